@@ -1,0 +1,60 @@
+"""Small helpers to run one parser over text, without the reader."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TypeVar
+
+from nccl_doctor.evidence.lines import Line, lines_of
+from nccl_doctor.facts.base import Fact
+from nccl_doctor.parse.base import BlockParser, StreamParser
+
+T = TypeVar("T", bound=Fact)
+
+FIXTURES = Path(__file__).parent / "fixtures"
+FORMATS = FIXTURES / "formats"
+
+
+def fixture_text(relative: str) -> str:
+    """A fixture under tests/fixtures/formats, decoded as the reader does."""
+    return (FORMATS / relative).read_bytes().decode("utf-8", errors="replace")
+
+
+def blocks(parser: BlockParser, text: str, source: str = "<text>") -> list[list[Line]]:
+    """The blocks ``parser`` finds in ``text``, each as its list of lines."""
+    found: list[list[Line]] = []
+    lines = lines_of(text, source)
+    i = 0
+    while i < len(lines):
+        if not parser.starts(lines[i]):
+            i += 1
+            continue
+        block = [lines[i]]
+        i += 1
+        while i < len(lines) and len(block) < parser.max_lines and parser.accepts(lines[i], block):
+            block.append(lines[i])
+            i += 1
+        found.append(block[: parser.trim(block)])
+    return found
+
+
+def parse_blocks(parser: BlockParser, text: str, source: str = "<text>") -> list[Fact]:
+    """All facts of all blocks ``parser`` finds in ``text``."""
+    return [fact for block in blocks(parser, text, source) for fact in parser.parse(block)]
+
+
+def parse_stream(parser: StreamParser, text: str, source: str = "<text>") -> list[Fact]:
+    """Feed every line of ``text`` to ``parser`` (anchors honoured) and collect its facts."""
+    facts: list[Fact] = []
+    for line in lines_of(text, source):
+        anchors = parser.anchors + parser.info_anchors
+        if parser.open or any(anchor in line.raw for anchor in anchors):
+            parser.feed(line)
+        facts.extend(parser.take())
+    facts.extend(parser.finish())
+    return facts
+
+
+def of_type(facts: list[Fact], cls: type[T]) -> list[T]:
+    """The facts of one class, in order."""
+    return [fact for fact in facts if isinstance(fact, cls)]
