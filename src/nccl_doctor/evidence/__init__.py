@@ -1,0 +1,1 @@
+"""Evidence: raw material with provenance (files, bundles, stdin, live reads)."""

@@ -1,0 +1,195 @@
+"""One line of evidence, with the rank/host/time its prefixes told.
+
+Real logs carry prefixes that say who printed a line: torchrun's
+``[default3]:``, PyTorch's ``[rank3]:``, NCCL's ``host:pid:tid [dev]``,
+Slurm ``srun -l``'s ``3: ``, mpirun ``--tag-output``'s ``[1,3]<stdout>:``,
+timestamps, syslog and Kubernetes collectors. :class:`Attributor` peels them
+off, so parsers see the text the tool printed, and remembers context that
+spans lines (mp.spawn's ``-- Process 2 terminated with the following error:``).
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    """A line as parsers see it.
+
+    ``number`` is 1-based in the original source; ``raw`` is the line as
+    read (for citations); ``text`` is the line with attribution prefixes
+    removed. ``device`` is NCCL's ``[dev]`` (the CUDA device of the process),
+    ``time_s`` a sortable time in seconds and ``clock`` the family of the
+    timestamp it came from (``iso``, ``glog``, ``syslog``, ``uptime``):
+    times are only comparable within one clock family.
+    """
+
+    source: str
+    number: int
+    raw: str
+    text: str
+    rank: int | None = None
+    host: str | None = None
+    pid: int | None = None
+    device: int | None = None
+    time_s: float | None = None
+    clock: str | None = None
+
+
+_MONTHS = {m: i for i, m in enumerate(calendar.month_abbr) if m}
+
+_CRI = re.compile(
+    r"(?P<ts>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)?) (?:stdout|stderr) [FP] "
+)
+_ISO = re.compile(
+    r"\[?(?P<ts>\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)\]?(?:\s+|$)"
+)
+_SYSLOG_FIRST = frozenset("JFMASOND")
+_SYSLOG = re.compile(
+    r"(?P<mon>Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +(?P<day>\d{1,2}) "
+    r"(?P<hms>\d\d:\d\d:\d\d)(?:\.\d+)? (?P<host>[\w.-]+) (?:kernel|[\w./-]+(?:\[\d+\])?): "
+)
+_DMESG_T = re.compile(
+    r"\[(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?P<mon>\w{3}) +(?P<day>\d{1,2}) "
+    r"(?P<hms>\d\d:\d\d:\d\d) (?P<year>\d{4})\] "
+)
+_DMESG = re.compile(r"\[ *(?P<up>\d+\.\d+)\] ")
+_KUBECTL = re.compile(r"\[pod/(?P<host>[\w.-]+)/[\w.-]+\] ")
+_COMPOSE = re.compile(r"(?P<host>[\w.-]+-\d+) +\| ")
+_MPI_TAG = re.compile(r"\[\d+,(?P<rank>\d+)\]<(?:stdout|stderr|stddiag)>: ?")
+_TORCHRUN = re.compile(r"\[(?:default|[A-Za-z_][\w-]*?)(?P<rank>\d+)\]: ?")
+_RANK = re.compile(r"\[rank(?P<rank>\d+)\]: ?")
+_SRUN = re.compile(r" *(?P<rank>\d{1,6}): ")
+_BRACKET_RANK = re.compile(r"\[(?P<rank>\d+)\] (?=[\w.-]+:\d+:\d+ \[\d+\] )")
+_NCCL = re.compile(r"(?P<host>[\w.-]+):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>\d+)\] ")
+_GLOG_CPP = re.compile(r"\[?[IWEF](?P<md>\d{3,4}) (?P<hms>\d\d:\d\d:\d\d(?:\.\d+)?)[ \]]")
+_SPAWN = re.compile(r"-- Process (?P<rank>\d+) terminated with the following error:")
+
+
+def _iso_seconds(ts: str) -> float | None:
+    text = ts.replace(",", ".").replace("Z", "+00:00")
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.timestamp()
+
+
+def _month_day_seconds(month: int, day: int, hms: str) -> float | None:
+    """Seconds since 1 January of an unknown year (glog and syslog have none)."""
+    try:
+        h, m, s = hms.split(":")
+        moment = datetime(2000, month, day, tzinfo=timezone.utc)
+    except ValueError:
+        return None
+    start = datetime(2000, 1, 1, tzinfo=timezone.utc)
+    return (moment - start).total_seconds() + int(h) * 3600 + int(m) * 60 + float(s)
+
+
+def _rank_prefix(text: str, *, srun: bool) -> re.Match[str] | None:
+    """A prefix naming the rank: mpirun's tag, ``[rank3]:``, torchrun's, ``[155] ``, srun's."""
+    return (
+        _MPI_TAG.match(text)
+        or _RANK.match(text)
+        or _TORCHRUN.match(text)
+        or _BRACKET_RANK.match(text)
+        or (_SRUN.match(text) if srun else None)
+    )
+
+
+class Attributor:
+    """Peels attribution prefixes off lines of one source, keeping context.
+
+    ``default_rank`` is the rank the source as a whole belongs to (a per-rank
+    log file), used when a line names none.
+    """
+
+    def __init__(self, source: str, default_rank: int | None = None) -> None:
+        self.source = source
+        self.default_rank = default_rank
+        self._spawn_rank: int | None = None
+        self._last = 0
+
+    def line(self, number: int, raw: str) -> Line:
+        """Attribute one line (``raw`` without its line terminator).
+
+        Lines must come in increasing order; a gap (lines the reader skipped)
+        ends any context carried from line to line.
+        """
+        if number != self._last + 1:
+            self._spawn_rank = None
+        self._last = number
+        text = raw
+        rank: int | None = None
+        host: str | None = None
+        pid: int | None = None
+        device: int | None = None
+        time_s: float | None = None
+        clock: str | None = None
+        explicit = False
+        for _ in range(8):
+            first = text[:1]
+            if not first:
+                break
+            if first.isalpha() and first not in _SYSLOG_FIRST:
+                # most log lines: only a host-like prefix (NCCL's, compose's) can start here
+                if m := _NCCL.match(text):
+                    host, pid, device = m["host"], int(m["pid"]), int(m["dev"])
+                    explicit = True
+                elif m := _COMPOSE.match(text):
+                    host = host or m["host"]
+                else:
+                    break
+                text = text[m.end() :]
+                continue
+            if m := _CRI.match(text):
+                time_s, clock = _iso_seconds(m["ts"]), "iso"
+            elif m := _SYSLOG.match(text):
+                host = host or m["host"]
+                time_s = _month_day_seconds(_MONTHS[m["mon"]], int(m["day"]), m["hms"])
+                clock = "syslog"
+            elif m := _DMESG_T.match(text):
+                month = _MONTHS.get(m["mon"])
+                if month is not None:
+                    time_s = _iso_seconds(f"{m['year']}-{month:02d}-{int(m['day']):02d} {m['hms']}")
+                    clock = "iso"
+            elif m := _DMESG.match(text):
+                time_s, clock = float(m["up"]), "uptime"
+            elif m := _ISO.match(text):
+                time_s, clock = _iso_seconds(m["ts"]), "iso"
+            elif m := _KUBECTL.match(text) or _COMPOSE.match(text):
+                host = host or m["host"]
+            elif m := _rank_prefix(text, srun=rank is None):
+                rank, explicit = int(m["rank"]), True
+            elif m := _NCCL.match(text):
+                host, pid, device = m["host"], int(m["pid"]), int(m["dev"])
+                explicit = True
+            else:
+                break
+            text = text[m.end() :]
+        if time_s is None and (g := _GLOG_CPP.match(text)):
+            md = g["md"]
+            time_s = _month_day_seconds(int(md[:-2]), int(md[-2:]), g["hms"])
+            clock = "glog" if time_s is not None else None
+        if spawn := _SPAWN.search(text):
+            self._spawn_rank = int(spawn["rank"])
+            rank = self._spawn_rank
+        elif explicit or not text.strip():
+            self._spawn_rank = None
+        elif rank is None:
+            rank = self._spawn_rank
+        if rank is None:
+            rank = self.default_rank
+        return Line(self.source, number, raw, text, rank, host, pid, device, time_s, clock)
+
+
+def lines_of(text: str, source: str = "<text>", default_rank: int | None = None) -> list[Line]:
+    """Attribute every line of ``text`` (a convenience for small inputs and tests)."""
+    attributor = Attributor(source, default_rank)
+    return [attributor.line(i, raw) for i, raw in enumerate(text.splitlines(), 1)]

@@ -1,0 +1,261 @@
+"""The prefilter: which lines of a buffer hold at least one anchor.
+
+The reader hands a chunk of whole lines (a few MiB of bytes) to
+:meth:`Prefilter.line_spans` and gets back the ``(start, end)`` byte offsets
+of the lines that contain any parser's anchor; every other line is skipped
+without being decoded. Anchors are literal, case-sensitive substrings, matched
+as their UTF-8 bytes; lines are split on ``\\n`` only, ``end`` excludes the
+``\\n`` and the last line may lack one.
+
+Three implementations return identical spans:
+
+* :class:`HyperscanPrefilter` (Intel Hyperscan, an optional dependency on some
+  platforms): one compiled expression ``(?:a|b|...)[^\\n]*\\n``, so the engine
+  reports each matching line exactly once, at its newline, however many
+  anchors the line holds; the scan runs at near memory speed.
+* :class:`Re2Prefilter` (google-re2, when installed; not a dependency): each
+  match of ``[^\\n]*(?:a|b|...)[^\\n]*`` is a whole line; about 3x slower.
+* :class:`RePrefilter` (stdlib ``re``): the anchors as one trie-shaped
+  alternation; after each hit the search resumes at the next line; about
+  15x slower than Hyperscan, the fallback of last resort.
+
+:func:`make_prefilter` picks the first that imports and compiles, in that
+order (``bench/prefilter.py`` measures them). An empty anchor is in every
+line (as ``"" in line`` is); an anchor holding ``\\n`` is in none, and is
+dropped.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, ClassVar
+
+__all__ = [
+    "HyperscanPrefilter",
+    "Prefilter",
+    "Re2Prefilter",
+    "RePrefilter",
+    "available",
+    "literals",
+    "make_prefilter",
+]
+
+
+def literals(anchors: Sequence[str]) -> tuple[tuple[bytes, ...], bool]:
+    """The anchors as the byte strings worth searching for, and whether one is empty.
+
+    An anchor that contains another is dropped (a line holding it holds the
+    other), as are anchors with a newline; the result is sorted, so two
+    anchor lists with the same meaning build the same matcher.
+    """
+    found: set[bytes] = set()
+    empty = False
+    for anchor in anchors:
+        data = anchor.encode("utf-8", "surrogatepass")
+        if not data:
+            empty = True
+        elif b"\n" not in data:
+            found.add(data)
+    by_length = sorted(found, key=len)
+    kept: list[bytes] = []
+    for data in by_length:
+        if not any(shorter in data for shorter in kept):
+            kept.append(data)
+    return tuple(sorted(kept)), empty
+
+
+def _all_lines(buf: bytes) -> list[tuple[int, int]]:
+    """Every line of ``buf``."""
+    spans: list[tuple[int, int]] = []
+    find, size, pos = buf.find, len(buf), 0
+    while pos < size:
+        end = find(b"\n", pos)
+        if end < 0:
+            end = size
+        spans.append((pos, end))
+        pos = end + 1
+    return spans
+
+
+class Prefilter(ABC):
+    """Finds the lines of a buffer that contain at least one anchor."""
+
+    #: a short name, for benchmarks and diagnostics
+    name: ClassVar[str]
+
+    def __init__(self, anchors: Sequence[str]) -> None:
+        self.anchors: tuple[str, ...] = tuple(anchors)
+        self._literals, self._every_line = literals(anchors)
+
+    def line_spans(self, buf: bytes) -> list[tuple[int, int]]:
+        """``(start, end)`` of each line of ``buf`` holding an anchor, in order, each once.
+
+        ``end`` is the offset of the line's ``\\n`` (or ``len(buf)`` for a last
+        line without one), so ``buf[start:end]`` is the line.
+        """
+        if self._every_line:
+            return _all_lines(buf)
+        if not self._literals or not buf:
+            return []
+        return self._spans(buf)
+
+    @abstractmethod
+    def _spans(self, buf: bytes) -> list[tuple[int, int]]:
+        """:meth:`line_spans` for a non-empty buffer and at least one literal."""
+
+
+def _trie(words: Sequence[bytes]) -> bytes:
+    """A regex matching any of ``words`` (distinct, none a prefix of another), as their trie."""
+    if len(words) == 1:
+        return re.escape(words[0])
+    low, high = min(words), max(words)
+    n = 0
+    while n < len(low) and low[n] == high[n]:
+        n += 1
+    prefix = low[:n]
+    if prefix:
+        return re.escape(prefix) + _trie([w[len(prefix) :] for w in words])
+    groups: dict[int, list[bytes]] = {}
+    for word in words:
+        groups.setdefault(word[0], []).append(word[1:])
+    branches = [
+        re.escape(bytes((first,))) + (_trie(rest) if rest != [b""] else b"")
+        for first, rest in sorted(groups.items())
+    ]
+    return b"(?:" + b"|".join(branches) + b")"
+
+
+class RePrefilter(Prefilter):
+    """The stdlib ``re`` prefilter: a trie-shaped alternation, one search per matching line."""
+
+    name = "re"
+
+    def __init__(self, anchors: Sequence[str]) -> None:
+        super().__init__(anchors)
+        # no literal contains another, so none is a prefix of another: the trie is exact
+        self._search = re.compile(_trie(self._literals) if self._literals else b"(?!)").search
+
+    def _spans(self, buf: bytes) -> list[tuple[int, int]]:
+        spans: list[tuple[int, int]] = []
+        search, find, rfind, size = self._search, buf.find, buf.rfind, len(buf)
+        pos = 0
+        while True:
+            hit = search(buf, pos)
+            if hit is None:
+                return spans
+            start = rfind(b"\n", pos, hit.start()) + 1 or pos
+            end = find(b"\n", hit.end())
+            if end < 0:
+                spans.append((start, size))
+                return spans
+            spans.append((start, end))
+            pos = end + 1
+
+
+def _hs_escape(data: bytes) -> bytes:
+    """``data`` as a Hyperscan literal: letters and digits as themselves, all else ``\\xHH``."""
+    return b"".join(
+        bytes((c,)) if (48 <= c <= 57 or 65 <= c <= 90 or 97 <= c <= 122) else b"\\x%02x" % c
+        for c in data
+    )
+
+
+class HyperscanPrefilter(Prefilter):
+    """The Hyperscan prefilter: one match report per matching line, at the line's newline.
+
+    The expression is ``(?:a|b|...)[^\\n]*\\n``: however many anchors a line
+    holds, all its matches end at the same offset, which Hyperscan reports
+    once. A buffer whose last line lacks a newline is scanned with one added
+    (the Vectorscan 5.4 in python-hyperscan 0.9 misses end-of-data ``$``
+    matches of ``(?:::|or)[^\\n]*$`` once the buffer passes 16 bytes, so no
+    ``$`` is used). Raises ``ImportError`` when hyperscan is
+    missing, and hyperscan's own error when the database does not compile
+    (e.g. on an unsupported CPU).
+    """
+
+    name = "hyperscan"
+
+    def __init__(self, anchors: Sequence[str]) -> None:
+        super().__init__(anchors)
+        import hyperscan  # noqa: PLC0415 -- optional dependency, absent on some platforms
+
+        self._db: Any = None
+        self._lock = threading.Lock()  # the database's scratch space serves one scan at a time
+        if self._literals:
+            alternation = b"|".join(_hs_escape(w) for w in self._literals)
+            db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+            db.compile(expressions=[b"(?:" + alternation + b")[^\\n]*\\n"], ids=[0], flags=[0])
+            self._db = db
+
+    def _spans(self, buf: bytes) -> list[tuple[int, int]]:
+        ends: list[int] = []
+
+        def on_match(_id: int, _start: int, end: int, _flags: int, _ctx: object) -> None:
+            ends.append(end - 1)  # the offset of the line's newline
+
+        data = buf if buf.endswith(b"\n") else buf + b"\n"
+        with self._lock:
+            self._db.scan(data, match_event_handler=on_match)
+        spans: list[tuple[int, int]] = []
+        rfind, prev = buf.rfind, 0
+        for end in ends:
+            start = rfind(b"\n", prev, end) + 1 or prev
+            spans.append((start, end))
+            prev = end
+        return spans
+
+
+class Re2Prefilter(Prefilter):
+    """The google-re2 prefilter: ``[^\\n]*(?:a|b|...)[^\\n]*``, each match a whole line.
+
+    Used where hyperscan is missing but google-re2 is installed (it is not a
+    dependency). The pattern is compiled as Latin-1, so any byte is a
+    character and invalid UTF-8 cannot split a line. Raises ``ImportError``
+    when google-re2 is missing.
+    """
+
+    name = "re2"
+
+    def __init__(self, anchors: Sequence[str]) -> None:
+        super().__init__(anchors)
+        re2 = importlib.import_module("re2")  # untyped, optional: no import-time dependency
+        options = re2.Options()
+        options.encoding = re2.Options.Encoding.LATIN1
+        options.log_errors = False
+        alternation = b"|".join(re.escape(w) for w in self._literals) or b"x"  # unused if empty
+        pattern = b"[^\\n]*(?:" + alternation + b")[^\\n]*"
+        self._finditer: Callable[[bytes], Iterator[Any]] = re2.compile(
+            pattern, options=options
+        ).finditer
+
+    def _spans(self, buf: bytes) -> list[tuple[int, int]]:
+        return [hit.span() for hit in self._finditer(buf)]
+
+
+#: Implementations, fastest first.
+_KINDS: tuple[type[Prefilter], ...] = (HyperscanPrefilter, Re2Prefilter, RePrefilter)
+
+
+def _build(kind: type[Prefilter], anchors: Sequence[str]) -> Prefilter | None:
+    try:
+        return kind(anchors)
+    except Exception:  # noqa: BLE001 -- any failure of an optional engine means "not here"
+        return None
+
+
+def available() -> tuple[type[Prefilter], ...]:
+    """The implementations that work here, fastest first."""
+    return tuple(kind for kind in _KINDS if _build(kind, ("x",)) is not None)
+
+
+def make_prefilter(anchors: Sequence[str]) -> Prefilter:
+    """The fastest prefilter that builds here for ``anchors``: Hyperscan, re2, else ``re``."""
+    for kind in _KINDS[:-1]:
+        built = _build(kind, anchors)
+        if built is not None:
+            return built
+    return RePrefilter(anchors)

@@ -1,0 +1,424 @@
+"""The reader: streams of bytes -> sections of typed facts, in bounded memory.
+
+A source is read in chunks cut at line ends. A multi-pattern prefilter finds
+the lines that hold any parser's anchor; all other lines are skipped without
+being decoded, which is what makes a gigabyte of NCCL_DEBUG=INFO cheap. While
+a block (a tool's table) or a multi-line construct (a traceback) is open,
+every line is looked at.
+
+Sections: each block is a section of its own kind. Stream lines (logs) form
+one section per kind within a *segment*, the stretch between blocks and
+Markdown code fences, so a pasted issue splits into its pieces while a
+gigabyte log of one kind stays one section.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import BinaryIO
+
+from nccl_doctor.evidence.intake import Intake, Note, Opened
+from nccl_doctor.evidence.lines import Attributor, Line
+from nccl_doctor.evidence.prefilter import Prefilter, make_prefilter
+from nccl_doctor.facts.attribution import assign_ranks, process_ranks
+from nccl_doctor.facts.base import Fact
+from nccl_doctor.parse import BLOCK_PARSERS, STREAM_PARSERS
+from nccl_doctor.parse.base import INFO_BUDGET, BlockParser, StreamParser
+
+#: Bytes read at a time.
+CHUNK_BYTES = 512 << 10
+#: Longer lines are cut to this many bytes (with a coverage note).
+LINE_MAX_BYTES = 1 << 20
+#: Markdown code fences separate the pieces of a pasted issue.
+_FENCES = ("```", "~~~")
+#: A fence line: the fence and at most an info string (not Python's ``~~~^^^`` carets).
+_FENCE = re.compile(r"\s*(?:```+|~~~+)\s*[\w+.-]*\s*$")
+
+
+@dataclass(slots=True)
+class Section:
+    """A stretch of one source holding one kind of evidence, and its facts."""
+
+    kind: str
+    source: str
+    start: int
+    end: int
+    facts: list[Fact] = field(default_factory=list)
+    line_count: int = 0
+    ranks: set[int] = field(default_factory=set)
+    hosts: set[str] = field(default_factory=set)
+
+
+@dataclass(slots=True)
+class SourceSummary:
+    """What was read from one source: size, lines, kinds, and what went wrong."""
+
+    source: str
+    bytes_read: int = 0
+    lines: int = 0
+    recognised_lines: int = 0
+    kinds: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class ReadResult:
+    """Everything read from the user's inputs."""
+
+    sections: list[Section]
+    sources: list[SourceSummary]
+    notes: list[Note]
+
+    @property
+    def facts(self) -> list[Fact]:
+        """All facts of all sections, in reading order."""
+        return [fact for section in self.sections for fact in section.facts]
+
+
+_PREFILTERS: dict[str, Prefilter] = {}
+
+
+def _prefilter(key: str) -> Prefilter:
+    """A compiled prefilter: ``""`` for every always-anchor, a parser's kind for its info anchors.
+
+    Info anchors get prefilters of their own so that, when a parser's budget
+    is spent, the reader simply stops scanning with that one: no recompiling.
+    """
+    found = _PREFILTERS.get(key)
+    if found is None:
+        if key:
+            anchors = [a for p in STREAM_PARSERS if p.kind == key for a in p.info_anchors]
+        else:
+            anchors = [a for p in BLOCK_PARSERS for a in p.anchors]
+            anchors.extend(a for p in STREAM_PARSERS for a in p.anchors)
+            anchors.extend(_FENCES)
+        found = _PREFILTERS[key] = make_prefilter(anchors)
+    return found
+
+
+def _merge(spans: list[list[tuple[int, int]]]) -> list[tuple[int, int]]:
+    """The union of several prefilters' line spans, in order, each line once."""
+    if len(spans) == 1:
+        return spans[0]
+    return sorted(set().union(*spans))
+
+
+def _line_chunks(stream: BinaryIO, summary: SourceSummary, notes: list[Note]) -> Iterator[bytes]:
+    """Buffers of whole lines; a line longer than LINE_MAX_BYTES is cut."""
+    pending = b""
+    skipping = False  # inside the rest of an over-long line
+    cut_lines = 0
+    while True:
+        data = stream.read(CHUNK_BYTES)
+        if not data:
+            break
+        summary.bytes_read += len(data)
+        if skipping:
+            nl = data.find(b"\n")
+            if nl < 0:
+                continue
+            data = data[nl + 1 :]
+            skipping = False
+        buf = pending + data if pending else data
+        last = buf.rfind(b"\n")
+        if last < 0:
+            if len(buf) > LINE_MAX_BYTES:
+                yield buf[:LINE_MAX_BYTES] + b"\n"
+                cut_lines += 1
+                pending, skipping = b"", True
+            else:
+                pending = buf
+            continue
+        pending = buf[last + 1 :]
+        if len(pending) > LINE_MAX_BYTES:
+            yield buf[: last + 1] + pending[:LINE_MAX_BYTES] + b"\n"
+            cut_lines += 1
+            pending, skipping = b"", True
+        else:
+            yield buf[: last + 1]
+    if pending:
+        yield pending
+    if cut_lines:
+        notes.append(
+            Note(summary.source, f"{cut_lines} line(s) longer than {LINE_MAX_BYTES} bytes were cut")
+        )
+
+
+_MATCHERS: dict[tuple[str, ...], re.Pattern[str]] = {}
+
+
+def _matcher(anchors: tuple[str, ...]) -> re.Pattern[str]:
+    """One compiled alternation of literal anchors, to test a line in a single call."""
+    found = _MATCHERS.get(anchors)
+    if found is None:
+        words = sorted(set(anchors), key=len, reverse=True) or ["\x00\x00never"]
+        found = _MATCHERS[anchors] = re.compile("|".join(map(re.escape, words)))
+    return found
+
+
+class _SourceReader:
+    """Reads one source; see the module docstring for the model."""
+
+    def __init__(self, opened: Opened, notes: list[Note]) -> None:
+        self.name = opened.name
+        self.notes = notes
+        self.summary = SourceSummary(opened.name)
+        self.attributor = Attributor(opened.name, opened.default_rank)
+        self.blocks: list[BlockParser] = [cls() for cls in BLOCK_PARSERS]
+        self.streams: list[StreamParser] = [cls() for cls in STREAM_PARSERS]
+        self.any_block = _matcher(tuple(a for p in self.blocks for a in p.anchors)).search
+        self.block_match = [_matcher(p.anchors).search for p in self.blocks]
+        self.stream_match = [_matcher(p.anchors).search for p in self.streams]
+        self.info_match = [_matcher(p.info_anchors).search for p in self.streams]
+        self.broken: set[str] = set()
+        self.sections: list[Section] = []
+        self.segment: dict[str, Section] = {}
+        self.block: list[Line] | None = None
+        self.block_parser: BlockParser | None = None
+        self.block_cut = False
+        self.any_open = False
+        self.lineno = 1
+        self.info_used: dict[str, int] = {}
+        self.info_off: set[str] = set()
+        self.prefilters = [_prefilter("")]
+        self.prefilters.extend(_prefilter(p.kind) for p in self.streams if p.info_anchors)
+
+    # -- the byte loop -------------------------------------------------
+    def read(self, stream: BinaryIO) -> None:
+        ends_with_newline = True
+        for buf in _line_chunks(stream, self.summary, self.notes):
+            self._chunk(buf, _merge([p.line_spans(buf) for p in self.prefilters]))
+            ends_with_newline = buf.endswith(b"\n")
+        self.summary.lines = self.lineno - 1 + (0 if ends_with_newline else 1)
+        self._close_block()
+        for parser in self.streams:
+            if parser.kind not in self.broken:
+                self._attach(parser.kind, self._safe(parser, parser.finish))
+
+    def _chunk(self, buf: bytes, spans: Sequence[tuple[int, int]]) -> None:
+        pos, n, si, size = 0, self.lineno, 0, len(buf)
+        while pos < size:
+            while si < len(spans) and spans[si][0] < pos:
+                si += 1
+            if self.block is not None or self.any_open:
+                end = buf.find(b"\n", pos)
+                if end < 0:
+                    end = size
+                anchored = si < len(spans) and spans[si][0] == pos
+                self._line(n, buf[pos:end], anchored)
+            elif si < len(spans):
+                start, end = spans[si]
+                n += buf.count(b"\n", pos, start)
+                self._line(n, buf[start:end], True)
+                si += 1
+            else:
+                n += buf.count(b"\n", pos)
+                if not buf.endswith(b"\n"):
+                    n += 1
+                break
+            n += 1
+            pos = end + 1
+        self.lineno = n
+
+    # -- one line --------------------------------------------------------
+    def _line(self, number: int, data: bytes, anchored: bool) -> None:
+        raw = data.decode("utf-8", "replace")
+        raw = raw.removesuffix("\r")
+        if "\r" in raw:
+            raw = raw.replace("\r", " ")
+        line = self.attributor.line(number, raw)
+        if _FENCE.match(line.text):
+            self._close_block()
+            self.segment = {}
+            return
+        if self.block is not None and self.block_parser is not None:
+            if len(self.block) >= self.block_parser.max_lines:
+                self.block_cut = True
+            elif self._accepts(self.block_parser, line, self.block):
+                self.block.append(line)
+                return
+            self._close_block()
+        tried: set[str] = set()
+        if self.any_open:
+            for parser in self.streams:
+                if parser.open and parser.kind not in self.broken:
+                    tried.add(parser.kind)
+                    if self._feed(parser, line):
+                        return
+        if not anchored:
+            return
+        for block_parser, matches in zip(self.blocks, self.block_match, strict=True):
+            if not self.any_block(raw):
+                break
+            if block_parser.kind in self.broken:
+                continue
+            if matches(raw) and self._starts(block_parser, line):
+                self.segment = {}
+                self.block, self.block_parser, self.block_cut = [line], block_parser, False
+                return
+        for parser, matches, info in zip(
+            self.streams, self.stream_match, self.info_match, strict=True
+        ):
+            if parser.kind in tried or parser.kind in self.broken:
+                continue
+            if matches(raw):
+                if self._feed(parser, line):
+                    return
+            elif parser.kind not in self.info_off and info(raw):
+                self._spend_info(parser, number)
+                if self._feed(parser, line):
+                    return
+
+    def _spend_info(self, parser: StreamParser, number: int) -> None:
+        used = self.info_used[parser.kind] = self.info_used.get(parser.kind, 0) + 1
+        if used < INFO_BUDGET:
+            return
+        self.info_off.add(parser.kind)
+        self.prefilters.remove(_prefilter(parser.kind))
+        self.notes.append(
+            Note(
+                self.name,
+                f"{parser.kind}: read the first {INFO_BUDGET} informational lines (to line "
+                f"{number}); later ones of that kind were skipped, warnings and errors were not",
+            )
+        )
+
+    # -- blocks ----------------------------------------------------------
+    def _close_block(self) -> None:
+        block, parser = self.block, self.block_parser
+        self.block, self.block_parser = None, None
+        if block is None or parser is None:
+            return
+        keep = block[: max(1, self._safe_int(parser, lambda: parser.trim(block), len(block)))]
+        section = Section(parser.kind, self.name, keep[0].number, keep[-1].number)
+        section.line_count = len(keep)
+        section.ranks.update(x.rank for x in keep if x.rank is not None)
+        section.hosts.update(x.host for x in keep if x.host is not None)
+        section.facts = self._safe(parser, lambda: parser.parse(keep))
+        if not section.facts:
+            return  # looked like the tool's output but held nothing readable
+        self.summary.recognised_lines += len(keep)
+        self.sections.append(section)
+        if self.block_cut:
+            self.notes.append(
+                Note(
+                    self.name,
+                    f"{parser.kind} block at line {keep[0].number} cut at {parser.max_lines} lines",
+                )
+            )
+
+    def _accepts(self, parser: BlockParser, line: Line, block: list[Line]) -> bool:
+        try:
+            return parser.accepts(line, block)
+        except Exception as exc:  # noqa: BLE001 -- a parser bug must not end the read
+            self._broke(parser.kind, line.number, exc)
+            return False
+
+    def _starts(self, parser: BlockParser, line: Line) -> bool:
+        try:
+            return parser.starts(line)
+        except Exception as exc:  # noqa: BLE001 -- a parser bug must not end the read
+            self._broke(parser.kind, line.number, exc)
+            return False
+
+    # -- streams ---------------------------------------------------------
+    def _feed(self, parser: StreamParser, line: Line) -> bool:
+        try:
+            taken = parser.feed(line)
+            opened = parser.open
+        except Exception as exc:  # noqa: BLE001 -- a parser bug must not end the read
+            self._broke(parser.kind, line.number, exc)
+            return False
+        if taken:
+            section = self.segment.get(parser.kind)
+            if section is None:
+                section = Section(parser.kind, self.name, line.number, line.number)
+                self.segment[parser.kind] = section
+                self.sections.append(section)
+            section.end = line.number
+            section.line_count += 1
+            if line.rank is not None:
+                section.ranks.add(line.rank)
+            if line.host is not None:
+                section.hosts.add(line.host)
+            self.summary.recognised_lines += 1
+        self._attach(parser.kind, self._safe(parser, parser.take))
+        self.any_open = opened or any(
+            p.open for p in self.streams if p is not parser and p.kind not in self.broken
+        )
+        return taken
+
+    def _attach(self, kind: str, facts: list[Fact]) -> None:
+        for fact in facts:
+            self._section_for(kind, fact.cite.line).facts.append(fact)
+
+    def _section_for(self, kind: str, number: int) -> Section:
+        for section in reversed(self.sections):
+            if section.kind == kind and section.start <= number:
+                return section
+        for section in self.sections:
+            if section.kind == kind:
+                return section
+        section = Section(kind, self.name, number, number)
+        self.sections.append(section)
+        return section
+
+    # -- safety ----------------------------------------------------------
+    def _safe(self, parser: BlockParser | StreamParser, call: object) -> list[Fact]:
+        try:
+            result = call()  # type: ignore[operator]
+        except Exception as exc:  # noqa: BLE001 -- a parser bug must not end the read
+            self._broke(parser.kind, None, exc)
+            return []
+        return [f for f in result if isinstance(f, Fact)]
+
+    def _safe_int(self, parser: BlockParser, call: object, default: int) -> int:
+        try:
+            value = call()  # type: ignore[operator]
+        except Exception as exc:  # noqa: BLE001 -- a parser bug must not end the read
+            self._broke(parser.kind, None, exc)
+            return default
+        return value if isinstance(value, int) else default
+
+    def _broke(self, kind: str, number: int | None, exc: Exception) -> None:
+        self.broken.add(kind)
+        where = f" at line {number}" if number is not None else ""
+        self.notes.append(
+            Note(
+                self.name,
+                f"internal error in the {kind} parser{where} "
+                f"({type(exc).__name__}: {exc}); the rest of this source was read without it",
+            )
+        )
+
+
+def read_opened(opened: Opened, notes: list[Note]) -> tuple[list[Section], SourceSummary]:
+    """Read one opened stream into sections."""
+    reader = _SourceReader(opened, notes)
+    try:
+        reader.read(opened.stream)
+    except OSError as exc:
+        notes.append(Note(opened.name, f"read failed part way: {exc}"))
+    sections = sorted(reader.sections, key=lambda s: s.start)
+    reader.summary.kinds = sorted({s.kind for s in sections})
+    if not sections and reader.summary.lines:
+        notes.append(Note(opened.name, "no known evidence kind recognised"))
+    return sections, reader.summary
+
+
+def read_paths(paths: Sequence[str]) -> ReadResult:
+    """Read every file, folder, archive or ``-`` (stdin) named."""
+    intake = Intake()
+    sections: list[Section] = []
+    summaries: list[SourceSummary] = []
+    notes: list[Note] = []
+    for opened in intake.streams(paths):
+        found, summary = read_opened(opened, notes)
+        sections.extend(found)
+        summaries.append(summary)
+    ranks = process_ranks([f for s in sections for f in s.facts])
+    if ranks:
+        for section in sections:
+            section.facts = assign_ranks(section.facts, ranks)
+    return ReadResult(sections, summaries, intake.notes + notes)

@@ -1,0 +1,108 @@
+"""The two shapes of parser, and the contract every parser keeps.
+
+Evidence comes in two shapes:
+
+* **Blocks** — a tool's whole output in consecutive lines (an nvidia-smi
+  table, ``ibstatus``, ``collect_env``). A :class:`BlockParser` says where a
+  block starts and whether a line continues it, then parses the block.
+* **Streams** — log lines that arrive one at a time, interleaved with other
+  ranks and other tools (NCCL lines, tracebacks, launcher lines, Xid). A
+  :class:`StreamParser` is fed the lines of one source in order, keeps what
+  state it needs (a traceback spans lines), and emits facts.
+
+Both are pure: no I/O, no imports of torch/NVML/subprocess, and they never
+raise on odd input. Unknown values are ``None``.
+
+``anchors`` are literal substrings, at least one of which every line the
+parser cares about contains (case-sensitive). The reader uses them to skip
+the rest of a large log at the speed of a multi-pattern matcher, so an
+anchor list that misses a form the parser handles loses that form silently.
+
+A stream parser may also declare ``info_anchors``: anchors of informational
+lines that repeat by the thousand in verbose logs (NCCL's per-channel
+transport lines, init lines of every communicator). Lines matched only by
+them are offered up to a budget per source (:data:`INFO_BUDGET` lines); after
+that the reader stops looking for them and says so in a coverage note, so a
+gigabyte of ``NCCL_DEBUG=INFO`` costs what its warnings and errors cost.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from typing import ClassVar
+
+from nccl_doctor.evidence.lines import Line
+from nccl_doctor.facts.base import Fact
+
+
+class BlockParser(ABC):
+    """Parses one tool's output that arrives as consecutive lines."""
+
+    kind: ClassVar[str]
+    #: literals one of which a block's first line contains
+    anchors: ClassVar[tuple[str, ...]]
+    #: a block longer than this is cut (with a coverage note) to bound memory
+    max_lines: ClassVar[int] = 50_000
+
+    @abstractmethod
+    def starts(self, line: Line) -> bool:
+        """Whether ``line`` begins a block of this kind."""
+
+    @abstractmethod
+    def accepts(self, line: Line, block: Sequence[Line]) -> bool:
+        """Whether ``line`` continues ``block`` (the lines taken so far)."""
+
+    @abstractmethod
+    def parse(self, block: Sequence[Line]) -> list[Fact]:
+        """Facts of one block. Never raises; unknown is ``None``."""
+
+    def trim(self, block: Sequence[Line]) -> int:
+        """How many lines of ``block`` belong to it (trailing blanks excluded)."""
+        end = len(block)
+        while end > 1 and not block[end - 1].text.strip():
+            end -= 1
+        return end
+
+
+#: Lines offered per stream parser and source through ``info_anchors`` alone.
+INFO_BUDGET = 3_000
+
+
+class StreamParser(ABC):
+    """Parses log lines of one source, fed in order; one instance per source."""
+
+    kind: ClassVar[str]
+    #: literals one of which every line this parser consumes contains
+    anchors: ClassVar[tuple[str, ...]]
+    #: anchors of repetitive informational lines, read up to INFO_BUDGET per source
+    info_anchors: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self) -> None:
+        self._out: list[Fact] = []
+
+    @abstractmethod
+    def feed(self, line: Line) -> bool:
+        """Offer a line; ``True`` when it is this kind's (consumed)."""
+
+    @property
+    def open(self) -> bool:
+        """Whether a multi-line construct is in progress and wants every next line.
+
+        While any parser is open the reader offers it each following line
+        first, whether or not the line holds an anchor.
+        """
+        return False
+
+    def emit(self, fact: Fact) -> None:
+        """Record a fact; the reader collects them with :meth:`take`."""
+        self._out.append(fact)
+
+    def take(self) -> list[Fact]:
+        """The facts emitted since the last call."""
+        out, self._out = self._out, []
+        return out
+
+    def finish(self) -> list[Fact]:
+        """Close open constructs at the end of the source and return the last facts."""
+        return self.take()

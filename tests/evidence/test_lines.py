@@ -1,0 +1,118 @@
+"""Attribution: which rank, host and time each real prefix names."""
+
+from __future__ import annotations
+
+import pytest
+
+from nccl_doctor.evidence.lines import Attributor, lines_of
+
+
+@pytest.mark.parametrize(
+    ("raw", "rank", "host", "pid", "device", "text"),
+    [
+        ("[rank3]:RuntimeError: boom", 3, None, None, None, "RuntimeError: boom"),
+        ("[default5]:hello", 5, None, None, None, "hello"),
+        ("[trainer12]:hello", 12, None, None, None, "hello"),
+        ("  7: some output", 7, None, None, None, "some output"),
+        (
+            "[1,2]<stdout>:node-a:102986:102997 [0] NCCL INFO Using network IB",
+            2,
+            "node-a",
+            102986,
+            0,
+            "NCCL INFO Using network IB",
+        ),
+        (
+            "[155] crow-19:5330:5330 [3] NCCL INFO Bootstrap : Using",
+            155,
+            "crow-19",
+            5330,
+            3,
+            "NCCL INFO Bootstrap : Using",
+        ),
+        (
+            "gpu-dev006:25486:25486 [0] NCCL INFO Using network IB",
+            None,
+            "gpu-dev006",
+            25486,
+            0,
+            "NCCL INFO Using network IB",
+        ),
+        (
+            "2024-01-01T10:00:00.123456789Z stdout F [default3]:x",
+            3,
+            None,
+            None,
+            None,
+            "x",
+        ),
+        ("[pod/trainer-0/main] [rank1]:y", 1, "trainer-0", None, None, "y"),
+        (
+            "Mar 10 12:00:00 node1 kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=1",
+            None,
+            "node1",
+            None,
+            None,
+            "NVRM: Xid (PCI:0000:3b:00): 79, pid=1",
+        ),
+    ],
+)
+def test_prefixes(
+    raw: str, rank: int | None, host: str | None, pid: int | None, device: int | None, text: str
+) -> None:
+    line = Attributor("s").line(1, raw)
+    assert (line.rank, line.host, line.pid, line.device, line.text) == (
+        rank,
+        host,
+        pid,
+        device,
+        text,
+    )
+    assert line.raw == raw
+
+
+def test_times_by_clock_family() -> None:
+    lines = lines_of(
+        "[ 1234.567] NVRM: Xid\n"
+        "[rank1]:[E626 06:24:44.903881913 ProcessGroupNCCL.cpp:616] [Rank 1] Watchdog\n"
+        "[I1209 12:18:13.664456931 ProcessGroupNCCL.cpp:987] [PG ID 0] env\n"
+        "2025-12-09 12:16:57,382 INFO [prepare_dataset.py:185] x\n"
+        "W0801 13:23:17.366000 32974 torch/distributed/elastic/multiprocessing/api.py:900] y\n"
+    )
+    assert [(x.clock, x.time_s) for x in lines[:1]] == [("uptime", 1234.567)]
+    assert lines[1].clock == "glog"
+    assert lines[2].clock == "glog"
+    june, december = lines[1].time_s, lines[2].time_s
+    assert june is not None
+    assert december is not None
+    # June 26 comes before December 9 within one (unknown) year
+    assert june < december
+    assert lines[3].clock == "iso"
+    assert lines[3].time_s == pytest.approx(1765282617.382)
+    assert lines[3].text == "INFO [prepare_dataset.py:185] x"
+    assert lines[4].clock == "glog"
+
+
+def test_spawn_header_attributes_the_traceback_until_a_blank_line() -> None:
+    lines = lines_of(
+        "[rank0]:before\n"
+        "-- Process 2 terminated with the following error:\n"
+        "Traceback (most recent call last):\n"
+        '  File "x.py", line 1, in f\n'
+        "RuntimeError: boom\n"
+        "\n"
+        "after\n"
+    )
+    assert [x.rank for x in lines] == [0, 2, 2, 2, 2, None, None]
+
+
+def test_skipped_lines_end_spawn_context() -> None:
+    attributor = Attributor("s")
+    assert attributor.line(1, "-- Process 1 terminated with the following error:").rank == 1
+    assert attributor.line(2, "Traceback (most recent call last):").rank == 1
+    assert attributor.line(50, "unrelated much later").rank is None
+
+
+def test_default_rank_of_a_per_rank_file() -> None:
+    lines = lines_of("plain line\n[rank7]:other\n", default_rank=3)
+    assert [x.rank for x in lines] == [3, 7]
