@@ -1,0 +1,104 @@
+"""Property tests: the nvidia-smi table parser never raises and cites real lines, on any input."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from nccl_doctor.evidence.lines import lines_of
+from nccl_doctor.facts.base import Fact
+from nccl_doctor.parse.nvidia_smi import NvidiaSmiParser
+from tests.helpers import FORMATS, blocks
+
+FIXTURES = [
+    p.read_bytes().decode("utf-8", errors="replace")
+    for p in sorted((FORMATS / "nvidia-smi").glob("*.txt"))
+] + [
+    (FORMATS.parents[2] / "examples" / "h200-cuda-999" / "nvidia-smi.txt")
+    .read_bytes()
+    .decode("utf-8", errors="replace"),
+    "Failed to initialize NVML: Driver/library version mismatch\nNVML library version: 535.183\n",
+    "Unable to determine the device handle for GPU1: 0000:34:00.0: Unknown Error\n",
+]
+TOKENS = [
+    "+-----------------------------------------------------------------------------+\n",
+    "| NVIDIA-SMI 535.104.05   Driver Version: 535.104.05   CUDA Version: 12.2 |\n",
+    "|   0  NVIDIA A100-SXM...  On   | 00000000:07:00.0 Off |                    0 |\n",
+    "| N/A   32C    P0    61W / 400W |      0MiB / 81920MiB |      0%      Default |\n",
+    "|                               |                      |             Disabled |\n",
+    "| Processes:",
+    "|    0   N/A  N/A   1234    C   python   1234MiB |\n",
+    "|  1    3   0   0  |  14366MiB / 19968MiB | 28      0 |  2   0    1    0    0 |\n",
+    "| MIG devices:",
+    "No running processes found",
+    "ERR!",
+    "N/A",
+    "|",
+    "+",
+    "MiB",
+    " / ",
+    "\n",
+    "Off |",
+    "No devices were found",
+    "NVIDIA-SMI has failed",
+]
+
+
+@st.composite
+def mutated(draw: st.DrawFn) -> str:
+    """A fixture with lines deleted, duplicated, cut, swapped or garbled."""
+    lines = draw(st.sampled_from(FIXTURES)).splitlines()
+    for _ in range(draw(st.integers(0, 8))):
+        if not lines:
+            break
+        i = draw(st.integers(0, len(lines) - 1))
+        op = draw(st.sampled_from(["del", "dup", "cut", "swap", "garble", "truncate"]))
+        if op == "del":
+            del lines[i]
+        elif op == "dup":
+            lines.insert(i, lines[i])
+        elif op == "cut":
+            lines[i] = lines[i][: draw(st.integers(0, len(lines[i])))]
+        elif op == "swap":
+            j = draw(st.integers(0, len(lines) - 1))
+            lines[i], lines[j] = lines[j], lines[i]
+        elif op == "garble" and lines[i]:
+            k = draw(st.integers(0, len(lines[i]) - 1))
+            lines[i] = lines[i][:k] + draw(st.text(min_size=1, max_size=3)) + lines[i][k + 1 :]
+        else:
+            lines = lines[: i + 1]
+    return "\n".join(lines)
+
+
+def random_text() -> st.SearchStrategy[str]:
+    """Text built from the format's own tokens and arbitrary characters."""
+    return st.lists(st.sampled_from(TOKENS) | st.text(max_size=6), max_size=60).map("".join)
+
+
+def check(text: str) -> None:
+    """Blocks start on anchored lines; facts are Facts citing lines of ``text``."""
+    parser = NvidiaSmiParser()
+    lines = lines_of(text, "p")
+    raws = {line.number: line.raw for line in lines}
+    found = blocks(parser, text, "p")
+    # parse() must also survive line runs that are not blocks it would have built
+    for block in [*found, lines]:
+        if block is not lines:
+            assert any(a in block[0].raw for a in parser.anchors)
+        for fact in parser.parse(block):
+            assert isinstance(fact, Fact)
+            assert fact.cite.source == "p"
+            assert fact.cite.line in raws
+            assert raws[fact.cite.line].startswith(fact.cite.text.rstrip("…"))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(mutated())
+def test_mutated_fixtures(text: str) -> None:
+    check(text)
+
+
+@settings(max_examples=150, deadline=None)
+@given(random_text())
+def test_random_text(text: str) -> None:
+    check(text)
