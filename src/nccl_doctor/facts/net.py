@@ -1,0 +1,80 @@
+"""Facts of RDMA NICs: InfiniBand/RoCE ports and their Linux network devices.
+
+``ibstatus``, ``ibstat`` and ``ibv_devinfo`` all yield :class:`IbPort`, with
+``None`` where a tool does not print a field; ``tool`` says which one spoke.
+Names are normalised across tools: ``state`` is the IB spec name (``DOWN``,
+``INIT``, ``ARMED``, ``ACTIVE``, ``ACTIVE_DEFER``), ``phys_state`` the ibstat
+name (``Sleep``, ``Polling``, ``Disabled``, ``PortConfigurationTraining``,
+``LinkUp``, ``LinkErrorRecovery``, ``PhyTest``), GUIDs ``0x`` + 16 hex digits.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from nccl_doctor.facts.base import Fact
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IbPort(Fact):
+    """One port of an RDMA device (cites its state line, else its port header).
+
+    ``rate_gbps`` is the link rate in Gb/s (``100`` for 4X EDR), ``rate_text``
+    the rate as printed; ``link_width``/``link_speed`` split it (``4X``,
+    ``EDR``). ``base_lid`` 65535 (0xffff) means no LID was assigned.
+    ``state_code``/``phys_state_code`` are set only where the tool prints the
+    number. ``device`` and ``port`` are ``None`` for a fragment that starts
+    inside a port block.
+    """
+
+    tool: str
+    device: str | None
+    port: int | None
+    state: str | None = None
+    state_code: int | None = None
+    phys_state: str | None = None
+    phys_state_code: int | None = None
+    rate_gbps: float | None = None
+    rate_text: str | None = None
+    link_width: str | None = None
+    link_speed: str | None = None
+    link_layer: str | None = None
+    base_lid: int | None = None
+    sm_lid: int | None = None
+    lmc: int | None = None
+    port_guid: str | None = None
+    default_gid: str | None = None
+    node_guid: str | None = None
+    sys_image_guid: str | None = None
+    ca_type: str | None = None
+    vendor_part_id: int | None = None
+    firmware_version: str | None = None
+    hardware_version: str | None = None
+    board_id: str | None = None
+    transport: str | None = None
+    capability_mask: str | None = None
+    active_mtu: int | None = None
+    max_mtu: int | None = None
+    num_ports: int | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NetDevMap(Fact):
+    """One ``ibdev2netdev`` row: an RDMA port and the network device behind it.
+
+    ``netdev_up`` is the netdev's carrier (``(Up)``/``(Down)``), ``None`` when
+    not printed. The ``-v`` form adds ``pci_address``, ``ca_type`` (``MT4123``),
+    ``part_number``, ``description``, ``firmware_version`` and ``port_state``
+    (the RDMA port state, ``ACTIVE``/``DOWN``...).
+    """
+
+    device: str
+    port: int | None
+    netdev: str | None
+    netdev_up: bool | None
+    pci_address: str | None = None
+    ca_type: str | None = None
+    part_number: str | None = None
+    description: str | None = None
+    firmware_version: str | None = None
+    port_state: str | None = None
