@@ -1,0 +1,182 @@
+"""Small total helpers shared by the NCCL log and nccl-tests parsers.
+
+Everything here returns ``None`` on odd input and never raises.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from nccl_doctor.evidence.lines import Line
+from nccl_doctor.facts.base import Cite
+
+#: Longer numbers are absurd in these outputs; refuse them rather than guess.
+_MAX_DIGITS = 20
+_FLOAT = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+_HEX = re.compile(r"[0-9a-fA-F]+")
+
+#: ``ncclResult_t`` names by number (nccl.h, stable since NCCL 2.0).
+RESULT_NAMES: dict[int, str] = {
+    0: "ncclSuccess",
+    1: "ncclUnhandledCudaError",
+    2: "ncclSystemError",
+    3: "ncclInternalError",
+    4: "ncclInvalidArgument",
+    5: "ncclInvalidUsage",
+    6: "ncclRemoteError",
+    7: "ncclInProgress",
+}
+
+#: ``enum ibv_wc_status`` of libibverbs, by number.
+IBV_WC_STATUS: tuple[str, ...] = (
+    "IBV_WC_SUCCESS",
+    "IBV_WC_LOC_LEN_ERR",
+    "IBV_WC_LOC_QP_OP_ERR",
+    "IBV_WC_LOC_EEC_OP_ERR",
+    "IBV_WC_LOC_PROT_ERR",
+    "IBV_WC_WR_FLUSH_ERR",
+    "IBV_WC_MW_BIND_ERR",
+    "IBV_WC_BAD_RESP_ERR",
+    "IBV_WC_LOC_ACCESS_ERR",
+    "IBV_WC_REM_INV_REQ_ERR",
+    "IBV_WC_REM_ACCESS_ERR",
+    "IBV_WC_REM_OP_ERR",
+    "IBV_WC_RETRY_EXC_ERR",
+    "IBV_WC_RNR_RETRY_EXC_ERR",
+    "IBV_WC_LOC_RDD_VIOL_ERR",
+    "IBV_WC_REM_INV_RD_REQ_ERR",
+    "IBV_WC_REM_ABORT_ERR",
+    "IBV_WC_INV_EECN_ERR",
+    "IBV_WC_INV_EEC_STATE_ERR",
+    "IBV_WC_FATAL_ERR",
+    "IBV_WC_RESP_TIMEOUT_ERR",
+    "IBV_WC_GENERAL_ERR",
+)
+
+#: Linux errno numbers of the glibc ``strerror`` texts NCCL prints most.
+ERRNO_BY_TEXT: dict[str, int] = {
+    "operation not permitted": 1,
+    "no such file or directory": 2,
+    "interrupted system call": 4,
+    "input/output error": 5,
+    "bad file descriptor": 9,
+    "resource temporarily unavailable": 11,
+    "cannot allocate memory": 12,
+    "permission denied": 13,
+    "bad address": 14,
+    "device or resource busy": 16,
+    "file exists": 17,
+    "no such device": 19,
+    "invalid argument": 22,
+    "too many open files": 24,
+    "no space left on device": 28,
+    "broken pipe": 32,
+    "function not implemented": 38,
+    "protocol not available": 92,
+    "operation not supported": 95,
+    "address family not supported by protocol": 97,
+    "address already in use": 98,
+    "cannot assign requested address": 99,
+    "network is down": 100,
+    "network is unreachable": 101,
+    "software caused connection abort": 103,
+    "connection reset by peer": 104,
+    "transport endpoint is not connected": 107,
+    "connection timed out": 110,
+    "connection refused": 111,
+    "host is down": 112,
+    "no route to host": 113,
+    "remote i/o error": 121,
+}
+
+
+def cite(line: Line) -> Cite:
+    """The citation of ``line``."""
+    return Cite.of(line.source, line.number, line.raw)
+
+
+def to_int(text: str | None) -> int | None:
+    """A plain (optionally negative) decimal integer, else ``None``."""
+    if text is None:
+        return None
+    s = text.strip()
+    body = s[1:] if s[:1] in "-+" else s
+    if not body or len(body) > _MAX_DIGITS or not body.isascii() or not body.isdigit():
+        return None
+    return int(s)
+
+
+def to_hex(text: str | None) -> int | None:
+    """A hexadecimal integer with or without ``0x``, else ``None``."""
+    if text is None:
+        return None
+    s = text.strip()
+    if s[:2].lower() == "0x":
+        s = s[2:]
+    if not s or len(s) > 16 or not _HEX.fullmatch(s):
+        return None
+    return int(s, 16)
+
+
+def to_float(text: str | None) -> float | None:
+    """A decimal or scientific number (``12.5``, ``1.2e+05``), else ``None``."""
+    if text is None:
+        return None
+    s = text.strip()
+    if not s or len(s) > 32 or not _FLOAT.fullmatch(s):
+        return None
+    try:
+        value = float(s)
+    except ValueError:
+        return None
+    if not math.isfinite(value):
+        return None
+    return value
+
+
+def nccl_bus_id(raw: str | None) -> str | None:
+    """NCCL's ``%lx`` bus id (``1c000``) as ``00000000:1C:00.0``, else ``None``."""
+    value = to_hex(raw)
+    if value is None:
+        return None
+    domain = value >> 20
+    if domain > 0xFFFFFFFF:
+        return None
+    bus, dev, func = (value >> 12) & 0xFF, (value >> 4) & 0xFF, value & 0xF
+    return f"{domain:08X}:{bus:02X}:{dev:02X}.{func:X}"
+
+
+def errno_of(text: str | None) -> int | None:
+    """The Linux errno of a strerror text (``Connection refused`` -> 111), else ``None``."""
+    if not text:
+        return None
+    return ERRNO_BY_TEXT.get(text.strip().rstrip(".").lower())
+
+
+def wc_status_name(code: int | None) -> str | None:
+    """The ``ibv_wc_status`` name of ``code``, else ``None``."""
+    if code is None or not 0 <= code < len(IBV_WC_STATUS):
+        return None
+    return IBV_WC_STATUS[code]
+
+
+def strip_value(text: str) -> str:
+    """A printed value without the one ``.`` NCCL puts after some (``0.`` -> ``0``)."""
+    s = text.strip()
+    if len(s) > 1 and s.endswith(".") and not s.endswith(".."):
+        s = s[:-1]
+    return s
+
+
+@dataclass(frozen=True, slots=True)
+class Who:
+    """Who printed an NCCL line: the citation and attribution every fact of it carries."""
+
+    cite: Cite
+    rank: int | None
+    host: str | None
+    pid: int | None
+    device: int | None
+    tid: int | None = None

@@ -1,0 +1,166 @@
+"""The details of an ``NCCL WARN`` message, read mechanically from its wording.
+
+Each pattern follows a message NCCL prints (in some version from 2.4 to 2.28);
+a message that matches none still yields a :class:`NcclWarn` with its text.
+"""
+
+from __future__ import annotations
+
+import re
+
+from nccl_doctor.facts.nccl import NcclWarn
+from nccl_doctor.parse._nccl_common import Who, errno_of, nccl_bus_id, to_int, wc_status_name
+
+_CUDA = re.compile(
+    r"(?:Cuda failure|CUDA error|cuda failure)(?: (?P<code>-?\d{1,6}))? '(?P<text>[^']*)'?"
+)
+_IB_WC = re.compile(r"Got completion (?:from peer (?P<peer>\S+) )?with (?:error |status=)")
+_IB_STATUS = re.compile(r"with (?:error |status=)(?:(?P<name>[A-Z][A-Z_]+)\()?(?P<code>-?\d{1,6})")
+_IB_OPCODE = re.compile(r"opcode[= ](?:[A-Z][A-Z_]+\()?(?P<code>-?\d{1,6})")
+_IB_VENDOR = re.compile(r"vendor[ _]err[= ](?P<code>\d{1,10})")
+_IB_REQ = re.compile(
+    r"(?:req_type=(?P<a>\w+)|\((?P<b>Send|Recv|Flush|IPut|Unused|GetSignal|PutSignal)\))"
+)
+_IB_HCA = re.compile(r" hca (?P<hca>\S+)")
+_IB_EVENT_HCA = re.compile(
+    r"NET/IB ?: (?P<hca>[\w.-]+:\d+) (?:async fatal event|Got non-fatal async event)"
+)
+_LOCAL_GID = re.compile(r"localGid (?P<gid>[0-9a-fA-F:.]+)")
+_REMOTE_GID = re.compile(r"remoteGids? ?(?P<gid>[0-9a-fA-F:.]+)")
+_ADDR = re.compile(r"(?P<addr>\[?[0-9A-Za-z._:%\[\]-]+\]?<\d{1,5}>)")
+_CALL = re.compile(
+    r"(?:Call to (?P<call>[A-Za-z_]\w*)(?:\(\))?(?: (?:recv from|send to) \S+)?"
+    r"|(?P<call2>ibv_\w+)\(\))"
+    r" (?:failed|returned)(?: with(?: error)?)?(?P<rest>.*)$"
+)
+_CONNECT = re.compile(
+    r"(?:[Cc]onnect) to (?P<peer>\S+) (?:failed|returned)(?: with error)?(?: :)? ?(?P<err>[^,]*)"
+)
+_ACCEPT = re.compile(r"Accept failed:? (?P<err>.+)$")
+_ERR_PAREN = re.compile(r"error:? (?P<err>[A-Za-z][^()]*?) \((?P<errno>\d{1,4})\)")
+_ERRNO_WORD = re.compile(r"\berrno (?P<errno>\d{1,4})")
+_TAIL_ERR = re.compile(r" : (?P<err>[A-Z][A-Za-z /'-]+)$")
+_DUPLICATE = re.compile(
+    r"Duplicate GPU detected : rank (?P<a>\d+) and rank (?P<b>\d+) "
+    r"both on CUDA device (?P<bus>[0-9a-fA-F]+)"
+)
+_SHM = re.compile(
+    r"shared memory (?:segment|file) (?P<path>\S+?),?(?: \(size (?P<size>\d+)\))?(?:,|$| )"
+)
+_PATH = re.compile(r"(?<![\w/.])(?P<path>/[\w./@+-]*\w)")
+_MEMORY_WORDS = re.compile(r"memory|alloc|shm|segment|extend|map", re.IGNORECASE)
+_SIZE = re.compile(r"(?P<a>\d{1,20}) bytes|size (?P<b>\d{1,20})")
+
+
+def _os_error(rest: str) -> tuple[str | None, int | None]:
+    """A strerror text and errno from the tail of a ``Call to X failed`` message."""
+    errno_m = _ERRNO_WORD.search(rest)
+    printed = to_int(errno_m["errno"]) if errno_m else None
+    text = _ERRNO_WORD.sub("", rest).strip(" :,")
+    lead = re.match(r"(?P<n>\d{1,4}) (?P<t>.+)", text)
+    if lead:
+        printed = printed if printed is not None else to_int(lead["n"])
+        text = lead["t"]
+    text = text.split(", ")[0].strip(" :.")
+    if not text or not text[0].isalpha():
+        return None, printed
+    return text, printed if printed is not None else errno_of(text)
+
+
+def warn_fact(message: str, who: Who, *, file: str | None, source_line: int | None) -> NcclWarn:
+    """A :class:`NcclWarn` for ``message`` (the text after ``NCCL WARN``), details filled in."""
+    msg = message.strip()
+    cuda_code: int | None = None
+    cuda_text: str | None = None
+    if m := _CUDA.search(msg):
+        cuda_code, cuda_text = to_int(m["code"]), m["text"].strip() or None
+    ib_status: int | None = None
+    ib_opcode: int | None = None
+    ib_vendor: int | None = None
+    ib_status_name: str | None = None
+    ib_request: str | None = None
+    ib_hca: str | None = None
+    local_gid: str | None = None
+    remote_gid: str | None = None
+    peer: str | None = None
+    if m := _IB_WC.search(msg):
+        peer = m["peer"]
+        if s := _IB_STATUS.search(msg):
+            ib_status = to_int(s["code"])
+            ib_status_name = s["name"] or wc_status_name(ib_status)
+        if o := _IB_OPCODE.search(msg):
+            ib_opcode = to_int(o["code"])
+        if v := _IB_VENDOR.search(msg):
+            ib_vendor = to_int(v["code"])
+        if r := _IB_REQ.search(msg):
+            ib_request = r["a"] or r["b"]
+        if g := _LOCAL_GID.search(msg):
+            local_gid = g["gid"]
+        if g := _REMOTE_GID.search(msg):
+            remote_gid = g["gid"]
+    if (h := _IB_HCA.search(msg)) or (h := _IB_EVENT_HCA.search(msg)):
+        ib_hca = h["hca"]
+    call: str | None = None
+    os_error: str | None = None
+    errno: int | None = None
+    if m := _CALL.search(msg):
+        call = m["call"] or m["call2"]
+        os_error, errno = _os_error(m["rest"] or "")
+    elif m := _CONNECT.search(msg):
+        call, peer = "connect", m["peer"]
+        err = m["err"].strip()
+        if err.startswith(("returned ", "failed ")):
+            err = err.split(" ", 1)[1]
+        os_error, errno = _os_error(err)
+    elif m := _ACCEPT.search(msg):
+        call = "accept"
+        os_error, errno = _os_error(m["err"])
+    if os_error is None and (m := _ERR_PAREN.search(msg)):
+        os_error, errno = m["err"].strip(), to_int(m["errno"])
+    if os_error is None and (m := _TAIL_ERR.search(msg)) and errno_of(m["err"]) is not None:
+        os_error, errno = m["err"], errno_of(m["err"])
+    if peer is None and (m := _ADDR.search(msg)):
+        peer = m["addr"]
+    ranks: tuple[int, ...] = ()
+    bus_raw: str | None = None
+    if m := _DUPLICATE.search(msg):
+        ranks = (int(m["a"]), int(m["b"]))
+        bus_raw = m["bus"]
+    path: str | None = None
+    size: int | None = None
+    if m := _SHM.search(msg):
+        path, size = m["path"], to_int(m["size"])
+    elif m := _PATH.search(msg):
+        path = m["path"]
+    if size is None and _MEMORY_WORDS.search(msg) and (m := _SIZE.search(msg)):
+        size = to_int(m["a"] or m["b"])
+    return NcclWarn(
+        cite=who.cite,
+        rank=who.rank,
+        host=who.host,
+        pid=who.pid,
+        device=who.device,
+        tid=who.tid,
+        file=file,
+        source_line=source_line,
+        message=msg,
+        cuda_error_code=cuda_code,
+        cuda_error=cuda_text,
+        ib_status=ib_status,
+        ib_status_name=ib_status_name,
+        ib_opcode=ib_opcode,
+        ib_vendor_err=ib_vendor,
+        ib_request=ib_request,
+        ib_hca=ib_hca,
+        local_gid=local_gid,
+        remote_gid=remote_gid,
+        peer=peer,
+        call=call,
+        os_error=os_error,
+        errno=errno,
+        ranks=ranks,
+        bus_id_raw=bus_raw,
+        bus_id=nccl_bus_id(bus_raw),
+        path=path,
+        size_bytes=size,
+    )
