@@ -1,0 +1,376 @@
+"""Messages of PyTorch's distributed layer, one line at a time -> typed facts.
+
+Shared by the torchrun parser (glog/launcher lines) and the traceback parser
+(the same messages quoted inside exceptions), so a message gives the same
+facts whichever parser reads it. Every matcher is guarded by a cheap
+substring test; patterns are searched, not anchored at the line start
+(watchdog lines get glued to progress bars).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from nccl_doctor.evidence.lines import Line
+from nccl_doctor.facts.base import Fact
+from nccl_doctor.facts.run import CollectiveTimeout, PgEnvironment, PgInitOptions, WatchdogState
+from nccl_doctor.parse import _launcher, _store
+from nccl_doctor.parse._cuda import CUDA_KEYWORDS, cuda_facts
+from nccl_doctor.parse._nccl_report import nccl_report
+from nccl_doctor.parse._runtext import Ctx, cite, error_fact, pg_prefix, rank_of, to_int
+
+__all__ = ["CATEGORIES", "KEYWORDS", "classify", "context", "nccl_report", "options_facts"]
+
+# -- watchdog ----------------------------------------------------------------
+_TIMEOUT = re.compile(
+    r"(?:[Ww]atchdog caught|Caught) collective operation timeout: WorkNCCL\((?P<work>.*?)\)"
+    r" ran for (?P<ran>\d{1,15}) milliseconds before timing out"
+)
+_TIMEOUT_CUT = re.compile(r"collective operation timeout: WorkNCCL\((?P<work>.*)")
+_BLOCKING = re.compile(r"Work WorkNCCL\((?P<work>.*?)\) timed out in blocking wait")
+_SEQ = re.compile(r"SeqNum=(\d{1,15})")
+_OP = re.compile(r"OpType=(\w{1,40})")
+_NUMEL_IN = re.compile(r"NumelIn=(\d{1,19})")
+_NUMEL_OUT = re.compile(r"NumelOut=(\d{1,19})")
+_TMO = re.compile(r"Timeout\(ms\)=(\d{1,15})")
+_SHAPE = re.compile(r"TensorShape=\[([^\]]{0,200})\]")
+_ENQ = re.compile(r"[Ll]ast enqueued \w{1,10} work: (-?\d{1,15})")
+_COMP = re.compile(r"[Ll]ast completed \w{1,10} work: (-?\d{1,15})")
+_AT_WORK = re.compile(r"(?:detected by watchdog at work|Timeout at \w{1,10} work): (-?\d{1,15})")
+
+# -- ProcessGroupNCCL option lists ----------------------------------------------
+_OPTIONS = re.compile(r"ProcessGroupNCCL (?P<what>initialization options|environments):\s*")
+_ITEM = re.compile(r"(?P<k>[A-Za-z_][\w ()./-]{0,80}?)\s*[:=]\s*(?P<v>[^,]*)")
+
+# -- everything else: (substring guard, category, pattern) --------------------------
+_ERRORS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
+    (
+        "eartbeat",
+        "heartbeat_timeout",
+        re.compile(r"Heartbeat monitor timed out|detects no heartbeat|detected no heartbeat"),
+    ),
+    (
+        "got stuck for",
+        "watchdog_stuck",
+        re.compile(r"watchdog got stuck for (?P<d>\d{1,9}) seconds"),
+    ),
+    (
+        "watchdog thread terminated",
+        "watchdog_terminated",
+        re.compile(
+            r"(?:NCCL|Process group) watchdog thread terminated with exception: ?"
+            r"(?P<d>[^\n]{0,300})"
+        ),
+    ),
+    ("entire process down", "process_down", re.compile(r"taking the entire process down")),
+    (
+        "communicator was aborted",
+        "comm_aborted",
+        re.compile(r"NCCL communicator was aborted(?: on rank (?P<p>\d{1,7}))?"),
+    ),
+    (
+        "dump signal due to",
+        "dump_signal",
+        re.compile(
+            r"Received a dump signal due to a collective timeout from\s+"
+            r"(?:rank\s+(?P<p>\d{1,7})|(?P<d>this local rank))"
+        ),
+    ),
+    (
+        "global timeout from another",
+        "dump_global_timeout",
+        re.compile(r"Received a global timeout from another rank"),
+    ),
+    (
+        "flight recorder dump signal",
+        "dump_signal_observed",
+        re.compile(r"Observed flight recorder dump signal from another rank"),
+    ),
+    (
+        "to signal dumping",
+        "dump_signal_first",
+        re.compile(r"First PG on this rank to signal dumping"),
+    ),
+    (
+        "preparing to dump",
+        "dump_preparing",
+        re.compile(r"preparing to dump debug info(?:\. Include stack trace: (?P<d>\d))?"),
+    ),
+    (
+        "Finished flight recorder",
+        "dump_finished",
+        re.compile(r"Finished flight recorder successfully"),
+    ),
+    ("FlightRecorder is disabled", "dump_disabled", re.compile(r"FlightRecorder is disabled")),
+    (
+        "ncclUniqueId from",
+        "store_get_failed",
+        re.compile(
+            r"retrieving ncclUniqueId from \[(?P<p>\d{1,7})\] via c10d key-value store"
+            r" by key '[^']{0,100}',"
+            r" but store->get\('[^']{0,100}'\) got error: ?(?P<d>[^\n]{0,200})"
+        ),
+    ),
+    (
+        "closed",
+        "connection_closed",
+        re.compile(r"Connection closed by (?:remote )?peer|Connection was likely closed"),
+    ),
+    ("reset by peer", "connection_reset", re.compile(r"Connection reset by peer")),
+    ("Broken pipe", "broken_pipe", re.compile(r"Broken pipe")),
+    (
+        "ecv",
+        "recv_failed",
+        re.compile(r"recvValue failed|Failed to recv, got 0 bytes|recvBytes failed"),
+    ),
+    ("Socket Timeout", "socket_timeout", re.compile(r"Socket Timeout")),
+    (
+        "mismatch between collectives",
+        "collective_mismatch",
+        re.compile(r"Detected mismatch between collectives on ranks"),
+    ),
+    (
+        "no GPUs found",
+        "no_gpus",
+        re.compile(r"ProcessGroupNCCL is only supported with GPUs, no GPUs found"),
+    ),
+    (
+        "Duplicate GPU",
+        "duplicate_gpu",
+        re.compile(
+            r"Duplicate GPU detected(?: ?: rank \d{1,7} and rank (?P<p>\d{1,7})"
+            r" both on CUDA device (?P<d>[0-9a-fA-F]{1,16}))?"
+        ),
+    ),
+    (
+        "param",
+        "ddp_param_mismatch",
+        re.compile(
+            r"appears not to match (?:sizes|strides) of the same param in process (?P<p>\d{1,7})"
+            r"|DDP expects same model across all ranks"
+        ),
+    ),
+    (
+        "finished reduction",
+        "ddp_unused_params",
+        re.compile(r"Expected to have finished reduction in the prior iteration"),
+    ),
+    ("RendezvousTimeout", "rendezvous_timeout", re.compile(r"RendezvousTimeoutError")),
+    ("RendezvousClosed", "rendezvous_closed", re.compile(r"RendezvousClosedError")),
+    (
+        "Rendezvous",
+        "rendezvous_connection",
+        re.compile(r"RendezvousConnectionError|connection to the C10d store has failed"),
+    ),
+    ("Rendezvous", "rendezvous_error", re.compile(r"Rendezvous(?:State)?Error\b")),
+    (
+        "expected, but not set",
+        "env_missing",
+        re.compile(r"environment variable (?P<d>[A-Z_]{1,40}) expected, but not set"),
+    ),
+    (
+        "has not been initialized",
+        "pg_not_initialized",
+        re.compile(r"Default process group has not been initialized"),
+    ),
+    ("Could not acquire GIL", "gil_hang", re.compile(r"Could not acquire GIL within \d{1,9} ms")),
+)
+
+#: Every ``DistributedError.category`` this module can produce.
+CATEGORIES: tuple[str, ...] = (*dict.fromkeys(c for _, c, _ in _ERRORS), "address_in_use")
+
+#: Substrings one of which a line holds when :func:`classify` can find anything in it.
+KEYWORDS: tuple[str, ...] = (
+    "WorkNCCL(",
+    " work: ",
+    "ProcessGroupNCCL initialization options",
+    "ProcessGroupNCCL environments",
+    "NCCL error",
+    "NCCL Error",
+    *_store.KEYWORDS,
+    *_launcher.KEYWORDS,
+    *(g for g, _, _ in _ERRORS),
+    *CUDA_KEYWORDS,
+)
+
+
+def context(line: Line, text: str) -> Ctx:
+    """The line with the rank, process group and group rank its text names."""
+    pg, pg_rank, default = pg_prefix(text)
+    return line, rank_of(line, pg_rank, default), pg, pg_rank
+
+
+def classify(line: Line, text: str, nccl: bool = True) -> list[Fact]:
+    """Every fact one message line holds (possibly several), ``[]`` when none.
+
+    ``nccl=False`` leaves out the :class:`NcclErrorReport`, for callers that
+    build it from the whole multi-line message with :func:`nccl_report`.
+    """
+    if not any(k in text for k in KEYWORDS):
+        return []
+    ctx = context(line, text)
+    out: list[Fact] = []
+    for handler in _HANDLERS:
+        if nccl or handler is not _nccl:
+            handler(ctx, text, out)
+    return out
+
+
+def _work(ctx: Ctx, work: str, ran: str | None, blocking: bool) -> CollectiveTimeout:
+    line, rank, pg, pg_rank = ctx
+
+    def grab(rx: re.Pattern[str]) -> str | None:
+        m = rx.search(work)
+        return m.group(1) if m else None
+
+    return CollectiveTimeout(
+        cite=cite(line),
+        rank=rank,
+        host=line.host,
+        seq=to_int(grab(_SEQ)),
+        op_type=grab(_OP),
+        numel_in=to_int(grab(_NUMEL_IN)),
+        numel_out=to_int(grab(_NUMEL_OUT)),
+        tensor_shape=grab(_SHAPE),
+        timeout_ms=to_int(grab(_TMO)),
+        ran_ms=to_int(ran),
+        blocking_wait=blocking,
+        pg=pg,
+        pg_rank=pg_rank,
+    )
+
+
+def _watchdog(ctx: Ctx, text: str, out: list[Fact]) -> None:
+    if "WorkNCCL(" in text:
+        if m := _TIMEOUT.search(text):
+            out.append(_work(ctx, m["work"], m["ran"], blocking=False))
+        elif m := _BLOCKING.search(text):
+            out.append(_work(ctx, m["work"], None, blocking=True))
+        elif m := _TIMEOUT_CUT.search(text):
+            out.append(_work(ctx, m["work"], None, blocking=False))
+    if " work: " not in text:
+        return
+    enq, comp = _ENQ.search(text), _COMP.search(text)
+    if enq is None and comp is None:
+        return
+    at = _AT_WORK.search(text)
+    if "detected by watchdog" in text:
+        event = "exception"
+    elif "Timeout at" in text:
+        event = "timeout"
+    elif "global timeout" in text:
+        event = "global_timeout"
+    else:
+        event = "dump_signal"
+    line, rank, pg, pg_rank = ctx
+    out.append(
+        WatchdogState(
+            cite=cite(line),
+            rank=rank,
+            host=line.host,
+            event=event,
+            work_seq=to_int(at.group(1)) if at else None,
+            last_enqueued=to_int(enq.group(1)) if enq else None,
+            last_completed=to_int(comp.group(1)) if comp else None,
+            pg=pg,
+            pg_rank=pg_rank,
+        )
+    )
+
+
+def option_items(text: str) -> tuple[list[tuple[str, str]], bool]:
+    """``key: value, key: value`` pairs, and whether the last one was cut."""
+    items: list[tuple[str, str]] = []
+    parts = text.split(", ")
+    truncated = False
+    for i, part in enumerate(parts[:400]):
+        m = _ITEM.fullmatch(part.strip())
+        if m is None:
+            truncated = truncated or i == len(parts) - 1
+            continue
+        items.append((m["k"].strip(), m["v"].strip()))
+    return items, truncated
+
+
+def options_facts(
+    ctx: Ctx, items: list[tuple[str, str]], truncated: bool, init: bool
+) -> list[Fact]:
+    """PgInitOptions and/or PgEnvironment for one printed option list."""
+    line, rank, pg, pg_rank = ctx
+    values = {k.lower(): v for k, v in items}
+    version = values.get("nccl version")
+    env = tuple((k, v) for k, v in items if k.startswith(("NCCL_", "TORCH_")))
+    out: list[Fact] = []
+    if init:
+        global_rank = to_int(values.get("global rank"))
+        hp = values.get("use_high_priority_stream")
+        out.append(
+            PgInitOptions(
+                cite=cite(line),
+                rank=rank if rank is not None else global_rank,
+                host=line.host,
+                size=to_int(values.get("size")),
+                global_rank=global_rank,
+                timeout_ms=to_int(values.get("timeout(ms)")),
+                pg_name=values.get("pg name"),
+                pg_desc=values.get("pg description", values.get("pg desc")),
+                split_from=to_int(values.get("split_from")),
+                split_color=to_int(values.get("split_color")),
+                high_priority_stream=None if hp not in ("0", "1") else hp == "1",
+                nccl_version=version,
+                options=tuple(items),
+                pg=pg,
+                pg_rank=pg_rank,
+                truncated=truncated,
+            )
+        )
+    if not init or env:
+        out.append(
+            PgEnvironment(
+                cite=cite(line),
+                rank=rank,
+                host=line.host,
+                nccl_version=version,
+                settings=env if init else tuple(i for i in items if i[0].lower() != "nccl version"),
+                pg=pg,
+                pg_rank=pg_rank,
+                truncated=truncated,
+            )
+        )
+    return out
+
+
+def _options(ctx: Ctx, text: str, out: list[Fact]) -> None:
+    if "ProcessGroupNCCL " not in text or (m := _OPTIONS.search(text)) is None:
+        return
+    items, truncated = option_items(text[m.end() :].rstrip())
+    out.extend(options_facts(ctx, items, truncated, init=m["what"] == "initialization options"))
+
+
+def _nccl(ctx: Ctx, text: str, out: list[Fact]) -> None:
+    if "NCCL error" in text or "NCCL Error" in text:
+        report = nccl_report(ctx[0], text)
+        if report is not None:
+            out.append(report)
+
+
+def _errors(ctx: Ctx, text: str, out: list[Fact]) -> None:
+    for guard, category, rx in _ERRORS:
+        if guard in text and (m := rx.search(text)):
+            out.append(error_fact(ctx, category, text, m))
+
+
+def _cuda(ctx: Ctx, text: str, out: list[Fact]) -> None:
+    out.extend(cuda_facts(ctx[0], text, ctx[1]))
+
+
+_HANDLERS: tuple[Callable[[Ctx, str, list[Fact]], None], ...] = (
+    _watchdog,
+    _options,
+    _store.store_facts,
+    _nccl,
+    _launcher.launcher_facts,
+    _errors,
+    _cuda,
+)

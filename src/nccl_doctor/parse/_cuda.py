@@ -1,0 +1,143 @@
+"""CUDA error and out-of-memory messages (PyTorch's and NCCL's wordings) -> facts."""
+
+from __future__ import annotations
+
+import re
+
+from nccl_doctor.evidence.lines import Line
+from nccl_doctor.facts.base import Fact
+from nccl_doctor.facts.run import CudaError, CudaOutOfMemory
+from nccl_doctor.parse._runtext import cite, clip, size_mib, to_int, who
+
+_UNIT = r"(?:[KMGT]i?B|bytes|B)"
+_CUDA_ERROR = re.compile(r"CUDA error: (?P<err>[^\n]{1,200}?)(?:\.\s|\s\(|\.?\s*$)")
+_CUDA_FAILURE = re.compile(r"Cuda failure (?:(?P<code>\d{1,5}) )?'(?P<err>[^'\n]{1,200})'?")
+_INIT = re.compile(
+    r"cudaGetDeviceCount\(\)[^\n]*?Error (?P<code>\d{1,5}): (?P<err>[^(\n]{1,200}?)\s*(?:\(|$)"
+)
+_DRIVER = re.compile(
+    r"(?P<err>CUDA driver initialization failed|Found no NVIDIA driver on your system"
+    r"|NVIDIA driver on your system is too old|CUDA driver version is insufficient"
+    r"|CUDA driver error: [^\n(]{1,200})"
+)
+_ASSERT = re.compile(
+    r"(?P<file>[^\s:]{1,300}\.cuh?):(?P<ln>\d{1,7}): [^\n]{0,300}?"
+    r"Assertion `(?P<a>[^\n]{0,300})` failed"
+)
+_OOM = re.compile(r"CUDA out of memory\.?")
+_TRIED = re.compile(rf"Tried to allocate (?P<n>[\d.]{{1,20}}) ?(?P<u>{_UNIT})")
+_NEW_CAP = re.compile(
+    rf"GPU (?P<gpu>\d{{1,4}}) has a total capacit(?:y|ies) of (?P<tn>[\d.]{{1,20}}) (?P<tu>{_UNIT})"
+    rf" of which (?P<fn>[\d.]{{1,20}}) (?P<fu>{_UNIT}) is free"
+)
+_OLD_CAP = re.compile(
+    rf"\(GPU (?P<gpu>\d{{1,4}}); (?P<tn>[\d.]{{1,20}}) (?P<tu>{_UNIT}) total capacity;"
+    rf" (?P<an>[\d.]{{1,20}}) (?P<au>{_UNIT}) already allocated;"
+    rf" (?P<fn>[\d.]{{1,20}}) (?P<fu>{_UNIT}) free;"
+    rf"(?: [^;)]*?;)?(?: (?P<rn>[\d.]{{1,20}}) (?P<ru>{_UNIT}) reserved in total by PyTorch)?"
+)
+_PROCESS = re.compile(
+    rf"Process (?P<pid>\d{{1,9}}) has (?P<n>[\d.]{{1,20}}) (?P<u>{_UNIT}) memory in use"
+)
+_THIS = re.compile(rf"this process has (?P<n>[\d.]{{1,20}}) (?P<u>{_UNIT}) memory in use")
+_ALLOC = re.compile(
+    rf"(?P<an>[\d.]{{1,20}}) (?P<au>{_UNIT}) is allocated by PyTorch, and (?P<rn>[\d.]{{1,20}})"
+    rf" (?P<ru>{_UNIT}) is reserved by PyTorch but unallocated"
+)
+
+#: Substrings one of which a line holds when :func:`cuda_facts` can find anything in it.
+CUDA_KEYWORDS: tuple[str, ...] = (
+    "CUDA error: ",
+    "Cuda failure ",
+    "cudaGetDeviceCount",
+    "CUDA driver",
+    "NVIDIA driver on your system",
+    "Assertion `",
+    "CUDA out of memory",
+    "CUDA kernel errors might be asynchronously reported",
+)
+
+
+def cuda_facts(line: Line, text: str, rank: int | None) -> list[Fact]:
+    """The CUDA errors and out-of-memory reports in one message line."""
+    if not any(k in text for k in CUDA_KEYWORDS):
+        return []
+    out: list[Fact] = []
+    base = who(line, rank)
+    if "CUDA error: " in text and (m := _CUDA_ERROR.search(text)):
+        out.append(CudaError(**base, kind="cuda_error", error=_norm(m["err"])))
+    if "Cuda failure " in text and (m := _CUDA_FAILURE.search(text)):
+        out.append(
+            CudaError(**base, kind="cuda_failure", error=_norm(m["err"]), code=to_int(m["code"]))
+        )
+    if "cudaGetDeviceCount" in text and (m := _INIT.search(text)):
+        out.append(CudaError(**base, kind="init", error=_norm(m["err"]), code=to_int(m["code"])))
+    if ("CUDA driver" in text or "NVIDIA driver" in text) and (m := _DRIVER.search(text)):
+        out.append(CudaError(**base, kind="driver", error=_norm(m["err"])))
+    if "Assertion `" in text and (m := _ASSERT.search(text)):
+        out.append(
+            CudaError(
+                **base,
+                kind="device_assert",
+                error="device-side assert triggered",
+                assertion=clip(m["a"], 300),
+                kernel_file=m["file"],
+            )
+        )
+    if "asynchronously reported" in text:
+        out.append(CudaError(**base, kind="async_note", asynchronous_note=True))
+    if "CUDA out of memory" in text:
+        out.append(_oom(line, text, rank))
+    return out
+
+
+def _norm(text: str) -> str:
+    return text.strip().rstrip(".").strip().lower()
+
+
+def _oom(line: Line, text: str, rank: int | None) -> CudaOutOfMemory:
+    tried = _TRIED.search(text)
+    new = _NEW_CAP.search(text)
+    old = None if new else _OLD_CAP.search(text)
+    this = _THIS.search(text)
+    alloc = _ALLOC.search(text)
+    gpu = total = free = allocated = reserved = None
+    if new:
+        gpu, total, free = (
+            to_int(new["gpu"]),
+            size_mib(new["tn"], new["tu"]),
+            size_mib(new["fn"], new["fu"]),
+        )
+    elif old:
+        gpu, total, free = (
+            to_int(old["gpu"]),
+            size_mib(old["tn"], old["tu"]),
+            size_mib(old["fn"], old["fu"]),
+        )
+        allocated = size_mib(old["an"], old["au"])
+        reserved = size_mib(old["rn"], old["ru"])
+    if alloc:
+        allocated = size_mib(alloc["an"], alloc["au"])
+        unallocated = size_mib(alloc["rn"], alloc["ru"])
+        if allocated is not None and unallocated is not None:
+            reserved = round(allocated + unallocated, 3)
+    others: list[tuple[int, float]] = []
+    for m in _PROCESS.finditer(text):
+        pid, mib = to_int(m["pid"]), size_mib(m["n"], m["u"])
+        if pid is not None and mib is not None and len(others) < 64:
+            others.append((pid, mib))
+    start = _OOM.search(text)
+    return CudaOutOfMemory(
+        cite=cite(line),
+        rank=rank,
+        host=line.host,
+        tried_mib=size_mib(tried["n"], tried["u"]) if tried else None,
+        gpu_index=gpu,
+        total_mib=total,
+        free_mib=free,
+        process_mib=size_mib(this["n"], this["u"]) if this else None,
+        allocated_mib=allocated,
+        reserved_mib=reserved,
+        other_processes=tuple(others),
+        message=clip(text[start.start() :] if start else text),
+    )

@@ -1,0 +1,199 @@
+"""Small text helpers shared by the torchrun, traceback, xid and env parsers."""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import TypedDict
+
+from nccl_doctor.evidence.lines import Line
+from nccl_doctor.facts.base import Cite
+from nccl_doctor.facts.run import DistributedError
+
+#: Linux signal numbers and names (fixed; the ``signal`` module is platform-dependent).
+SIGNALS: dict[int, str] = {
+    1: "SIGHUP",
+    2: "SIGINT",
+    3: "SIGQUIT",
+    4: "SIGILL",
+    5: "SIGTRAP",
+    6: "SIGABRT",
+    7: "SIGBUS",
+    8: "SIGFPE",
+    9: "SIGKILL",
+    10: "SIGUSR1",
+    11: "SIGSEGV",
+    12: "SIGUSR2",
+    13: "SIGPIPE",
+    14: "SIGALRM",
+    15: "SIGTERM",
+    16: "SIGSTKFLT",
+    17: "SIGCHLD",
+    18: "SIGCONT",
+    19: "SIGSTOP",
+    20: "SIGTSTP",
+    21: "SIGTTIN",
+    22: "SIGTTOU",
+    23: "SIGURG",
+    24: "SIGXCPU",
+    25: "SIGXFSZ",
+    26: "SIGVTALRM",
+    27: "SIGPROF",
+    28: "SIGWINCH",
+    29: "SIGIO",
+    30: "SIGPWR",
+    31: "SIGSYS",
+}
+SIGNAL_NUMBERS: dict[str, int] = {name: number for number, name in SIGNALS.items()}
+
+#: a line, its rank, and the process group prefix and group rank its text names
+Ctx = tuple[Line, int | None, str | None, int | None]
+
+_MAX_DIGITS = 19
+_FLOAT = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d{1,3})?")
+_SIZE_UNITS = {
+    "b": 1 / (1024 * 1024),
+    "bytes": 1 / (1024 * 1024),
+    "kib": 1 / 1024,
+    "kb": 1 / 1024,
+    "mib": 1.0,
+    "mb": 1.0,
+    "gib": 1024.0,
+    "gb": 1024.0,
+    "tib": 1024.0 * 1024,
+    "tb": 1024.0 * 1024,
+}
+_PG = re.compile(r"\[PG (?P<pg>[^\[\]]{0,120}?) Rank (?P<rank>\d{1,7})\]")
+_RANK = re.compile(r"\[Rank (?P<rank>\d{1,7})\]")
+_PG_ID = re.compile(r"^(?:ID )?(?P<id>\d{1,7})")
+#: prefixes some launchers (accelerate, deepspeed, ray) add that the reader keeps
+_LAUNCHER_PREFIX = re.compile(r"(?:std(?:err|out): |\(\w{1,40} pid=\d{1,9}(?:, ip=[\d.]+)?\) )")
+
+
+class Who(TypedDict):
+    """The attribution every fact of one line carries (``**who(...)`` into a fact)."""
+
+    cite: Cite
+    rank: int | None
+    host: str | None
+
+
+def cite(line: Line) -> Cite:
+    """The citation of ``line``."""
+    return Cite.of(line.source, line.number, line.raw)
+
+
+def who(line: Line, rank: int | None) -> Who:
+    """The citation of ``line`` with ``rank`` and the line's host."""
+    return {"cite": cite(line), "rank": rank, "host": line.host}
+
+
+def to_int(text: str | None) -> int | None:
+    """A plain (optionally signed) decimal integer, else ``None``."""
+    if text is None:
+        return None
+    s = text.strip()
+    body = s[1:] if s[:1] in "-+" else s
+    if not body or len(body) > _MAX_DIGITS or not body.isascii() or not body.isdigit():
+        return None
+    return int(s)
+
+
+def to_float(text: str | None) -> float | None:
+    """A finite decimal number, else ``None``."""
+    if text is None:
+        return None
+    s = text.strip()
+    if not s or len(s) > 32 or not _FLOAT.fullmatch(s):
+        return None
+    try:
+        value = float(s)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
+
+
+def size_mib(number: str | None, unit: str | None) -> float | None:
+    """``2.00`` ``GiB`` as MiB, else ``None``."""
+    value = to_float(number)
+    factor = _SIZE_UNITS.get((unit or "").lower())
+    if value is None or factor is None:
+        return None
+    return round(value * factor, 3)
+
+
+def signal_of(exitcode: int | None) -> tuple[int | None, str | None]:
+    """The signal a negative exit code means: ``-9`` -> (9, ``SIGKILL``)."""
+    if exitcode is None or exitcode >= 0:
+        return None, None
+    number = -exitcode
+    return number, SIGNALS.get(number)
+
+
+def signal_named(text: str | None) -> tuple[int | None, str | None]:
+    """A printed signal (``SIGTERM``, ``Signals.SIGTERM``, ``15``) as (number, name)."""
+    if not text:
+        return None, None
+    s = text.strip().strip("<>.,").removeprefix("Signals.")
+    s = s.split(":")[0].strip()
+    number = to_int(s)
+    if number is not None:
+        return number, SIGNALS.get(number)
+    name = s.upper()
+    if not name.startswith("SIG"):
+        name = "SIG" + name
+    if name in SIGNAL_NUMBERS:
+        return SIGNAL_NUMBERS[name], name
+    return None, None
+
+
+def pg_prefix(text: str) -> tuple[str | None, int | None, bool]:
+    """The ``[PG ... Rank N]`` / ``[Rank N]`` prefix: (pg text, rank, whether the default group)."""
+    if "Rank" not in text:
+        return None, None, True
+    if m := _PG.search(text):
+        pg = m["pg"].strip()
+        ident = _PG_ID.match(pg)
+        default = "default_pg" in pg or (ident is not None and ident["id"] == "0")
+        return pg, to_int(m["rank"]), default
+    if m := _RANK.search(text):
+        return None, to_int(m["rank"]), True
+    return None, None, True
+
+
+def rank_of(line: Line, text_rank: int | None, default_pg: bool = True) -> int | None:
+    """The line's rank, else the rank the text printed when it is a default-group rank."""
+    if line.rank is not None:
+        return line.rank
+    return text_rank if default_pg else None
+
+
+def body(text: str) -> str:
+    """``text`` without a launcher prefix the reader leaves (``stderr: ``, ray's ``(pid=..)``)."""
+    if text[:1] in "s(" and (m := _LAUNCHER_PREFIX.match(text)):
+        return text[m.end() :]
+    return text
+
+
+def clip(text: str, limit: int = 400) -> str:
+    """``text`` stripped and cut to ``limit`` characters."""
+    s = text.strip()
+    return s if len(s) <= limit else s[: limit - 1] + "…"
+
+
+def error_fact(ctx: Ctx, category: str, text: str, m: re.Match[str] | None) -> DistributedError:
+    """A :class:`DistributedError` of ``category`` for the match ``m`` in ``text``."""
+    line, rank, pg, pg_rank = ctx
+    groups = m.groupdict() if m is not None else {}
+    detail = groups.get("d")
+    return DistributedError(
+        cite=cite(line),
+        rank=rank,
+        host=line.host,
+        category=category,
+        message=clip(text[m.start() :] if m is not None else text),
+        detail=clip(detail, 200) if detail else None,
+        peer_rank=to_int(groups.get("p")),
+        pg=pg,
+        pg_rank=pg_rank,
+    )

@@ -1,0 +1,212 @@
+"""The ``env`` kind: environment variables the evidence sets.
+
+Forms: ``KEY=VALUE`` lines of ``env``/``printenv`` dumps; ``export KEY=VALUE``
+(``declare -x``, ``set``, ``setenv KEY VALUE``, a Dockerfile ``ENV``);
+``KEY=VALUE KEY2=V cmd ...`` before a command, with or without a shell prompt
+(``user@host:~$``, ``$``, ``(venv)``), after ``env``/``sudo -E``, and
+``mpirun -x KEY=VALUE``, ``docker -e KEY=VALUE``, ``srun --export=ALL,KEY=V``
+inside one; Python ``os.environ["KEY"] = "VALUE"`` / ``setdefault`` /
+``putenv`` / ``update({...})``; and Kubernetes ``- name: KEY`` followed by
+``value: VALUE``. Only upper-case names are taken, so ``--nproc_per_node=8``
+or a URL query is not; a line starting with ``#`` is a comment.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from typing import ClassVar
+
+from nccl_doctor.evidence.lines import Line
+from nccl_doctor.facts.host import EnvVar
+from nccl_doctor.parse._runtext import body, cite
+from nccl_doctor.parse.base import StreamParser
+
+_NAME = r"[A-Z_][A-Z0-9_]{0,127}"
+_ASSIGN = re.compile(rf"(?P<k>{_NAME})=(?P<v>.*)", re.DOTALL)
+_DUMP = re.compile(rf"(?P<k>{_NAME})=(?P<v>\S*)")
+_PROMPT = re.compile(
+    r"(?:\([\w.@-]{1,60}\)\s*)?(?:[\w.-]{1,64}@[\w.-]{1,64}(?::[^\s$#]{0,200})?\s?[$#%]\s*|[$%>]\s+)"
+)
+_EXPORT = re.compile(r"(?:export|declare -x|typeset -x|set|ENV)\s+(?P<rest>.+)")
+_SETENV = re.compile(rf"setenv\s+(?P<k>{_NAME})\s+(?P<v>.*)")
+_DOCKER_ENV = re.compile(rf"ENV\s+(?P<k>{_NAME})\s+(?P<v>[^=\s].*)")
+_PY_SET = re.compile(rf"os\.environ\[\s*(?P<q>[\"'])(?P<k>{_NAME})(?P=q)\s*\]\s*=\s*(?P<v>[^#]*)")
+_PY_CALL = re.compile(
+    rf"(?:os\.environ\.setdefault|os\.putenv)\(\s*(?P<q>[\"'])(?P<k>{_NAME})(?P=q)\s*,\s*(?P<v>[^)]*)\)"
+)
+_PY_PAIR = re.compile(rf"(?P<q>[\"'])(?P<k>{_NAME})(?P=q)\s*:\s*(?P<v>[\"'][^\"']*[\"']|\d+)")
+_YAML_NAME = re.compile(rf"-?\s*name:\s*[\"']?(?P<k>{_NAME})[\"']?\s*")
+_YAML_VALUE = re.compile(r"value:\s*(?P<v>.*)")
+_YAML_FLOW = re.compile(
+    rf"name:\s*[\"']?(?P<k>{_NAME})[\"']?\s*,\s*value:\s*(?P<v>\"[^\"]*\"|'[^']*'|[^,}}\s]*)"
+)
+_LITERAL = re.compile(r"(?P<q>[\"'])(?P<s>[^\"']*)(?P=q)|(?P<n>-?\d+(?:\.\d+)?)|(?P<b>True|False)")
+_WRAPPERS = frozenset({"env", "sudo", "-E", "time", "exec", "nohup", "command"})
+_OPTION_ENV = frozenset({"-x", "-e", "--env", "-env", "--setenv"})
+_COMMANDS = re.compile(
+    r"(?:.*/)?(?:python[\d.]*|torchrun|deepspeed|accelerate|srun|sbatch|salloc|mpirun|mpiexec"
+    r"|bash|sh|zsh|nccl-doctor|ray|horovodrun|colossalai|lightning|nsys|ncu|numactl|taskset"
+    r"|pytest|uv|poetry|docker|podman|singularity|apptainer|enroot|kubectl|nvidia-smi|composer"
+    r"|[\w.-]+_perf|[\w.-]+\.(?:py|sh)|\./\S+|make|cmake|ninja|pip[\d.]*|conda|jupyter|gdb)"
+)
+_MAX_TEXT = 4000
+#: one of which a line setting a variable holds
+_MARKS = ("=", "name:", "setenv ", "ENV ", "os.environ", "os.putenv")
+
+
+def _unquote(value: str) -> str:
+    s = value.strip()
+    if len(s) >= 2 and s[0] == s[-1] and s[0] in "\"'":
+        return s[1:-1]
+    return s
+
+
+def _literal(value: str) -> str | None:
+    """A Python literal value as text (``"INFO"`` -> ``INFO``, ``1`` -> ``1``), else ``None``."""
+    m = _LITERAL.fullmatch(value.strip().rstrip(";").strip())
+    if m is None:
+        return None
+    if m["q"] is not None:
+        return m["s"]
+    return m["n"] if m["n"] is not None else m["b"]
+
+
+def _tokens(text: str) -> list[str]:
+    try:
+        return shlex.split(text, comments=False, posix=True)
+    except ValueError:
+        return text.split()
+
+
+class EnvParser(StreamParser):
+    """Reads environment variables from dumps, exports, command lines, Python and YAML."""
+
+    kind: ClassVar[str] = "env"
+    anchors: ClassVar[tuple[str, ...]] = ()
+    #: variable families; NCCL's INFO lines name NCCL_* variables by the thousand,
+    #: so these lines are read up to the reader's budget
+    info_anchors: ClassVar[tuple[str, ...]] = (
+        "NCCL_",
+        "TORCH_",
+        "TORCHELASTIC_",
+        "PYTORCH_",
+        "CUDA_",
+        "NVIDIA_",
+        "MASTER_ADDR",
+        "MASTER_PORT",
+        "WORLD_SIZE",
+        "RANK=",
+        "LOCAL_RANK",
+        "GLOO_",
+        "OMP_NUM_THREADS",
+        "LD_LIBRARY_PATH",
+        "LD_PRELOAD",
+        "FI_",
+        "UCX_",
+        "SLURM_",
+        "OMPI_",
+        "PMIX_",
+        "NVSHMEM_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._yaml: tuple[Line, str] | None = None
+
+    @property
+    def open(self) -> bool:
+        """Whether a YAML ``- name: KEY`` waits for its ``value:`` line."""
+        return self._yaml is not None
+
+    def feed(self, line: Line) -> bool:
+        """Take a line that sets environment variables."""
+        text = body(line.text)[:_MAX_TEXT].strip()
+        pending, self._yaml = self._yaml, None
+        if (
+            pending is not None
+            and line.number == pending[0].number + 1
+            and line.rank == pending[0].rank
+            and (m := _YAML_VALUE.fullmatch(text))
+        ):
+            self._var(pending[0], pending[1], _unquote(m["v"]), "yaml")
+            return True
+        if not text or not any(k in text for k in _MARKS):
+            return False
+        if not any(a in line.raw for a in self.info_anchors):
+            return False  # a line offered only because a YAML name was pending
+        found: list[tuple[str, str | None, str]] = []
+        if "os." in text:
+            found = _python(text)
+        elif "name:" in text:
+            if m := _YAML_FLOW.search(text):
+                found = [(m["k"], _unquote(m["v"]), "yaml")]
+            elif m := _YAML_NAME.fullmatch(text):
+                self._yaml = (line, m["k"])
+                return True
+        elif not text.startswith("#"):
+            found = _shell(text)
+        for name, value, form in found:
+            self._var(line, name, value, form)
+        return bool(found)
+
+    def _var(self, line: Line, name: str, value: str | None, form: str) -> None:
+        self.emit(
+            EnvVar(
+                cite=cite(line), rank=line.rank, host=line.host, name=name, value=value, form=form
+            )
+        )
+
+
+def _python(text: str) -> list[tuple[str, str | None, str]]:
+    if m := _PY_SET.search(text):
+        return [(m["k"], _literal(m["v"]), "python")]
+    if m := _PY_CALL.search(text):
+        return [(m["k"], _literal(m["v"]), "python")]
+    if "os.environ.update" in text:
+        return [(m["k"], _literal(m["v"]), "python") for m in _PY_PAIR.finditer(text)]
+    return []
+
+
+def _shell(text: str) -> list[tuple[str, str | None, str]]:
+    prompt = _PROMPT.match(text)
+    rest = text[prompt.end() :] if prompt else text
+    if m := _SETENV.fullmatch(rest):
+        return [(m["k"], _unquote(m["v"]), "export")]
+    if m := _DOCKER_ENV.fullmatch(rest):
+        return [(m["k"], _unquote(m["v"]), "export")]
+    if m := _EXPORT.fullmatch(rest):
+        found = (_ASSIGN.fullmatch(token) for token in _tokens(m["rest"]))
+        return [(a["k"], a["v"], "export") for a in found if a is not None]
+    if prompt is None and (m := _DUMP.fullmatch(rest)):
+        return [(m["k"], _unquote(m["v"]), "dump")]
+    tokens = _tokens(rest)
+    i = 0
+    while i < len(tokens) and tokens[i] in _WRAPPERS:
+        i += 1
+    wrapped = i > 0
+    lead: list[tuple[str, str | None, str]] = []
+    while i < len(tokens) and (a := _ASSIGN.fullmatch(tokens[i])):
+        lead.append((a["k"], a["v"], "inline"))
+        i += 1
+    command = tokens[i:]
+    bare = lead and not (prompt or wrapped or len(lead) > 1)
+    if bare and (not command or not _COMMANDS.fullmatch(command[0])):
+        return []
+    return lead + _in_command(command)
+
+
+def _in_command(tokens: list[str]) -> list[tuple[str, str | None, str]]:
+    """``-x KEY=V`` / ``-e KEY=V`` / ``--env=KEY=V`` / ``--export=ALL,KEY=V`` inside a command."""
+    out: list[tuple[str, str | None, str]] = []
+    for i, token in enumerate(tokens[:400]):
+        candidates: list[str] = []
+        if token in _OPTION_ENV and i + 1 < len(tokens):
+            candidates = [tokens[i + 1]]
+        elif token.startswith(("--env=", "-e=")):
+            candidates = [token.split("=", 1)[1]]
+        elif token.startswith("--export="):
+            candidates = token.split("=", 1)[1].split(",")
+        found = (_ASSIGN.fullmatch(item) for item in candidates)
+        out.extend((a["k"], a["v"], "inline") for a in found if a is not None)
+    return out

@@ -1,0 +1,351 @@
+"""The ``xid`` kind: kernel log lines of the NVIDIA driver (``NVRM:``, NVSwitch ``SXid``, modules).
+
+The reader has removed dmesg/syslog stamps; a bare ``kernel: `` (journalctl
+without date) or other text before ``NVRM:`` is skipped here. Xid lines of
+every driver era are read: ``Xid (PCI:0000:3b:00): 79, pid=..., name=...,
+GPU has fallen off the bus.``, the old ``Xid (0000:04:00): 13, ...`` without
+``PCI:``, ``pid='<unknown>'``, ``Ch 00000008`` channels and ``caused by
+previous Xid 149``. A ``GPU at PCI:...: GPU-<uuid>`` line names the UUID of
+later Xids of the same bus, and the ``GPU Board Serial Number`` line after it.
+Messages the driver spreads over several ``NVRM:`` lines (``The NVIDIA GPU
+... has fallen off the bus``, ``API mismatch: the client has the version X,
+but / this kernel module has the version Y``) become one fact citing the
+first line.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import ClassVar
+
+from nccl_doctor.evidence.lines import Line
+from nccl_doctor.facts.base import Fact
+from nccl_doctor.facts.host import KernelGpuMessage, XidEvent
+from nccl_doctor.parse._runtext import cite, clip, to_int, who
+from nccl_doctor.parse.base import StreamParser
+
+_BUS = r"[0-9a-fA-F]{1,8}:[0-9a-fA-F]{1,2}:[0-9a-fA-F]{1,2}(?:\.[0-7])?"
+_XID = re.compile(rf"^Xid \((?:PCI:)?(?P<bus>{_BUS})\): (?P<xid>\d{{1,6}})(?:, ?(?P<detail>.*))?$")
+_SXID = re.compile(
+    rf"nvidia-nvswitch\d{{0,4}}: SXid \((?:PCI:)?(?P<bus>{_BUS})\): (?P<xid>\d{{1,6}})"
+    r"(?:, ?(?P<detail>.*))?$"
+)
+_PID = re.compile(r"\bpid=(?:'?<unknown>'?|'?(?P<pid>\d{1,9})'?)")
+_NAME = re.compile(r"\bname=(?P<name>[^,]{0,100})")
+_CHANNEL = re.compile(r"\b(?:Ch|Channel ID|ChID) (?P<ch>[0-9a-fA-F]{2,8})\b")
+_CAUSED = re.compile(r"caused by previous Xid (?P<x>\d{1,6})")
+_LEADING = re.compile(
+    r"^(?:pid=[^,]*|name=[^,]*|Ch [0-9a-fA-F]{2,8}|Channel ID [0-9a-fA-F]{2,8}"
+    r"|intr [0-9a-fA-F]{1,8})[,.]?\s*"
+)
+_IDENTITY = re.compile(rf"^GPU at (?:PCI:)?(?P<bus>{_BUS}): (?P<uuid>GPU-[0-9a-fA-F-]{{8,40}})")
+_SERIAL = re.compile(r"^GPU Board Serial Number: (?P<s>\S{1,40})")
+_GPU_BUS = re.compile(rf"^GPU (?P<bus>{_BUS}): (?P<msg>.*)$")
+_GPU_LABEL = re.compile(r"^(?P<label>GPU\d{1,4}) (?P<msg>.*)$")
+_THE_GPU = re.compile(rf"^The NVIDIA GPU (?P<bus>{_BUS})(?P<rest>.*)$")
+_PCI_ID = re.compile(r"PCI ID: (?P<id>[0-9a-fA-F]{4}:[0-9a-fA-F]{4})")
+_CLIENT = re.compile(r"API mismatch: the client has the version (?P<v>[\w.-]{1,40}), but")
+_MODULE_V = re.compile(r"this kernel module has the version (?P<v>\d[\w.-]{0,39}?)\.?(?:\s|$)")
+_LOADING = re.compile(
+    r"loading NVIDIA UNIX (?P<open>Open )?(?:\w{1,12} )?Kernel Module(?: for \w{1,12})?"
+    r"\s+(?P<v>\d{2,4}\.\d{1,4}(?:\.\d{1,4})?)"
+)
+_MODULE = re.compile(r"nvidia[-_](?P<m>peermem|uvm)")
+_MODULE_ERR = re.compile(
+    r"Unknown symbol|disagrees|could not insert|not found|Invalid|ERROR|[Ee]rror|[Ff]ail"
+)
+_ERRORISH = re.compile(r"[Ee]rror|[Ff]ail|[Tt]imeout|timed out|not responding|fallen off")
+
+
+def bus_id(text: str | None) -> str | None:
+    """``0000:3b:00`` / ``0000:b3:00.0`` as nvidia-smi's ``00000000:3B:00.0``, else ``None``."""
+    if not text:
+        return None
+    head, _, func = text.partition(".")
+    parts = head.split(":")
+    if len(parts) != 3:
+        return None
+    try:
+        domain, bus, dev = (int(p, 16) for p in parts)
+        fn = int(func or "0", 16)
+    except ValueError:
+        return None
+    if domain > 0xFFFFFFFF or bus > 0xFF or dev > 0xFF or fn > 7:
+        return None
+    return f"{domain:08X}:{bus:02X}:{dev:02X}.{fn:X}"
+
+
+def _gpu_kind(msg: str) -> str | None:
+    """The kind of an NVRM message about one GPU, ``None`` when it is not worth a fact."""
+    low = msg.lower()
+    if "fallen off the bus" in low:
+        return "fallen_off_bus"
+    if "rminitadapter failed" in low or "rm_init_adapter failed" in low:
+        return "init_failed"
+    if "heartbeat" in low and ("timed out" in low or "timeout" in low):
+        return "gsp_heartbeat_timeout"
+    if "gsp" in low and ("timeout" in low or "timed out" in low):
+        return "gsp_timeout"
+    if "rpc" in low and ("timeout" in low or "timed out" in low):
+        return "gsp_timeout"
+    if "gsp" in low and ("fail" in low or "error" in low):
+        return "gsp_error"
+    if "memory subsystem error" in low or ("ecc" in low and "error" in low):
+        return "memory_error"
+    if "timeout" in low or "timed out" in low:
+        return "driver_timeout"
+    if _ERRORISH.search(msg):
+        return "other"
+    return None
+
+
+@dataclass(slots=True)
+class _Pending:
+    """A driver message spread over several NVRM lines."""
+
+    line: Line
+    kind: str
+    text: str
+    bus: str | None = None
+    client_version: str | None = None
+    lines: int = 1
+
+
+class XidParser(StreamParser):
+    """Reads Xid/SXid events and the other NVIDIA driver kernel messages."""
+
+    kind: ClassVar[str] = "xid"
+    anchors: ClassVar[tuple[str, ...]] = (
+        "NVRM:",
+        "SXid (",
+        "nvidia_peermem",
+        "nvidia-peermem",
+        "nvidia_uvm",
+        "nvidia-uvm",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._uuids: dict[str, str] = {}
+        self._identity: tuple[int, str] | None = None
+        self._pending: _Pending | None = None
+
+    def feed(self, line: Line) -> bool:
+        """Take one driver kernel line."""
+        text = line.text
+        at = text.find("NVRM:")
+        if at < 0:
+            return self._other(line, text)
+        msg = text[at + 5 :].strip()
+        if self._pending is not None and self._continues(self._pending, line, msg):
+            return True
+        self._flush()
+        self._nvrm(line, msg)
+        return True
+
+    def finish(self) -> list[Fact]:
+        """Emit a multi-line message still waiting for its end."""
+        self._flush()
+        return self.take()
+
+    # -- NVRM lines -------------------------------------------------------------
+    def _nvrm(self, line: Line, msg: str) -> None:
+        base = who(line, line.rank)
+        if msg.startswith("Xid") and (m := _XID.match(msg)):
+            self.emit(self._xid(line, m, nvswitch=False))
+            return
+        if m := _IDENTITY.match(msg):
+            bus = bus_id(m["bus"])
+            if bus is not None:
+                self._uuids[bus] = m["uuid"]
+                self._identity = (line.number, bus)
+            self.emit(
+                KernelGpuMessage(
+                    **base, kind="gpu_identity", bus_id=bus, uuid=m["uuid"], message=clip(msg)
+                )
+            )
+            return
+        if m := _SERIAL.match(msg):
+            bus = None
+            if self._identity is not None and line.number - self._identity[0] <= 3:
+                bus = self._identity[1]
+            self.emit(
+                KernelGpuMessage(
+                    **base,
+                    kind="board_serial",
+                    bus_id=bus,
+                    uuid=self._uuids.get(bus or ""),
+                    serial=m["s"],
+                    message=clip(msg),
+                )
+            )
+            return
+        if m := _THE_GPU.match(msg):
+            self._pending = _Pending(line=line, kind="the_gpu", text=msg, bus=bus_id(m["bus"]))
+            self._complete(self._pending)
+            return
+        if m := _CLIENT.search(msg):
+            self._pending = _Pending(
+                line=line, kind="api_mismatch", text=msg, client_version=m["v"]
+            )
+            self._complete(self._pending)
+            return
+        if "this kernel module has the version" in msg and (m := _MODULE_V.search(msg)):
+            self.emit(
+                KernelGpuMessage(**base, kind="api_mismatch", version=m["v"], message=clip(msg))
+            )
+            return
+        if m := _LOADING.search(msg):
+            self.emit(
+                KernelGpuMessage(
+                    **base,
+                    kind="module_version",
+                    version=m["v"],
+                    open_module=m["open"] is not None,
+                    message=clip(msg),
+                )
+            )
+            return
+        if "crash dump has been created" in msg:
+            self.emit(KernelGpuMessage(**base, kind="crash_dump", message=clip(msg)))
+            return
+        if "probe routine" in msg:
+            self.emit(KernelGpuMessage(**base, kind="probe_failed", message=clip(msg)))
+            return
+        if msg.startswith(("No NVIDIA GPU found", "No NVIDIA devices probed")):
+            self.emit(KernelGpuMessage(**base, kind="no_gpu", message=clip(msg)))
+            return
+        bus = label = None
+        if m := _GPU_BUS.match(msg):
+            bus, detail = bus_id(m["bus"]), m["msg"]
+        elif m := _GPU_LABEL.match(msg):
+            label, detail = m["label"], m["msg"]
+        else:
+            detail = msg
+        kind = _gpu_kind(detail)
+        if kind is not None:
+            self.emit(
+                KernelGpuMessage(
+                    **base,
+                    kind=kind,
+                    bus_id=bus,
+                    gpu_label=label,
+                    uuid=self._uuids.get(bus or ""),
+                    message=clip(msg),
+                )
+            )
+
+    def _xid(self, line: Line, m: re.Match[str], nvswitch: bool) -> XidEvent:
+        detail = (m["detail"] or "").strip()
+        pid_m = _PID.search(detail)
+        name_m = _NAME.search(detail)
+        name = name_m["name"].strip().strip("'") if name_m else None
+        channel_m = _CHANNEL.search(detail)
+        caused = _CAUSED.search(detail)
+        message = detail
+        for _ in range(8):
+            stripped = _LEADING.sub("", message, count=1)
+            if stripped == message:
+                break
+            message = stripped
+        bus = bus_id(m["bus"])
+        return XidEvent(
+            cite=cite(line),
+            rank=line.rank,
+            host=line.host,
+            xid=to_int(m["xid"]),
+            bus_id=bus,
+            pid=to_int(pid_m["pid"]) if pid_m and pid_m["pid"] else None,
+            process_name=None if not name or name == "<unknown>" else name,
+            channel=channel_m["ch"] if channel_m else None,
+            message=clip(message) if message.strip() else None,
+            detail=clip(detail),
+            caused_by_xid=to_int(caused["x"]) if caused else None,
+            uuid=None if nvswitch else self._uuids.get(bus or ""),
+            nvswitch=nvswitch,
+        )
+
+    # -- multi-line messages ----------------------------------------------------------
+    def _continues(self, pending: _Pending, line: Line, msg: str) -> bool:
+        if pending.kind == "done" or line.number != pending.line.number + pending.lines:
+            return False
+        if pending.lines >= 6:
+            return False
+        if msg.startswith(("Xid", "GPU at ", "GPU Board", "loading NVIDIA", "API mismatch")):
+            return False
+        pending.text = f"{pending.text} {msg}"
+        pending.lines += 1
+        if pending.kind == "api_mismatch" and (m := _MODULE_V.search(msg)):
+            self._emit_pending(pending, version=m["v"])
+            pending.kind = "done"
+        self._complete(pending)
+        return True
+
+    def _complete(self, pending: _Pending) -> None:
+        """Emit a 'The NVIDIA GPU ...' message once its sentence ended."""
+        if pending.kind == "the_gpu" and pending.text.rstrip().endswith("."):
+            self._emit_pending(pending)
+            pending.kind = "done"
+
+    def _flush(self) -> None:
+        pending, self._pending = self._pending, None
+        if pending is not None and pending.kind != "done":
+            self._emit_pending(pending)
+
+    def _emit_pending(self, pending: _Pending, version: str | None = None) -> None:
+        line, text = pending.line, pending.text
+        if pending.kind == "api_mismatch":
+            kind = "api_mismatch"
+        else:
+            low = text.lower()
+            if "fallen off the bus" in low:
+                kind = "fallen_off_bus"
+            elif "not supported" in low:
+                kind = "unsupported_gpu"
+            else:
+                kind = _gpu_kind(text) or "other"
+        pci = _PCI_ID.search(text)
+        self.emit(
+            KernelGpuMessage(
+                cite=cite(line),
+                rank=line.rank,
+                host=line.host,
+                kind=kind,
+                bus_id=pending.bus,
+                uuid=self._uuids.get(pending.bus or ""),
+                version=version,
+                client_version=pending.client_version,
+                pci_device_id=pci["id"].lower() if pci else None,
+                message=clip(text),
+            )
+        )
+
+    # -- other driver lines ---------------------------------------------------------------
+    def _other(self, line: Line, text: str) -> bool:
+        if "SXid (" in text and (m := _SXID.search(text)):
+            self._flush()
+            self.emit(self._xid(line, m, nvswitch=True))
+            return True
+        m = _MODULE.search(text)
+        if m is None:
+            return False
+        module = f"nvidia_{m['m']}"
+        if "Loaded the UVM driver" in text:
+            kind = "module_loaded"
+        elif _MODULE_ERR.search(text):
+            kind = "module_load_error"
+        else:
+            return False
+        self._flush()
+        self.emit(
+            KernelGpuMessage(
+                cite=cite(line),
+                rank=line.rank,
+                host=line.host,
+                kind=kind,
+                module=module,
+                message=clip(text),
+            )
+        )
+        return True

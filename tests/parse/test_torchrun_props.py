@@ -1,0 +1,122 @@
+"""Property tests: the torchrun parser never raises and cites real lines, on any input."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from nccl_doctor.evidence.lines import lines_of
+from nccl_doctor.facts.base import Fact
+from nccl_doctor.parse.torchrun import TorchrunParser
+from tests.helpers import FORMATS, parse_stream
+
+FIXTURES = [
+    p.read_bytes().decode("utf-8", errors="replace")
+    for folder in ("torchrun",)
+    for p in sorted((FORMATS / folder).glob("*.txt"))
+]
+EXAMPLE = FORMATS.parents[2] / "examples" / "h200-cuda-999" / "train.log"
+FIXTURES.append(EXAMPLE.read_bytes().decode("utf-8", errors="replace"))
+FIXTURES.append(
+    "=====\nt.py FAILED\n-----\nRoot Cause (first observed failure):\n[0]:\n  time      : 2024\n"
+    "  rank      : 3 (local_rank: 1)\n  exitcode  : -6 (pid: 9)\n  traceback : Traceback (most "
+    'recent call last):\n    File "a.py", line 1, in f\n  RuntimeError: NCCL error: internal '
+    "error, NCCL version 2.1\n  Last error:\n  x\n=====\n"
+)
+FIXTURES.append(
+    "[I ProcessGroupNCCL.cpp:672] [Rank 0] ProcessGroupNCCL initialized with following options:\n"
+    "NCCL_ASYNC_ERROR_HANDLING: 1\nTIMEOUT(ms): 1800000\n"
+)
+TOKENS = [
+    "[E ProcessGroupNCCL.cpp:737] ",
+    "[Rank 1] ",
+    "[PG ID 0 PG GUID 0(default_pg) Rank 3] ",
+    "Watchdog caught collective operation timeout: ",
+    "WorkNCCL(SeqNum=1, OpType=ALLREDUCE, ",
+    "Timeout(ms)=600000)",
+    " ran for 600012 milliseconds before timing out.",
+    "last enqueued NCCL work: ",
+    "-1",
+    "failed (exitcode: -9) local_rank: 3 (pid: 1) of binary: ",
+    "Sending process 12 closing signal SIGTERM",
+    " FAILED",
+    "[0]:",
+    "  exitcode  : ",
+    "  traceback : ",
+    "=====",
+    "NCCL error in: a.cpp:1, ",
+    "ncclSystemError: ",
+    "Last error:",
+    "ProcessGroupNCCL initialization options: ",
+    "size: 4, ",
+    "CUDA out of memory. ",
+    "Tried to allocate 2.00 GiB",
+    "server socket has failed to bind to [::]:29500 (errno: 98 - x)",
+    "\n",
+    ": ",
+    ", ",
+    "9",
+]
+
+
+@st.composite
+def mutated(draw: st.DrawFn) -> str:
+    """A sample with lines deleted, duplicated, cut, swapped or garbled."""
+    lines = draw(st.sampled_from(FIXTURES)).splitlines()
+    for _ in range(draw(st.integers(0, 8))):
+        if not lines:
+            break
+        i = draw(st.integers(0, len(lines) - 1))
+        op = draw(st.sampled_from(["del", "dup", "cut", "swap", "garble", "truncate", "insert"]))
+        if op == "del":
+            del lines[i]
+        elif op == "dup":
+            lines.insert(i, lines[i])
+        elif op == "cut":
+            lines[i] = lines[i][: draw(st.integers(0, len(lines[i])))]
+        elif op == "swap":
+            j = draw(st.integers(0, len(lines) - 1))
+            lines[i], lines[j] = lines[j], lines[i]
+        elif op == "garble" and lines[i]:
+            k = draw(st.integers(0, len(lines[i]) - 1))
+            lines[i] = lines[i][:k] + draw(st.text(min_size=1, max_size=3)) + lines[i][k + 1 :]
+        elif op == "insert":
+            lines.insert(i, draw(st.sampled_from(TOKENS)) + draw(st.text(max_size=8)))
+        else:
+            lines = lines[: i + 1]
+    return "\\n".join(lines)
+
+
+def random_text() -> st.SearchStrategy[str]:
+    """Text built from the format's own tokens and arbitrary characters."""
+    return st.lists(st.sampled_from(TOKENS) | st.text(max_size=6), max_size=60).map("".join)
+
+
+def check(text: str) -> None:
+    """Facts are Facts citing lines of ``text``; every line fed or only anchored ones agree."""
+    raws = {line.number: line.raw for line in lines_of(text, "p")}
+    facts = parse_stream(TorchrunParser(), text, "p")
+    for fact in facts:
+        assert isinstance(fact, Fact)
+        assert fact.cite.source == "p"
+        assert fact.cite.line in raws
+        assert raws[fact.cite.line].startswith(fact.cite.text.rstrip("…"))
+    every = TorchrunParser()
+    all_fed: list[Fact] = []
+    for line in lines_of(text, "p"):
+        every.feed(line)
+        all_fed.extend(every.take())
+    all_fed.extend(every.finish())
+    assert all_fed == facts
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(mutated())
+def test_mutated_samples(text: str) -> None:
+    check(text)
+
+
+@settings(max_examples=150, deadline=None)
+@given(random_text())
+def test_random_text(text: str) -> None:
+    check(text)
