@@ -1,0 +1,66 @@
+"""Parsers: evidence lines -> typed facts. One module per evidence kind.
+
+The order of the lists is the order in which a line is offered: a more
+specific format comes before a more general one.
+"""
+
+from __future__ import annotations
+
+from nccl_doctor.parse.base import BlockParser, StreamParser
+from nccl_doctor.parse.collect_env import CollectEnvParser
+from nccl_doctor.parse.env import EnvParser
+from nccl_doctor.parse.infiniband import (
+    Ibdev2netdevParser,
+    IbstatParser,
+    IbstatusParser,
+    IbvDevinfoParser,
+)
+from nccl_doctor.parse.nccl_log import NcclLogParser
+from nccl_doctor.parse.nccl_tests import NcclTestsParser
+from nccl_doctor.parse.nvidia_smi import NvidiaSmiParser
+from nccl_doctor.parse.nvidia_smi_q import NvidiaSmiQParser
+from nccl_doctor.parse.nvidia_smi_xml import NvidiaSmiXmlParser
+from nccl_doctor.parse.nvlink import NvlinkParser
+from nccl_doctor.parse.topo import TopoParser
+from nccl_doctor.parse.torchrun import TorchrunParser
+from nccl_doctor.parse.traceback import TracebackParser
+from nccl_doctor.parse.xid import XidParser
+
+BLOCK_PARSERS: tuple[type[BlockParser], ...] = (
+    NvidiaSmiXmlParser,
+    NvidiaSmiQParser,
+    NvidiaSmiParser,
+    TopoParser,
+    NvlinkParser,
+    IbstatusParser,
+    IbstatParser,
+    IbvDevinfoParser,
+    Ibdev2netdevParser,
+    CollectEnvParser,
+    NcclTestsParser,
+)
+
+STREAM_PARSERS: tuple[type[StreamParser], ...] = (
+    TracebackParser,
+    XidParser,
+    NcclLogParser,
+    TorchrunParser,
+    EnvParser,
+)
+
+#: Every evidence kind a parser reads, in the order of the public list.
+KINDS: tuple[str, ...] = tuple(p.kind for p in BLOCK_PARSERS + STREAM_PARSERS)
+
+
+def all_anchors() -> tuple[str, ...]:
+    """The union of every parser's anchors, deduplicated, in a stable order."""
+    seen: dict[str, None] = {}
+    for parser in BLOCK_PARSERS + STREAM_PARSERS:
+        for anchor in parser.anchors:
+            seen.setdefault(anchor, None)
+        for anchor in getattr(parser, "info_anchors", ()):
+            seen.setdefault(anchor, None)
+    return tuple(seen)
+
+
+__all__ = ["BLOCK_PARSERS", "KINDS", "STREAM_PARSERS", "BlockParser", "StreamParser", "all_anchors"]

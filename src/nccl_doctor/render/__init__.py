@@ -1,0 +1,1 @@
+"""Renderers: reports and parse results to text, JSON, Markdown. No rule logic here."""
