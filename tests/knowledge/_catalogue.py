@@ -1,0 +1,16 @@
+"""The diagnosis ids of the catalogue table in shared/spec/diagnoses.md, when it is present."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+CATALOGUE = Path(__file__).resolve().parents[3] / "shared" / "spec" / "diagnoses.md"
+
+
+def catalogue_ids() -> set[str] | None:
+    """The ``| `layer.name` |`` ids of the catalogue table, or ``None`` without the file."""
+    if not CATALOGUE.is_file():
+        return None
+    text = CATALOGUE.read_text(encoding="utf-8")
+    return set(re.findall(r"^\|\s*`([a-z0-9]+\.[a-z0-9_]+)`\s*\|", text, flags=re.MULTILINE))
