@@ -1,11 +1,15 @@
-"""The diagnosis ids of the catalogue table in shared/spec/diagnoses.md, when it is present."""
+"""The diagnosis ids of the catalogue table in the project's docs/diagnoses.md."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
-CATALOGUE = Path(__file__).resolve().parents[3] / "shared" / "spec" / "diagnoses.md"
+ROOT = Path(__file__).resolve().parents[2]
+#: the project's copy of the catalogue (shared/spec/diagnoses.md is its source)
+CATALOGUE = ROOT / "docs" / "diagnoses.md"
+#: the shared original, beside the checkout where it is laid out
+SHARED_CATALOGUE = ROOT.parent / "shared" / "spec" / "diagnoses.md"
 
 
 def catalogue_ids() -> set[str] | None:
