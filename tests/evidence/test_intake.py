@@ -126,3 +126,14 @@ def test_non_utf8_bytes_pass_through(tmp_path: Path) -> None:
 )
 def test_rank_from_file_names(name: str, rank: int | None) -> None:
     assert rank_from_name(name) == rank
+
+
+def test_provenance_notes_are_skipped_in_folders_but_read_when_named(tmp_path: Path) -> None:
+    (tmp_path / "SOURCE.md").write_text("Cuda failure 999 'unknown error' was quoted here\n")
+    (tmp_path / "train.log").write_text("log\n")
+    got, notes = _read_all([str(tmp_path)])
+    assert list(got) == [str(tmp_path / "train.log")]
+    assert notes == [f"{tmp_path / 'SOURCE.md'}: notes about the evidence, not evidence: skipped"]
+    got, notes = _read_all([str(tmp_path / "SOURCE.md")])
+    assert list(got) == [str(tmp_path / "SOURCE.md")]
+    assert notes == []

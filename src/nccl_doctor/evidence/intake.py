@@ -36,6 +36,11 @@ _DECOMPRESSION_ERRORS = (
     zipfile.BadZipFile,
 )
 
+#: Files that describe a folder of evidence rather than hold it (an incident's
+#: SOURCE note quotes the error it documents). Skipped when a folder is walked,
+#: read when named on their own.
+PROVENANCE_NAMES = frozenset({"SOURCE.md", "SOURCES.md", "README.md"})
+
 #: How many leading bytes decide "binary" (a NUL byte among them).
 SNIFF_BYTES = 8192
 
@@ -122,7 +127,9 @@ class Intake:
                 self.note(name, f"cannot list folder: {exc.strerror or exc}")
                 return
             for child in children:
-                if child.is_file() or (child.is_symlink() and not child.exists()):
+                if child.name in PROVENANCE_NAMES and child.is_file():
+                    self.note(str(child), "notes about the evidence, not evidence: skipped")
+                elif child.is_file() or (child.is_symlink() and not child.exists()):
                     yield from self._from_path(child, str(child))
             return
         if not path.exists():

@@ -1,4 +1,8 @@
-"""Facts to plain JSON-ready values: ``{"type": "Gpu", ...fields}``."""
+"""Facts to plain JSON-ready values: ``{"fact": "Gpu", ...fields}``.
+
+The class name goes under ``fact``, a key no fact uses for a field (facts
+do have fields named ``type`` and ``kind``).
+"""
 
 from __future__ import annotations
 
@@ -24,7 +28,7 @@ def to_jsonable(value: Any) -> Any:
         return value
     cls = type(value)
     if hasattr(cls, "__dataclass_fields__"):
-        out: dict[str, Any] = {"type": cls.__name__}
+        out: dict[str, Any] = {"fact": cls.__name__}
         for name in _fields(cls):
             item = getattr(value, name)
             if name == "cite":

@@ -64,7 +64,7 @@ def parsed_text(result: ReadResult) -> str:
         for fact in s.facts:
             data = to_jsonable(fact)
             cite = data.pop("cite")
-            kind = data.pop("type")
+            kind = data.pop("fact")
             fields = ", ".join(
                 f"{k}={_value(v)}" for k, v in data.items() if v not in (None, [], "")
             )
