@@ -93,7 +93,7 @@ def _prefilter(key: str) -> Prefilter:
             anchors = [a for p in BLOCK_PARSERS for a in p.anchors]
             anchors.extend(a for p in STREAM_PARSERS for a in p.anchors)
             anchors.extend(_FENCES)
-        found = _PREFILTERS[key] = make_prefilter(anchors)
+        found = _PREFILTERS[key] = make_prefilter(anchors, cache=True)
     return found
 
 
