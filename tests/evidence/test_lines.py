@@ -48,6 +48,15 @@ from nccl_doctor.evidence.lines import Attributor, lines_of
         ),
         ("[pod/trainer-0/main] [rank1]:y", 1, "trainer-0", None, None, "y"),
         (
+            "(RayWorker pid=4242, ip=10.1.2.3) NCCL WARN z",
+            None,
+            "10.1.2.3",
+            4242,
+            None,
+            "NCCL WARN z",
+        ),
+        ("(pid=77) hello", None, None, 77, None, "hello"),
+        (
             "Mar 10 12:00:00 node1 kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=1",
             None,
             "node1",

@@ -3,7 +3,8 @@
 Real logs carry prefixes that say who printed a line: torchrun's
 ``[default3]:``, PyTorch's ``[rank3]:``, NCCL's ``host:pid:tid [dev]``,
 Slurm ``srun -l``'s ``3: ``, mpirun ``--tag-output``'s ``[1,3]<stdout>:``,
-timestamps, syslog and Kubernetes collectors. :class:`Attributor` peels them
+Ray's ``(RayWorker pid=123, ip=10.0.0.1)``, timestamps, syslog and
+Kubernetes collectors. :class:`Attributor` peels them
 off, so parsers see the text the tool printed, and remembers context that
 spans lines (mp.spawn's ``-- Process 2 terminated with the following error:``).
 """
@@ -58,6 +59,7 @@ _DMESG_T = re.compile(
     r"(?P<hms>\d\d:\d\d:\d\d) (?P<year>\d{4})\] "
 )
 _DMESG = re.compile(r"\[ *(?P<up>\d+\.\d+)\] ")
+_RAY = re.compile(r"\((?:[\w.:-]+ )?pid=(?P<pid>\d+)(?:, ip=(?P<host>[\w.:-]+))?\) ")
 _KUBECTL = re.compile(r"\[pod/(?P<host>[\w.-]+)/[\w.-]+\] ")
 _COMPOSE = re.compile(r"(?P<host>[\w.-]+-\d+) +\| ")
 _MPI_TAG = re.compile(r"\[\d+,(?P<rank>\d+)\]<(?:stdout|stderr|stddiag)>: ?")
@@ -164,6 +166,9 @@ class Attributor:
             elif m := _ISO.match(text):
                 time_s, clock = _iso_seconds(m["ts"]), "iso"
             elif m := _KUBECTL.match(text) or _COMPOSE.match(text):
+                host = host or m["host"]
+            elif m := _RAY.match(text):
+                pid = int(m["pid"])
                 host = host or m["host"]
             elif m := _rank_prefix(text, srun=rank is None):
                 rank, explicit = int(m["rank"]), True
