@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import given
 
-from nccl_doctor.evidence.lines import lines_of
-from nccl_doctor.facts.base import Fact
 from nccl_doctor.parse.xid import XidParser
-from tests.helpers import FORMATS, parse_stream
+from tests.helpers import FORMATS
+from tests.parse.mutations import (
+    MUTATED_SETTINGS,
+    RANDOM_SETTINGS,
+    check_stream,
+    mutated,
+    random_text,
+)
 
 FIXTURES = [
     p.read_bytes().decode("utf-8", errors="replace")
@@ -39,64 +43,13 @@ TOKENS = [
 ]
 
 
-@st.composite
-def mutated(draw: st.DrawFn) -> str:
-    """A sample with lines deleted, duplicated, cut, swapped or garbled."""
-    lines = draw(st.sampled_from(FIXTURES)).splitlines()
-    for _ in range(draw(st.integers(0, 8))):
-        if not lines:
-            break
-        i = draw(st.integers(0, len(lines) - 1))
-        op = draw(st.sampled_from(["del", "dup", "cut", "swap", "garble", "truncate", "insert"]))
-        if op == "del":
-            del lines[i]
-        elif op == "dup":
-            lines.insert(i, lines[i])
-        elif op == "cut":
-            lines[i] = lines[i][: draw(st.integers(0, len(lines[i])))]
-        elif op == "swap":
-            j = draw(st.integers(0, len(lines) - 1))
-            lines[i], lines[j] = lines[j], lines[i]
-        elif op == "garble" and lines[i]:
-            k = draw(st.integers(0, len(lines[i]) - 1))
-            lines[i] = lines[i][:k] + draw(st.text(min_size=1, max_size=3)) + lines[i][k + 1 :]
-        elif op == "insert":
-            lines.insert(i, draw(st.sampled_from(TOKENS)) + draw(st.text(max_size=8)))
-        else:
-            lines = lines[: i + 1]
-    return "\\n".join(lines)
-
-
-def random_text() -> st.SearchStrategy[str]:
-    """Text built from the format's own tokens and arbitrary characters."""
-    return st.lists(st.sampled_from(TOKENS) | st.text(max_size=6), max_size=60).map("".join)
-
-
-def check(text: str) -> None:
-    """Facts are Facts citing lines of ``text``; every line fed or only anchored ones agree."""
-    raws = {line.number: line.raw for line in lines_of(text, "p")}
-    facts = parse_stream(XidParser(), text, "p")
-    for fact in facts:
-        assert isinstance(fact, Fact)
-        assert fact.cite.source == "p"
-        assert fact.cite.line in raws
-        assert raws[fact.cite.line].startswith(fact.cite.text.rstrip("…"))
-    every = XidParser()
-    all_fed: list[Fact] = []
-    for line in lines_of(text, "p"):
-        every.feed(line)
-        all_fed.extend(every.take())
-    all_fed.extend(every.finish())
-    assert all_fed == facts
-
-
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(mutated())
+@MUTATED_SETTINGS
+@given(mutated(FIXTURES, TOKENS))
 def test_mutated_samples(text: str) -> None:
-    check(text)
+    check_stream(XidParser, text)
 
 
-@settings(max_examples=150, deadline=None)
-@given(random_text())
+@RANDOM_SETTINGS
+@given(random_text(TOKENS))
 def test_random_text(text: str) -> None:
-    check(text)
+    check_stream(XidParser, text)

@@ -11,7 +11,6 @@ from collections.abc import Sequence
 from typing import Generic, TypeVar
 
 from nccl_doctor.evidence.lines import Line
-from nccl_doctor.facts.base import Cite
 from nccl_doctor.parse.base import BlockParser
 
 S = TypeVar("S")
@@ -35,11 +34,6 @@ _NA = frozenset(
 )
 #: Numbers longer than this are absurd in these tools' outputs; refuse them.
 _MAX_DIGITS = 24
-
-
-def cite(line: Line) -> Cite:
-    """The citation of ``line``."""
-    return Cite.of(line.source, line.number, line.raw)
 
 
 def strip_ansi(text: str) -> str:

@@ -18,7 +18,8 @@ from nccl_doctor.facts.run import CollectiveTimeout, PgEnvironment, PgInitOption
 from nccl_doctor.parse import _launcher, _store
 from nccl_doctor.parse._cuda import CUDA_KEYWORDS, cuda_facts
 from nccl_doctor.parse._nccl_report import nccl_report
-from nccl_doctor.parse._runtext import Ctx, cite, error_fact, pg_prefix, rank_of, to_int
+from nccl_doctor.parse._runtext import Ctx, error_fact, pg_prefix, rank_of, to_int
+from nccl_doctor.parse._values import cite
 
 __all__ = ["CATEGORIES", "KEYWORDS", "classify", "context", "nccl_report", "options_facts"]
 

@@ -7,7 +7,8 @@ import re
 from nccl_doctor.evidence.lines import Line
 from nccl_doctor.facts.base import Fact
 from nccl_doctor.facts.run import CudaError, CudaOutOfMemory
-from nccl_doctor.parse._runtext import cite, clip, size_mib, to_int, who
+from nccl_doctor.parse._runtext import clip, size_mib, to_int, who
+from nccl_doctor.parse._values import cite
 
 _UNIT = r"(?:[KMGT]i?B|bytes|B)"
 _CUDA_ERROR = re.compile(r"CUDA error: (?P<err>[^\n]{1,200}?)(?:\.\s|\s\(|\.?\s*$)")

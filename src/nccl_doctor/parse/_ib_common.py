@@ -7,7 +7,8 @@ from typing import Any
 
 from nccl_doctor.evidence.lines import Line
 from nccl_doctor.facts.net import IbPort
-from nccl_doctor.parse._blocktext import cite, na, to_float, to_int
+from nccl_doctor.parse._blocktext import na, to_float, to_int
+from nccl_doctor.parse._values import cite
 
 #: IB port states by number (``/sys/class/infiniband/*/ports/*/state``).
 STATES = {0: "NOP", 1: "DOWN", 2: "INIT", 3: "ARMED", 4: "ACTIVE", 5: "ACTIVE_DEFER"}

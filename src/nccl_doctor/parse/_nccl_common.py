@@ -9,7 +9,6 @@ import math
 import re
 from dataclasses import dataclass
 
-from nccl_doctor.evidence.lines import Line
 from nccl_doctor.facts.base import Cite
 
 #: Longer numbers are absurd in these outputs; refuse them rather than guess.
@@ -90,11 +89,6 @@ ERRNO_BY_TEXT: dict[str, int] = {
     "no route to host": 113,
     "remote i/o error": 121,
 }
-
-
-def cite(line: Line) -> Cite:
-    """The citation of ``line``."""
-    return Cite.of(line.source, line.number, line.raw)
 
 
 def to_int(text: str | None) -> int | None:

@@ -7,7 +7,8 @@ from collections.abc import Sequence
 
 from nccl_doctor.evidence.lines import Line
 from nccl_doctor.facts.run import NcclErrorReport
-from nccl_doctor.parse._runtext import cite, clip, pg_prefix, rank_of, to_int
+from nccl_doctor.parse._runtext import clip, pg_prefix, rank_of, to_int
+from nccl_doctor.parse._values import cite
 
 _NCCL_IN = re.compile(
     r"NCCL error in: (?P<file>[^\s,]{1,300}?):(?P<line>\d{1,7}), (?P<reason>[^,\n]*?)"

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from nccl_doctor.evidence.lines import Line
 from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.gpu import Gpu, GpuProcess, MigDevice
+from nccl_doctor.parse._values import cite
 
 #: Numbers longer than this are absurd in nvidia-smi output; refuse them.
 _MAX_DIGITS = 18
@@ -37,11 +38,6 @@ _COMPUTE_MODES = {
 }
 _TRUE = frozenset({"enabled", "on", "yes", "true", "active"})
 _FALSE = frozenset({"disabled", "off", "no", "false", "not active"})
-
-
-def cite(line: Line) -> Cite:
-    """The citation of ``line``."""
-    return Cite.of(line.source, line.number, line.raw)
 
 
 def is_error(value: str | None) -> bool:

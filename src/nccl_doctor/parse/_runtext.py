@@ -9,6 +9,7 @@ from typing import TypedDict
 from nccl_doctor.evidence.lines import Line
 from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.run import DistributedError
+from nccl_doctor.parse._values import cite
 
 #: Linux signal numbers and names (fixed; the ``signal`` module is platform-dependent).
 SIGNALS: dict[int, str] = {
@@ -76,11 +77,6 @@ class Who(TypedDict):
     cite: Cite
     rank: int | None
     host: str | None
-
-
-def cite(line: Line) -> Cite:
-    """The citation of ``line``."""
-    return Cite.of(line.source, line.number, line.raw)
 
 
 def who(line: Line, rank: int | None) -> Who:

@@ -6,7 +6,8 @@ import re
 
 from nccl_doctor.facts.base import Fact
 from nccl_doctor.facts.run import C10dSocketError, RendezvousTimeout
-from nccl_doctor.parse._runtext import Ctx, cite, clip, error_fact, to_float, to_int
+from nccl_doctor.parse._runtext import Ctx, clip, error_fact, to_float, to_int
+from nccl_doctor.parse._values import cite
 
 _SERVER = re.compile(
     r"server socket has failed to (?P<act>bind|listen) (?:to|on) (?!any local)(?P<addr>\S+?)"

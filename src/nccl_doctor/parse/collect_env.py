@@ -23,13 +23,13 @@ from nccl_doctor.facts.base import Fact
 from nccl_doctor.facts.software import CpuInfo, PythonPackage, SoftwareVersions
 from nccl_doctor.parse._blocktext import (
     StatefulBlockParser,
-    cite,
     na,
     strip_ansi,
     to_bool,
     to_int,
     trailing_blanks,
 )
+from nccl_doctor.parse._values import cite
 from nccl_doctor.parse.topo import parse_topo_lines
 
 _START = re.compile(

@@ -19,7 +19,8 @@ from typing import ClassVar
 
 from nccl_doctor.evidence.lines import Line
 from nccl_doctor.facts.host import EnvVar
-from nccl_doctor.parse._runtext import body, cite
+from nccl_doctor.parse._runtext import body
+from nccl_doctor.parse._values import cite
 from nccl_doctor.parse.base import StreamParser
 
 _NAME = r"[A-Z_][A-Z0-9_]{0,127}"

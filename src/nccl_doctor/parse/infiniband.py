@@ -17,7 +17,8 @@ from nccl_doctor.evidence.lines import Line
 from nccl_doctor.facts.base import Fact
 from nccl_doctor.facts.net import NetDevMap
 from nccl_doctor.parse import _ib_common as ib
-from nccl_doctor.parse._blocktext import cite, na, to_float, to_int, trailing_blanks
+from nccl_doctor.parse._blocktext import na, to_float, to_int, trailing_blanks
+from nccl_doctor.parse._values import cite
 from nccl_doctor.parse.base import BlockParser
 
 _MAX_BLANKS = 2

@@ -27,8 +27,9 @@ from nccl_doctor.evidence.lines import Line
 from nccl_doctor.facts.base import Fact
 from nccl_doctor.facts.nccl import NcclErrorChain, NcclTransport, NcclVersion
 from nccl_doctor.parse import _nccl_info as info
-from nccl_doctor.parse._nccl_common import RESULT_NAMES, Who, cite, to_int
+from nccl_doctor.parse._nccl_common import RESULT_NAMES, Who, to_int
 from nccl_doctor.parse._nccl_warn import warn_fact
+from nccl_doctor.parse._values import cite
 from nccl_doctor.parse.base import StreamParser
 
 _PREFIX_AT_END = re.compile(

@@ -33,7 +33,8 @@ from nccl_doctor.facts.nccl import (
     NcclTestSummary,
 )
 from nccl_doctor.parse._blocktext import StatefulBlockParser
-from nccl_doctor.parse._nccl_common import cite, to_float, to_hex, to_int
+from nccl_doctor.parse._nccl_common import to_float, to_hex, to_int
+from nccl_doctor.parse._values import cite
 
 _TEST = re.compile(
     r"(?<![\w-])(?P<test>(?:all_reduce|all_gather|alltoallv?|broadcast|reduce_scatter|reduce|gather"

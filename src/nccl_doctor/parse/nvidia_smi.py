@@ -38,7 +38,6 @@ from nccl_doctor.facts.gpu import (
 )
 from nccl_doctor.parse._nvsmi import (
     bus_id,
-    cite,
     compute_mode,
     flag,
     integer,
@@ -46,6 +45,7 @@ from nccl_doctor.parse._nvsmi import (
     number,
     text_value,
 )
+from nccl_doctor.parse._values import cite
 from nccl_doctor.parse.base import BlockParser
 
 TOOL = "nvidia-smi"

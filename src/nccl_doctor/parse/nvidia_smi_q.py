@@ -24,7 +24,6 @@ from nccl_doctor.facts.gpu import DriverInfo, Gpu, GpuProcessTable
 from nccl_doctor.parse._nvsmi import (
     Record,
     bus_id,
-    cite,
     gpu_from_record,
     integer,
     mig_from_record,
@@ -32,6 +31,7 @@ from nccl_doctor.parse._nvsmi import (
     snake,
     text_value,
 )
+from nccl_doctor.parse._values import cite
 from nccl_doctor.parse.base import BlockParser
 
 TOOL = "nvidia-smi-q"

@@ -26,13 +26,13 @@ from nccl_doctor.facts.gpu import DriverInfo, GpuProcessTable
 from nccl_doctor.parse._nvsmi import (
     Record,
     bus_id,
-    cite,
     gpu_from_record,
     integer,
     mig_from_record,
     process_from_record,
     text_value,
 )
+from nccl_doctor.parse._values import cite
 from nccl_doctor.parse.base import BlockParser
 
 TOOL = "nvidia-smi-xml"

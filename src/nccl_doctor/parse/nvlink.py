@@ -15,7 +15,8 @@ from collections.abc import Sequence
 from nccl_doctor.evidence.lines import Line
 from nccl_doctor.facts.base import Fact
 from nccl_doctor.facts.topology import NvLink, NvLinkAllInactive, NvLinkErrorCount
-from nccl_doctor.parse._blocktext import cite, strip_ansi, to_float, to_int, trailing_blanks
+from nccl_doctor.parse._blocktext import strip_ansi, to_float, to_int, trailing_blanks
+from nccl_doctor.parse._values import cite
 from nccl_doctor.parse.base import BlockParser
 
 #: The command as the last thing on its line, so prose that only mentions it starts nothing.

@@ -21,12 +21,12 @@ from nccl_doctor.facts.base import Fact
 from nccl_doctor.facts.topology import TopoGpu, TopoLink, TopoMatrix, TopoNic
 from nccl_doctor.parse._blocktext import (
     StatefulBlockParser,
-    cite,
     na,
     strip_ansi,
     to_int,
     trailing_blanks,
 )
+from nccl_doctor.parse._values import cite
 
 #: The command as the last thing on its line (a prompt, ``sudo`` or a wrapper may come first),
 #: so prose that only mentions it starts nothing.

@@ -27,7 +27,8 @@ from nccl_doctor.evidence.lines import Line
 from nccl_doctor.facts.base import Fact
 from nccl_doctor.facts.run import ChildFailure
 from nccl_doctor.parse._c10d import classify, context, nccl_report, options_facts
-from nccl_doctor.parse._runtext import body, cite, clip, signal_of, to_int
+from nccl_doctor.parse._runtext import body, clip, signal_of, to_int
+from nccl_doctor.parse._values import cite
 from nccl_doctor.parse.base import StreamParser
 from nccl_doctor.parse.traceback import TracebackParser
 

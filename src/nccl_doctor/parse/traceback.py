@@ -36,7 +36,8 @@ from nccl_doctor.evidence.lines import Line
 from nccl_doctor.facts.base import Fact
 from nccl_doctor.facts.run import CppException, PythonTraceback
 from nccl_doctor.parse._c10d import classify, nccl_report
-from nccl_doctor.parse._runtext import body, cite, clip, to_int
+from nccl_doctor.parse._runtext import body, clip, to_int
+from nccl_doctor.parse._values import cite
 from nccl_doctor.parse.base import StreamParser
 
 _HEADER = "Traceback (most recent call last)"

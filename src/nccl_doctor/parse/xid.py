@@ -22,7 +22,8 @@ from typing import ClassVar
 from nccl_doctor.evidence.lines import Line
 from nccl_doctor.facts.base import Fact
 from nccl_doctor.facts.host import KernelGpuMessage, XidEvent
-from nccl_doctor.parse._runtext import cite, clip, to_int, who
+from nccl_doctor.parse._runtext import clip, to_int, who
+from nccl_doctor.parse._values import cite
 from nccl_doctor.parse.base import StreamParser
 
 _BUS = r"[0-9a-fA-F]{1,8}:[0-9a-fA-F]{1,2}:[0-9a-fA-F]{1,2}(?:\.[0-7])?"
