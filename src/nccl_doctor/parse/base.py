@@ -66,7 +66,7 @@ class BlockParser(ABC):
 
 
 #: Lines offered per stream parser and source through ``info_anchors`` alone.
-INFO_BUDGET = 3_000
+INFO_BUDGET = 2_000
 
 
 class StreamParser(ABC):
