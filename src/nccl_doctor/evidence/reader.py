@@ -248,15 +248,14 @@ class _SourceReader:
                         return
         if not anchored:
             return
-        for block_parser, matches in zip(self.blocks, self.block_match, strict=True):
-            if not self.any_block(raw):
-                break
-            if block_parser.kind in self.broken:
-                continue
-            if matches(raw) and self._starts(block_parser, line):
-                self.segment = {}
-                self.block, self.block_parser, self.block_cut = [line], block_parser, False
-                return
+        if self.any_block(raw):
+            for block_parser, matches in zip(self.blocks, self.block_match, strict=True):
+                if block_parser.kind in self.broken:
+                    continue
+                if matches(raw) and self._starts(block_parser, line):
+                    self.segment = {}
+                    self.block, self.block_parser, self.block_cut = [line], block_parser, False
+                    return
         for parser, matches, info in zip(
             self.streams, self.stream_match, self.info_match, strict=True
         ):
