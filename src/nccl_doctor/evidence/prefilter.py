@@ -108,6 +108,16 @@ class Prefilter(ABC):
             return []
         return self._spans(buf)
 
+    def window_spans(self, data: bytes, start: int, stop: int) -> list[tuple[int, int]]:
+        """:meth:`line_spans` of ``data[start:stop]``, as offsets into ``data``.
+
+        The reader's chunks are windows of whole lines in the bytes it read, so
+        the scan need not copy them out first.
+        """
+        if start == 0 and stop == len(data):
+            return self.line_spans(data)
+        return [(a + start, b + start) for a, b in self.line_spans(data[start:stop])]
+
     @abstractmethod
     def _spans(self, buf: bytes) -> list[tuple[int, int]]:
         """:meth:`line_spans` for a non-empty buffer and at least one literal."""
@@ -252,6 +262,25 @@ class HyperscanPrefilter(Prefilter):
         for end in ends:
             start = rfind(b"\n", prev, end) + 1 or prev
             spans.append((start, end))
+            prev = end
+        return spans
+
+    def window_spans(self, data: bytes, start: int, stop: int) -> list[tuple[int, int]]:
+        """Scans the window in place (a memoryview), when it ends at a newline."""
+        if self._every_line or not self._literals or stop <= start or data[stop - 1] != 10:
+            return super().window_spans(data, start, stop)
+        ends: list[int] = []
+
+        def on_match(_id: int, _start: int, end: int, _flags: int, _ctx: object) -> None:
+            ends.append(start + end - 1)  # the offset of the line's newline, in data
+
+        with self._lock:
+            self._db.scan(memoryview(data)[start:stop], match_event_handler=on_match)
+        spans: list[tuple[int, int]] = []
+        rfind, prev = data.rfind, start
+        for end in ends:
+            line_start = rfind(b"\n", prev, end) + 1 or prev
+            spans.append((max(line_start, prev), end))
             prev = end
         return spans
 

@@ -104,9 +104,16 @@ def _merge(spans: list[list[tuple[int, int]]]) -> list[tuple[int, int]]:
     return sorted(set().union(*spans))
 
 
-def _line_chunks(stream: BinaryIO, summary: SourceSummary, notes: list[Note]) -> Iterator[bytes]:
-    """Buffers of whole lines; a line longer than LINE_MAX_BYTES is cut."""
-    pending = b""
+def _line_chunks(
+    stream: BinaryIO, summary: SourceSummary, notes: list[Note]
+) -> Iterator[tuple[bytes, int, int]]:
+    """Windows ``(data, start, stop)`` where ``data[start:stop]`` is a run of whole lines.
+
+    Most windows lie in the bytes as read (no copy); a line that spans two
+    reads is joined into a window of its own. A line longer than
+    LINE_MAX_BYTES is cut there, with a coverage note.
+    """
+    tail = b""  # the start of a line whose end is not read yet
     skipping = False  # inside the rest of an over-long line
     cut_lines = 0
     while True:
@@ -114,31 +121,44 @@ def _line_chunks(stream: BinaryIO, summary: SourceSummary, notes: list[Note]) ->
         if not data:
             break
         summary.bytes_read += len(data)
+        start = 0
         if skipping:
             nl = data.find(b"\n")
             if nl < 0:
                 continue
-            data = data[nl + 1 :]
-            skipping = False
-        buf = pending + data if pending else data
-        last = buf.rfind(b"\n")
-        if last < 0:
-            if len(buf) > LINE_MAX_BYTES:
-                yield buf[:LINE_MAX_BYTES] + b"\n"
+            start, skipping = nl + 1, False
+        if tail:
+            nl = data.find(b"\n", start)
+            piece = data[start:] if nl < 0 else data[start : nl + 1]
+            if len(tail) + len(piece) > LINE_MAX_BYTES:
+                line = (tail + piece)[:LINE_MAX_BYTES] + b"\n"
                 cut_lines += 1
-                pending, skipping = b"", True
+                tail, skipping = b"", nl < 0
+                yield line, 0, len(line)
+                if nl < 0:
+                    continue
+                start = nl + 1
+            elif nl < 0:
+                tail += piece
+                continue
             else:
-                pending = buf
-            continue
-        pending = buf[last + 1 :]
-        if len(pending) > LINE_MAX_BYTES:
-            yield buf[: last + 1] + pending[:LINE_MAX_BYTES] + b"\n"
-            cut_lines += 1
-            pending, skipping = b"", True
+                line, tail = tail + piece, b""
+                yield line, 0, len(line)
+                start = nl + 1
+        last = data.rfind(b"\n", start)
+        if last < 0:
+            tail = data[start:]
         else:
-            yield buf[: last + 1]
-    if pending:
-        yield pending
+            if last >= start:
+                yield data, start, last + 1
+            tail = data[last + 1 :]
+        if len(tail) > LINE_MAX_BYTES:
+            line = tail[:LINE_MAX_BYTES] + b"\n"
+            cut_lines += 1
+            tail, skipping = b"", True
+            yield line, 0, len(line)
+    if tail:
+        yield tail, 0, len(tail)
     if cut_lines:
         notes.append(
             Note(summary.source, f"{cut_lines} line(s) longer than {LINE_MAX_BYTES} bytes were cut")
@@ -186,23 +206,23 @@ class _SourceReader:
 
     # -- the byte loop -------------------------------------------------
     def read(self, stream: BinaryIO) -> None:
-        ends_with_newline = True
-        for buf in _line_chunks(stream, self.summary, self.notes):
-            self._chunk(buf, _merge([p.line_spans(buf) for p in self.prefilters]))
-            ends_with_newline = buf.endswith(b"\n")
-        self.summary.lines = self.lineno - 1 + (0 if ends_with_newline else 1)
+        for data, start, stop in _line_chunks(stream, self.summary, self.notes):
+            spans = _merge([p.window_spans(data, start, stop) for p in self.prefilters])
+            self._chunk(data, start, stop, spans)
+        self.summary.lines = self.lineno - 1  # a last line without a newline counts too
         self._close_block()
         for parser in self.streams:
             if parser.kind not in self.broken:
                 self._attach(parser.kind, self._safe(parser, parser.finish))
 
-    def _chunk(self, buf: bytes, spans: Sequence[tuple[int, int]]) -> None:
-        pos, n, si, size = 0, self.lineno, 0, len(buf)
+    def _chunk(self, buf: bytes, pos: int, size: int, spans: Sequence[tuple[int, int]]) -> None:
+        """Read the lines of ``buf[pos:size]``; ``spans`` are those holding an anchor."""
+        n, si = self.lineno, 0
         while pos < size:
             while si < len(spans) and spans[si][0] < pos:
                 si += 1
             if self.block is not None or self.any_open:
-                end = buf.find(b"\n", pos)
+                end = buf.find(b"\n", pos, size)
                 if end < 0:
                     end = size
                 anchored = si < len(spans) and spans[si][0] == pos
@@ -213,8 +233,8 @@ class _SourceReader:
                 self._line(n, buf[start:end], True)
                 si += 1
             else:
-                n += buf.count(b"\n", pos)
-                if not buf.endswith(b"\n"):
+                n += buf.count(b"\n", pos, size)
+                if buf[size - 1] != 10:
                     n += 1
                 break
             n += 1

@@ -1,0 +1,59 @@
+"""Chunk boundaries never move, lose or double a line, whatever the chunk size."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from nccl_doctor.evidence import reader
+from nccl_doctor.facts.host import XidEvent
+
+XID = "NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, GPU has fallen off the bus."
+
+
+def _log(tmp_path: Path, seed: int, *, long_line_at: int | None = None) -> tuple[Path, list[int]]:
+    rng = random.Random(seed)
+    lines: list[str] = []
+    expected: list[int] = []
+    for number in range(1, 3001):
+        if number == long_line_at:
+            lines.append("y" * 30_000)
+        elif rng.random() < 0.02:
+            lines.append(XID.replace("79", str(number % 200)))
+            expected.append(number)
+        else:
+            lines.append("x" * rng.randrange(0, 300))
+    path = tmp_path / f"kern-{seed}.log"
+    lines[-1] = lines[-1] or "last"  # an empty last line would not be a line without "\n"
+    path.write_text("\n".join(lines) + ("\n" if seed % 2 else ""))
+    return path, expected
+
+
+@pytest.mark.parametrize("chunk", [64, 997, 4096, 1 << 16])
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_lines_are_numbered_right_across_chunks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int, seed: int
+) -> None:
+    monkeypatch.setattr(reader, "CHUNK_BYTES", chunk)
+    path, expected = _log(tmp_path, seed)
+    result = reader.read_paths([str(path)])
+    xids = [f for f in result.facts if isinstance(f, XidEvent)]
+    assert [f.cite.line for f in xids] == expected
+    assert [f.xid for f in xids] == [n % 200 for n in expected]
+    assert result.sources[0].lines == 3000
+    assert result.notes == []
+
+
+@pytest.mark.parametrize("chunk", [97, 4096])
+def test_an_overlong_line_is_cut_and_the_rest_still_counts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int
+) -> None:
+    monkeypatch.setattr(reader, "CHUNK_BYTES", chunk)
+    monkeypatch.setattr(reader, "LINE_MAX_BYTES", 10_000)
+    path, expected = _log(tmp_path, 5, long_line_at=1500)
+    result = reader.read_paths([str(path)])
+    assert [f.cite.line for f in result.facts if isinstance(f, XidEvent)] == expected
+    assert [n.message for n in result.notes] == ["1 line(s) longer than 10000 bytes were cut"]
+    assert result.sources[0].lines == 3000
