@@ -11,6 +11,7 @@ import pytest
 
 from nccl_doctor.cli import main
 from nccl_doctor.evidence.reader import read_paths
+from nccl_doctor.facts.text import TextLine
 from tests.helpers import FORMATS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -79,11 +80,26 @@ def test_mixed_paste_splits_into_sections(tmp_path: Path) -> None:
     path = tmp_path / "issue.md"
     path.write_text(paste)
     result = read_paths([str(path)])
-    kinds = [s.kind for s in result.sections]
-    assert kinds == ["nvidia-smi", "ibstat", "traceback"]
-    smi_start = 4
-    assert result.sections[0].start >= smi_start
-    assert result.sections[0].end < result.sections[1].start < result.sections[2].start
+    got = [(s.kind, s.start, s.end) for s in result.sections]
+    assert got == [
+        ("text", 1, 1),
+        ("text", 4, 6),  # the srun and prompt lines inside the fence
+        ("nvidia-smi", 7, 25),
+        ("text", 28, 28),
+        ("ibstat", 31, 64),
+        ("text", 67, 67),
+        ("traceback", 69, 72),
+    ]
+    prose = [f for f in result.facts if isinstance(f, TextLine)]
+    assert [(f.cite.line, f.fenced) for f in prose] == [
+        (1, False),
+        (4, True),
+        (5, True),
+        (6, True),
+        (28, False),
+        (67, False),
+    ]
+    assert prose[0].text == "I run 2 nodes and training hangs at the first allreduce."
 
 
 def test_stdin_is_read(tmp_path: Path) -> None:
@@ -112,9 +128,22 @@ def test_nothing_usable_is_one_line_error_exit_2(
     assert "hint:" in err
 
 
-def test_unknown_text_is_error_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    path = tmp_path / "poem.txt"
-    path.write_text("roses are red\nviolets are blue\n")
+def test_prose_alone_is_free_text(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "report.txt"
+    path.write_text("Training hangs at init when I use two machines.\n\nIt works on one.\n")
+    code, out, err = _run(capsys, "parse", str(path), "--format", "json")
+    assert (code, err) == (0, "")
+    (section,) = json.loads(out)["sections"]
+    assert (section["kind"], section["lines"]) == ("text", [1, 3])
+    assert [f["text"] for f in section["facts"]] == [
+        "Training hangs at init when I use two machines.",
+        "It works on one.",
+    ]
+
+
+def test_blank_text_is_error_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "blank.txt"
+    path.write_text("\n   \n\t\n")
     code, _, err = _run(capsys, "parse", str(path))
     assert code == 2
     assert err.startswith("error: no known evidence kind")

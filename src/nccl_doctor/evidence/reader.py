@@ -23,7 +23,8 @@ from nccl_doctor.evidence.intake import Intake, Note, Opened
 from nccl_doctor.evidence.lines import Attributor, Line
 from nccl_doctor.evidence.prefilter import Prefilter, make_prefilter
 from nccl_doctor.facts.attribution import assign_ranks, process_ranks
-from nccl_doctor.facts.base import Fact
+from nccl_doctor.facts.base import Cite, Fact
+from nccl_doctor.facts.text import TextLine
 from nccl_doctor.parse import BLOCK_PARSERS, STREAM_PARSERS
 from nccl_doctor.parse.base import INFO_BUDGET, BlockParser, StreamParser
 
@@ -31,6 +32,13 @@ from nccl_doctor.parse.base import INFO_BUDGET, BlockParser, StreamParser
 CHUNK_BYTES = 512 << 10
 #: Longer lines are cut to this many bytes (with a coverage note).
 LINE_MAX_BYTES = 1 << 20
+#: Sources up to this size (or of unknown size, up to this many bytes read)
+#: keep their unclaimed lines as free text.
+TEXT_MAX_BYTES = 1 << 20
+#: At most this many free-text lines are kept per source.
+TEXT_MAX_LINES = 5_000
+#: The evidence kind of free text.
+TEXT_KIND = "text"
 #: Markdown code fences separate the pieces of a pasted issue.
 _FENCES = ("```", "~~~")
 #: A fence line: the fence and at most an info string (not Python's ``~~~^^^`` carets).
@@ -201,12 +209,17 @@ class _SourceReader:
         self.lineno = 1
         self.info_used: dict[str, int] = {}
         self.info_off: set[str] = set()
+        self.text = opened.size is None or opened.size <= TEXT_MAX_BYTES
+        self.text_lines = 0
+        self.fenced = False
         self.prefilters = [_prefilter("")]
         self.prefilters.extend(_prefilter(p.kind) for p in self.streams if p.info_anchors)
 
     # -- the byte loop -------------------------------------------------
     def read(self, stream: BinaryIO) -> None:
         for data, start, stop in _line_chunks(stream, self.summary, self.notes):
+            if self.text and self.summary.bytes_read > TEXT_MAX_BYTES:
+                self.text = False  # a large stream: free text only from its start
             spans = _merge([p.window_spans(data, start, stop) for p in self.prefilters])
             self._chunk(data, start, stop, spans)
         self.summary.lines = self.lineno - 1  # a last line without a newline counts too
@@ -221,7 +234,7 @@ class _SourceReader:
         while pos < size:
             while si < len(spans) and spans[si][0] < pos:
                 si += 1
-            if self.block is not None or self.any_open:
+            if self.block is not None or self.any_open or self.text:
                 end = buf.find(b"\n", pos, size)
                 if end < 0:
                     end = size
@@ -251,6 +264,7 @@ class _SourceReader:
         if _FENCE.match(line.text):
             self._close_block()
             self.segment = {}
+            self.fenced = not self.fenced
             return
         if self.block is not None and self.block_parser is not None:
             if len(self.block) >= self.block_parser.max_lines:
@@ -267,6 +281,7 @@ class _SourceReader:
                     if self._feed(parser, line):
                         return
         if not anchored:
+            self._unclaimed(line)
             return
         if self.any_block(raw):
             for block_parser, matches in zip(self.blocks, self.block_match, strict=True):
@@ -288,6 +303,40 @@ class _SourceReader:
                 self._spend_info(parser, number)
                 if self._feed(parser, line):
                     return
+        self._unclaimed(line)
+
+    def _unclaimed(self, line: Line) -> None:
+        """Keep a line no parser claimed as free text, while the source is small."""
+        if not self.text or not line.text.strip():
+            return
+        if self.text_lines >= TEXT_MAX_LINES:
+            self.text = False
+            self.notes.append(
+                Note(self.name, f"free text: kept the first {TEXT_MAX_LINES} unclaimed lines")
+            )
+            return
+        self.text_lines += 1
+        section = self.segment.get(TEXT_KIND)
+        if section is None:
+            section = self.segment[TEXT_KIND] = Section(
+                TEXT_KIND, self.name, line.number, line.number
+            )
+            self.sections.append(section)
+        section.end = line.number
+        section.line_count += 1
+        if line.rank is not None:
+            section.ranks.add(line.rank)
+        if line.host is not None:
+            section.hosts.add(line.host)
+        section.facts.append(
+            TextLine(
+                cite=Cite.of(line.source, line.number, line.raw),
+                rank=line.rank,
+                host=line.host,
+                text=line.text.strip(),
+                fenced=self.fenced,
+            )
+        )
 
     def _spend_info(self, parser: StreamParser, number: int) -> None:
         used = self.info_used[parser.kind] = self.info_used.get(parser.kind, 0) + 1

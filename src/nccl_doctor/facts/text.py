@@ -1,0 +1,22 @@
+"""Free text: what no tool-specific parser claims, from pastes and small files.
+
+A reporter's sentences ("hangs when evaluating", "works with
+NCCL_P2P_DISABLE=1", "inside docker") and error lines of programs nccl-doctor
+has no parser for are evidence too, weaker than machine output. The reader
+keeps them as :class:`TextLine` facts for small sources (a pasted issue, a
+short log), never for gigabyte logs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from nccl_doctor.facts.base import Fact
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TextLine(Fact):
+    """One unclaimed, non-blank line; ``fenced`` when inside a Markdown code fence."""
+
+    text: str
+    fenced: bool = False
