@@ -14,6 +14,7 @@ gigabyte log of one kind stays one section.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -209,6 +210,7 @@ class _SourceReader:
         self.lineno = 1
         self.info_used: dict[str, int] = {}
         self.info_off: set[str] = set()
+        self.times: dict[int, tuple[float, str | None]] = {}
         self.text = opened.size is None or opened.size <= TEXT_MAX_BYTES
         self.text_lines = 0
         self.fenced = False
@@ -261,6 +263,8 @@ class _SourceReader:
         if "\r" in raw:
             raw = raw.replace("\r", " ")
         line = self.attributor.line(number, raw)
+        if line.time_s is not None:
+            self.times[number] = (line.time_s, line.clock)
         if _FENCE.match(line.text):
             self._close_block()
             self.segment = {}
@@ -461,6 +465,16 @@ class _SourceReader:
         )
 
 
+def _timed(fact: Fact, times: dict[int, tuple[float, str | None]]) -> Fact:
+    """``fact`` with its cited line's timestamp, where the line had one."""
+    if fact.time_s is not None:
+        return fact
+    found = times.get(fact.cite.line)
+    if found is None:
+        return fact
+    return dataclasses.replace(fact, time_s=found[0], clock=found[1])
+
+
 def read_opened(opened: Opened, notes: list[Note]) -> tuple[list[Section], SourceSummary]:
     """Read one opened stream into sections."""
     reader = _SourceReader(opened, notes)
@@ -469,6 +483,9 @@ def read_opened(opened: Opened, notes: list[Note]) -> tuple[list[Section], Sourc
     except OSError as exc:
         notes.append(Note(opened.name, f"read failed part way: {exc}"))
     sections = sorted(reader.sections, key=lambda s: s.start)
+    if reader.times:
+        for section in sections:
+            section.facts = [_timed(f, reader.times) for f in section.facts]
     reader.summary.kinds = sorted({s.kind for s in sections})
     if not sections and reader.summary.lines:
         notes.append(Note(opened.name, "no known evidence kind recognised"))

@@ -35,8 +35,13 @@ class Fact:
 
     ``rank`` and ``host`` carry the attribution of the cited line where the
     log prefixes told it (``[rank3]:``, ``host:pid:tid``, ...), else ``None``.
+    ``time_s`` and ``clock`` are the cited line's timestamp, filled in by the
+    reader: seconds, comparable only within one clock family (``iso``,
+    ``glog`` and ``syslog`` lack the year, ``uptime`` counts from boot).
     """
 
     cite: Cite
     rank: int | None = None
     host: str | None = None
+    time_s: float | None = None
+    clock: str | None = None
