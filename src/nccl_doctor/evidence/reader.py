@@ -311,8 +311,8 @@ class _SourceReader:
 
     def _unclaimed(self, line: Line) -> None:
         """Keep a line no parser claimed as free text, while the source is small."""
-        if not self.text or not line.text.strip():
-            return
+        if not self.text or not line.text.strip() or line.text.startswith("NCCL INFO"):
+            return  # NCCL's INFO lines no parser wanted are detail, not free text
         if self.text_lines >= TEXT_MAX_LINES:
             self.text = False
             self.notes.append(
