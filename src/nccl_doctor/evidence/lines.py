@@ -3,8 +3,8 @@
 Real logs carry prefixes that say who printed a line: torchrun's
 ``[default3]:``, PyTorch's ``[rank3]:``, NCCL's ``host:pid:tid [dev]``,
 Slurm ``srun -l``'s ``3: ``, mpirun ``--tag-output``'s ``[1,3]<stdout>:``,
-Ray's ``(RayWorker pid=123, ip=10.0.0.1)``, timestamps, syslog and
-Kubernetes collectors. :class:`Attributor` peels them
+Ray's ``(RayWorker pid=123, ip=10.0.0.1)``, pdsh's ``worker-1: ``,
+timestamps, syslog and Kubernetes collectors. :class:`Attributor` peels them
 off, so parsers see the text the tool printed, and remembers context that
 spans lines (mp.spawn's ``-- Process 2 terminated with the following error:``).
 """
@@ -62,6 +62,18 @@ _DMESG = re.compile(r"\[ *(?P<up>\d+\.\d+)\] ")
 _RAY = re.compile(r"\((?:[\w.:-]+ )?pid=(?P<pid>\d+)(?:, ip=(?P<host>[\w.:-]+))?\) ")
 _KUBECTL = re.compile(r"\[pod/(?P<host>[\w.-]+)/[\w.-]+\] ")
 _COMPOSE = re.compile(r"(?P<host>[\w.-]+-\d+) +\| ")
+#: pdsh (DeepSpeed's multi-node launcher) puts ``host: `` before each line; a
+#: host name here must hold a dash or dot and end in a digit (``worker-1``,
+#: ``gpu-dev006``, ``ip-10-0-0-1``), so ``RuntimeError: `` or ``step10: `` is no host.
+_PDSH = re.compile(r"(?P<host>[a-z][a-z0-9]*(?:[-.][a-z0-9]+)+): (?=\S)")
+#: kernel drivers print ``nvidia-nvswitch3: `` or ``mlx5-core: `` the same way
+_NOT_HOSTS = ("nvidia", "mlx", "nv-", "nv_", "ib-", "ib_", "kernel")
+
+
+def _pdsh_host(name: str) -> bool:
+    return name[-1].isdigit() and not name.startswith(_NOT_HOSTS)
+
+
 _MPI_TAG = re.compile(r"\[\d+,(?P<rank>\d+)\]<(?:stdout|stderr|stddiag)>: ?")
 _TORCHRUN = re.compile(r"\[(?:default|[A-Za-z_][\w-]*?)(?P<rank>\d+)\]: ?")
 _RANK = re.compile(r"\[rank(?P<rank>\d+)\]: ?")
@@ -146,6 +158,8 @@ class Attributor:
                     explicit = True
                 elif m := _COMPOSE.match(text):
                     host = host or m["host"]
+                elif host is None and (m := _PDSH.match(text)) and _pdsh_host(m["host"]):
+                    host = m["host"]
                 else:
                     break
                 text = text[m.end() :]
