@@ -219,7 +219,7 @@ class Intake:
                     continue
                 member_name = f"{name}:{member.name}"
                 yield from self._from_stream(
-                    member_name, _GuardedStream(handle, member_name, self), member.size
+                    member_name, _guarded_stream(handle, member_name, self), member.size
                 )
         finally:
             archive.close()
@@ -243,7 +243,7 @@ class Intake:
                     continue
                 with handle:
                     yield from self._from_stream(
-                        member_name, _GuardedStream(handle, member_name, self), info.file_size
+                        member_name, _guarded_stream(handle, member_name, self), info.file_size
                     )
 
 
@@ -283,5 +283,6 @@ class _GuardedRaw(_RawAdapter):
             return 0
 
 
-def _GuardedStream(stream: IO[bytes], name: str, intake: Intake) -> BinaryIO:  # noqa: N802 -- reads as a type
+def _guarded_stream(stream: IO[bytes], name: str, intake: Intake) -> BinaryIO:
+    """A buffered stream whose decompression errors end it with a coverage note."""
     return io.BufferedReader(_GuardedRaw(stream, name, intake))

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import BinaryIO
+from typing import BinaryIO, TypeVar
 
 from nccl_doctor.evidence.intake import Intake, Note, Opened
 from nccl_doctor.evidence.lines import Attributor, Line
@@ -28,6 +28,8 @@ from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.text import TextLine
 from nccl_doctor.parse import BLOCK_PARSERS, STREAM_PARSERS
 from nccl_doctor.parse.base import INFO_BUDGET, BlockParser, StreamParser
+
+T = TypeVar("T")
 
 #: Bytes read at a time.
 CHUNK_BYTES = 512 << 10
@@ -362,7 +364,8 @@ class _SourceReader:
         self.block, self.block_parser = None, None
         if block is None or parser is None:
             return
-        keep = block[: max(1, self._safe_int(parser, lambda: parser.trim(block), len(block)))]
+        end = self._guarded(parser, lambda: parser.trim(block), len(block))
+        keep = block[: max(1, end if isinstance(end, int) else len(block))]
         section = Section(parser.kind, self.name, keep[0].number, keep[-1].number)
         section.line_count = len(keep)
         section.ranks.update(x.rank for x in keep if x.rank is not None)
@@ -381,18 +384,10 @@ class _SourceReader:
             )
 
     def _accepts(self, parser: BlockParser, line: Line, block: list[Line]) -> bool:
-        try:
-            return parser.accepts(line, block)
-        except Exception as exc:  # noqa: BLE001 -- a parser bug must not end the read
-            self._broke(parser.kind, line.number, exc)
-            return False
+        return self._guarded(parser, lambda: parser.accepts(line, block), False, line.number)
 
     def _starts(self, parser: BlockParser, line: Line) -> bool:
-        try:
-            return parser.starts(line)
-        except Exception as exc:  # noqa: BLE001 -- a parser bug must not end the read
-            self._broke(parser.kind, line.number, exc)
-            return False
+        return self._guarded(parser, lambda: parser.starts(line), False, line.number)
 
     # -- streams ---------------------------------------------------------
     def _feed(self, parser: StreamParser, line: Line) -> bool:
@@ -437,21 +432,26 @@ class _SourceReader:
         return section
 
     # -- safety ----------------------------------------------------------
-    def _safe(self, parser: BlockParser | StreamParser, call: object) -> list[Fact]:
+    def _guarded(
+        self,
+        parser: BlockParser | StreamParser,
+        call: Callable[[], T],
+        default: T,
+        number: int | None = None,
+    ) -> T:
+        """``call()``, or ``default`` when the parser raises (it is then set aside)."""
         try:
-            result = call()  # type: ignore[operator]
+            return call()
         except Exception as exc:  # noqa: BLE001 -- a parser bug must not end the read
-            self._broke(parser.kind, None, exc)
-            return []
-        return [f for f in result if isinstance(f, Fact)]
-
-    def _safe_int(self, parser: BlockParser, call: object, default: int) -> int:
-        try:
-            value = call()  # type: ignore[operator]
-        except Exception as exc:  # noqa: BLE001 -- a parser bug must not end the read
-            self._broke(parser.kind, None, exc)
+            self._broke(parser.kind, number, exc)
             return default
-        return value if isinstance(value, int) else default
+
+    def _safe(
+        self, parser: BlockParser | StreamParser, call: Callable[[], list[Fact]]
+    ) -> list[Fact]:
+        """The facts ``call`` returns, keeping only facts, or none when it raises."""
+        found: list[Fact] = self._guarded(parser, call, [])
+        return [f for f in found if isinstance(f, Fact)]
 
     def _broke(self, kind: str, number: int | None, exc: Exception) -> None:
         self.broken.add(kind)

@@ -52,15 +52,4 @@ STREAM_PARSERS: tuple[type[StreamParser], ...] = (
 KINDS: tuple[str, ...] = tuple(p.kind for p in BLOCK_PARSERS + STREAM_PARSERS)
 
 
-def all_anchors() -> tuple[str, ...]:
-    """The union of every parser's anchors, deduplicated, in a stable order."""
-    seen: dict[str, None] = {}
-    for parser in BLOCK_PARSERS + STREAM_PARSERS:
-        for anchor in parser.anchors:
-            seen.setdefault(anchor, None)
-        for anchor in getattr(parser, "info_anchors", ()):
-            seen.setdefault(anchor, None)
-    return tuple(seen)
-
-
-__all__ = ["BLOCK_PARSERS", "KINDS", "STREAM_PARSERS", "BlockParser", "StreamParser", "all_anchors"]
+__all__ = ["BLOCK_PARSERS", "KINDS", "STREAM_PARSERS", "BlockParser", "StreamParser"]
