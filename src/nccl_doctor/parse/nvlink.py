@@ -47,7 +47,7 @@ class NvlinkParser(BlockParser):
     """Parses ``nvidia-smi nvlink`` status and error-counter output into NVLink facts."""
 
     kind = "nvlink"
-    anchors = ("nvidia-smi nvlink", "(UUID: ", "Link 0: ")
+    anchors = ("nvidia-smi nvlink", "(UUID: ", "Link 0:")
 
     def starts(self, line: Line) -> bool:
         """The command line, a GPU header with a UUID, or a bare ``Link 0:`` line."""
