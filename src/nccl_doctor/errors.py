@@ -14,3 +14,7 @@ class DoctorError(Exception):
 
 class EvidenceError(DoctorError):
     """No usable evidence could be read from what the user gave."""
+
+
+class UsageError(DoctorError):
+    """The command line asks for something that does not exist."""

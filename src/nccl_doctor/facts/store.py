@@ -1,0 +1,187 @@
+"""All facts of one diagnosis, indexed by type and as searchable text.
+
+Rules read typed facts (``facts.of(Gpu)``) where a parser understood the
+evidence, and search the text (``facts.search(...)``) where only words are
+left: an error line no parser claims, or a sentence of a bug report ("works
+with NCCL_P2P_DISABLE=1"). Every line of text keeps its citation, and whether
+it is *prose* (a person's words, weighed below machine output).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cached_property
+from typing import TypeVar
+
+from nccl_doctor.facts.base import Cite, Fact
+from nccl_doctor.facts.text import TextLine
+
+T = TypeVar("T", bound=Fact)
+
+#: A line that looks like a program printed it: log prefixes, tracebacks,
+#: paths with line numbers, key=value, shell prompts, table rules.
+_MACHINE = re.compile(
+    r"""^\s*(?:
+        \[?\d{4}-\d\d-\d\d | \[?\d\d:\d\d:\d\d | [IWEF]\d{4}\s | \[rank\d+\] | \[default\d+\]
+      | [\w.-]+:\d+:\d+\s\[\d+\] | Traceback\b | File\s"
+      | \w+(?:\.\w+)*(?:Error|Exception|Warning)\b:?
+      | NCCL\s | RuntimeError | torch\. | \$\s | >>> | [|+=-]{3} | \w+=\S | /\S+:\d+
+      | \S+\.(?:py|cc|cpp|h):\d+ | \d+:\s | \s{4}
+      | [a-z][a-z0-9_.-]*:\s+(?:[Ee]rror|ERROR|cannot|[Ff]ailed|[Uu]nable|[Nn]o\ such|[Ww]arning
+                               |WARNING|fatal|[Cc]ommand\ not\ found|[Ii]nvalid|[Cc]ould\ not
+                               |(?:\w+\ ){1,3}error:)
+    )""",
+    re.VERBOSE,
+)
+#: Words of a sentence: at least four words of letters.
+_WORDS = re.compile(r"[A-Za-z][a-z']+")
+
+
+def is_prose(text: str) -> bool:
+    """Whether an unfenced line reads like a person's sentence rather than output."""
+    if _MACHINE.match(text):
+        return False
+    return len(_WORDS.findall(text)) >= 3 or any("\u3000" <= ch <= "\u9fff" for ch in text)
+
+
+@dataclass(frozen=True, slots=True)
+class Said:
+    """One line of evidence as text: where it is, whose it is, whether it is prose."""
+
+    cite: Cite
+    rank: int | None = None
+    host: str | None = None
+    prose: bool = False
+
+    @property
+    def text(self) -> str:
+        """The line as read."""
+        return self.cite.text
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """A search hit: the line and the match."""
+
+    said: Said
+    match: re.Match[str]
+
+    @property
+    def cite(self) -> Cite:
+        """The citation of the line."""
+        return self.said.cite
+
+    @property
+    def prose(self) -> bool:
+        """Whether the line is a person's words."""
+        return self.said.prose
+
+    @property
+    def rank(self) -> int | None:
+        """The rank the line belongs to, if known."""
+        return self.said.rank
+
+
+class Facts:
+    """The facts rules read: ``facts.of(Gpu)`` gives every ``Gpu`` fact in reading order.
+
+    ``kinds`` are the evidence kinds that were present (``nvidia-smi``,
+    ``nccl-log``...), so a rule can tell "no foreign process" from "no
+    process list was given".
+    """
+
+    def __init__(self, facts: Iterable[Fact], kinds: Iterable[str] = ()) -> None:
+        self._all = tuple(facts)
+        self.kinds = frozenset(kinds)
+        self._by_type: dict[type[Fact], tuple[Fact, ...]] = {}
+        self._searches: dict[tuple[str, bool], tuple[Hit, ...]] = {}
+
+    def __len__(self) -> int:
+        return len(self._all)
+
+    @property
+    def all(self) -> tuple[Fact, ...]:
+        """Every fact, in reading order."""
+        return self._all
+
+    def of(self, cls: type[T]) -> tuple[T, ...]:
+        """The facts that are instances of ``cls``, in reading order."""
+        found = self._by_type.get(cls)
+        if found is None:
+            found = tuple(f for f in self._all if isinstance(f, cls))
+            self._by_type[cls] = found
+        return found  # type: ignore[return-value]
+
+    def has(self, kind: str) -> bool:
+        """Whether evidence of ``kind`` was read."""
+        return kind in self.kinds
+
+    @cached_property
+    def lines(self) -> tuple[Said, ...]:
+        """Every cited line once, in source and line order.
+
+        Free text keeps its prose flag; a line a parser claimed is machine
+        output. Multi-line messages (a traceback's message, a child failure's
+        traceback text) are cited at the line of their fact.
+        """
+        seen: dict[tuple[str, int, str], Said] = {}
+        for fact in self._all:
+            cite = fact.cite
+            prose = isinstance(fact, TextLine) and not fact.fenced and is_prose(fact.text)
+            key = (cite.source, cite.line, cite.text)
+            if key not in seen:
+                seen[key] = Said(cite, fact.rank, fact.host, prose)
+            for extra in _extra_lines(fact):
+                key = (cite.source, cite.line, extra)
+                if key not in seen:
+                    seen[key] = Said(Cite.of(cite.source, cite.line, extra), fact.rank, fact.host)
+        return tuple(seen.values())
+
+    def search(self, pattern: str | re.Pattern[str], *, prose: bool = True) -> tuple[Hit, ...]:
+        """Lines matching ``pattern`` (case-insensitive when given as a string).
+
+        ``prose=False`` leaves out people's sentences and keeps machine output.
+        """
+        regex = re.compile(pattern, re.IGNORECASE) if isinstance(pattern, str) else pattern
+        key = (f"{regex.pattern}\0{regex.flags}", prose)
+        found = self._searches.get(key)
+        if found is None:
+            hits = []
+            for said in self.lines:
+                if said.prose and not prose:
+                    continue
+                match = regex.search(said.text)
+                if match:
+                    hits.append(Hit(said, match))
+            found = tuple(hits)
+            self._searches[key] = found
+        return found
+
+    def said(self, pattern: str | re.Pattern[str], *, prose: bool = True) -> bool:
+        """Whether any line matches ``pattern``."""
+        return bool(self.search(pattern, prose=prose))
+
+    @cached_property
+    def ranks(self) -> tuple[int, ...]:
+        """Every rank the evidence names, sorted."""
+        return tuple(sorted({f.rank for f in self._all if f.rank is not None}))
+
+    @cached_property
+    def hosts(self) -> tuple[str, ...]:
+        """Every host the evidence names, in first-seen order."""
+        return tuple(dict.fromkeys(f.host for f in self._all if f.host))
+
+
+def _extra_lines(fact: Fact) -> tuple[str, ...]:
+    """Text a fact carries beyond its cited line (message continuation lines)."""
+    out: list[str] = []
+    for name in ("message_lines", "traceback_lines", "last_error"):
+        value = getattr(fact, name, None)
+        if isinstance(value, tuple):
+            out.extend(v for v in value if isinstance(v, str) and v.strip())
+    message = getattr(fact, "message", None)
+    if isinstance(message, str) and message.strip() and "\n" not in message:
+        out.append(message)
+    return tuple(dict.fromkeys(o.rstrip() for o in out))

@@ -1,0 +1,66 @@
+"""Findings: what a rule concluded, with the evidence and the fix."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+from nccl_doctor.facts.base import Cite
+
+
+class Severity(enum.Enum):
+    """How bad a finding is: critical stops the job, warning breaks or slows it."""
+
+    CRITICAL = "critical"
+    WARNING = "warning"
+    INFO = "info"
+
+    @property
+    def rank(self) -> int:
+        """Sort key: critical first."""
+        return {"critical": 0, "warning": 1, "info": 2}[self.value]
+
+
+class Confidence(enum.Enum):
+    """How sure the rule is, from how direct its evidence is."""
+
+    HIGH = "high"
+    MEDIUM = "medium"
+    LOW = "low"
+
+    @property
+    def rank(self) -> int:
+        """Sort key: high first."""
+        return {"high": 0, "medium": 1, "low": 2}[self.value]
+
+
+@dataclass(frozen=True, slots=True)
+class Subjects:
+    """Who a finding is about: ranks, GPUs (index or bus id) and hosts."""
+
+    ranks: tuple[int, ...] = ()
+    gpus: tuple[str, ...] = ()
+    hosts: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Finding:
+    """One diagnosis: an id of the catalogue, a specific summary, the fix, the proof.
+
+    ``root_cause`` is decided by triage; a rule proposes ``cause=True`` when
+    its finding is a cause rather than a symptom or context. ``time_s`` and
+    ``clock`` place the earliest cited failure in time, for ordering.
+    """
+
+    id: str
+    severity: Severity
+    confidence: Confidence
+    title: str
+    summary: str
+    fix: tuple[str, ...]
+    evidence: tuple[Cite, ...]
+    subjects: Subjects = field(default_factory=Subjects)
+    cause: bool = True
+    explains: tuple[str, ...] = ()
+    root_cause: bool = False
+    detail: tuple[str, ...] = ()

@@ -1,0 +1,36 @@
+"""The data path of ``diagnose``: evidence -> facts -> rules -> triage -> report."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from nccl_doctor.evidence.reader import ReadResult, read_paths
+from nccl_doctor.facts.store import Facts
+from nccl_doctor.findings import Finding
+from nccl_doctor.report import Report
+from nccl_doctor.rules import load_rules
+from nccl_doctor.triage import triage
+
+
+def facts_of(result: ReadResult) -> Facts:
+    """The fact store of everything read, with the kinds of evidence present."""
+    return Facts(result.facts, {section.kind for section in result.sections})
+
+
+def run_rules(facts: Facts) -> list[Finding]:
+    """Every rule's findings over the facts, in catalogue order."""
+    findings: list[Finding] = []
+    for loaded in load_rules():
+        findings.extend(loaded.check(facts))
+    return findings
+
+
+def diagnose_read(result: ReadResult) -> Report:
+    """The report of evidence already read."""
+    facts = facts_of(result)
+    return triage(run_rules(facts), facts, result)
+
+
+def diagnose_paths(paths: Sequence[str]) -> Report:
+    """Read the evidence at ``paths`` and diagnose it."""
+    return diagnose_read(read_paths(paths))

@@ -1,0 +1,74 @@
+"""The report: verdict, ordered findings, the first failure, and coverage.
+
+This is the view model every renderer reads (``spec/json-report.md``).
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+from nccl_doctor.facts.base import Cite
+from nccl_doctor.findings import Finding
+
+SCHEMA_VERSION = 1
+
+
+class Verdict(enum.Enum):
+    """The one-word answer."""
+
+    HEALTHY = "healthy"
+    DEGRADED = "degraded"
+    FAILED = "failed"
+    INCONCLUSIVE = "inconclusive"
+
+
+@dataclass(frozen=True, slots=True)
+class FirstFailure:
+    """The earliest failure across ranks (or the launcher's root cause, corrected)."""
+
+    rank: int | None
+    host: str | None
+    time: str | None
+    message: str
+    cite: Cite
+
+
+@dataclass(frozen=True, slots=True)
+class EvidenceRead:
+    """One kind of evidence read from one source, and the ranks it covered."""
+
+    kind: str
+    source: str
+    ranks: tuple[int, ...] = ()
+    lines: tuple[int, int] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Coverage:
+    """What was read, what was missing, and what to collect next."""
+
+    evidence: tuple[EvidenceRead, ...] = ()
+    missing: tuple[str, ...] = ()
+    next_steps: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """A diagnosis, ready to render."""
+
+    verdict: Verdict
+    findings: tuple[Finding, ...]
+    first_failure: FirstFailure | None
+    coverage: Coverage = field(default_factory=Coverage)
+    folded: tuple[tuple[str, tuple[Finding, ...]], ...] = ()
+    hosts: tuple[str, ...] = ()
+
+    def top(self, k: int) -> list[str]:
+        """The top-k answer: the first k distinct ids among critical and warning findings."""
+        ids: list[str] = []
+        for finding in self.findings:
+            if finding.severity.value in ("critical", "warning") and finding.id not in ids:
+                ids.append(finding.id)
+        return ids[:k]

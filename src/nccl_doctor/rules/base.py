@@ -1,0 +1,89 @@
+"""What a rule is: an id from the catalogue, its doc, and ``check(facts)``.
+
+A rule module is named by its id (``rules/gpu/contention.py`` is
+``gpu.contention``). Its docstring is its documentation, in four fixed
+sections (What it means / Why it matters / Evidence / Fix), shown by
+``nccl-doctor explain ID``. It defines ``RULE = Rule(...)`` and
+``check(facts) -> Iterable[Finding]``, building findings with
+:meth:`Rule.finding` so the id, title and default severity stay in one place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from nccl_doctor.facts.base import Cite, Fact
+from nccl_doctor.findings import Confidence, Finding, Severity, Subjects
+
+DOC_SECTIONS = ("What it means", "Why it matters", "Evidence", "Fix")
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """A catalogue entry: its id, a title, the default severity, what it can explain."""
+
+    id: str
+    title: str
+    severity: Severity
+    explains: tuple[str, ...] = ()
+
+    def finding(
+        self,
+        *,
+        summary: str,
+        fix: Sequence[str],
+        evidence: Iterable[Cite | Fact],
+        severity: Severity | None = None,
+        confidence: Confidence = Confidence.HIGH,
+        ranks: Iterable[int] = (),
+        gpus: Iterable[str] = (),
+        hosts: Iterable[str] = (),
+        cause: bool = True,
+        explains: Sequence[str] | None = None,
+        detail: Sequence[str] = (),
+        title: str | None = None,
+    ) -> Finding:
+        """A finding of this rule; evidence may be given as facts or citations."""
+        cites: list[Cite] = []
+        seen: set[tuple[str, int]] = set()
+        for item in evidence:
+            cite = item.cite if isinstance(item, Fact) else item
+            if (cite.source, cite.line) not in seen:  # one line, cited once
+                seen.add((cite.source, cite.line))
+                cites.append(cite)
+        return Finding(
+            id=self.id,
+            severity=severity or self.severity,
+            confidence=confidence,
+            title=title or self.title,
+            summary=summary,
+            fix=tuple(fix),
+            evidence=tuple(cites),
+            subjects=Subjects(
+                ranks=tuple(sorted(set(ranks))),
+                gpus=tuple(dict.fromkeys(gpus)),
+                hosts=tuple(sorted(set(hosts))),
+            ),
+            cause=cause,
+            explains=tuple(self.explains if explains is None else explains),
+            detail=tuple(detail),
+        )
+
+
+def doc_sections(doc: str) -> dict[str, str]:
+    """The fixed sections of a rule docstring, by heading (missing ones absent)."""
+    sections: dict[str, str] = {}
+    current: str | None = None
+    body: list[str] = []
+    for raw in doc.splitlines():
+        line = raw.strip()
+        if line in DOC_SECTIONS:
+            if current is not None:
+                sections[current] = "\n".join(body).strip()
+            current, body = line, []
+        elif current is not None and not (line and set(line) == {"-"}):
+            body.append(line)
+    if current is not None:
+        sections[current] = "\n".join(body).strip()
+    return sections

@@ -1,0 +1,124 @@
+"""Triage: the first failure across ranks, the launcher correction, folding, order."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from nccl_doctor.facts.base import Cite
+from nccl_doctor.findings import Confidence, Finding, Severity
+from nccl_doctor.pipeline import diagnose_paths
+from nccl_doctor.triage import fold, order
+
+FIXTURES = Path(__file__).parent / "fixtures" / "triage"
+
+
+def _finding(rule_id: str, severity: Severity, **kw: object) -> Finding:
+    return Finding(
+        id=rule_id,
+        severity=severity,
+        confidence=kw.pop("confidence", Confidence.HIGH),  # type: ignore[arg-type]
+        title=rule_id,
+        summary=f"{rule_id} summary",
+        fix=("do it",),
+        evidence=(Cite("log", 1, "x"),),
+        **kw,  # type: ignore[arg-type]
+    )
+
+
+def test_first_failure_by_time_corrects_the_launcher() -> None:
+    report = diagnose_paths([str(FIXTURES / "illegal-access-rank1-launcher-blames-rank0.log")])
+    first = report.first_failure
+    assert first is not None
+    assert (first.rank, first.cite.line) == (1, 1)
+    assert first.time == "12-02 10:00:01.100000"
+    assert "illegal memory access" in first.message
+    assert any("names rank 0" in n and "rank 1 failed first" in n for n in report.coverage.notes)
+    assert report.top(1) == ["cuda.illegal_access"]
+
+
+def test_without_timestamps_the_launchers_root_rank_is_taken(tmp_path: Path) -> None:
+    log = tmp_path / "run.log"
+    log.write_text(
+        "[rank0]: Traceback (most recent call last):\n"
+        '[rank0]:   File "train.py", line 9, in <module>\n'
+        "[rank0]: RuntimeError: Connection reset by peer\n"
+        "[rank3]: Traceback (most recent call last):\n"
+        '[rank3]:   File "train.py", line 12, in <module>\n'
+        "[rank3]: ValueError: batch 17 has no labels\n"
+        "Root Cause (first observed failure):\n"
+        "[0]:\n"
+        "  time      : 2024-12-02_10:00:05\n"
+        "  host      : node1\n"
+        "  rank      : 3 (local_rank: 3)\n"
+        "  exitcode  : 1 (pid: 2203)\n"
+        "  error_file: <N/A>\n",
+        encoding="utf-8",
+    )
+    first = diagnose_paths([str(log)]).first_failure
+    assert first is not None
+    assert first.rank == 3
+    assert "batch 17" in first.message
+
+
+def test_cascade_lines_are_not_the_first_failure(tmp_path: Path) -> None:
+    log = tmp_path / "run.log"
+    log.write_text(
+        "[rank0]: Traceback (most recent call last):\n"
+        '[rank0]:   File "train.py", line 9, in <module>\n'
+        "[rank0]: RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:534] "
+        "Connection closed by peer [10.1.1.2]:5001\n"
+        "[rank1]: Traceback (most recent call last):\n"
+        '[rank1]:   File "train.py", line 12, in <module>\n'
+        "[rank1]: KeyError: 'labels'\n",
+        encoding="utf-8",
+    )
+    first = diagnose_paths([str(log)]).first_failure
+    assert first is not None
+    assert first.rank == 1
+
+
+def test_fold_puts_the_explained_finding_under_its_cause() -> None:
+    cause = _finding("cuda.device_assert", Severity.CRITICAL, explains=("app.hang",))
+    hang = _finding("app.hang", Severity.CRITICAL, confidence=Confidence.MEDIUM)
+    standing, folded = fold(order([hang, cause], None))
+    assert [f.id for f in standing] == ["cuda.device_assert"]
+    assert standing[0].explains == ("app.hang",)
+    assert [f.id for f in folded["cuda.device_assert"]] == ["app.hang"]
+
+
+def test_a_warning_does_not_swallow_a_critical_finding() -> None:
+    env = _finding("nccl.env", Severity.WARNING, explains=("nccl.p2p",))
+    p2p = _finding("nccl.p2p", Severity.CRITICAL)
+    standing, folded = fold(order([env, p2p], None))
+    assert [f.id for f in standing] == ["nccl.p2p", "nccl.env"]
+    assert folded == {}
+    assert standing[1].explains == ()
+
+
+def test_order_puts_causes_before_context_and_high_before_medium() -> None:
+    info = _finding("net.ib_link", Severity.INFO, cause=False)
+    medium = _finding("launch.rank_crash", Severity.CRITICAL, confidence=Confidence.MEDIUM)
+    high = _finding("gpu.xid", Severity.CRITICAL)
+    context = _finding("nccl.env", Severity.CRITICAL, cause=False)
+    assert [f.id for f in order([info, context, medium, high], None)] == [
+        "gpu.xid",
+        "launch.rank_crash",
+        "nccl.env",
+        "net.ib_link",
+    ]
+
+
+def test_a_symptom_placed_above_its_cause_still_folds() -> None:
+    hang = _finding("app.hang", Severity.CRITICAL)
+    p2p = _finding(
+        "nccl.p2p", Severity.CRITICAL, confidence=Confidence.MEDIUM, explains=("app.hang",)
+    )
+    crash = _finding("launch.rank_crash", Severity.CRITICAL, explains=("app.hang",))
+    standing, folded = fold(order([hang, p2p], None))
+    assert [f.id for f in standing] == ["nccl.p2p"]
+    assert [f.id for f in folded["nccl.p2p"]] == ["app.hang"]
+    # chains fold to their top: contention explains the crash, which explains the hang
+    contention = _finding("gpu.contention", Severity.CRITICAL, explains=("launch.rank_crash",))
+    standing, folded = fold(order([hang, crash, contention], None))
+    assert [f.id for f in standing] == ["gpu.contention"]
+    assert sorted(f.id for f in folded["gpu.contention"]) == ["app.hang", "launch.rank_crash"]
