@@ -1,0 +1,92 @@
+"""Helpers of the app rules: timeout wording, who is behind, rank-guarded collectives."""
+
+from __future__ import annotations
+
+import re
+
+from nccl_doctor.facts.base import Cite
+from nccl_doctor.facts.run import DistributedError, WatchdogState
+from nccl_doctor.facts.store import Facts, Said
+
+_ELAPSED = re.compile(r"\[(?:(\d+):)?(\d{1,2}):(\d\d)<")
+_GUARDED = re.compile(
+    r"if\s+\(?\s*(?:args\.|self\.)?(?:local_rank|rank|global_rank)\s*(?:==|!=|in|not in|<|>)"
+)
+_COLLECTIVE = re.compile(r"\b(?:barrier|all_reduce|all_gather\w*|broadcast|reduce_scatter)\s*\(")
+
+
+def ms_text(value: int | None) -> str:
+    if value is None:
+        return "?"
+    return f"{value} ms ({value / 60000:.0f} min)" if value >= 60000 else f"{value} ms"
+
+
+def behind_text(states: list[WatchdogState], seq: int | None) -> str:
+    if not states:
+        return ""
+    done = {s.rank: s.last_completed for s in states if s.last_completed is not None}
+    if not done:
+        return ""
+    low = min(done.values())
+    laggards = sorted(r for r, c in done.items() if c == low and r is not None)
+    if len(set(done.values())) > 1:
+        return (
+            f"; rank(s) {', '.join(map(str, laggards))} are behind (last completed work {low}, "
+            f"others {max(done.values())})"
+        )
+    enq = {s.last_enqueued for s in states if s.last_enqueued is not None}
+    who = ", ".join(str(r) for r in sorted(r for r in done if r is not None))
+    return (
+        f"; rank(s) {who} completed work {low} and wait in {seq or low + 1} "
+        f"(last enqueued {max(enq) if enq else '?'}): they are not behind - a rank that "
+        "never joined this collective is"
+    )
+
+
+def longest_elapsed(facts: Facts) -> tuple[int, Cite] | None:
+    best: tuple[int, Cite] | None = None
+    for hit in facts.search(_ELAPSED, prose=False):
+        h, m, s = hit.match.groups()
+        secs = int(h or 0) * 3600 + int(m) * 60 + int(s)
+        if best is None or secs > best[0]:
+            best = (secs, hit.cite)
+    return best
+
+
+def guarded_collective(facts: Facts) -> tuple[Said, Said] | None:
+    """A rank check (``if args.local_rank == 0:``) with a collective right under it."""
+    lines = facts.lines
+    for index, said in enumerate(lines):
+        if not _GUARDED.search(said.text):
+            continue
+        for nxt in lines[index : index + 3]:
+            if _COLLECTIVE.search(nxt.text) and nxt.cite.source == said.cite.source:
+                return said, nxt
+    return None
+
+
+def dump_summary(
+    facts: Facts,
+) -> tuple[str, str, DistributedError, list[WatchdogState]] | None:
+    """A flight-recorder dump signal: the summary, who signalled it, the fact, the states."""
+    dumps = [
+        d
+        for d in facts.of(DistributedError)
+        if d.category in ("dump_signal", "dump_global_timeout") and d.detail != "this local rank"
+    ]
+    if not dumps:
+        return None
+    first = dumps[0]
+    states = [s for s in facts.of(WatchdogState) if s.event == "dump_signal"]
+    src = f"rank {first.peer_rank}" if first.peer_rank is not None else "another rank"
+    summary = f"{src[0].upper()}{src[1:]} hit a collective timeout and signalled a dump"
+    enq = states[0].last_enqueued if states else None
+    done = states[0].last_completed if states else None
+    if enq is not None and done is not None:
+        rank = states[0].rank
+        who = f"rank {rank}" if rank is not None else "the dumping rank"
+        summary += (
+            f"; {who} had enqueued work {enq} but completed only {done} "
+            f"({enq - done} collectives in flight)"
+        )
+    return summary, src, first, states

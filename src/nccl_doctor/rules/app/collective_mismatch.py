@@ -1,0 +1,167 @@
+"""Ranks issued different collectives (op, order, shape or dtype): the job desynchronised.
+
+What it means
+-------------
+Every rank of a process group must issue the same collectives in the same
+order with matching shapes and dtypes. With ``TORCH_DISTRIBUTED_DEBUG=DETAIL``
+PyTorch wraps the group (``ProcessGroupWrapper``) and compares a fingerprint
+of each collective across ranks before running it; here the fingerprints or
+the monitored barrier before them did not agree. Typical causes: a collective
+inside ``if rank == 0:`` (rank-0-only evaluation on the DDP-wrapped model,
+checkpoint code with a barrier), decisions taken from a rank-local clock or
+data length, different tensor shapes per rank.
+
+Why it matters
+--------------
+Without the debug wrapper the same bug shows as a hang and a watchdog
+timeout after 30 minutes, or as silently wrong results when the shapes
+happen to be compatible.
+
+Evidence
+--------
+``Detected mismatch between collectives on ranks. Rank 0 is running
+inconsistent collective: CollectiveFingerPrint(OpType=BROADCAST,
+TensorShape=[4], ...)``, ``ProcessGroupWrapper: Monitored Barrier
+encountered error running collective``, ``Rank 1 failed to pass
+monitoredBarrier``.
+
+Fix
+---
+Find the code path only some ranks take (the fingerprint names the
+collective), and make every rank run it, or none: evaluate with
+``model.module`` on rank 0 only, follow rank-0-only work with a barrier
+that all ranks reach, decide time- or data-based actions on rank 0 and
+broadcast the decision.
+"""
+
+from __future__ import annotations
+
+import re
+
+from nccl_doctor.facts.base import Cite
+from nccl_doctor.facts.run import DistributedError
+from nccl_doctor.facts.store import Facts
+from nccl_doctor.findings import Confidence, Finding, Severity
+from nccl_doctor.rules.base import Rule
+from nccl_doctor.rules.launch._common import waiting_in
+
+RULE = Rule(
+    id="app.collective_mismatch",
+    title="Ranks issued mismatched collectives",
+    severity=Severity.CRITICAL,
+    explains=("app.hang", "launch.rank_crash"),
+)
+
+_MISMATCH = r"Detected mismatch between collectives on ranks"
+_RUNNING = re.compile(
+    r"Rank (\d+) is running (?:inconsistent )?collective: CollectiveFingerPrint\(([^)]{0,200})",
+    re.IGNORECASE,
+)
+_MONITORED = r"Monitored Barrier encountered error|failed to pass monitoredBarrier"
+_FAILED_RANK = re.compile(r"Ranks? ([\d, ]+) failed to pass monitoredBarrier", re.IGNORECASE)
+_FIELD = re.compile(r"(OpType|TensorShape|TensorDtypes|SequenceNumber)=(\[[^\]]*\]|[^,\s)]+)")
+
+
+def _fingerprints(facts: Facts) -> tuple[list[str], list[int], list[Cite]]:
+    parts: list[str] = []
+    ranks: list[int] = []
+    cites: list[Cite] = []
+    for hit in facts.search(_RUNNING):
+        rank = int(hit.match.group(1))
+        if rank in ranks:
+            continue
+        fields = ", ".join(f"{k}={v}" for k, v in _FIELD.findall(hit.match.group(2)))
+        parts.append(f"rank {rank} ran {fields or 'another collective'}")
+        ranks.append(rank)
+        cites.append(hit.cite)
+    return parts, ranks, cites
+
+
+def _different_waits(facts: Facts) -> Finding | None:
+    """Ranks that timed out waiting in different collective calls."""
+    waits = waiting_in(facts)
+    if len({fn for fn, _ in waits.values()}) < 2:
+        return None
+    parts = [f"rank {r} in {fn}()" for r, (fn, _) in sorted(waits.items())]
+    summary = (
+        "The ranks timed out waiting in different collectives ("
+        + ", ".join(parts)
+        + "): they issued mismatched collectives, so none of them could complete."
+    )
+    return RULE.finding(
+        summary=summary,
+        fix=[
+            (
+                "Make every rank issue the same sequence of collectives: find the branch that "
+                "sends one rank into the other call (rank checks, data-dependent code paths)."
+            ),
+            (
+                "Rerun with TORCH_DISTRIBUTED_DEBUG=DETAIL: the wrapper then names the "
+                "mismatching collectives (op, shape, dtype) instead of timing out."
+            ),
+        ],
+        evidence=[cite for _, cite in waits.values()][:4],
+        ranks=list(waits),
+        confidence=Confidence.MEDIUM,
+    )
+
+
+def check(facts: Facts) -> list[Finding]:
+    """The debug wrapper's fingerprint mismatch or failed monitored barrier."""
+    mism = [d for d in facts.of(DistributedError) if d.category == "collective_mismatch"]
+    hits = facts.search(_MISMATCH)
+    monitored = facts.search(_MONITORED)
+    if not mism and not hits and not monitored:
+        waits = _different_waits(facts)
+        return [waits] if waits else []
+    parts, ranks, cites = _fingerprints(facts)
+    evidence: list[Cite] = [*(d.cite for d in mism), *(h.cite for h in hits), *cites]
+    fix = [
+        (
+            "Find the collective only some ranks reach: the fingerprint names its op and shape; "
+            "look for it under 'if rank == 0' / is_main_process, in evaluation, logging or "
+            "checkpoint code."
+        ),
+        (
+            "Make every rank run it or none: on rank-0-only evaluation use the unwrapped model "
+            "(model.module) and put a barrier after it that all ranks reach."
+        ),
+        (
+            "Take time- or data-dependent decisions (checkpoint every N minutes, stop when data "
+            "runs out) on one rank and broadcast them, so all ranks act at the same step."
+        ),
+    ]
+    if evidence:
+        summary = "Ranks issued different collectives (PyTorch's debug wrapper compared them)"
+        if parts:
+            summary += ": " + "; ".join(parts)
+        confidence = Confidence.HIGH
+        if all(h.prose for h in hits) and not mism:
+            confidence = Confidence.MEDIUM
+    else:
+        evidence = [h.cite for h in monitored]
+        failed = [h.match.group(1).strip() for h in facts.search(_FAILED_RANK)]
+        ranks = [int(r) for f in failed for r in re.split(r"[, ]+", f) if r.isdigit()]
+        who = f"rank(s) {', '.join(failed)}" if failed else "some rank"
+        summary = (
+            "The debug wrapper's monitored barrier before a collective failed: "
+            f"{who} never reached the collective the others ran, so the ranks are on "
+            "different code paths"
+        )
+        confidence = Confidence.MEDIUM
+    cue = [
+        h.cite
+        for h in facts.search(r"evaluat\w*|checkpoint\w*|only (?:on )?(?:the )?(?:master|rank 0)")
+        if h.prose
+    ][:1]
+    if cue:
+        summary += f" (reported around: {cue[0].text.strip()[:120]})"
+    return [
+        RULE.finding(
+            summary=summary + ".",
+            fix=fix,
+            evidence=[*evidence[:4], *cue],
+            ranks=ranks,
+            confidence=confidence,
+        )
+    ]

@@ -1,0 +1,120 @@
+"""The DDP/FSDP model differs across ranks: parameter counts, shapes or strides.
+
+What it means
+-------------
+When DistributedDataParallel is constructed it checks that every rank holds
+the same parameters (``_verify_params_across_processes``). Here that check
+found a difference: a rank built the model with another config, vocabulary
+size or number of classes, loaded a different checkpoint, or created
+parameters conditionally on its rank.
+
+Why it matters
+--------------
+DDP averages gradients bucket by bucket assuming identical models; it
+refuses to start rather than silently corrupt training.
+
+Evidence
+--------
+``params[0] in this process with sizes [512, 10] appears not to match sizes
+of the same param in process 0`` and ``DDP expects same model across all
+ranks, but Rank 1 has 2 params, while rank 0 has inconsistent 3 params``.
+A communicator failure raised inside that same check (an NCCL error during
+``_verify_params_across_processes``, the first collective of the job) is not
+a model difference and does not count.
+
+Fix
+---
+Build the model identically on every rank (same config, same seed for
+shape-affecting choices, no rank-dependent modules), load checkpoints before
+wrapping in DDP on every rank, and print ``sum(p.numel() for p in
+model.parameters())`` and the parameter shapes per rank to find the
+difference.
+"""
+
+from __future__ import annotations
+
+import re
+
+from nccl_doctor.facts.base import Cite
+from nccl_doctor.facts.run import DistributedError
+from nccl_doctor.facts.store import Facts
+from nccl_doctor.findings import Finding, Severity
+from nccl_doctor.rules.base import Rule
+
+RULE = Rule(
+    id="app.param_mismatch",
+    title="The model differs across ranks",
+    severity=Severity.CRITICAL,
+    explains=("launch.rank_crash",),
+)
+
+_SIZES = re.compile(
+    r"(?:\[(\d+)\]:\s*)?params?\[(\d+)\]\s+in this process with (sizes|strides) "
+    r"\[([^\]]{0,80})\] appears not to "
+    r"match (?:sizes|strides) of the same param in process (\d+)",
+    re.IGNORECASE,
+)
+_COUNT = re.compile(
+    r"Rank (\d+) has (\d+) params, while rank (\d+) has inconsistent (\d+) params", re.IGNORECASE
+)
+_ANY = (
+    r"appears not to match (?:sizes|strides) of the same param in process"
+    r"|DDP expects same model across all ranks"
+)
+
+
+def check(facts: Facts) -> list[Finding]:
+    """DDP's cross-rank parameter check reporting a real difference."""
+    cites: list[Cite] = [
+        d.cite for d in facts.of(DistributedError) if d.category == "ddp_param_mismatch"
+    ]
+    hits = facts.search(_ANY)
+    for hit in hits:
+        if hit.cite not in cites:
+            cites.append(hit.cite)
+    if not cites:
+        return []
+    ranks: list[int] = []
+    summary = "DDP's cross-rank check found different model parameters on different ranks"
+    for hit in facts.search(_SIZES):
+        m = hit.match
+        own = int(m.group(1)) if m.group(1) else hit.rank
+        summary = (
+            f"Parameter {m.group(2)} has {m.group(3)} [{m.group(4)}] on "
+            f"{'rank ' + str(own) if own is not None else 'one rank'}, which do not "
+            f"match the same parameter in process {m.group(5)}: the models differ"
+        )
+        ranks = [r for r in (own, int(m.group(5))) if r is not None]
+        break
+    else:
+        for hit in facts.search(_COUNT):
+            m = hit.match
+            summary = (
+                f"Rank {m.group(1)} has {m.group(2)} parameters but rank {m.group(3)} has "
+                f"{m.group(4)}: the models differ"
+            )
+            ranks = [int(m.group(1)), int(m.group(3))]
+            break
+    prose_only = all(h.prose for h in hits) and not facts.of(DistributedError)
+    return [
+        RULE.finding(
+            summary=summary + ".",
+            fix=[
+                (
+                    "Print the parameter count and shapes on every rank before wrapping in DDP "
+                    "and compare them."
+                ),
+                (
+                    "Build the model from the same config on every rank; create no modules "
+                    "conditionally on the rank; load checkpoints before DDP(...) on all ranks."
+                ),
+                (
+                    "If only strides differ, make the memory format consistent "
+                    "(model.to(memory_format=...) on every rank, or .contiguous())."
+                ),
+            ],
+            evidence=cites[:3],
+            ranks=ranks,
+            severity=Severity.WARNING if prose_only else None,
+        )
+    ]

@@ -1,0 +1,158 @@
+"""A rank asked for a GPU it cannot see, or sees no GPU at all.
+
+What it means
+-------------
+Each process sees the GPUs ``CUDA_VISIBLE_DEVICES`` leaves it, renumbered
+from 0. A rank that selects ``cuda:<local_rank>`` (``torch.cuda.set_device``)
+beyond that list gets ``invalid device ordinal`` (CUDA error 101); a process
+whose list is empty, or that runs where no GPU was allocated, gets ``no CUDA
+GPUs are available`` / ``no CUDA-capable device is detected`` (error 100),
+and ``ProcessGroupNCCL is only supported with GPUs, no GPUs found!``.
+Typical causes: more processes per node than GPUs, a scheduler that gives
+every task only its own GPU (Slurm ``--gpus-per-task=1``, so every task's
+GPU is ``cuda:0``), ``CUDA_VISIBLE_DEVICES`` set empty or to wrong indices,
+a GPU job scheduled without a GPU request.
+
+Why it matters
+--------------
+The affected ranks die at start-up; the others wait at rendezvous or in
+their first collective and time out, which looks like a network problem.
+
+Evidence
+--------
+``invalid device ordinal`` / ``CUDA_ERROR_INVALID_DEVICE``, ``no CUDA GPUs
+are available``, ``no CUDA-capable device is detected``, ``ProcessGroupNCCL
+is only supported with GPUs``, the ``CUDA_VISIBLE_DEVICES`` value and the
+launcher's settings (``--nproc-per-node``, ``--gpus-per-task``).
+
+Fix
+---
+Make the processes per node equal to the GPUs each node gives the job and
+pick the device from what is visible (``local_rank % torch.cuda.device_count()``,
+or ``cuda:0`` when the scheduler binds one GPU per task); unset or correct
+``CUDA_VISIBLE_DEVICES``; request GPUs from the scheduler or container runtime.
+"""
+
+from __future__ import annotations
+
+import re
+
+from nccl_doctor.facts.base import Cite, Fact
+from nccl_doctor.facts.host import EnvVar
+from nccl_doctor.facts.run import CudaError, DistributedError, PythonTraceback
+from nccl_doctor.facts.store import Facts
+from nccl_doctor.findings import Confidence, Finding, Severity
+from nccl_doctor.rules.base import Rule
+from nccl_doctor.rules.cuda._common import dedupe, hits, hosts_of, ranks_of, who
+
+RULE = Rule(
+    id="cuda.device_visibility",
+    title="A rank cannot see the GPU it asked for",
+    severity=Severity.CRITICAL,
+    explains=("launch.rank_crash", "launch.rendezvous", "app.hang", "net.unreachable"),
+)
+
+_ORDINAL = re.compile(
+    r"invalid device ordinal|CUDA_ERROR_INVALID_DEVICE\b|cudaErrorInvalidDevice\b"
+    r"|on CUDA device \d+ but torch\.cuda\.device_count\(\) is \d+",
+    re.IGNORECASE,
+)
+_NONE = re.compile(
+    r"no CUDA GPUs are available|no CUDA-capable device is detected|CUDA_ERROR_NO_DEVICE\b"
+    r"|cudaErrorNoDevice\b|ProcessGroupNCCL is only supported with GPUs",
+    re.IGNORECASE,
+)
+_PER_TASK = re.compile(r"--gpus-per-task|--gpu-bind|--gres-flags=enforce-binding", re.IGNORECASE)
+
+
+def _visible(facts: Facts) -> tuple[str, Cite] | None:
+    for var in facts.of(EnvVar):
+        if var.name == "CUDA_VISIBLE_DEVICES" and var.value is not None:
+            return var.value, var.cite
+    for hit in facts.search(r"CUDA_VISIBLE_DEVICES\s*[=:]\s*['\"]?([\w,-]*)", prose=False):
+        return hit.match.group(1), hit.cite
+    return None
+
+
+def _call_site(facts: Facts) -> str | None:
+    """``job.py:22`` of the user's frame that called set_device / .to / .cuda."""
+    for tb in facts.of(PythonTraceback):
+        if not (tb.message and (_ORDINAL.search(tb.message) or _NONE.search(tb.message))):
+            continue
+        user = [f for f in tb.frames if "site-packages" not in f[0] and "/torch/" not in f[0]]
+        if user:
+            name, line, _ = user[-1]
+            return f"{name.rsplit('/', 1)[-1]}:{line}"
+    return None
+
+
+def check(facts: Facts) -> list[Finding]:
+    """Ordinal and no-GPU errors, with the ranks, the visible devices and the launch settings."""
+    ordinal = [e for e in facts.of(CudaError) if e.code == 101 or _ORDINAL.search(e.error or "")]
+    none = [e for e in facts.of(CudaError) if e.code == 100 or _NONE.search(e.error or "")]
+    none_pg = [d for d in facts.of(DistributedError) if d.category == "no_gpus"]
+    ord_lines, ord_machine = hits(facts, _ORDINAL)
+    none_lines, none_machine = hits(facts, _NONE)
+    is_ordinal = bool(ordinal or ord_lines)
+    if not (is_ordinal or none or none_pg or none_lines):
+        return []
+    direct: list[Fact] = [*ordinal, *none, *none_pg]
+    lines = ord_lines if is_ordinal else none_lines
+    machine = bool(direct) or (ord_machine if is_ordinal else none_machine)
+    pattern = _ORDINAL if is_ordinal else _NONE
+    ranks = ranks_of(facts, pattern, direct, [h for h in lines if not h.prose])
+    hosts = hosts_of(direct, lines)
+    visible = _visible(facts)
+    per_task = facts.search(_PER_TASK)
+    site = _call_site(facts)
+    evidence: list[Fact | Cite] = [*direct[:2], *(h.cite for h in lines[:2])]
+    if is_ordinal:
+        summary = f"{who(ranks, hosts).capitalize()} asked for a GPU index beyond those it can see "
+        summary += "('invalid device ordinal')"
+        if site:
+            summary += f" at {site}"
+    else:
+        summary = f"{who(ranks, hosts).capitalize()} found no visible GPU"
+    fix: list[str] = []
+    if visible is not None:
+        shown = visible[0] or "empty"
+        summary += f"; CUDA_VISIBLE_DEVICES is {shown}"
+        evidence.append(visible[1])
+        if not visible[0]:
+            fix.append("Unset CUDA_VISIBLE_DEVICES or set it to the node's GPUs (e.g. 0,1,2,3)")
+    if per_task:
+        summary += (
+            f"; the job uses `{per_task[0].match.group(0)}`, so each task sees only its own GPU "
+            "(as cuda:0) and set_device(local_rank) fails for every local rank but 0"
+        )
+        evidence.append(per_task[0].cite)
+        fix.append(
+            "Request GPUs per node (`--gpus-per-node=N` / `--gres=gpu:N`) instead of per task, "
+            "or select `cuda:0` when each task is bound to one GPU"
+        )
+    if is_ordinal:
+        fix.append(
+            "Start no more processes per node than it has GPUs (`--nproc-per-node` <= "
+            "`nvidia-smi -L | wc -l`), and pick the device as "
+            "`local_rank % torch.cuda.device_count()`"
+        )
+    else:
+        fix.append(
+            "Make sure the job was given GPUs: a GPU request in the scheduler (`--gpus`, "
+            "`--gres=gpu:N`), `--gpus all` for a container, and `nvidia-smi` working there"
+        )
+    fix.append(
+        "Print `os.environ.get('CUDA_VISIBLE_DEVICES')` and `torch.cuda.device_count()` in each "
+        "rank before init_process_group"
+    )
+    return [
+        RULE.finding(
+            summary=summary,
+            fix=fix,
+            evidence=dedupe(evidence, 5),
+            ranks=ranks,
+            hosts=hosts,
+            severity=Severity.CRITICAL if machine else Severity.WARNING,
+            confidence=Confidence.HIGH if machine else Confidence.LOW,
+        )
+    ]

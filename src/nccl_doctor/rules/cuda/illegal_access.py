@@ -1,0 +1,159 @@
+"""A GPU kernel made an illegal memory access or another sticky fault.
+
+What it means
+-------------
+A kernel read or wrote memory it does not own (``an illegal memory access
+was encountered``, error 700), used a misaligned address (716), ran an
+illegal instruction (715) or faulted in another way CUDA only reports as
+``unspecified launch failure`` (719). These errors are sticky: the CUDA
+context of that process is lost and every later call fails the same way.
+Kernel errors are reported asynchronously, so the call that reports one (a
+``cudaMemcpy``, NCCL's watchdog, the next collective) is often not the
+kernel that faulted.
+
+Why it matters
+--------------
+The rank that faulted dies; the others then fail with connection errors or
+hang in their next collective. The cause is usually the application (a
+custom CUDA extension, an out-of-bounds index with asserts compiled out, a
+use-after-free across streams), sometimes a library bug (NCCL, cuDNN,
+Triton kernels) and, when the kernel log shows Xid 48/79/94/95, the GPU.
+
+Evidence
+--------
+The CUDA error messages or names (``cudaErrorIllegalAddress``,
+``CUDA_ERROR_LAUNCH_FAILED``...) in PyTorch's ``CUDA error:`` lines, NCCL's
+``Cuda failure`` warnings or an NCCL error report's last error; the kernel
+log's Xids decide between the application and the hardware.
+
+Fix
+---
+Rerun the failing rank with ``CUDA_LAUNCH_BLOCKING=1`` to find the kernel,
+then with ``compute-sanitizer --tool memcheck`` to find the access. If the
+fault is inside NCCL kernels, try ``NCCL_P2P_DISABLE=1`` and a newer NCCL;
+if the kernel log shows a hardware Xid, treat it as a GPU fault.
+"""
+
+from __future__ import annotations
+
+import re
+
+from nccl_doctor.facts.base import Cite, Fact
+from nccl_doctor.facts.host import XidEvent
+from nccl_doctor.facts.run import CudaError
+from nccl_doctor.facts.store import Facts
+from nccl_doctor.findings import Confidence, Finding, Severity
+from nccl_doctor.knowledge import cuda_errors
+from nccl_doctor.rules.base import Rule
+from nccl_doctor.rules.cuda._common import (
+    cascade,
+    dedupe,
+    hits,
+    hosts_of,
+    matching_errors,
+    nccl_saw,
+    ranks_of,
+    who,
+)
+
+RULE = Rule(
+    id="cuda.illegal_access",
+    title="A GPU kernel made an illegal memory access",
+    severity=Severity.CRITICAL,
+    explains=(
+        "launch.rank_crash",
+        "app.hang",
+        "cuda.unknown_error",
+        "nccl.internal",
+        "net.unreachable",
+        "gpu.xid",
+    ),
+)
+
+_KNOWN = tuple(e for e in cuda_errors.ERRORS if e.diagnosis_id == "cuda.illegal_access")
+_CODES = frozenset(e.code for e in _KNOWN)
+_NAMES = [n for e in _KNOWN for n in (e.name, e.driver_name) if n]
+_MESSAGES = [e.message for e in _KNOWN if e.message and e.message != "misaligned address"]
+_ERROR = re.compile(
+    "|".join(
+        [
+            *(re.escape(m) for m in _MESSAGES),
+            r"\bmisaligned address\b",
+            *(rf"\b{re.escape(n)}\b" for n in _NAMES),
+        ]
+    ),
+    re.IGNORECASE,
+)
+#: Xids that mean the GPU, not the application, faulted.
+_HARDWARE_XIDS = frozenset({48, 61, 62, 63, 64, 74, 79, 92, 94, 95, 119, 120, 121, 140, 154})
+
+
+def _name(text: str) -> str:
+    match = _ERROR.search(text)
+    return match.group(0) if match else text.strip()[:60]
+
+
+def check(facts: Facts) -> list[Finding]:
+    """Sticky kernel faults, with the rank that hit them and whether the GPU is suspect."""
+    errors = [
+        e for e in facts.of(CudaError) if e.code in _CODES and e.kind != "device_assert"
+    ] or matching_errors(facts, _ERROR)
+    lines, machine = hits(facts, _ERROR)
+    if not errors and not lines:
+        return []
+    machine = machine or bool(errors)
+    direct: list[Fact] = list(errors)
+    ranks = ranks_of(facts, _ERROR, direct, [h for h in lines if not h.prose])
+    hosts = hosts_of(direct, lines)
+    error_text = _name(errors[0].error or "") if errors else _name(lines[0].match.group(0))
+    summary = f"{who(ranks, hosts).capitalize()} hit '{error_text}'"
+    report = nccl_saw(facts, _ERROR)
+    if any("watchdog" in h.cite.text.lower() for h in lines):
+        summary += (
+            "; ProcessGroupNCCL's watchdog reported it, so the kernel that faulted may be any "
+            "earlier one"
+        )
+    elif report is not None:
+        summary += "; NCCL reported it, but kernel errors are asynchronous: any earlier kernel may "
+        summary += "have faulted"
+    hardware = [x for x in facts.of(XidEvent) if x.xid in _HARDWARE_XIDS]
+    explains: tuple[str, ...] | None = None
+    cause = True
+    if hardware:
+        xid = hardware[0]
+        summary += (
+            f"; the kernel log shows Xid {xid.xid} on {xid.bus_id or 'a GPU'}, so the GPU, not "
+            "the code, is the likely cause"
+        )
+        explains = tuple(i for i in RULE.explains if i != "gpu.xid")
+        cause = False
+    others = [r for r in facts.ranks if r not in ranks]
+    if ranks and others:
+        summary += cascade(others)
+    target = f"rank {ranks[0]}" if ranks else "the failing rank"
+    fix = [
+        f"Rerun {target} with CUDA_LAUNCH_BLOCKING=1 to find the kernel that faulted",
+        "Run it under `compute-sanitizer --tool memcheck python ...` to find the bad access",
+        "If the fault is inside NCCL's kernels, rerun with NCCL_P2P_DISABLE=1 and try a newer NCCL",
+        (
+            "Check `dmesg -T | grep -i xid` on that node: Xid 13/31/43 point at the code, "
+            "48/79/94/95 at the GPU"
+        ),
+    ]
+    evidence: list[Fact | Cite] = [*errors[:2], *(h.cite for h in lines[:2])]
+    if report is not None:
+        evidence.append(report)
+    evidence += hardware[:1]
+    return [
+        RULE.finding(
+            summary=summary,
+            fix=fix,
+            evidence=dedupe(evidence),
+            ranks=ranks,
+            hosts=hosts,
+            severity=Severity.CRITICAL if machine else Severity.WARNING,
+            confidence=Confidence.HIGH if machine else Confidence.LOW,
+            cause=cause,
+            explains=explains,
+        )
+    ]

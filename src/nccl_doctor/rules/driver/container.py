@@ -1,0 +1,227 @@
+"""The driver stack inside the container is wrong or incomplete.
+
+What it means
+-------------
+A container does not bring its own NVIDIA driver: the NVIDIA Container
+Toolkit injects the host's user-space driver (``libcuda``, ``libnvidia-ml``,
+``nvidia-smi``) and the device nodes (``/dev/nvidia*``, ``/dev/nvidia-uvm``)
+when the container starts with ``--gpus`` / the ``nvidia`` runtime / a GPU
+resource request. When that does not happen, or happens wrongly, CUDA inside
+the container finds no driver, the toolkit's link stub (error 34 ``CUDA
+driver is a stub library``), an image's forward-compatibility libcuda the
+GPU cannot use (error 804), or loses access to the devices at run time
+(``Failed to initialize NVML: Unknown Error`` after a systemd reload on
+cgroup v2 hosts).
+
+Why it matters
+--------------
+The host itself is healthy, so ``nvidia-smi`` on the host shows nothing
+wrong while every rank inside the container fails at its first CUDA call.
+
+Evidence
+--------
+``could not select device driver "" with capabilities: [[gpu]]``,
+``nvidia-container-cli`` errors, error 34, and, where the evidence says the
+job ran in a container (docker, Kubernetes, enroot, Singularity), ``Found no
+NVIDIA driver``, ``libcuda.so.1: cannot open shared object file``, a missing
+``/dev/nvidia-uvm``, NVML ``Unknown Error`` or error 804.
+
+Fix
+---
+Start the container with the GPUs passed in (``docker run --gpus all`` or
+``--runtime=nvidia``, a ``nvidia.com/gpu`` resource in Kubernetes), with the
+NVIDIA Container Toolkit installed and configured on the host (``nvidia-ctk
+runtime configure``). Do not bake libcuda or ``cuda-compat`` into the
+image; remove the stub directory from ``LD_LIBRARY_PATH``. For NVML
+``Unknown Error`` after a while, restart the container and pass the device
+nodes explicitly or use the toolkit's CDI mode.
+"""
+
+from __future__ import annotations
+
+import re
+
+from nccl_doctor.facts.base import Cite, Fact
+from nccl_doctor.facts.gpu import SmiError
+from nccl_doctor.facts.run import CudaError
+from nccl_doctor.facts.store import Facts
+from nccl_doctor.findings import Confidence, Finding, Severity
+from nccl_doctor.rules.base import Rule
+from nccl_doctor.rules.driver._common import container_hits
+
+RULE = Rule(
+    id="driver.container",
+    title="The container's NVIDIA driver stack is wrong or incomplete",
+    severity=Severity.CRITICAL,
+    explains=(
+        "driver.uvm",
+        "cuda.device_visibility",
+        "cuda.unknown_error",
+        "gpu.lost",
+        "launch.rank_crash",
+    ),
+)
+
+_STUB = re.compile(r"CUDA driver is a stub library|CUDA_ERROR_STUB_LIBRARY|cudaErrorStubLibrary")
+_TOOLKIT = re.compile(
+    r"could not select device driver \"[^\"]*\" with capabilities: \[\[gpu\]\]"
+    r"|nvidia-container-cli: (?:initialization|mount|ldcache|detection) error"
+    r"|unknown or invalid runtime name: nvidia|Unknown runtime specified nvidia"
+    r"|nvidia-container-runtime[^\n]{0,40}(?:not found|no such file)",
+    re.IGNORECASE,
+)
+_NO_DRIVER = re.compile(
+    r"Found no NVIDIA driver on your system|nvidia-smi: (?:command )?not found"
+    r"|lib(?:cuda|nvidia-ml)\.so(?:\.1)?: cannot open shared object file"
+    r"|/dev/nvidia(?:-uvm|ctl|\d)\W[^\n]{0,60}No such file|cannot access '?/dev/nvidia",
+    re.IGNORECASE,
+)
+
+_NO_DEVICE = re.compile(
+    r"no CUDA GPUs are available|no CUDA-capable device is detected"
+    r"|ProcessGroupNCCL is only supported with GPUs",
+    re.IGNORECASE,
+)
+
+
+def _gpus_flag_missing(facts: Facts) -> bool:
+    """A docker run command is shown without --gpus / --runtime=nvidia / nvidia devices."""
+    runs = facts.search(r"\bdocker run\b")
+    return bool(runs) and not any(
+        re.search(r"--gpus|--runtime[= ]nvidia|/dev/nvidia|NVIDIA_VISIBLE_DEVICES", h.cite.text)
+        for h in runs
+    )
+
+
+def _finding(
+    summary: str,
+    evidence: list[Fact | Cite],
+    confidence: Confidence,
+    *,
+    severity: Severity = Severity.CRITICAL,
+    extra: tuple[str, ...] = (),
+    ranks: list[int] | None = None,
+) -> Finding:
+    fix = [
+        *extra,
+        (
+            "Start the container with the GPUs passed in: `docker run --gpus all ...` (or "
+            "`--runtime=nvidia`; a `nvidia.com/gpu` resource limit in Kubernetes)"
+        ),
+        (
+            "Install and configure the NVIDIA Container Toolkit on the host: "
+            "`sudo nvidia-ctk runtime configure --runtime=docker && sudo systemctl restart docker`"
+        ),
+        "Inside the container, check `nvidia-smi` and `ls -l /dev/nvidia*` before the job",
+    ]
+    return RULE.finding(
+        summary=summary,
+        fix=fix,
+        evidence=evidence,
+        confidence=confidence,
+        severity=severity,
+        ranks=ranks or (),
+    )
+
+
+def _rank(item: Fact | Cite) -> int | None:
+    if isinstance(item, Fact):
+        return item.rank
+    match = re.match(r"\s*\[rank(\d+)\]", item.text)
+    return int(match.group(1)) if match else None
+
+
+def check(facts: Facts) -> list[Finding]:
+    """Container runtime errors, or driver failures of a job that ran in a container."""
+    stub: list[Fact | Cite] = [e for e in facts.of(CudaError) if e.code == 34] or [
+        h.cite for h in facts.search(_STUB)
+    ]
+    if stub:
+        return [
+            _finding(
+                "CUDA loaded the toolkit's link stub instead of the real driver (error 34 'CUDA "
+                "driver is a stub library'): the host driver's libcuda is not on the library path",
+                [*stub[:2]],
+                Confidence.HIGH,
+                extra=(
+                    (
+                        "Remove the CUDA stubs directory (…/lib64/stubs) from LD_LIBRARY_PATH and "
+                        "from any ldconfig entry of the image"
+                    ),
+                ),
+            )
+        ]
+    toolkit = facts.search(_TOOLKIT)
+    if toolkit:
+        return [
+            _finding(
+                f"The container runtime could not give the container its GPUs: "
+                f"'{toolkit[0].cite.text.strip()[:140]}'",
+                [toolkit[0].cite],
+                Confidence.HIGH,
+            )
+        ]
+    cues = container_hits(facts)
+    if not cues:
+        return []
+    cue = cues[0].cite
+    machine_cue = any(not h.prose for h in cues)
+    confidence = Confidence.HIGH if machine_cue else Confidence.MEDIUM
+    nvml = [
+        s for s in facts.of(SmiError) if s.error == "nvml_init" and "unknown" in s.message.lower()
+    ]
+    if nvml:
+        return [
+            _finding(
+                f"Inside the container NVML fails with '{nvml[0].message.strip()[:80]}': the "
+                "container lost access to the GPU device nodes (a systemd/cgroup reload on the "
+                "host), while the host driver is fine",
+                [nvml[0], cue],
+                Confidence.MEDIUM,
+                extra=(
+                    (
+                        "Restart the container; to keep access, pass the device nodes explicitly "
+                        "(--device /dev/nvidia0 ... /dev/nvidiactl /dev/nvidia-uvm) or use the "
+                        "toolkit's CDI mode"
+                    ),
+                ),
+            )
+        ]
+    missing: list[Fact | Cite] = [
+        e for e in facts.of(CudaError) if e.kind == "driver" and "found no" in (e.error or "")
+    ]
+    missing += [h.cite for h in facts.search(_NO_DRIVER) if h.cite not in missing]
+    missing += [s for s in facts.of(SmiError) if s.error == "no_driver"]
+    flag = _gpus_flag_missing(facts)
+    if not missing and flag:
+        missing = [h.cite for h in facts.search(_NO_DEVICE)]
+    if missing:
+        first = missing[0]
+        text = (first.cite if isinstance(first, Fact) else first).text.strip()[:120]
+        summary = f"The job ran in a container and CUDA found no GPU or driver there ('{text}')"
+        summary += (
+            ": the docker run command has no --gpus flag"
+            if flag
+            else ": the GPUs and driver libraries were not passed into the container"
+        )
+        ranks = [r for r in (_rank(m) for m in missing) if r is not None]
+        return [_finding(summary, [*missing[:2], cue], confidence, ranks=ranks)]
+    compat = [e for e in facts.of(CudaError) if e.code == 804]
+    if compat:
+        return [
+            _finding(
+                "Error 804 inside a container: the image's CUDA forward-compatibility libcuda "
+                "(cuda-compat) was used on a GPU that does not support it, because the host "
+                "driver is older than the image's CUDA",
+                [compat[0], cue],
+                Confidence.MEDIUM,
+                severity=Severity.WARNING,
+                extra=(
+                    (
+                        "Use an image whose CUDA the host driver supports, or upgrade the host "
+                        "driver; keep /usr/local/cuda/compat off LD_LIBRARY_PATH on GeForce/RTX"
+                    ),
+                ),
+            )
+        ]
+    return []

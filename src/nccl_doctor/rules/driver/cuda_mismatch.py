@@ -1,0 +1,273 @@
+"""The CUDA runtime needs a newer driver than the one installed.
+
+What it means
+-------------
+Every CUDA runtime (the one a PyTorch wheel bundles, a toolkit, a container
+image's ``/usr/local/cuda``) needs a driver at least as new as its release.
+When the driver is older, CUDA refuses to start (error 35 ``CUDA driver
+version is insufficient for CUDA runtime version``, PyTorch's ``The NVIDIA
+driver on your system is too old``), or it tries the forward-compatibility
+``cuda-compat`` libcuda, which only data-centre GPUs support, and fails with
+error 804 ``forward compatibility was attempted on non supported HW``.
+Within one CUDA major version a slightly newer runtime still runs (minor
+version compatibility) but PTX JIT and new APIs fail (errors 222 and 36).
+
+Why it matters
+--------------
+No CUDA call succeeds: ``torch.cuda.is_available()`` is ``False``, NCCL
+cannot create a communicator, every rank dies at start-up. The usual
+reading of "CUDA version 12.1 on both sides" is misleading: ``nvidia-smi``
+prints the newest CUDA the driver supports, not what the job needs.
+
+Evidence
+--------
+CUDA errors 35, 36, 222 and 804 (from torch, NCCL or ``cudaGetDeviceCount``),
+``driver on your system is too old``, ``nvidia-container-cli: requirement
+error: unsatisfied condition: cuda>=X``; the CUDA version PyTorch was built
+with (collect_env, ``+cu121``) against the driver's (nvidia-smi ``CUDA
+Version``, NCCL ``cudaDriverVersion``, the driver branch).
+
+Fix
+---
+Upgrade the host driver to at least the minimum for the runtime's CUDA
+release (the CUDA release notes list it), or install a PyTorch wheel or
+container image built for a CUDA the driver supports. On GeForce/RTX cards
+do not use the ``cuda-compat`` forward-compatibility package.
+"""
+
+from __future__ import annotations
+
+import re
+
+from nccl_doctor.facts.base import Cite, Fact
+from nccl_doctor.facts.run import CudaError
+from nccl_doctor.facts.software import SoftwareVersions
+from nccl_doctor.facts.store import Facts
+from nccl_doctor.findings import Confidence, Finding, Severity
+from nccl_doctor.knowledge import cuda_errors
+from nccl_doctor.rules.base import Rule
+from nccl_doctor.rules.driver._common import (
+    MAJOR_FLOOR,
+    driver_cuda,
+    driver_version,
+    machine_hit,
+    max_cuda,
+    min_driver,
+    parse_cuda,
+    parse_version,
+    runtime_cuda,
+    show,
+    show_cuda,
+)
+
+RULE = Rule(
+    id="driver.cuda_mismatch",
+    title="The CUDA runtime needs a newer NVIDIA driver",
+    severity=Severity.CRITICAL,
+    explains=(
+        "driver.container",
+        "cuda.device_visibility",
+        "cuda.unknown_error",
+        "launch.rank_crash",
+        "nccl.internal",
+    ),
+)
+
+_CODES = frozenset({35, 36, 222, 804})
+_TEXT = re.compile(
+    r"CUDA driver version is insufficient|driver on your system is too old"
+    r"|forward compatibility was attempted|COMPAT_NOT_SUPPORTED_ON_DEVICE"
+    r"|cudaErrorInsufficientDriver|cudaErrorCompatNotSupportedOnDevice"
+    r"|UNSUPPORTED_PTX_VERSION|PTX was compiled with an unsupported toolchain"
+    r"|unsatisfied condition: cuda\s*>=?\s*\d|cudaErrorCallRequiresNewerDriver",
+    re.IGNORECASE,
+)
+_FOUND = re.compile(r"too old \(found version (\d{4,5})\)", re.IGNORECASE)
+_NEED = re.compile(r"unsatisfied condition: cuda\s*>=?\s*(\d{1,2}\.\d{1,2})", re.IGNORECASE)
+_PROSE_DRIVER = re.compile(r"driver\D{0,40}?\b([3-9]\d\d(?:\.\d{1,3}){0,2})\b", re.IGNORECASE)
+_PROSE_CUDA = re.compile(r"\bcuda\D{0,20}?\b(1[0-3]\.\d)\b", re.IGNORECASE)
+
+
+def _code_of(err: CudaError) -> int | None:
+    if err.code is not None:
+        return err.code
+    known = cuda_errors.by_message(err.error or "")
+    if known is not None:
+        return known.code
+    if (
+        err.kind == "driver"
+        and err.error
+        and ("too old" in err.error or "insufficient" in err.error)
+    ):
+        return 35
+    return None
+
+
+def _errors(facts: Facts) -> tuple[list[Fact | Cite], set[int], bool]:
+    """Failing lines, the CUDA codes they carry, whether any is machine output."""
+    cites: list[Fact | Cite] = []
+    codes: set[int] = set()
+    for err in facts.of(CudaError):
+        code = _code_of(err)
+        if code in _CODES:
+            cites.append(err)
+            codes.add(code)
+    machine = bool(cites)
+    for hit in facts.search(_TEXT):
+        if hit.cite not in [c.cite if isinstance(c, Fact) else c for c in cites]:
+            cites.append(hit.cite)
+            machine = machine or machine_hit(hit)
+            text = hit.cite.text.lower()
+            if _NEED.search(text):
+                continue
+            codes.add(804 if "compat" in text else 222 if "ptx" in text else 35)
+    return cites, codes, machine
+
+
+def _versions(facts: Facts) -> tuple[list[str], list[Cite], tuple[int, int] | None]:
+    """What the evidence says of the two sides, the citations, and the CUDA needed."""
+    parts: list[str] = []
+    cites: list[Cite] = []
+    need: tuple[int, int] | None = None
+    runtime = runtime_cuda(facts)
+    if runtime:
+        need = runtime[0]
+        parts.append(f"{runtime[2]} needs a driver >= {show(min_driver(need) or (0,))}")
+        cites.append(runtime[1])
+    for hit in facts.search(_NEED):
+        need = parse_cuda(hit.match.group(1))
+        parts.append(f"the container requires CUDA >= {hit.match.group(1)}")
+        cites.append(hit.cite)
+        break
+    found = driver_version(facts)
+    dcuda = driver_cuda(facts)
+    if found:
+        supported = max_cuda(found[0])
+        upto = f" (supports CUDA up to {show_cuda(supported)})" if supported else ""
+        parts.append(f"the installed driver is {show(found[0])}{upto}")
+        cites.append(found[1])
+    elif dcuda:
+        parts.append(f"the driver supports CUDA up to {show_cuda(dcuda[0])}")
+        cites.append(dcuda[1])
+    for hit in facts.search(_FOUND):
+        cuda = parse_cuda(hit.match.group(1))
+        if cuda:
+            parts.append(f"torch found a driver for CUDA {show_cuda(cuda)}")
+            cites.append(hit.cite)
+        break
+    if not found and not dcuda:
+        for hit in facts.search(_PROSE_DRIVER):
+            parsed = parse_version(hit.match.group(1))
+            supported = max_cuda(parsed) if parsed else None
+            if parsed and supported:
+                parts.append(
+                    f"the reported driver {hit.match.group(1)} supports CUDA up to "
+                    f"{show_cuda(supported)}"
+                )
+                cites.append(hit.cite)
+                break
+    if need is None:
+        for hit in facts.search(_PROSE_CUDA):
+            need = parse_cuda(hit.match.group(1))
+            parts.append(f"the reported CUDA is {hit.match.group(1)}")
+            break
+    return parts, cites, need
+
+
+def _fix(need: tuple[int, int] | None, codes: set[int]) -> list[str]:
+    steps = []
+    want = min_driver(need) if need else None
+    if want and need:
+        steps.append(
+            f"Upgrade the host NVIDIA driver to {show(want)} or newer (the minimum for CUDA "
+            f"{show_cuda(need)}), then reboot or reload the kernel module"
+        )
+    else:
+        steps.append("Upgrade the host NVIDIA driver to one that supports the job's CUDA release")
+    steps.append(
+        "Or install a PyTorch wheel / container image built for a CUDA the driver supports "
+        "(`nvidia-smi` prints the newest in its header)"
+    )
+    if 804 in codes:
+        steps.append(
+            "Do not load the cuda-compat forward-compatibility libcuda on this GPU: remove "
+            "/usr/local/cuda/compat from LD_LIBRARY_PATH or the image (GeForce/RTX cards do not "
+            "support it)"
+        )
+    steps.append("Check with `python -c 'import torch; print(torch.cuda.is_available())'`")
+    return steps
+
+
+def _from_versions(facts: Facts) -> list[Finding]:
+    """No error printed: compare the runtime's CUDA with the driver's."""
+    runtime, dcuda = runtime_cuda(facts), driver_cuda(facts)
+    if not runtime or not dcuda or runtime[0] <= dcuda[0]:
+        return []
+    need, have = runtime[0], dcuda[0]
+    found = driver_version(facts)
+    floor = MAJOR_FLOOR.get(need[0])
+    hard = need[0] > have[0] or (found is not None and floor is not None and found[0] < floor)
+    unavailable = any(s.is_cuda_available is False for s in facts.of(SoftwareVersions))
+    evidence = [runtime[1], dcuda[1]]
+    if hard:
+        severity = Severity.CRITICAL if unavailable else Severity.WARNING
+        summary = (
+            f"{runtime[2]} needs a driver for CUDA {show_cuda(need)}, but the driver supports "
+            f"only up to CUDA {show_cuda(have)}"
+            + ("; CUDA is not available" if unavailable else ": CUDA will not initialise")
+        )
+        return [
+            RULE.finding(
+                summary=summary,
+                fix=_fix(need, set()),
+                evidence=evidence,
+                severity=severity,
+                confidence=Confidence.HIGH if unavailable else Confidence.MEDIUM,
+            )
+        ]
+    return [
+        RULE.finding(
+            summary=(
+                f"{runtime[2]} is newer than the driver's CUDA {show_cuda(have)}; it runs through "
+                "minor-version compatibility, but PTX JIT and newer CUDA APIs will fail"
+            ),
+            fix=_fix(need, set()),
+            evidence=evidence,
+            severity=Severity.INFO,
+            confidence=Confidence.MEDIUM,
+            cause=False,
+        )
+    ]
+
+
+def check(facts: Facts) -> list[Finding]:
+    """CUDA errors 35/36/222/804 or a runtime newer than the driver."""
+    errors, codes, machine = _errors(facts)
+    if not errors:
+        return _from_versions(facts)
+    parts, cites, need = _versions(facts)
+    names = []
+    for code in sorted(codes):
+        known = cuda_errors.by_code(code)
+        names.append(f"error {code} '{known.message}'" if known and known.message else str(code))
+    summary = "The host driver is too old for the CUDA the job needs"
+    if names:
+        summary = f"CUDA failed with {', '.join(names)}"
+    if 804 in codes:
+        summary += (
+            ": the CUDA runtime is newer than the driver, so CUDA tried the forward-compatibility "
+            "libcuda, which this GPU does not support"
+        )
+    if parts:
+        summary += "; " + "; ".join(parts)
+    ranks = [e.rank for e in errors if isinstance(e, Fact) and e.rank is not None]
+    return [
+        RULE.finding(
+            summary=summary,
+            fix=_fix(need, codes),
+            evidence=[*errors[:3], *cites[:3]],
+            severity=Severity.CRITICAL if machine else Severity.WARNING,
+            confidence=Confidence.HIGH if machine else Confidence.LOW,
+            ranks=ranks,
+        )
+    ]

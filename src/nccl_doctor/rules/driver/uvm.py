@@ -1,0 +1,171 @@
+"""The NVIDIA unified-memory kernel module (nvidia_uvm) is missing or broken.
+
+What it means
+-------------
+CUDA needs the ``nvidia_uvm`` kernel module and its device node
+``/dev/nvidia-uvm`` besides the main ``nvidia`` module. When the module was
+never loaded (no X server or persistence daemon loaded it, a headless boot,
+``modprobe`` failed) or was left in a bad state by a suspend/resume or a
+driver reload while processes held GPU memory, the first CUDA call of every
+new process (``cuInit``, ``cudaGetDeviceCount``) fails with error 999
+``unknown error``, while ``nvidia-smi`` (which does not use UVM) still looks
+healthy.
+
+Why it matters
+--------------
+No process on the node can use CUDA: ``torch.cuda.is_available()`` is
+``False`` with the warning ``CUDA unknown error - this may be due to an
+incorrectly set up environment``, JAX falls back to the CPU, NCCL cannot
+start. The error looks like a GPU fault, but the GPU is fine.
+
+Evidence
+--------
+A missing ``/dev/nvidia-uvm``, ``modprobe`` or kernel errors naming
+``nvidia_uvm``, or CUDA error 999 at the very first CUDA call together with
+a suspend/resume of the machine.
+
+Fix
+---
+Stop every process that holds the GPU, then reload the module (``sudo rmmod
+nvidia_uvm && sudo modprobe nvidia_uvm``) or create the node (``sudo
+nvidia-modprobe -u -c=0``); reboot when that fails. Against suspend/resume
+breakage, enable the driver's suspend services (``nvidia-suspend``/
+``nvidia-resume``) or close GPU processes before suspending.
+"""
+
+from __future__ import annotations
+
+import re
+
+from nccl_doctor.facts.base import Cite
+from nccl_doctor.facts.host import KernelGpuMessage
+from nccl_doctor.facts.run import CudaError
+from nccl_doctor.facts.store import Facts, Hit
+from nccl_doctor.findings import Confidence, Finding, Severity
+from nccl_doctor.rules.base import Rule
+from nccl_doctor.rules.driver._common import container_hits
+
+RULE = Rule(
+    id="driver.uvm",
+    title="The nvidia_uvm kernel module is missing or broken",
+    severity=Severity.CRITICAL,
+    explains=("cuda.unknown_error", "cuda.device_visibility", "launch.rank_crash"),
+)
+
+_MISSING = re.compile(
+    r"/dev/nvidia-uvm\W[^\n]{0,80}?(?:No such file|not found|does not exist|missing|cannot open)"
+    r"|(?:cannot access|No such file or directory|failed to open|cannot open)[^\n]{0,40}"
+    r"/dev/nvidia-uvm\b",
+    re.IGNORECASE,
+)
+_MODULE = re.compile(
+    r"modprobe:[^\n]{0,40}(?:FATAL|ERROR)[^\n]{0,80}nvidia[-_]uvm"
+    r"|could not insert '?nvidia[-_]uvm|nvidia[-_]uvm:[^\n]{0,60}"
+    r"(?:Unknown symbol|disagrees about version|failed|error)"
+    r"|Module nvidia[-_]uvm not found|nvidia-modprobe[^\n]{0,60}uvm[^\n]{0,60}(?:fail|error)",
+    re.IGNORECASE,
+)
+_FIRST_999 = re.compile(
+    r"cuInit[^\n]{0,60}(?:CUDA_ERROR_UNKNOWN|\b999\b|unknown error)"
+    r"|CUDA unknown error - this may be due to an incorrectly set up environment"
+    r"|cudaGetDeviceCount\(\)[^\n]{0,200}Error 999"
+    r"|CUDA initialization: CUDA unknown error",
+    re.IGNORECASE,
+)
+_SUSPEND = re.compile(
+    r"\b(?:suspend(?:ed|ing|sion)?|hibernat\w*|sleep mode|standby|"
+    r"resum(?:e|ed|ing) from (?:suspend|sleep|hibernation|standby)|after (?:it )?resuming"
+    r"|wak(?:e|es|ing) (?:up )?from (?:sleep|suspend)|lid (?:closed|open))\b",
+    re.IGNORECASE,
+)
+
+
+def _module_errors(facts: Facts) -> list[Cite]:
+    cites = [
+        k.cite
+        for k in facts.of(KernelGpuMessage)
+        if k.kind == "module_load_error" and k.module and "uvm" in k.module
+    ]
+    cites += [h.cite for h in facts.search(_MODULE) if h.cite not in cites]
+    return cites
+
+
+def _first_call(facts: Facts) -> list[Cite]:
+    """Error 999 at CUDA's very first call (cuInit / device count / is_available)."""
+    cites = [e.cite for e in facts.of(CudaError) if e.kind == "init" and e.code == 999]
+    cites += [h.cite for h in facts.search(_FIRST_999) if h.cite not in cites]
+    return cites
+
+
+def _quote(cite: Cite) -> str:
+    match = _FIRST_999.search(cite.text)
+    text = cite.text[match.start() :] if match else cite.text
+    return text.strip()[:100]
+
+
+def _ranks(facts: Facts) -> list[int]:
+    return [
+        e.rank
+        for e in facts.of(CudaError)
+        if e.rank is not None and (e.code == 999 or (e.error or "") == "unknown error")
+    ]
+
+
+def _fix(missing: bool, suspended: bool) -> list[str]:
+    steps = [
+        (
+            "Stop every process that holds the GPU (`nvidia-smi`, `sudo fuser -v /dev/nvidia*`), "
+            "including idle notebooks and interpreters"
+        ),
+        "Reload the module: `sudo rmmod nvidia_uvm && sudo modprobe nvidia_uvm`",
+    ]
+    if missing:
+        steps.append(
+            "Create the device node if it is still absent: `sudo nvidia-modprobe -u -c=0` "
+            "(and load nvidia_uvm at boot, e.g. via nvidia-persistenced or modules-load.d)"
+        )
+    if suspended:
+        steps.append(
+            "Before the next suspend, close GPU processes or enable the driver's "
+            "nvidia-suspend/nvidia-resume services (NVreg_PreserveVideoMemoryAllocations=1)"
+        )
+    steps.append("Reboot the node if the module cannot be reloaded")
+    steps.append("Check with `python -c 'import torch; print(torch.cuda.is_available())'`")
+    return steps
+
+
+def check(facts: Facts) -> list[Finding]:
+    """UVM evidence: a missing node, module errors, or a first-call 999 after a suspend."""
+    missing = [h.cite for h in facts.search(_MISSING)]
+    module = _module_errors(facts)
+    first = _first_call(facts)
+    suspend: tuple[Hit, ...] = facts.search(_SUSPEND) if first else ()
+    in_container = bool(container_hits(facts))
+    if missing and not module and in_container:
+        return []  # the node was not passed into the container: driver.container
+    if missing or module:
+        what = "/dev/nvidia-uvm is missing" if missing else "the nvidia_uvm module failed to load"
+        failing = f"; CUDA's first call fails with 999 ({_quote(first[0])})" if first else ""
+        return [
+            RULE.finding(
+                summary=f"{what}{failing}: CUDA cannot initialise on this node",
+                fix=_fix(bool(missing), bool(suspend)),
+                evidence=[*missing[:1], *module[:2], *first[:1]],
+                severity=Severity.CRITICAL if first or module else Severity.WARNING,
+                ranks=_ranks(facts),
+            )
+        ]
+    if first and suspend:
+        return [
+            RULE.finding(
+                summary=(
+                    f"CUDA's first call fails with error 999 ('{_quote(first[0])}') after "
+                    "the machine was suspended and resumed: the nvidia_uvm module is left broken"
+                ),
+                fix=_fix(False, True),
+                evidence=[*first[:2], suspend[0].cite],
+                confidence=Confidence.MEDIUM,
+                ranks=_ranks(facts),
+            )
+        ]
+    return []

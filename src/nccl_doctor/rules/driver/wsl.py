@@ -1,0 +1,179 @@
+"""The job runs under Windows Subsystem for Linux (WSL2) and meets its limits.
+
+What it means
+-------------
+Under WSL2 the GPU belongs to the Windows driver; Linux sees it through
+``/dev/dxg`` and the ``libcuda`` the Windows driver puts in
+``/usr/lib/wsl/lib``. No Linux NVIDIA driver may be installed inside the
+distribution, the WSL kernel must be new enough (CUDA on WSL needs kernel
+5.10.43.3 or later), and several features are missing: GPU peer-to-peer and
+CUDA IPC between processes, NVLink, InfiniBand/RDMA, and pinned memory is
+limited.
+
+Why it matters
+--------------
+With an old WSL kernel or a Linux driver installed over the WSL one, CUDA
+finds no driver at all (``Found no NVIDIA driver on your system``). Multi-GPU
+NCCL jobs fail or hang on the P2P/IPC transports that WSL does not provide.
+
+Evidence
+--------
+A ``microsoft-standard-WSL2`` kernel (collect_env's platform, ``uname -r``,
+``/proc/version``), libcuda under ``/usr/lib/wsl``, together with a CUDA
+driver failure or an NCCL P2P/IPC/shared-memory failure.
+
+Fix
+---
+Update WSL (``wsl --update`` in Windows, then ``wsl --shutdown``) and the
+Windows NVIDIA driver; do not install a Linux NVIDIA driver inside WSL; make
+sure ``/usr/lib/wsl/lib`` is on the library path. For multi-GPU NCCL, set
+``NCCL_P2P_DISABLE=1`` (and ``NCCL_SHM_DISABLE=1`` if shared memory fails)
+or run on native Linux.
+"""
+
+from __future__ import annotations
+
+import re
+
+from nccl_doctor.facts.base import Cite, Fact
+from nccl_doctor.facts.run import CudaError
+from nccl_doctor.facts.software import SoftwareVersions
+from nccl_doctor.facts.store import Facts
+from nccl_doctor.findings import Confidence, Finding, Severity
+from nccl_doctor.rules.base import Rule
+
+RULE = Rule(
+    id="driver.wsl",
+    title="Windows Subsystem for Linux limits the GPU stack",
+    severity=Severity.CRITICAL,
+    explains=(
+        "driver.cuda_mismatch",
+        "cuda.device_visibility",
+        "cuda.unknown_error",
+        "nccl.p2p",
+        "nccl.shm",
+        "launch.rank_crash",
+    ),
+)
+
+#: The oldest WSL kernel CUDA on WSL supports.
+MIN_KERNEL = (5, 10, 43, 3)
+
+_KERNEL = re.compile(r"\b(\d+\.\d+\.\d+(?:\.\d+)?)-microsoft-standard(?:-WSL2)?\b", re.IGNORECASE)
+_WSL = re.compile(r"microsoft-standard|/usr/lib/wsl/|\bWSL ?2?\b|/dev/dxg", re.IGNORECASE)
+_NO_DRIVER = re.compile(
+    r"Found no NVIDIA driver|libcuda\.so(?:\.1)?: cannot open|no CUDA-capable device"
+    r"|no CUDA GPUs are available|CUDA_ERROR_NO_DEVICE|couldn't communicate with the NVIDIA driver",
+    re.IGNORECASE,
+)
+_P2P = re.compile(
+    r"peer access is not supported|cudaIpc\w*[^\n]{0,60}(?:fail|error|not supported)"
+    r"|transport/p2p\.cc[^\n]{0,80}(?:fail|error|WARN)|Error while creating shared memory"
+    r"|NCCL WARN[^\n]{0,120}(?:P2P|IPC|SHM)|operation not supported",
+    re.IGNORECASE,
+)
+
+
+def _wsl(facts: Facts) -> tuple[list[Cite], bool]:
+    """Lines that show WSL, and whether any is machine output."""
+    cites: list[Cite] = [s.cite for s in facts.of(SoftwareVersions) if s.wsl]
+    machine = bool(cites)
+    for hit in facts.search(_WSL):
+        if hit.cite not in cites:
+            cites.append(hit.cite)
+            machine = machine or (not hit.prose and "microsoft" in hit.cite.text.lower())
+    return cites, machine
+
+
+def _kernel(facts: Facts) -> tuple[tuple[int, ...], str, Cite] | None:
+    for soft in facts.of(SoftwareVersions):
+        match = _KERNEL.search(soft.python_platform or "")
+        if match:
+            return tuple(int(p) for p in match.group(1).split(".")), match.group(1), soft.cite
+    for hit in facts.search(_KERNEL):
+        text = hit.match.group(1)
+        return tuple(int(p) for p in text.split(".")), text, hit.cite
+    return None
+
+
+def check(facts: Facts) -> list[Finding]:
+    """WSL evidence, weighed by the failure it explains."""
+    cues, machine = _wsl(facts)
+    if not cues:
+        return []
+    kernel = _kernel(facts)
+    old = kernel is not None and kernel[0] < MIN_KERNEL
+    kernel_text = f"WSL kernel {kernel[1]}" if kernel else "WSL"
+    evidence: list[Fact | Cite] = [kernel[2] if kernel else cues[0]]
+    no_driver: list[Fact | Cite] = [
+        e for e in facts.of(CudaError) if e.kind == "driver" and "found no" in (e.error or "")
+    ]
+    no_driver += [h.cite for h in facts.search(_NO_DRIVER) if h.cite not in no_driver]
+    update = [
+        "Update WSL from Windows: `wsl --update`, then `wsl --shutdown` and reopen it",
+        "Update the Windows NVIDIA driver; do not install a Linux NVIDIA driver inside WSL",
+        (
+            "Check that `ls /usr/lib/wsl/lib/libcuda.so*` exists and /usr/lib/wsl/lib is on "
+            "LD_LIBRARY_PATH, then `nvidia-smi` inside WSL"
+        ),
+    ]
+    if no_driver:
+        first = no_driver[0]
+        text = (first.cite if isinstance(first, Fact) else first).text.strip()[:100]
+        reason = (
+            f"{kernel_text} is older than {'.'.join(map(str, MIN_KERNEL))}, the minimum CUDA on "
+            "WSL needs"
+            if old
+            else f"under {kernel_text} CUDA reaches the GPU only through the Windows driver's "
+            "libcuda in /usr/lib/wsl/lib"
+        )
+        return [
+            RULE.finding(
+                summary=f"CUDA finds no driver ('{text}'): {reason}",
+                fix=update,
+                evidence=[*no_driver[:1], *evidence],
+                severity=Severity.CRITICAL if old or machine else Severity.WARNING,
+                confidence=Confidence.MEDIUM,
+            )
+        ]
+    p2p = facts.search(_P2P, prose=False)
+    if p2p:
+        return [
+            RULE.finding(
+                summary=(
+                    f"NCCL failed on a peer-to-peer/IPC/shared-memory path under {kernel_text}, "
+                    f"which WSL does not provide: '{p2p[0].cite.text.strip()[:100]}'"
+                ),
+                fix=[
+                    "Rerun with NCCL_P2P_DISABLE=1 (and NCCL_SHM_DISABLE=1 if shared memory fails)",
+                    "For real multi-GPU training, run on native Linux",
+                ],
+                evidence=[p2p[0].cite, *evidence],
+                severity=Severity.WARNING,
+                confidence=Confidence.MEDIUM,
+            )
+        ]
+    if old:
+        return [
+            RULE.finding(
+                summary=f"{kernel_text} is older than the {'.'.join(map(str, MIN_KERNEL))} CUDA "
+                "on WSL needs",
+                fix=update,
+                evidence=evidence,
+                severity=Severity.WARNING,
+                confidence=Confidence.MEDIUM,
+            )
+        ]
+    return [
+        RULE.finding(
+            summary=(
+                f"The job runs under {kernel_text}: no GPU peer-to-peer, CUDA IPC, NVLink or "
+                "InfiniBand, and limited pinned memory"
+            ),
+            fix=["For multi-GPU NCCL under WSL set NCCL_P2P_DISABLE=1, or use native Linux"],
+            evidence=evidence,
+            severity=Severity.INFO,
+            confidence=Confidence.HIGH if machine else Confidence.LOW,
+            cause=False,
+        )
+    ]

@@ -1,0 +1,190 @@
+"""Helpers shared by the gpu rules: naming GPUs, the job's own PIDs, whether the job failed."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from nccl_doctor.facts.base import Fact
+from nccl_doctor.facts.gpu import Gpu, GpuProcess, MigDevice, SmiError
+from nccl_doctor.facts.host import KernelGpuMessage, XidEvent
+from nccl_doctor.facts.run import LauncherSignal
+from nccl_doctor.facts.store import Facts, Hit
+from nccl_doctor.knowledge.xid import XidInfo, xid_info
+from nccl_doctor.triage_failures import failures_of
+
+#: Facts whose ``pid`` is not (necessarily) a process of the job.
+_NOT_JOB = (GpuProcess, XidEvent, KernelGpuMessage, LauncherSignal)
+
+
+def gpu_name(gpu: Gpu) -> str:
+    """``GPU 0 (00000000:3B:00.0)``, or whichever of the two is known."""
+    if gpu.index is not None and gpu.bus_id:
+        return f"GPU {gpu.index} ({gpu.bus_id})"
+    if gpu.index is not None:
+        return f"GPU {gpu.index}"
+    return f"GPU {gpu.bus_id}" if gpu.bus_id else "a GPU"
+
+
+def gpu_key(gpu: Gpu) -> str:
+    """The subject string of a GPU: its bus id, else its index."""
+    return gpu.bus_id or (str(gpu.index) if gpu.index is not None else "?")
+
+
+def unique_gpus(facts: Facts) -> list[Gpu]:
+    """One Gpu per physical GPU (bus id, else tool+index), the richest output first.
+
+    ``-q``/XML carry far more fields than the table; when both describe a GPU,
+    the fuller one is kept.
+    """
+    rank = {"nvidia-smi-xml": 0, "nvidia-smi-q": 1, "nvml": 2, "nvidia-smi": 3}
+    chosen: dict[str, Gpu] = {}
+    for gpu in sorted(facts.of(Gpu), key=lambda g: rank.get(g.tool, 9)):
+        key = gpu.bus_id or f"{gpu.host}:{gpu.cite.source}:{gpu.index}:{gpu.cite.line}"
+        chosen.setdefault(key, gpu)
+    return sorted(chosen.values(), key=lambda g: (g.cite.source, g.cite.line))
+
+
+def job_pids(facts: Facts) -> set[int]:
+    """PIDs the evidence shows belong to the job (launcher exits, NCCL log prefixes...)."""
+    pids: set[int] = set()
+    for fact in facts.all:
+        if isinstance(fact, _NOT_JOB):
+            continue
+        pid = getattr(fact, "pid", None)
+        if isinstance(pid, int) and pid > 0:
+            pids.add(pid)
+    return pids
+
+
+def job_failed(facts: Facts) -> bool:
+    """Whether the evidence shows the job failed (a traceback, CUDA/NCCL error, bad exit...)."""
+    return bool(failures_of(facts))
+
+
+def distributed(facts: Facts) -> bool:
+    """Whether the evidence is of a multi-process (NCCL/torchrun) job."""
+    return (
+        len(facts.ranks) > 1
+        or facts.has("nccl-log")
+        or facts.has("torchrun")
+        or facts.has("nccl-tests")
+    )
+
+
+def xids_for(facts: Facts, rule_id: str) -> list[tuple[XidEvent, XidInfo]]:
+    """The GPU Xid events whose catalogue row feeds ``rule_id``, in reading order."""
+    out = []
+    for event in facts.of(XidEvent):
+        if event.xid is None:
+            continue
+        info = xid_info(event.xid)
+        if info is not None and info.diagnosis_id == rule_id:
+            out.append((event, info))
+    return out
+
+
+def caused_by(facts: Facts, rule_id: str) -> list[tuple[XidEvent, XidInfo]]:
+    """Xid 45-style events ``caused by previous Xid N`` whose N feeds ``rule_id``."""
+    out = []
+    for event in facts.of(XidEvent):
+        if event.caused_by_xid is None:
+            continue
+        info = xid_info(event.caused_by_xid)
+        if info is not None and info.diagnosis_id == rule_id:
+            out.append((event, info))
+    return out
+
+
+def xid_summary(events: Iterable[tuple[XidEvent, XidInfo]]) -> str:
+    """``Xid 48 (Double Bit ECC Error) x2 on 00000000:3B:00.0, pid 1234 python``."""
+    groups: dict[tuple[int, str], list[XidEvent]] = {}
+    names: dict[int, str] = {}
+    for event, info in events:
+        groups.setdefault((info.code, event.bus_id or "an unnamed GPU"), []).append(event)
+        names[info.code] = info.name
+    parts = []
+    for (code, bus), group in groups.items():
+        times = f" x{len(group)}" if len(group) > 1 else ""
+        procs = sorted({f"pid {e.pid} {e.process_name or ''}".strip() for e in group if e.pid})
+        who = f" ({', '.join(procs[:3])})" if procs else ""
+        head = f"Xid {code} ({names[code]})"
+        if all(e.caused_by_xid == code and e.xid != code for e in group):
+            head = f"Xid {group[0].xid} caused by previous Xid {code} ({names[code]})"
+        parts.append(f"{head}{times} on {bus}{who}")
+    return "; ".join(parts)
+
+
+def first_of_each(events: Iterable[tuple[XidEvent, XidInfo]], limit: int = 4) -> list[Fact]:
+    """The first event of each (code, GPU), for citing a few lines, not dozens."""
+    seen: set[tuple[int, str | None]] = set()
+    out: list[Fact] = []
+    for event, info in events:
+        key = (info.code, event.bus_id)
+        if key not in seen:
+            seen.add(key)
+            out.append(event)
+    return out[:limit]
+
+
+def machine_hits(facts: Facts, pattern: str) -> tuple[Hit, ...]:
+    """Hits of ``pattern`` in machine output only."""
+    return facts.search(pattern, prose=False)
+
+
+def prose_hits(facts: Facts, pattern: str) -> tuple[Hit, ...]:
+    """Hits of ``pattern`` in people's sentences only."""
+    return tuple(h for h in facts.search(pattern) if h.prose)
+
+
+def mig_devices(facts: Facts) -> tuple[MigDevice, ...]:
+    """Every MIG device listed."""
+    return facts.of(MigDevice)
+
+
+def smi_errors(facts: Facts, *kinds: str) -> tuple[SmiError, ...]:
+    """nvidia-smi failures of the given ``error`` kinds."""
+    return tuple(e for e in facts.of(SmiError) if e.error in kinds)
+
+
+#: GPU models that are NVLink/NVSwitch boards (SXM, HGX/DGX), from names as printed.
+NVLINK_BOARD = re.compile(
+    r"SXM|HGX|DGX|\bXE8545\b|\bXE9680\b|\bp4d|\bp5\.|\bND\d*[a-z]*[ _-]?(?:A100|H100|H200)|"
+    r"\bH100 80GB HBM3\b|\bH200\b(?! NVL)|\bB200\b|\bGB200\b|\bH800\b|\bA800-SXM",
+    re.IGNORECASE,
+)
+
+#: Words and systemd lines saying processes survive SIGKILL or only a reboot recovers.
+_WEDGE = (
+    r"still around after SIGKILL|(?:can ?not|can't|couldn't|could not|unable to) (?:be )?kill"
+    r"|unkillable|uninterruptible sleep|\bD state\b|stuck in (?:the )?(?:kernel|driver)"
+    r"|only (?:solution|way|fix|thing)[^.]{0,40}\breboot"
+    r"|reboot(?:ing)? (?:is the only|was the only)"
+    r"|State 'stop-sigterm' timed out"
+)
+_GPU_ERROR = r"CUDA error|cuda failure|\bXid\b|NVRM|GPU (?:error|fault|hang)|ggml-cuda|cudaError"
+_MULTI_GPU = (
+    r"\b(?:[2-9]|1[0-6])\s*(?:x|\*|×)\s*(?:NVIDIA\s+)?(?:Tesla\s+)?(?:A100|A800|H100|H200|H800|"
+    r"V100|B200|B100|GB200)|\b(?:[2-9]|1[0-6])\s+(?:NVIDIA\s+)?(?:A100|A800|H100|H200|H800|V100|"
+    r"B200)\b|\b(?:[2-9]|1[0-6]) ?GPUs\b"
+)
+
+
+def wedge_hits(facts: Facts) -> tuple[Hit, ...]:
+    """Lines saying GPU processes could not be killed / only a reboot helped, after a GPU error."""
+    hits = facts.search(_WEDGE)
+    if not hits or not facts.said(_GPU_ERROR):
+        return ()
+    return hits
+
+
+def nvlink_board(facts: Facts) -> tuple[Hit, ...]:
+    """Lines naming a multi-GPU NVLink/NVSwitch board (SXM parts, HGX/DGX, known servers)."""
+    hits = facts.search(NVLINK_BOARD)
+    multi = len({g.bus_id or g.index for g in facts.of(Gpu)}) > 1 or facts.said(_MULTI_GPU)
+    return hits if hits and multi else ()
+
+
+def nvlink_wedge(facts: Facts) -> bool:
+    """Whether a wedged-GPU report comes from a multi-GPU NVLink machine."""
+    return bool(wedge_hits(facts)) and bool(nvlink_board(facts))

@@ -1,0 +1,178 @@
+"""Other processes hold memory or compute on the GPUs the job uses.
+
+What it means
+-------------
+The GPU process list (nvidia-smi, NVML) shows processes that are not the
+job's on the GPUs its ranks use, or PyTorch's out-of-memory message names
+another process (``Process 707 has 120.51 GiB memory in use``) beside "this
+process".
+
+Why it matters
+--------------
+A GPU shared with another training run or an inference server leaves the job
+less memory than it planned for and competes for the SMs. NCCL allocates its
+buffers and CUDA contexts at communicator creation, so the failure often
+shows at the first collective (inside DDP's parameter check) as an
+out-of-memory, "unhandled cuda error" or CUDA error 999 rather than as a
+plain out-of-memory in the model.
+
+Evidence
+--------
+Process rows of ``nvidia-smi`` / ``nvidia-smi -q`` / ``-q -x`` on the job's
+GPUs whose PIDs are not the job's; the PIDs named in a torch OOM message;
+the rank-to-GPU mapping from NCCL's init lines or, on one node, local rank r
+on GPU r.
+
+Fix
+---
+Stop or move the other processes (``nvidia-smi`` shows their PIDs), or run on
+free GPUs with ``CUDA_VISIBLE_DEVICES``; on a shared node, have the scheduler
+allocate GPUs exclusively.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from nccl_doctor.facts.base import Cite, Fact
+from nccl_doctor.facts.gpu import GpuProcess
+from nccl_doctor.facts.run import CudaOutOfMemory
+from nccl_doctor.facts.store import Facts
+from nccl_doctor.findings import Confidence, Finding, Severity
+from nccl_doctor.rules._join import RankGpu, job_pids, rank_gpus
+from nccl_doctor.rules.base import Rule
+from nccl_doctor.triage_failures import failures_of
+
+RULE = Rule(
+    id="gpu.contention",
+    title="Other processes are using the job's GPUs",
+    severity=Severity.CRITICAL,
+    explains=("gpu.oom", "launch.rank_crash", "app.hang"),
+)
+
+#: Memory a foreign process must hold to matter on its own (MiB).
+_MATERIAL_MIB = 1024
+
+
+def _name(proc: GpuProcess) -> str:
+    name = proc.name or "?"
+    return name.rsplit("/", 1)[-1] if "/" in name else name
+
+
+def _from_oom(facts: Facts) -> list[Finding]:
+    findings = []
+    for oom in facts.of(CudaOutOfMemory):
+        others = [(pid, gib) for pid, gib in oom.other_processes if pid]
+        if not others:
+            continue
+        gpu = "?" if oom.gpu_index is None else str(oom.gpu_index)
+        held = ", ".join(f"PID {pid} holds {gib:.1f} GiB" for pid, gib in others)
+        rank = f"rank {oom.rank}" if oom.rank is not None else "the job"
+        tried = f" asking for {oom.tried_mib / 1024:.1f} GiB" if oom.tried_mib else ""
+        findings.append(
+            RULE.finding(
+                summary=f"{rank} ran out of memory on GPU {gpu}{tried} while {held} there",
+                fix=[
+                    f"Stop or move PID {others[0][0]} (`nvidia-smi` shows what it is)",
+                    "Or run on free GPUs: set CUDA_VISIBLE_DEVICES to GPUs with no processes",
+                    "On a shared node, have the scheduler allocate GPUs exclusively",
+                ],
+                evidence=[oom],
+                ranks=[oom.rank] if oom.rank is not None else [],
+                gpus=[gpu],
+            )
+        )
+    return findings
+
+
+def _looks_like_the_job(procs: list[GpuProcess], job_gpus: set[int]) -> bool:
+    """One python process on every GPU of the job, and nothing else: the job itself."""
+    per_gpu: dict[int, list[GpuProcess]] = defaultdict(list)
+    for proc in procs:
+        per_gpu[proc.gpu_index or 0].append(proc)
+    return set(per_gpu) == job_gpus and all(
+        len(rows) == 1 and "python" in (rows[0].name or "").lower() for rows in per_gpu.values()
+    )
+
+
+def gpu_ranks_failing(failing: list[int], by_rank: dict[int, RankGpu]) -> set[int | None]:
+    """The GPUs of the failing ranks."""
+    return {by_rank[r].gpu_index for r in failing if r in by_rank}
+
+
+def check(facts: Facts) -> list[Finding]:
+    """Foreign processes on the job's GPUs, joined with the failing ranks."""
+    findings = _from_oom(facts)
+    procs = facts.of(GpuProcess)
+    if not procs or findings:
+        return findings
+    mine = job_pids(facts)
+    by_rank = rank_gpus(facts)
+    gpu_ranks: dict[int, list[int]] = defaultdict(list)
+    for rank, where in sorted(by_rank.items()):
+        if where.gpu_index is not None:
+            gpu_ranks[where.gpu_index].append(rank)
+    foreign = [p for p in procs if p.pid not in mine and p.gpu_index is not None]
+    on_job = [p for p in foreign if p.gpu_index in gpu_ranks]
+    if not gpu_ranks or not on_job:
+        return findings
+    if not mine and _looks_like_the_job(on_job, set(gpu_ranks)):
+        return findings
+    failed_ranks = {f.rank for f in failures_of(facts) if f.rank is not None}
+    per_gpu: dict[int, list[GpuProcess]] = defaultdict(list)
+    for proc in on_job:
+        per_gpu[proc.gpu_index or 0].append(proc)
+    parts = []
+    for gpu, rows in sorted(per_gpu.items()):
+        ranks = "/".join(str(r) for r in gpu_ranks[gpu])
+        rows_text = ", ".join(
+            f"PID {p.pid} ({_name(p)}) {p.memory_used_mib} MiB"
+            if p.memory_used_mib is not None
+            else f"PID {p.pid} ({_name(p)})"
+            for p in rows
+        )
+        parts.append(f"GPU {gpu} (rank {ranks}): {rows_text}")
+    hit_ranks = sorted({r for g in per_gpu for r in gpu_ranks[g]})
+    failing = sorted(set(hit_ranks) & failed_ranks)
+    material = any((p.memory_used_mib or 0) >= _MATERIAL_MIB for p in on_job)
+    severity = Severity.CRITICAL if failing or material else Severity.WARNING
+    how = {by_rank[r].how for r in hit_ranks}
+    confidence = Confidence.HIGH if how <= {"nccl", "error"} or failing else Confidence.MEDIUM
+    summary = "; ".join(parts)
+    if failing:
+        summary += f". Rank {', '.join(map(str, failing))} failed on a GPU it shared"
+    if "convention" in how:
+        summary += " (assuming rank r on GPU r: one node, no CUDA_VISIBLE_DEVICES)"
+    outside = sorted(
+        {p.gpu_index for p in foreign if p.gpu_index is not None and p.gpu_index not in gpu_ranks}
+    )
+    detail = [f"also busy, outside the job: GPU {', '.join(map(str, outside))}"] if outside else []
+    first = max(
+        on_job,
+        key=lambda p: (p.gpu_index in gpu_ranks_failing(failing, by_rank), p.memory_used_mib or 0),
+    )
+    evidence: list[Cite | Fact] = list(on_job[:6])
+    evidence += [c for r in hit_ranks if (c := by_rank[r].cite) is not None][:2]
+    findings.append(
+        RULE.finding(
+            summary=summary,
+            fix=[
+                (
+                    f"Stop or move the other processes (e.g. PID {first.pid}, {_name(first)}), "
+                    "or ask their owners to"
+                ),
+                (
+                    "Or run on free GPUs: set CUDA_VISIBLE_DEVICES to GPUs with no processes "
+                    "(check `nvidia-smi` first)"
+                ),
+                "On a shared node, have the scheduler allocate GPUs exclusively",
+            ],
+            evidence=evidence,
+            severity=severity,
+            confidence=confidence,
+            ranks=hit_ranks,
+            gpus=[str(g) for g in sorted(per_gpu)],
+            detail=detail,
+        )
+    )
+    return findings

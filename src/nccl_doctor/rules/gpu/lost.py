@@ -1,0 +1,203 @@
+"""The GPU is gone or wedged and needs a reset or a reboot.
+
+What it means
+-------------
+The driver can no longer talk to a GPU: it "fell off the bus" (Xid 79, or
+``The NVIDIA GPU ... has fallen off the bus`` in the kernel log), NVML says
+``GPU is lost`` or ``Unable to determine the device handle for GPU
+0000:07:00.0: Unknown Error``, nvidia-smi prints ``ERR!`` where numbers
+should be, or the driver says the GPU requires a reset. The usual causes are
+power or cooling (a passively cooled card without airflow shuts itself
+down), a bad riser/PCIe slot, or a board failure.
+
+Why it matters
+--------------
+Every process on that GPU fails and no new CUDA context can be made on it;
+ranks on other GPUs hang in their next collective. Processes stuck in the
+driver cannot be killed. Only a GPU reset or, usually, a reboot brings the
+GPU back, and it will fall off again if the cause stays.
+
+Evidence
+--------
+nvidia-smi/NVML error lines, kernel lines (Xid 79, fallen off the bus),
+``ERR!``/``Unknown Error`` fields, ``GPU Reset Status``/recovery action.
+A report that processes survive SIGKILL and only a reboot helps is a weak
+(words-only) sign of a wedged GPU.
+
+Fix
+---
+Drain the node and reboot it (a GPU reset is rarely enough after Xid 79).
+Check ``dmesg`` for Xid 79/74/48 just before the loss, and the temperature
+and power history (``nvidia-smi -q -d TEMPERATURE,POWER``, BMC logs): passive
+cards need chassis airflow. Reseat the GPU and its power cables, try another
+slot, update the driver and VBIOS; RMA the GPU if it keeps falling off.
+"""
+
+from __future__ import annotations
+
+from nccl_doctor.facts.base import Cite, Fact
+from nccl_doctor.facts.gpu import SmiError
+from nccl_doctor.facts.host import KernelGpuMessage
+from nccl_doctor.facts.store import Facts
+from nccl_doctor.findings import Confidence, Finding, Severity
+from nccl_doctor.rules.base import Rule
+from nccl_doctor.rules.gpu._common import (
+    first_of_each,
+    gpu_key,
+    gpu_name,
+    machine_hits,
+    nvlink_wedge,
+    prose_hits,
+    unique_gpus,
+    wedge_hits,
+    xid_summary,
+    xids_for,
+)
+
+RULE = Rule(
+    id="gpu.lost",
+    title="The GPU is lost or wedged",
+    severity=Severity.CRITICAL,
+    explains=(
+        "gpu.xid",
+        "gpu.thermal_power",
+        "cuda.unknown_error",
+        "cuda.illegal_access",
+        "cuda.device_visibility",
+        "launch.rank_crash",
+        "app.hang",
+        "nccl.internal",
+        "driver.version_mismatch",
+    ),
+)
+
+_FIX = [
+    (
+        "Drain the node and reboot it; a GPU reset (nvidia-smi -r) is rarely enough once a GPU "
+        "has fallen off the bus"
+    ),
+    "Before rebooting, save dmesg / journalctl -k and look for Xid 79/74/48 at the loss",
+    (
+        "Check cooling and power: nvidia-smi -q -d TEMPERATURE,POWER history, BMC/IPMI logs; "
+        "passively cooled cards (Tesla P4/T4/A2, A100 PCIe) need chassis airflow"
+    ),
+    "Reseat the GPU and its power cables or try another slot; update the driver and VBIOS",
+    "RMA the GPU if it falls off again",
+]
+_MACHINE = (
+    r"GPU is lost|fallen off the bus|NVML_ERROR_GPU_IS_LOST|GPU requires reset"
+    r"|Unable to determine the device handle"
+)
+_PROSE = r"fell off the bus|fallen off the bus|GPU (?:is|was) lost|GPU disappeared"
+
+
+def check(facts: Facts) -> list[Finding]:
+    """Lost GPUs from NVML/nvidia-smi, kernel lines, ERR! fields and reset flags."""
+    findings: list[Finding] = []
+    handle = [e for e in facts.of(SmiError) if e.error == "device_handle"]
+    kernel = [m for m in facts.of(KernelGpuMessage) if m.kind == "fallen_off_bus"]
+    xids = xids_for(facts, RULE.id)
+    cites: list[Cite | Fact] = [*handle[:2], *kernel[:2], *first_of_each(xids, 2)]
+    if not cites:
+        cites = [h.cite for h in machine_hits(facts, _MACHINE)[:2]]
+    if cites:
+        buses = [e.bus_id for e in handle if e.bus_id] + [m.bus_id for m in kernel if m.bus_id]
+        buses += [e.bus_id for e, _ in xids if e.bus_id]
+        parts = [f"nvidia-smi: {e.message.strip()}" for e in handle[:1]]
+        parts += [f"kernel: {m.message.strip()[:140]}" for m in kernel[:1]]
+        if xids:
+            parts.append(xid_summary(xids))
+        if not parts:
+            parts.append(cites[0].text.strip()[:200] if isinstance(cites[0], Cite) else "")
+        before = _earlier_fault(facts, set(buses))
+        if before:
+            parts.append(f"after {before}, which is the cause")
+        findings.append(
+            RULE.finding(
+                summary=f"GPU {', '.join(dict.fromkeys(buses)) or '(unnamed)'} is lost: "
+                + "; ".join(parts),
+                fix=_FIX,
+                evidence=cites,
+                gpus=list(dict.fromkeys(buses)),
+                hosts=[f.host for f in [*handle, *kernel] if f.host],
+                cause=not before,
+            )
+        )
+    findings += _gpu_state(facts)
+    if not findings:
+        findings += _words(facts)
+    return findings
+
+
+def _earlier_fault(facts: Facts, buses: set[str | None]) -> str | None:
+    """A critical NVLink/ECC Xid on the same GPU logged before it was lost, if any."""
+    lost = [e.cite for e, _ in xids_for(facts, RULE.id)]
+    lost += [m.cite for m in facts.of(KernelGpuMessage) if m.kind == "fallen_off_bus"]
+    for rule_id in ("gpu.nvlink", "gpu.ecc"):
+        for event, info in xids_for(facts, rule_id):
+            if info.severity != "critical" or event.bus_id not in buses:
+                continue
+            same = [c.line for c in lost if c.source == event.cite.source]
+            if same and event.cite.line < min(same):
+                return f"Xid {info.code} ({info.name}) on {event.bus_id}"
+    return None
+
+
+def _gpu_state(facts: Facts) -> list[Finding]:
+    out = []
+    for gpu in unique_gpus(facts):
+        reset = gpu.reset_required is True or (
+            gpu.recovery_action is not None and gpu.recovery_action.lower() not in ("none", "n/a")
+        )
+        if not gpu.errors and not reset:
+            continue
+        what = []
+        if gpu.errors:
+            what.append(f"nvidia-smi could not read {', '.join(gpu.errors)} (ERR!/Unknown Error)")
+        if gpu.reset_required:
+            what.append("the driver says the GPU requires a reset")
+        if gpu.recovery_action and gpu.recovery_action.lower() not in ("none", "n/a"):
+            what.append(f"recovery action: {gpu.recovery_action}")
+        severe = reset or len(gpu.errors) >= 2
+        out.append(
+            RULE.finding(
+                summary=f"{gpu_name(gpu)}: {'; '.join(what)}",
+                fix=_FIX,
+                evidence=[gpu, *(gpu.cite_of(e) for e in gpu.errors[:3])],
+                severity=Severity.CRITICAL if severe else Severity.WARNING,
+                confidence=Confidence.HIGH if severe else Confidence.MEDIUM,
+                gpus=[gpu_key(gpu)],
+                hosts=[gpu.host] if gpu.host else [],
+            )
+        )
+    return out
+
+
+def _words(facts: Facts) -> list[Finding]:
+    said = prose_hits(facts, _PROSE)
+    if said:
+        return [
+            RULE.finding(
+                summary=f'The report says the GPU was lost: "{said[0].cite.text.strip()[:160]}"',
+                fix=["Paste dmesg | grep -i -e Xid -e NVRM and nvidia-smi -q", *_FIX],
+                evidence=[h.cite for h in said[:2]],
+                severity=Severity.WARNING,
+                confidence=Confidence.LOW,
+            )
+        ]
+    wedge = wedge_hits(facts)
+    if wedge and not nvlink_wedge(facts):
+        return [
+            RULE.finding(
+                summary=(
+                    "After a GPU error the processes could not be killed and only a reboot "
+                    "helped: the GPU is wedged in the driver "
+                    f'("{wedge[0].cite.text.strip()[:140]}")'
+                ),
+                fix=["Save dmesg | grep -e Xid -e NVRM before the next reboot and paste it", *_FIX],
+                evidence=[h.cite for h in wedge[:3]],
+                severity=Severity.WARNING,
+                confidence=Confidence.LOW,
+            )
+        ]
+    return []

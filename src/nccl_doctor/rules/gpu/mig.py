@@ -1,0 +1,129 @@
+"""MIG mode is enabled where the job needs whole GPUs or peer-to-peer.
+
+What it means
+-------------
+Multi-Instance GPU splits an A100/H100/H200/B200 into isolated instances.
+A CUDA process sees only one MIG instance (the first one of
+``CUDA_VISIBLE_DEVICES``), instances have no P2P/NVLink between them, and
+NCCL cannot run a communicator across several instances of one process or
+use NVLink between them. nvidia-smi shows ``MIG M.: Enabled`` and a ``MIG
+devices`` table; ``CUDA_VISIBLE_DEVICES`` holds ``MIG-<uuid>`` names.
+
+Why it matters
+--------------
+A multi-GPU job on MIG instances sees fewer devices than it expects
+(``invalid device ordinal``, ``no CUDA GPUs are available``), runs all
+ranks on one instance, or falls back to slow shared-memory/socket transport;
+collectives fail or crawl. A MIG mode change that is pending takes effect
+only after a GPU reset.
+
+Evidence
+--------
+``MIG Mode: Enabled`` / ``MIG M.: Enabled``, MIG device rows, ``MIG-``
+UUIDs in ``CUDA_VISIBLE_DEVICES``, a pending MIG mode that differs from
+the current one. A distributed job on MIG is a warning, critical when the
+job failed; MIG on its own (no job evidence) is context.
+
+Fix
+---
+For multi-GPU training disable MIG on the job's GPUs: stop the processes,
+``nvidia-smi -i <index> -mig 0`` and reset the GPU (``nvidia-smi -r -i
+<index>``) or reboot. If MIG must stay, run one process per instance with
+``CUDA_VISIBLE_DEVICES=MIG-<uuid>`` and do not expect NCCL P2P/NVLink
+between instances. In Kubernetes pick the ``nvidia.com/gpu`` resource (or
+the MIG strategy) that gives whole GPUs.
+"""
+
+from __future__ import annotations
+
+from nccl_doctor.facts.base import Cite, Fact
+from nccl_doctor.facts.gpu import Gpu, MigDevice
+from nccl_doctor.facts.host import EnvVar
+from nccl_doctor.facts.store import Facts
+from nccl_doctor.findings import Confidence, Finding, Severity
+from nccl_doctor.rules.base import Rule
+from nccl_doctor.rules.gpu._common import distributed, gpu_key, gpu_name, job_failed, unique_gpus
+
+RULE = Rule(
+    id="gpu.mig",
+    title="MIG mode enabled on the job's GPUs",
+    severity=Severity.WARNING,
+    explains=("cuda.device_visibility", "nccl.p2p", "nccl.duplicate_gpu", "app.hang"),
+)
+
+_FIX = [
+    "Stop the processes on the GPU and disable MIG: nvidia-smi -i <index> -mig 0",
+    "Reset the GPU (nvidia-smi -r -i <index>) or reboot so the mode change applies",
+    (
+        "If MIG must stay, run one process per instance with CUDA_VISIBLE_DEVICES=MIG-<uuid>; "
+        "NCCL has no P2P/NVLink between instances"
+    ),
+]
+
+
+def check(facts: Facts) -> list[Finding]:
+    """MIG enabled or pending on listed GPUs, MIG devices, MIG UUIDs in CUDA_VISIBLE_DEVICES."""
+    findings: list[Finding] = []
+    gpus = [g for g in unique_gpus(facts) if g.mig_mode]
+    devices = facts.of(MigDevice)
+    env = [
+        v
+        for v in facts.of(EnvVar)
+        if v.name == "CUDA_VISIBLE_DEVICES" and "MIG-" in (v.value or "")
+    ]
+    if gpus or devices or env:
+        dist = distributed(facts)
+        failed = job_failed(facts)
+        if dist and failed:
+            severity, confidence = Severity.CRITICAL, Confidence.MEDIUM
+        elif dist or env:
+            severity, confidence = Severity.WARNING, Confidence.MEDIUM
+        else:
+            severity, confidence = Severity.INFO, Confidence.HIGH
+        names = [gpu_name(g) for g in gpus]
+        owners = sorted({str(d.gpu_index) for d in devices if d.gpu_index is not None})
+        if not names and owners:
+            names = [f"GPU {i}" for i in owners]
+        parts = [f"MIG is enabled on {', '.join(names) or 'the GPU'}"]
+        if devices:
+            parts.append(f"{len(devices)} MIG instance(s) listed")
+        if env:
+            parts.append(f"CUDA_VISIBLE_DEVICES={env[0].value}")
+        if dist:
+            parts.append("a multi-process NCCL job cannot use P2P/NVLink between instances")
+        evidence: list[Cite | Fact] = [
+            *(g.cite_of("mig_mode") for g in gpus[:3]),
+            *devices[:2],
+            *env[:1],
+        ]
+        findings.append(
+            RULE.finding(
+                summary="; ".join(parts),
+                fix=_FIX,
+                evidence=evidence,
+                severity=severity,
+                confidence=confidence,
+                gpus=[gpu_key(g) for g in gpus] or owners,
+                cause=severity is not Severity.INFO,
+            )
+        )
+    pending = [
+        g
+        for g in unique_gpus(facts)
+        if g.mig_mode is not None
+        and g.mig_mode_pending is not None
+        and g.mig_mode != g.mig_mode_pending
+    ]
+    findings.extend(_pending(gpu) for gpu in pending)
+    return findings
+
+
+def _pending(gpu: Gpu) -> Finding:
+    want = "Enabled" if gpu.mig_mode_pending else "Disabled"
+    return RULE.finding(
+        summary=f"{gpu_name(gpu)}: MIG mode change to {want} is pending until the GPU is reset",
+        fix=["Stop the processes on the GPU and reset it (nvidia-smi -r -i <index>) or reboot"],
+        evidence=[gpu.cite_of("mig_mode_pending")],
+        severity=Severity.WARNING,
+        gpus=[gpu_key(gpu)],
+    )

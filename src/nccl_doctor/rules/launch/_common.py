@@ -1,0 +1,271 @@
+"""Helpers shared by the launch and app rules: group size, who died, hang cues."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from nccl_doctor.facts.base import Cite
+from nccl_doctor.facts.host import EnvVar
+from nccl_doctor.facts.run import (
+    ChildFailure,
+    CollectiveTimeout,
+    DistributedError,
+    PgInitOptions,
+    PythonTraceback,
+    WatchdogState,
+    WorkerExit,
+)
+from nccl_doctor.facts.store import Facts
+
+#: A person saying the job sits there rather than dies.
+HANG_WORDS = (
+    r"\b(?:hangs?|hanging|hung|freez\w*|froze|stuck|deadlock\w*|never (?:returns|finishes))\b"
+)
+#: Signals that are the launcher (or a scheduler) stopping a process, not a crash.
+STOP_SIGNALS = frozenset({"SIGTERM", "SIGINT", "SIGHUP", "SIGUSR1", "SIGUSR2"})
+#: Exit codes that mean "killed by a signal" when a shell or launcher reports them.
+_SIGNALS = {6: "SIGABRT", 7: "SIGBUS", 9: "SIGKILL", 11: "SIGSEGV", 15: "SIGTERM", 2: "SIGINT"}
+#: Failure text that belongs to the launch phase (its own rules own it).
+LAUNCH_PHASE = re.compile(
+    r"Address already in use|EADDRINUSE|Rendezvous|store based barrier|waiting for clients"
+    r"|Timeout waiting for key|TCPStore|DistStoreError",
+    re.IGNORECASE,
+)
+#: What a survivor prints once its peer is gone.
+CASCADE = re.compile(
+    r"Connection (?:closed|reset) by (?:remote )?peer|Broken pipe|remote process exited"
+    r"|communicator (?:was|has been) aborted|Connection was likely closed",
+    re.IGNORECASE,
+)
+#: Failure text that is the watchdog tearing down a timed-out rank.
+WATCHDOG_TEXT = re.compile(
+    r"Watchdog caught collective operation timeout|collective operation timeout|"
+    r"taking the entire process down|timed out in blocking wait"
+    r"|Timed out waiting \d+ ?ms for (?:recv|send) operation|Socket Timeout",
+    re.IGNORECASE,
+)
+
+
+def signal_name(exitcode: int | None, given: str | None = None) -> str | None:
+    """The signal a negative (or 128+N) exit code stands for."""
+    if given:
+        return given
+    if exitcode is None:
+        return None
+    if exitcode < 0:
+        return _SIGNALS.get(-exitcode, f"signal {-exitcode}")
+    if 128 < exitcode < 160:
+        return _SIGNALS.get(exitcode - 128)
+    return None
+
+
+def world_size(facts: Facts) -> tuple[int | None, list[Cite]]:
+    """The size of the default group, where the evidence prints or implies it."""
+    sizes = [o for o in facts.of(PgInitOptions) if o.size and (o.pg in (None, "0") or not o.pg)]
+    if sizes:
+        best = max(sizes, key=lambda o: o.size or 0)
+        return best.size, [best.cite]
+    for env in facts.of(EnvVar):
+        if env.name == "WORLD_SIZE" and env.value and env.value.isdigit():
+            return int(env.value), [env.cite]
+    nproc = facts.search(r"--nproc[_-]per[_-]node[= ]+(\d+)")
+    if nproc:
+        nnodes = facts.search(r"--nnodes[= ]+(\d+)\b(?!:)")
+        n = int(nproc[0].match.group(1))
+        cites = [nproc[0].cite]
+        if nnodes:
+            n *= int(nnodes[0].match.group(1))
+            cites.append(nnodes[0].cite)
+        elif facts.said(r"--nnodes[= ]+\d+:\d+"):
+            return None, []
+        return n, cites
+    return None, []
+
+
+def timed_out_ranks(facts: Facts) -> set[int]:
+    """Ranks of the default group that report a collective timeout."""
+    ranks: set[int] = set()
+    for fact in (*facts.of(CollectiveTimeout), *facts.of(WatchdogState)):
+        if fact.rank is not None:
+            ranks.add(fact.rank)
+    return ranks
+
+
+def hang_cues(facts: Facts) -> list[Cite]:
+    """A person's words that the job sits there (cited lines)."""
+    return [h.cite for h in facts.search(HANG_WORDS) if h.prose]
+
+
+@dataclass(frozen=True, slots=True)
+class Death:
+    """A rank that ended first, as the launcher or the rank itself told it."""
+
+    cite: Cite
+    rank: int | None
+    local_rank: int | None
+    host: str | None
+    exitcode: int | None
+    signal: str | None
+    error: str | None
+    inferred: bool = False
+    extra: tuple[Cite, ...] = ()
+
+
+def _traceback_of(facts: Facts, rank: int | None) -> PythonTraceback | None:
+    """The rank's own exception (not the launcher's ChildFailedError)."""
+    own = [
+        t
+        for t in facts.of(PythonTraceback)
+        if t.exc_type
+        and t.exc_name not in ("ChildFailedError", "SignalException", "KeyboardInterrupt")
+        and (rank is None or t.rank in (None, rank))
+    ]
+    ranked = [t for t in own if rank is not None and t.rank == rank]
+    chosen = ranked or own
+    return chosen[0] if chosen else None
+
+
+def _is_teardown(facts: Facts, rank: int | None, error: str | None) -> bool:
+    """Whether the rank ended because the watchdog or a launch-phase error stopped it."""
+    if error and (WATCHDOG_TEXT.search(error) or LAUNCH_PHASE.search(error)):
+        return True
+    if rank is None:
+        return False
+    for fact in (*facts.of(CollectiveTimeout), *facts.of(WatchdogState)):
+        if fact.rank == rank:
+            return True
+    return any(
+        d.rank == rank and d.category in ("process_down", "heartbeat_timeout")
+        for d in facts.of(DistributedError)
+    )
+
+
+def _child_deaths(facts: Facts) -> list[Death]:
+    out: list[Death] = []
+    children = sorted(facts.of(ChildFailure), key=lambda c: not c.root_cause)
+    for child in children:
+        sig = signal_name(child.exitcode, child.signal_name)
+        if child.exitcode in (None, 0) or sig in STOP_SIGNALS:
+            continue
+        error = child.traceback
+        if child.traceback_lines:
+            error = child.traceback_lines[-1].strip() or error
+        if not error or error.startswith("To enable traceback") or "Signal" in error:
+            tb = _traceback_of(facts, child.rank)
+            error = f"{tb.exc_type}: {tb.message}".strip() if tb is not None else None
+        out.append(
+            Death(child.cite, child.rank, child.local_rank, child.host, child.exitcode, sig, error)
+        )
+    return out
+
+
+def _worker_deaths(facts: Facts) -> list[Death]:
+    out: list[Death] = []
+    for exit_ in facts.of(WorkerExit):
+        sig = signal_name(exit_.exitcode, exit_.signal_name)
+        if exit_.exitcode in (None, 0) and sig is None and not exit_.raised:
+            continue
+        if sig in STOP_SIGNALS:
+            continue
+        tb = _traceback_of(facts, None)
+        error = f"{tb.exc_type}: {tb.message}".strip() if tb else None
+        out.append(
+            Death(
+                exit_.cite,
+                exit_.rank,
+                exit_.local_rank,
+                exit_.host,
+                exit_.exitcode,
+                sig,
+                error,
+            )
+        )
+    # DeepSpeed's launcher wraps its long command line: the exit code lands on a later line.
+    for hit in facts.search(r"exits with return code\s*=\s*(-?\d+)"):
+        if any(d.cite.source == hit.cite.source and d.cite.line == hit.cite.line for d in out):
+            continue
+        code = int(hit.match.group(1))
+        if code == 0:
+            continue
+        local = None
+        for lr in facts.search(r"--local[_-]rank[= '\",]+(\d+)"):
+            if lr.cite.source == hit.cite.source and lr.cite.line <= hit.cite.line:
+                local = int(lr.match.group(1))
+        sig = signal_name(code)
+        if sig in STOP_SIGNALS:
+            continue
+        out.append(Death(hit.cite, None, local, None, code, sig, None))
+    return out
+
+
+def deaths(facts: Facts) -> list[Death]:
+    """Ranks that died on their own (not stopped by the launcher or the watchdog)."""
+    found = [
+        d
+        for d in (*_child_deaths(facts), *_worker_deaths(facts))
+        if not _is_teardown(facts, d.rank, d.error)
+    ]
+    # A rank whose own error is "the peer went away" did not die first: prefer the others.
+    found.sort(key=lambda d: bool(d.error and CASCADE.search(d.error)))
+    return found
+
+
+#: torch.distributed functions that are collectives (where a rank waits for its peers).
+COLLECTIVES = frozenset(
+    {
+        "all_reduce",
+        "all_reduce_coalesced",
+        "broadcast",
+        "all_gather",
+        "all_gather_into_tensor",
+        "all_gather_object",
+        "_all_gather_base",
+        "reduce_scatter",
+        "reduce_scatter_tensor",
+        "_reduce_scatter_base",
+        "all_to_all",
+        "all_to_all_single",
+        "barrier",
+        "monitored_barrier",
+        "reduce",
+        "gather",
+        "gather_object",
+        "scatter",
+        "scatter_object_list",
+        "broadcast_object_list",
+        "send",
+        "recv",
+        "isend",
+        "irecv",
+    }
+)
+_TIMEOUT_MESSAGE = re.compile(r"timed out|timeout", re.IGNORECASE)
+
+
+def waiting_in(facts: Facts) -> dict[int, tuple[str, Cite]]:
+    """Per rank, the collective its timed-out traceback was waiting in."""
+    out: dict[int, tuple[str, Cite]] = {}
+    for tb in facts.of(PythonTraceback):
+        if tb.rank is None or tb.rank in out or not tb.exc_type:
+            continue
+        if not _TIMEOUT_MESSAGE.search(f"{tb.message} {' '.join(tb.message_lines)}"):
+            continue
+        for file, _, fn in reversed(tb.frames):
+            if fn in COLLECTIVES and "distributed" in file:
+                out[tb.rank] = (fn, tb.cite)
+                break
+    return out
+
+
+def missing_from_timeout(facts: Facts) -> tuple[list[int], list[Cite]]:
+    """Ranks of a known-size group that did not report a timeout the others report."""
+    timeouts = facts.of(CollectiveTimeout)
+    reporters = timed_out_ranks(facts)
+    if not timeouts or not reporters:
+        return [], []
+    size, cites = world_size(facts)
+    if size is None or size > 4096 or max(reporters) >= size:
+        return [], []
+    missing = [r for r in range(size) if r not in reporters]
+    return missing, cites

@@ -1,0 +1,173 @@
+"""Processes were started twice, launchers nested, or two processes claim the same rank.
+
+What it means
+-------------
+More processes than the world size met at the store, or several processes
+use the same rank number: a launcher inside a launcher (``mp.spawn`` in a
+script run by torchrun, ``srun --ntasks-per-node=8`` around ``torchrun
+--nproc_per_node=8``), a stale store reused by a second job, or a global rank
+computed from the local rank on a multi-node job (every node then has ranks
+0..n-1 and nobody has the ranks of the other nodes).
+
+Why it matters
+--------------
+The group cannot form correctly: the store barrier overflows or never
+completes, ranks pair with the wrong peers, and the job hangs at
+``init_process_group`` or the DDP constructor, or fails with duplicate-GPU
+errors.
+
+Evidence
+--------
+``store based barrier ... (world_size=4, worker_count=8, ...)``; the same
+global rank on two hosts; ``init_process_group(..., rank=args.local_rank)``
+with ``--nnodes`` > 1; ``mp.spawn`` in a script launched by torchrun.
+
+Fix
+---
+Let exactly one launcher start the workers and take RANK / WORLD_SIZE /
+LOCAL_RANK from its environment; on multiple nodes the global rank is
+``node_rank * nproc_per_node + local_rank`` (or simply ``int(os.environ
+["RANK"])``).
+"""
+
+from __future__ import annotations
+
+from nccl_doctor.facts.base import Cite
+from nccl_doctor.facts.run import PgInitOptions, RendezvousTimeout
+from nccl_doctor.facts.store import Facts
+from nccl_doctor.findings import Confidence, Finding, Severity
+from nccl_doctor.rules.base import Rule
+from nccl_doctor.rules.launch._common import hang_cues
+
+RULE = Rule(
+    id="launch.duplicate_launch",
+    title="Duplicate or nested launch: ranks started twice or numbered alike",
+    severity=Severity.CRITICAL,
+    explains=("launch.rendezvous", "app.hang", "nccl.duplicate_gpu"),
+)
+
+_LOCAL_AS_RANK = r"\brank\s*=\s*(?:args\.|opt\.|opts\.|self\.|cfg\.|config\.)?local_rank\b"
+_MULTI_NODE_WORDS = (
+    r"\b(?:two|2|multiple|several|three|four)\s+(?:nodes|machines|servers|hosts)\b|multi-?node"
+)
+
+_RANK_FIX = [
+    (
+        "Compute the global rank as node_rank * nproc_per_node + local_rank, or take it from the "
+        "launcher: rank=int(os.environ['RANK']), world_size=int(os.environ['WORLD_SIZE']) "
+        "(with init_method='env://' you may omit both)."
+    ),
+    "Keep local_rank only for torch.cuda.set_device(local_rank) and device_ids.",
+]
+
+
+def _overflow(facts: Facts) -> Finding | None:
+    for tmo in facts.of(RendezvousTimeout):
+        if tmo.joined is not None and tmo.expected is not None and tmo.joined > tmo.expected:
+            summary = (
+                f"{tmo.joined} processes arrived at the store barrier of a world of "
+                f"{tmo.expected}: the workers were started more than once, launchers are nested, "
+                "or another job reuses the same store."
+            )
+            return RULE.finding(
+                summary=summary,
+                fix=[
+                    (
+                        "Start the workers with exactly one launcher (torchrun OR srun tasks OR "
+                        "mp.spawn, not two of them)."
+                    ),
+                    "Give concurrent jobs distinct MASTER_PORTs so they do not share a store.",
+                ],
+                evidence=[tmo],
+                ranks=[tmo.rank] if tmo.rank is not None else [],
+            )
+    return None
+
+
+def _same_rank(facts: Facts) -> Finding | None:
+    hosts: dict[int, dict[str, Cite]] = {}
+    for opt in facts.of(PgInitOptions):
+        if opt.global_rank is None or not opt.host or opt.pg not in (None, "0"):
+            continue
+        hosts.setdefault(opt.global_rank, {}).setdefault(opt.host, opt.cite)
+    for rank, by_host in hosts.items():
+        if len(by_host) > 1:
+            names = ", ".join(by_host)
+            return RULE.finding(
+                summary=f"Global rank {rank} was initialised on {len(by_host)} hosts ({names}).",
+                fix=_RANK_FIX,
+                evidence=list(by_host.values())[:3],
+                ranks=[rank],
+                hosts=list(by_host),
+            )
+    return None
+
+
+def _local_as_global(facts: Facts) -> Finding | None:
+    code = facts.search(_LOCAL_AS_RANK, prose=False)
+    if not code or not facts.said(r"init_process_group"):
+        return None
+    nnodes = [h for h in facts.search(r"--nnodes[= ]+(\d+)") if int(h.match.group(1)) > 1]
+    words = facts.search(_MULTI_NODE_WORDS)
+    if not nnodes and not words:
+        return None
+    evidence: list[Cite] = [
+        code[0].cite,
+        *(h.cite for h in nnodes[:1]),
+        *(h.cite for h in words[:1]),
+    ]
+    n = nnodes[0].match.group(1) if nnodes else "several"
+    summary = (
+        f"init_process_group gets rank from the local rank ('{code[0].cite.text.strip()}') on a "
+        f"{n}-node job: every node uses ranks 0..nproc-1, two processes claim each rank and the "
+        "higher ranks never exist, so the group never forms."
+    )
+    return RULE.finding(
+        summary=summary,
+        fix=_RANK_FIX,
+        evidence=[*evidence, *hang_cues(facts)[:1]],
+        confidence=Confidence.MEDIUM if nnodes else Confidence.LOW,
+    )
+
+
+def _nested(facts: Facts) -> Finding | None:
+    spawn = facts.search(r"\bmp\.spawn\(|multiprocessing\.spawn\(|start_processes\(", prose=False)
+    launcher = facts.search(r"\btorchrun\b|torch\.distributed\.(?:launch|run)\b", prose=False)
+    srun = facts.search(r"--ntasks-per-node[= ]+(\d+)")
+    evidence: list[Cite] = []
+    what = ""
+    if spawn and launcher:
+        evidence = [spawn[0].cite, launcher[0].cite]
+        what = "the script calls mp.spawn but is itself started by torchrun/launch"
+    elif (
+        srun
+        and int(srun[0].match.group(1)) > 1
+        and launcher
+        and facts.said(r"srun\b.*\btorchrun|srun\b.*torch\.distributed")
+    ):
+        evidence = [srun[0].cite, launcher[0].cite]
+        what = "srun starts several tasks per node and each task runs torchrun"
+    if not evidence:
+        return None
+    return RULE.finding(
+        summary=f"Nested launch: {what}, so each launched process starts its own set of workers.",
+        fix=[
+            (
+                "Use one launcher: either torchrun (drop mp.spawn and read RANK/LOCAL_RANK from "
+                "the environment) or srun with one task per GPU (no torchrun inside), or "
+                "srun --ntasks-per-node=1 around torchrun."
+            ),
+        ],
+        evidence=evidence,
+        severity=Severity.WARNING,
+        confidence=Confidence.MEDIUM,
+    )
+
+
+def check(facts: Facts) -> list[Finding]:
+    """Store overflow, a rank on two hosts, local rank used as global, or nested launchers."""
+    for step in (_overflow, _same_rank, _local_as_global, _nested):
+        found = step(facts)
+        if found is not None:
+            return [found]
+    return []

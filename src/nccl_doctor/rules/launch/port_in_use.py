@@ -1,0 +1,141 @@
+"""The rendezvous/store port is already taken on the master host.
+
+What it means
+-------------
+The process that hosts the c10d TCPStore (torchrun's agent, or rank 0 with
+``init_method='env://'``/``tcp://``) could not bind MASTER_PORT: another
+process already listens there. Usually a second job on the same machine with
+the same (default 29500) port, a stale process of an earlier run, or - since
+torch 1.9, where ``torch.distributed.launch`` runs through the elastic agent
+that itself hosts the store on ``--master_port`` - a script that opens its own
+store on the launcher's port.
+
+Why it matters
+--------------
+The store is the first thing every rank needs; without it the group cannot
+form and the job stops at once. It is not a network problem: firewalls and
+MASTER_ADDR are fine.
+
+Evidence
+--------
+``DistNetworkError: The server socket has failed to listen on any local
+network address ... (errno: 98 - Address already in use)``, older torch's
+bare ``RuntimeError: Address already in use`` from ``TCPStore``, EADDRINUSE.
+
+Fix
+---
+Find the holder (``ss -ltnp 'sport = :29500'`` or ``lsof -i :29500``) and
+stop it if stale; give every concurrent job its own port (``--master_port``,
+or ``--rdzv-endpoint localhost:0`` to let torchrun pick a free one); do not
+open a second store on the launcher's port - use ``init_method='env://'``.
+"""
+
+from __future__ import annotations
+
+from nccl_doctor.facts.base import Cite
+from nccl_doctor.facts.host import EnvVar
+from nccl_doctor.facts.run import C10dSocketError, DistributedError, PythonTraceback
+from nccl_doctor.facts.store import Facts
+from nccl_doctor.findings import Confidence, Finding, Severity
+from nccl_doctor.rules.base import Rule
+
+RULE = Rule(
+    id="launch.port_in_use",
+    title="The rendezvous/store port is already in use",
+    severity=Severity.CRITICAL,
+    explains=("launch.rendezvous", "launch.rank_crash"),
+)
+
+_PORT_TEXT = (
+    r"--master[_-]port[= ]+[\"']?(\d{2,5})|--rdzv[_-]endpoint[= ]+\S*:(\d{2,5})"
+    r"|MASTER_PORT[= ]+[\"']?(\d{2,5})|tcp://[\w.\-\[\]:]+:(\d{2,5})"
+    r"|main_process_port[= ]+(\d{2,5})"
+)
+_TWO_JOBS = (
+    r"(?:more than one|two|2|several|multiple|another|second)\s+(?:\w+\s+)?"
+    r"(?:jobs?|trainings?|runs?|finetunes?|experiments?|processes)|at the same time|same machine"
+    r"|simultaneous\w*|in parallel"
+)
+_NOBODY = r"(?:didn't|did not|no|not|nothing)\b.{0,40}\b(?:port|using|used|occupied)"
+
+
+def _port(facts: Facts) -> tuple[int | None, Cite | None]:
+    for err in facts.of(C10dSocketError):
+        if err.port:
+            return err.port, err.cite
+    for env in facts.of(EnvVar):
+        if env.name == "MASTER_PORT" and env.value and env.value.isdigit():
+            return int(env.value), env.cite
+    for hit in facts.search(_PORT_TEXT):
+        value = next(g for g in hit.match.groups() if g)
+        return int(value), hit.cite
+    return None, None
+
+
+def _store_frames(facts: Facts) -> bool:
+    for tb in facts.of(PythonTraceback):
+        if any("TCPStore" in (fn or "") or "rendezvous" in (f or "") for f, _, fn in tb.frames):
+            return True
+    return facts.said(r"TCPStore\(|_env_rendezvous_handler|_tcp_rendezvous_handler", prose=False)
+
+
+def check(facts: Facts) -> list[Finding]:
+    """EADDRINUSE on the store's bind/listen, or a bare ``Address already in use``."""
+    evidence: list[Cite] = []
+    direct = False
+    for err in facts.of(C10dSocketError):
+        text = f"{err.error_text or ''} {err.error_name or ''} {err.message}"
+        if err.action in ("bind", "listen") and (
+            err.errno == 98 or "EADDRINUSE" in text or "already in use" in text.lower()
+        ):
+            evidence.append(err.cite)
+            direct = True
+    for derr in facts.of(DistributedError):
+        if derr.category == "address_in_use" and derr.cite not in evidence:
+            evidence.append(derr.cite)
+    if not evidence:
+        hits = facts.search(r"\bAddress already in use\b|\bEADDRINUSE\b", prose=False)
+        evidence = [h.cite for h in hits if "nccl" not in h.cite.text.lower()][:2]
+    if not evidence:
+        return []
+    port, port_cite = _port(facts)
+    where = f"port {port}" if port else "the store port (MASTER_PORT)"
+    summary = f"The c10d store could not bind {where}: Address already in use (errno 98)"
+    if port == 29500:
+        summary += "; 29500 is the torchrun/torch.distributed default, shared by every job"
+    two = [h for h in facts.search(_TWO_JOBS) if h.prose]
+    nobody = [h for h in facts.search(_NOBODY) if h.prose]
+    launcher = facts.search(r"torch\.distributed\.launch|torchrun|torch\.distributed\.run")
+    if two:
+        summary += "; a second job on the same host already holds it"
+    summary += "."
+    p = str(port) if port else "$MASTER_PORT"
+    fix = [
+        (
+            f"Find what holds it: ss -ltnp 'sport = :{p}' (or lsof -i :{p}); stop it if it is a "
+            "stale process of an earlier run."
+        ),
+        (
+            "Give every concurrent job on a host its own port (--master_port N), or let torchrun "
+            "pick a free one with --rdzv-endpoint localhost:0 (single node)."
+        ),
+    ]
+    if launcher or nobody:
+        fix.insert(
+            0 if nobody else len(fix),
+            "If nothing else holds the port: since torch 1.9 the launcher's elastic agent "
+            f"itself hosts the store on {p}; a script that opens its own store there "
+            "(init_method='tcp://...', its own TCPStore, a hard-coded MASTER_PORT) collides "
+            "with it - use init_method='env://' and the launcher's variables.",
+        )
+    if _store_frames(facts) and not direct:
+        fix.append("Make the port configurable instead of hard-coded in the setup code.")
+    cites = [*evidence[:3], *([port_cite] if port_cite else []), *(h.cite for h in two[:1])]
+    return [
+        RULE.finding(
+            summary=summary,
+            fix=fix,
+            evidence=cites,
+            confidence=Confidence.HIGH if (direct or _store_frames(facts)) else Confidence.MEDIUM,
+        )
+    ]

@@ -1,0 +1,170 @@
+"""A rank died first (signal, host OOM kill, Python exception) and the others failed after it.
+
+What it means
+-------------
+One worker process ended on its own: it was killed by a signal (SIGKILL from
+the kernel's OOM killer, SIGSEGV, SIGABRT, SIGBUS), or it raised a Python
+exception and exited non-zero. The launcher (torchrun, DeepSpeed, mp.spawn)
+then stopped the others, or the others waited for it in a collective until
+the watchdog fired, or saw the connection to it close.
+
+Why it matters
+--------------
+The survivors' errors (collective timeouts, "Connection reset by peer",
+"remote process exited", the launcher's SIGTERMs) are the cascade, not the
+cause. Debugging the network or NCCL from those lines is wasted effort: the
+first rank to die holds the real error.
+
+Evidence
+--------
+The launcher's ``ChildFailedError`` summary (``Root Cause``, exitcode,
+``Signal 9 (SIGKILL) received by PID``), the elastic agent's ``failed
+(exitcode: -9) local_rank: 3``, DeepSpeed's ``exits with return code = -9``,
+``process 1 terminated with signal SIGKILL`` from mp.spawn, and the dying
+rank's own traceback. When the launcher summary is missing, a rank of a group
+of known size that never reports the collective timeout every other rank
+reports is inferred to have died or stalled first.
+
+Fix
+---
+Read the first failing rank's own log (its traceback or the kernel log of
+its host): ``dmesg -T | grep -i -E 'killed process|out of memory'`` for a
+SIGKILL, the core dump or ``faulthandler`` output for a SIGSEGV. Fix that
+error; raising timeouts or changing NCCL settings will not help.
+"""
+
+from __future__ import annotations
+
+from nccl_doctor.facts.base import Cite
+from nccl_doctor.facts.run import CollectiveTimeout, DistributedError, LauncherSignal
+from nccl_doctor.facts.store import Facts
+from nccl_doctor.findings import Confidence, Finding, Severity
+from nccl_doctor.rules.base import Rule
+from nccl_doctor.rules.launch._common import Death, deaths, hang_cues, missing_from_timeout
+
+RULE = Rule(
+    id="launch.rank_crash",
+    title="A rank died first and the others failed after it",
+    severity=Severity.CRITICAL,
+    explains=("app.hang", "net.unreachable"),
+)
+
+_MEMORY_CUE = r"\b(?:memory|RAM|OOM|oom-kill\w*|killed process)\b|内存"
+
+
+def _who(death: Death) -> str:
+    if death.rank is not None:
+        who = f"rank {death.rank}"
+        if death.local_rank is not None and death.local_rank != death.rank:
+            who += f" (local rank {death.local_rank})"
+    elif death.local_rank is not None:
+        who = f"local rank {death.local_rank}"
+    else:
+        who = "a worker"
+    return who + (f" on {death.host}" if death.host else "")
+
+
+def _cascade_cites(facts: Facts) -> list[Cite]:
+    """A few lines of what the survivors printed after the death."""
+    cites: list[Cite] = [t.cite for t in facts.of(CollectiveTimeout)[:2]]
+    cites += [
+        d.cite
+        for d in facts.of(DistributedError)
+        if d.category in ("connection_closed", "connection_reset", "broken_pipe", "recv_failed")
+    ][:2]
+    cites += [s.cite for s in facts.of(LauncherSignal)[:1]]
+    return cites
+
+
+def _from_death(facts: Facts, death: Death) -> Finding:
+    code = f"exit code {death.exitcode}" if death.exitcode is not None else "a failure"
+    sig = f" ({death.signal})" if death.signal else ""
+    summary = f"{_who(death).capitalize()} died first with {code}{sig}"
+    fix: list[str] = []
+    memory = [h.cite for h in facts.search(_MEMORY_CUE)][:2]
+    if death.error:
+        summary += f": {death.error[:200]}"
+    elif death.signal == "SIGKILL":
+        summary += (
+            " and no Python traceback: something outside Python killed it, most often the "
+            "kernel's OOM killer when host RAM runs out"
+        )
+    summary += "; the other ranks' errors followed from it."
+    if death.signal == "SIGKILL":
+        fix.append(
+            "Check the kernel log of that host for the OOM killer: "
+            "dmesg -T | grep -i -E 'killed process|out of memory' "
+            "(or the scheduler's memory-limit message)."
+        )
+        fix.append(
+            "If it was host memory: load checkpoints with mmap/map_location='cpu' one rank at a "
+            "time, lower DataLoader num_workers, or use a node with more RAM."
+        )
+    elif death.signal == "SIGSEGV":
+        fix.append(
+            "Rerun with PYTHONFAULTHANDLER=1 (and ulimit -c unlimited) to get the native stack "
+            "of the segfault."
+        )
+    elif death.signal == "SIGABRT":
+        fix.append("Look for 'terminate called after throwing' or a failed assert just above it.")
+    else:
+        fix.append(f"Read the full traceback of {_who(death)}; fix that error first.")
+    fix.append(
+        "Ignore the other ranks' timeouts/connection errors and the launcher's SIGTERMs: "
+        "they are the cascade of this exit."
+    )
+    return RULE.finding(
+        summary=summary,
+        fix=fix,
+        evidence=[death.cite, *death.extra, *memory, *_cascade_cites(facts)][:6],
+        ranks=[death.rank] if death.rank is not None else [],
+        hosts=[death.host] if death.host else [],
+        confidence=Confidence.MEDIUM,
+    )
+
+
+def _inferred(facts: Facts) -> Finding | None:
+    missing, size_cites = missing_from_timeout(facts)
+    if not missing or hang_cues(facts):
+        return None
+    timeouts = facts.of(CollectiveTimeout)
+    first = timeouts[0]
+    reporters = sorted({t.rank for t in timeouts if t.rank is not None})
+    names = ", ".join(str(r) for r in missing)
+    op = f"{first.op_type} SeqNum={first.seq}" if first.seq is not None else f"{first.op_type}"
+    summary = (
+        f"Rank{'s' if len(missing) > 1 else ''} {names} never reported the {op} timeout that "
+        f"rank{'s' if len(reporters) > 1 else ''} {', '.join(map(str, reporters))} hit: "
+        f"{'they' if len(missing) > 1 else 'it'} most likely died or stalled first (an "
+        "exception, a kill, or a long rank-local step such as a checkpoint save) and the "
+        "others waited for it."
+    )
+    return RULE.finding(
+        summary=summary,
+        fix=[
+            (
+                f"Get the log of rank {missing[0]} (its own stdout/stderr and the launcher's "
+                "ChildFailedError summary): its error is the root cause."
+            ),
+            (
+                "Check what that rank does alone at this point (rank-0-only checkpointing, "
+                "evaluation, logging) and whether it raised there."
+            ),
+            (
+                "Do not tune NCCL or the network for the others' timeouts until that rank's "
+                "error is known."
+            ),
+        ],
+        evidence=[first.cite, *[t.cite for t in timeouts[1:3]], *size_cites],
+        ranks=missing,
+        confidence=Confidence.MEDIUM,
+    )
+
+
+def check(facts: Facts) -> list[Finding]:
+    """A rank that died on its own, or one missing from the others' timeout."""
+    found = deaths(facts)
+    if found:
+        return [_from_death(facts, found[0])]
+    inferred = _inferred(facts)
+    return [inferred] if inferred else []

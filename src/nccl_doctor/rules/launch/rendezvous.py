@@ -1,0 +1,213 @@
+"""Workers never completed rendezvous: fewer ranks joined than the world size expects.
+
+What it means
+-------------
+The processes of the job met at the c10d store (or torchrun's rendezvous
+backend) and waited for ``world_size`` members, but some never arrived: a
+node whose launcher never started (``python train.py`` in an sbatch script
+instead of ``srun python train.py``), a wrong ``--nnodes``/WORLD_SIZE, a
+stray NODE_RANK/RANK inherited from the shell or scheduler giving two
+processes the same slot, or workers pointed at the wrong MASTER_ADDR.
+
+Why it matters
+--------------
+Nothing runs until every rank has joined: the job sits in
+``init_process_group`` (Lightning's ``initializing ddp``) until the store
+timeout, typically 30 minutes, then fails with a timeout that hides which
+ranks were missing.
+
+Evidence
+--------
+``Timed out after 901 seconds waiting for clients. 1/2 clients joined``,
+``store based barrier ... (world_size=8, worker_count=4, ...)``,
+``RendezvousTimeoutError``, ``RendezvousConnectionError``, Lightning's
+``initializing ddp: GLOBAL_RANK: g, MEMBER: m/N`` printed for fewer than N
+members, or a report that the job hangs at DDP initialisation.
+
+Fix
+---
+Start the same command on every node (under SLURM: ``srun`` one task per
+GPU, or one torchrun per node), make nnodes x nproc_per_node equal the world
+size, give every node a distinct node rank, unset stray NODE_RANK / RANK /
+WORLD_SIZE / LOCAL_RANK / MASTER_ADDR / MASTER_PORT, and check that every
+node resolves and reaches MASTER_ADDR:MASTER_PORT.
+"""
+
+from __future__ import annotations
+
+import re
+
+from nccl_doctor.facts.base import Cite
+from nccl_doctor.facts.run import C10dSocketError, DistributedError, RendezvousTimeout
+from nccl_doctor.facts.store import Facts
+from nccl_doctor.findings import Confidence, Finding, Severity
+from nccl_doctor.rules.base import Rule
+from nccl_doctor.rules.launch._common import HANG_WORDS
+
+RULE = Rule(
+    id="launch.rendezvous",
+    title="Not every rank joined the rendezvous",
+    severity=Severity.CRITICAL,
+    explains=("app.hang",),
+)
+
+_MEMBER = re.compile(
+    r"(?:initializing ddp|Initializing distributed): GLOBAL_RANK: (\d+), MEMBER: (\d+)/(\d+)",
+    re.IGNORECASE,
+)
+_INIT_PHASE = (
+    r"initiali[sz]\w* (?:ddp|distributed|process group)|init_process_group|rendezvous"
+    r"|initializing ddp"
+)
+_STRAY_ENV = ("NODE_RANK", "RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT")
+
+_FIX = [
+    (
+        "Start the same command on every node: under SLURM run it through srun (one task per GPU "
+        "for Lightning, or one torchrun per node), not a bare 'python train.py' in the sbatch "
+        "script."
+    ),
+    "Check nnodes x nproc_per_node equals the world size and every node has a distinct node rank.",
+    (
+        "Unset stray launcher variables inherited from the shell or scheduler (NODE_RANK, RANK, "
+        "WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT) unless you set them on purpose."
+    ),
+    (
+        "Verify every node reaches MASTER_ADDR:MASTER_PORT (nc -zv $MASTER_ADDR $MASTER_PORT) and "
+        "collect each rank's log with TORCH_DISTRIBUTED_DEBUG=DETAIL TORCH_CPP_LOG_LEVEL=INFO."
+    ),
+]
+
+
+def _sbatch_fix(facts: Facts) -> tuple[list[str], list[Cite]]:
+    nodes = facts.search(r"#SBATCH\s+(?:--nodes|-N)[= ]*(\d+)")
+    if not nodes or int(nodes[0].match.group(1)) < 2:
+        return [], []
+    bare = [
+        h
+        for h in facts.search(r"^\s*python3?\s+\S+\.py\b")
+        if not facts.said(r"^\s*srun\b.*python")
+    ]
+    if not bare:
+        return [], []
+    n = nodes[0].match.group(1)
+    return (
+        [
+            (
+                f"The sbatch script asks for {n} nodes but runs '{bare[0].cite.text.strip()}' "
+                "directly: only one process on the first node starts. Prefix it with srun."
+            )
+        ],
+        [nodes[0].cite, bare[0].cite],
+    )
+
+
+def _from_timeouts(facts: Facts) -> Finding | None:
+    completed = facts.said(r"Completed store-based barrier", prose=False)
+    for tmo in facts.of(RendezvousTimeout):
+        if tmo.joined is not None and tmo.expected is not None and tmo.joined > tmo.expected:
+            continue  # more arrivals than expected: launch.duplicate_launch
+        waiting = "Waiting in store based barrier" in tmo.cite.text
+        if waiting and completed:
+            continue
+        count = (
+            f"{tmo.joined}/{tmo.expected} ranks joined"
+            if tmo.joined is not None and tmo.expected is not None
+            else "not every rank arrived"
+        )
+        waited = f" after {tmo.waited_s:g} s" if tmo.waited_s else ""
+        key = f" (store key {tmo.key})" if tmo.key else ""
+        summary = f"Rendezvous did not complete{waited}: {count}{key}."
+        return RULE.finding(
+            summary=summary,
+            fix=_FIX,
+            evidence=[tmo],
+            ranks=[tmo.rank] if tmo.rank is not None else [],
+            confidence=Confidence.MEDIUM if waiting else Confidence.HIGH,
+        )
+    for err in facts.of(DistributedError):
+        if err.category in ("rendezvous_timeout", "rendezvous_connection", "rendezvous_error"):
+            summary = f"The launcher's rendezvous failed: {err.message[:200] or err.cite.text}."
+            return RULE.finding(summary=summary, fix=_FIX, evidence=[err])
+    for sock in facts.of(C10dSocketError):
+        if sock.action == "connect_timeout":
+            where = f"{sock.address}:{sock.port}" if sock.address else "the master's store"
+            summary = (
+                f"A worker timed out connecting to the c10d store at {where}: the master never "
+                "came up there, or MASTER_ADDR/MASTER_PORT point elsewhere."
+            )
+            return RULE.finding(
+                summary=summary, fix=_FIX, evidence=[sock], confidence=Confidence.MEDIUM
+            )
+    return None
+
+
+def _from_members(facts: Facts) -> Finding | None:
+    hits = facts.search(_MEMBER)
+    if not hits:
+        return None
+    expected = max(int(h.match.group(3)) for h in hits)
+    # Each block of MEMBER lines is one attempt; judge the last (most recent) one.
+    blocks: list[list[int]] = [[]]
+    last_line = -10
+    for hit in hits:
+        if hit.cite.line > last_line + 3 and blocks[-1]:
+            blocks.append([])
+        blocks[-1].append(int(hit.match.group(2)))
+        last_line = hit.cite.line
+    seen = set(blocks[-1])
+    hang = [h.cite for h in facts.search(HANG_WORDS) if h.prose]
+    if len(seen) >= expected or not hang:
+        return None
+    extra, extra_cites = _sbatch_fix(facts)
+    members = ", ".join(str(m) for m in sorted(seen))
+    summary = (
+        f"Only {len(seen)} of {expected} DDP members registered (MEMBER {members} of {expected}) "
+        f"and the job hangs in initialisation: {expected - len(seen)} ranks never started or "
+        "never reached the store."
+    )
+    return RULE.finding(
+        summary=summary,
+        fix=[*extra, *_FIX],
+        evidence=[*(h.cite for h in hits[:4]), *extra_cites, *hang[:1]],
+        confidence=Confidence.MEDIUM,
+    )
+
+
+def _from_words(facts: Facts) -> Finding | None:
+    cues = [
+        h
+        for h in facts.search(HANG_WORDS)
+        if h.prose and re.search(_INIT_PHASE, h.cite.text, re.IGNORECASE)
+    ]
+    if not cues:
+        return None
+    summary = (
+        "The reporter says the job hangs while initialising DDP / the process group: the "
+        "classic sign that not every rank joined the rendezvous (missing or mis-numbered ranks, "
+        "a stray NODE_RANK, a wrong master)."
+    )
+    env = [f"{e} " for e in _STRAY_ENV]
+    return RULE.finding(
+        summary=summary,
+        fix=[
+            *_FIX[2:3],
+            "Print the launcher variables each process sees ("
+            + ", ".join(e.strip() for e in env)
+            + ") and compare the ranks and world size.",
+            *_FIX[:2],
+            _FIX[3],
+        ],
+        evidence=[c.cite for c in cues[:2]],
+        severity=Severity.WARNING,
+        confidence=Confidence.LOW,
+    )
+
+
+def check(facts: Facts) -> list[Finding]:
+    """Rendezvous/store timeouts, too few DDP members, or a hang at DDP init."""
+    for step in (_from_timeouts, _from_members, _from_words):
+        found = step(facts)
+        if found is not None:
+            return [found]
+    return []

@@ -1,0 +1,152 @@
+"""Helpers shared by the ``nccl.*`` rules (private to this layer)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from nccl_doctor.facts.base import Cite, Fact
+from nccl_doctor.facts.nccl import NcclCommInit, NcclLogFact, NcclTransport, NcclVersion
+from nccl_doctor.facts.run import CollectiveTimeout, NcclErrorReport, PgEnvironment
+from nccl_doctor.facts.software import PythonPackage, SoftwareVersions
+from nccl_doctor.facts.store import Facts, Hit
+from nccl_doctor.knowledge.nccl_versions import parse_version
+
+#: Words of a hang, as logs and reporters put it.
+HANG_RE = (
+    r"\b(?:hangs?|hanging|hung|deadlock(?:ed|s)?|stuck|freez(?:e|es|ing)|froze|"
+    r"never (?:returns?|finish(?:es)?|completes?)|no progress|gets? blocked)\b"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class SeenVersion:
+    """One NCCL version the evidence names, and where."""
+
+    version: str
+    cite: Cite
+    where: str
+    host: str | None = None
+    pid: int | None = None
+
+
+def nccl_versions(facts: Facts, *, runtime: bool = False) -> list[SeenVersion]:
+    """Every NCCL version the evidence names, in reading order, with who printed it.
+
+    ``runtime`` keeps only what a running process printed (leaves out package lists).
+    """
+    seen: list[SeenVersion] = []
+    last: dict[str, tuple[int, str | None, int | None]] = {}
+    for fact in facts.all:
+        if isinstance(fact, NcclVersion) and fact.version:
+            host, pid = fact.host, fact.pid
+            near = last.get(fact.cite.source)
+            if host is None and near is not None and 0 <= fact.cite.line - near[0] <= 20:
+                host, pid = near[1], near[2]
+            seen.append(SeenVersion(fact.version, fact.cite, "NCCL banner", host, pid))
+        elif isinstance(fact, NcclLogFact) and fact.host:
+            last[fact.cite.source] = (fact.cite.line, fact.host, fact.pid)
+    others: list[tuple[str | None, Fact, str]] = [
+        *((pg.nccl_version, pg, "ProcessGroupNCCL") for pg in facts.of(PgEnvironment)),
+        *((r.nccl_version, r, "PyTorch NCCL error") for r in facts.of(NcclErrorReport)),
+    ]
+    if not runtime:
+        others += [(sw.nccl_version, sw, "collect_env") for sw in facts.of(SoftwareVersions)]
+    seen.extend(SeenVersion(v, f.cite, w, f.host) for v, f, w in others if v)
+    return seen
+
+
+def nccl_packages(facts: Facts) -> list[PythonPackage]:
+    """pip/conda rows of an NCCL package (``nvidia-nccl-cu12``, conda ``nccl``)."""
+    return [
+        p
+        for p in facts.of(PythonPackage)
+        if re.fullmatch(r"nvidia-nccl(?:-cu\d+)?|nccl|libnccl\d?", p.name.lower())
+    ]
+
+
+def same_version(a: str, b: str) -> bool:
+    """Whether two version strings name the same major.minor.patch."""
+    return parse_version(a) == parse_version(b)
+
+
+def machine(facts: Facts, pattern: str) -> tuple[Hit, ...]:
+    """Hits on machine output only."""
+    return facts.search(pattern, prose=False)
+
+
+def prose(facts: Facts, pattern: str) -> tuple[Hit, ...]:
+    """Hits on people's sentences only."""
+    return tuple(h for h in facts.search(pattern) if h.prose)
+
+
+def hang_evidence(facts: Facts) -> list[Cite | Fact]:
+    """What says the job hung: collective timeouts, then hang words (a few)."""
+    out: list[Cite | Fact] = list(facts.of(CollectiveTimeout)[:2])
+    out.extend(h.cite for h in facts.search(HANG_RE)[:2])
+    return out
+
+
+def rank_hosts(facts: Facts) -> dict[int, str]:
+    """Global rank -> host, from NCCL init lines and any fact carrying both."""
+    out: dict[int, str] = {}
+    for init in facts.of(NcclCommInit):
+        rank = init.rank if init.rank is not None else init.comm_rank
+        if rank is not None and init.host and (init.nranks or 0) > 1:
+            out.setdefault(rank, init.host)
+    for fact in facts.all:
+        if isinstance(fact, NcclLogFact) and fact.rank is not None and fact.host:
+            out.setdefault(fact.rank, fact.host)
+    return out
+
+
+def nccl_hosts(facts: Facts) -> list[str]:
+    """Hosts that printed NCCL log lines, in first-seen order."""
+    return list(dict.fromkeys(f.host for f in facts.all if isinstance(f, NcclLogFact) and f.host))
+
+
+def transports(facts: Facts, kinds: Iterable[str]) -> list[NcclTransport]:
+    """NCCL transports of the given kinds (``P2P``, ``SHM``, ``NET``...)."""
+    wanted = {k.upper() for k in kinds}
+    return [t for t in facts.of(NcclTransport) if t.kind.upper() in wanted]
+
+
+#: Prefixes that wrap a message line: ``(pid=1)``, ``[rank3]:``, vLLM ``ERROR 04-07 .. x.py:45]``.
+_PREFIX = re.compile(
+    r"^(?:\([^)]*\)\s*)?(?:\[rank\d+\]:\s*)?(?:[A-Z]+ \d\d-\d\d [\d:.]+ \S+?:\d+\]\s*)?"
+)
+
+
+def last_error_lines(facts: Facts) -> list[str]:
+    """The line after each ``Last error:`` of a PyTorch NCCL error, without its prefixes."""
+    by_place = {(s.cite.source, s.cite.line): s.text for s in facts.lines}
+    out: list[str] = []
+    for hit in facts.search(r"Last error:\s*$"):
+        nxt = by_place.get((hit.cite.source, hit.cite.line + 1))
+        if nxt:
+            text = _PREFIX.sub("", nxt.strip())
+            if text and text not in out:
+                out.append(text)
+    return out
+
+
+def warn_text(line: str) -> str:
+    """An NCCL WARN line without its ``host:pid:tid [dev] file:line NCCL WARN`` prefix."""
+    return line.split("NCCL WARN", 1)[-1].strip()
+
+
+def text_of(item: Cite | Fact) -> str:
+    """The cited line of a citation or a fact."""
+    return item.text if isinstance(item, Cite) else item.cite.text
+
+
+def first(items: Iterable[Cite | Fact], n: int = 4) -> list[Cite | Fact]:
+    """At most ``n`` distinct pieces of evidence."""
+    out: list[Cite | Fact] = []
+    for item in items:
+        if item not in out:
+            out.append(item)
+        if len(out) >= n:
+            break
+    return out

@@ -1,0 +1,118 @@
+"""Two ranks of one NCCL communicator were placed on the same GPU.
+
+What it means
+-------------
+NCCL found two ranks of one communicator on the same GPU (the same bus id on
+what it believes is the same host) and refused to build the communicator:
+``Duplicate GPU detected : rank 0 and rank 1 both on CUDA device 40``. The
+device number NCCL prints is the GPU's PCI bus id in NCCL's hex form (``40``
+is ``0000:00:04.0``), not a CUDA ordinal.
+
+Why it matters
+--------------
+NCCL does not support several ranks per GPU; the job stops at its first
+collective (``ncclInvalidUsage``). Rebooting does not help: the process-to-GPU
+mapping is wrong, usually because the script never calls
+``torch.cuda.set_device(local_rank)`` (every rank uses GPU 0), because
+``CUDA_VISIBLE_DEVICES`` gives each rank one GPU and the script then indexes
+by rank, or because the launcher started more ranks per node than GPUs.
+
+Evidence
+--------
+NCCL's ``Duplicate GPU detected`` WARN, or the same text in PyTorch's
+``Last error:`` lines or a DistBackendError.
+
+Fix
+---
+Give every rank its own GPU before the process group is created
+(``torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))`` or
+``init_process_group(device_id=...)``), start at most as many ranks per node as
+there are GPUs, and check what ``CUDA_VISIBLE_DEVICES`` each rank sees. When the
+two ranks are on different machines, those machines share a host identity (see
+nccl.host_identity).
+"""
+
+from __future__ import annotations
+
+import re
+
+from nccl_doctor.facts.base import Cite, Fact
+from nccl_doctor.facts.nccl import NcclWarn
+from nccl_doctor.facts.run import DistributedError
+from nccl_doctor.facts.store import Facts
+from nccl_doctor.findings import Confidence, Finding, Severity
+from nccl_doctor.parse._nccl_common import nccl_bus_id
+from nccl_doctor.rules.base import Rule
+
+RULE = Rule(
+    id="nccl.duplicate_gpu",
+    title="Two ranks on the same GPU",
+    severity=Severity.CRITICAL,
+    explains=("launch.rank_crash", "cuda.device_visibility", "app.hang"),
+)
+
+_DUP = re.compile(
+    r"Duplicate GPU detected(?:\s*:\s*rank (\d+) and rank (\d+) both on CUDA device ([0-9a-f]+))?",
+    re.IGNORECASE,
+)
+
+
+def check(facts: Facts) -> list[Finding]:
+    """Fire on NCCL's duplicate-GPU refusal."""
+    evidence: list[Cite | Fact] = []
+    ranks: set[int] = set()
+    devices: list[str] = []
+    lines: set[int] = set()
+    texts: list[tuple[str, Cite | Fact, int | None]] = [
+        (e.message, e, e.rank) for e in facts.of(DistributedError) if e.category == "duplicate_gpu"
+    ]
+    warns = [w for w in facts.of(NcclWarn) if "duplicate gpu" in w.message.lower()]
+    texts += [(w.message, w, w.rank) for w in warns]
+    ranks.update(r for w in warns for r in w.ranks)
+    texts += [(h.said.text, h.cite, h.rank) for h in facts.search(r"Duplicate GPU detected")]
+    for text, item, rank in texts:
+        match = _DUP.search(text)
+        if not match:
+            continue
+        cite = item if isinstance(item, Cite) else item.cite
+        if cite.line not in lines and len(evidence) < 3:
+            lines.add(cite.line)
+            evidence.append(item)
+        if rank is not None:
+            ranks.add(rank)
+        if match.group(1):
+            ranks.update((int(match.group(1)), int(match.group(2))))
+            if match.group(3) not in devices:
+                devices.append(match.group(3))
+    if not evidence:
+        return []
+    gpu_text = ", ".join(f"{d} (PCI {nccl_bus_id(d) or '?'})" for d in devices) or "one GPU"
+    rank_text = " and ".join(str(r) for r in sorted(ranks)) or "two ranks"
+    several_hosts = facts.said(r"\b(?:two|2|multiple|several) (?:nodes|machines|servers|hosts)\b")
+    fix = [
+        (
+            "Call torch.cuda.set_device(int(os.environ['LOCAL_RANK'])) (or pass "
+            "init_process_group(device_id=...)) in every rank before the first collective"
+        ),
+        (
+            "Check the device each rank picks: print LOCAL_RANK, CUDA_VISIBLE_DEVICES and "
+            "torch.cuda.current_device() per rank; do not index GPUs by the global rank"
+        ),
+        "Start no more ranks per node than GPUs (torchrun --nproc-per-node, mpirun -np/-npernode)",
+    ]
+    if several_hosts:
+        fix.append(
+            "If the two ranks run on different machines, give the machines distinct "
+            "hostnames/boot ids or set NCCL_HOSTID per machine (nccl.host_identity)"
+        )
+    return [
+        RULE.finding(
+            summary=f"NCCL refused the communicator: ranks {rank_text} are both on GPU "
+            f"bus id {gpu_text}; each rank needs its own GPU",
+            fix=fix,
+            evidence=evidence,
+            ranks=ranks,
+            gpus=[nccl_bus_id(d) or d for d in devices],
+            confidence=Confidence.HIGH,
+        )
+    ]

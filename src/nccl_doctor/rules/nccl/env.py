@@ -1,0 +1,219 @@
+"""NCCL_* / TORCH_NCCL_* variables that are unknown, misspelt, invalid or harmful.
+
+What it means
+-------------
+NCCL and PyTorch read their settings from environment variables and say
+almost nothing about the ones they do not understand: a misspelt name
+(``NCCL_SOCKET_IFNAMES``) is ignored, an invalid value (``NCCL_ALGO=Bogus``,
+``NCCL_IB_DISABLE=true``) is dropped or read as 0, and switches left over from
+an old debugging session (``NCCL_P2P_DISABLE=1``, ``NCCL_IB_DISABLE=1``) keep
+slowing every job. Machine images also ship settings made for another machine
+size (``NCCL_GRAPH_FILE``/``NCCL_TOPO_FILE`` in ``/etc/nccl.conf``).
+
+Why it matters
+--------------
+The setting the user relies on is not in effect, or a stale setting breaks
+communicator setup (a graph file naming GPUs the machine does not have makes
+init fail with ``ncclSystemError``) or costs bandwidth.
+
+Evidence
+--------
+``NCCL_X set by environment to V`` and ``Invalid value`` lines of the NCCL
+INFO log, environment dumps, ``export``/inline assignments and launcher
+``-x``/``-e`` options, checked against the table of every variable NCCL and
+PyTorch read (names, value syntax, deprecations, known-harmful values).
+
+Fix
+---
+Correct the misspelt names and invalid values, unset the leftovers
+(check ``env``, ``/etc/nccl.conf``, ``~/.nccl.conf``, container images and
+launcher scripts), and rerun with ``NCCL_DEBUG=INFO`` to see every variable
+NCCL took.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from nccl_doctor.facts.base import Fact
+from nccl_doctor.facts.host import EnvVar
+from nccl_doctor.facts.nccl import (
+    NcclCommInit,
+    NcclCommLayout,
+    NcclEnvSetting,
+    NcclErrorChain,
+    NcclWarn,
+)
+from nccl_doctor.facts.store import Facts, is_prose
+from nccl_doctor.findings import Confidence, Finding, Severity
+from nccl_doctor.knowledge import nccl_env
+from nccl_doctor.rules.base import Rule
+
+RULE = Rule(
+    id="nccl.env",
+    title="NCCL environment variables wrong or harmful",
+    severity=Severity.WARNING,
+    explains=("launch.rank_crash", "host.resources"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _Set:
+    name: str
+    value: str
+    fact: Fact
+
+
+def _settings(facts: Facts) -> list[_Set]:
+    """Every variable the evidence shows set, once per (name, value)."""
+    out: dict[tuple[str, str], _Set] = {}
+    for s in facts.of(NcclEnvSetting):
+        out.setdefault((s.name, s.value or ""), _Set(s.name, s.value or "", s))
+    for e in facts.of(EnvVar):
+        if e.value is None or is_prose(e.cite.text):
+            continue
+        out.setdefault((e.name, e.value), _Set(e.name, e.value, e))
+    return list(out.values())
+
+
+def _graph_failure(facts: Facts, sets: list[_Set]) -> list[Finding]:
+    """NCCL_GRAPH_FILE/NCCL_TOPO_FILE set and NCCL failing while it reads graphs/topology."""
+    by_name = {s.name: s for s in sets}
+    warns: list[NcclWarn] = [
+        w
+        for w in facts.of(NcclWarn)
+        if (w.file or "").startswith("graph/") or "XML Import" in w.message
+    ]
+    if not warns:
+        return []
+    w = warns[0]
+    graph = "XML Import" in w.message or (w.file or "").endswith("search.cc")
+    name = "NCCL_GRAPH_FILE" if graph else "NCCL_TOPO_FILE"
+    s = by_name.get(name) or by_name.get("NCCL_GRAPH_FILE")
+    if s is None:
+        return []
+    chain = [c for c in facts.of(NcclErrorChain) if c.tid == w.tid][:1]
+    code = f" ({chain[0].result_name})" if chain and chain[0].result_name else ""
+    return [
+        RULE.finding(
+            summary=f"{s.name}={s.value} is set (not by the job) and NCCL fails reading it: "
+            f"'{w.message.strip()}'{code}; the file describes another machine",
+            fix=[
+                (
+                    f"Unset {s.name}: remove it from the environment, /etc/nccl.conf, ~/.nccl.conf "
+                    "and the image's profile scripts"
+                ),
+                (
+                    "Rerun with NCCL_DEBUG=INFO and check that NCCL builds its own graph "
+                    f"(no '{s.name} set by environment' line)"
+                ),
+                "Keep such files only on the exact machine type they were made for",
+            ],
+            evidence=[s.fact, w, *chain],
+            severity=Severity.CRITICAL,
+            confidence=Confidence.HIGH,
+            ranks=[w.rank] if w.rank is not None else [],
+            hosts=[w.host] if w.host else [],
+        )
+    ]
+
+
+_INTRA = ("NCCL_P2P", "NCCL_SHM", "NCCL_NVLS", "NCCL_CUMEM")
+_INTER = ("NCCL_IB", "NCCL_NET", "NCCL_SOCKET", "NCCL_GDR", "NCCL_CROSS_NIC", "NCCL_COLLNET")
+
+
+def _irrelevant(facts: Facts) -> tuple[str, ...]:
+    """Prefixes whose harmful values cannot matter to the job the evidence shows."""
+    sizes: list[tuple[int, int | None]] = [
+        (x.nranks, x.n_nodes)
+        for x in facts.of(NcclCommLayout)
+        if x.nranks is not None and x.n_nodes is not None
+    ]
+    sizes += [(i.nranks, None) for i in facts.of(NcclCommInit) if i.nranks is not None]
+    if not sizes:
+        return ()
+    if all(n == 1 for n, _ in sizes):
+        return _INTRA + _INTER
+    if all(nodes == 1 for _, nodes in sizes if nodes is not None) and any(
+        nodes is not None for _, nodes in sizes
+    ):
+        return _INTER
+    return ()
+
+
+def _problems(sets: list[_Set], skip: tuple[str, ...]) -> list[tuple[str, Fact, bool]]:
+    """(problem line, fact, serious) of every questionable setting."""
+    out: list[tuple[str, Fact, bool]] = []
+    for s in sets:
+        fact = s.fact
+        if isinstance(fact, NcclEnvSetting) and fact.invalid:
+            used = f", NCCL used {fact.default_value}" if fact.default_value else ""
+            out.append((f"{s.name}={s.value} is invalid{used}", fact, True))
+            continue
+        var = nccl_env.lookup(s.name)
+        if var is None:
+            if s.name.upper() in nccl_env.NOT_READ:
+                out.append((f"{s.name}: {nccl_env.NOT_READ[s.name.upper()]}", fact, True))
+            elif nccl_env.is_known_family(s.name):
+                near = nccl_env.closest(s.name)
+                if near:
+                    out.append(
+                        (f"{s.name} is not read by anything; did you mean {near}?", fact, True)
+                    )
+            continue
+        problem = nccl_env.validate(s.name, s.value)
+        if problem:
+            out.append((problem, fact, True))
+        harm = nccl_env.harm(s.name, s.value)
+        if harm and not s.name.startswith(skip):
+            out.append((harm, fact, False))
+        if var.deprecated or var.removed_in:
+            instead = f"; use {var.replacement}" if var.replacement else ""
+            state = f"removed in NCCL {var.removed_in}" if var.removed_in else "deprecated"
+            out.append((f"{s.name} is {state}{instead}", fact, False))
+    return out
+
+
+def check(facts: Facts) -> list[Finding]:
+    """Fire on settings that fail the job, and on wrong or harmful ones."""
+    sets = _settings(facts)
+    if not sets:
+        return []
+    findings = _graph_failure(facts, sets)
+    blamed = {c.text for f in findings for c in f.evidence}
+    tested = {
+        h.match.group(1)
+        for h in facts.search(
+            r"\b((?:TORCH_)?NCCL_\w+)\s*=\s*\S+.{0,80}\b(?:works?|worked|fix\w*|solv\w*|help\w*)\b"
+        )
+    }
+    problems = [
+        p
+        for p in _problems(sets, _irrelevant(facts))
+        if not (p[2] is False and any(p[0].startswith(t) for t in tested))
+        and p[1].cite.text not in blamed
+    ]
+    if not problems:
+        return findings
+    serious = any(p[2] for p in problems)
+    names = sorted({p[0].split(":")[0].split("=")[0].split(" ")[0] for p in problems})
+    findings.append(
+        RULE.finding(
+            summary=f"{len(problems)} NCCL/torch setting(s) wrong or harmful: "
+            + "; ".join(p[0] for p in problems[:3])
+            + ("; ..." if len(problems) > 3 else ""),
+            fix=[
+                "Correct the misspelt names and invalid values listed (names are case-sensitive)",
+                "Unset leftovers of earlier debugging (" + ", ".join(names[:4]) + ") unless "
+                "this machine needs them; look in env, /etc/nccl.conf, ~/.nccl.conf and "
+                "launcher scripts",
+                "Rerun with NCCL_DEBUG=INFO and check the 'set by environment' lines",
+            ],
+            evidence=[p[1] for p in problems[:4]],
+            severity=Severity.WARNING,
+            confidence=Confidence.HIGH if serious else Confidence.MEDIUM,
+            cause=serious,
+            detail=[p[0] for p in problems],
+        )
+    )
+    return findings

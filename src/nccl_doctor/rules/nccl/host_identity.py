@@ -1,0 +1,229 @@
+"""Ranks on different machines were taken for ranks of one machine.
+
+What it means
+-------------
+NCCL groups ranks into nodes by a host hash: the hostname (NCCL 2.0-2.3),
+later the hostname plus ``/proc/sys/kernel/random/boot_id``, or
+``NCCL_HOSTID`` when set. Machines cloned from one image, containers started
+with ``--hostname`` set to one name, or pods that share a boot id look like
+one host. NCCL then reports ``nNodes 1`` for a multi-machine job and connects
+ranks on different machines with the intra-node transports (``via P2P/IPC``,
+``via SHM``), which cannot work across machines.
+
+Why it matters
+--------------
+Communicator setup fails (CUDA IPC handles that do not exist on the other
+machine, ``Duplicate GPU detected``, shared-memory segments that are not
+there) or the first collective hangs, although each machine works alone.
+
+Evidence
+--------
+``nNodes 1`` while ranks run on several machines; P2P/SHM channels between
+ranks of different machines; NCCL lines from different addresses under one
+hostname; a launch command naming several hosts whose NCCL lines all carry the
+same hostname.
+
+Fix
+---
+Give every machine (and container) a unique hostname, or set ``NCCL_HOSTID``
+to a different value per machine; make sure containers do not share one boot
+id. Rerun with ``NCCL_DEBUG=INFO`` and check ``nNodes`` equals the number of
+machines and that inter-machine channels use ``NET/...``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from nccl_doctor.facts.base import Cite
+from nccl_doctor.facts.nccl import NcclCommInit, NcclCommLayout, NcclNet
+from nccl_doctor.facts.store import Facts
+from nccl_doctor.findings import Confidence, Finding, Severity
+from nccl_doctor.rules.base import Rule
+from nccl_doctor.rules.nccl._common import machine, nccl_hosts, rank_hosts, transports
+
+RULE = Rule(
+    id="nccl.host_identity",
+    title="Different machines taken for one host",
+    severity=Severity.CRITICAL,
+    explains=("nccl.p2p", "nccl.shm", "nccl.duplicate_gpu", "app.hang", "launch.rank_crash"),
+)
+
+_HOSTLIST = re.compile(r"(?:^|\s)(?:-H|--?host)\s+([\w.:,-]+)")
+_NNODES = re.compile(r"--nnodes[=\s]+(\d+)|(?:^|\s)(?:srun|salloc|sbatch)\b.*?\s-N\s*(\d+)")
+_WORDS = r"\b(?:two|2|three|3|four|4|multiple|several) (?:nodes|machines|servers|hosts)\b"
+_INTRA = r"\bvia (?:P2P|SHM)\b"
+
+
+def _launch_hosts(facts: Facts) -> tuple[int, list[Cite]]:
+    """How many machines the launch command names, and the lines that say so."""
+    best, cites = 0, []
+    for hit in facts.search(_HOSTLIST, prose=False):
+        names = {h.split(":")[0] for h in hit.match.group(1).split(",") if h.split(":")[0]}
+        if len(names) > best:
+            best, cites = len(names), [hit.cite]
+    for hit in facts.search(_NNODES, prose=False):
+        n = int(hit.match.group(1) or hit.match.group(2))
+        if n > best:
+            best, cites = n, [hit.cite]
+    return best, cites
+
+
+_SLOTS = re.compile(
+    r"(?:-npernode|--npernode|--nproc[-_]per[-_]node|--ntasks-per-node)[=\s]+(\d+)|"
+    r"--map-by\s+ppr:(\d+):node|(?:^|\s)(-pernode|--pernode)\b"
+)
+
+
+def _slots_per_host(facts: Facts) -> int | None:
+    """Ranks per machine the launch command asks for, when it says."""
+    for hit in facts.search(_HOSTLIST, prose=False):
+        parts = [h.split(":") for h in hit.match.group(1).split(",") if h]
+        if parts and all(len(p) == 2 and p[1].isdigit() for p in parts):
+            return min(int(p[1]) for p in parts)
+    for hit in facts.search(_SLOTS, prose=False):
+        return 1 if hit.match.group(3) else int(hit.match.group(1) or hit.match.group(2))
+    return None
+
+
+def _world_layouts(facts: Facts) -> list[NcclCommLayout]:
+    """``nNodes 1`` lines of the largest communicator the evidence shows."""
+    sizes = [x.nranks for x in facts.of(NcclCommLayout) if x.nranks]
+    sizes += [i.nranks for i in facts.of(NcclCommInit) if i.nranks]
+    world = max(sizes, default=0)
+    return [
+        x for x in facts.of(NcclCommLayout) if x.n_nodes == 1 and x.nranks == world and world > 1
+    ]
+
+
+def _layout_hosts(facts: Facts, layouts: list[NcclCommLayout]) -> dict[str, set[str]]:
+    """commId -> hosts whose processes print ``nNodes 1`` for that communicator."""
+    ids = {(i.host, i.pid, i.comm): i.comm_id for i in facts.of(NcclCommInit) if i.comm_id}
+    out: dict[str, set[str]] = {}
+    for x in layouts:
+        cid = ids.get((x.host, x.pid, x.comm))
+        if cid and x.host:
+            out.setdefault(cid, set()).add(x.host)
+    return out
+
+
+def _addresses_per_host(facts: Facts) -> dict[str, dict[str, Cite]]:
+    """Hostname -> bootstrap address -> the line, from NCCL's bootstrap lines."""
+    out: dict[str, dict[str, Cite]] = {}
+    for net in facts.of(NcclNet):
+        if net.role != "bootstrap" or not net.host or not net.interfaces:
+            continue
+        address = net.interfaces[0][1].split("<")[0]
+        out.setdefault(net.host, {}).setdefault(address, net.cite)
+    return out
+
+
+def check(facts: Facts) -> list[Finding]:
+    """Fire when a multi-machine job is seen by NCCL as one host."""
+    n_launch, launch_cites = _launch_hosts(facts)
+    hosts = nccl_hosts(facts)
+    clashes = {h: a for h, a in _addresses_per_host(facts).items() if len(a) > 1}
+    layouts = _world_layouts(facts)
+    slots = _slots_per_host(facts)
+    intra = transports(facts, ["P2P", "SHM"])
+    intra_hits = machine(facts, _INTRA)
+    intra_cites = [t.cite for t in intra] or [h.cite for h in intra_hits]
+    if not hosts:
+        hosts = list(dict.fromkeys(h.said.host for h in intra_hits if h.said.host))
+    where = rank_hosts(facts)
+    crossing = [
+        t
+        for t in intra
+        if t.comm_rank is not None
+        and where.get(t.comm_rank)
+        and any(where.get(p) and where[p] != where[t.comm_rank] for p in t.peer_ranks)
+    ]
+    fix = [
+        (
+            "Give every machine and container a unique hostname (hostnamectl set-hostname; "
+            "no shared --hostname in docker/k8s), or export NCCL_HOSTID=<unique value> per machine"
+        ),
+        (
+            "Make sure containers on different machines do not share one boot id "
+            "(/proc/sys/kernel/random/boot_id)"
+        ),
+        (
+            "Rerun with NCCL_DEBUG=INFO: nNodes must equal the number of machines and channels "
+            "between machines must use NET/IB or NET/Socket, not P2P or SHM"
+        ),
+    ]
+    if crossing:
+        t = crossing[0]
+        rank = t.comm_rank or 0
+        return [
+            RULE.finding(
+                summary=f"NCCL connects rank {rank} ({where.get(rank)}) to peers on "
+                f"other machines via {t.transport}: it takes them for one host",
+                fix=fix,
+                evidence=[t, *layouts[:1]],
+                ranks=[t.comm_rank] if t.comm_rank is not None else [],
+                hosts=sorted({where[r] for r in [t.comm_rank, *t.peer_ranks] if r in where}),
+            )
+        ]
+    multi = n_launch >= 2 or len(hosts) >= 2 or bool(clashes)
+    if clashes:
+        host, addresses = next(iter(clashes.items()))
+        what = "; NCCL reports nNodes 1" if layouts else ""
+        return [
+            RULE.finding(
+                summary=f"NCCL processes on {len(addresses)} different addresses "
+                f"({', '.join(list(addresses)[:4])}) all call themselves '{host}'{what}: "
+                "the machines share a hostname",
+                fix=fix,
+                evidence=[*list(addresses.values())[:2], *layouts[:1], *intra_cites[:1]],
+                severity=Severity.CRITICAL if (layouts or intra_cites) else Severity.WARNING,
+                confidence=Confidence.HIGH if layouts else Confidence.MEDIUM,
+                hosts=[host],
+            )
+        ]
+    if not multi:
+        return []
+    spread = {c: h for c, h in _layout_hosts(facts, layouts).items() if len(h) >= 2}
+    if spread:
+        cid, on = next(iter(spread.items()))
+        x = layouts[0]
+        return [
+            RULE.finding(
+                summary=f"NCCL reports nNodes 1 for communicator {cid} of {x.nranks} ranks "
+                f"whose processes run on {len(on)} hosts ({', '.join(sorted(on)[:4])})",
+                fix=fix,
+                evidence=[x, *launch_cites[:1]],
+                hosts=sorted(on),
+            )
+        ]
+    crosses = slots == 1 and bool(intra_cites)
+    too_big = bool(layouts) and slots is not None and (layouts[0].nranks or 0) > slots
+    if len(hosts) <= 1 and n_launch >= 2 and (crosses or too_big or (layouts and slots is None)):
+        seen = f"the hostname '{hosts[0]}'" if hosts else "one hostname"
+        via = intra[0].transport if intra else None
+        if via is None and intra_hits:
+            via = intra_hits[0].said.text.split("via", 1)[-1].strip()
+        what = "nNodes 1" if layouts and not crosses else f"{via or 'P2P/SHM'}"
+        return [
+            RULE.finding(
+                summary=f"The launch names {n_launch} machines, but every NCCL line carries "
+                f"{seen} and NCCL connects the ranks with {what}: the machines look like "
+                "one host to NCCL",
+                fix=fix,
+                evidence=[*launch_cites, *intra_cites[:2], *layouts[:1]],
+                confidence=Confidence.MEDIUM,
+                hosts=hosts,
+                detail=[f"{slots} rank(s) per machine requested"] if slots else [],
+            )
+        ]
+    if layouts and facts.said(_WORDS) and not hosts[1:]:
+        return [
+            RULE.finding(
+                summary="The job is said to span several machines, but NCCL reports nNodes 1",
+                fix=fix,
+                evidence=[layouts[0], facts.search(_WORDS)[0].cite],
+                severity=Severity.WARNING,
+                confidence=Confidence.LOW,
+            )
+        ]
+    return []

@@ -1,0 +1,191 @@
+"""NCCL failed inside itself: ncclInternalError, or a crash of NCCL code (an NCCL bug).
+
+What it means
+-------------
+An internal consistency check of NCCL failed (``ncclInternalError``, result
+3, ``internal error - please report this issue to the NCCL developers``), or
+a process running NCCL died from memory corruption or a segfault inside
+libnccl (``free(): corrupted unsorted chunks``, ``double free or
+corruption``, SIGSEGV with libnccl frames). Either is most often a bug of the
+NCCL release in use, or a release too old for the hardware (GB200/B200 need
+NCCL 2.25.1 or later), occasionally state corrupted by an earlier error.
+
+Why it matters
+--------------
+Nothing in the job's configuration fixes it; retrying fails the same way,
+often only above some scale or on some topologies. Upgrading NCCL usually
+does.
+
+Evidence
+--------
+``ncclInternalError`` in PyTorch's NCCL error, an NCCL error chain ending in
+result 3 with its WARN line, glibc heap-corruption aborts or segfaults in an
+NCCL process (nccl-tests, libnccl in the backtrace); the NCCL version against
+the table of releases with known crashes.
+
+Fix
+---
+Read the WARN line before the error chain; upgrade NCCL to the newest release
+(at least the minimum for the GPU generation), check that every rank runs the
+same version, and report the failure to NVIDIA/nccl with the
+``NCCL_DEBUG=INFO`` log if it persists on the newest release.
+"""
+
+from __future__ import annotations
+
+import re
+
+from nccl_doctor.facts.base import Cite, Fact
+from nccl_doctor.facts.nccl import NcclErrorChain, NcclTestFailure
+from nccl_doctor.facts.run import NcclErrorReport
+from nccl_doctor.facts.store import Facts
+from nccl_doctor.findings import Confidence, Finding, Severity
+from nccl_doctor.knowledge.nccl_versions import compare_versions, known_issues
+from nccl_doctor.rules.base import Rule
+from nccl_doctor.rules.nccl._common import last_error_lines, machine, nccl_versions
+
+RULE = Rule(
+    id="nccl.internal",
+    title="NCCL internal error or crash (NCCL bug)",
+    severity=Severity.CRITICAL,
+    explains=("launch.rank_crash", "app.hang", "host.resources"),
+)
+
+_HEAP = (
+    r"free\(\): (?:corrupted|invalid)|double free or corruption|"
+    r"malloc\(\): (?:corrupted|memory corruption|unaligned|invalid)|"
+    r"corrupted size vs\.? prev_size|munmap_chunk\(\): invalid pointer|malloc_consolidate\(\)"
+)
+_SEGV = r"Segmentation fault|SIGSEGV|Signal: Segmentation|signal 11\b"
+_NCCL_PROC = (
+    r"libnccl[\w.-]*\.so|nccl-tests|\b(?:all_reduce|all_gather|alltoall|broadcast|"
+    r"reduce_scatter|sendrecv|reduce|gather|scatter|hypercube)_perf\b"
+)
+#: First NCCL release supporting a GPU generation (NVIDIA/nccl#1611, maintainer).
+_MIN_FOR_GPU = {"GB200": "2.25.1", "B200": "2.25.1", "Blackwell": "2.25.1"}
+
+
+def _version(facts: Facts) -> str | None:
+    seen = nccl_versions(facts)
+    return seen[0].version if seen else None
+
+
+def _known(version: str | None, *, crash: bool = False) -> list[str]:
+    """Known NCCL bugs of ``version`` this rule can blame (crashes only, for a crash)."""
+    if not version:
+        return []
+    return [
+        f"NCCL {version} has a known bug: {i.summary} (fixed in {i.fixed_in or 'a later release'})"
+        for i in known_issues(version)
+        if i.diagnosis_id == RULE.id
+        and (
+            re.search(r"crash|segfault|corrupt", f"{i.summary} {i.symptom}")
+            if crash
+            else i.affected_from is not None
+        )
+    ]
+
+
+def _gpu_floor(facts: Facts, version: str | None) -> tuple[str, str, bool | None] | None:
+    """(GPU, minimum NCCL, whether the version is too old) for a GPU named in the evidence."""
+    for gpu, floor in _MIN_FOR_GPU.items():
+        if facts.said(rf"\b{gpu}\b"):
+            old = None if version is None else (compare_versions(version, floor) or 0) < 0
+            return gpu, floor, old
+    return None
+
+
+def _fix(version: str | None, floor: tuple[str, str, bool | None] | None) -> list[str]:
+    steps = []
+    if floor is not None:
+        steps.append(
+            f"Check the NCCL version (NCCL_DEBUG=VERSION): {floor[0]} needs NCCL "
+            f"{floor[1]} or later"
+        )
+    steps += [
+        "Upgrade NCCL to the newest release"
+        + (f" (this run uses {version})" if version else "")
+        + " on every node, and rerun",
+        "Rerun with NCCL_DEBUG=INFO and read the NCCL WARN line printed before the failure",
+        (
+            "If it persists on the newest release, report it to NVIDIA/nccl with the INFO log, "
+            "the command and the scale at which it starts"
+        ),
+    ]
+    return steps
+
+
+def check(facts: Facts) -> list[Finding]:
+    """Fire on ncclInternalError and on crashes inside NCCL processes."""
+    version = _version(facts)
+    floor = _gpu_floor(facts, version)
+    known = _known(version)
+    reports = [
+        r
+        for r in facts.of(NcclErrorReport)
+        if r.result_name == "ncclInternalError" or (r.reason or "").startswith("internal error")
+    ]
+    chains = [c for c in facts.of(NcclErrorChain) if c.result_code == 3]
+    tests = [t for t in facts.of(NcclTestFailure) if "internal error" in (t.message or "")]
+    if reports or chains or tests:
+        warn = next((c.warn_message for c in chains if c.warn_message), None)
+        last = next((r.last_error[0] for r in reports if r.last_error), None)
+        last = last or next(iter(last_error_lines(facts)), None)
+        why = warn or last
+        items: list[Cite | Fact] = [*reports[:1], *chains[:2], *tests[:1]]
+        v218 = version is not None and version.startswith("2.18.")
+        note = (
+            "; NCCL 2.18 reports network and peer failures as internal errors, so check the "
+            "network and the other ranks first"
+            if v218
+            else ""
+        )
+        return [
+            RULE.finding(
+                summary="NCCL failed an internal check (ncclInternalError)"
+                + (f": '{why.strip()[:140]}'" if why else "")
+                + (f"; NCCL {version}" if version else "")
+                + (f"; {known[0]}" if known else "")
+                + note,
+                fix=_fix(version, floor),
+                evidence=items,
+                confidence=Confidence.LOW
+                if v218 or not why
+                else (Confidence.HIGH if known else Confidence.MEDIUM),
+                ranks=[f.rank for f in items if isinstance(f, Fact) and f.rank is not None],
+                detail=known,
+            )
+        ]
+    crash = list(machine(facts, _HEAP)) or list(machine(facts, _SEGV))
+    if not crash:
+        return []
+    in_nccl = facts.search(_NCCL_PROC)
+    if not in_nccl:
+        return []
+    heap = bool(machine(facts, _HEAP))
+    frames = machine(facts, r"libnccl[\w.-]*\.so")
+    known = _known(version, crash=True)
+    kind = "heap corruption" if heap else "a segfault"
+    text = crash[0].said.text.strip()[:80]
+    too_old = ""
+    if floor is not None and floor[2]:
+        too_old = f"; NCCL {version} predates {floor[0]} support ({floor[1]})"
+    elif floor is not None and floor[2] is None:
+        too_old = f" on {floor[0]}, which needs NCCL {floor[1]} or later"
+    ver = f" {version}" if version else ""
+    return [
+        RULE.finding(
+            summary=f"A process running NCCL{ver} died from {kind} ('{text}'){too_old}: a bug of "
+            "the NCCL release in use, not of the job's settings",
+            fix=_fix(version, floor),
+            evidence=[crash[0].cite, *[h.cite for h in (frames or in_nccl)[:1]]],
+            confidence=Confidence.MEDIUM
+            if known
+            or frames
+            or (floor and floor[2])
+            or (heap and facts.said(r"nccl-tests|\w+_perf\b"))
+            else Confidence.LOW,
+            hosts=[],
+            detail=known,
+        )
+    ]

@@ -1,0 +1,123 @@
+"""NVLink SHARP (NVLS, NVSwitch multicast) setup failed.
+
+What it means
+-------------
+On NVSwitch systems (HGX H100/H200/B200, GB200) NCCL 2.17+ offloads
+all-reduce to the switches with multicast objects (NVLS). Creating or binding
+that multicast memory failed: ``Failed to bind NVLink SHARP (NVLS) Multicast
+memory of size N : CUDA error 401``, or a ``Cuda failure`` WARN raised from
+``transport/nvls.cc``. The driver could not map multicast memory, which almost
+always means the NVSwitch fabric is not in a usable state (Fabric Manager not
+running, partition/fabric state not completed, a GPU or switch that needs a
+reset) rather than a bug of the job.
+
+Why it matters
+--------------
+Communicator setup fails with ``unhandled cuda error`` before training starts,
+on every job of the machine, until the fabric is repaired or NVLS is turned
+off. Some releases (2.17) could also hang with NVLS.
+
+Evidence
+--------
+NCCL WARNs of ``transport/nvls.cc``; the ``Failed to bind NVLink SHARP``
+message (also quoted in PyTorch's ``Last error:``); CUDA 401/999/801 in NVLS
+setup; a reporter saying ``NCCL_NVLS_ENABLE=0`` fixed it.
+
+Fix
+---
+Check the fabric: ``nvidia-smi -q | grep -A3 Fabric`` must show ``State:
+Completed`` and ``Status: Success``; ``systemctl status nvidia-fabricmanager``
+must be active with the driver's exact version. Restart Fabric Manager or reset
+the GPUs/reboot the node. Run with ``NCCL_NVLS_ENABLE=0`` as a workaround and
+remove it once the fabric is healthy.
+"""
+
+from __future__ import annotations
+
+import re
+
+from nccl_doctor.facts.base import Cite, Fact
+from nccl_doctor.facts.nccl import NcclErrorChain, NcclEvent, NcclWarn
+from nccl_doctor.facts.store import Facts
+from nccl_doctor.findings import Confidence, Finding, Severity
+from nccl_doctor.rules.base import Rule
+from nccl_doctor.rules.nccl._common import first, machine, text_of, warn_text
+
+RULE = Rule(
+    id="nccl.nvls",
+    title="NVLink SHARP (NVLS) multicast setup failed",
+    severity=Severity.CRITICAL,
+    explains=("cuda.unknown_error", "launch.rank_crash", "app.hang"),
+)
+
+_BIND = r"Failed to (?:bind|create|map|allocate) NVLink SHARP|NVLS\b.{0,40}\b(?:failed|error)"
+_WORKED = (
+    r"NCCL_NVLS_ENABLE\s*=\s*0.{0,80}\b(?:works?|worked|fix(?:es|ed)?|solv(?:es|ed)|"
+    r"help(?:s|ed)?|resolv(?:es|ed))\b|\b(?:works?|worked|fix(?:es|ed)?|solv(?:es|ed)|"
+    r"resolv(?:es|ed))\b.{0,80}NCCL_NVLS_ENABLE\s*=\s*0"
+)
+
+
+def check(facts: Facts) -> list[Finding]:
+    """Fire on NVLS multicast failures."""
+    evidence: list[Cite | Fact] = []
+    detail = ""
+    for event in facts.of(NcclEvent):
+        if event.event == "nvls-bind-failed":
+            evidence.append(event)
+            info = dict(event.detail)
+            if info.get("cuda_error_code"):
+                detail = f"CUDA error {info['cuda_error_code']} '{info.get('cuda_error') or ''}'"
+    for warn in facts.of(NcclWarn):
+        if (warn.file or "").endswith("nvls.cc") or "NVLink SHARP" in warn.message:
+            evidence.append(warn)
+            if not detail and warn.cuda_error_code is not None:
+                detail = f"CUDA error {warn.cuda_error_code} '{warn.cuda_error or ''}'"
+    evidence += [
+        c for c in facts.of(NcclErrorChain) if any(f[0].endswith("nvls.cc") for f in c.frames)
+    ]
+    evidence.extend(h.cite for h in machine(facts, _BIND))
+    worked = [h.cite for h in facts.search(_WORKED)[:1]]
+    fix = [
+        (
+            "Check the NVSwitch fabric: nvidia-smi -q | grep -A3 Fabric must show State "
+            "Completed / Status Success on every GPU"
+        ),
+        (
+            "Check Fabric Manager: systemctl status nvidia-fabricmanager (running, same version "
+            "as the driver); restart it, or reset the GPUs / reboot the node"
+        ),
+        (
+            "Until the fabric is repaired, run with NCCL_NVLS_ENABLE=0 (NVLS off; slower "
+            "all-reduce but it runs)"
+        ),
+        "Remove NCCL_NVLS_ENABLE=0 once nvidia-smi shows the fabric healthy",
+    ]
+    if evidence:
+        cites = first(evidence, 3)
+        if not detail:
+            m = re.search(r"CUDA error (\d+) '([^']*)'", " ".join(text_of(c) for c in cites))
+            detail = f"CUDA error {m.group(1)} '{m.group(2)}'" if m else ""
+        text = detail or warn_text(text_of(cites[0]))[:120]
+        return [
+            RULE.finding(
+                summary=f"NCCL could not set up NVLink SHARP multicast memory ({text}); "
+                "the NVSwitch fabric/Fabric Manager is not in a usable state",
+                fix=fix,
+                evidence=[*cites, *worked],
+                ranks=[c.rank for c in cites if isinstance(c, Fact) and c.rank is not None],
+                hosts=[c.host for c in cites if isinstance(c, Fact) and c.host],
+            )
+        ]
+    if worked:
+        return [
+            RULE.finding(
+                summary="The job works with NVLink SHARP off (NCCL_NVLS_ENABLE=0): NVLS "
+                "multicast on this system is broken",
+                fix=fix,
+                evidence=worked,
+                severity=Severity.WARNING,
+                confidence=Confidence.LOW,
+            )
+        ]
+    return []

@@ -1,0 +1,218 @@
+"""GPU peer-to-peer transport broken (PCIe ACS/IOMMU, virtualisation, unsupported peer access).
+
+What it means
+-------------
+NCCL moves data between GPUs of one host directly (``via P2P/IPC``,
+``P2P/CUMEM``, ``P2P/direct``) when the driver reports that peer access
+works. On many PCIe hosts it does not really work: PCIe Access Control
+Services (ACS) or an IOMMU in translating mode reroute peer writes through the
+root complex, which drops or stalls them; hypervisors often expose peer access
+that the host below does not support; some consumer GPUs refuse it
+(``peer access is not supported between these two devices``).
+
+Why it matters
+--------------
+The first collective that uses the P2P path hangs forever (no error, 100% GPU
+utilisation) or fails, and every rank then reports a timeout. It usually
+looks like a network or application problem while the job is on one machine.
+``NCCL_P2P_DISABLE=1`` making the job work is the classic confirmation.
+
+Evidence
+--------
+CUDA error 217 / ``peer access is not supported``, NCCL WARNs from
+``transport/p2p.cc`` (IPC handle open/import failures); a hang at the first
+collective of a single-host multi-GPU job whose INFO log shows P2P channels,
+or an nccl-tests run that never printed a result row; a reporter's
+"works with NCCL_P2P_DISABLE=1", ACS/IOMMU or VM remarks.
+
+Fix
+---
+Confirm with ``NCCL_P2P_DISABLE=1`` (slower, but it should run) and with the
+CUDA samples ``p2pBandwidthLatencyTest``. Then fix the platform: disable ACS
+on the PCIe switches/root ports (BIOS, or ``setpci`` at boot), boot with
+``iommu=pt`` (or ``amd_iommu=off``/``intel_iommu=off``), on VMs enable P2P in
+the hypervisor or keep P2P disabled, and update the driver. Remove
+``NCCL_P2P_DISABLE`` once P2P works.
+"""
+
+from __future__ import annotations
+
+import re
+
+from nccl_doctor.facts.base import Cite, Fact
+from nccl_doctor.facts.nccl import (
+    NcclErrorChain,
+    NcclTestFailure,
+    NcclTestRank,
+    NcclTestRow,
+    NcclWarn,
+)
+from nccl_doctor.facts.run import CollectiveTimeout, CudaError, WatchdogState
+from nccl_doctor.facts.software import CpuInfo
+from nccl_doctor.facts.store import Facts
+from nccl_doctor.findings import Confidence, Finding, Severity
+from nccl_doctor.rules.base import Rule
+from nccl_doctor.rules.nccl._common import (
+    HANG_RE,
+    first,
+    machine,
+    prose,
+    text_of,
+    transports,
+    warn_text,
+)
+
+RULE = Rule(
+    id="nccl.p2p",
+    title="GPU peer-to-peer (P2P) transport broken",
+    severity=Severity.CRITICAL,
+    explains=("app.hang", "launch.rank_crash", "cuda.unknown_error"),
+)
+
+_PEER_ERR = (
+    r"peer access is not supported|peer mapping resources exhausted|"
+    r"cudaErrorPeerAccess\w+|CUDA_ERROR_PEER_ACCESS\w+|"
+    r"(?:cudaIpcOpenMemHandle|cuIpcOpenMemHandle|cuMemImportFromShareableHandle)\S* failed|"
+    r"P2P/IPC\S* (?:failed|error)"
+)
+_WORKAROUND = (
+    r"NCCL_P2P_DISABLE\s*=\s*1.{0,80}\b(?:works?|worked|fix(?:es|ed)?|solv(?:es|ed)|"
+    r"help(?:s|ed)?|resolv(?:es|ed)|runs?|succeed\w*|no (?:longer|more) hang\w*)\b|"
+    r"\b(?:works?|worked|fix(?:es|ed)?|solv(?:es|ed)|help(?:s|ed)?|resolv(?:es|ed)|"
+    r"runs? fine)\b.{0,80}NCCL_P2P_(?:DISABLE\s*=\s*1|LEVEL\s*=\s*(?:LOC|0|NODE|PHB))"
+)
+_PLATFORM = (
+    r"\bACS\b|\bIOMMU\b|amd_iommu|intel_iommu|iommu=pt|"
+    r"\b(?:virtual machine|hypervisor|KVM|VMware|Hyper-V|passthrough|vfio)\b"
+)
+
+
+_NEG = re.compile(r"\b(?:not|n't|never|still|even|neither|nor|without success)\b", re.IGNORECASE)
+
+
+def _p2p_failure(facts: Facts) -> list[Cite | Fact]:
+    out: list[Cite | Fact] = [
+        e for e in facts.of(CudaError) if e.code == 217 or "peer access" in (e.error or "")
+    ]
+    out += [
+        w
+        for w in facts.of(NcclWarn)
+        if (w.file or "").endswith("p2p.cc") or w.cuda_error_code == 217
+    ]
+    out.extend(h.cite for h in machine(facts, _PEER_ERR))
+    return first(out, 3)
+
+
+def _first_collective_hang(facts: Facts) -> list[Cite | Fact]:
+    """A machine-printed hang that happened before any collective completed."""
+    out: list[Cite | Fact] = [
+        s for s in facts.of(WatchdogState) if s.last_completed is not None and s.last_completed <= 0
+    ]
+    out += [t for t in facts.of(CollectiveTimeout) if t.seq is not None and t.seq <= 2]
+    return first(out, 2)
+
+
+def _single_host_gpus(facts: Facts) -> tuple[str | None, int]:
+    """(host, GPUs) of an nccl-tests run whose ranks all sit on one host with distinct GPUs."""
+    ranks = facts.of(NcclTestRank)
+    hosts = {r.host for r in ranks}
+    devices = {(r.host, r.bus_id_raw or r.device) for r in ranks}
+    if len(hosts) == 1 and len(devices) >= 2:
+        return next(iter(hosts)), len(devices)
+    return None, 0
+
+
+def check(facts: Facts) -> list[Finding]:
+    """Fire on peer-access failures, hangs on the P2P path, and confirmed workarounds."""
+    failure = _p2p_failure(facts)
+    workaround = [h.cite for h in facts.search(_WORKAROUND) if not _NEG.search(h.said.text)][:2]
+    platform = [h.cite for h in facts.search(_PLATFORM)[:2]]
+    vm = [c for c in facts.of(CpuInfo) if c.hypervisor_vendor]
+    p2p = transports(facts, ["P2P"])
+    hang_machine = _first_collective_hang(facts)
+    hang_words = [h.cite for h in facts.search(HANG_RE)[:2]]
+    host, n_gpus = _single_host_gpus(facts)
+    no_rows = (
+        bool(facts.of(NcclTestRank))
+        and not facts.of(NcclTestRow)
+        and not facts.of(NcclTestFailure)
+        and not facts.of(NcclErrorChain)
+    )
+    later = any(t.seq is not None and t.seq > 2 for t in facts.of(CollectiveTimeout))
+    fix = [
+        "Rerun once with NCCL_P2P_DISABLE=1: if it then runs, P2P between the GPUs is broken",
+        (
+            "Run the CUDA sample p2pBandwidthLatencyTest (or nvidia-smi topo -p2p r) to see "
+            "which GPU pairs fail"
+        ),
+        (
+            "Disable PCIe ACS in the BIOS (or with setpci on the switches/root ports) and boot "
+            "with iommu=pt (amd_iommu=off / intel_iommu=off if that is not enough)"
+        ),
+        "On a VM, enable GPU peer-to-peer in the hypervisor, or keep NCCL_P2P_DISABLE=1 there",
+        "Remove NCCL_P2P_DISABLE once p2pBandwidthLatencyTest passes",
+    ]
+    if failure:
+        return [
+            RULE.finding(
+                summary="CUDA/NCCL report that GPU peer access failed: "
+                f"{warn_text(text_of(failure[0]))[:160]}",
+                fix=fix,
+                evidence=[*failure, *workaround[:1]],
+                ranks=[f.rank for f in failure if isinstance(f, Fact) and f.rank is not None],
+            )
+        ]
+    hang = hang_machine or hang_words
+    if workaround:
+        severity = Severity.CRITICAL if (hang_machine or facts.of(CollectiveTimeout)) else None
+        return [
+            RULE.finding(
+                summary="The job works with GPU peer-to-peer disabled (NCCL_P2P_DISABLE=1), so "
+                "the P2P path between the GPUs is broken (ACS/IOMMU, VM or driver)",
+                fix=fix[1:],
+                evidence=[*workaround, *hang[:1], *platform[:1]],
+                severity=severity or Severity.WARNING,
+                confidence=Confidence.MEDIUM if severity else Confidence.LOW,
+            )
+        ]
+    if not hang:
+        return []
+    p2p_hosts = {t.host for t in p2p}
+    if p2p and len(p2p_hosts) <= 1 and not later:
+        where = f" on {next(iter(p2p_hosts))}" if p2p_hosts and None not in p2p_hosts else ""
+        return [
+            RULE.finding(
+                summary=f"The job hangs while NCCL uses P2P ({p2p[0].transport}) between the "
+                f"GPUs of one host{where}; a hang on the P2P path with no error is the "
+                "signature of broken peer-to-peer (ACS/IOMMU, VM)",
+                fix=fix,
+                evidence=[p2p[0], *hang[:2], *platform[:1]],
+                severity=Severity.CRITICAL if hang_machine and platform else Severity.WARNING,
+                confidence=Confidence.MEDIUM if hang_machine else Confidence.LOW,
+            )
+        ]
+    if host is not None and no_rows:
+        return [
+            RULE.finding(
+                summary=f"nccl-tests on {n_gpus} GPUs of one host ({host}) hangs before "
+                "printing any result and shows no NCCL error: the intra-node P2P path is "
+                "the first suspect (PCIe ACS/IOMMU, VM)",
+                fix=fix,
+                evidence=[*facts.of(NcclTestRank)[:2], *hang[:1], *platform[:1]],
+                severity=Severity.WARNING,
+                confidence=Confidence.MEDIUM,
+                hosts=[host],
+            )
+        ]
+    if platform and (vm or prose(facts, _PLATFORM)) and hang_machine:
+        return [
+            RULE.finding(
+                summary="The first collective hangs on a host with an IOMMU/ACS or "
+                "virtualised PCIe: GPU peer-to-peer is the likely cause",
+                fix=fix,
+                evidence=[*hang_machine, *platform],
+                severity=Severity.WARNING,
+                confidence=Confidence.LOW,
+            )
+        ]
+    return []

@@ -1,0 +1,131 @@
+"""NCCL's shared-memory transport could not get its segment (/dev/shm too small or absent).
+
+What it means
+-------------
+Ranks on one host that cannot use P2P exchange data, and NCCL's proxies
+exchange control state, through files in ``/dev/shm`` (``/dev/shm/nccl-*``,
+several MB per peer connection). Creating or growing such a file failed:
+``Error while creating shared memory segment /dev/shm/nccl-XXXX (size N)``,
+``failed to extend /dev/shm/... to N bytes``, ``posix_fallocate failed : No
+space left on device``. Inside Docker the default ``/dev/shm`` is 64 MB, which
+a few GPUs exhaust; some NCCL releases crashed with SIGBUS instead of
+reporting it.
+
+Why it matters
+--------------
+Communicator setup fails (``unhandled system error``) or the process dies
+with ``Bus error``, on every run, until the container gets more shared memory.
+
+Evidence
+--------
+The NCCL shared-memory messages above (NCCL WARN lines, PyTorch's ``Last
+error:``, or a quote of them), ``No space left on device`` about
+``/dev/shm``; a ``docker run`` without ``--shm-size`` or ``--ipc=host``.
+
+Fix
+---
+Start the container with ``--ipc=host`` or ``--shm-size=1g`` (or more); in
+Kubernetes mount an ``emptyDir`` with ``medium: Memory`` at ``/dev/shm``;
+check ``df -h /dev/shm``. Remove stale ``/dev/shm/nccl-*`` files of killed jobs.
+``NCCL_SHM_DISABLE=1`` only works around it, at a speed cost.
+"""
+
+from __future__ import annotations
+
+import re
+
+from nccl_doctor.facts.base import Cite, Fact
+from nccl_doctor.facts.nccl import NcclWarn
+from nccl_doctor.facts.store import Facts
+from nccl_doctor.findings import Confidence, Finding, Severity
+from nccl_doctor.rules.base import Rule
+from nccl_doctor.rules.nccl._common import first, machine, text_of
+
+RULE = Rule(
+    id="nccl.shm",
+    title="Shared memory (/dev/shm) too small for NCCL",
+    severity=Severity.CRITICAL,
+    explains=("launch.rank_crash", "host.resources", "cuda.unknown_error", "nccl.internal"),
+)
+
+_SHM_ERR = (
+    r"Error while (?:creating|attaching to) shared memory segment|failed to extend /dev/shm|"
+    r"(?:posix_fallocate|shm_open|ftruncate|mmap)\b.{0,40}(?:/dev/shm|failed).{0,60}"
+    r"No space left on device|/dev/shm\S*.{0,60}No space left on device|"
+    r"unable to (?:allocate|create) shared memory|shared memory segment.{0,40}failed"
+)
+_DOCKER = r"\bdocker (?:run|create)\b|\bnvidia-docker run\b|\bpodman run\b"
+
+
+def _segment(facts: Facts) -> tuple[list[Cite | Fact], str | None, int | None, bool]:
+    """(evidence, path, size, from machine output) of the shared-memory failure."""
+    out: list[Cite | Fact] = []
+    path, size = None, None
+    for warn in facts.of(NcclWarn):
+        text = warn.message
+        if "shared memory" in text.lower() or (warn.path or "").startswith("/dev/shm"):  # noqa: S108
+            out.append(warn)
+            path, size = path or warn.path, size or warn.size_bytes
+    out.extend(h.cite for h in machine(facts, _SHM_ERR))
+    if out:
+        return first(out, 3), path, size, True
+    quoted = [h.cite for h in facts.search(_SHM_ERR)[:2]]
+    return list(quoted), None, None, False
+
+
+def check(facts: Facts) -> list[Finding]:
+    """Fire on NCCL shared-memory segment failures."""
+    evidence, path, size, from_machine = _segment(facts)
+    if not evidence:
+        return []
+    text = " ".join(text_of(e) for e in evidence)
+    if path is None and (m := re.search(r"/dev/shm/\S+?(?=[\s)`'\"]|$)", text)):  # noqa: S108
+        path = m.group(0)
+    if size is None and (m := re.search(r"size (\d+)", text)):
+        size = int(m.group(1))
+    docker = [
+        h
+        for h in facts.search(_DOCKER)
+        if not re.search(r"--shm-size|--ipc[= ]host", h.said.text, re.IGNORECASE)
+    ]
+    where = path or "/dev/shm"  # noqa: S108
+    amount = f" ({size / 2**20:.1f} MiB)" if size else ""
+    attach = "attaching" in text.lower() and "creating" not in text.lower()
+    verb = "attach to the shared-memory segment" if attach else "create its shared-memory segment"
+    summary = f"NCCL could not {verb} {where}{amount}"
+    fix = [
+        (
+            "Start the container with --ipc=host or --shm-size=1g (more for many GPUs per host); "
+            "in Kubernetes mount an emptyDir with medium: Memory at /dev/shm"
+        ),
+        "Check the space: df -h /dev/shm inside the container (Docker's default is 64 MB)",
+        "Remove stale /dev/shm/nccl-* files left by killed jobs",
+        "Only as a stopgap: NCCL_SHM_DISABLE=1 (slower intra-node traffic)",
+    ]
+    if docker:
+        summary += (
+            "; the container was started without --shm-size or --ipc=host, so /dev/shm is "
+            "Docker's 64 MB default"
+        )
+        evidence = [*evidence, docker[0].cite]
+    elif attach:
+        summary += (
+            ": the rank that created it does not share this /dev/shm (separate containers "
+            "without --ipc=host) or the file was removed"
+        )
+        fix.insert(
+            1,
+            "Run all ranks of a host in one IPC namespace (--ipc=host), and keep "
+            "systemd from removing IPC objects (RemoveIPC=no in logind.conf)",
+        )
+    else:
+        summary += ": /dev/shm is too small or full"
+    return [
+        RULE.finding(
+            summary=summary,
+            fix=fix,
+            evidence=evidence,
+            confidence=Confidence.HIGH if from_machine else Confidence.MEDIUM,
+            ranks=[e.rank for e in evidence if isinstance(e, Fact) and e.rank is not None],
+        )
+    ]

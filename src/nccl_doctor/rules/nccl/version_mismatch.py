@@ -1,0 +1,233 @@
+"""Ranks or libraries run different NCCL builds, or a libnccl that does not fit the CUDA stack.
+
+What it means
+-------------
+Every rank of a job must load the same NCCL release, built for the CUDA the
+application uses. It goes wrong when machines have different packages (one
+node with pip ``nvidia-nccl-cu12`` 2.20, another with 2.19), when a system
+libnccl found through ``LD_LIBRARY_PATH``/``LD_PRELOAD`` shadows the one the
+framework ships, when a second binding (vLLM's pynccl, CuPy) loads its own
+libnccl, or when the installed libnccl was built for another CUDA major
+version (``libnccl2 ... +cuda9.0`` under an application built with CUDA 8.0).
+
+Why it matters
+--------------
+NCCL's bootstrap and connection messages change between releases: mixed
+versions fail in odd places (``address with family 0``, ``internal error``,
+``invalid usage``) or hang. A libnccl built for another CUDA fails at its
+first CUDA call with ``unhandled cuda error``.
+
+Evidence
+--------
+Different ``NCCL version`` lines across hosts or processes, or against the
+version PyTorch reports; NCCL package rows next to the framework; ``libnccl``
+in ``LD_LIBRARY_PATH``/``LD_PRELOAD``; an NCCL error raised through pynccl;
+an ``unhandled cuda error`` at init without a ``Cuda failure`` detail while the
+application prints its CUDA version.
+
+Fix
+---
+Install one NCCL version everywhere (``pip install nvidia-nccl-cu12==X`` on
+every node, or the same container image), built for the CUDA of the
+framework. Remove stray ``libnccl`` paths from ``LD_LIBRARY_PATH``/
+``LD_PRELOAD``; point vLLM at the intended library (``VLLM_NCCL_SO_PATH``).
+Check with ``NCCL_DEBUG=VERSION`` on every rank, ``ldd``/``ldconfig -p | grep
+nccl`` and ``dpkg -l | grep nccl``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from nccl_doctor.facts.base import Cite, Fact
+from nccl_doctor.facts.host import EnvVar
+from nccl_doctor.facts.nccl import NcclVersion, NcclWarn
+from nccl_doctor.facts.run import NcclErrorReport
+from nccl_doctor.facts.store import Facts
+from nccl_doctor.findings import Confidence, Finding, Severity
+from nccl_doctor.knowledge.nccl_versions import parse_version
+from nccl_doctor.rules.base import Rule
+from nccl_doctor.rules.nccl._common import nccl_packages, nccl_versions
+
+RULE = Rule(
+    id="nccl.version_mismatch",
+    title="Mismatched NCCL versions or builds",
+    severity=Severity.CRITICAL,
+    explains=("nccl.internal", "net.socket_interface", "launch.rank_crash", "app.hang"),
+)
+
+_FIX = [
+    (
+        "Print the NCCL each rank loads: NCCL_DEBUG=VERSION (or torch.cuda.nccl.version()) on "
+        "every node"
+    ),
+    (
+        "Install one NCCL version on every machine, built for the framework's CUDA (same "
+        "container image, or pip install nvidia-nccl-cuXX==<version> everywhere)"
+    ),
+    (
+        "Remove other libnccl copies from LD_LIBRARY_PATH / LD_PRELOAD; check ldconfig -p | grep "
+        "nccl and dpkg -l | grep nccl"
+    ),
+]
+_UNHANDLED = r"unhandled cuda error|ncclSuccess \(1 vs\.? 0\)|ncclUnhandledCudaError"
+_SECOND = r"pynccl|cupy[./]cuda[./]nccl|vLLM is using nccl"
+
+
+def _cuda_of(code: str) -> str:
+    """``8000`` -> ``8.0``, ``12020`` -> ``12.2``."""
+    value = int(code)
+    return f"{value // 1000}.{value % 1000 // 10}"
+
+
+def _mixed(facts: Facts) -> list[Finding]:
+    seen = nccl_versions(facts, runtime=True)
+    distinct: dict[tuple[int, int, int], list[Cite]] = {}
+    hosts: dict[tuple[int, int, int], set[str]] = {}
+    for s in seen:
+        v = parse_version(s.version)
+        if v is not None:
+            distinct.setdefault(v, []).append(s.cite)
+            if s.host:
+                hosts.setdefault(v, set()).add(s.host)
+    if len(distinct) < 2:
+        return []
+    names = [".".join(map(str, v)) for v in distinct]
+    per_host = [f"{'.'.join(map(str, v))} on {', '.join(sorted(h))}" for v, h in hosts.items()]
+    across_hosts = len(hosts) >= 2 and all(
+        not (hosts[a] & hosts[b]) for a in hosts for b in hosts if a != b
+    )
+    failed = bool(facts.of(NcclErrorReport) or facts.of(NcclWarn))
+    severity = Severity.CRITICAL if across_hosts or failed else Severity.WARNING
+    return [
+        RULE.finding(
+            summary=f"The job loads {len(distinct)} NCCL versions ({', '.join(names)})"
+            + (f": {'; '.join(per_host)}" if per_host else "")
+            + "; all ranks must run the same NCCL",
+            fix=_FIX,
+            evidence=[cites[0] for cites in distinct.values()][:4],
+            severity=severity,
+            confidence=Confidence.HIGH if across_hosts else Confidence.MEDIUM,
+            hosts=sorted({h for hs in hosts.values() for h in hs}),
+        )
+    ]
+
+
+def _shadowing(facts: Facts, failed: bool) -> list[Finding]:
+    envs = [
+        e
+        for e in facts.of(EnvVar)
+        if e.name in ("LD_PRELOAD", "LD_LIBRARY_PATH", "VLLM_NCCL_SO_PATH")
+        and re.search(r"nccl", e.value or "", re.IGNORECASE)
+    ]
+    if not envs:
+        return []
+    e = envs[0]
+    return [
+        RULE.finding(
+            summary=f"{e.name}={e.value} points the job at a separate libnccl, which can "
+            "shadow the NCCL the framework was built with",
+            fix=_FIX,
+            evidence=envs[:2],
+            severity=Severity.CRITICAL if failed else Severity.WARNING,
+            confidence=Confidence.MEDIUM if failed else Confidence.LOW,
+        )
+    ]
+
+
+def _second_binding(facts: Facts, reports: list[NcclErrorReport]) -> list[Finding]:
+    second = list(facts.search(_SECOND, prose=False))
+    packages = nccl_packages(facts)
+    if not second or not (packages or facts.said(r"VLLM_NCCL_SO_PATH|vLLM is using nccl")):
+        return []
+    bad = [r for r in reports if r.result_name in _SUSPECT]
+    if not bad or any(w.cuda_error_code is not None for w in facts.of(NcclWarn)):
+        return []
+    bad.sort(key=lambda r: (r.result_name is None, "run with" not in r.message))
+    pkg = packages[0] if packages else None
+    what = f" ({pkg.name} {pkg.version})" if pkg else ""
+    return [
+        RULE.finding(
+            summary=f"{bad[0].result_name} raised through {second[0].match.group(0)}, which "
+            f"loads its own libnccl{what} apart from torch's; a libnccl that does not fit this "
+            "CUDA/driver stack fails like this at its first collective",
+            fix=[
+                (
+                    "Find the library the binding loads (vLLM logs 'vLLM is using nccl==...'; "
+                    "VLLM_NCCL_SO_PATH overrides it) and compare with torch.cuda.nccl.version()"
+                ),
+                (
+                    "Use an NCCL built for the installed CUDA/driver (or build NCCL from source "
+                    "against the local CUDA) and point the binding at it"
+                ),
+                "Rerun with NCCL_DEBUG=WARN to get NCCL's own reason",
+            ],
+            evidence=[bad[0], second[0].cite, *packages[:1]],
+            confidence=Confidence.MEDIUM,
+            ranks=[r.rank for r in bad if r.rank is not None],
+        )
+    ]
+
+
+_SUSPECT = ("ncclInvalidUsage", "ncclInternalError", "ncclUnhandledCudaError", "ncclSystemError")
+
+
+def _cuda_build(facts: Facts) -> list[Finding]:
+    unhandled = facts.search(_UNHANDLED)
+    if not unhandled or facts.said(r"Cuda failure|CUDA error \d+|cudaError\w+"):
+        return []
+    nccl_cuda = next((v.cuda_version for v in facts.of(NcclVersion) if v.cuda_version), None)
+    app = facts.search(r"\bCUDA (?:runtime )?version:?\s*(\d{4,5})\b", prose=False)
+    driver = facts.search(r"\bCUDA driver version:?\s*(\d{4,5})\b", prose=False)
+    if not app or not driver:
+        return []
+    app_cuda = _cuda_of(app[0].match.group(1))
+    if int(app[0].match.group(1)) >= int(driver[0].match.group(1)) and not nccl_cuda:
+        return []
+    evidence: list[Cite | Fact] = [unhandled[0].cite, app[0].cite, *[d.cite for d in driver[:1]]]
+    if nccl_cuda:
+        if nccl_cuda.split(".")[0] == app_cuda.split(".")[0]:
+            return []
+        summary = (
+            f"NCCL failed at its first CUDA call (unhandled cuda error); it was built for CUDA "
+            f"{nccl_cuda} but the application uses CUDA {app_cuda}"
+        )
+        confidence = Confidence.HIGH
+    else:
+        drv = f" under a CUDA {_cuda_of(driver[0].match.group(1))} driver"
+        summary = (
+            f"NCCL failed with 'unhandled cuda error' and no CUDA error detail in an "
+            f"application built with CUDA {app_cuda}{drv}: the installed libnccl is most "
+            "likely built for another CUDA version"
+        )
+        confidence = Confidence.LOW
+    return [
+        RULE.finding(
+            summary=summary,
+            fix=[
+                (
+                    "List the NCCL packages: dpkg -l | grep nccl (or rpm -qa | grep nccl, "
+                    "pip list | grep nccl) and check their +cudaX.Y suffix"
+                ),
+                (
+                    f"Install the NCCL build for CUDA {app_cuda} (e.g. libnccl2=<ver>+cuda"
+                    f"{app_cuda} libnccl-dev=<ver>+cuda{app_cuda}) and rebuild the application"
+                ),
+                "Rerun with NCCL_DEBUG=INFO to see NCCL's CUDA error",
+            ],
+            evidence=evidence,
+            confidence=confidence,
+        )
+    ]
+
+
+def check(facts: Facts) -> list[Finding]:
+    """Fire on mixed NCCL versions, shadowing libraries and CUDA-mismatched builds."""
+    reports = list(facts.of(NcclErrorReport))
+    failed = bool(reports or facts.of(NcclWarn))
+    return (
+        _mixed(facts)
+        or _second_binding(facts, reports)
+        or _cuda_build(facts)
+        or _shadowing(facts, failed)
+    )

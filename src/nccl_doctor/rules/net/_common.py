@@ -1,0 +1,230 @@
+"""Helpers shared by the ``net.*`` rules: how many nodes a job spans, env values, failures.
+
+Whether a network fault can be the cause depends first on whether the job
+crosses hosts at all: NCCL uses sockets or IB/RoCE only between nodes (and
+for its bootstrap). :func:`span_of` weighs what the evidence says about the
+node count, machine output above a person's words.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from nccl_doctor.facts.base import Cite
+from nccl_doctor.facts.host import EnvVar
+from nccl_doctor.facts.nccl import (
+    NcclCommInit,
+    NcclCommLayout,
+    NcclEnvSetting,
+    NcclLogFact,
+    NcclTestFailure,
+    NcclTestRank,
+    NcclTransport,
+)
+from nccl_doctor.facts.run import (
+    ChildFailure,
+    CppException,
+    NcclErrorReport,
+    PythonTraceback,
+    WorkerExit,
+)
+from nccl_doctor.facts.store import Facts
+
+_LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1", "", "unknown"}
+
+_NNODES = re.compile(r"--nnodes[= ](?P<n>\d{1,5})(?::(?P<m>\d{1,5}))?\b")
+_NPROC = re.compile(r"--nproc[_-]per[_-]node\b")
+_STANDALONE = re.compile(r"--standalone\b")
+_MPI_HOSTS = re.compile(r"(?:\s-H|\s--host)\s+(?P<h>[\w.-]+(?::\d+)?(?:,[\w.-]+(?::\d+)?)+)")
+_HOSTFILE = re.compile(r"\s(?:-hostfile|--hostfile|-machinefile|--machinefile)\s+\S+")
+_SRUN_NODES = re.compile(r"(?:--nodes[= ]|SLURM_NNODES=|\bNNODES=)(?P<n>\d{1,5})\b")
+_PROSE_MULTI = re.compile(
+    r"\b(?:two|three|four|eight|multiple|several|2|3|4|8|\d{2})\s+(?:(?!gpus?\b|cards?\b)[a-z-]+\s+)?(?:nodes?"
+    r"|machines|servers|hosts)\b|\bmu?l?ti-?\s?nodes?\b|\binter-?node\b|\bcross-?node\b|\bacross\s+(?:nodes|machines)",
+    re.IGNORECASE,
+)
+_PROSE_SINGLE = re.compile(
+    r"\b(?:single|one|1)[- ](?:node|machine|server|host)\b|\bsame (?:node|machine)\b",
+    re.IGNORECASE,
+)
+
+
+@dataclass(slots=True)
+class Span:
+    """What the evidence says about the job's node count.
+
+    ``multi`` is ``True`` (spans nodes), ``False`` (one node) or ``None``
+    (unknown); ``machine`` whether machine output (not prose) decided it;
+    ``why`` a short phrase for summaries; ``cites`` the lines that say so.
+    """
+
+    multi: bool | None
+    machine: bool
+    why: str
+    cites: list[Cite] = field(default_factory=list)
+    hosts: tuple[str, ...] = ()
+
+
+def real_hosts(facts: Facts) -> tuple[str, ...]:
+    """Hostnames the NCCL log, nccl-tests and launcher facts name, without localhost."""
+    hosts: dict[str, None] = {}
+    for fact in (*facts.of(NcclLogFact), *facts.of(NcclTestRank)):
+        if fact.host and fact.host.lower() not in _LOCAL_HOSTS:
+            hosts[fact.host] = None
+    return tuple(hosts)
+
+
+def span_of(facts: Facts) -> Span:
+    """How many nodes the job spans, by the strongest evidence present."""
+    layouts = facts.of(NcclCommLayout)
+    multi_layout = [f for f in layouts if f.n_nodes is not None and f.n_nodes > 1]
+    if multi_layout:
+        f = multi_layout[0]
+        return Span(True, True, f"NCCL reports nNodes {f.n_nodes}", [f.cite])
+    hosts = real_hosts(facts)
+    if len(hosts) > 1:
+        first = {}
+        for fact in (*facts.of(NcclLogFact), *facts.of(NcclTestRank)):
+            if fact.host in hosts and fact.host not in first:
+                first[fact.host] = fact.cite
+        shown = ", ".join(hosts[:4]) + (" ..." if len(hosts) > 4 else "")
+        return Span(
+            True,
+            True,
+            f"ranks run on {len(hosts)} hosts ({shown})",
+            list(first.values())[:3],
+            hosts,
+        )
+    for hit in facts.search(_NNODES):
+        n = int(hit.match["m"] or hit.match["n"])
+        if n > 1:
+            return Span(True, True, f"launched with --nnodes {n}", [hit.cite])
+    for hit in facts.search(_MPI_HOSTS):
+        return Span(True, True, "mpirun lists several hosts", [hit.cite])
+    for hit in facts.search(_SRUN_NODES):
+        n = int(hit.match["n"])
+        if n > 1:
+            return Span(True, True, f"launched on {n} nodes", [hit.cite])
+    transports = [t for t in facts.of(NcclTransport) if t.kind == "NET"]
+    if transports:
+        t = transports[0]
+        return Span(True, True, f"ranks talk over {t.transport}", [t.cite])
+    single = _single(facts, layouts)
+    if single is not None:
+        return single
+    for hit in facts.search(_HOSTFILE):
+        return Span(True, True, "launched with a hostfile", [hit.cite])
+    prose_multi = facts.search(_PROSE_MULTI)
+    if prose_multi:
+        hit = prose_multi[0]
+        return Span(True, False, f"the report says {hit.match.group(0)!r}", [hit.cite], hosts)
+    prose_single = facts.search(_PROSE_SINGLE)
+    if prose_single:
+        hit = prose_single[0]
+        return Span(False, False, f"the report says {hit.match.group(0)!r}", [hit.cite], hosts)
+    if len(hosts) == 1:
+        return Span(False, False, f"every rank shown runs on {hosts[0]}", [], hosts)
+    return Span(None, False, "the node count is not shown")
+
+
+def _single(facts: Facts, layouts: tuple[NcclCommLayout, ...]) -> Span | None:
+    """Machine evidence of a one-node job, else ``None``."""
+    counted = [f for f in layouts if f.n_nodes is not None]
+    if counted and all(f.n_nodes == 1 for f in counted):
+        return Span(False, True, "NCCL reports nNodes 1", [counted[0].cite])
+    for hit in facts.search(_NNODES):
+        return Span(False, True, "launched with --nnodes 1", [hit.cite])
+    for hit in facts.search(_STANDALONE):
+        return Span(False, True, "launched with --standalone", [hit.cite])
+    spawned = [w for w in facts.of(WorkerExit) if w.source == "spawn"]
+    if spawned:
+        return Span(
+            False,
+            True,
+            "ranks started by torch.multiprocessing.spawn on one host",
+            [spawned[0].cite],
+        )
+    for hit in facts.search(_NPROC):
+        if not hit.prose:
+            return Span(False, True, "launched with --nproc-per-node only (one node)", [hit.cite])
+    return None
+
+
+def env_values(facts: Facts, name: str) -> list[tuple[str, Cite]]:
+    """Values the evidence gives ``name`` (env dumps, exports, ``-x NAME=v``, NCCL's echo)."""
+    out: list[tuple[str, Cite]] = [
+        (e.value, e.cite) for e in facts.of(EnvVar) if e.name == name and e.value is not None
+    ]
+    out += [
+        (s.value, s.cite)
+        for s in facts.of(NcclEnvSetting)
+        if s.name == name and s.value is not None
+    ]
+    rx = re.compile(rf"(?<![A-Za-z0-9_]){re.escape(name)}=(?P<v>[^\s'\"`]+)")
+    out += [(hit.match["v"], hit.cite) for hit in facts.search(rx)]
+    return list(dict.fromkeys(out))
+
+
+def failure_cites(facts: Facts) -> list[Cite]:
+    """Lines that show the job failed: NCCL error reports, tracebacks, failed tests, exits."""
+    cites: list[Cite] = [
+        fact.cite
+        for fact in (
+            *facts.of(NcclErrorReport),
+            *facts.of(NcclTestFailure),
+            *facts.of(CppException),
+            *facts.of(ChildFailure),
+            *facts.of(WorkerExit),
+        )
+    ]
+    cites += [
+        tb.cite
+        for tb in facts.of(PythonTraceback)
+        if tb.exc_name and not tb.exc_name.endswith("Warning")
+    ]
+    return cites
+
+
+def crashed(facts: Facts) -> bool:
+    """Whether a process was killed by a signal (its peers' socket errors are the cascade)."""
+    workers = facts.of(WorkerExit)
+    children = facts.of(ChildFailure)
+    return any(e.signal_number is not None or (e.exitcode or 0) < 0 for e in workers) or any(
+        e.signal_number is not None or (e.exitcode or 0) < 0 for e in children
+    )
+
+
+def init_completed(facts: Facts) -> bool:
+    """Whether some communicator finished its init (so bootstrap worked there)."""
+    return any(f.phase == "complete" for f in facts.of(NcclCommInit))
+
+
+def uniq(cites: list[Cite], limit: int = 4) -> list[Cite]:
+    """The first ``limit`` distinct citations, in order."""
+    out: list[Cite] = []
+    for cite in cites:
+        if cite not in out:
+            out.append(cite)
+    return out[:limit]
+
+
+def plural(n: int, word: str) -> str:
+    """``1 port``, ``3 ports``."""
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def hca_list(value: str) -> tuple[list[str], bool, bool]:
+    """An NCCL_IB_HCA / NCCL_SOCKET_IFNAME value: (names without ports, excluded, exact)."""
+    text = value.strip()
+    excluded = text.startswith("^")
+    text = text.removeprefix("^")
+    exact = text.startswith("=")
+    text = text.removeprefix("=")
+    names = [t.strip().split(":")[0] for t in text.split(",") if t.strip()]
+    return names, excluded, exact
+
+
+def name_matches(name: str, wanted: list[str], exact: bool) -> bool:
+    """Whether device/interface ``name`` is one NCCL selects for the list ``wanted``."""
+    return any(name == w if exact else name.startswith(w) for w in wanted if w)

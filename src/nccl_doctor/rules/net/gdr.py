@@ -1,0 +1,189 @@
+"""GPUDirect RDMA unavailable or broken: the NIC cannot read/write GPU memory directly.
+
+What it means
+-------------
+With GPUDirect RDMA (GDR) the NIC moves data to and from GPU memory without
+a copy through host memory. It needs a peer-memory path in the kernel: the
+``nvidia_peermem`` module (formerly ``nv_peer_mem``) or DMA-BUF support.
+NCCL prints ``GPU Direct RDMA Disabled for HCA 0 'mlx5_0' (no module)`` when
+none is present, and registering GPU memory fails (``ibv_reg_mr`` ``Bad
+address``, ``ibv_reg_dmabuf_mr`` errors) when the path is broken.
+
+Why it matters
+--------------
+Without GDR, inter-node traffic is staged through host memory: bandwidth
+between nodes drops, often by half or more, although the job runs. A broken
+registration path makes the IB transport fail at setup.
+
+Evidence
+--------
+NCCL's ``GPU Direct RDMA Disabled ... (no module)`` lines; transports
+``NET/IB/0`` without ``/GDRDMA`` on a topology where NIC and GPU share a PCIe
+switch (``PIX``/``PXB`` in ``nvidia-smi topo -m``); memory-registration
+failures with ``Bad address``; kernel errors loading ``nvidia_peermem``; a
+report that GDR does not get enabled.
+
+Fix
+---
+Load the module (``modprobe nvidia_peermem``; add it to
+``/etc/modules-load.d/`` so it survives reboots) and check ``lsmod | grep -E
+'nvidia_peermem|nv_peer_mem'``; for DMA-BUF use a kernel >= 5.12 with the
+open GPU kernel modules. Rerun with ``NCCL_DEBUG=INFO`` and check for
+``GPU Direct RDMA Enabled`` and ``/GDRDMA`` in the channel lines.
+"""
+
+from __future__ import annotations
+
+import re
+
+from nccl_doctor.facts.host import KernelGpuMessage
+from nccl_doctor.facts.nccl import NcclGdr, NcclWarn
+from nccl_doctor.facts.store import Facts
+from nccl_doctor.facts.topology import TopoLink
+from nccl_doctor.findings import Confidence, Finding, Severity
+from nccl_doctor.rules.base import Rule
+from nccl_doctor.rules.net._common import span_of, uniq
+
+RULE = Rule(
+    id="net.gdr",
+    title="GPUDirect RDMA unavailable or broken",
+    severity=Severity.WARNING,
+    explains=("net.ib_transport",),
+)
+
+_FIX = [
+    (
+        "Load the peer-memory module on every node: modprobe nvidia_peermem (check with "
+        "lsmod | grep -E 'nvidia_peermem|nv_peer_mem'), and add nvidia_peermem to "
+        "/etc/modules-load.d/ so it survives reboots."
+    ),
+    (
+        "If the module does not load (dmesg), install the nvidia_peermem that matches the driver "
+        "and MLNX OFED, or use DMA-BUF (kernel >= 5.12, open GPU kernel modules)."
+    ),
+    (
+        "Rerun with NCCL_DEBUG=INFO: expect `GPU Direct RDMA Enabled` and `/GDRDMA` in the "
+        "`via NET/IB/...` channel lines."
+    ),
+]
+_GDR_WORD = re.compile(
+    r"\b(?:GDR|GDRDMA|GPU ?Direct(?:[ -]RDMA)?|nvidia[_-]peermem|nv_peer_mem)\b", re.IGNORECASE
+)
+_PROBLEM = re.compile(
+    r"\b(?:enabl(?:e|ing)|not (?:used|working|enabled|loaded)|disabled?|can'?t|cannot|fail\w*"
+    r"|problem|issue|doesn'?t|won'?t|unable|no)\b",
+    re.IGNORECASE,
+)
+
+
+def _registration(facts: Facts) -> list[Finding]:
+    bad = [
+        w
+        for w in facts.of(NcclWarn)
+        if (w.call or "").startswith("ibv_reg")
+        and (w.errno == 14 or "Bad address" in w.message or "dmabuf" in (w.call or ""))
+    ]
+    if not bad:
+        return []
+    w = bad[0]
+    return [
+        RULE.finding(
+            summary=f"Registering GPU memory with the NIC failed: {w.call} "
+            f"({w.os_error or w.message[:80]})"
+            + (f" on {w.host}" if w.host else "")
+            + "; the GPUDirect RDMA path (nvidia_peermem or DMA-BUF) is broken.",
+            fix=[*_FIX[:2], "As a workaround, rerun with NCCL_NET_GDR_LEVEL=LOC (GDR off)."],
+            evidence=uniq([x.cite for x in bad], 3),
+            severity=Severity.CRITICAL,
+            hosts=[x.host for x in bad if x.host],
+            ranks=[x.rank for x in bad if x.rank is not None],
+        )
+    ]
+
+
+def _no_module(facts: Facts) -> list[Finding]:
+    off = [  # "(no module)" before 2.19-ish; newer releases print no reason for it
+        g
+        for g in facts.of(NcclGdr)
+        if not g.enabled
+        and (
+            "module" in (g.reason or "") or (g.distance is None and g.gpu is None and not g.reason)
+        )
+    ]
+    kernel = [
+        k
+        for k in facts.of(KernelGpuMessage)
+        if k.kind == "module_load_error" and (k.module or "") in ("nvidia_peermem", "nv_peer_mem")
+    ]
+    if not off and not kernel:
+        return []
+    span = span_of(facts)
+    hcas = sorted({g.hca_name or g.hca or "?" for g in off})
+    what = []
+    if off:
+        what.append(
+            f"NCCL disabled GPUDirect RDMA for HCA {', '.join(hcas[:6])} "
+            "(no peer-memory module or DMA-BUF)"
+        )
+    if kernel:
+        what.append(f"the kernel failed to load {kernel[0].module}")
+    if span.multi is False:
+        return [
+            RULE.finding(
+                summary="; ".join(what) + f". The job runs on one node ({span.why}), where NCCL "
+                "does not use the NIC, so this does not affect it.",
+                fix=_FIX[:1],
+                evidence=uniq([*(g.cite for g in off), *(k.cite for k in kernel), *span.cites], 3),
+                severity=Severity.INFO,
+                cause=False,
+            )
+        ]
+    return [
+        RULE.finding(
+            summary="; ".join(what) + ": inter-node traffic is staged through host memory, "
+            "which costs bandwidth" + (f" ({span.why})" if span.multi else "") + ".",
+            fix=_FIX,
+            evidence=uniq([*(g.cite for g in off), *(k.cite for k in kernel), *span.cites], 4),
+            severity=Severity.WARNING,
+        )
+    ]
+
+
+def _reported(facts: Facts) -> list[Finding]:
+    said = [h for h in facts.search(_GDR_WORD) if h.prose and _PROBLEM.search(h.cite.text)]
+    if not said:
+        return []
+    close = [
+        t
+        for t in facts.of(TopoLink)
+        if t.link in ("PIX", "PXB") and ("NIC" in t.a.upper() or "NIC" in t.b.upper())
+    ]
+    near = ""
+    if close:
+        pairs = sorted({f"{t.a}-{t.b}" for t in close})
+        near = (
+            f"; nvidia-smi topo shows NIC and GPU on one PCIe switch ({', '.join(pairs[:4])}: "
+            f"{close[0].link}), where NCCL uses GDR whenever a peer-memory module is loaded, "
+            "so the missing piece is most likely nvidia_peermem"
+        )
+    return [
+        RULE.finding(
+            summary="The report says GPUDirect RDMA is not in use "
+            f"({said[0].cite.text.strip()[:120]!r}){near}. NCCL_DEBUG=INFO would confirm it "
+            "with `GPU Direct RDMA Disabled ... (no module)`.",
+            fix=[
+                (
+                    "Check lsmod | grep -E 'nvidia_peermem|nv_peer_mem' on every node; if absent, "
+                    "modprobe nvidia_peermem."
+                ),
+                *_FIX[1:],
+            ],
+            evidence=uniq([said[0].cite, *(t.cite for t in close[:2])], 3),
+            severity=Severity.WARNING,
+            confidence=Confidence.LOW if not close else Confidence.MEDIUM,
+        )
+    ]
+
+
+def check(facts: Facts) -> list[Finding]:
+    return _registration(facts) or _no_module(facts) or _reported(facts)

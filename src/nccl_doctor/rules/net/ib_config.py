@@ -1,0 +1,285 @@
+"""IB/RoCE set up wrongly: memlock, GID index, HCA selection, mixed link layers, stack versions.
+
+What it means
+-------------
+The RDMA hardware is up but NCCL cannot use it as configured: memory
+registration fails for lack of locked memory (``ibv_reg_mr`` ``Cannot
+allocate memory``), a queue pair cannot be connected (``ibv_modify_qp``
+``Invalid argument``: usually a wrong NCCL_IB_GID_INDEX on RoCE;
+``Connection timed out``: NICs of different rails that cannot reach each
+other), IB and RoCE ports were mixed in one connection, NCCL_IB_HCA names no
+device that exists, or the user-space RDMA stack (HPC-X with its UCX/SHARP
+NCCL plugin) was built for a newer MLNX OFED than the one installed.
+
+Why it matters
+--------------
+Connections between nodes fail at setup (``ncclSystemError``), the job
+hangs in its first collective, or NCCL silently falls back to TCP sockets.
+
+Evidence
+--------
+NCCL WARN ``Call to ibv_reg_mr failed``, ``Call to ibv_modify_qp failed with
+22 Invalid argument ... local GID index 3``, ``Attempted to connect
+incompatible devices``; NCCL_IB_HCA against the devices ``ibstat`` or NCCL's
+``NET/IB : Using`` list show, with ``NET/IB : No device found``;
+HPC-X and MLNX OFED versions side by side.
+
+Fix
+---
+Raise the locked-memory limit to unlimited (``ulimit -l unlimited``,
+``/etc/security/limits.conf``, ``LimitMEMLOCK=infinity``, ``docker run
+--ulimit memlock=-1``); unset NCCL_IB_GID_INDEX (or set it to the RoCE v2
+index ``show_gids`` gives); set NCCL_IB_HCA to devices that exist and share a
+link layer; use the HPC-X release built for the installed OFED.
+"""
+
+from __future__ import annotations
+
+import re
+
+from nccl_doctor.facts.base import Cite
+from nccl_doctor.facts.nccl import NcclIbDevice, NcclNet, NcclWarn
+from nccl_doctor.facts.net import IbPort, NetDevMap
+from nccl_doctor.facts.store import Facts
+from nccl_doctor.findings import Confidence, Finding, Severity
+from nccl_doctor.rules.base import Rule
+from nccl_doctor.rules.net._common import env_values, hca_list, name_matches, span_of, uniq
+
+RULE = Rule(
+    id="net.ib_config",
+    title="IB/RoCE configured wrongly",
+    severity=Severity.CRITICAL,
+    explains=("app.hang", "launch.rank_crash", "nccl.internal", "host.resources"),
+)
+
+_INCOMPATIBLE = re.compile(
+    r"incompatible devices|device is incompatible with the local", re.IGNORECASE
+)
+_HPCX = re.compile(r"hpc-?x(?:[ _-]?v(?:ersion)?)?[\s:=-]*v?(?P<v>2\.\d{1,2})", re.IGNORECASE)
+_OFED = re.compile(
+    r"(?:MLNX[_ ]OFED(?:_LINUX)?|DOCA[_ -]OFED|\bOFED)(?:[ _-]?version)?[\s:=-]*"
+    r"(?P<v>\d{1,2}\.\d{1,2})",
+    re.IGNORECASE,
+)
+#: The MLNX OFED release line each HPC-X release was built and tested with.
+_HPCX_OFED = {
+    "2.7": "5.1",
+    "2.8": "5.2",
+    "2.9": "5.3",
+    "2.10": "5.4",
+    "2.11": "5.5",
+    "2.12": "5.6",
+    "2.13": "5.7",
+    "2.14": "5.8",
+    "2.15": "23.04",
+    "2.16": "23.07",
+    "2.17": "23.10",
+    "2.18": "24.01",
+    "2.19": "24.04",
+    "2.20": "24.07",
+    "2.21": "24.10",
+    "2.22": "25.01",
+    "2.23": "25.04",
+}
+_MEMLOCK_FIX = [
+    (
+        "Raise the locked-memory limit for the job to unlimited: ulimit -l unlimited, "
+        "'* - memlock unlimited' in /etc/security/limits.conf, LimitMEMLOCK=infinity for "
+        "systemd/slurmd, or docker run --ulimit memlock=-1."
+    ),
+    "Rerun and check that `ulimit -l` prints unlimited inside the job's environment.",
+]
+
+
+def _key(text: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in text.split("."))
+
+
+def _verbs(facts: Facts) -> list[Finding]:
+    found: list[Finding] = []
+    regs = [w for w in facts.of(NcclWarn) if (w.call or "").startswith(("ibv_reg", "ibv_create"))]
+    nomem = [w for w in regs if w.errno == 12 or "allocate memory" in (w.os_error or w.message)]
+    if nomem:
+        w = nomem[0]
+        found.append(
+            RULE.finding(
+                summary=f"{w.call} failed with 'Cannot allocate memory'"
+                + (f" on {w.host}" if w.host else "")
+                + ": the NIC could not pin NCCL's buffers, which almost always means the "
+                "locked-memory limit (ulimit -l) is too low for the job.",
+                fix=_MEMLOCK_FIX,
+                evidence=uniq([x.cite for x in nomem], 3),
+                hosts=[x.host for x in nomem if x.host],
+                ranks=[x.rank for x in nomem if x.rank is not None],
+            )
+        )
+    qp = [w for w in facts.of(NcclWarn) if w.call == "ibv_modify_qp"]
+    if qp:
+        w = qp[0]
+        gid = env_values(facts, "NCCL_IB_GID_INDEX")
+        gid_m = re.search(r"local GID index (-?\d+)", w.message)
+        if w.errno == 22 or "Invalid argument" in w.message:
+            why = (
+                "an invalid queue-pair attribute, in most cases the wrong GID index "
+                + (
+                    f"(NCCL_IB_GID_INDEX={gid[0][0]})"
+                    if gid
+                    else f"(GID index {gid_m.group(1)})"
+                    if gid_m
+                    else ""
+                )
+            ).strip()
+            fix = [
+                (
+                    "Unset NCCL_IB_GID_INDEX (NCCL >= 2.21 detects it) or set it to the RoCE v2 "
+                    "index that `show_gids` lists for the port, on every node."
+                )
+            ]
+        elif w.errno == 110 or "timed out" in w.message:
+            why = (
+                "the remote port never answered: NICs on different rails that cannot "
+                "reach each other"
+            )
+            fix = [
+                (
+                    "Rerun with NCCL_CROSS_NIC=0 to keep traffic on one rail, and check the rail "
+                    "cabling and routing between the nodes."
+                )
+            ]
+        else:
+            why = w.os_error or "an error setting up the queue pair"
+            fix = ["Check the GID table (show_gids) and NCCL_IB_GID_INDEX on both nodes."]
+        found.append(
+            RULE.finding(
+                summary="NCCL could not connect an IB queue pair: ibv_modify_qp failed"
+                + (f" with {w.errno} {w.os_error}" if w.errno else "")
+                + (f" on {w.host}" if w.host else "")
+                + f"; {why}.",
+                fix=[
+                    *fix,
+                    (
+                        "Rerun with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET and compare the "
+                        "`NET/IB: IbDev ... GID` lines of both sides."
+                    ),
+                ],
+                evidence=uniq([x.cite for x in qp] + [c for _, c in gid], 3),
+                hosts=[x.host for x in qp if x.host],
+                ranks=[x.rank for x in qp if x.rank is not None],
+            )
+        )
+    mixed = facts.search(_INCOMPATIBLE, prose=False)
+    if mixed:
+        found.append(
+            RULE.finding(
+                summary=f"NCCL refused to connect IB devices of different kinds: "
+                f"{mixed[0].cite.text.strip()[:200]!r}.",
+                fix=[
+                    (
+                        "Set NCCL_IB_HCA to NICs of one link layer (all InfiniBand or all "
+                        "RoCE) that exist on every node."
+                    )
+                ],
+                evidence=uniq([h.cite for h in mixed], 3),
+            )
+        )
+    return found
+
+
+def _known_devices(facts: Facts) -> tuple[set[str], list[Cite]]:
+    names: set[str] = set()
+    cites: list[Cite] = []
+    for port in facts.of(IbPort):
+        if port.device:
+            names.add(port.device)
+            cites.append(port.cite)
+    for m in facts.of(NetDevMap):
+        names.add(m.device)
+        cites.append(m.cite)
+    for ib in facts.of(NcclIbDevice):
+        if ib.name:
+            names.add(ib.name)
+    return names, cites
+
+
+def _hca(facts: Facts) -> list[Finding]:
+    settings = [(v, c) for v, c in env_values(facts, "NCCL_IB_HCA") if not v.startswith("^")]
+    if not settings:
+        return []
+    value, cite = settings[0]
+    wanted, _, exact = hca_list(value)
+    known, known_cites = _known_devices(facts)
+    no_dev = [n for n in facts.of(NcclNet) if n.role == "ib" and n.no_device]
+    if known and not any(name_matches(d, wanted, exact) for d in known):
+        shown = ", ".join(sorted(known)[:6])
+        return [
+            RULE.finding(
+                summary=f"NCCL_IB_HCA={value} matches none of the RDMA devices shown ({shown})"
+                + ("; NCCL found no IB device and falls back to TCP sockets" if no_dev else "")
+                + ".",
+                fix=[
+                    (
+                        f"Set NCCL_IB_HCA to devices that exist on every node (one of {shown}), "
+                        "or unset it."
+                    )
+                ],
+                evidence=uniq([cite, *[n.cite for n in no_dev], *known_cites], 3),
+                severity=Severity.WARNING,
+                confidence=Confidence.HIGH if no_dev else Confidence.MEDIUM,
+            )
+        ]
+    if no_dev and not known and span_of(facts).multi:
+        return [
+            RULE.finding(
+                summary=f"NCCL_IB_HCA={value} is set but NCCL reports 'NET/IB : No device found', "
+                "so traffic between nodes goes over TCP sockets.",
+                fix=[
+                    (
+                        "Check the device names with ibstat / ibv_devices on every node and set "
+                        "NCCL_IB_HCA to ones that exist, or unset it."
+                    )
+                ],
+                evidence=[cite, no_dev[0].cite],
+                severity=Severity.WARNING,
+            )
+        ]
+    return []
+
+
+def _stack(facts: Facts) -> list[Finding]:
+    hpcx = facts.search(_HPCX)
+    ofed = facts.search(_OFED)
+    if not hpcx or not ofed:
+        return []
+    h, o = hpcx[0], ofed[0]
+    built = _HPCX_OFED.get(h.match["v"])
+    have = o.match["v"]
+    if built is None or _key(have) >= _key(built):
+        return []
+    span = span_of(facts)
+    return [
+        RULE.finding(
+            summary=f"HPC-X {h.match['v']} (its UCX, MPI and NCCL RDMA/SHARP plugin) is built for "
+            f"MLNX OFED {built}, but OFED {have} is installed"
+            + (f"; the job spans nodes ({span.why}) over RDMA" if span.multi else "")
+            + ". A user-space RDMA stack newer than the kernel driver stack can hang or fail "
+            "the first inter-node collective.",
+            fix=[
+                (
+                    f"Use the HPC-X release built for MLNX OFED {have} (see the HPC-X "
+                    "release notes' compatibility table), or upgrade OFED to the release "
+                    "HPC-X expects."
+                ),
+                (
+                    "Rerun with NCCL_DEBUG=INFO and check the `NET/Plugin` line: test with "
+                    "NCCL_NET_PLUGIN=none to confirm the plugin is the problem."
+                ),
+            ],
+            evidence=[h.cite, o.cite, *span.cites[:1]],
+            severity=Severity.WARNING,
+            confidence=Confidence.MEDIUM,
+        )
+    ]
+
+
+def check(facts: Facts) -> list[Finding]:
+    return _verbs(facts) or _hca(facts) or _stack(facts)

@@ -1,0 +1,245 @@
+"""InfiniBand/RoCE ports down, disabled or trained below the rate of their peers.
+
+What it means
+-------------
+An RDMA port (``mlx5_N`` port 1) is not ``ACTIVE`` (``state: DOWN``/``INIT``,
+``phys state: Disabled``/``Polling``), or it is active at a fraction of the
+rate its sibling ports run at. A port that is physically ``LinkUp`` but
+logically ``DOWN``/``INIT`` has no LID from a subnet manager.
+
+Why it matters
+--------------
+NCCL only uses the network between nodes. On a job that spans nodes over
+IB/RoCE, the rails whose ports are down are skipped (fewer rails, or rails
+that differ between nodes) and a port NCCL was told to use (NCCL_IB_HCA)
+that is down leaves it no RDMA path at all. On a single-node job the ports
+do not carry NCCL traffic: down ports there are information, not a cause.
+
+Evidence
+--------
+``ibstatus``/``ibstat``/``ibv_devinfo``/``ibdev2netdev -v`` port states and
+rates; NCCL's ``NET/IB : Using [0]mlx5_0:1/IB`` list and NCCL_IB_HCA say which
+ports the job selected; the node count (NCCL ``nNodes``, hostnames,
+``--nnodes``, ``mp.spawn``) decides whether the ports matter.
+
+Fix
+---
+Check the cable/transceiver and the switch port of each down port
+(``ibstat``, ``mlxlink -d mlx5_N``), enable a disabled port, and make sure a
+subnet manager (``opensm`` or the switch's) runs for InfiniBand fabrics.
+Point NCCL_IB_HCA at ports that are ``ACTIVE`` on every node. Compare
+``ibstat`` across all nodes: every node should show the same rails up.
+"""
+
+from __future__ import annotations
+
+from nccl_doctor.facts.base import Cite
+from nccl_doctor.facts.nccl import NcclIbDevice, NcclNet, NcclTransport
+from nccl_doctor.facts.net import IbPort, NetDevMap
+from nccl_doctor.facts.store import Facts
+from nccl_doctor.findings import Confidence, Finding, Severity
+from nccl_doctor.rules.base import Rule
+from nccl_doctor.rules.net._common import (
+    env_values,
+    hca_list,
+    name_matches,
+    plural,
+    span_of,
+    uniq,
+)
+
+RULE = Rule(
+    id="net.ib_link",
+    title="InfiniBand/RoCE ports down or degraded",
+    severity=Severity.CRITICAL,
+    explains=("net.ib_transport", "app.hang", "launch.rank_crash"),
+)
+
+_UP_STATES = {"ACTIVE", "ACTIVE_DEFER"}
+_BAD_PHYS = {"Disabled", "Polling", "Sleep", "LinkErrorRecovery", "PhyTest"}
+
+
+def _is_down(port: IbPort) -> bool:
+    if port.state is not None:
+        return port.state not in _UP_STATES
+    return port.phys_state in _BAD_PHYS
+
+
+def _label(port: IbPort) -> str:
+    name = port.device or "a port"
+    if port.port is not None:
+        name += f" port {port.port}"
+    parts = [p for p in (port.state, port.phys_state) if p]
+    layer = f", {port.link_layer}" if port.link_layer else ""
+    return f"{name} ({'/'.join(parts) or 'down'}{layer})"
+
+
+def _selected(facts: Facts) -> dict[str, Cite]:
+    """Devices the job selected (NCCL's NET/IB list, NET/IB device lines), with the line."""
+    names: dict[str, Cite] = {}
+    for net in facts.of(NcclNet):
+        for dev, _, _ in net.ib_devices:
+            names.setdefault(dev, net.cite)
+    for ib in facts.of(NcclIbDevice):
+        if ib.name:
+            names.setdefault(ib.name, ib.cite)
+    return names
+
+
+def _uses_ib(facts: Facts) -> Cite | None:
+    for net in facts.of(NcclNet):
+        if net.role == "selected" and (net.net or "").upper().startswith("IB"):
+            return net.cite
+        if net.role == "ib" and net.ib_devices:
+            return net.cite
+    for t in facts.of(NcclTransport):
+        if t.kind == "NET" and "IB" in t.transport.upper():
+            return t.cite
+    return None
+
+
+def _degraded(ports: list[IbPort]) -> list[IbPort]:
+    """Active ports at half or less of the best rate among active ports of the same layer."""
+    out: list[IbPort] = []
+    for layer in {p.link_layer for p in ports}:
+        same = [p for p in ports if p.link_layer == layer and p.rate_gbps]
+        if len(same) < 2:
+            continue
+        best = max(p.rate_gbps or 0.0 for p in same)
+        out.extend(p for p in same if (p.rate_gbps or 0.0) * 2 <= best)
+    return out
+
+
+def check(facts: Facts) -> list[Finding]:
+    ports = [p for p in facts.of(IbPort) if p.state is not None or p.phys_state is not None]
+    ports += [  # ibdev2netdev -v port states, when no port tool spoke for that device
+        IbPort(cite=m.cite, tool="ibdev2netdev", device=m.device, port=m.port, state=m.port_state)
+        for m in facts.of(NetDevMap)
+        if m.port_state and not any(p.device == m.device for p in ports)
+    ]
+    down = [p for p in ports if _is_down(p)]
+    active = [p for p in ports if not _is_down(p)]
+    slow = _degraded(active)
+    if not down and not slow:
+        return []
+    span = span_of(facts)
+    selected = _selected(facts)
+    for value, cite in env_values(facts, "NCCL_IB_HCA"):
+        wanted, excluded, exact = hca_list(value)
+        if excluded:
+            continue
+        for p in ports:
+            if p.device and name_matches(p.device, wanted, exact):
+                selected.setdefault(p.device, cite)
+    chosen_down = [p for p in down if p.device in selected]
+    uses_ib = _uses_ib(facts)
+    no_sm = [p for p in down if p.phys_state == "LinkUp"]
+
+    parts: list[str] = []
+    if down:
+        shown = ", ".join(_label(p) for p in down[:6]) + (" ..." if len(down) > 6 else "")
+        parts.append(f"{plural(len(down), 'RDMA port')} not active: {shown}")
+        if active:
+            parts.append(f"{len(active)} active")
+    if slow:
+        shown = ", ".join(f"{p.device} at {p.rate_text or p.rate_gbps}" for p in slow[:4])
+        parts.append(f"active below the rate of their peers: {shown}")
+    what = "; ".join(parts)
+    if no_sm:
+        what += (
+            f" ({plural(len(no_sm), 'port')} physically LinkUp but logically down: "
+            "no subnet manager has brought them up)"
+        )
+    evidence: list[Cite | IbPort] = [*down[:4], *slow[:2]]
+    fix = [
+        (
+            "Check the cable, transceiver and switch port of each down port "
+            "(ibstat; mlxlink -d <device> -p 1), and re-enable disabled ports."
+        ),
+        (
+            "For InfiniBand, make sure a subnet manager runs (sminfo; start opensm "
+            "or enable the switch's SM) so the ports reach ACTIVE."
+        ),
+        (
+            "Point NCCL_IB_HCA at ports that are ACTIVE on every node, and compare "
+            "ibstat across all nodes: each should show the same rails up."
+        ),
+    ]
+    ports_machine = Confidence.HIGH if span.machine else Confidence.MEDIUM
+
+    if span.multi is False:
+        return [
+            RULE.finding(
+                summary=f"{what}. The job runs on a single node ({span.why}); NCCL does not "
+                "use the network inside one node, so these ports are context, not the cause.",
+                fix=[
+                    (
+                        "Nothing to do for this single-node job; fix the ports before "
+                        "running across nodes (ibstat, mlxlink, subnet manager)."
+                    )
+                ],
+                evidence=[*evidence, *span.cites[:1]],
+                severity=Severity.INFO,
+                confidence=ports_machine,
+                cause=False,
+            )
+        ]
+    if chosen_down:
+        names = ", ".join(sorted({p.device or "?" for p in chosen_down}))
+        return [
+            RULE.finding(
+                summary=f"{what}. The job selected {names} (NCCL's IB list or NCCL_IB_HCA), "
+                "and NCCL skips ports that are not ACTIVE: it has no RDMA path there and fails "
+                "or falls back to TCP sockets" + (f"; {span.why}" if span.multi else "") + ".",
+                fix=fix,
+                evidence=[
+                    *chosen_down[:4],
+                    *uniq([selected[p.device] for p in chosen_down if p.device], 2),
+                    *[n.cite for n in facts.of(NcclNet) if n.no_device][:1],
+                    *span.cites[:1],
+                ],
+                severity=Severity.CRITICAL,
+                confidence=Confidence.HIGH,
+            )
+        ]
+    if span.multi and uses_ib is not None and down and not active:
+        return [
+            RULE.finding(
+                summary=f"{what}. Every RDMA port shown is down while the job spans nodes "
+                f"({span.why}) and NCCL uses IB/RoCE between them.",
+                fix=fix,
+                evidence=[*evidence, uses_ib, *span.cites[:1]],
+                severity=Severity.CRITICAL,
+                confidence=ports_machine,
+            )
+        ]
+    if span.multi:
+        tail = (
+            "NCCL skips inactive ports, so the job has fewer rails, or rails that differ "
+            "between nodes"
+            if down
+            else "NCCL spreads traffic over the rails, so the slow ones throttle the job"
+        )
+        return [
+            RULE.finding(
+                summary=f"{what}. The job spans nodes ({span.why}); {tail}.",
+                fix=fix,
+                evidence=[*evidence, *span.cites[:1]],
+                severity=Severity.WARNING,
+                confidence=ports_machine,
+            )
+        ]
+    partial = bool(active)
+    return [
+        RULE.finding(
+            summary=f"{what}. The evidence does not show whether the job spans nodes; "
+            "the ports matter only for traffic between nodes"
+            + (" and NCCL uses only the active ones" if partial else "")
+            + ".",
+            fix=fix,
+            evidence=evidence,
+            severity=Severity.INFO if partial else Severity.WARNING,
+            confidence=Confidence.MEDIUM,
+            cause=not partial,
+        )
+    ]

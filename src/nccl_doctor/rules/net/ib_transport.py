@@ -1,0 +1,165 @@
+"""RDMA transfers failed at run time: IB completion errors and async fatal events.
+
+What it means
+-------------
+NCCL's IB/RoCE transport posted a send or receive that completed with an
+error (``NET/IB : Got completion from peer ... with error 12`` or
+``status=12``), or the adapter raised an asynchronous fatal event. The
+number is the verbs ``ibv_wc_status``: 12 retry exceeded (the peer never
+acknowledged), 13 receiver not ready, 4 local protection (a memory
+registration the NIC may not touch), 10 remote access, 5 flushed (the queue
+pair had already failed).
+
+Why it matters
+--------------
+The queue pair is dead: the collective cannot finish, NCCL returns
+``ncclRemoteError``/``ncclSystemError`` and the other ranks time out or see
+their connection closed. Retry-exceeded errors mostly mean the link or the
+path to the peer broke (port flap, cable, switch, RoCE routing/GID, a peer
+that died); protection errors point at memory registration (GPUDirect RDMA,
+PCIe ACS/IOMMU).
+
+Evidence
+--------
+``NCCL WARN NET/IB : Got completion from peer <addr> with error <n>`` (old)
+or ``with status=<n> ... vendor err <v> (Send|Recv)`` (new), also quoted in
+PyTorch's ``Last error:``; ``NET/IB : mlx5_0:1 async fatal event``.
+
+Fix
+---
+Find the first error in time (status 5 flushes follow it). For 12/13: check
+both hosts' ports (``ibstat``, error counters with ``perfquery``/``ethtool -S``),
+the switch logs, and whether the peer process died first; try a larger
+``NCCL_IB_TIMEOUT``. For 4/10: test with ``NCCL_NET_GDR_LEVEL=LOC`` (GDR off)
+and check ACS/IOMMU. Rerun ``nccl-tests`` between the two hosts named.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from nccl_doctor.facts.base import Cite
+from nccl_doctor.facts.nccl import NcclWarn
+from nccl_doctor.facts.store import Facts
+from nccl_doctor.findings import Finding, Severity
+from nccl_doctor.rules.base import Rule
+from nccl_doctor.rules.net._common import plural, uniq
+
+RULE = Rule(
+    id="net.ib_transport",
+    title="RDMA transfers failed (IB completion errors)",
+    severity=Severity.CRITICAL,
+    explains=("app.hang", "launch.rank_crash", "nccl.internal"),
+)
+
+_MEANING = {
+    1: "local length error",
+    2: "local QP operation error",
+    4: "local protection error: the NIC may not access a registered buffer",
+    5: "work request flushed: the queue pair had already failed",
+    9: "invalid request at the remote side",
+    10: "remote access error: the peer rejected the memory key",
+    11: "remote operation error",
+    12: "transport retry counter exceeded: the peer never acknowledged (link, path or peer lost)",
+    13: "receiver-not-ready retry exceeded",
+}
+_COMPLETION = re.compile(
+    r"Got completion (?:from peer (?P<peer>\S+) )?with (?:error |status=)"
+    r"(?:[A-Z_]+\()?(?P<code>\d{1,3})"
+)
+_ASYNC = re.compile(
+    r"NET/IB ?: (?:(?P<hca>[\w.-]+:\d+) )?(?:async fatal event|Got async event)[^\n]*"
+)
+_FIX_BY = {
+    12: "Check both hosts' ports and error counters (ibstat; perfquery -x; ethtool -S <netdev> "
+    "for RoCE) and the switch logs for link flaps; check whether the peer process died first.",
+    13: "Check whether the receiving rank stalled or died, then retry with a larger "
+    "NCCL_IB_TIMEOUT.",
+    4: "Rerun with NCCL_NET_GDR_LEVEL=LOC (GPUDirect RDMA off): if it then works, check "
+    "nvidia_peermem/DMA-BUF and disable PCIe ACS / set the IOMMU to passthrough.",
+    10: "Check that every rank runs the same NCCL and net plugin, and whether the peer "
+    "exited first.",
+}
+
+
+def check(facts: Facts) -> list[Finding]:
+    warns = [w for w in facts.of(NcclWarn) if w.ib_status is not None]
+    seen = {(w.cite.source, w.cite.line) for w in warns}
+    quoted: list[tuple[Cite, int, str | None]] = []
+    for hit in facts.search(_COMPLETION, prose=False):
+        key = (hit.cite.source, hit.cite.line)
+        text = hit.cite.text.strip()
+        if any(text in w.message or w.message in text for w in warns if w.message):
+            continue
+        if key not in seen:
+            seen.add(key)
+            quoted.append((hit.cite, int(hit.match["code"]), hit.match["peer"]))
+    events = [h for h in facts.search(_ASYNC, prose=False) if "non-fatal" not in h.cite.text]
+    if not warns and not quoted and not events:
+        return []
+    codes: Counter[int] = Counter()
+    names: dict[int, str] = {}
+    for w in warns:
+        status = w.ib_status if w.ib_status is not None else -1
+        codes[status] += 1
+        if w.ib_status_name:
+            names[status] = w.ib_status_name
+    for _, code, _ in quoted:
+        codes[code] += 1
+    primary = [c for c in codes if c != 5] or list(codes)
+    parts: list[str] = []
+    for code in sorted(primary, key=lambda c: -codes[c]):
+        label = names.get(code, f"status {code}")
+        meaning = _MEANING.get(code, "see ibv_wc_status")
+        parts.append(f"{plural(codes[code], 'completion error')} {label} ({code}: {meaning})")
+    if 5 in codes and primary != [5]:
+        parts.append(f"{codes[5]} flushed after it")
+    hosts = sorted({w.host for w in warns if w.host})
+    peers = sorted({w.peer for w in warns if w.peer} | {p for _, _, p in quoted if p})
+    vendor = sorted({w.ib_vendor_err for w in warns if w.ib_vendor_err is not None})
+    reqs = sorted({w.ib_request for w in warns if w.ib_request})
+    where = []
+    if hosts:
+        where.append(f"on {', '.join(hosts[:4])}")
+    if peers:
+        where.append(f"from peer {', '.join(peers[:3])}" + (" ..." if len(peers) > 3 else ""))
+    if reqs:
+        where.append(f"({'/'.join(reqs)})")
+    if vendor:
+        where.append(f"vendor err {', '.join(str(v) for v in vendor)}")
+    summary = "NCCL's IB/RoCE transport failed: " + "; ".join(parts) if parts else ""
+    if where:
+        summary += " " + " ".join(where)
+    if events:
+        ev = events[0].match.group(0).strip()
+        summary = (summary + "; " if summary else "") + f"the adapter reported: {ev}"
+    fix = [_FIX_BY[c] for c in sorted(primary, key=lambda c: -codes[c]) if c in _FIX_BY]
+    fix += [
+        (
+            "Find the first IB error in time across all ranks; later flushed (status 5) errors "
+            "and peers' timeouts follow from it."
+        ),
+        (
+            "Run nccl-tests (all_reduce_perf) between the hosts named, with NCCL_DEBUG=INFO, "
+            "to confirm the path before restarting the job."
+        ),
+    ]
+    if events and not warns and not quoted:
+        fix.insert(
+            0,
+            "Check the adapter named in the async event (dmesg, mlxlink, ibstat); "
+            "a fatal event needs the port or the host reset.",
+        )
+    evidence = uniq(
+        [w.cite for w in warns] + [c for c, _, _ in quoted] + [e.cite for e in events], 4
+    )
+    return [
+        RULE.finding(
+            summary=summary + ".",
+            fix=list(dict.fromkeys(fix)),
+            evidence=evidence,
+            ranks=[w.rank for w in warns if w.rank is not None],
+            hosts=hosts,
+        )
+    ]

@@ -1,0 +1,220 @@
+"""NCCL/Gloo bootstrap picked no network interface, or one other hosts cannot reach.
+
+What it means
+-------------
+NCCL's bootstrap (and its socket transport) needs one local interface to
+listen on and to tell peers about. ``NCCL_SOCKET_IFNAME`` (Gloo:
+``GLOO_SOCKET_IFNAME``) restricts the choice by name prefix; when nothing
+matches on a host, NCCL prints ``Bootstrap : no socket interface found`` and
+init fails (``ncclInternalError`` in older releases, ``ncclInvalidUsage`` in
+newer ones). Without the variable NCCL may pick a loopback or virtual bridge
+(``lo``, ``docker0``, ``virbr0``) whose address other hosts cannot reach.
+
+Why it matters
+--------------
+No communicator can be created: every rank of the host fails at its first
+collective. Interface names often differ between machines (``enp6s0`` on one,
+``enp4s0`` on another), so a value that works on one host breaks another.
+
+Evidence
+--------
+``Bootstrap : no socket interface found``, ``NET/Socket : No usable listening
+interface found``, ``NET/IB : No IP interface found``, ``No interface found in
+the same subnet``; Gloo's ``Unable to find address for``; a ``Bootstrap :
+Using lo:127.0.0.1`` line on a multi-node job; NCCL_SOCKET_IFNAME pinned to
+one name on a job whose init failed on some of its hosts.
+
+Fix
+---
+Run ``ip -br addr`` on every host. Set NCCL_SOCKET_IFNAME (and
+GLOO_SOCKET_IFNAME) to a comma-separated list of prefixes that covers the
+routable interface of every host (``enp4s0,enp6s0``), exclude the wrong ones
+(``^lo,docker0``), or unset it to let NCCL choose; then rerun with
+``NCCL_DEBUG=INFO`` and check the ``Bootstrap : Using`` line on each host.
+"""
+
+from __future__ import annotations
+
+import re
+
+from nccl_doctor.facts.base import Cite
+from nccl_doctor.facts.nccl import NcclNet, NcclTestFailure
+from nccl_doctor.facts.run import NcclErrorReport
+from nccl_doctor.facts.store import Facts
+from nccl_doctor.findings import Confidence, Finding, Severity
+from nccl_doctor.rules.base import Rule
+from nccl_doctor.rules.net._common import (
+    env_values,
+    failure_cites,
+    hca_list,
+    init_completed,
+    name_matches,
+    span_of,
+    uniq,
+)
+
+RULE = Rule(
+    id="net.socket_interface",
+    title="Bootstrap found no usable network interface",
+    severity=Severity.CRITICAL,
+    explains=("nccl.internal", "nccl.env", "launch.rank_crash", "net.unreachable", "app.hang"),
+)
+
+_NO_IF = re.compile(
+    r"Bootstrap ?: no socket interface found|No usable listening interface found"
+    r"|NET/IB ?: No IP interface found|No interface found in the same subnet as remote address"
+    r"(?: (?P<remote>\S+))?"
+    r"|Unable to find (?:address|interface) for:? ?\[?(?P<gloo>[\w.:-]+)?",
+)
+_VIRTUAL = re.compile(r"^(?:lo|docker\d*|virbr\d*|veth\w*|br-[0-9a-f]+|cni\d*|vmnet\d*|lxcbr\d*)$")
+_INIT_ERR = re.compile(
+    r"internal error|invalid usage|unhandled system error|ncclInternalError|ncclInvalidUsage"
+    r"|ncclSystemError",
+    re.IGNORECASE,
+)
+_FIX = [
+    (
+        "Run `ip -br addr` on every host and note the interface that carries the hosts' "
+        "routable addresses."
+    ),
+    (
+        "Set NCCL_SOCKET_IFNAME (and GLOO_SOCKET_IFNAME) to prefixes that match that interface "
+        "on every host, comma-separated (e.g. enp4s0,enp6s0), or unset it to let NCCL choose."
+    ),
+    (
+        "Rerun with NCCL_DEBUG=INFO and check that each host prints "
+        "`Bootstrap : Using <iface>:<ip>` with an address the other hosts can reach."
+    ),
+]
+
+
+def _ifname(facts: Facts) -> list[tuple[str, Cite, str]]:
+    out: list[tuple[str, Cite, str]] = []
+    for var in ("NCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME"):
+        out.extend((value, cite, var) for value, cite in env_values(facts, var))
+    return out
+
+
+def _direct(facts: Facts) -> list[Finding]:
+    hits = facts.search(_NO_IF, prose=False)
+    if not hits:
+        return []
+    settings = _ifname(facts)
+    first = hits[0]
+    said = first.match.group(0)
+    setting = ""
+    if settings:
+        value, _, var = settings[0]
+        setting = f" with {var}={value}"
+    elif "Unable to find" in said:
+        setting = " (GLOO_SOCKET_IFNAME names an interface this host lacks)"
+    hosts = sorted({h.said.host for h in hits if h.said.host})
+    ranks = sorted({h.rank for h in hits if h.rank is not None})
+    who = ""
+    if ranks:
+        who += f" on rank{'s' if len(ranks) > 1 else ''} {', '.join(map(str, ranks[:8]))}"
+    if hosts:
+        who += f" ({', '.join(hosts[:4])})"
+    return [
+        RULE.finding(
+            summary=f"{'Gloo' if 'Unable to find' in said else 'NCCL'} found no usable socket "
+            f"interface{setting}: {said.strip()!r}"
+            f"{who}; communicator init cannot start without one.",
+            fix=_FIX,
+            evidence=uniq([h.cite for h in hits] + [c for _, c, _ in settings], 4),
+            ranks=ranks,
+            hosts=hosts,
+        )
+    ]
+
+
+def _virtual(facts: Facts) -> list[Finding]:
+    span = span_of(facts)
+    if span.multi is not True:
+        return []
+    bad: list[NcclNet] = []
+    for net in facts.of(NcclNet):
+        if net.role not in ("bootstrap", "socket") or not net.interfaces:
+            continue
+        name, addr = net.interfaces[0]
+        if _VIRTUAL.match(name) or addr.startswith(("127.", "::1")):
+            bad.append(net)
+    if not bad:
+        return []
+    name, addr = bad[0].interfaces[0]
+    failed = failure_cites(facts)
+    hosts = sorted({n.host for n in bad if n.host})
+    return [
+        RULE.finding(
+            summary=f"NCCL bootstraps on {name} ({addr}) while the job spans nodes ({span.why}); "
+            f"a loopback or virtual-bridge address is not reachable from other hosts"
+            + (f" (hosts {', '.join(hosts[:4])})" if hosts else "")
+            + ".",
+            fix=_FIX,
+            evidence=uniq([n.cite for n in bad] + span.cites + failed[:1], 4),
+            hosts=hosts,
+            severity=Severity.CRITICAL
+            if failed and not init_completed(facts)
+            else Severity.WARNING,
+            confidence=Confidence.MEDIUM,
+        )
+    ]
+
+
+def _pinned(facts: Facts) -> list[Finding]:
+    """NCCL_SOCKET_IFNAME pinned to names, a multi-host job, init failed on some host."""
+    settings = [s for s in _ifname(facts) if s[2] == "NCCL_SOCKET_IFNAME"]
+    settings = [s for s in settings if not s[0].startswith("^")]
+    if not settings:
+        return []
+    span = span_of(facts)
+    if span.multi is not True or not span.machine:
+        return []
+    errors: list[tuple[Cite, str | None, str]] = [
+        (test.cite, test.host, test.message.strip(" /"))
+        for test in facts.of(NcclTestFailure)
+        if test.message and _INIT_ERR.search(test.message)
+    ]
+    for rep in facts.of(NcclErrorReport):
+        text = " ".join(x for x in (rep.reason, rep.result_name) if x)
+        if _INIT_ERR.search(text):
+            errors.append((rep.cite, rep.host, rep.reason or text))
+    if not errors or init_completed(facts):
+        return []
+    value, cite, _ = settings[0]
+    wanted, _, exact = hca_list(value)
+    failed_hosts = sorted({h for _, h, _ in errors if h})
+    for net in facts.of(NcclNet):  # the failing host found a matching interface: not this
+        if (
+            net.role == "bootstrap"
+            and net.host in failed_hosts
+            and any(name_matches(n, wanted, exact) for n, _ in net.interfaces)
+        ):
+            return []
+    others = [h for h in span.hosts if h not in failed_hosts]
+    where = f" on {', '.join(failed_hosts)}" if failed_hosts else ""
+    contrast = f" (not on {', '.join(others[:3])})" if failed_hosts and others else ""
+    return [
+        RULE.finding(
+            summary=f"NCCL_SOCKET_IFNAME={value} pins NCCL's bootstrap to "
+            f"{'that name' if len(wanted) == 1 else 'those names'} while the job spans nodes "
+            f"({span.why}), and NCCL init failed{where}{contrast} with {errors[0][2]!r}: the "
+            "error NCCL returns when no interface of a host matches NCCL_SOCKET_IFNAME "
+            "('Bootstrap : no socket interface found'). Interface names often differ "
+            "between hosts.",
+            fix=[
+                (
+                    f"Run `ip -br addr` on {', '.join(failed_hosts) or 'every host'} and "
+                    f"check that an interface starting with {', '.join(wanted)} exists there."
+                ),
+                *_FIX[1:],
+            ],
+            evidence=uniq([cite, errors[0][0], *span.cites], 4),
+            hosts=failed_hosts,
+            confidence=Confidence.MEDIUM,
+        )
+    ]
+
+
+def check(facts: Facts) -> list[Finding]:
+    return _direct(facts) or _pinned(facts) or _virtual(facts)

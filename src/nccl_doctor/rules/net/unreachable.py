@@ -1,0 +1,263 @@
+"""Ranks cannot reach each other or the store: refused, timed out, no route, unresolvable.
+
+What it means
+-------------
+A TCP connection that the job needs could not be made: NCCL's bootstrap or
+socket transport connecting to another rank (``Connect to 10.0.0.2<41235>
+failed : Connection refused``, ``socketStartConnect: exceeded retries``), or
+a rank connecting to the c10d TCPStore at MASTER_ADDR:MASTER_PORT (``The
+client socket has timed out after 900000ms while trying to connect to
+(node0, 29500)``), or the name did not resolve (``Name or service not
+known``).
+
+Why it matters
+--------------
+Without these connections no communicator or store exists: init fails or
+hangs until a timeout. The usual reasons are a firewall or security group
+between the nodes, a wrong MASTER_ADDR/port, a hostname that only resolves
+on some hosts, or NCCL picking an address on a network the peer cannot
+route to.
+
+Evidence
+--------
+NCCL WARN lines of a failed ``connect`` (errno 111/110/113/101), ``exceeded
+retries``/``exceeded timeouts``, ``error encountered when getting address
+info``; c10d client socket errors and timeouts; an unexplained
+``unhandled system error`` at init of a job that spans nodes.
+
+Fix
+---
+From the failing host, test the path: ``ping <peer>``, ``nc -zv <addr>
+<port>`` to the store port and to NCCL's ports. Open the ports between nodes
+(or the whole subnet) in the firewall/security group, set MASTER_ADDR to an
+address every node can reach (an IP if DNS differs), and pin
+NCCL_SOCKET_IFNAME to the interface of that network on every node.
+"""
+
+from __future__ import annotations
+
+import re
+
+from nccl_doctor.facts.base import Cite
+from nccl_doctor.facts.nccl import NcclWarn
+from nccl_doctor.facts.run import C10dSocketError, NcclErrorReport
+from nccl_doctor.facts.store import Facts
+from nccl_doctor.findings import Confidence, Finding, Severity
+from nccl_doctor.rules.base import Rule
+from nccl_doctor.rules.net._common import crashed, failure_cites, init_completed, span_of, uniq
+
+RULE = Rule(
+    id="net.unreachable",
+    title="Ranks cannot reach each other or the store",
+    severity=Severity.CRITICAL,
+    explains=("launch.rendezvous", "launch.rank_crash", "app.hang", "nccl.internal"),
+)
+
+#: refused, timed out, host/network unreachable, connection aborted
+_NET_ERRNOS = {111, 110, 113, 101, 103}
+_RETRIES = re.compile(r"exceeded (?:retries|timeouts|error retry count)", re.IGNORECASE)
+_DNS = re.compile(
+    r"Name or service not known|Temporary failure in name resolution|nodename nor servname"
+    r"|error encountered when getting address info|No address associated with hostname",
+    re.IGNORECASE,
+)
+_TEXT = re.compile(
+    r"Connection refused|Connection timed out|No route to host|Network is unreachable"
+)
+_CONNECT_TEXT = re.compile(
+    r"[Cc]onnect to (?P<peer>\S+) (?:failed|returned) ?:? ?(?P<err>Connection refused"
+    r"|Connection timed out|No route to host|Network is unreachable"
+    r"|Software caused connection abort)(?!, retrying)"
+)
+_OTHER_CAUSE = re.compile(
+    r"shared memory|/dev/shm|Cuda failure|CUDA error|NET/IB|ibv_|Duplicate GPU|out of memory",
+    re.IGNORECASE,
+)
+_LOCAL = ("localhost", "127.", "::1", "0.0.0.0")  # noqa: S104 (addresses read, not bound)
+_FIX = [
+    (
+        "From the failing host, test the path: ping <peer>; nc -zv <address> <port> "
+        "(the store port, MASTER_PORT, and NCCL's bootstrap port)."
+    ),
+    (
+        "Open the ports between the nodes in the firewall / security group (or allow the "
+        "whole cluster subnet), and check that MASTER_ADDR is an address every node can reach."
+    ),
+    (
+        "Pin NCCL_SOCKET_IFNAME (and GLOO_SOCKET_IFNAME) to the interface of the network the "
+        "nodes share, on every node, and rerun with NCCL_DEBUG=INFO."
+    ),
+]
+
+
+def _nccl(facts: Facts) -> list[NcclWarn]:
+    out = []
+    for w in facts.of(NcclWarn):
+        if w.ib_status is not None:
+            continue
+        if (
+            (w.call == "connect" and w.errno in _NET_ERRNOS)
+            or _RETRIES.search(w.message)
+            or _DNS.search(w.message)
+        ):
+            out.append(w)
+    return out
+
+
+def _store(facts: Facts) -> tuple[list[C10dSocketError], list[C10dSocketError]]:
+    """(hard failures: timeouts and resolve errors, retried connect errors)."""
+    hard, soft = [], []
+    for e in facts.of(C10dSocketError):
+        if e.role != "client":
+            continue
+        if e.action in ("connect_timeout", "resolve"):
+            hard.append(e)
+        elif e.action == "connect" and e.errno in _NET_ERRNOS:
+            soft.append(e)
+    return hard, soft
+
+
+def _where(addr: str | None, port: int | None) -> str:
+    if not addr:
+        return "the store"
+    return f"{addr}:{port}" if port else addr
+
+
+def _inferred(facts: Facts) -> list[Finding]:
+    """ncclSystemError at init of a multi-node job, with nothing else to explain it."""
+    reports = [
+        r
+        for r in facts.of(NcclErrorReport)
+        if r.result_name == "ncclSystemError"
+        or (r.reason or "").startswith("unhandled system error")
+    ]
+    if not reports or init_completed(facts):
+        return []
+    if any(_OTHER_CAUSE.search(w.message) for w in facts.of(NcclWarn)):
+        return []
+    if any(_OTHER_CAUSE.search(line) for r in reports for line in r.last_error):
+        return []
+    span = span_of(facts)
+    if span.multi is not True:
+        return []
+    rep = reports[0]
+    return [
+        RULE.finding(
+            summary=f"NCCL failed with {rep.reason or 'ncclSystemError'!r} (a failed system call) "
+            f"while setting up a job that spans nodes ({span.why}), and no NCCL warning names "
+            "another cause; at init this is most often a socket connect between the nodes "
+            "that failed (firewall, unreachable address, wrong interface). The other node's "
+            "NCCL_DEBUG=INFO log would show the failed connect.",
+            fix=[
+                (
+                    "Rerun with NCCL_DEBUG=INFO on every node and look for `Connect to <ip><port> "
+                    "failed` or `no socket interface found` on the node that failed."
+                ),
+                *_FIX,
+            ],
+            evidence=uniq([rep.cite, *span.cites], 3),
+            severity=Severity.WARNING,
+            confidence=Confidence.MEDIUM if span.machine else Confidence.LOW,
+            ranks=[r.rank for r in reports if r.rank is not None],
+        )
+    ]
+
+
+def check(facts: Facts) -> list[Finding]:
+    warns = _nccl(facts)
+    hard, soft = _store(facts)
+    failed = failure_cites(facts)
+    quoted = [  # NCCL's connect WARN quoted in torch's "Last error:" lines
+        h
+        for h in facts.search(_CONNECT_TEXT, prose=False)
+        if not any(h.cite.line == w.cite.line and h.cite.source == w.cite.source for w in warns)
+    ]
+    if quoted and not warns:
+        h = quoted[0]
+        return [
+            RULE.finding(
+                summary=f"NCCL could not connect to {h.match['peer']} ({h.match['err']})"
+                + (f" on rank {h.rank}" if h.rank is not None else "")
+                + ". The bootstrap/socket connection between ranks failed.",
+                fix=_FIX,
+                evidence=uniq([q.cite for q in quoted], 4),
+                ranks=[q.rank for q in quoted if q.rank is not None],
+            )
+        ]
+    if warns:
+        w = warns[0]
+        err = w.os_error or w.message
+        peers = sorted({x.peer for x in warns if x.peer})
+        hosts = sorted({x.host for x in warns if x.host})
+        return [
+            RULE.finding(
+                summary=f"NCCL could not connect to "
+                f"{', '.join(peers[:3]) if peers else 'a peer'} ({err}"
+                + (f", errno {w.errno}" if w.errno else "")
+                + f"){' from ' + ', '.join(hosts[:4]) if hosts else ''}"
+                + (f"; {len(warns)} such warnings" if len(warns) > 1 else "")
+                + ". The bootstrap/socket connection between ranks failed.",
+                fix=_FIX,
+                evidence=uniq([x.cite for x in warns], 4),
+                ranks=[x.rank for x in warns if x.rank is not None],
+                hosts=hosts,
+            )
+        ]
+    if hard:
+        e = hard[0]
+        what = (
+            f"could not resolve {e.address} ({e.error_text or 'gai error'})"
+            if e.action == "resolve"
+            else f"timed out after {(e.timeout_ms or 0) // 1000} s connecting to "
+            f"{_where(e.address, e.port)}"
+        )
+        return [
+            RULE.finding(
+                summary=f"The c10d store client {what}; the rank never reached the store "
+                "at MASTER_ADDR:MASTER_PORT.",
+                fix=_FIX,
+                evidence=uniq([x.cite for x in hard] + [x.cite for x in soft], 4),
+                ranks=[x.rank for x in hard if x.rank is not None],
+                hosts=[x.host for x in hard if x.host],
+            )
+        ]
+    remote = [e for e in soft if not (e.address or "").startswith(_LOCAL)]
+    if remote or (soft and failed and not init_completed(facts)):
+        e = (remote or soft)[0]
+        serious = bool(failed) and not init_completed(facts) and not crashed(facts)
+        return [
+            RULE.finding(
+                summary=f"The c10d store client failed to connect to {_where(e.address, e.port)} "
+                f"({e.error_text or 'errno ' + str(e.errno)}), {len(soft)} time(s)"
+                + (
+                    "; the job then failed"
+                    if serious
+                    else "; c10d retries these, so they "
+                    "matter only if the connection never succeeds"
+                )
+                + ".",
+                fix=_FIX,
+                evidence=uniq([x.cite for x in soft] + failed[:1], 4),
+                severity=Severity.CRITICAL if serious else Severity.WARNING,
+                confidence=Confidence.MEDIUM,
+                ranks=[x.rank for x in soft if x.rank is not None],
+            )
+        ]
+    texts = [h for h in facts.search(_DNS, prose=False) if "NET/IB" not in h.cite.text] or [
+        h for h in facts.search(_TEXT, prose=False) if "NET/IB" not in h.cite.text
+    ]
+    if texts and failed and not init_completed(facts) and not crashed(facts):
+        h = texts[0]
+        cites: list[Cite] = [t.cite for t in texts]
+        return [
+            RULE.finding(
+                summary=f"A network connection of the job failed: {h.match.group(0)!r}"
+                + (f" (rank {h.rank})" if h.rank is not None else "")
+                + ", and the job did not start.",
+                fix=_FIX,
+                evidence=uniq(cites + failed[:1], 4),
+                confidence=Confidence.MEDIUM,
+                ranks=[t.rank for t in texts if t.rank is not None],
+            )
+        ]
+    return _inferred(facts)

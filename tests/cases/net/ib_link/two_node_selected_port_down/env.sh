@@ -1,0 +1,1 @@
+export NCCL_IB_HCA=mlx5_10
