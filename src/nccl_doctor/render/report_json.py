@@ -1,0 +1,70 @@
+"""The JSON report (``spec/json-report.md``, schema_version 1)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from nccl_doctor import __version__
+from nccl_doctor.findings import Finding
+from nccl_doctor.redact import redact
+from nccl_doctor.report import SCHEMA_VERSION, Report
+
+
+def finding_json(finding: Finding, clean: Callable[[str], str] = redact) -> dict[str, Any]:
+    """One finding as the contract spells it."""
+    return {
+        "id": finding.id,
+        "severity": finding.severity.value,
+        "root_cause": finding.root_cause,
+        "confidence": finding.confidence.value,
+        "title": clean(finding.title),
+        "summary": clean(finding.summary),
+        "fix": [clean(step) for step in finding.fix],
+        "evidence": [
+            {"source": clean(c.source), "line": c.line, "text": clean(c.text)}
+            for c in finding.evidence
+        ],
+        "subjects": {
+            "ranks": list(finding.subjects.ranks),
+            "gpus": list(finding.subjects.gpus),
+            "hosts": [clean(h) for h in finding.subjects.hosts],
+        },
+        "explains": list(finding.explains),
+        "detail": [clean(d) for d in finding.detail],
+    }
+
+
+def report_json(report: Report, clean: Callable[[str], str] = redact) -> dict[str, Any]:
+    """The whole report; ``clean`` is applied to every string taken from evidence."""
+    first = report.first_failure
+    folded = dict(report.folded)
+    findings = []
+    for finding in report.findings:
+        item = finding_json(finding, clean)
+        item["folded"] = [finding_json(kid, clean) for kid in folded.get(finding.id, ())]
+        findings.append(item)
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "tool": {"name": "nccl-doctor", "version": __version__},
+        "verdict": report.verdict.value,
+        "findings": findings,
+        "first_failure": None
+        if first is None
+        else {
+            "rank": first.rank,
+            "host": clean(first.host) if first.host else None,
+            "time": first.time,
+            "message": clean(first.message),
+            "source": {"source": clean(first.cite.source), "line": first.cite.line},
+        },
+        "coverage": {
+            "evidence": [
+                {"kind": e.kind, "source": clean(e.source), "ranks": list(e.ranks)}
+                for e in report.coverage.evidence
+            ],
+            "missing": list(report.coverage.missing),
+            "next_steps": list(report.coverage.next_steps),
+            "notes": [clean(n) for n in report.coverage.notes],
+        },
+    }
