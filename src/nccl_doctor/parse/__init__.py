@@ -15,6 +15,7 @@ from nccl_doctor.parse.infiniband import (
     IbstatusParser,
     IbvDevinfoParser,
 )
+from nccl_doctor.parse.live_host import LiveHostParser
 from nccl_doctor.parse.nccl_log import NcclLogParser
 from nccl_doctor.parse.nccl_tests import NcclTestsParser
 from nccl_doctor.parse.nvidia_smi import NvidiaSmiParser
@@ -38,6 +39,7 @@ BLOCK_PARSERS: tuple[type[BlockParser], ...] = (
     Ibdev2netdevParser,
     CollectEnvParser,
     NcclTestsParser,
+    LiveHostParser,
 )
 
 STREAM_PARSERS: tuple[type[StreamParser], ...] = (

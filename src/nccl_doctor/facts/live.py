@@ -1,0 +1,161 @@
+"""Facts of a live read of the node (``nccl-doctor check`` / ``capture``).
+
+They come from a bundle's ``host.json`` (evidence kind ``live-host``), which
+holds what no tool's text output says: whether NVML answered at all, kernel
+modules and /dev nodes, the fabric manager, /dev/shm, resource limits,
+container and WSL, library versions, who owns the GPU processes. GPU state
+itself is in the bundle's nvidia-smi XML and yields the facts of
+:mod:`nccl_doctor.facts.gpu`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from nccl_doctor.facts.base import Fact
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NvmlOutcome(Fact):
+    """How the NVML read ended (cites ``"nvml"`` in host.json).
+
+    ``outcome``: ``ok``, ``library_not_found`` (no NVIDIA driver installed),
+    ``driver_not_loaded``, ``version_mismatch`` (driver/library),
+    ``no_permission``, ``init_failed``, ``no_devices``, ``not_installed``
+    (the nvidia-ml-py bindings are missing), ``timeout`` (NVML did not answer
+    within ``timeout_s``), ``crashed`` (the reader died), or ``gpu_lost`` for
+    one GPU (``gpu_index``/``bus_id`` name it). ``message`` is NVML's text.
+    """
+
+    outcome: str
+    message: str = ""
+    timeout_s: float | None = None
+    elapsed_s: float | None = None
+    gpu_count: int | None = None
+    driver_version: str | None = None
+    cuda_driver_version: str | None = None
+    gpu_index: int | None = None
+    bus_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class KernelModule(Fact):
+    """Whether a kernel module of the NVIDIA stack is loaded (``/proc/modules``)."""
+
+    name: str
+    loaded: bool
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeviceNode(Fact):
+    """Whether a /dev node of the driver exists (``/dev/nvidiactl``, ``/dev/nvidia-uvm``...).
+
+    ``listed`` marks a node found by listing ``/dev/nvidia*`` rather than
+    checked by name.
+    """
+
+    path: str
+    present: bool
+    listed: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FabricManagerState(Fact):
+    """The NVSwitch fabric manager: ``nvswitch`` when the host has NVSwitches.
+
+    ``systemd_state`` is ``systemctl is-active nvidia-fabricmanager`` as
+    printed (``active``, ``inactive``, ``failed``; ``None`` without
+    systemctl), ``process_running`` whether an ``nv-fabricmanager`` runs.
+    """
+
+    nvswitch: bool
+    systemd_state: str | None = None
+    process_running: bool | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class KernelLogAccess(Fact):
+    """Whether the kernel log could be read: ``status`` ``ok``/``denied``/``missing``/``timeout``.
+
+    ``lines`` is how many NVIDIA driver lines were kept (they are in the
+    bundle's ``kernel-log.txt``, read as ``xid`` evidence).
+    """
+
+    status: str
+    source: str | None = None
+    message: str = ""
+    lines: int = 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NetInterface(Fact):
+    """A Linux network device: ``operstate`` (``up``, ``down``...) and ``mtu`` from sysfs."""
+
+    name: str
+    operstate: str | None = None
+    mtu: int | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ShmInfo(Fact):
+    """``/dev/shm``: size, used and free space in MiB (``statvfs``)."""
+
+    path: str
+    size_mib: int | None = None
+    used_mib: int | None = None
+    free_mib: int | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HostLimits(Fact):
+    """Resource limits of the checking process: locked memory in bytes, open files.
+
+    ``None`` with the matching ``*_unlimited`` flag set means unlimited.
+    """
+
+    memlock_soft_bytes: int | None = None
+    memlock_hard_bytes: int | None = None
+    memlock_unlimited: bool = False
+    nofile_soft: int | None = None
+    nofile_hard: int | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HostRuntime(Fact):
+    """Where the check ran: in a container (``container_kind`` docker, kubernetes...), WSL."""
+
+    container: bool
+    container_kind: str | None = None
+    wsl: bool | None = None
+    kernel: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LibraryVersions(Fact):
+    """Versions found without importing torch.
+
+    ``torch_version`` from the package metadata, ``nccl_version`` from the
+    ``libnccl`` file next to torch (``nccl_library``) or the nvidia-nccl
+    wheel, ``kernel_module_version`` from ``/proc/driver/nvidia/version``,
+    ``driver_version``/``cuda_driver_version`` from NVML (user space).
+    """
+
+    torch_version: str | None = None
+    nccl_version: str | None = None
+    nccl_library: str | None = None
+    python_version: str | None = None
+    kernel_module_version: str | None = None
+    driver_version: str | None = None
+    cuda_driver_version: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GpuProcessOwner(Fact):
+    """Who runs a GPU process: ``comm``, command line (redacted) and uid from /proc."""
+
+    pid: int
+    gpu_index: int | None = None
+    gpu_bus_id: str | None = None
+    comm: str | None = None
+    cmdline: str | None = None
+    uid: int | None = None

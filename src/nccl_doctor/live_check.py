@@ -1,0 +1,207 @@
+"""``check`` and ``capture``: read the live node into a bundle, then diagnose the bundle.
+
+A capture reads NVML (in a child process under a deadline) and the host,
+and writes evidence files the existing parsers read (``nvidia-smi.xml``,
+``nvidia-smi-errors.txt``, ``nvlink.txt``, ``kernel-log.txt``,
+``proc-driver-nvidia-version.txt``, ``ibstatus.txt``, ``env.txt``) plus
+``host.json`` (kind ``live-host``) and ``MANIFEST.json`` (what was read,
+how long each read took, what failed). ``check`` diagnoses that folder with
+the same pipeline as ``diagnose``, so ``diagnose bundle.tgz`` on a saved
+capture gives the same report.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import tarfile
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from nccl_doctor import __version__
+from nccl_doctor.errors import UsageError
+from nccl_doctor.evidence.host_live import read_host
+from nccl_doctor.evidence.live import DEFAULT_TIMEOUT_S, Outcome, ReadLog
+from nccl_doctor.evidence.nvml import Snapshot, read_nvml
+from nccl_doctor.evidence.nvml_files import nvlink_text, smi_messages, smi_xml
+from nccl_doctor.redact import redact
+from nccl_doctor.report import Report
+
+#: The first line of host.json: the live-host parser's anchor.
+HOST_JSON_HEAD = '{"nccl_doctor_live_host": 1,'
+#: The folder name inside a bundle archive.
+BUNDLE_DIR = "nccl-doctor-bundle"
+_NO_GPU = {
+    "library_not_found": "no NVIDIA driver on this host (the NVML library was not found)",
+    "not_installed": "the NVML bindings are not installed (pip install 'nccl-doctor[live]')",
+    "driver_not_loaded": "the NVIDIA driver is installed but not loaded",
+    "no_devices": "the NVIDIA driver sees no GPU",
+    "timeout": "the NVML read was abandoned",
+    "crashed": "the NVML reader failed",
+    "version_mismatch": "the NVIDIA driver's kernel module and libraries differ",
+    "init_failed": "NVML could not start",
+    "no_permission": "NVML refused access",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Capture:
+    """A written capture: its folder, NVML snapshot and what each read gave."""
+
+    folder: Path
+    snapshot: Snapshot
+    manifest: dict[str, Any]
+
+
+def nvml_section(snap: Snapshot) -> dict[str, Any]:
+    """host.json's ``nvml``: the outcome and the GPUs NVML lost."""
+    lost = [
+        {"index": g.get("index"), "bus_id": g.get("bus_id"), "message": g.get("message") or ""}
+        for g in snap.get("gpus") or ()
+        if g.get("lost")
+    ]
+    keys = ("outcome", "message", "timeout_s", "gpu_count", "driver_version", "cuda_driver_version")
+    return {**{k: snap.get(k) for k in keys}, "lost": lost}
+
+
+def _processes(snap: Snapshot) -> list[dict[str, Any]]:
+    return [
+        {
+            "pid": p["pid"],
+            "gpu_index": g.get("index"),
+            "gpu_bus_id": g.get("bus_id"),
+            "comm": p.get("comm"),
+            "cmdline": redact(p["cmdline"]) if p.get("cmdline") else None,
+            "uid": p.get("uid"),
+        }
+        for g in snap.get("gpus") or ()
+        for p in g.get("processes") or ()
+    ]
+
+
+def host_json(data: dict[str, Any]) -> str:
+    """host.json text: the anchor line, then one top-level key per line."""
+    lines = [HOST_JSON_HEAD]
+    items = list(data.items())
+    for i, (key, value) in enumerate(items):
+        comma = "," if i < len(items) - 1 else ""
+        lines.append(f" {json.dumps(key)}: {json.dumps(value, sort_keys=True)}{comma}")
+    return "\n".join(lines) + "\n}\n"
+
+
+def capture(
+    folder: Path,
+    *,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    nvml_module: str = "pynvml",
+    nvml_env: dict[str, str] | None = None,
+    root: Path = Path("/"),
+    environ: dict[str, str] | None = None,
+) -> Capture:
+    """Read the node and write its evidence files into ``folder`` (created)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    started = time.time()
+    log = ReadLog()
+    begin = time.monotonic()
+    snap = read_nvml(timeout_s, module=nvml_module, env=nvml_env)
+    log.add(
+        Outcome(
+            "nvml",
+            "ok" if snap.get("outcome") == "ok" else str(snap.get("outcome")),
+            message=str(snap.get("message") or ""),
+            elapsed_s=time.monotonic() - begin,
+        )
+    )
+    host = read_host(log, timeout_s, root=root, environ=environ)
+    stamp = time.strftime("%a %b %d %H:%M:%S %Y", time.localtime(started))
+    written = {
+        "nvidia-smi.xml": smi_xml(snap, stamp),
+        "nvidia-smi-errors.txt": smi_messages(snap),
+        "nvlink.txt": nvlink_text(snap),
+    }
+    files = {**host.files, **{k: v for k, v in written.items() if v is not None}}
+    hostname = socket.gethostname()
+    data = {"hostname": hostname, "nvml": nvml_section(snap), **host.data}
+    data["gpu_processes"] = _processes(snap)
+    files["host.json"] = host_json(data)
+    for name, text in files.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    manifest = {
+        "tool": "nccl-doctor",
+        "version": __version__,
+        "time": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(started)),
+        "hostname": hostname,
+        "timeout_s": timeout_s,
+        "files": sorted(files),
+        "reads": log.manifest(),
+        "failed": [e.what for e in log.entries if not e.ok],
+    }
+    manifest_text = json.dumps(manifest, indent=1, sort_keys=True) + "\n"
+    (folder / "MANIFEST.json").write_text(manifest_text, encoding="utf-8")
+    return Capture(folder, snap, manifest)
+
+
+def write_bundle(cap: Capture, path: Path) -> Path:
+    """The capture as a ``.tgz`` (or a folder when ``path`` has no archive suffix)."""
+    names = sorted(p.name for p in cap.folder.iterdir() if p.is_file())
+    if not path.name.endswith((".tgz", ".tar.gz")):
+        path.mkdir(parents=True, exist_ok=True)
+        for name in names:
+            (path / name).write_bytes((cap.folder / name).read_bytes())
+        return path
+    with tarfile.open(path, "w:gz") as archive:
+        for name in names:
+            archive.add(cap.folder / name, arcname=f"{BUNDLE_DIR}/{name}")
+    return path
+
+
+def headline(snap: Snapshot) -> str | None:
+    """The plain line a check without GPU state starts with, else ``None``."""
+    outcome = str(snap.get("outcome"))
+    if outcome == "ok" and snap.get("gpus"):
+        return None
+    why = _NO_GPU.get(outcome, outcome)
+    detail = snap.get("message")
+    plain = ("library_not_found", "driver_not_loaded", "no_devices", "version_mismatch")
+    tail = f" ({detail})" if detail and outcome not in plain else ""
+    return f"No GPU state: {why}{tail}. GPU checks were skipped; the rest of the node was checked."
+
+
+def check(
+    *, timeout_s: float = DEFAULT_TIMEOUT_S, nvml_module: str = "pynvml", keep: str | None = None
+) -> tuple[Report, Capture]:
+    """Capture into a temporary folder and diagnose it (``keep``: also save the bundle there)."""
+    from nccl_doctor.pipeline import diagnose_paths  # noqa: PLC0415 -- loads the rules
+
+    with tempfile.TemporaryDirectory(prefix="nccl-doctor-check-") as tmp:
+        folder = Path(tmp) / BUNDLE_DIR
+        cap = capture(folder, timeout_s=timeout_s, nvml_module=nvml_module)
+        report = diagnose_paths([str(folder)])
+        if keep:
+            _save(cap, Path(keep))
+    return report, cap
+
+
+def _save(cap: Capture, path: Path) -> Path:
+    try:
+        return write_bundle(cap, path)
+    except OSError as exc:
+        raise UsageError(
+            f"cannot write {path}: {exc.strerror or exc}", "pick a writable path"
+        ) from exc
+
+
+def save(output: str, timeout_s: float = DEFAULT_TIMEOUT_S, nvml_module: str = "pynvml") -> Path:
+    """Capture the node and write the bundle to ``output`` (``.tgz`` or a folder)."""
+    with tempfile.TemporaryDirectory(prefix="nccl-doctor-capture-") as tmp:
+        cap = capture(Path(tmp) / BUNDLE_DIR, timeout_s=timeout_s, nvml_module=nvml_module)
+        return _save(cap, Path(output))
+
+
+def nvml_module_name() -> str:
+    """The NVML bindings module: ``pynvml``, or ``NCCL_DOCTOR_NVML_MODULE`` (tests, replays)."""
+    return os.environ.get("NCCL_DOCTOR_NVML_MODULE") or "pynvml"
