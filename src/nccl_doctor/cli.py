@@ -7,12 +7,17 @@ run (with a one-line ``error:`` and a hint on stderr).
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from nccl_doctor import __version__
-from nccl_doctor.errors import DoctorError, EvidenceError
+from nccl_doctor.errors import DoctorError, EvidenceError, UsageError
+
+if TYPE_CHECKING:
+    from nccl_doctor.evidence.reader import ReadResult
 
 EXIT_OK, EXIT_CRITICAL, EXIT_USAGE = 0, 1, 2
 
@@ -33,14 +38,37 @@ def build_parser() -> argparse.ArgumentParser:
         "paths", nargs="+", metavar="PATH", help="files, folders, archives, or - for stdin"
     )
     parse.add_argument("--format", choices=("text", "json"), default="text")
+    diagnose = sub.add_parser("diagnose", help="name the root cause, the cascade and the fix")
+    diagnose.add_argument(
+        "paths", nargs="+", metavar="EVIDENCE", help="files, folders, archives, or - for stdin"
+    )
+    diagnose.add_argument("--format", choices=("text", "json", "markdown"), default="text")
+    diagnose.add_argument(
+        "--color", choices=("auto", "always", "never"), default="auto", help="terminal colours"
+    )
+    check = sub.add_parser("check", help="read this node live (NVML, kernel, RDMA...) and diagnose")
+    check.add_argument("--format", choices=("text", "json", "markdown"), default="text")
+    check.add_argument("--timeout", type=float, default=5.0, metavar="S", help="deadline per read")
+    check.add_argument(
+        "--color", choices=("auto", "always", "never"), default="auto", help="terminal colours"
+    )
+    check.add_argument("-o", "--output", metavar="BUNDLE", help="also save the capture here")
+    capture = sub.add_parser("capture", help="save this node's live state as a bundle")
+    capture.add_argument("-o", "--output", required=True, metavar="BUNDLE", help="a .tgz or folder")
+    capture.add_argument(
+        "--timeout", type=float, default=5.0, metavar="S", help="deadline per read"
+    )
+    sub.add_parser("rules", help="list the diagnosis catalogue")
+    explain = sub.add_parser("explain", help="print what a diagnosis id means and how to fix it")
+    explain.add_argument("rule_id", metavar="ID", help="a catalogue id, e.g. gpu.contention")
     return root
 
 
-def _cmd_parse(args: argparse.Namespace) -> int:
+def _read(paths: Sequence[str]) -> ReadResult:
+    """Read the evidence, or raise the one-line error that says why none was usable."""
     from nccl_doctor.evidence.reader import read_paths  # noqa: PLC0415 -- keeps --help fast
-    from nccl_doctor.render.parsed import parsed_json, parsed_text  # noqa: PLC0415
 
-    result = read_paths(args.paths)
+    result = read_paths(paths)
     if not result.sources:
         reasons = "; ".join(f"{n.source}: {n.message}" for n in result.notes) or "nothing given"
         raise EvidenceError(
@@ -53,11 +81,89 @@ def _cmd_parse(args: argparse.Namespace) -> int:
             f"no known evidence kind in {names}",
             "pass logs, tracebacks, nvidia-smi/ibstatus/topo output or collect_env text",
         )
+    return result
+
+
+def _cmd_parse(args: argparse.Namespace) -> int:
+    from nccl_doctor.render.parsed import parsed_json, parsed_text  # noqa: PLC0415
+
+    result = _read(args.paths)
     if args.format == "json":
         sys.stdout.write(json.dumps(parsed_json(result), ensure_ascii=False) + "\n")
     else:
         sys.stdout.write(parsed_text(result) + "\n")
     return EXIT_OK
+
+
+def _cmd_diagnose(args: argparse.Namespace) -> int:
+    from nccl_doctor.pipeline import diagnose_read  # noqa: PLC0415
+    from nccl_doctor.render import render_report  # noqa: PLC0415
+
+    report = diagnose_read(_read(args.paths))
+    color = args.color == "always" or (args.color == "auto" and sys.stdout.isatty())
+    sys.stdout.write(render_report(report, args.format, color=color))
+    critical = any(f.severity.value == "critical" for f in report.findings)
+    return EXIT_CRITICAL if critical else EXIT_OK
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    from nccl_doctor import live_check  # noqa: PLC0415
+    from nccl_doctor.render import render_report  # noqa: PLC0415
+
+    if args.timeout <= 0:
+        raise UsageError("--timeout must be positive", "for example --timeout 5")
+    report, cap = live_check.check(
+        timeout_s=args.timeout, nvml_module=live_check.nvml_module_name(), keep=args.output
+    )
+    if line := live_check.headline(cap.snapshot):
+        sys.stderr.write(line + "\n")
+    color = args.color == "always" or (args.color == "auto" and sys.stdout.isatty())
+    sys.stdout.write(render_report(report, args.format, color=color))
+    critical = any(f.severity.value == "critical" for f in report.findings)
+    return EXIT_CRITICAL if critical else EXIT_OK
+
+
+def _cmd_capture(args: argparse.Namespace) -> int:
+    from nccl_doctor import live_check  # noqa: PLC0415
+
+    if args.timeout <= 0:
+        raise UsageError("--timeout must be positive", "for example --timeout 5")
+    path = live_check.save(args.output, args.timeout, live_check.nvml_module_name())
+    sys.stderr.write(f"wrote {path}\n")
+    return EXIT_OK
+
+
+def _cmd_rules(_: argparse.Namespace) -> int:
+    from nccl_doctor.rules import load_rules  # noqa: PLC0415
+
+    for loaded in load_rules():
+        rule = loaded.rule
+        sys.stdout.write(f"{rule.id:26} {rule.severity.value:8} {rule.title}\n")
+    return EXIT_OK
+
+
+def _cmd_explain(args: argparse.Namespace) -> int:
+    from nccl_doctor.rules import CATALOGUE, get_rule  # noqa: PLC0415
+
+    loaded = get_rule(args.rule_id)
+    if loaded is None:
+        close = difflib.get_close_matches(args.rule_id, CATALOGUE, n=1)
+        hint = f"did you mean {close[0]}?" if close else "`nccl-doctor rules` lists the ids"
+        raise UsageError(f"no diagnosis {args.rule_id!r}", hint)
+    rule = loaded.rule
+    head = f"{rule.id} — {rule.title} (default severity: {rule.severity.value})"
+    sys.stdout.write(f"{head}\n\n{loaded.doc}\n")
+    return EXIT_OK
+
+
+_COMMANDS = {
+    "parse": _cmd_parse,
+    "diagnose": _cmd_diagnose,
+    "check": _cmd_check,
+    "capture": _cmd_capture,
+    "rules": _cmd_rules,
+    "explain": _cmd_explain,
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -68,7 +174,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return EXIT_USAGE
     try:
-        return _cmd_parse(args)
+        return _COMMANDS[args.command](args)
     except DoctorError as exc:
         hint = f" (hint: {exc.hint})" if exc.hint else ""
         sys.stderr.write(f"error: {exc.message}{hint}\n")
