@@ -1,0 +1,78 @@
+"""A small gloo job that fails on purpose, one mechanism per scenario.
+
+Launched by tests/zoo/cpu/scenarios.py the way users launch (torchrun);
+the scenario comes from ZOO_SCENARIO. Runs on the CPU.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+import torch
+import torch.distributed as dist
+from torch import nn
+from torch.nn.parallel import DistributedDataParallel
+
+SCENARIO = os.environ["ZOO_SCENARIO"]
+TIMEOUT = dt.timedelta(seconds=float(os.environ.get("ZOO_TIMEOUT_S", "20")))
+
+
+def _train(rank: int) -> None:
+    model = nn.Linear(8, 8)
+    if SCENARIO == "param_mismatch" and rank == 1:
+        model = nn.Linear(8, 9)
+    ddp = DistributedDataParallel(model)
+    for step in range(3):
+        x = torch.randn(4, 8)
+        ddp(x).sum().backward()
+        if SCENARIO == "rank_raises" and rank == 1 and step == 1:
+            raise ValueError(f"rank {rank}: bad batch at step {step}")
+        if SCENARIO == "sigsegv" and rank == 1 and step == 1:
+            os.kill(os.getpid(), signal.SIGSEGV)
+        if SCENARIO == "sigkill" and rank == 1 and step == 1:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _collectives(rank: int) -> None:
+    t = torch.ones(16) * (rank + 1)
+    if SCENARIO == "collective_mismatch":
+        if rank == 1:
+            dist.broadcast(torch.ones(32), src=0)
+        else:
+            dist.all_reduce(t)
+    elif SCENARIO == "stall":
+        if rank == 1:
+            time.sleep(TIMEOUT.total_seconds() * 3)
+        dist.all_reduce(t)
+    else:
+        dist.all_reduce(t)
+
+
+def _many_files() -> None:
+    held = [Path(os.devnull).open() for _ in range(4096)]  # noqa: SIM115 -- held on purpose
+    del held
+
+
+def main() -> None:
+    rank = int(os.environ.get("RANK", "0"))
+    if SCENARIO == "too_many_files":
+        _many_files()
+    dist.init_process_group("gloo", timeout=TIMEOUT)
+    if SCENARIO in ("collective_mismatch", "stall"):
+        _collectives(rank)
+    else:
+        _train(rank)
+        dist.barrier()
+    time.sleep(float(os.environ.get("ZOO_HOLD_S", "0")))
+    print(f"rank {rank} done", flush=True)
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
+    sys.exit(0)

@@ -1,0 +1,134 @@
+"""The CPU (gloo) fault zoo: each scenario breaks a real torchrun job one way.
+
+``run_scenario`` launches ``job.py`` the way users do and keeps what a user
+would have: torchrun's combined stdout and stderr in one file. Used by
+``tests/zoo/test_zoo_cpu.py`` and ``scripts/zoo_summary.py``.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+JOB = Path(__file__).with_name("job.py")
+ANY = "any"
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One failure: how to launch it and what nccl-doctor must say."""
+
+    name: str
+    top: str
+    #: the first failing rank; ``ANY`` where every rank fails alike (a desync)
+    first_failing_rank: int | str | None
+    nproc: int = 2
+    env: dict[str, str] = field(default_factory=dict)
+    torchrun: tuple[str, ...] = ()
+    #: ids that must not stand as their own root cause (the cascade, folded or absent)
+    not_root: tuple[str, ...] = ()
+    port_taken: bool = False
+    nofile: int | None = None
+
+
+SCENARIOS: tuple[Scenario, ...] = (
+    Scenario("rank_raises", "launch.rank_crash", 1, not_root=("net.unreachable", "app.hang")),
+    Scenario("sigsegv", "launch.rank_crash", 1, not_root=("net.unreachable", "app.hang")),
+    Scenario("sigkill", "launch.rank_crash", 1, not_root=("net.unreachable", "app.hang")),
+    Scenario("param_mismatch", "app.param_mismatch", 1, not_root=("launch.rank_crash",)),
+    Scenario("collective_mismatch", "app.collective_mismatch", ANY),
+    Scenario(
+        "collective_mismatch_detail",
+        "app.collective_mismatch",
+        ANY,
+        env={"TORCH_DISTRIBUTED_DEBUG": "DETAIL", "ZOO_SCENARIO": "collective_mismatch"},
+    ),
+    Scenario("stall", "app.hang", 0, env={"ZOO_TIMEOUT_S": "5"}),
+    Scenario(
+        "node_missing",
+        "launch.rendezvous",
+        None,
+        nproc=1,
+        torchrun=("--nnodes", "2", "--rdzv-backend", "c10d", "--rdzv-conf", "join_timeout=8"),
+    ),
+    Scenario("port_in_use", "launch.port_in_use", None, port_taken=True),
+    Scenario("too_many_files", "host.resources", 0, nofile=256),
+)
+
+
+def free_port() -> int:
+    """A TCP port nobody listens on now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextmanager
+def _holding(port: int, hold: bool) -> Iterator[None]:
+    if not hold:
+        yield
+        return
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind(("0.0.0.0", port))  # noqa: S104 -- the store binds every interface too
+        s.listen()
+        yield
+
+
+def _limit(nofile: int | None) -> Callable[[], None] | None:
+    if nofile is None:
+        return None
+
+    def apply() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
+
+    return apply
+
+
+def torchrun() -> str:
+    """The torchrun beside this Python, else on PATH."""
+    beside = Path(sys.executable).with_name("torchrun")
+    return str(beside) if beside.exists() else (shutil.which("torchrun") or "torchrun")
+
+
+def run_scenario(scenario: Scenario, out_dir: Path, timeout_s: float = 120) -> tuple[Path, float]:
+    """Launch the scenario; returns the console log and the seconds it ran."""
+    port = free_port()
+    env = {**os.environ, "ZOO_SCENARIO": scenario.name, "ZOO_TIMEOUT_S": "10", **scenario.env}
+    if "TORCH_DISTRIBUTED_DEBUG" not in scenario.env:
+        env.pop("TORCH_DISTRIBUTED_DEBUG", None)
+    where = (
+        ("--rdzv-endpoint", f"127.0.0.1:{port}")
+        if "--rdzv-backend" in scenario.torchrun
+        else ("--master-port", str(port))
+    )
+    cmd = [
+        torchrun(),
+        "--nproc-per-node",
+        str(scenario.nproc),
+        *where,
+        *scenario.torchrun,
+        str(JOB),
+    ]
+    log = out_dir / f"{scenario.name}.log"
+    start = time.monotonic()
+    with _holding(port, scenario.port_taken), log.open("wb") as sink:
+        subprocess.run(
+            cmd,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            env=env,
+            timeout=timeout_s,
+            check=False,
+            preexec_fn=_limit(scenario.nofile),
+        )
+    return log, time.monotonic() - start
