@@ -81,6 +81,13 @@ _SRUN = re.compile(r" *(?P<rank>\d{1,6}): ")
 _BRACKET_RANK = re.compile(r"\[(?P<rank>\d+)\] (?=[\w.-]+:\d+:\d+ \[\d+\] )")
 _NCCL = re.compile(r"(?P<host>[\w.-]+):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>\d+)\] ")
 _GLOG_CPP = re.compile(r"\[?[IWEF](?P<md>\d{3,4}) (?P<hms>\d\d:\d\d:\d\d(?:\.\d+)?)[ \]]")
+#: a runner's per-task stream tag: ``opt-1_3b.0 [stderr] `` (milabench/voir and the like)
+_TASK_STREAM = re.compile(r"[\w.-]{1,80} \[(?:stderr|stdout)\] ")
+#: vLLM/Ray-style logging: ``ERROR 04-07 00:57:46 ray_utils.py:45] ``
+_PYLOG = re.compile(
+    r"(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL) (?P<mo>\d\d)-(?P<d>\d\d) "
+    r"(?P<hms>\d\d:\d\d:\d\d)(?:\.\d+)? [\w.-]+:\d+\] "
+)
 _SPAWN = re.compile(r"-- Process (?P<rank>\d+) terminated with the following error:")
 
 
@@ -160,6 +167,12 @@ class Attributor:
                     host = host or m["host"]
                 elif host is None and (m := _PDSH.match(text)) and _pdsh_host(m["host"]):
                     host = m["host"]
+                elif m := _TASK_STREAM.match(text):
+                    pass
+                elif m := _PYLOG.match(text):
+                    seconds = _month_day_seconds(int(m["mo"]), int(m["d"]), m["hms"])
+                    if seconds is not None:
+                        time_s, clock = seconds, "glog"
                 else:
                     break
                 text = text[m.end() :]

@@ -13,8 +13,10 @@ from nccl_doctor.parse._values import cite
 _NCCL_IN = re.compile(
     r"NCCL error in: (?P<file>[^\s,]{1,300}?):(?P<line>\d{1,7}), (?P<reason>[^,\n]*?)"
     r"(?: \(run with NCCL_DEBUG=\w+ for details\))?"
-    r"(?:, NCCL version (?P<ver>[\w.+-]{1,40}))?[.]?\s*$"
+    r"(?:, NCCL(?: version (?P<ver>[\w.+-]{1,40}))?)?[.]?\s*$"
 )
+#: the rest of a message wrapped after ", NCCL": ``version 2.14.3``
+_WRAPPED_VERSION = re.compile(r"^\s*version (?P<ver>\d[\w.+-]{0,39})\s*$")
 _NCCL_ERR = re.compile(
     r"NCCL error: (?P<reason>[^,(\n]*?)(?: \(run with NCCL_DEBUG=\w+ for details\))?"
     r"(?:, NCCL version (?P<ver>[\w.+-]{1,40}))?[.]?\s*$"
@@ -55,6 +57,8 @@ def nccl_report(line: Line, text: str, following: Sequence[str] = ()) -> NcclErr
     result = _REASONS.get(reason.lower()) if reason else None
     last: list[str] = []
     in_last = False
+    if version is None and following and (w := _WRAPPED_VERSION.match(following[0])):
+        version = w["ver"]
     for item in following[:16]:
         s = item.strip()
         if in_last:
