@@ -292,9 +292,36 @@ def _from_code(facts: Facts) -> Finding | None:
     )
 
 
+def _from_stack(facts: Facts) -> Finding | None:
+    """Only the watchdog's C++ stack survived the paste: its timeout check raised."""
+    frames = facts.search(r"WorkNCCL::checkTimeout\b", prose=False)
+    if not frames:
+        return None
+    return RULE.finding(
+        summary="The NCCL watchdog's timeout check raised (WorkNCCL::checkTimeout in the "
+        "stack): a collective ran past the process-group timeout; the lines naming the "
+        "collective and its SeqNum are not in the evidence",
+        fix=[
+            (
+                "Attach the full error of every rank (the 'Watchdog caught collective operation "
+                "timeout: WorkNCCL(SeqNum=..., OpType=...)' line) to see which collective it was"
+            ),
+            (
+                "Find the rank that is not at that collective: rank-0-only work (evaluation, "
+                "plotting, checkpointing) that calls collectives, uneven batches per rank"
+            ),
+            _TEARDOWN_FIX,
+        ],
+        evidence=[h.cite for h in frames[:2]],
+        ranks=[h.rank for h in frames if h.rank is not None],
+        confidence=Confidence.MEDIUM,
+    )
+
+
 def check(facts: Facts) -> list[Finding]:
     """Watchdog timeouts, long store barriers, stalled ranks, rank-guarded collectives."""
-    for step in (_from_timeouts, _from_store_timeout, _from_monitor, _from_dump, _from_code):
+    steps = (_from_timeouts, _from_store_timeout, _from_monitor, _from_dump, _from_code)
+    for step in (*steps, _from_stack):
         found = step(facts)
         if found is not None:
             return [found]

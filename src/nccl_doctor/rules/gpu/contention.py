@@ -32,6 +32,7 @@ allocate GPUs exclusively.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 
 from nccl_doctor.facts.base import Cite, Fact
@@ -100,9 +101,72 @@ def gpu_ranks_failing(failing: list[int], by_rank: dict[int, RankGpu]) -> set[in
     return {by_rank[r].gpu_index for r in failing if r in by_rank}
 
 
+#: A person saying the OOM stays when the job asks for little.
+_SMALL_ASK = re.compile(
+    r"(?:reduc\w*|lower\w*|decreas\w*|even (?:with|at)|tried)\b.{0,40}\bbatch[ _-]?size"
+    r"|batch[ _-]?size (?:of |to |=\s*)?(?:1|2|4|8)\b.{0,60}(?:still|same|didn't|did not|not)",
+    re.IGNORECASE,
+)
+_OOM_TEXT = re.compile(
+    r"out of memory|cudaErrorMemoryAllocation|CUDA_ERROR_OUT_OF_MEMORY", re.IGNORECASE
+)
+
+
+def _held_elsewhere(facts: Facts) -> list[Finding]:
+    """The OOM message's own numbers: capacity minus free minus this process is someone else."""
+    for oom in facts.of(CudaOutOfMemory):
+        total, free, mine = oom.total_mib, oom.free_mib, oom.process_mib
+        if total is None or free is None or mine is None or oom.other_processes:
+            continue
+        others = total - free - mine
+        if others < max(2048.0, 0.25 * total):
+            continue
+        gpu = "?" if oom.gpu_index is None else str(oom.gpu_index)
+        return [
+            RULE.finding(
+                summary=f"GPU {gpu} has {total / 1024:.1f} GiB, {free / 1024:.1f} GiB free, and "
+                f"this process holds only {mine / 1024:.1f} GiB: {others / 1024:.1f} GiB are "
+                "held outside the job's process (another process, perhaps in another "
+                "container, so the OOM message cannot name it)",
+                fix=[
+                    "Run `nvidia-smi` on the host (not in the container) to see who holds it",
+                    "Stop or move that process, or run on a free GPU (CUDA_VISIBLE_DEVICES)",
+                ],
+                evidence=[oom],
+                ranks=[oom.rank] if oom.rank is not None else [],
+                gpus=[gpu],
+                confidence=Confidence.MEDIUM,
+            )
+        ]
+    return []
+
+
+def _suspected(facts: Facts) -> list[Finding]:
+    """An OOM that persists at a small batch, with no process list to check: ask for one."""
+    if facts.of(GpuProcess) or facts.kinds & {"nvidia-smi", "nvidia-smi-q", "nvidia-smi-xml"}:
+        return []
+    ooms = list(facts.search(_OOM_TEXT))
+    cue = facts.search(_SMALL_ASK)
+    if not ooms or not cue:
+        return []
+    return [
+        RULE.finding(
+            summary="The GPU runs out of memory even with a small batch, and no process list "
+            "was given: memory held by another process is the first thing to rule out",
+            fix=[
+                "Run `nvidia-smi` while the job starts and look for other processes on its GPU",
+                "Stop them or pick a free GPU with CUDA_VISIBLE_DEVICES",
+            ],
+            evidence=[ooms[0].cite, cue[0].cite],
+            severity=Severity.WARNING,
+            confidence=Confidence.LOW,
+        )
+    ]
+
+
 def check(facts: Facts) -> list[Finding]:
     """Foreign processes on the job's GPUs, joined with the failing ranks."""
-    findings = _from_oom(facts)
+    findings = _from_oom(facts) or _held_elsewhere(facts) or _suspected(facts)
     procs = facts.of(GpuProcess)
     if not procs or findings:
         return findings

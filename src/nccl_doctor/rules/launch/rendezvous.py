@@ -204,9 +204,46 @@ def _from_words(facts: Facts) -> Finding | None:
     )
 
 
+_MULTI_NODE = re.compile(r"--nnodes[= ](?P<n>\d+)(?![\d:])")
+_PLACED = re.compile(r"--node[_-]rank|--rdzv[_-](?:backend|endpoint)|--rdzv_id|\bsrun\b|--hostfile")
+
+
+def _from_launch_line(facts: Facts) -> Finding | None:
+    """A multi-node launch with static rendezvous that names no node rank."""
+    for hit in facts.search(_MULTI_NODE):
+        text = hit.cite.text
+        if int(hit.match["n"]) < 2 or _PLACED.search(text):
+            continue
+        if not re.search(r"torchrun|torch\.distributed\.(?:launch|run)|multiproc|launch\.py", text):
+            continue
+        return RULE.finding(
+            summary=f"The launch asks for {hit.match['n']} nodes but gives no --node_rank "
+            "(and no c10d rendezvous endpoint): every node starts as node 0, so each either "
+            "forms its own group of local processes or waits for a master that never comes",
+            fix=[
+                (
+                    "Give every node its own --node_rank (0 .. nnodes-1) and the same "
+                    "--master_addr/--master_port (node 0's address)"
+                ),
+                (
+                    "Or use elastic rendezvous: torchrun --nnodes N --rdzv-backend c10d "
+                    "--rdzv-endpoint HOST:PORT --rdzv-id JOB on every node"
+                ),
+                (
+                    "Under Slurm, launch one torchrun per node with srun and take the node rank "
+                    "from SLURM_NODEID"
+                ),
+            ],
+            evidence=[hit.cite],
+            severity=Severity.WARNING,
+            confidence=Confidence.LOW if hit.prose else Confidence.MEDIUM,
+        )
+    return None
+
+
 def check(facts: Facts) -> list[Finding]:
     """Rendezvous/store timeouts, too few DDP members, or a hang at DDP init."""
-    for step in (_from_timeouts, _from_members, _from_words):
+    for step in (_from_timeouts, _from_members, _from_words, _from_launch_line):
         found = step(facts)
         if found is not None:
             return [found]

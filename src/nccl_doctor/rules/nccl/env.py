@@ -33,6 +33,7 @@ NCCL took.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from nccl_doctor.facts.base import Fact
@@ -174,12 +175,49 @@ def _problems(sets: list[_Set], skip: tuple[str, ...]) -> list[tuple[str, Fact, 
     return out
 
 
+_FORCED = re.compile(
+    r"no algorithm/protocol available for function (?P<fn>\w+)(?: with datatype (?P<dt>\w+))?"
+    r".{0,40}?(?P<var>NCCL_(?:ALGO|PROTO)) was set to (?P<val>[\w,;:^-]+)",
+    re.IGNORECASE,
+)
+
+
+def _forced(facts: Facts) -> list[Finding]:
+    """NCCL refused a collective because NCCL_ALGO/NCCL_PROTO left it no algorithm."""
+    hits = facts.search(_FORCED, prose=False)
+    if not hits:
+        return []
+    m = hits[0].match
+    what = m["fn"] + (f" of {m['dt']}" if m["dt"] else "")
+    return [
+        RULE.finding(
+            summary=f"{m['var']}={m['val']} leaves NCCL no algorithm for {what}, so the "
+            "collective fails with ncclInvalidUsage",
+            fix=[
+                (
+                    f"Unset {m['var']} (or widen it) for this job: NCCL picks a working "
+                    "algorithm per collective when it is not forced"
+                ),
+                (
+                    f"Find where {m['var']} is set (the job's environment, a launcher script, "
+                    "a test that set os.environ and did not restore it, /etc/nccl.conf)"
+                ),
+            ],
+            evidence=[h.cite for h in hits[:2]],
+            severity=Severity.CRITICAL,
+            confidence=Confidence.HIGH,
+            ranks=[h.rank for h in hits if h.rank is not None],
+        )
+    ]
+
+
 def check(facts: Facts) -> list[Finding]:
     """Fire on settings that fail the job, and on wrong or harmful ones."""
+    forced = _forced(facts)
     sets = _settings(facts)
     if not sets:
-        return []
-    findings = _graph_failure(facts, sets)
+        return forced
+    findings = forced + _graph_failure(facts, sets)
     blamed = {c.text for f in findings for c in f.evidence}
     tested = {
         h.match.group(1)

@@ -221,6 +221,56 @@ def _cuda_build(facts: Facts) -> list[Finding]:
     ]
 
 
+#: what torch says it runs: ``torch.cuda.nccl.version()`` prints ``(2, 10, 3)``
+_TORCH_NCCL = re.compile(
+    r"(?:nccl\.version\(\)|NCCL version).{0,80}?\((2), ?(\d{1,2}), ?(\d{1,2})\)"
+)
+#: a system or pip NCCL: ``libnccl2 2.15.5-1``, ``nccl 2.15.5-1``, ``nvidia-nccl-cu12 2.18.1``
+_SYSTEM_NCCL = re.compile(
+    r"\b(?:libnccl2?|libnccl-dev|nvidia-nccl(?:-cu\d+)?|nccl)[ -]+(?:==\s*)?v?"
+    r"(2\.\d{1,2}\.\d{1,2})",
+    re.IGNORECASE,
+)
+
+
+def _bundled(facts: Facts) -> list[Finding]:
+    """torch reports one NCCL while another is installed: torch's own copy wins."""
+    torch_hits = facts.search(_TORCH_NCCL)
+    if not torch_hits:
+        return []
+    torch_version = ".".join(torch_hits[0].match.groups())
+    others = [
+        h
+        for h in facts.search(_SYSTEM_NCCL)
+        if h.match.group(1) != torch_version and h.cite != torch_hits[0].cite
+    ]
+    if not others:
+        return []
+    system = others[0].match.group(1)
+    prose = torch_hits[0].prose and others[0].prose
+    return [
+        RULE.finding(
+            summary=f"torch runs NCCL {torch_version} (its own copy, bundled or linked in) "
+            f"while NCCL {system} is installed beside it: installing a system NCCL does not "
+            "change what torch loads",
+            fix=[
+                (
+                    f"To run NCCL {system}, install a torch build that ships it (the nvidia-nccl "
+                    "wheel of the matching CUDA) or one linked dynamically against the system NCCL"
+                ),
+                (
+                    "Check what a job really loads: python -c 'import torch; "
+                    "print(torch.cuda.nccl.version())' and NCCL_DEBUG=VERSION"
+                ),
+                "Remove the unused NCCL so the two cannot be confused",
+            ],
+            evidence=[torch_hits[0].cite, others[0].cite],
+            severity=Severity.WARNING,
+            confidence=Confidence.LOW if prose else Confidence.MEDIUM,
+        )
+    ]
+
+
 def check(facts: Facts) -> list[Finding]:
     """Fire on mixed NCCL versions, shadowing libraries and CUDA-mismatched builds."""
     reports = list(facts.of(NcclErrorReport))
@@ -230,4 +280,5 @@ def check(facts: Facts) -> list[Finding]:
         or _second_binding(facts, reports)
         or _cuda_build(facts)
         or _shadowing(facts, failed)
+        or _bundled(facts)
     )

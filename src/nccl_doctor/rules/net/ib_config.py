@@ -49,7 +49,13 @@ RULE = Rule(
     id="net.ib_config",
     title="IB/RoCE configured wrongly",
     severity=Severity.CRITICAL,
-    explains=("app.hang", "launch.rank_crash", "nccl.internal", "host.resources"),
+    explains=(
+        "app.hang",
+        "launch.rank_crash",
+        "nccl.internal",
+        "host.resources",
+        "net.ib_transport",
+    ),
 )
 
 _INCOMPATIBLE = re.compile(
@@ -281,5 +287,44 @@ def _stack(facts: Facts) -> list[Finding]:
     ]
 
 
+_RETRY = re.compile(
+    r"(?:completion|status)\D{0,20}(?:with )?error\D{0,3}12\b|error 12,|status=12\b"
+)
+
+
+def _roce_gid(facts: Facts) -> list[Finding]:
+    """RDMA sends time out (status 12) on RoCE while NCCL_IB_GID_INDEX is left to default."""
+    retries = [w for w in facts.of(NcclWarn) if w.ib_status == 12]
+    cites = [w.cite for w in retries] or [h.cite for h in facts.search(_RETRY, prose=False)]
+    if not cites or env_values(facts, "NCCL_IB_GID_INDEX"):
+        return []
+    roce = [p.cite for p in facts.of(IbPort) if (p.link_layer or "").lower() == "ethernet"]
+    roce += [d.cite for d in facts.of(NcclIbDevice) if (d.link_layer or "").lower() == "roce"]
+    roce += [h.cite for h in facts.search(r"\bRoCE\b|link_layer:\s*Ethernet|/RoCE\b")]
+    if not roce:
+        return []
+    return [
+        RULE.finding(
+            summary="RDMA transfers time out (completion status 12, retry exceeded) on a "
+            "RoCE link while NCCL_IB_GID_INDEX is not set: NCCL then uses a GID that the "
+            "peer cannot route to (often the link-local or RoCE v1 entry), so every send "
+            "is retried until it fails",
+            fix=[
+                (
+                    "List the GIDs (`show_gids`, or /sys/class/infiniband/<hca>/ports/1/gids/*) "
+                    "and pick the RoCE v2 entry with the host's routable IPv4 address"
+                ),
+                (
+                    "Set NCCL_IB_GID_INDEX to that index on every node (3 on many systems), "
+                    "and the same NCCL_IB_HCA"
+                ),
+                "Check that the switches carry RoCE lossless (PFC/ECN) on that priority",
+            ],
+            evidence=uniq([*cites[:2], *roce[:2]], 4),
+            confidence=Confidence.MEDIUM,
+        )
+    ]
+
+
 def check(facts: Facts) -> list[Finding]:
-    return _verbs(facts) or _hca(facts) or _stack(facts)
+    return _verbs(facts) or _hca(facts) or _stack(facts) or _roce_gid(facts)

@@ -216,5 +216,38 @@ def _pinned(facts: Facts) -> list[Finding]:
     ]
 
 
+#: NCCL could not even open a socket of the family its interface has (IPv6 off, or a
+#: v6-only interface picked): ``Socket creation failed : Address family not supported``
+_FAMILY = re.compile(
+    r"(?:Socket creation failed|socket\(\) failed|Could not create socket)\W+"
+    r"(?:Address family not supported|EAFNOSUPPORT)",
+    re.IGNORECASE,
+)
+
+
+def _family(facts: Facts) -> list[Finding]:
+    hits = [h for h in facts.search(_FAMILY) if "NCCL" in h.cite.text or "WARN" in h.cite.text]
+    if not hits:
+        return []
+    return [
+        RULE.finding(
+            summary="NCCL could not create its bootstrap socket: 'Address family not "
+            "supported by protocol' means the interface it picked has an address family "
+            "(usually IPv6) the host does not support, so no interface is usable",
+            fix=[
+                (
+                    "Pin an IPv4 interface: NCCL_SOCKET_IFNAME=<iface> (see `ip -br addr`), or "
+                    "NCCL_SOCKET_FAMILY=AF_INET"
+                ),
+                "If IPv6 is meant to be used, enable it on that interface",
+                *_FIX[1:2],
+            ],
+            evidence=[h.cite for h in hits[:2]],
+            ranks=[h.rank for h in hits if h.rank is not None],
+            confidence=Confidence.MEDIUM if all(h.prose for h in hits) else Confidence.HIGH,
+        )
+    ]
+
+
 def check(facts: Facts) -> list[Finding]:
-    return _direct(facts) or _pinned(facts) or _virtual(facts)
+    return _direct(facts) or _family(facts) or _pinned(facts) or _virtual(facts)

@@ -1,0 +1,42 @@
+"""The diagnosis on real incidents: the score must not fall below what it reached.
+
+``tests/fixtures/incidents`` is the development corpus; ``incidents-heldout``
+was collected without looking at the rules and scored before any rule was
+changed for it (70% top-1 then), and has been worked on since. The figures
+per incident come from ``scripts/score_incidents.py``.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from score_incidents import score  # noqa: E402 -- the scorer is a script
+
+CORPORA = {
+    "incidents": (0.95, 0.97),
+    "incidents-heldout": (0.90, 0.93),
+}
+
+
+@pytest.mark.parametrize("corpus", sorted(CORPORA))
+def test_incident_score_holds(corpus: str) -> None:
+    rows = score(ROOT / "tests" / "fixtures" / corpus)
+    top1 = sum(bool(r["top1"]) for r in rows) / len(rows)
+    top3 = sum(bool(r["top3"]) for r in rows) / len(rows)
+    misses = [f"{r['case']}: {r['expected']} got {r['top']}" for r in rows if not r["top3"]]
+    assert top1 >= CORPORA[corpus][0], misses
+    assert top3 >= CORPORA[corpus][1], misses
+
+
+@pytest.mark.parametrize("corpus", sorted(CORPORA))
+def test_healthy_incidents_get_no_critical(corpus: str) -> None:
+    rows = score(ROOT / "tests" / "fixtures" / corpus)
+    healthy = [r for r in rows if r["expected"] == "none"]
+    assert healthy
+    assert all(r["top1"] for r in healthy), healthy
