@@ -13,7 +13,6 @@ the package metadata and NCCL's from the library file next to it.
 from __future__ import annotations
 
 import importlib.metadata
-import mmap
 import os
 import re
 import resource
@@ -204,17 +203,25 @@ def _nccl_library() -> tuple[str | None, str | None]:
         if named := _NCCL_FILE.search(lib.name):
             return named[1], str(lib)
         try:
-            with (
-                lib.open("rb") as handle,
-                mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapped,
-            ):
-                found = _NCCL_BYTES.search(mapped)
-        except (OSError, ValueError):
+            found = _scan(lib)
+        except OSError:
             continue
-        if found:
-            return found[1].decode(), str(lib)
-        return None, str(lib)
+        return found, str(lib)
     return None, None
+
+
+def _scan(lib: Path, chunk: int = 8 << 20, limit: int = 512 << 20) -> str | None:
+    """The ``NCCL version X`` string inside a library, read in chunks (no mapping)."""
+    tail = b""
+    seen = 0
+    with lib.open("rb") as handle:
+        while seen < limit and (block := handle.read(chunk)):
+            seen += len(block)
+            found = _NCCL_BYTES.search(tail + block)
+            if found:
+                return found[1].decode()
+            tail = block[-64:]
+    return None
 
 
 def _version(dist: str) -> str | None:
@@ -225,9 +232,10 @@ def _version(dist: str) -> str | None:
 
 
 def _versions(kernel_version: str | None) -> dict[str, Any]:
-    nccl, library = _nccl_library()
+    nccl = next(filter(None, (_version(f"nvidia-nccl-cu{v}") for v in (13, 12, 11))), None)
+    library = None
     if nccl is None:
-        nccl = next(filter(None, (_version(f"nvidia-nccl-cu{v}") for v in (13, 12, 11))), None)
+        nccl, library = _nccl_library()
     return {
         "torch": _version("torch"),
         "nccl": nccl,

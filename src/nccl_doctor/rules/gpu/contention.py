@@ -34,9 +34,10 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from dataclasses import replace
 
 from nccl_doctor.facts.base import Cite, Fact
-from nccl_doctor.facts.gpu import GpuProcess
+from nccl_doctor.facts.gpu import Gpu, GpuProcess
 from nccl_doctor.facts.run import CudaOutOfMemory
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
@@ -84,6 +85,51 @@ def _from_oom(facts: Facts) -> list[Finding]:
             )
         )
     return findings
+
+
+def _indexed(facts: Facts, procs: tuple[GpuProcess, ...]) -> tuple[GpuProcess, ...]:
+    """Processes with their GPU index, from the GPU list where only the bus id was given."""
+    by_bus: dict[str, int] = {}
+    for position, gpu in enumerate(g for g in facts.of(Gpu) if g.tool == "nvidia-smi-xml"):
+        if gpu.bus_id:
+            by_bus[gpu.bus_id] = gpu.index if gpu.index is not None else position
+    return tuple(
+        replace(p, gpu_index=by_bus[p.gpu_bus_id])
+        if p.gpu_index is None and p.gpu_bus_id in by_bus
+        else p
+        for p in procs
+    )
+
+
+def _busy_node(facts: Facts, procs: tuple[GpuProcess, ...], mine: set[int]) -> list[Finding]:
+    """No job in the evidence (a live check): say who already holds the GPUs."""
+    busy = [p for p in procs if p.pid not in mine and p.gpu_index is not None]
+    if not busy:
+        return []
+    live = facts.has("live-host")
+    rows = ", ".join(
+        f"GPU {p.gpu_index}: PID {p.pid} ({_name(p)})"
+        + (f" {p.memory_used_mib} MiB" if p.memory_used_mib is not None else "")
+        for p in busy[:6]
+    )
+    return [
+        RULE.finding(
+            summary=f"The GPUs are already in use: {rows}"
+            + (" - a job started here now shares them" if live else ""),
+            fix=[
+                (
+                    f"Check what PID {busy[0].pid} is (`ps -o user,etime,cmd -p {busy[0].pid}`) "
+                    "and stop it, or start the job on other GPUs (CUDA_VISIBLE_DEVICES)"
+                ),
+                "On a shared node, have the scheduler allocate GPUs exclusively",
+            ],
+            evidence=list(busy[:6]),
+            severity=Severity.WARNING if live else Severity.INFO,
+            confidence=Confidence.HIGH,
+            gpus=[str(g) for g in dict.fromkeys(p.gpu_index for p in busy)],
+            cause=live,
+        )
+    ]
 
 
 def _looks_like_the_job(procs: list[GpuProcess], job_gpus: set[int]) -> bool:
@@ -170,8 +216,11 @@ def check(facts: Facts) -> list[Finding]:
     procs = facts.of(GpuProcess)
     if not procs or findings:
         return findings
+    procs = _indexed(facts, procs)
     mine = job_pids(facts)
     by_rank = rank_gpus(facts)
+    if not by_rank and not facts.ranks:
+        return _busy_node(facts, procs, mine)
     gpu_ranks: dict[int, list[int]] = defaultdict(list)
     for rank, where in sorted(by_rank.items()):
         if where.gpu_index is not None:

@@ -37,6 +37,7 @@ import re
 from dataclasses import dataclass
 
 from nccl_doctor.facts.base import Fact
+from nccl_doctor.facts.gpu import Gpu
 from nccl_doctor.facts.host import EnvVar
 from nccl_doctor.facts.nccl import (
     NcclCommInit,
@@ -132,7 +133,10 @@ def _irrelevant(facts: Facts) -> tuple[str, ...]:
     ]
     sizes += [(i.nranks, None) for i in facts.of(NcclCommInit) if i.nranks is not None]
     if not sizes:
-        return ()
+        # no job in the evidence (a live check, a pasted nvidia-smi): a node of one GPU
+        # has no intra-node transport to switch off
+        gpus = {g.bus_id or g.uuid or g.index for g in facts.of(Gpu)}
+        return _INTRA if len(gpus) == 1 and None not in gpus else ()
     if all(n == 1 for n, _ in sizes):
         return _INTRA + _INTER
     if all(nodes == 1 for _, nodes in sizes if nodes is not None) and any(
