@@ -29,4 +29,19 @@ run oom_foreign 1
 nvidia-smi > "$out/oom_foreign.nvidia-smi.txt" 2>&1
 kill $holder 2>/dev/null
 wait $holder 2>/dev/null
+# the job's own memory: it asks for more than the GPU has, nobody else on it
+run oom_self 1 NCCL_DEBUG=INFO
+nvidia-smi > "$out/oom_self.nvidia-smi.txt" 2>&1
+# a healthy job, with nvidia-smi taken while it holds memory (its own PID listed)
+run busy_self 1 NCCL_DEBUG=INFO &
+job=$!
+sleep 18
+nvidia-smi > "$out/busy_self.nvidia-smi.txt" 2>&1
+wait $job
+# a kernel that writes far outside its buffer, before the collective
+run illegal_access 1
+# the watchdog fires on a collective stuck behind a long kernel; the flight
+# recorder dumps into the output folder (one file per rank)
+run watchdog_timeout 1 TORCH_NCCL_TRACE_BUFFER_SIZE=2000 TORCH_FR_BUFFER_SIZE=2000 \
+  TORCH_NCCL_DUMP_ON_TIMEOUT=1 TORCH_NCCL_DEBUG_INFO_TEMP_FILE="$out/fr_rank"
 ls -la "$out" >&2
