@@ -292,6 +292,41 @@ def _from_code(facts: Facts) -> Finding | None:
     )
 
 
+def _from_wrapped(facts: Facts) -> Finding | None:
+    """The watchdog's timeout message, wrapped or quoted so no parser took it whole."""
+    caught = facts.search(r"(?:Watchdog caught|Caught) collective operation timeout")
+    if not caught:
+        return None
+    op = facts.search(r"OpType=(\w+)")
+    limit = facts.search(r"Timeout\(ms\)=(\d+)")
+    ran = facts.search(r"ran for (\d+) milliseconds before timing out")
+    numel = facts.search(r"NumelIn=(\d+)")
+    what = op[0].match.group(1) if op else "a collective"
+    parts = [f"{what} timed out"]
+    if ran:
+        parts.append(f"after {ms_text(int(ran[0].match.group(1)))}")
+    if limit:
+        parts.append(f"(timeout {ms_text(int(limit[0].match.group(1)))})")
+    summary = " ".join(parts)
+    if numel and numel[0].match.group(1) == "1":
+        summary += "; a one-element collective is a barrier-like sync, so one rank skipped a "
+        summary += "barrier the others entered (a collective inside rank-0-only code)"
+    return RULE.finding(
+        summary=summary + ".",
+        fix=[
+            (
+                "Find the rank that is not at this collective: code under `if rank == 0` / "
+                "`is_global_zero` that calls a collective (checkpoint save, logging, barrier)"
+            ),
+            "Make every rank call the same collectives in the same order",
+            _TEARDOWN_FIX,
+        ],
+        evidence=[caught[0].cite, *(h.cite for h in (op or ran)[:1])],
+        ranks=[h.rank for h in caught if h.rank is not None],
+        confidence=Confidence.HIGH if not all(h.prose for h in caught) else Confidence.MEDIUM,
+    )
+
+
 def _from_stack(facts: Facts) -> Finding | None:
     """Only the watchdog's C++ stack survived the paste: its timeout check raised."""
     frames = facts.search(r"WorkNCCL::checkTimeout\b", prose=False)
@@ -320,7 +355,14 @@ def _from_stack(facts: Facts) -> Finding | None:
 
 def check(facts: Facts) -> list[Finding]:
     """Watchdog timeouts, long store barriers, stalled ranks, rank-guarded collectives."""
-    steps = (_from_timeouts, _from_store_timeout, _from_monitor, _from_dump, _from_code)
+    steps = (
+        _from_timeouts,
+        _from_wrapped,
+        _from_store_timeout,
+        _from_monitor,
+        _from_dump,
+        _from_code,
+    )
     for step in (*steps, _from_stack):
         found = step(facts)
         if found is not None:

@@ -36,6 +36,8 @@ the MIG strategy) that gives whole GPUs.
 
 from __future__ import annotations
 
+import re
+
 from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.gpu import Gpu, MigDevice
 from nccl_doctor.facts.host import EnvVar
@@ -115,7 +117,42 @@ def check(facts: Facts) -> list[Finding]:
         and g.mig_mode != g.mig_mode_pending
     ]
     findings.extend(_pending(gpu) for gpu in pending)
-    return findings
+    return findings or _named_slices(facts)
+
+
+#: A MIG profile in a device name or a report: ``A100-SXM4-80GB-MIG-3g.40gb``, ``MIG 1g.10gb``
+_PROFILE = re.compile(r"\bMIG[- ](?P<p>\d+g\.\d+gb)\b", re.IGNORECASE)
+_CUDA_FAIL = re.compile(
+    r"device >= 0 && device < num_gpus|INTERNAL ASSERT FAILED|invalid device ordinal"
+    r"|no CUDA GPUs are available|CUDA error|RuntimeError|fails?\b",
+    re.IGNORECASE,
+)
+
+
+def _named_slices(facts: Facts) -> list[Finding]:
+    """No MIG state was pasted, but the devices are MIG slices and CUDA fails on them."""
+    profiles = facts.search(_PROFILE)
+    failures = facts.search(_CUDA_FAIL)
+    if not profiles or not failures:
+        return []
+    machine = not all(h.prose for h in (*profiles, *failures))
+    return [
+        RULE.finding(
+            summary=f"The job runs on MIG slices ({profiles[0].match['p']}) and CUDA fails: "
+            "one process can use only one MIG instance (CUDA enumerates one), and NCCL cannot "
+            "use P2P/NVLink between instances",
+            fix=[
+                (
+                    "Give each process exactly one MIG instance: CUDA_VISIBLE_DEVICES=MIG-<uuid> "
+                    "(`nvidia-smi -L` lists them), one rank per instance"
+                ),
+                *_FIX[1:],
+            ],
+            evidence=[profiles[0].cite, failures[0].cite],
+            severity=Severity.CRITICAL if machine else Severity.WARNING,
+            confidence=Confidence.MEDIUM if machine else Confidence.LOW,
+        )
+    ]
 
 
 def _pending(gpu: Gpu) -> Finding:

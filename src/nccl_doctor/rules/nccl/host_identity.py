@@ -118,6 +118,52 @@ def _addresses_per_host(facts: Facts) -> dict[str, dict[str, Cite]]:
     return out
 
 
+#: a ring/channel edge of any NCCL version: ``6[6] -> 10[2] via P2P/IPC``
+_EDGE = re.compile(
+    r"\b(?P<a>\d+)\[(?P<da>\d+)\] -> (?P<b>\d+)\[(?P<db>\d+)\] via (?P<t>P2P|SHM)\S*"
+)
+_PER_NODE = re.compile(
+    r"(?P<n>\d+) (?:nodes?|machines?|servers?),? (?:each )?with (?P<g>\d+) ?(?:x )?gpus?"
+    r"|--nproc[_-]per[_-]node[= ](?P<p>\d+)",
+    re.IGNORECASE,
+)
+
+
+def _blocks_crossed(facts: Facts, fix: list[str]) -> list[Finding]:
+    """P2P/SHM edges between ranks that sit in different node blocks of the launch."""
+    edges = facts.search(_EDGE, prose=False)
+    if not edges:
+        return []
+    per_node = None
+    for hit in facts.search(_PER_NODE):
+        per_node = int(hit.match["g"] or hit.match["p"])
+        break
+    multi = (
+        facts.said(_WORDS)
+        or facts.said(r"multi-?node|multiple nodes|several nodes")
+        or any(h.match["n"] and int(h.match["n"]) > 1 for h in facts.search(_PER_NODE))
+    )
+    devices = {int(h.match[k]) for h in edges for k in ("da", "db")}
+    per_node = per_node or (max(devices) + 1 if devices else None)
+    if not per_node or not multi:
+        return []
+    for hit in edges:
+        a, b = int(hit.match["a"]), int(hit.match["b"])
+        if a // per_node != b // per_node:
+            return [
+                RULE.finding(
+                    summary=f"NCCL connects rank {a} to rank {b} via {hit.match['t']}, but with "
+                    f"{per_node} GPUs per node they are on different machines: NCCL takes the "
+                    "machines for one host",
+                    fix=fix,
+                    evidence=[hit.cite, *(h.cite for h in facts.search(_PER_NODE)[:1])],
+                    ranks=[a, b],
+                    confidence=Confidence.MEDIUM,
+                )
+            ]
+    return []
+
+
 def check(facts: Facts) -> list[Finding]:
     """Fire when a multi-machine job is seen by NCCL as one host."""
     n_launch, launch_cites = _launch_hosts(facts)
@@ -182,7 +228,7 @@ def check(facts: Facts) -> list[Finding]:
             )
         ]
     if not multi:
-        return []
+        return _blocks_crossed(facts, fix)
     spread = {c: h for c, h in _layout_hosts(facts, layouts).items() if len(h) >= 2}
     if spread:
         cid, on = next(iter(spread.items()))
@@ -216,6 +262,8 @@ def check(facts: Facts) -> list[Finding]:
                 detail=[f"{slots} rank(s) per machine requested"] if slots else [],
             )
         ]
+    if blocks := _blocks_crossed(facts, fix):
+        return blocks
     if layouts and facts.said(_WORDS) and not hosts[1:]:
         return [
             RULE.finding(

@@ -115,8 +115,89 @@ def _fix(version: str | None, floor: tuple[str, str, bool | None] | None) -> lis
     return steps
 
 
+_SAID_VERSION = re.compile(r"\bnccl[ -]?v?(2\.\d{1,2}\.\d{1,2})\b", re.IGNORECASE)
+_HANG_WORDS = re.compile(r"\bhang(?:s|ing)?\b|\bhung\b|\bstuck\b|\bfreez\w+", re.IGNORECASE)
+
+
+def _known_hang(facts: Facts, version: str | None) -> list[Finding]:
+    """A hang on an NCCL release with a known hang bug: upgrade before debugging."""
+    said = facts.search(_SAID_VERSION)
+    if version is None and said:
+        version = said[0].match.group(1)
+    hangs = facts.search(_HANG_WORDS) or facts.search(r"Watchdog caught|timed out", prose=False)
+    if version is None or not hangs:
+        return []
+    # only regressions of a bounded range with no special condition: "every release
+    # before X hangs when <condition>" says nothing about this job
+    issues = [
+        i
+        for i in known_issues(version)
+        if re.search(r"hang", f"{i.summary} {i.symptom}")
+        and i.affected_from is not None
+        and i.condition is None
+    ]
+    if not issues:
+        return []
+    issue = issues[0]
+    fixed = f", fixed in {issue.fixed_in}" if issue.fixed_in else ""
+    workaround = [f"Until then: {issue.workaround}"] if issue.workaround else []
+    return [
+        RULE.finding(
+            summary=f"The job hangs on NCCL {version}, a release with a known hang bug: "
+            f"{issue.summary}{fixed}",
+            fix=[
+                f"Upgrade NCCL past {version} (to {issue.fixed_in} or later)"
+                if issue.fixed_in
+                else f"Upgrade NCCL past {version}",
+                *workaround,
+                "If the hang remains, find the stuck rank (py-spy dump, NCCL_DEBUG=INFO)",
+            ],
+            evidence=[*(h.cite for h in said[:1]), hangs[0].cite],
+            severity=Severity.WARNING,
+            confidence=Confidence.MEDIUM,
+            detail=[f"{issue.id}: {issue.symptom} ({issue.source})"],
+        )
+    ]
+
+
 def check(facts: Facts) -> list[Finding]:
-    """Fire on ncclInternalError and on crashes inside NCCL processes."""
+    """Fire on ncclInternalError, crashes inside NCCL processes, hangs on buggy releases."""
+    found = _check(facts)
+    return found or _quoted(facts) or _known_hang(facts, _version(facts))
+
+
+#: NCCL's own text for ncclInternalError, quoted in a title or a sentence
+_INTERNAL_TEXT = re.compile(
+    r"internal error - please report this issue to the NCCL developers|ncclInternalError",
+    re.IGNORECASE,
+)
+
+
+def _quoted(facts: Facts) -> list[Finding]:
+    """Only words carry it (a title quoting nccl-tests or torch): still NCCL's internal error."""
+    hits = facts.search(_INTERNAL_TEXT)
+    if not hits:
+        return []
+    version = _version(facts) or next((h.match.group(1) for h in facts.search(_SAID_VERSION)), None)
+    v218 = version is not None and version.startswith("2.18.")
+    note = (
+        "; NCCL 2.18 reports network and peer failures as internal errors, so check the "
+        "network first"
+        if v218
+        else ""
+    )
+    return [
+        RULE.finding(
+            summary="NCCL reported an internal error ('internal error - please report this "
+            "issue to the NCCL developers')" + (f" on NCCL {version}" if version else "") + note,
+            fix=_fix(version, _gpu_floor(facts, version)),
+            evidence=[hits[0].cite],
+            confidence=Confidence.LOW,
+        )
+    ]
+
+
+def _check(facts: Facts) -> list[Finding]:
     version = _version(facts)
     floor = _gpu_floor(facts, version)
     known = _known(version)

@@ -271,6 +271,48 @@ def _bundled(facts: Facts) -> list[Finding]:
     ]
 
 
+#: NCCL's files on disk: ``/usr/lib64/libnccl.so.2.9.9``, ``libnccl-2.8.3-1+cuda10.1.x86_64.rpm``,
+#: ``libnccl2_2.18.1-1+cuda12.1_amd64.deb``
+_NCCL_FILES = re.compile(
+    r"(?P<path>\S*libnccl(?:\.so\.|2?[-_](?:devel[-_]|dev[-_]|static[-_])?)"
+    r"(?P<v>2\.\d{1,2}\.\d{1,2})(?:-\d+\+cuda(?P<cuda>\d+(?:\.\d+)*))?\S*)"
+)
+
+
+def _installed_twice(facts: Facts) -> list[Finding]:
+    """Two NCCL releases on one machine: the loader takes whichever libnccl.so.2 points to."""
+    found: dict[str, Cite] = {}
+    cudas: dict[str, str] = {}
+    for hit in facts.search(_NCCL_FILES):
+        version = hit.match["v"]
+        found.setdefault(version, hit.cite)
+        if hit.match["cuda"]:
+            cudas.setdefault(version, hit.match["cuda"])
+    if len(found) < 2:
+        return []
+    names = [f"{v} (CUDA {cudas[v]})" if v in cudas else v for v in found]
+    return [
+        RULE.finding(
+            summary=f"Several NCCL releases are installed: {', '.join(names)}; a process "
+            "loads whichever libnccl.so.2 the loader finds first, which need not be the "
+            "one that was installed for this CUDA",
+            fix=[
+                (
+                    "See what is loaded: NCCL_DEBUG=VERSION (or `ldd` on the binary / "
+                    "`ldconfig -p | grep nccl`)"
+                ),
+                (
+                    "Remove the stray library (or fix the libnccl.so.2 link / LD_LIBRARY_PATH) so "
+                    "only the release built for your CUDA is found"
+                ),
+            ],
+            evidence=list(found.values())[:3],
+            severity=Severity.WARNING,
+            confidence=Confidence.MEDIUM,
+        )
+    ]
+
+
 def check(facts: Facts) -> list[Finding]:
     """Fire on mixed NCCL versions, shadowing libraries and CUDA-mismatched builds."""
     reports = list(facts.of(NcclErrorReport))
@@ -281,4 +323,5 @@ def check(facts: Facts) -> list[Finding]:
         or _cuda_build(facts)
         or _shadowing(facts, failed)
         or _bundled(facts)
+        or _installed_twice(facts)
     )

@@ -33,6 +33,8 @@ Point NCCL_IB_HCA at ports that are ``ACTIVE`` on every node. Compare
 
 from __future__ import annotations
 
+import re
+
 from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.nccl import NcclIbDevice, NcclNet, NcclTransport
 from nccl_doctor.facts.net import IbPort, NetDevMap
@@ -230,6 +232,27 @@ def check(facts: Facts) -> list[Finding]:
             )
         ]
     partial = bool(active)
+    stuck = facts.search(_STUCK)
+    if partial and stuck:
+        # a hang at connection set-up with some ports down: a rank given a down port
+        # waits for a connection that never comes
+        return [
+            RULE.finding(
+                summary=f"{what}, and the job hangs setting up connections: a rank whose NIC "
+                "is the down one waits forever; the active ports alone would work",
+                fix=[
+                    "Bring the down ports up (cable, switch port, `ibportstate`/`mlxlink`), or",
+                    (
+                        "Select only the active devices: NCCL_IB_HCA=<active devices> (or the "
+                        "library's NIC list), so no rank is given a down port"
+                    ),
+                    *fix[:1],
+                ],
+                evidence=[*evidence, stuck[0].cite],
+                severity=Severity.WARNING,
+                confidence=Confidence.MEDIUM,
+            )
+        ]
     return [
         RULE.finding(
             summary=f"{what}. The evidence does not show whether the job spans nodes; "
@@ -243,3 +266,11 @@ def check(facts: Facts) -> list[Finding]:
             cause=not partial,
         )
     ]
+
+
+_STUCK = re.compile(
+    r"\bhang(?:s|ing)?\b.{0,40}(?:connect|connection|init|setup|bootstrap)"
+    r"|(?:connect|connection|init|setup|bootstrap)\w*.{0,40}\bhang(?:s|ing)?\b"
+    r"|hanging at \S*connect",
+    re.IGNORECASE,
+)

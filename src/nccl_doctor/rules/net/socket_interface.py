@@ -38,7 +38,7 @@ from __future__ import annotations
 import re
 
 from nccl_doctor.facts.base import Cite
-from nccl_doctor.facts.nccl import NcclNet, NcclTestFailure
+from nccl_doctor.facts.nccl import NcclErrorChain, NcclNet, NcclTestFailure
 from nccl_doctor.facts.run import NcclErrorReport
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
@@ -249,5 +249,55 @@ def _family(facts: Facts) -> list[Finding]:
     ]
 
 
+def _bootstrap_failed_on_ipoib(facts: Facts) -> list[Finding]:
+    """Bootstrap sockets fail while NCCL's out-of-band interface is an IPoIB one."""
+    chains = [
+        c
+        for c in facts.of(NcclErrorChain)
+        if c.result_code == 2
+        and any(f[0].endswith(("socket.cc", "bootstrap.cc", "socket.h")) for f in c.frames)
+    ]
+    if not chains or init_completed(facts):
+        return []
+    ipoib: list[tuple[str, str, NcclNet]] = []
+    for net in facts.of(NcclNet):
+        for name, addr in [*net.interfaces, (net.oob_interface or "", net.oob_address or "")]:
+            if name.startswith("ib"):
+                ipoib.append((name, addr, net))
+    if not ipoib:
+        return []
+    name, addr, net = ipoib[0]
+    addr = addr.split("<", 1)[0]
+    hosts = sorted({c.host for c in chains if c.host})
+    return [
+        RULE.finding(
+            summary=f"NCCL's bootstrap sockets failed (ncclSystemError in socket.cc / "
+            f"bootstrap.cc) while it bootstraps over the IPoIB interface {name} ({addr}): "
+            "the ranks cannot reach each other on that network (other subnets per node, "
+            "containers without it, IPoIB down)",
+            fix=[
+                (
+                    "Pin bootstrap to the interface that connects the nodes: "
+                    "NCCL_SOCKET_IFNAME=<ethernet iface> (`ip -br addr`), keeping IB for data"
+                ),
+                (
+                    f"Or check that {name} is up with an address in one subnet on every node "
+                    "(and present inside the containers)"
+                ),
+                *_FIX[2:3],
+            ],
+            evidence=uniq([net.cite, *(c.cite for c in chains[:2])], 3),
+            hosts=hosts,
+            confidence=Confidence.MEDIUM,
+        )
+    ]
+
+
 def check(facts: Facts) -> list[Finding]:
-    return _direct(facts) or _family(facts) or _pinned(facts) or _virtual(facts)
+    return (
+        _direct(facts)
+        or _family(facts)
+        or _pinned(facts)
+        or _virtual(facts)
+        or _bootstrap_failed_on_ipoib(facts)
+    )
