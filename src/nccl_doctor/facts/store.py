@@ -9,6 +9,7 @@ it is *prose* (a person's words, weighed below machine output).
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -139,25 +140,49 @@ class Facts:
                     seen[key] = Said(Cite.of(cite.source, cite.line, extra), fact.rank, fact.host)
         return tuple(seen.values())
 
+    @cached_property
+    def _joined(self) -> tuple[str, tuple[int, ...]]:
+        """Every line's text joined by newlines, and where each line starts."""
+        starts: list[int] = []
+        at = 0
+        texts = []
+        for said in self.lines:
+            text = said.text.replace("\n", " ")
+            starts.append(at)
+            texts.append(text)
+            at += len(text) + 1
+        return "\n".join(texts), tuple(starts)
+
     def search(self, pattern: str | re.Pattern[str], *, prose: bool = True) -> tuple[Hit, ...]:
         """Lines matching ``pattern`` (case-insensitive when given as a string).
 
         ``prose=False`` leaves out people's sentences and keeps machine output.
+        One scan of all lines joined finds the candidates; each candidate line
+        is then matched on its own, so the result is exactly a per-line search.
         """
         regex = re.compile(pattern, re.IGNORECASE) if isinstance(pattern, str) else pattern
         key = (f"{regex.pattern}\0{regex.flags}", prose)
         found = self._searches.get(key)
         if found is None:
-            hits = []
-            for said in self.lines:
-                if said.prose and not prose:
-                    continue
-                match = regex.search(said.text)
-                if match:
-                    hits.append(Hit(said, match))
-            found = tuple(hits)
+            found = tuple(self._scan(regex, prose))
             self._searches[key] = found
         return found
+
+    def _scan(self, regex: re.Pattern[str], prose: bool) -> list[Hit]:
+        text, starts = self._joined
+        joined = re.compile(regex.pattern, regex.flags | re.MULTILINE)
+        lines = self.lines
+        hits: list[Hit] = []
+        pos = 0
+        while (m := joined.search(text, pos)) is not None:
+            index = bisect.bisect_right(starts, m.start()) - 1
+            said = lines[index]
+            if not (said.prose and not prose) and (own := regex.search(said.text)):
+                hits.append(Hit(said, own))
+            pos = starts[index + 1] if index + 1 < len(starts) else len(text) + 1
+            if pos > len(text):
+                break
+        return hits
 
     def said(self, pattern: str | re.Pattern[str], *, prose: bool = True) -> bool:
         """Whether any line matches ``pattern``."""
