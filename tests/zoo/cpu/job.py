@@ -58,7 +58,20 @@ def _many_files() -> None:
     del held
 
 
+def _spawned(local: int, nprocs: int) -> None:
+    """A worker of mp.spawn inside a torchrun worker: tutorials' rank arithmetic."""
+    rank = int(os.environ.get("NODE_RANK", "0")) * nprocs + local
+    dist.init_process_group("gloo", rank=rank, world_size=nprocs, timeout=TIMEOUT)
+    t = torch.ones(4) * rank
+    dist.all_reduce(t)
+    dist.destroy_process_group()
+
+
 def main() -> None:
+    if SCENARIO == "nested_spawn":
+        # the launcher inside a launcher: torchrun starts 2 workers, each spawns 2 more
+        torch.multiprocessing.spawn(_spawned, args=(2,), nprocs=2)
+        return
     rank = int(os.environ.get("RANK", "0"))
     if SCENARIO == "too_many_files":
         _many_files()

@@ -62,6 +62,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario("port_in_use", "launch.port_in_use", None, port_taken=True),
     Scenario("too_many_files", "host.resources", 0, nofile=256),
+    Scenario("nested_spawn", "launch.duplicate_launch", ANY, not_root=("net.unreachable",)),
 )
 
 

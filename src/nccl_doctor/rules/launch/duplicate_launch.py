@@ -32,8 +32,16 @@ LOCAL_RANK from its environment; on multiple nodes the global rank is
 
 from __future__ import annotations
 
+import re
+
 from nccl_doctor.facts.base import Cite
-from nccl_doctor.facts.run import PgInitOptions, RendezvousTimeout
+from nccl_doctor.facts.run import (
+    ChildFailure,
+    PgInitOptions,
+    PythonTraceback,
+    RendezvousTimeout,
+    WorkerExit,
+)
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.base import Rule
@@ -43,7 +51,13 @@ RULE = Rule(
     id="launch.duplicate_launch",
     title="Duplicate or nested launch: ranks started twice or numbered alike",
     severity=Severity.CRITICAL,
-    explains=("launch.rendezvous", "app.hang", "nccl.duplicate_gpu"),
+    explains=(
+        "launch.rendezvous",
+        "app.hang",
+        "nccl.duplicate_gpu",
+        "net.unreachable",
+        "launch.rank_crash",
+    ),
 )
 
 _LOCAL_AS_RANK = r"\brank\s*=\s*(?:args\.|opt\.|opts\.|self\.|cfg\.|config\.)?local_rank\b"
@@ -130,9 +144,59 @@ def _local_as_global(facts: Facts) -> Finding | None:
     )
 
 
+_MESH_FAIL = re.compile(
+    r"connectFullMesh failed|Connection refused|duplicate rank|rank \d+ (?:is )?already"
+)
+
+
+def _spawn_frames(facts: Facts) -> list[PythonTraceback]:
+    """Tracebacks that pass through torch.multiprocessing's spawn (mp.spawn)."""
+    return [
+        tb
+        for tb in facts.of(PythonTraceback)
+        if any(
+            (path or "").endswith("torch/multiprocessing/spawn.py") and name in _SPAWN_FUNCS
+            for path, _, name in tb.frames
+        )
+    ]
+
+
+_SPAWN_FUNCS = frozenset({"spawn", "start_processes"})
+
+
+def _elastic(facts: Facts) -> list[Cite]:
+    """Lines that show torchrun's elastic agent ran the job."""
+    agent = [f.cite for f in facts.of(ChildFailure)] + [
+        w.cite for w in facts.of(WorkerExit) if w.source == "elastic"
+    ]
+    return agent or [
+        h.cite
+        for h in facts.search(r"torch/distributed/(?:run|elastic/)\S*\.py:\d+\]", prose=False)
+    ]
+
+
 def _nested(facts: Facts) -> Finding | None:
     spawn = facts.search(r"\bmp\.spawn\(|multiprocessing\.spawn\(|start_processes\(", prose=False)
     launcher = facts.search(r"\btorchrun\b|torch\.distributed\.(?:launch|run)\b", prose=False)
+    spawned = _spawn_frames(facts)
+    agent = _elastic(facts)
+    if spawned and agent:
+        failed = bool(facts.search(_MESH_FAIL, prose=False)) or bool(facts.of(ChildFailure))
+        return RULE.finding(
+            summary="Nested launch: the workers torchrun started each call mp.spawn, so every "
+            "torchrun worker starts its own set of ranks 0..N-1 in the same store; the "
+            "duplicate ranks then connect to each other's addresses and fail",
+            fix=[
+                (
+                    "Use one launcher: under torchrun drop mp.spawn and read RANK, LOCAL_RANK and "
+                    "WORLD_SIZE from the environment; or run the script with plain python and "
+                    "let mp.spawn start the ranks"
+                ),
+            ],
+            evidence=[spawned[0].cite, agent[0], *(h.cite for h in facts.search(_MESH_FAIL)[:1])],
+            severity=Severity.CRITICAL if failed else Severity.WARNING,
+            confidence=Confidence.MEDIUM,
+        )
     srun = facts.search(r"--ntasks-per-node[= ]+(\d+)")
     evidence: list[Cite] = []
     what = ""
