@@ -25,6 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, BinaryIO
 
+from nccl_doctor.parse.flight_recorder import KIND as FLIGHT_RECORDER
+from nccl_doctor.parse.flight_recorder import looks_like_dump
+
 #: What a damaged archive or compressed stream raises while being read.
 _DECOMPRESSION_ERRORS = (
     OSError,
@@ -64,6 +67,8 @@ class Opened:
     stream: BinaryIO
     size: int | None
     default_rank: int | None
+    #: a whole-file kind read without the line reader (``flight-recorder``), else ``None``
+    file_kind: str | None = None
 
 
 def rank_from_name(name: str) -> int | None:
@@ -126,6 +131,9 @@ class Intake:
             except OSError as exc:
                 self.note(name, f"cannot list folder: {exc.strerror or exc}")
                 return
+            if not any(c.is_file() for c in children):
+                self.note(name, "folder holds no files")
+                return
             for child in children:
                 if child.name in PROVENANCE_NAMES and child.is_file():
                     self.note(str(child), "notes about the evidence, not evidence: skipped")
@@ -169,6 +177,10 @@ class Intake:
         compression = _compression(head)
         if compression is not None:
             yield from self._compressed(name, buffered, compression)
+            return
+        if looks_like_dump(head):
+            self.opened += 1
+            yield Opened(name, buffered, size, rank_from_name(name), FLIGHT_RECORDER)
             return
         if _is_binary(head):
             self.note(name, "binary file (not text): skipped")
