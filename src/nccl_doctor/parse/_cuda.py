@@ -11,7 +11,10 @@ from nccl_doctor.parse._runtext import clip, size_mib, to_int, who
 from nccl_doctor.parse._values import cite
 
 _UNIT = r"(?:[KMGT]i?B|bytes|B)"
-_CUDA_ERROR = re.compile(r"CUDA error: (?P<err>[^\n]{1,200}?)(?:\.\s|\s\(|\.?\s*$)")
+#: PyTorch's ``CUDA error: X``; C++ extensions' ``CUDA Error: X at file.cpp:62`` (vLLM)
+_CUDA_ERROR = re.compile(
+    r"CUDA [Ee]rror: (?P<err>[^\n]{1,200}?)(?:\.\s|\s\(|\s+at\s+\S+:\d+|\.?\s*$)"
+)
 _CUDA_FAILURE = re.compile(r"Cuda failure (?:(?P<code>\d{1,5}) )?'(?P<err>[^'\n]{1,200})'?")
 _INIT = re.compile(
     r"cudaGetDeviceCount\(\)[^\n]*?Error (?P<code>\d{1,5}): (?P<err>[^(\n]{1,200}?)\s*(?:\(|$)"
@@ -49,6 +52,7 @@ _ALLOC = re.compile(
 #: Substrings one of which a line holds when :func:`cuda_facts` can find anything in it.
 CUDA_KEYWORDS: tuple[str, ...] = (
     "CUDA error: ",
+    "CUDA Error: ",
     "Cuda failure ",
     "cudaGetDeviceCount",
     "CUDA driver",
@@ -65,7 +69,7 @@ def cuda_facts(line: Line, text: str, rank: int | None) -> list[Fact]:
         return []
     out: list[Fact] = []
     base = who(line, rank)
-    if "CUDA error: " in text and (m := _CUDA_ERROR.search(text)):
+    if ("CUDA error: " in text or "CUDA Error: " in text) and (m := _CUDA_ERROR.search(text)):
         out.append(CudaError(**base, kind="cuda_error", error=_norm(m["err"])))
     if "Cuda failure " in text and (m := _CUDA_FAILURE.search(text)):
         out.append(
