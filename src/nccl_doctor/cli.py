@@ -11,6 +11,7 @@ import difflib
 import json
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from nccl_doctor import __version__
@@ -42,7 +43,10 @@ def build_parser() -> argparse.ArgumentParser:
     diagnose.add_argument(
         "paths", nargs="+", metavar="EVIDENCE", help="files, folders, archives, or - for stdin"
     )
-    diagnose.add_argument("--format", choices=("text", "json", "markdown"), default="text")
+    diagnose.add_argument("--format", choices=("text", "json", "markdown", "html"), default="text")
+    diagnose.add_argument(
+        "-o", "--output", metavar="PATH", help="write the report to PATH instead of stdout"
+    )
     diagnose.add_argument(
         "--color", choices=("auto", "always", "never"), default="auto", help="terminal colours"
     )
@@ -96,14 +100,34 @@ def _cmd_parse(args: argparse.Namespace) -> int:
 
 
 def _cmd_diagnose(args: argparse.Namespace) -> int:
-    from nccl_doctor.pipeline import diagnose_read  # noqa: PLC0415
+    from nccl_doctor.pipeline import diagnose_read, facts_of  # noqa: PLC0415
     from nccl_doctor.render import render_report  # noqa: PLC0415
 
-    report = diagnose_read(_read(args.paths))
-    color = args.color == "always" or (args.color == "auto" and sys.stdout.isatty())
-    sys.stdout.write(render_report(report, args.format, color=color))
+    result = _read(args.paths)
+    report = diagnose_read(result)
+    to_file = args.output is not None
+    color = not to_file and (
+        args.color == "always" or (args.color == "auto" and sys.stdout.isatty())
+    )
+    facts = facts_of(result) if args.format == "html" else None
+    rendered = render_report(report, args.format, color=color, facts=facts)
+    _emit(rendered, args.output)
     critical = any(f.severity.value == "critical" for f in report.findings)
     return EXIT_CRITICAL if critical else EXIT_OK
+
+
+def _emit(rendered: str, output: str | None) -> None:
+    """The rendered report to stdout, or to a file (said on stderr)."""
+    if output is None:
+        sys.stdout.write(rendered)
+        return
+    try:
+        Path(output).write_text(rendered, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(
+            f"cannot write {output}: {exc.strerror or exc}", "choose a writable path"
+        ) from exc
+    sys.stderr.write(f"wrote {output}\n")
 
 
 def _cmd_check(args: argparse.Namespace) -> int:

@@ -38,6 +38,13 @@ def test_captured_gpu_failure(name: str) -> None:
     assert report.verdict.value == "failed"
 
 
+def test_foreign_holder_is_named_with_its_memory_in_gib() -> None:
+    report = diagnose_paths([str(ZOO / "oom_foreign.log"), str(ZOO / "oom_foreign.nvidia-smi.txt")])
+    summary = report.findings[0].summary
+    assert "PID 707 holds 120.5 GiB" in summary
+    assert "asking for 40.0 GiB" in summary
+
+
 def test_env_typo_run_is_not_a_failure() -> None:
     report = diagnose_paths([str(ZOO / "env_typo.log")])
     assert not [f for f in report.findings if f.severity.value == "critical"]

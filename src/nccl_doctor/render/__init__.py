@@ -1,26 +1,49 @@
-"""Renderers: reports and parse results to text, JSON, Markdown. No rule logic here."""
+"""Renderers: reports and parse results to text, JSON, Markdown, HTML. No rule logic here."""
 
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 from nccl_doctor.redact import Pseudonyms, redact
 from nccl_doctor.report import Report
 
-FORMATS = ("text", "json", "markdown")
+if TYPE_CHECKING:
+    from nccl_doctor.facts.store import Facts
+
+FORMATS = ("text", "json", "markdown", "html")
 
 
-def render_report(report: Report, fmt: str, *, color: bool = False, width: int = 80) -> str:
-    """The report in ``fmt``: secrets redacted always; Markdown also pseudonymised."""
-    from nccl_doctor.render.markdown import report_markdown  # noqa: PLC0415 -- lazy per format
+def pseudonyms(report: Report) -> Pseudonyms:
+    """The pseudonyms of one report: its hosts and every finding's subject hosts."""
+    hosts = set(report.hosts)
+    for finding in report.findings:
+        hosts.update(finding.subjects.hosts)
+    return Pseudonyms(hosts)
+
+
+def render_report(
+    report: Report,
+    fmt: str,
+    *,
+    color: bool = False,
+    width: int = 80,
+    facts: Facts | None = None,
+) -> str:
+    """The report in ``fmt``: secrets redacted always; Markdown and HTML also pseudonymised.
+
+    ``facts`` feed the pictures of the HTML report (timeline, GPU memory,
+    topology) and its raw evidence; without them the page has neither.
+    """
+    from nccl_doctor.render.html import report_html  # noqa: PLC0415 -- lazy per format
+    from nccl_doctor.render.markdown import report_markdown  # noqa: PLC0415
     from nccl_doctor.render.report_json import report_json  # noqa: PLC0415
     from nccl_doctor.render.text import report_text  # noqa: PLC0415
 
     if fmt == "json":
         return json.dumps(report_json(report, redact), ensure_ascii=False, indent=1) + "\n"
     if fmt == "markdown":
-        hosts = set(report.hosts)
-        for finding in report.findings:
-            hosts.update(finding.subjects.hosts)
-        return report_markdown(report, Pseudonyms(hosts).apply)
+        return report_markdown(report, pseudonyms(report).apply)
+    if fmt == "html":
+        return report_html(report, facts, pseudonyms(report).apply)
     return report_text(report, width=width, color=color, clean=redact)

@@ -81,6 +81,18 @@ def _folded(kids: tuple[Finding, ...], clean: Callable[[str], str]) -> list[str]
     return out
 
 
+def _summary(findings: tuple[Finding, ...], clean: Callable[[str], str]) -> list[str]:
+    """A table of every finding, for a reader who stops at the top."""
+    out = ["| # | Severity | Finding | |", "|---|---|---|---|"]
+    out.extend(
+        f"| {n} | {f.severity.value} | `{f.id}` {_inline(clean(f.title))} |"
+        f" {'root cause' if f.root_cause else ''} |"
+        for n, f in enumerate(findings, 1)
+    )
+    out.append("")
+    return out
+
+
 def report_markdown(report: Report, clean: Callable[[str], str]) -> str:
     """The report as GitHub-flavoured Markdown; ``clean`` redacts and pseudonymises."""
     out = [f"## nccl-doctor: **{report.verdict.value}**", ""]
@@ -95,6 +107,8 @@ def report_markdown(report: Report, clean: Callable[[str], str]) -> str:
         out.append("")
         out.extend(_fence([clean(first.message)]))
         out.append("")
+    if len(report.findings) > 1:
+        out.extend(_summary(report.findings, clean))
     folded = dict(report.folded)
     for n, finding in enumerate(report.findings, 1):
         out.extend(_finding(n, finding, clean))

@@ -64,11 +64,11 @@ def _name(proc: GpuProcess) -> str:
 def _from_oom(facts: Facts) -> list[Finding]:
     findings = []
     for oom in facts.of(CudaOutOfMemory):
-        others = [(pid, gib) for pid, gib in oom.other_processes if pid]
+        others = [(pid, mib) for pid, mib in oom.other_processes if pid]
         if not others:
             continue
         gpu = "?" if oom.gpu_index is None else str(oom.gpu_index)
-        held = ", ".join(f"PID {pid} holds {gib:.1f} GiB" for pid, gib in others)
+        held = ", ".join(f"PID {pid} holds {mib / 1024:.1f} GiB" for pid, mib in others)
         rank = f"rank {oom.rank}" if oom.rank is not None else "the job"
         tried = f" asking for {oom.tried_mib / 1024:.1f} GiB" if oom.tried_mib else ""
         findings.append(
