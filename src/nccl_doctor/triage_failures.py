@@ -139,6 +139,9 @@ def _message(fact: Fact) -> str | None:
         return fact.cite.text.strip()
     if isinstance(fact, ChildFailure):
         return fact.cite.text.strip()
+    if isinstance(fact, WorkerExit) and fact.source == "wrapper":
+        how = f" ({fact.signal_name})" if fact.signal_name else ""
+        return f"the job exited with status {fact.exitcode}{how} (nccl-doctor run)"
     if isinstance(fact, WorkerExit):
         failed = fact.exitcode not in (None, 0) or fact.signal_name is not None
         return fact.cite.text.strip() if failed else None

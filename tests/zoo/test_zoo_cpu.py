@@ -22,6 +22,10 @@ def test_zoo_scenario(scenario: Scenario, tmp_path: Path) -> None:
     log, _ = run_scenario(scenario, tmp_path)
     report = diagnose_paths([str(log)])
     text = log.read_text(errors="replace")
+    if scenario.racy and log.with_suffix(".exit").read_text().strip() == "0":
+        # the timing let it pass this time: nothing failed, so nothing may be critical
+        assert not [f for f in report.findings if f.severity.value == "critical"]
+        return
     assert report.top(1) == [scenario.top], f"got {report.top(3)}\n{text[-3000:]}"
     rank = report.first_failure.rank if report.first_failure else None
     if scenario.first_failing_rank != ANY:

@@ -28,6 +28,8 @@ from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.text import TextLine
 from nccl_doctor.parse import BLOCK_PARSERS, STREAM_PARSERS
 from nccl_doctor.parse.base import INFO_BUDGET, BlockParser, StreamParser
+from nccl_doctor.parse.flight_recorder import MAX_BYTES as FILE_MAX_BYTES
+from nccl_doctor.parse.flight_recorder import FlightRecorderParser
 
 T = TypeVar("T")
 
@@ -475,8 +477,35 @@ def _timed(fact: Fact, times: dict[int, tuple[float, str | None]]) -> Fact:
     return dataclasses.replace(fact, time_s=found[0], clock=found[1])
 
 
+def _read_whole(opened: Opened, notes: list[Note]) -> tuple[list[Section], SourceSummary]:
+    """A whole-file kind (a flight-recorder dump): read at once, parsed by its file parser."""
+    summary = SourceSummary(opened.name)
+    try:
+        data = opened.stream.read(FILE_MAX_BYTES + 1)
+    except OSError as exc:
+        notes.append(Note(opened.name, f"read failed part way: {exc}"))
+        return [], summary
+    summary.bytes_read = len(data)
+    parser = FlightRecorderParser()
+    try:
+        facts, messages = parser.parse(data, opened.name, opened.default_rank)
+    except Exception as exc:  # noqa: BLE001 -- a parser bug must not end the read
+        facts, messages = [], [f"internal error in the {parser.kind} parser ({exc!r})"]
+    notes.extend(Note(opened.name, m) for m in messages)
+    if not facts:
+        return [], summary
+    section = Section(parser.kind, opened.name, 1, max(f.cite.line for f in facts), facts)
+    section.line_count = section.end
+    section.ranks.update(f.rank for f in facts if f.rank is not None)
+    summary.lines = summary.recognised_lines = section.end
+    summary.kinds = [parser.kind]
+    return [section], summary
+
+
 def read_opened(opened: Opened, notes: list[Note]) -> tuple[list[Section], SourceSummary]:
     """Read one opened stream into sections."""
+    if opened.file_kind is not None:
+        return _read_whole(opened, notes)
     reader = _SourceReader(opened, notes)
     try:
         reader.read(opened.stream)

@@ -61,6 +61,9 @@ def _many_files() -> None:
 def _spawned(local: int, nprocs: int) -> None:
     """A worker of mp.spawn inside a torchrun worker: tutorials' rank arithmetic."""
     rank = int(os.environ.get("NODE_RANK", "0")) * nprocs + local
+    # start all four processes' init together, so the two sets of ranks 0 and 1
+    # meet in the store (a late set would find the first one already connected)
+    time.sleep(3 - time.time() % 3)
     dist.init_process_group("gloo", rank=rank, world_size=nprocs, timeout=TIMEOUT)
     t = torch.ones(4) * rank
     dist.all_reduce(t)

@@ -39,6 +39,7 @@ from __future__ import annotations
 import re
 
 from nccl_doctor.facts.base import Cite
+from nccl_doctor.facts.flight import FlightEntry, entry_text
 from nccl_doctor.facts.run import DistributedError
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
@@ -106,8 +107,52 @@ def _different_waits(facts: Facts) -> Finding | None:
     )
 
 
+def _from_flight(facts: Facts) -> Finding | None:
+    """Flight-recorder dumps whose entries at one sequence id differ in op, sizes or dtypes."""
+    at: dict[tuple[str, int], dict[int, FlightEntry]] = {}
+    for e in facts.of(FlightEntry):
+        if e.rank is not None and e.seq is not None and e.pg_id is not None and not e.is_p2p:
+            at.setdefault((e.pg_id, e.seq), {}).setdefault(e.rank, e)
+    for (pg, seq), by_rank in sorted(at.items(), key=lambda item: item[0][1]):
+        kinds: dict[tuple[object, ...], list[int]] = {}
+        for rank, e in sorted(by_rank.items()):
+            kinds.setdefault((e.op, e.input_sizes, e.input_dtypes), []).append(rank)
+        if len(kinds) < 2:
+            continue
+        groups = sorted(kinds.values(), key=len, reverse=True)
+        parts = [
+            f"rank(s) {', '.join(map(str, ranks))} ran {entry_text(by_rank[ranks[0]])}"
+            for ranks in groups
+        ]
+        odd = sorted(r for ranks in groups[1:] for r in ranks)
+        return RULE.finding(
+            summary=(
+                f"Flight-recorder dumps disagree at collective seq {seq} of process group {pg}: "
+                + "; ".join(parts)
+                + ". The ranks issued different collectives, so none of them can complete."
+            ),
+            fix=[
+                (
+                    f"Find the code path rank(s) {', '.join(map(str, odd))} took: the dump's "
+                    "frames name where each rank issued its collective."
+                ),
+                (
+                    "Make every rank issue the same collectives in the same order with the same "
+                    "shapes and dtypes (no collectives under rank checks)."
+                ),
+            ],
+            evidence=[by_rank[ranks[0]].cite for ranks in groups][:4],
+            ranks=odd,
+            confidence=Confidence.HIGH,
+        )
+    return None
+
+
 def check(facts: Facts) -> list[Finding]:
     """The debug wrapper's fingerprint mismatch or failed monitored barrier."""
+    flight = _from_flight(facts)
+    if flight is not None:
+        return [flight]
     mism = [d for d in facts.of(DistributedError) if d.category == "collective_mismatch"]
     hits = facts.search(_MISMATCH)
     monitored = facts.search(_MONITORED)

@@ -40,6 +40,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
+from nccl_doctor.facts.flight import FlightEntry, FlightGroup
 from nccl_doctor.facts.run import ChildFailure, CollectiveTimeout, DistributedError, WatchdogState
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
@@ -353,9 +354,87 @@ def _from_stack(facts: Facts) -> Finding | None:
     )
 
 
+_STAGES = ("enqueued", "started", "completed")
+
+
+def _flight_progress(facts: Facts) -> dict[str, dict[int, list[int]]]:
+    """Per process group and rank: the last enqueued, started and completed collective."""
+    out: dict[str, dict[int, list[int]]] = {}
+    for group in facts.of(FlightGroup):
+        if group.rank is not None:
+            row = out.setdefault(group.pg_id, {}).setdefault(group.rank, [0, 0, 0])
+            got = (group.last_enqueued, group.last_started, group.last_completed)
+            row[:] = [max(r, g or 0) for r, g in zip(row, got, strict=True)]
+    for entry in facts.of(FlightEntry):
+        if entry.rank is None or entry.seq is None or entry.is_p2p or entry.pg_id is None:
+            continue
+        row = out.setdefault(entry.pg_id, {}).setdefault(entry.rank, [0, 0, 0])
+        reached = {"scheduled": 1, "started": 2, "completed": 3}.get(entry.state or "", 1)
+        for stage in range(reached):
+            row[stage] = max(row[stage], entry.seq)
+    return out
+
+
+def _from_flight(facts: Facts) -> Finding | None:
+    """Flight-recorder dumps of several ranks: the rank whose collective sequence is behind."""
+    for pg, ranks in _flight_progress(facts).items():
+        if len(ranks) < 2:
+            continue
+        for stage, word in enumerate(_STAGES):
+            done = {rank: row[stage] for rank, row in ranks.items()}
+            low, high = min(done.values()), max(done.values())
+            if low == high:
+                continue
+            behind = sorted(r for r, v in done.items() if v == low)
+            ahead = sorted(r for r, v in done.items() if v > low)
+            missed = next(
+                (
+                    e
+                    for e in facts.of(FlightEntry)
+                    if e.rank in ahead and e.pg_id == pg and e.seq == low + 1 and not e.is_p2p
+                ),
+                None,
+            )
+            what = f"{missed.op} seq {low + 1}" if missed else f"collective seq {low + 1}"
+            who = ", ".join(map(str, behind))
+            others = ", ".join(map(str, ahead))
+            summary = (
+                f"Flight-recorder dumps of ranks {', '.join(map(str, sorted(ranks)))}: rank(s) "
+                f"{who} are behind in process group {pg}: last {word} collective {low or 'none'}, "
+                f"while rank(s) {others} reached {high}; rank(s) {who} never {word} {what}"
+            )
+            if missed is not None:
+                sizes = [list(x) for x in missed.input_sizes]
+                summary += (
+                    f" (rank {missed.rank}'s entry: {missed.state}, in {sizes} "
+                    f"{','.join(missed.input_dtypes)}, timeout {ms_text(missed.timeout_ms)})"
+                )
+            cites = [g.cite for g in facts.of(FlightGroup) if g.rank in behind and g.pg_id == pg]
+            return RULE.finding(
+                summary=summary + ".",
+                fix=[
+                    (
+                        f"Look at what rank(s) {who} did instead of {what}: their stack "
+                        "(py-spy dump --pid PID), their log, the code path before that "
+                        "collective (rank-only work, uneven batches, a stall in I/O)."
+                    ),
+                    (
+                        "Make every rank issue the same collectives in the same order "
+                        "(DistributedSampler with drop_last, DDP's Join for uneven inputs)."
+                    ),
+                    _TEARDOWN_FIX,
+                ],
+                evidence=[*cites[:2], *([missed.cite] if missed else [])],
+                ranks=behind,
+                confidence=Confidence.HIGH,
+            )
+    return None
+
+
 def check(facts: Facts) -> list[Finding]:
     """Watchdog timeouts, long store barriers, stalled ranks, rank-guarded collectives."""
     steps = (
+        _from_flight,
         _from_timeouts,
         _from_wrapped,
         _from_store_timeout,

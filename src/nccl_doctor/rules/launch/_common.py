@@ -163,6 +163,8 @@ def _child_deaths(facts: Facts) -> list[Death]:
 def _worker_deaths(facts: Facts) -> list[Death]:
     out: list[Death] = []
     for exit_ in facts.of(WorkerExit):
+        if exit_.source == "wrapper":
+            continue  # the whole job's status as nccl-doctor run saw it, not one rank's
         sig = signal_name(exit_.exitcode, exit_.signal_name)
         if exit_.exitcode in (None, 0) and sig is None and not exit_.raised:
             continue

@@ -1,0 +1,76 @@
+"""Facts of PyTorch flight-recorder dumps (kind ``flight-recorder``).
+
+A dump is one rank's ring buffer of recent collectives, written by
+ProcessGroupNCCL on a watchdog timeout (``TORCH_NCCL_DUMP_ON_TIMEOUT=1``) to
+``TORCH_NCCL_DEBUG_INFO_TEMP_FILE<rank>``. ``rank`` is the rank the file
+name tells (``fr_rank3``); the dump itself does not say it.
+
+Sequence ids count collectives per process group (``collective_seq_id``);
+``-1`` in a group's status means "none yet", kept as ``None`` here.
+Citations: the dump's file, line = entry index + 1 (the dump header and
+group status cite line 1), text = a one-line rendering.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from nccl_doctor.facts.base import Fact
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FlightDump(Fact):
+    """One dump file: its format version, NCCL version and how much it holds."""
+
+    version: str | None
+    comm_lib_version: str | None
+    entry_count: int
+    group_count: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FlightGroup(Fact):
+    """One process group of a dump: config and the watchdog's last sequence ids."""
+
+    pg_id: str
+    desc: str | None
+    group_ranks: tuple[int, ...]
+    last_enqueued: int | None
+    last_started: int | None
+    last_completed: int | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FlightEntry(Fact):
+    """One recorded collective or point-to-point operation.
+
+    ``op`` is the profiling name without the backend prefix (``all_reduce``
+    of ``nccl:all_reduce``); ``state`` is ``scheduled``, ``started`` or
+    ``completed``. Sizes are per tensor (a list of dimensions each).
+    """
+
+    index: int
+    seq: int | None
+    p2p_seq: int | None
+    pg_id: str | None
+    pg_desc: str | None
+    op: str | None
+    profiling_name: str | None
+    state: str | None
+    is_p2p: bool
+    input_sizes: tuple[tuple[int, ...], ...]
+    output_sizes: tuple[tuple[int, ...], ...]
+    input_dtypes: tuple[str, ...]
+    output_dtypes: tuple[str, ...]
+    timeout_ms: int | None
+    time_created_ns: int | None
+
+
+def entry_text(entry: FlightEntry) -> str:
+    """``all_reduce seq 1 (pg 0 default_pg) completed, in [[1048576]] Float``."""
+    sizes = [list(s) for s in entry.input_sizes]
+    group = f"pg {entry.pg_id}" + (f" {entry.pg_desc}" if entry.pg_desc else "")
+    return (
+        f"{entry.op or '?'} seq {entry.seq if entry.seq is not None else '?'} ({group}) "
+        f"{entry.state or '?'}, in {sizes} {','.join(entry.input_dtypes) or '?'}"
+    )

@@ -1,0 +1,58 @@
+"""The ``run`` subcommand: ``nccl-doctor run [--dir D] [--format F] -- CMD...``.
+
+Kept beside the runner so ``cli.py`` only wires it in (``add_parser`` and
+``cmd``). The exit code is the job's own, not the diagnosis's.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from nccl_doctor.errors import UsageError
+
+#: Default of ``--grace`` (the runner's own default).
+GRACE_S = 10.0
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add ``run`` to the subcommands; returns its parser."""
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "run",
+        help="run a launch command (torchrun, srun, python ...) with diagnostics on",
+        description=(
+            "Run CMD with cheap diagnostics on (NCCL warnings to files, the flight recorder, "
+            "elastic error files), keep its output in a run folder and diagnose a failure. "
+            "Exits with CMD's status."
+        ),
+    )
+    parser.add_argument(
+        "--dir", metavar="D", help="run folder (default ./nccl-doctor-runs/<timestamp>-<pid>)"
+    )
+    parser.add_argument("--format", choices=("text", "json", "markdown"), default="text")
+    parser.add_argument(
+        "--grace",
+        type=float,
+        default=GRACE_S,
+        metavar="S",
+        help="seconds between forwarding SIGINT/SIGTERM to the job and SIGKILL",
+    )
+    parser.add_argument(
+        "--no-snapshot", action="store_true", help="skip the node snapshots before and after"
+    )
+    parser.add_argument("argv", nargs=argparse.REMAINDER, metavar="-- CMD", help="the command")
+    return parser
+
+
+def cmd(args: argparse.Namespace) -> int:
+    """Run the job; its exit status is the return value."""
+    from nccl_doctor.run.runner import run  # noqa: PLC0415 -- keeps --help fast
+
+    argv = list(args.argv)
+    if argv and argv[0] == "--":
+        argv = argv[1:]
+    if not argv:
+        raise UsageError("no command to run", "nccl-doctor run -- torchrun ... train.py")
+    if args.grace < 0:
+        raise UsageError("--grace must not be negative", "for example --grace 10")
+    return run(argv, args.dir, fmt=args.format, grace_s=args.grace, snapshots=not args.no_snapshot)

@@ -1,0 +1,100 @@
+"""What ``nccl-doctor run`` prepares before the job starts: the run folder and the environment.
+
+Only diagnostics that cost little are turned on, and never over the user's
+own settings: NCCL warnings to one file per process, the PyTorch flight
+recorder with a dump on timeout, torchelastic error files.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from nccl_doctor.redact import redact
+
+#: The launchers the wrapper knows by name (anything else still runs).
+LAUNCHERS = {
+    "torchrun": "torchrun",
+    "torch.distributed.run": "torchrun",
+    "torch.distributed.launch": "torchrun",
+    "srun": "srun",
+    "deepspeed": "deepspeed",
+    "accelerate": "accelerate",
+    "python": "python",
+}
+#: Default parent of run folders.
+RUNS_DIR = "nccl-doctor-runs"
+
+
+def launcher_of(cmd: Sequence[str]) -> str | None:
+    """Which launcher ``cmd`` starts: ``torchrun``, ``srun``, ``python`` ... or ``None``."""
+    if not cmd:
+        return None
+    name = Path(cmd[0]).name
+    if name.startswith("python"):
+        if "-m" in cmd[1:]:
+            module = cmd[cmd.index("-m") + 1] if cmd.index("-m") + 1 < len(cmd) else ""
+            return LAUNCHERS.get(module, "python")
+        return "python"
+    return LAUNCHERS.get(name)
+
+
+def default_run_dir(now: float | None = None) -> Path:
+    """``./nccl-doctor-runs/<timestamp>-<pid>``."""
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(now))
+    return Path(RUNS_DIR) / f"{stamp}-{os.getpid()}"
+
+
+def diagnostic_env(run_dir: Path) -> dict[str, str]:
+    """The variables the wrapper sets where the user has not (old and new torch names).
+
+    They are recorded in the run's MANIFEST.json, not in its environment
+    files, so the diagnosis judges the user's settings, not the wrapper's.
+    """
+    folder = str(run_dir.resolve())
+    return {
+        "NCCL_DEBUG": "WARN",
+        "NCCL_DEBUG_FILE": f"{folder}/nccl.%h.%p.log",
+        "TORCH_FR_BUFFER_SIZE": "2000",
+        "TORCH_NCCL_TRACE_BUFFER_SIZE": "2000",
+        "TORCH_NCCL_DUMP_ON_TIMEOUT": "1",
+        "TORCH_FR_DUMP_TEMP_FILE": f"{folder}/fr_rank",
+        "TORCH_NCCL_DEBUG_INFO_TEMP_FILE": f"{folder}/fr_rank",
+        "TORCHELASTIC_ERROR_FILE": f"{folder}/error.json",
+    }
+
+
+def child_env(run_dir: Path, base: Mapping[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+    """The job's environment and the variables the wrapper added to it."""
+    added = {k: v for k, v in diagnostic_env(run_dir).items() if k not in base}
+    return {**base, **added}, added
+
+
+def command_text(cmd: Sequence[str]) -> str:
+    """The command as a shell line, secrets redacted."""
+    return redact(shlex.join(cmd))
+
+
+def env_text(env: Mapping[str, str]) -> str:
+    """``NAME=value`` lines, sorted, secrets redacted."""
+    return "".join(redact(f"{k}={v}") + "\n" for k, v in sorted(env.items()))
+
+
+#: The first line of a run's MANIFEST.json, by which diagnose recognises it.
+MANIFEST_HEAD = '{"nccl_doctor_run": 1,'
+
+
+def write_manifest(path: Path, data: Mapping[str, Any]) -> None:
+    """The run's MANIFEST.json: a marker first line, then one key per line (each cited)."""
+    lines = [MANIFEST_HEAD]
+    items = sorted(data.items())
+    for i, (key, value) in enumerate(items):
+        comma = "," if i < len(items) - 1 else ""
+        lines.append(f" {json.dumps(key)}: {json.dumps(value, sort_keys=True)}{comma}")
+    lines.append("}")
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
