@@ -63,6 +63,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--timeout", type=float, default=5.0, metavar="S", help="deadline per read"
     )
     sub.add_parser("rules", help="list the diagnosis catalogue")
+    from nccl_doctor.run import cli as run_cli  # noqa: PLC0415 -- keeps --help fast
+
+    run_cli.add_parser(sub)
+    from nccl_doctor.probe import cli as probe_cli  # noqa: PLC0415 -- keeps --help fast
+
+    probe_cli.add_parser(sub)
     explain = sub.add_parser("explain", help="print what a diagnosis id means and how to fix it")
     explain.add_argument("rule_id", metavar="ID", help="a catalogue id, e.g. gpu.contention")
     return root
@@ -180,6 +186,18 @@ def _cmd_explain(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_run(args: argparse.Namespace) -> int:
+    from nccl_doctor.run import cli as run_cli  # noqa: PLC0415
+
+    return run_cli.cmd(args)
+
+
+def _cmd_probe(args: argparse.Namespace) -> int:
+    from nccl_doctor.probe import cli as probe_cli  # noqa: PLC0415
+
+    return probe_cli.cmd(args)
+
+
 _COMMANDS = {
     "parse": _cmd_parse,
     "diagnose": _cmd_diagnose,
@@ -187,6 +205,8 @@ _COMMANDS = {
     "capture": _cmd_capture,
     "rules": _cmd_rules,
     "explain": _cmd_explain,
+    "run": _cmd_run,
+    "probe": _cmd_probe,
 }
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from nccl_doctor.parse.base import BlockParser, StreamParser
 from nccl_doctor.parse.collect_env import CollectEnvParser
 from nccl_doctor.parse.env import EnvParser
+from nccl_doctor.parse.flight_recorder import FlightRecorderParser
 from nccl_doctor.parse.infiniband import (
     Ibdev2netdevParser,
     IbstatParser,
@@ -22,6 +23,8 @@ from nccl_doctor.parse.nvidia_smi import NvidiaSmiParser
 from nccl_doctor.parse.nvidia_smi_q import NvidiaSmiQParser
 from nccl_doctor.parse.nvidia_smi_xml import NvidiaSmiXmlParser
 from nccl_doctor.parse.nvlink import NvlinkParser
+from nccl_doctor.parse.probe_result import ProbeResultParser
+from nccl_doctor.parse.run_manifest import RunManifestParser
 from nccl_doctor.parse.topo import TopoParser
 from nccl_doctor.parse.torchrun import TorchrunParser
 from nccl_doctor.parse.traceback import TracebackParser
@@ -40,6 +43,8 @@ BLOCK_PARSERS: tuple[type[BlockParser], ...] = (
     CollectEnvParser,
     NcclTestsParser,
     LiveHostParser,
+    ProbeResultParser,
+    RunManifestParser,
 )
 
 STREAM_PARSERS: tuple[type[StreamParser], ...] = (
@@ -53,5 +58,15 @@ STREAM_PARSERS: tuple[type[StreamParser], ...] = (
 #: Every evidence kind a parser reads, in the order of the public list.
 KINDS: tuple[str, ...] = tuple(p.kind for p in BLOCK_PARSERS + STREAM_PARSERS)
 
+#: Parsers of whole files the line reader does not read (binary dumps).
+FILE_PARSERS: tuple[type[FlightRecorderParser], ...] = (FlightRecorderParser,)
+KINDS = (*KINDS, *(p.kind for p in FILE_PARSERS))
 
-__all__ = ["BLOCK_PARSERS", "KINDS", "STREAM_PARSERS", "BlockParser", "StreamParser"]
+__all__ = [
+    "BLOCK_PARSERS",
+    "FILE_PARSERS",
+    "KINDS",
+    "STREAM_PARSERS",
+    "BlockParser",
+    "StreamParser",
+]

@@ -82,17 +82,33 @@ def summary_text(result: dict[str, Any]) -> str:
     ]
     lines += [f"  failed: {f}" for f in s.get("failed_steps", [])]
     lines += [f"  isolation: {i}" for i in s.get("isolation", [])]
-    best: dict[str, dict[str, Any]] = {}
-    for bw in result.get("bandwidth", []):
+    lines += _bandwidth_lines(result.get("bandwidth", []))
+    return "\n".join(lines) + "\n"
+
+
+def _bandwidth_lines(records: list[dict[str, Any]]) -> list[str]:
+    """One line per kind (and node pair): the largest size, worst and best of the GPUs."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for bw in records:
         if bw.get("phase") == "isolation":
             continue
-        key = f"{bw['kind']} {bw.get('gpus')}"
-        if key not in best or bw["size_bytes"] >= best[key]["size_bytes"]:
-            best[key] = bw
-    for key, bw in list(best.items())[:40]:
-        exp = bw.get("expected_GBps")
-        lines.append(
-            f"  {key:<28} {bw['size_bytes']:>12} B  busbw {bw['busbw_GBps']:9.2f} GB/s"
-            + (f"  (expected ~{exp:g}{', SHORT' if bw.get('short') else ''})" if exp else "")
+        key = bw["kind"] + (f" {bw.get('host')}" if bw.get("phase") == "node_pair" else "")
+        groups.setdefault(key, []).append(bw)
+    out = []
+    for key, items in groups.items():
+        top = max(b["size_bytes"] for b in items)
+        at = [b for b in items if b["size_bytes"] == top]
+        worst = min(at, key=lambda b: b["busbw_GBps"])
+        best = max(b["busbw_GBps"] for b in at)
+        exp = worst.get("expected_GBps")
+        short = sum(1 for b in at if b.get("short"))
+        where = "GPU " + "->".join(map(str, worst.get("gpus") or [])) if len(at) > 1 else ""
+        out.append(
+            f"  {key:<16} {top / 2**20:>8.1f} MiB  busbw {worst['busbw_GBps']:9.2f}"
+            + (f"..{best:.2f}" if len(at) > 1 else "")
+            + " GB/s"
+            + (f" (lowest: {where})" if where else "")
+            + (f"  expected ~{exp:g}" if exp else "")
+            + (f"  {short} SHORT" if short else "")
         )
-    return "\n".join(lines) + "\n"
+    return out

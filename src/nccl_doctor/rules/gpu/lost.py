@@ -38,6 +38,7 @@ from __future__ import annotations
 from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.gpu import SmiError
 from nccl_doctor.facts.host import KernelGpuMessage
+from nccl_doctor.facts.probe import ProbeIsolation, ProbeStep
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.base import Rule
@@ -124,6 +125,7 @@ def check(facts: Facts) -> list[Finding]:
             )
         )
     findings += _gpu_state(facts)
+    findings += _probe(facts)
     if not findings:
         findings += _words(facts)
     return findings
@@ -201,3 +203,40 @@ def _words(facts: Facts) -> list[Finding]:
             )
         ]
     return []
+
+
+_PROBE_STEPS = ("context", "alloc", "kernel")
+
+
+def _probe(facts: Facts) -> list[Finding]:
+    """A probe run: a GPU whose context, allocation or kernel failed or hung; or bisection."""
+    out = []
+    for s in facts.of(ProbeStep):
+        if s.phase == "device" and s.step in _PROBE_STEPS and not s.ok:
+            gpu = ", ".join(map(str, s.gpus))
+            out.append(
+                RULE.finding(
+                    summary=f"nccl-doctor probe: GPU {gpu}: step {s.step} {s.status}"
+                    + (f": {s.error[:160]}" if s.error else ""),
+                    fix=_FIX,
+                    evidence=[s],
+                    gpus=[str(g) for g in s.gpus],
+                    hosts=[s.host] if s.host else [],
+                    confidence=Confidence.HIGH if s.status == "hung" else Confidence.MEDIUM,
+                )
+            )
+    named = [i for i in facts.of(ProbeIsolation) if i.conclusion == "gpu"]
+    out.extend(
+        RULE.finding(
+            summary=f"nccl-doctor probe: {i.step} fails whenever GPU "
+            f"{', '.join(map(str, i.gpus))} takes part, also on its own "
+            f"(bisection, {i.rounds} rounds): that GPU is faulty",
+            fix=_FIX[1:],
+            evidence=[i],
+            gpus=[str(g) for g in i.gpus],
+            hosts=[i.host] if i.host else [],
+            confidence=Confidence.MEDIUM,
+        )
+        for i in named
+    )
+    return out

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 from nccl_doctor.facts.base import Fact
 from nccl_doctor.facts.host import XidEvent
+from nccl_doctor.facts.probe import ProbeBandwidth, far_below
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.facts.topology import NvLink, NvLinkAllInactive, NvLinkErrorCount
 from nccl_doctor.findings import Confidence, Finding, Severity
@@ -197,5 +198,28 @@ def _wedge(facts: Facts) -> list[Finding]:
 
 def check(facts: Facts) -> list[Finding]:
     """NVLink Xids/SXids, inactive links, error counters, wedged NVLink machines."""
-    findings = _xids(facts) + _links(facts)
+    findings = _xids(facts) + _links(facts) + _probe(facts)
     return findings or _wedge(facts)
+
+
+def _probe(facts: Facts) -> list[Finding]:
+    """A probe run: peer bandwidth of some GPU pairs far below NVLink while others reach it."""
+    pairs = [b for b in facts.of(ProbeBandwidth) if b.kind == "p2p" and b.expected_GBps]
+    slow = [b for b in pairs if far_below(b)]
+    if not slow or len(slow) == len(pairs):
+        return []
+    names = ", ".join(
+        f"{'->'.join(map(str, b.gpus))} {b.busbw_GBps or 0:.0f} GB/s" for b in slow[:4]
+    )
+    return [
+        RULE.finding(
+            summary=f"nccl-doctor probe: peer copies on {len(slow)} of {len(pairs)} GPU pairs "
+            f"run far below NVLink (about {slow[0].expected_GBps or 0:.0f} GB/s): {names}",
+            fix=_FIX,
+            evidence=slow[:3],
+            gpus=[str(g) for b in slow for g in b.gpus],
+            hosts=[b.host for b in slow if b.host],
+            severity=Severity.WARNING,
+            confidence=Confidence.MEDIUM,
+        )
+    ]

@@ -34,6 +34,7 @@ runs). Replace the riser/cable or the board when replays keep growing.
 from __future__ import annotations
 
 from nccl_doctor.facts.gpu import Gpu
+from nccl_doctor.facts.probe import ProbeBandwidth, far_below
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.base import Rule
@@ -85,7 +86,7 @@ def check(facts: Facts) -> list[Finding]:
     """One warning per GPU whose link is narrower, slower under load, or replaying."""
     gpus = unique_gpus(facts)
     widths = {g.pcie_width_current for g in gpus if g.pcie_width_current}
-    findings = []
+    findings = _probe(facts)
     for gpu in gpus:
         problems = _problems(gpu)
         if not problems:
@@ -117,3 +118,24 @@ def check(facts: Facts) -> list[Finding]:
             )
         )
     return findings
+
+
+def _probe(facts: Facts) -> list[Finding]:
+    """A probe run: host<->device bandwidth of a GPU far below its model's PCIe rate."""
+    slow = [b for b in facts.of(ProbeBandwidth) if b.kind in ("h2d", "d2h") and far_below(b)]
+    return [
+        RULE.finding(
+            summary=f"nccl-doctor probe: GPU {', '.join(map(str, bw.gpus))} "
+            f"{bw.kind} pinned copy at {bw.busbw_GBps or 0:.1f} GB/s, expected about "
+            f"{bw.expected_GBps or 0:.0f} GB/s for {bw.gpu_model}",
+            fix=[
+                "Check the link: nvidia-smi -q -d PCIE (current vs max gen/width)",
+                "Reseat the GPU or riser; check BIOS PCIe settings and NUMA binding",
+            ],
+            evidence=[bw],
+            gpus=[str(g) for g in bw.gpus],
+            hosts=[bw.host] if bw.host else [],
+            confidence=Confidence.MEDIUM,
+        )
+        for bw in slow
+    ]

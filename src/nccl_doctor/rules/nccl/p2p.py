@@ -47,6 +47,7 @@ from nccl_doctor.facts.nccl import (
     NcclTestRow,
     NcclWarn,
 )
+from nccl_doctor.facts.probe import ProbeIsolation, ProbeStep
 from nccl_doctor.facts.run import CollectiveTimeout, CudaError, WatchdogState
 from nccl_doctor.facts.software import CpuInfo
 from nccl_doctor.facts.store import Facts
@@ -125,6 +126,8 @@ def _single_host_gpus(facts: Facts) -> tuple[str | None, int]:
 
 def check(facts: Facts) -> list[Finding]:
     """Fire on peer-access failures, hangs on the P2P path, and confirmed workarounds."""
+    if probe := _probe(facts):
+        return probe
     failure = _p2p_failure(facts)
     workaround = [h.cite for h in facts.search(_WORKAROUND) if not _NEG.search(h.said.text)][:2]
     platform = [h.cite for h in facts.search(_PLATFORM)[:2]]
@@ -217,3 +220,35 @@ def check(facts: Facts) -> list[Finding]:
             )
         ]
     return []
+
+
+def _probe(facts: Facts) -> list[Finding]:
+    """A probe run: a failed or hung P2P step, P2P named by isolation, or one bad GPU pair."""
+    dead = {g for s in facts.of(ProbeStep) if s.phase == "device" and not s.ok for g in s.gpus}
+    steps = [
+        s for s in facts.of(ProbeStep) if s.phase == "p2p" and not s.ok and not set(s.gpus) & dead
+    ]
+    named = [i for i in facts.of(ProbeIsolation) if i.transport == "P2P"]
+    pairs = [
+        i
+        for i in facts.of(ProbeIsolation)
+        if i.conclusion == "link" and len(i.gpus) == 1 and len(i.other_gpus) == 1
+    ]
+    if not (steps or named or pairs):
+        return []
+    parts = [f"{s.step} {s.status}" + (f" ({s.error[:120]})" if s.error else "") for s in steps[:3]]
+    parts += [f"{i.step} passed only with {', '.join(i.env)}" for i in named[:1]]
+    parts += [f"{i.step} fails on GPUs {i.gpus[0]}+{i.other_gpus[0]} only" for i in pairs[:1]]
+    gpus = {g for s in steps for g in s.gpus} | {g for i in pairs for g in (*i.gpus, *i.other_gpus)}
+    return [
+        RULE.finding(
+            summary="nccl-doctor probe: GPU peer-to-peer is broken: " + "; ".join(parts),
+            fix=[
+                "Check ACS/IOMMU (iommu=pt) and the PCIe/NVLink path between the GPUs named",
+                "NCCL_P2P_DISABLE=1 keeps jobs running meanwhile (slower)",
+            ],
+            evidence=[*steps[:3], *named[:1], *pairs[:1]],
+            gpus=[str(g) for g in sorted(gpus)],
+            hosts=[f.host for f in [*steps, *named, *pairs] if f.host],
+        )
+    ]

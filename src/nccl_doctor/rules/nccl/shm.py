@@ -36,6 +36,7 @@ import re
 
 from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.nccl import NcclWarn
+from nccl_doctor.facts.probe import ProbeIsolation
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.base import Rule
@@ -75,6 +76,8 @@ def _segment(facts: Facts) -> tuple[list[Cite | Fact], str | None, int | None, b
 
 def check(facts: Facts) -> list[Finding]:
     """Fire on NCCL shared-memory segment failures."""
+    if probe := _probe(facts):
+        return probe
     evidence, path, size, from_machine = _segment(facts)
     if not evidence:
         return []
@@ -127,5 +130,32 @@ def check(facts: Facts) -> list[Finding]:
             evidence=evidence,
             confidence=Confidence.HIGH if from_machine else Confidence.MEDIUM,
             ranks=[e.rank for e in evidence if isinstance(e, Fact) and e.rank is not None],
+        )
+    ]
+
+
+_PROBE_WHAT = "shared-memory (SHM) transport"
+
+
+def _probe(facts: Facts) -> list[Finding]:
+    """A probe run whose transport isolation named this transport."""
+    named = [i for i in facts.of(ProbeIsolation) if i.transport == "SHM"]
+    if not named:
+        return []
+    iso = named[0]
+    return [
+        RULE.finding(
+            summary=f"nccl-doctor probe: {iso.step} failed or fell short with NCCL's "
+            f"{_PROBE_WHAT} "
+            f"and passed with {', '.join(iso.env)} in fresh processes",
+            fix=[
+                (
+                    "Give the container a larger /dev/shm (--shm-size=8g or "
+                    "--ipc=host) and rerun the probe"
+                ),
+                "Until then, NCCL_SHM_DISABLE=1 keeps jobs running (slower)",
+            ],
+            evidence=[iso],
+            hosts=[iso.host] if iso.host else [],
         )
     ]
