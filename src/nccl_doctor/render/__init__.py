@@ -10,6 +10,7 @@ from nccl_doctor.report import Report
 
 if TYPE_CHECKING:
     from nccl_doctor.facts.store import Facts
+    from nccl_doctor.render.html import Bandwidth
 
 FORMATS = ("text", "json", "markdown", "html")
 
@@ -45,5 +46,29 @@ def render_report(
     if fmt == "markdown":
         return report_markdown(report, pseudonyms(report).apply)
     if fmt == "html":
-        return report_html(report, facts, pseudonyms(report).apply)
+        return report_html(report, facts, pseudonyms(report).apply, bandwidth=_probe_curves(facts))
     return report_text(report, width=width, color=color, clean=redact)
+
+
+def _probe_curves(facts: Facts | None) -> Bandwidth | None:
+    """Bus-bandwidth curves of a probe result in the evidence, one per collective."""
+    from nccl_doctor.facts.probe import ProbeBandwidth  # noqa: PLC0415
+    from nccl_doctor.render.html import Bandwidth  # noqa: PLC0415
+
+    if facts is None:
+        return None
+    curves: dict[str, list[tuple[int, float]]] = {}
+    expected: list[float] = []
+    for bw in facts.of(ProbeBandwidth):
+        if bw.size_bytes and bw.busbw_GBps is not None and (bw.world or 0) > 1:
+            curves.setdefault(bw.kind, []).append((bw.size_bytes, bw.busbw_GBps))
+            if bw.expected_GBps:
+                expected.append(bw.expected_GBps)
+    if not curves:
+        return None
+    return Bandwidth(
+        series=[sorted(points) for points in curves.values()],
+        expected_gbps=max(expected) if expected else None,
+        labels=list(curves),
+        note="bus bandwidth by nccl-tests' formulas, from the probe result in the evidence",
+    )
