@@ -34,8 +34,13 @@ def main() -> int:
         top = report.top(3)
         rank = report.first_failure.rank if report.first_failure else None
         ok = top[:1] == [scenario.top] and scenario.first_failing_rank in (ANY, rank)
-        bad += not ok
         mark = "" if ok else "  <-- MISS"
+        passed = log.with_suffix(".exit").read_text().strip() == "0"
+        if scenario.racy and passed and not ok:
+            critical = [f for f in report.findings if f.severity.value == "critical"]
+            ok = not critical
+            mark = "  (the race let the job pass this time; nothing critical)" if ok else mark
+        bad += not ok
         got = ", ".join(top) or "-"
         print(f"{scenario.name:28} {scenario.top:24} {got:44} {rank!s:>5} {seconds:6.1f}{mark}")
     print(f"{len(SCENARIOS) - bad}/{len(SCENARIOS)} right; logs in {out}")
