@@ -35,3 +35,11 @@ def test_h200_copies_match_the_reference_loop_within_5_percent() -> None:
         assert 0.95 <= row["ratio"] <= 1.05, row
     h2d = next(r for r in rows if r["kind"] == "h2d")
     assert 50 < h2d["probe_GBps"] < 64  # PCIe Gen5 x16
+
+
+def test_one_rank_collectives_show_no_bus_bandwidth() -> None:
+    from nccl_doctor.render.probe_progress import summary_text
+
+    text = summary_text(json.loads((H200 / "probe-full.json").read_text()))
+    assert "broadcast          1024.0 MiB  busbw n/a (1 rank)" in text
+    assert "h2d                1024.0 MiB  busbw     55.53 GB/s  expected ~55" in text

@@ -102,6 +102,10 @@ def _bandwidth_lines(records: list[dict[str, Any]]) -> list[str]:
         best = max(b["busbw_GBps"] for b in at)
         exp = worst.get("expected_GBps")
         short = sum(1 for b in at if b.get("short"))
+        if worst.get("world") == 1:
+            # one rank moves no data over any link: nccl-tests' busbw means nothing here
+            out.append(f"  {key:<16} {top / 2**20:>8.1f} MiB  busbw n/a (1 rank)")
+            continue
         where = "GPU " + "->".join(map(str, worst.get("gpus") or [])) if len(at) > 1 else ""
         out.append(
             f"  {key:<16} {top / 2**20:>8.1f} MiB  busbw {worst['busbw_GBps']:9.2f}"
