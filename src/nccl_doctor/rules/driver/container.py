@@ -43,6 +43,7 @@ import re
 
 from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.gpu import SmiError
+from nccl_doctor.facts.live import DeviceNode, HostRuntime, KernelModule
 from nccl_doctor.facts.run import CudaError
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
@@ -183,6 +184,25 @@ def check(facts: Facts) -> list[Finding]:
                         "Restart the container; to keep access, pass the device nodes explicitly "
                         "(--device /dev/nvidia0 ... /dev/nvidiactl /dev/nvidia-uvm) or use the "
                         "toolkit's CDI mode"
+                    ),
+                ),
+            )
+        ]
+    absent = [n for n in facts.of(DeviceNode) if n.path == "/dev/nvidia-uvm" and not n.present]
+    driver = any(m.name == "nvidia" and m.loaded for m in facts.of(KernelModule))
+    if absent and driver and any(r.container for r in facts.of(HostRuntime)):
+        return [
+            _finding(
+                "Inside this container /dev/nvidia-uvm is missing while the host loads the "
+                "NVIDIA driver: CUDA's first call will fail (error 999 / no CUDA-capable "
+                "device) until the node is passed in",
+                [absent[0], cue],
+                Confidence.MEDIUM,
+                extra=(
+                    (
+                        "Pass the node into the container (--device /dev/nvidia-uvm, or the "
+                        "NVIDIA container toolkit's --gpus / CDI), or create it on the host first "
+                        "(`nvidia-modprobe -u -c=0`)"
                     ),
                 ),
             )

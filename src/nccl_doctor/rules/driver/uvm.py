@@ -39,6 +39,7 @@ import re
 
 from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.host import KernelGpuMessage
+from nccl_doctor.facts.live import DeviceNode, KernelModule
 from nccl_doctor.facts.run import CudaError
 from nccl_doctor.facts.store import Facts, Hit
 from nccl_doctor.findings import Confidence, Finding, Severity
@@ -134,9 +135,19 @@ def _fix(missing: bool, suspended: bool) -> list[str]:
     return steps
 
 
+def _live(facts: Facts) -> list[Cite]:
+    """A live check's reads: nvidia_uvm not loaded, or /dev/nvidia-uvm absent, beside a driver."""
+    driver = any(m.name == "nvidia" and m.loaded for m in facts.of(KernelModule))
+    if not driver:
+        return []
+    out = [m.cite for m in facts.of(KernelModule) if m.name == "nvidia_uvm" and not m.loaded]
+    out += [n.cite for n in facts.of(DeviceNode) if n.path == "/dev/nvidia-uvm" and not n.present]
+    return out
+
+
 def check(facts: Facts) -> list[Finding]:
     """UVM evidence: a missing node, module errors, or a first-call 999 after a suspend."""
-    missing = [h.cite for h in facts.search(_MISSING)]
+    missing = [h.cite for h in facts.search(_MISSING)] + _live(facts)
     module = _module_errors(facts)
     first = _first_call(facts)
     suspend: tuple[Hit, ...] = facts.search(_SUSPEND) if first else ()
