@@ -38,9 +38,9 @@ import re
 
 from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.nccl import NcclErrorChain, NcclEvent, NcclWarn
-from nccl_doctor.facts.probe import ProbeIsolation
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
+from nccl_doctor.rules._probe import isolated_transport
 from nccl_doctor.rules.base import Rule
 from nccl_doctor.rules.nccl._common import first, machine, text_of, warn_text
 
@@ -126,28 +126,18 @@ def check(facts: Facts) -> list[Finding]:
     return []
 
 
-_PROBE_WHAT = "NVLink SHARP (NVLS)"
-
-
 def _probe(facts: Facts) -> list[Finding]:
     """A probe run whose transport isolation named this transport."""
-    named = [i for i in facts.of(ProbeIsolation) if i.transport == "NVLS"]
-    if not named:
-        return []
-    iso = named[0]
-    return [
-        RULE.finding(
-            summary=f"nccl-doctor probe: {iso.step} failed or fell short with NCCL's "
-            f"{_PROBE_WHAT} "
-            f"and passed with {', '.join(iso.env)} in fresh processes",
-            fix=[
-                (
-                    "Check the fabric manager and NVSwitch state (systemctl "
-                    "status nvidia-fabricmanager, nvidia-smi -q | grep -i fabric)"
-                ),
-                "Until fixed, NCCL_NVLS_ENABLE=0 keeps jobs running",
-            ],
-            evidence=[iso],
-            hosts=[iso.host] if iso.host else [],
-        )
-    ]
+    return isolated_transport(
+        RULE,
+        facts,
+        "NVLS",
+        "NVLink SHARP (NVLS)",
+        [
+            (
+                "Check the fabric manager and NVSwitch state (systemctl "
+                "status nvidia-fabricmanager, nvidia-smi -q | grep -i fabric)"
+            ),
+            "Until fixed, NCCL_NVLS_ENABLE=0 keeps jobs running",
+        ],
+    )

@@ -36,9 +36,9 @@ import re
 
 from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.nccl import NcclWarn
-from nccl_doctor.facts.probe import ProbeIsolation
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
+from nccl_doctor.rules._probe import isolated_transport
 from nccl_doctor.rules.base import Rule
 from nccl_doctor.rules.nccl._common import first, machine, text_of
 
@@ -134,28 +134,18 @@ def check(facts: Facts) -> list[Finding]:
     ]
 
 
-_PROBE_WHAT = "shared-memory (SHM) transport"
-
-
 def _probe(facts: Facts) -> list[Finding]:
     """A probe run whose transport isolation named this transport."""
-    named = [i for i in facts.of(ProbeIsolation) if i.transport == "SHM"]
-    if not named:
-        return []
-    iso = named[0]
-    return [
-        RULE.finding(
-            summary=f"nccl-doctor probe: {iso.step} failed or fell short with NCCL's "
-            f"{_PROBE_WHAT} "
-            f"and passed with {', '.join(iso.env)} in fresh processes",
-            fix=[
-                (
-                    "Give the container a larger /dev/shm (--shm-size=8g or "
-                    "--ipc=host) and rerun the probe"
-                ),
-                "Until then, NCCL_SHM_DISABLE=1 keeps jobs running (slower)",
-            ],
-            evidence=[iso],
-            hosts=[iso.host] if iso.host else [],
-        )
-    ]
+    return isolated_transport(
+        RULE,
+        facts,
+        "SHM",
+        "shared-memory (SHM) transport",
+        [
+            (
+                "Give the container a larger /dev/shm (--shm-size=8g or "
+                "--ipc=host) and rerun the probe"
+            ),
+            "Until then, NCCL_SHM_DISABLE=1 keeps jobs running (slower)",
+        ],
+    )

@@ -41,9 +41,9 @@ from collections import Counter
 
 from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.nccl import NcclWarn
-from nccl_doctor.facts.probe import ProbeIsolation
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Finding, Severity
+from nccl_doctor.rules._probe import isolated_transport
 from nccl_doctor.rules.base import Rule
 from nccl_doctor.rules.net._common import plural, uniq
 
@@ -168,28 +168,18 @@ def check(facts: Facts) -> list[Finding]:
     ]
 
 
-_PROBE_WHAT = "InfiniBand/RoCE (IB) transport"
-
-
 def _probe(facts: Facts) -> list[Finding]:
     """A probe run whose transport isolation named this transport."""
-    named = [i for i in facts.of(ProbeIsolation) if i.transport == "IB"]
-    if not named:
-        return []
-    iso = named[0]
-    return [
-        RULE.finding(
-            summary=f"nccl-doctor probe: {iso.step} failed or fell short with NCCL's "
-            f"{_PROBE_WHAT} "
-            f"and passed with {', '.join(iso.env)} in fresh processes",
-            fix=[
-                (
-                    "Check the HCAs and ports of the node pair (ibstat, "
-                    "ibv_devinfo, error counters) and rerun the probe"
-                ),
-                "NCCL_IB_DISABLE=1 (TCP sockets) is a slow stopgap only",
-            ],
-            evidence=[iso],
-            hosts=[iso.host] if iso.host else [],
-        )
-    ]
+    return isolated_transport(
+        RULE,
+        facts,
+        "IB",
+        "InfiniBand/RoCE (IB) transport",
+        [
+            (
+                "Check the HCAs and ports of the node pair (ibstat, "
+                "ibv_devinfo, error counters) and rerun the probe"
+            ),
+            "NCCL_IB_DISABLE=1 (TCP sockets) is a slow stopgap only",
+        ],
+    )
