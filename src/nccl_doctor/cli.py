@@ -106,17 +106,17 @@ def _cmd_parse(args: argparse.Namespace) -> int:
 
 
 def _cmd_diagnose(args: argparse.Namespace) -> int:
-    from nccl_doctor.pipeline import diagnose_read, facts_of  # noqa: PLC0415
+    from nccl_doctor.pipeline import diagnose_with_facts  # noqa: PLC0415
     from nccl_doctor.render import render_report  # noqa: PLC0415
 
     result = _read(args.paths)
-    report = diagnose_read(result)
+    report, facts = diagnose_with_facts(result)
     to_file = args.output is not None
     color = not to_file and (
         args.color == "always" or (args.color == "auto" and sys.stdout.isatty())
     )
-    facts = facts_of(result) if args.format == "html" else None
-    rendered = render_report(report, args.format, color=color, facts=facts)
+    shown = facts if args.format == "html" else None
+    rendered = render_report(report, args.format, color=color, facts=shown)
     _emit(rendered, args.output)
     critical = any(f.severity.value == "critical" for f in report.findings)
     return EXIT_CRITICAL if critical else EXIT_OK

@@ -27,8 +27,13 @@ def run_rules(facts: Facts) -> list[Finding]:
 
 def diagnose_read(result: ReadResult) -> Report:
     """The report of evidence already read."""
+    return diagnose_with_facts(result)[0]
+
+
+def diagnose_with_facts(result: ReadResult) -> tuple[Report, Facts]:
+    """The report of evidence already read, and the facts it was built from."""
     facts = facts_of(result)
-    return triage(run_rules(facts), facts, result)
+    return triage(run_rules(facts), facts, result), facts
 
 
 def diagnose_paths(paths: Sequence[str]) -> Report:
