@@ -28,7 +28,7 @@ CORPORA = {
 
 @pytest.mark.parametrize("corpus", sorted(CORPORA))
 def test_incident_score_holds(corpus: str) -> None:
-    rows = score(ROOT / "tests" / "fixtures" / corpus)
+    rows = score([ROOT / "tests" / "fixtures" / corpus])
     top1 = sum(bool(r["top1"]) for r in rows) / len(rows)
     top3 = sum(bool(r["top3"]) for r in rows) / len(rows)
     misses = [f"{r['case']}: {r['expected']} got {r['top']}" for r in rows if not r["top3"]]
@@ -38,7 +38,7 @@ def test_incident_score_holds(corpus: str) -> None:
 
 @pytest.mark.parametrize("corpus", sorted(CORPORA))
 def test_healthy_incidents_get_no_critical(corpus: str) -> None:
-    rows = score(ROOT / "tests" / "fixtures" / corpus)
+    rows = score([ROOT / "tests" / "fixtures" / corpus])
     healthy = [r for r in rows if r["expected"] == "none"]
     assert healthy
     assert all(r["top1"] for r in healthy), healthy

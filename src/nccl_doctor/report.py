@@ -8,6 +8,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 
+from nccl_doctor.differential import Hypothesis
 from nccl_doctor.facts.base import Cite
 from nccl_doctor.findings import Finding
 
@@ -64,11 +65,14 @@ class Report:
     coverage: Coverage = field(default_factory=Coverage)
     folded: tuple[tuple[str, tuple[Finding, ...]], ...] = ()
     hosts: tuple[str, ...] = ()
+    #: the ranked differential, after the findings (empty when a finding is decisive)
+    hypotheses: tuple[Hypothesis, ...] = ()
 
     def top(self, k: int) -> list[str]:
-        """The top-k answer: the first k distinct ids among critical and warning findings."""
+        """The top-k answer: critical and warning findings' ids, then the hypotheses'."""
         ids: list[str] = []
         for finding in self.findings:
             if finding.severity.value in ("critical", "warning") and finding.id not in ids:
                 ids.append(finding.id)
+        ids.extend(h.id for h in self.hypotheses if h.id not in ids)
         return ids[:k]

@@ -13,10 +13,11 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
 
+from nccl_doctor.differential import Hypothesis, differential
 from nccl_doctor.evidence.reader import ReadResult
 from nccl_doctor.facts.base import Fact
 from nccl_doctor.facts.store import Facts
-from nccl_doctor.findings import Finding, Severity
+from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.report import Coverage, FirstFailure, Report, Verdict
 from nccl_doctor.rules import CATALOGUE
 from nccl_doctor.triage_coverage import coverage_of
@@ -169,6 +170,21 @@ def _is_text(fact: Fact) -> bool:
     return type(fact).__name__ == "TextLine"
 
 
+def hypotheses_of(
+    standing: Sequence[Finding], facts: Facts, failure: Failure | None
+) -> tuple[Hypothesis, ...]:
+    """The differential, unless a finding is already decisive (critical, high confidence)."""
+    if standing and standing[0].severity is Severity.CRITICAL:
+        if standing[0].confidence is Confidence.HIGH:
+            return ()
+    others = [f.fact for f in failures_of(facts) if not f.cascade and not f.launcher]
+    first = [failure.fact] if failure is not None else []
+    rest = [f for f in others if not first or f is not first[0]]
+    launcher = [f.fact for f in failures_of(facts) if f.launcher]
+    known = {f.id for f in standing if f.severity is not Severity.INFO}
+    return differential(facts, (*first, *rest, *launcher), known)
+
+
 def triage(findings: Sequence[Finding], facts: Facts, read: ReadResult) -> Report:
     """The report: ordered, folded findings, the first failure, coverage."""
     failure, note = first_failure(facts)
@@ -186,11 +202,16 @@ def triage(findings: Sequence[Finding], facts: Facts, read: ReadResult) -> Repor
             message=failure.message,
             cite=failure.fact.cite,
         )
+    hypotheses = hypotheses_of(standing, facts, failure)
+    verdict = verdict_of(standing, failure, facts)
+    if hypotheses and verdict is Verdict.HEALTHY:
+        verdict = Verdict.INCONCLUSIVE  # the reporter says it hangs: not healthy
     return Report(
-        verdict=verdict_of(standing, failure, facts),
+        verdict=verdict,
         findings=tuple(standing),
         first_failure=first,
         coverage=coverage,
         folded=tuple((k, tuple(v)) for k, v in folded.items()),
         hosts=facts.hosts,
+        hypotheses=hypotheses,
     )

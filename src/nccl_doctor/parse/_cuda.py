@@ -16,6 +16,13 @@ _CUDA_ERROR = re.compile(
     r"CUDA [Ee]rror: (?P<err>[^\n]{1,200}?)(?:\.\s|\s\(|\s+at\s+\S+:\d+|\.?\s*$)"
 )
 _CUDA_FAILURE = re.compile(r"Cuda failure (?:(?P<code>\d{1,5}) )?'(?P<err>[^'\n]{1,200})'?")
+#: PyTorch <= 1.4 (THC): ``cuda runtime error (30) : unknown error at f.cpp:50`` and
+#: ``THCudaCheck FAIL file=f.cpp line=50 error=30 : unknown error``. Before CUDA
+#: 10.1 the runtime numbered cudaErrorUnknown 30 (999 since).
+_LEGACY = re.compile(
+    r"(?:cuda runtime error \((?P<code>\d{1,5})\)|THCudaCheck FAIL file=\S{1,300} line=\d{1,7}"
+    r" error=(?P<code2>\d{1,5})) : (?P<err>[^\n]{1,200}?)(?: at \S+:\d+)?\s*$"
+)
 _INIT = re.compile(
     r"cudaGetDeviceCount\(\)[^\n]*?Error (?P<code>\d{1,5}): (?P<err>[^(\n]{1,200}?)\s*(?:\(|$)"
 )
@@ -54,6 +61,8 @@ CUDA_KEYWORDS: tuple[str, ...] = (
     "CUDA error: ",
     "CUDA Error: ",
     "Cuda failure ",
+    "cuda runtime error (",
+    "THCudaCheck FAIL",
     "cudaGetDeviceCount",
     "CUDA driver",
     "NVIDIA driver on your system",
@@ -75,6 +84,11 @@ def cuda_facts(line: Line, text: str, rank: int | None) -> list[Fact]:
         out.append(
             CudaError(**base, kind="cuda_failure", error=_norm(m["err"]), code=to_int(m["code"]))
         )
+    if ("cuda runtime error (" in text or "THCudaCheck FAIL" in text) and (
+        m := _LEGACY.search(text)
+    ):
+        code = to_int(m["code"] or m["code2"])
+        out.append(CudaError(**base, kind="legacy", error=_norm(m["err"]), code=code))
     if "cudaGetDeviceCount" in text and (m := _INIT.search(text)):
         out.append(CudaError(**base, kind="init", error=_norm(m["err"]), code=to_int(m["code"])))
     if ("CUDA driver" in text or "NVIDIA driver" in text) and (m := _DRIVER.search(text)):

@@ -1,0 +1,161 @@
+"""Priors: for each symptom class, how often each catalogue id is the cause.
+
+A data table, read by :func:`nccl_doctor.differential.rank`. Each weight
+says how often, among failures of that class, the id turns out to be the
+cause, before any other fact is weighed; each row carries its reason and its
+source. Weights of a class need not sum to one (they are normalised).
+
+Sources, named in each row:
+- ``nccl-docs``: NCCL's troubleshooting guide (docs.nvidia.com/deeplearning/nccl,
+  "Troubleshooting": /dev/shm in Docker, ACS and P2P, IB and GDR, socket
+  interfaces) and the messages that print each result in NCCL's src/.
+- ``torch-docs``: PyTorch's distributed docs and ProcessGroupNCCL's own
+  messages (watchdog, desync, store).
+- ``judgement``: the maintainers' reading of how these failures resolve in
+  public threads, to be replaced by counts from the development corpus as it
+  grows (``scripts/derive_priors.py`` prints them).
+- ``llama3``: Meta's Llama 3 paper, 419 unexpected interruptions in 54 days:
+  GPU 58.7% (of which HBM 17.2%), software 12.9%, network 8.4%, host 2.9%.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Prior:
+    """One id's weight within a symptom class, why, and from where."""
+
+    id: str
+    weight: float
+    why: str
+    source: str
+
+
+def _p(rule_id: str, weight: float, why: str, source: str = "nccl-docs") -> Prior:
+    return Prior(rule_id, weight, why, source)
+
+
+PRIORS: dict[str, tuple[Prior, ...]] = {
+    "nccl_system": (
+        _p("nccl.shm", 0.22, "SHM transport cannot map /dev/shm segments (64 MB in Docker)"),
+        _p("net.socket_interface", 0.16, "bootstrap or socket transport on the wrong interface"),
+        _p("net.unreachable", 0.12, "peers cannot connect (firewall, routes, MASTER_ADDR)"),
+        _p("nccl.p2p", 0.10, "P2P/IPC across GPUs fails (ACS, IOMMU, virtualisation)"),
+        _p("host.resources", 0.10, "a system call failed on host limits (fds, memlock, memory)"),
+        _p("net.ib_config", 0.10, "IB verbs set-up failed (memlock, GID, HCA)"),
+        _p("launch.rank_crash", 0.08, "a peer died and its sockets closed", "judgement"),
+        _p("nccl.version_mismatch", 0.06, "ranks speak different NCCL versions"),
+        _p("driver.container", 0.06, "the container lacks devices or IPC namespace"),
+    ),
+    "nccl_unhandled_cuda": (
+        _p("gpu.contention", 0.18, "another process holds the GPU's memory", "judgement"),
+        _p("driver.uvm", 0.14, "nvidia_uvm missing: first CUDA calls fail (999)"),
+        _p("gpu.oom", 0.12, "the job itself ran out of memory inside NCCL"),
+        _p("cuda.device_visibility", 0.10, "ranks see the wrong or the same GPU"),
+        _p("gpu.fabric_manager", 0.10, "NVSwitch fabric not ready on HGX systems"),
+        _p("nccl.p2p", 0.10, "peer access between GPUs fails"),
+        _p("driver.cuda_mismatch", 0.08, "CUDA runtime newer than the driver"),
+        _p("gpu.xid", 0.08, "the GPU faulted (Xid)", "llama3"),
+        _p("driver.container", 0.06, "driver libraries in the container mismatch the host"),
+    ),
+    "nccl_internal": (
+        _p("nccl.internal", 0.30, "an NCCL bug fixed in a later release"),
+        _p("nccl.version_mismatch", 0.18, "two NCCL libraries or versions in one job"),
+        _p("net.ib_config", 0.14, "IB/RoCE set-up NCCL did not expect (GID, HCA)"),
+        _p("nccl.shm", 0.10, "shared-memory segments could not be created"),
+        _p("nccl.env", 0.10, "an NCCL_* setting forced an impossible path"),
+        _p("nccl.p2p", 0.08, "P2P set-up failed part-way"),
+        _p("host.resources", 0.06, "a host limit hit during set-up"),
+    ),
+    "nccl_invalid": (
+        _p("nccl.duplicate_gpu", 0.26, "two ranks on one GPU"),
+        _p("cuda.device_visibility", 0.22, "rank-to-GPU mapping wrong"),
+        _p("nccl.env", 0.18, "an NCCL_* value NCCL refuses"),
+        _p("net.socket_interface", 0.14, "NCCL_SOCKET_IFNAME matches no interface"),
+        _p("app.collective_mismatch", 0.12, "ranks passed different sizes or types", "torch-docs"),
+        _p("nccl.version_mismatch", 0.08, "ranks built against different NCCL"),
+    ),
+    "nccl_remote": (
+        _p("launch.rank_crash", 0.32, "a peer process died; its side closed", "judgement"),
+        _p("net.ib_transport", 0.24, "RDMA completion errors (retry exceeded, link flap)"),
+        _p("gpu.xid", 0.16, "a GPU on the peer faulted", "llama3"),
+        _p("net.ib_link", 0.14, "an IB/RoCE port went down"),
+        _p("host.resources", 0.08, "the peer host ran out of memory"),
+    ),
+    "cuda_unknown": (
+        _p("driver.uvm", 0.28, "nvidia_uvm not loaded or broken (after suspend/driver reload)"),
+        _p(
+            "gpu.contention",
+            0.14,
+            "the GPU is held or in a bad state by another process",
+            "judgement",
+        ),
+        _p("gpu.fabric_manager", 0.14, "HGX: fabric manager down or mismatched"),
+        _p("driver.version_mismatch", 0.12, "kernel module and user-space driver differ"),
+        _p("driver.container", 0.10, "container runtime injected the wrong driver stack"),
+        _p("gpu.xid", 0.10, "the GPU faulted", "llama3"),
+        _p("driver.cuda_mismatch", 0.08, "CUDA runtime needs a newer driver"),
+    ),
+    "collective_timeout": (
+        _p("app.hang", 0.24, "one rank stuck or slow in its own work", "torch-docs"),
+        _p("launch.rank_crash", 0.18, "a peer died and never joined", "judgement"),
+        _p("app.collective_mismatch", 0.16, "ranks issued different collectives", "torch-docs"),
+        _p("nccl.p2p", 0.14, "P2P transfers never complete (ACS/IOMMU)"),
+        _p("net.ib_transport", 0.10, "RDMA stalls between nodes"),
+        _p("gpu.xid", 0.10, "a GPU stopped making progress", "llama3"),
+        _p("nccl.shm", 0.08, "SHM transport stuck in a small /dev/shm"),
+    ),
+    "store_timeout": (
+        _p("launch.rendezvous", 0.30, "not every worker joined (world size, node missing)"),
+        _p("net.unreachable", 0.26, "the store's address or port cannot be reached"),
+        _p("launch.rank_crash", 0.16, "the store's host process died", "judgement"),
+        _p("net.socket_interface", 0.12, "the store advertised an unreachable interface"),
+        _p("launch.port_in_use", 0.10, "the store port is taken"),
+        _p("launch.duplicate_launch", 0.06, "two launches share one store"),
+    ),
+    "gpu_oom": (
+        _p("gpu.oom", 0.60, "the job's own tensors exceed the GPU", "judgement"),
+        _p("gpu.contention", 0.28, "another process holds part of the GPU", "judgement"),
+        _p("cuda.device_visibility", 0.12, "every rank allocates on GPU 0"),
+    ),
+    "killed": (
+        _p("host.resources", 0.50, "the kernel's OOM killer ends the biggest process", "judgement"),
+        _p("launch.rank_crash", 0.50, "a rank was killed; the others followed", "judgement"),
+    ),
+    "crashed": (
+        _p("launch.rank_crash", 0.50, "a native crash in one rank", "judgement"),
+        _p("nccl.version_mismatch", 0.16, "two NCCL/CUDA libraries loaded in one process"),
+        _p("nccl.shm", 0.12, "SIGBUS on a full /dev/shm mapping"),
+        _p("host.resources", 0.12, "memory exhausted on the host"),
+        _p("nccl.internal", 0.10, "an NCCL bug"),
+    ),
+    "aborted": (
+        _p(
+            "app.hang",
+            0.36,
+            "the watchdog aborts a process whose collective timed out",
+            "torch-docs",
+        ),
+        _p("launch.rank_crash", 0.30, "a C++ exception or assert ended the rank", "judgement"),
+        _p("cuda.illegal_access", 0.18, "a sticky CUDA error took the process down"),
+        _p("nccl.internal", 0.16, "an NCCL assertion"),
+    ),
+    "hang": (
+        _p("nccl.p2p", 0.28, "P2P transfers that never complete are the classic silent hang"),
+        _p("app.hang", 0.22, "a rank stuck in its own code", "torch-docs"),
+        _p("net.socket_interface", 0.14, "bootstrap waits on the wrong interface"),
+        _p("nccl.shm", 0.10, "SHM stuck on a small /dev/shm"),
+        _p("net.ib_config", 0.10, "IB set-up that never completes"),
+        _p("gpu.xid", 0.08, "a GPU that stopped responding", "llama3"),
+        _p("app.collective_mismatch", 0.08, "ranks wait in different collectives", "torch-docs"),
+    ),
+    "failure": (
+        _p("launch.rank_crash", 0.45, "one rank failed and the others followed", "judgement"),
+        _p("host.resources", 0.20, "a host limit (memory, files, disk)", "judgement"),
+        _p("net.unreachable", 0.15, "a connection failed", "judgement"),
+        _p("gpu.xid", 0.10, "a GPU fault under the error", "llama3"),
+        _p("nccl.version_mismatch", 0.10, "library versions differ", "judgement"),
+    ),
+}

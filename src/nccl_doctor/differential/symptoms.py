@@ -1,0 +1,154 @@
+"""Symptom classes: what kind of failure the evidence shows, read from typed facts.
+
+A symptom class names the shape of a failure as an expert would sort it
+before knowing the cause: NCCL's system error, an unhandled CUDA error, CUDA's
+unknown error, a collective that timed out, a rank killed by a signal... Each
+class has a prior over catalogue ids (:mod:`nccl_doctor.differential.priors`).
+The class comes from the failure's typed fact (the NCCL result code, the CUDA
+error number, the signal), never from re-reading its text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from nccl_doctor.facts.base import Cite, Fact
+from nccl_doctor.facts.nccl import NcclWarn
+from nccl_doctor.facts.run import (
+    C10dSocketError,
+    ChildFailure,
+    CollectiveTimeout,
+    CudaError,
+    CudaOutOfMemory,
+    DistributedError,
+    NcclErrorReport,
+    PythonTraceback,
+    RendezvousTimeout,
+    WorkerExit,
+)
+
+#: ncclResult_t by number (src/nccl.h.in): the class each result opens.
+NCCL_RESULT_CLASS = {
+    1: "nccl_unhandled_cuda",
+    2: "nccl_system",
+    3: "nccl_internal",
+    4: "nccl_invalid",
+    5: "nccl_invalid",
+    6: "nccl_remote",
+}
+_NCCL_RESULT_NAME = {
+    "ncclUnhandledCudaError": 1,
+    "ncclSystemError": 2,
+    "ncclInternalError": 3,
+    "ncclInvalidArgument": 4,
+    "ncclInvalidUsage": 5,
+    "ncclRemoteError": 6,
+}
+#: cudaErrorUnknown is 999 since CUDA 10.1; before it the runtime numbered it 30.
+_CUDA_UNKNOWN = frozenset({999, 30})
+_SIGNAL_CLASS = {
+    "SIGKILL": "killed",
+    "SIGSEGV": "crashed",
+    "SIGBUS": "crashed",
+    "SIGABRT": "aborted",
+}
+_EXIT_SIGNAL = {
+    -9: "SIGKILL",
+    137: "SIGKILL",
+    -11: "SIGSEGV",
+    139: "SIGSEGV",
+    -6: "SIGABRT",
+    134: "SIGABRT",
+    -7: "SIGBUS",
+}
+
+#: What each class is called in a report.
+LABELS = {
+    "nccl_system": "NCCL reported a system error (ncclSystemError)",
+    "nccl_unhandled_cuda": "NCCL reported an unhandled CUDA error (ncclUnhandledCudaError)",
+    "nccl_internal": "NCCL reported an internal error (ncclInternalError)",
+    "nccl_invalid": "NCCL rejected its arguments or usage (ncclInvalidArgument/ncclInvalidUsage)",
+    "nccl_remote": "NCCL reported a remote error (ncclRemoteError): a peer or the network failed",
+    "cuda_unknown": "CUDA returned its unknown error (999, or 30 before CUDA 10.1)",
+    "collective_timeout": "a collective timed out (watchdog)",
+    "store_timeout": "the rendezvous or the c10d store timed out or could not connect",
+    "gpu_oom": "CUDA ran out of memory",
+    "killed": "a rank was killed (SIGKILL / exit 137)",
+    "crashed": "a rank crashed (SIGSEGV / SIGBUS)",
+    "aborted": "a rank aborted (SIGABRT)",
+    "hang": "the job hangs without an error (the reporter's words)",
+    "failure": "a rank failed with an error no rule explains",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Symptom:
+    """One failure, sorted into its class, with the line that shows it."""
+
+    cls: str
+    cite: Cite
+    rank: int | None = None
+
+    @property
+    def label(self) -> str:
+        """The class as a report names it."""
+        return LABELS[self.cls]
+
+
+def _nccl_class(fact: NcclErrorReport) -> str | None:
+    code = fact.result_code
+    if code is None and fact.result_name:
+        code = _NCCL_RESULT_NAME.get(fact.result_name)
+    return NCCL_RESULT_CLASS.get(code) if code is not None else None
+
+
+def _signal(exitcode: int | None, name: str | None) -> str | None:
+    name = name or (_EXIT_SIGNAL.get(exitcode) if exitcode is not None else None)
+    return _SIGNAL_CLASS.get(name) if name else None
+
+
+def class_of(fact: Fact) -> str | None:
+    """The symptom class a failure fact opens, or ``None`` for one that opens none."""
+    if isinstance(fact, NcclErrorReport):
+        return _nccl_class(fact)
+    if isinstance(fact, CudaError):
+        if fact.code in _CUDA_UNKNOWN and (fact.code == 999 or "unknown" in (fact.error or "")):
+            return "cuda_unknown"
+        return None
+    if isinstance(fact, CudaOutOfMemory):
+        return "gpu_oom"
+    if isinstance(fact, CollectiveTimeout):
+        return "collective_timeout"
+    if isinstance(fact, RendezvousTimeout | C10dSocketError):
+        return "store_timeout"
+    if isinstance(fact, ChildFailure | WorkerExit):
+        return _signal(fact.exitcode, fact.signal_name)
+    return None
+
+
+def _any_failure(fact: Fact) -> bool:
+    if isinstance(fact, PythonTraceback):
+        return bool(fact.exc_type)
+    if isinstance(fact, NcclWarn | DistributedError):
+        return True
+    return isinstance(fact, ChildFailure | WorkerExit) and fact.exitcode not in (None, 0)
+
+
+def symptoms_of(failures: tuple[Fact, ...], hang_said: Cite | None) -> list[Symptom]:
+    """The symptom classes of ``failures`` (in their order), or the generic one.
+
+    ``hang_said`` is the reporter's sentence that the job hangs, when no
+    failure fact exists. Each class appears once, at its first failure.
+    """
+    found: dict[str, Symptom] = {}
+    for fact in failures:
+        cls = class_of(fact)
+        if cls is not None and cls not in found:
+            found[cls] = Symptom(cls, fact.cite, fact.rank)
+    if not found and hang_said is not None:
+        found["hang"] = Symptom("hang", hang_said)
+    if not found:
+        first = next((f for f in failures if _any_failure(f)), None)
+        if first is not None:
+            found["failure"] = Symptom("failure", first.cite, first.rank)
+    return list(found.values())

@@ -1,0 +1,107 @@
+"""The differential: a failure never gets an empty report; a healthy run gets no hypothesis."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from nccl_doctor.differential import differential
+from nccl_doctor.differential.checks import NEXT_CHECK
+from nccl_doctor.differential.context import SHIFTS
+from nccl_doctor.differential.priors import PRIORS
+from nccl_doctor.differential.symptoms import LABELS
+from nccl_doctor.evidence.reader import read_paths
+from nccl_doctor.pipeline import diagnose_paths, facts_of
+from nccl_doctor.report import Verdict
+from nccl_doctor.rules import CATALOGUE
+
+HERE = Path(__file__).resolve().parents[1] / "fixtures"
+DIFF = HERE / "differential"
+CAPTURED = HERE / "captured"
+
+
+def test_tables_name_only_catalogue_ids_and_every_prior_has_a_next_check() -> None:
+    ids = {p.id for priors in PRIORS.values() for p in priors} | {s.id for s in SHIFTS}
+    assert ids <= set(CATALOGUE)
+    assert set(NEXT_CHECK) <= set(CATALOGUE)
+    assert ids - set(NEXT_CHECK) == set()
+    assert set(PRIORS) == set(LABELS)
+    for cls, priors in PRIORS.items():
+        assert len({p.id for p in priors}) == len(priors), cls
+        assert all(0 < p.weight < 1 and p.why and p.source for p in priors), cls
+
+
+def test_bare_nccl_system_error_in_a_container_ranks_shm_first() -> None:
+    report = diagnose_paths([str(DIFF / "system_error_container.txt")])
+    assert report.findings == ()
+    assert report.verdict is Verdict.INCONCLUSIVE
+    top = report.hypotheses[0]
+    assert top.id == "nccl.shm"
+    assert top.symptom.startswith("NCCL reported a system error")
+    assert "runs in a container (Docker's /dev/shm is 64 MB)" in top.for_
+    assert top.check.startswith("df -h /dev/shm")
+    assert top.probability > report.hypotheses[1].probability
+    assert report.top(3)[0] == "nccl.shm"
+    assert top.cite.line == 10
+
+
+def test_the_same_error_with_shm_disabled_counts_against_shm(tmp_path: Path) -> None:
+    text = (DIFF / "system_error_container.txt").read_text()
+    evidence = tmp_path / "log.txt"
+    evidence.write_text("export NCCL_SHM_DISABLE=1\n" + text)
+    report = diagnose_paths([str(evidence)])
+    ids = [h.id for h in report.hypotheses]
+    assert ids[0] != "nccl.shm"
+    shm = next((h for h in report.hypotheses if h.id == "nccl.shm"), None)
+    if shm is not None:  # still listed lower, with the reason it fell
+        assert "NCCL_SHM_DISABLE=1 is set: SHM is not used" in shm.against
+
+
+def test_pre_10_1_cuda_error_30_is_the_unknown_error_and_suspend_points_at_uvm() -> None:
+    report = diagnose_paths([str(DIFF / "cuda30_after_suspend.txt")])
+    top = report.top(3)
+    assert top[:2] == ["cuda.unknown_error", "driver.uvm"]
+    uvm = next(h for h in report.hypotheses if h.id == "driver.uvm")
+    assert any("suspend" in reason for reason in uvm.for_)
+    assert uvm.check == "lsmod | grep nvidia_uvm; ls -l /dev/nvidia-uvm"
+
+
+def test_a_hang_in_prose_with_the_p2p_workaround_names_p2p_first() -> None:
+    report = diagnose_paths([str(DIFF / "p2p_freeze_prose.txt")])
+    assert report.top(1) == ["nccl.p2p"]
+    assert report.hypotheses  # the other causes of a silent hang follow
+    assert all(h.id != "nccl.p2p" for h in report.hypotheses)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        CAPTURED / "h200-580" / "torchrun-nccl-info-1gpu.log",
+        CAPTURED / "h200-580" / "nvidia-smi.txt",
+        CAPTURED / "zoo-h200" / "busy_self.log",
+    ],
+    ids=lambda p: p.name,
+)
+def test_a_healthy_run_gets_no_hypothesis(path: Path) -> None:
+    report = diagnose_paths([str(path)])
+    assert report.hypotheses == ()
+    assert all(f.severity.value != "critical" for f in report.findings)
+
+
+def test_a_decisive_finding_leaves_no_differential() -> None:
+    report = diagnose_paths([str(CAPTURED / "zoo-h200" / "duplicate_gpu.log")])
+    assert report.findings[0].id == "nccl.duplicate_gpu"
+    assert report.findings[0].confidence.value == "high"
+    assert report.hypotheses == ()
+
+
+def test_known_ids_are_left_out_and_probabilities_fall() -> None:
+    facts = facts_of(read_paths([str(DIFF / "system_error_container.txt")]))
+    failures = tuple(f for f in facts.all if type(f).__name__ == "NcclErrorReport")
+    assert failures
+    full = differential(facts, failures)
+    without = differential(facts, failures, known={"nccl.shm"})
+    assert full[0].id == "nccl.shm"
+    assert "nccl.shm" not in [h.id for h in without]
+    assert [h.probability for h in full] == sorted((h.probability for h in full), reverse=True)
