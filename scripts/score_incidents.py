@@ -79,8 +79,7 @@ def per_id(rows: list[dict[str, object]]) -> dict[str, dict[str, float | int]]:
     right: Counter[str] = Counter()
     for r in rows:
         top = r["top"]
-        assert isinstance(top, list)
-        if top and r["expected"] != "none":
+        if isinstance(top, list) and top and r["expected"] != "none":
             answered[top[0]] += 1
             if top[0] == r["expected"]:
                 right[top[0]] += 1

@@ -174,9 +174,9 @@ def hypotheses_of(
     standing: Sequence[Finding], facts: Facts, failure: Failure | None
 ) -> tuple[Hypothesis, ...]:
     """The differential, unless a finding is already decisive (critical, high confidence)."""
-    if standing and standing[0].severity is Severity.CRITICAL:
-        if standing[0].confidence is Confidence.HIGH:
-            return ()
+    lead = standing[0] if standing else None
+    if lead and lead.severity is Severity.CRITICAL and lead.confidence is Confidence.HIGH:
+        return ()
     others = [f.fact for f in failures_of(facts) if not f.cascade and not f.launcher]
     first = [failure.fact] if failure is not None else []
     rest = [f for f in others if not first or f is not first[0]]

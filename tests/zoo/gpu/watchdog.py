@@ -30,5 +30,6 @@ print(f"rank {dist.get_rank()} warm-up done; queueing the long kernel", flush=Tr
 torch.cuda._sleep(int(1.98e9 * float(os.environ.get("WD_SLEEP_S", "40"))))
 dist.all_reduce(t)
 torch.cuda.synchronize()
-print(f"rank {dist.get_rank()} sum {t[0].item()} (the collective ended after the long kernel)", flush=True)
+ended = "the collective ended after the long kernel"
+print(f"rank {dist.get_rank()} sum {t[0].item()} ({ended})", flush=True)
 dist.destroy_process_group()
