@@ -1,0 +1,53 @@
+"""Count, per symptom class, which causes the development corpora confirm.
+
+For every incident of the given folders (never a held-out corpus), the first
+failure's symptom class is read the way the differential reads it, and the
+incident's expected id is tallied under it. The counts are what the priors
+table (``nccl_doctor.differential.priors``) is checked against.
+
+    python scripts/derive_priors.py tests/fixtures/incidents tests/fixtures/incidents-heldout
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter, defaultdict
+from pathlib import Path
+
+from nccl_doctor.differential.context import context_of
+from nccl_doctor.differential.symptoms import symptoms_of
+from nccl_doctor.evidence.reader import read_paths
+from nccl_doctor.pipeline import facts_of
+from nccl_doctor.triage import first_failure
+from nccl_doctor.triage_failures import failures_of
+
+
+def main() -> int:
+    """Print, per class, the expected ids and their counts."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("folders", type=Path, nargs="+")
+    args = parser.parse_args()
+    table: dict[str, Counter[str]] = defaultdict(Counter)
+    for folder in args.folders:
+        for spec_path in sorted(folder.glob("*/case.json")):
+            expected = json.loads(spec_path.read_text())["expected"]
+            if expected == "none":
+                continue
+            paths = [str(p) for p in spec_path.parent.iterdir() if p.name != "case.json"]
+            facts = facts_of(read_paths(paths))
+            first, _ = first_failure(facts)
+            rest = [f.fact for f in failures_of(facts) if not f.cascade]
+            ordered = ([first.fact] if first else []) + rest
+            symptoms = symptoms_of(tuple(ordered), context_of(facts).hang_said)
+            table[symptoms[0].cls if symptoms else "(no symptom)"][expected] += 1
+    for cls, counts in sorted(table.items()):
+        total = sum(counts.values())
+        row = ", ".join(f"{rule_id} {n}" for rule_id, n in counts.most_common())
+        print(f"{cls:22} n={total:3}  {row}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
