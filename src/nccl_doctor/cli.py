@@ -299,7 +299,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
     report, cap = live_check.check(
         timeout_s=args.timeout, nvml_module=live_check.nvml_module_name(), keep=args.output
     )
-    if (line := live_check.headline(cap.snapshot)) and args.verbosity >= 0:
+    if line := live_check.headline(cap.snapshot):  # a caveat, so kept under --quiet too
         sys.stderr.write(line + "\n")
     color = use_color(args.color, sys.stdout)
     width = text_width(args.width, sys.stdout)

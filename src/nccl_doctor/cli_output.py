@@ -81,7 +81,7 @@ def add_terminal_options(parser: argparse.ArgumentParser, *, color: bool = True)
         action="store_const",
         const=-1,
         default=0,
-        help="text: the verdict and one line per finding; no notes on stderr",
+        help="text: the verdict and one line per finding; no 'wrote FILE' note",
     )
     loud.add_argument(
         "-v",
