@@ -330,3 +330,28 @@ def test_memory_total_from_an_out_of_memory_message(tmp_path: Path) -> None:
     assert gpu0.attrs["data-total"] == "143155.2"  # 139.80 GiB
     assert gpu0.find("text", class_="head").text.endswith("(55%), out-of-memory message")
     assert "data-total" not in svg.find("g", data_gpu="GPU 2").attrs  # no total for GPU 2
+
+
+def test_memory_chart_keeps_two_outputs_of_one_file_apart() -> None:
+    """Two hosts' nvidia-smi pasted in one file: GPU 0 of each is its own bar, under a heading."""
+    smi = (
+        ROOT / "tests/fixtures/formats/nvidia-smi/570-vs-550-two-hosts-run-cmd-prefix-v100-xorg.txt"
+    )
+    report, facts = _diagnose([smi])
+    svg = parse(render_report(report, "html", facts=facts)).find("section", id="memory")
+    name = smi.name
+    assert [t.text for t in svg.find_all("text", class_="readout")] == [name, f"{name} #2"]
+    bars = [(g.attrs["data-readout"], g.attrs["data-gpu"]) for g in svg.find_all("g", class_="gpu")]
+    assert bars == [
+        (name, "GPU 0"),
+        (name, "GPU 1"),
+        (f"{name} #2", "GPU 0"),
+        (f"{name} #2", "GPU 1"),
+    ]
+    heads = [g.find("text", class_="head").text for g in svg.find_all("g", class_="gpu")]
+    assert heads == ["5 / 16384 MiB used (0%)"] * 2 + ["8 / 16384 MiB used (0%)"] * 2
+    first, second = svg.find_all("g", class_="gpu")[0], svg.find_all("g", class_="gpu")[2]
+    assert "PID 3486" in first.text
+    assert "PID 2412" not in first.text
+    assert "PID 2412" in second.text
+    assert "PID 3486" not in second.text

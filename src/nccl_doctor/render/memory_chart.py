@@ -24,7 +24,7 @@ from nccl_doctor.render.svg import Svg
 from nccl_doctor.rules._join import job_pids
 
 Clean = Callable[[str], str]
-GpuKey = tuple[str, str]  # (source, "GPU n")
+GpuKey = tuple[str, str]  # (readout, "GPU n")
 COLOUR = {"job": "#1f6feb", "other": "#cf222e", "unlisted": "#8c959f"}
 MAX_BARS = 256
 
@@ -60,20 +60,49 @@ def _gpu_key(gpu: Gpu) -> str:
     return f"GPU {gpu.index}" if gpu.index is not None else f"GPU {gpu.bus_id}"
 
 
-def _gpus(facts: Facts) -> dict[GpuKey, Bar]:
-    """A bar for every GPU the GPU tools name, by (source, GPU), without processes yet."""
+def readouts(facts: Facts) -> dict[int, str]:
+    """Which GPU-tool output each GPU fact belongs to, by ``id(fact)``.
+
+    An output is a source, and its host where lines carry one; a file that
+    holds several outputs (two hosts' nvidia-smi pasted one after the other)
+    counts them: a GPU named again starts the next (``file.txt #2``), and
+    the process rows after a GPU table belong to that table.
+    """
+    found: list[Gpu | GpuProcess | GpuProcessTable] = [
+        *facts.of(Gpu),
+        *facts.of(GpuProcess),
+        *facts.of(GpuProcessTable),
+    ]
+    found.sort(key=lambda f: (f.cite.source, f.cite.line))
+    state: dict[tuple[str, str], tuple[int, set[str]]] = {}
+    out: dict[int, str] = {}
+    for fact in found:
+        base = (fact.cite.source, fact.host or "")
+        count, named = state.get(base, (1, set()))
+        if isinstance(fact, Gpu):
+            if _gpu_key(fact) in named:
+                count, named = count + 1, set()
+            named.add(_gpu_key(fact))
+        state[base] = (count, named)
+        host = f" ({fact.host})" if fact.host else ""
+        out[id(fact)] = f"{fact.cite.source}{host}" + (f" #{count}" if count > 1 else "")
+    return out
+
+
+def _gpus(facts: Facts, where: dict[int, str]) -> dict[GpuKey, Bar]:
+    """A bar for every GPU the GPU tools name, by (output, GPU), without processes yet."""
     bars: dict[GpuKey, Bar] = {}
     for gpu in facts.of(Gpu):
-        bar = bars.setdefault((gpu.cite.source, _gpu_key(gpu)), Bar())
+        bar = bars.setdefault((where[id(gpu)], _gpu_key(gpu)), Bar())
         bar.used_mib = bar.used_mib if bar.used_mib is not None else gpu.memory_used_mib
         bar.total_mib = bar.total_mib or gpu.memory_total_mib
         bar.model = bar.model or gpu.name
     for proc in facts.of(GpuProcess):
         if (key := _proc_key(proc)) is not None:
-            bars.setdefault((proc.cite.source, key), Bar())
+            bars.setdefault((where[id(proc)], key), Bar())
     for table in facts.of(GpuProcessTable):
         for index in table.cut_row_gpu_indices:
-            bars.setdefault((table.cite.source, f"GPU {index}"), Bar())
+            bars.setdefault((where[id(table)], f"GPU {index}"), Bar())
     return bars
 
 
@@ -102,30 +131,30 @@ def _one_node_extras(facts: Facts, bars: dict[GpuKey, Bar]) -> None:
             bar.total_mib, bar.total_from = capacity[int(tail)], "out-of-memory message"
 
 
-def _processes(facts: Facts, bars: dict[GpuKey, Bar], clean: Clean) -> None:
+def _processes(facts: Facts, bars: dict[GpuKey, Bar], where: dict[int, str], clean: Clean) -> None:
     mine = job_pids(facts)
     seen: set[tuple[str, str, int]] = set()
     for proc in facts.of(GpuProcess):
         key = _proc_key(proc)
-        if key is None or (proc.cite.source, key, proc.pid) in seen:
+        if key is None or (where[id(proc)], key, proc.pid) in seen:
             continue
-        seen.add((proc.cite.source, key, proc.pid))
+        seen.add((where[id(proc)], key, proc.pid))
         mib = proc.memory_used_mib
         size = "size not shown" if mib is None else f"{mib} MiB"
         who = "job" if proc.pid in mine else "other"
         label = f"PID {proc.pid} {clean(proc.name or '?')} {size}"
-        bars[(proc.cite.source, key)].segs.append(Seg(label, float(mib or 0), who))
+        bars[(where[id(proc)], key)].segs.append(Seg(label, float(mib or 0), who))
 
 
-def _why_empty(facts: Facts, bars: dict[GpuKey, Bar]) -> None:
+def _why_empty(facts: Facts, bars: dict[GpuKey, Bar], where: dict[int, str]) -> None:
     """What a GPU's list of processes says, and does not, where its bar has no process."""
     tables: dict[str, list[GpuProcessTable]] = {}
     for table in facts.of(GpuProcessTable):
-        tables.setdefault(table.cite.source, []).append(table)
+        tables.setdefault(where[id(table)], []).append(table)
     listed: dict[str, set[int]] = {}
     for proc in facts.of(GpuProcess):
         if proc.gpu_index is not None:
-            listed.setdefault(proc.cite.source, set()).add(proc.gpu_index)
+            listed.setdefault(where[id(proc)], set()).add(proc.gpu_index)
     for (source, key), bar in bars.items():
         own = tables.get(source, [])
         tail = key.removeprefix("GPU ")
@@ -160,10 +189,11 @@ def _totals(bars: dict[GpuKey, Bar]) -> None:
 
 def gpu_bars(facts: Facts, clean: Clean) -> dict[GpuKey, Bar]:
     """Every GPU known, with its processes, what it uses and its total."""
-    bars = _gpus(facts)
+    where = readouts(facts)
+    bars = _gpus(facts, where)
     _one_node_extras(facts, bars)
-    _processes(facts, bars, clean)
-    _why_empty(facts, bars)
+    _processes(facts, bars, where, clean)
+    _why_empty(facts, bars, where)
     _totals(bars)
     return bars
 
@@ -195,13 +225,31 @@ def memory_svg(facts: Facts, clean: Clean) -> str | None:
     fallback = max(known or [max(sum(s.mib for s in b.segs) for _, b in order) or 1.0])
     left, width, top, line_h = 150.0, 420.0, 14.0, 15.0
     heights = [max(24.0, line_h * (len(b.segs) + len(b.notes) + 1) + 6) for _, b in order]
-    svg = Svg(1100, top + sum(heights) + 58, "GPU memory by process", class_="chart memory")
+    headed = len(sources) > 1  # several outputs (files, hosts): a heading above each one's bars
+    svg = Svg(
+        1100,
+        top + sum(heights) + (22 * len(sources) if headed else 0) + 58,
+        "GPU memory by process",
+        class_="chart memory",
+    )
     y = top
+    current = None
     for ((source, key), bar), height in zip(order, heights, strict=True):
-        name = key if len(sources) == 1 else f"{key} · {clean(source).rsplit('/', 1)[-1]}"
+        if headed and source != current:
+            current = source
+            heading = clean(source).rsplit("/", 1)[-1]
+            svg.text(8, y + 14, heading[:120], font_weight="bold", class_="readout")
+            y += 22
         scale = bar.total_mib or fallback
-        svg.open("g", None, class_="gpu", data_gpu=key, data_total=f"{bar.total_mib or ''}")
-        svg.text(left - 8, y + 15, name[:24], text_anchor="end")
+        svg.open(
+            "g",
+            None,
+            class_="gpu",
+            data_gpu=key,
+            data_total=f"{bar.total_mib or ''}",
+            data_readout=clean(source).rsplit("/", 1)[-1],
+        )
+        svg.text(left - 8, y + 15, key[:24], text_anchor="end")
         if bar.total_mib:
             dash = "4 3" if bar.total_from else ""
             track = {"stroke_dasharray": dash} if dash else {}
@@ -217,7 +265,9 @@ def memory_svg(facts: Facts, clean: Clean) -> str | None:
             svg.close()
             x += w
         svg.text(left + width + 12, y + 15, _head(bar), font_weight="bold", class_="head")
-        lines = [(s.label, COLOUR[s.kind]) for s in bar.segs] + [(n, "#57606a") for n in bar.notes]
+        lines = [(s.label, COLOUR[s.kind]) for s in bar.segs] + [
+            (clean(n), "#57606a") for n in bar.notes
+        ]
         for n, (line, colour) in enumerate(lines, 1):
             shown = line if len(line) <= 80 else line[:79] + "…"
             svg.text(left + width + 24, y + 15 + n * line_h, shown, fill=colour)
