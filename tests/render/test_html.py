@@ -195,7 +195,7 @@ def test_memory_chart_of_the_example(pages: dict[str, tuple[Report, str]]) -> No
     # bars span the GPU's total (the H200's nominal 143771 MiB), labelled used / total
     head = gpus["GPU 0"].find("text", class_="head").text
     assert head == (
-        "78816 / 143771 MiB held by the listed processes (55%), nominal total of NVIDIA H200"
+        "78816 / 143771 MiB (55%) by the listed processes · total: nominal, NVIDIA H200"
     )
     track, seg1, seg2 = gpus["GPU 0"].find_all("rect")
     assert float(track.attrs["width"]) == 420.0
@@ -204,7 +204,9 @@ def test_memory_chart_of_the_example(pages: dict[str, tuple[Report, str]]) -> No
     assert [t.text for t in gpus["GPU 1"].find_all("text")][-1] == "no process listed"
     assert "cut short" in gpus["GPU 6"].text  # its row is the cut one
     assert "the list was cut before this GPU" in gpus["GPU 7"].text
-    assert gpus["GPU 7"].find("text", class_="head").text.startswith("use not shown; total 143771")
+    assert gpus["GPU 7"].find("text", class_="head").text == (
+        "use not shown; total 143771 MiB (nominal, NVIDIA H200)"
+    )
 
 
 def test_memory_chart_with_a_process_of_unknown_size(pages: dict[str, tuple[Report, str]]) -> None:
@@ -231,7 +233,7 @@ def test_memory_chart_shows_gpus_without_processes_and_unknown_totals(tmp_path: 
     report, facts = _diagnose([tmp_path / "smi.txt"])
     svg = parse(render_report(report, "html", facts=facts)).find("section", id="memory")
     head = svg.find("g", data_gpu="GPU 2").find("text", class_="head").text
-    assert head == "36392 MiB held by the listed processes, total not known"
+    assert head == "36392 MiB by the listed processes, total not known"
     assert "no known total" in svg.find("text", class_="scale-note").text
 
 
@@ -328,7 +330,9 @@ def test_memory_total_from_an_out_of_memory_message(tmp_path: Path) -> None:
     svg = parse(render_report(report, "html", facts=facts)).find("section", id="memory")
     gpu0 = svg.find("g", data_gpu="GPU 0")
     assert gpu0.attrs["data-total"] == "143155.2"  # 139.80 GiB
-    assert gpu0.find("text", class_="head").text.endswith("(55%), out-of-memory message")
+    assert gpu0.find("text", class_="head").text.endswith(
+        "(55%) by the listed processes · total: out-of-memory message"
+    )
     assert "data-total" not in svg.find("g", data_gpu="GPU 2").attrs  # no total for GPU 2
 
 

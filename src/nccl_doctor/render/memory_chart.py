@@ -184,7 +184,7 @@ def _totals(bars: dict[GpuKey, Bar]) -> None:
             why = f" (PID {', '.join(unsized)} shows no size)" if unsized else ""
             bar.segs.append(Seg(f"{rest:g} MiB used, not attributed{why}", rest, "unlisted"))
         if bar.total_mib is None and (nominal := nominal_total_mib(bar.model)):
-            bar.total_mib, bar.total_from = float(nominal), f"nominal total of {bar.model}"
+            bar.total_mib, bar.total_from = float(nominal), f"nominal, {bar.model}"
 
 
 def gpu_bars(facts: Facts, clean: Clean) -> dict[GpuKey, Bar]:
@@ -201,15 +201,19 @@ def gpu_bars(facts: Facts, clean: Clean) -> dict[GpuKey, Bar]:
 def _head(bar: Bar) -> str:
     """``78816 / 143771 MiB used (55%)``, saying where each figure comes from."""
     listed = sum(s.mib for s in bar.segs)
-    source = f", {bar.total_from}" if bar.total_from else ""
+    source = f" · total: {bar.total_from}" if bar.total_from else ""
     if bar.used_mib is None and not bar.segs:
-        total = f"total {bar.total_mib:g} MiB{source}" if bar.total_mib else "total not known"
+        origin = f" ({bar.total_from})" if bar.total_from else ""
+        total = f"total {bar.total_mib:g} MiB{origin}" if bar.total_mib else "total not known"
         return f"use not shown; {total}"
     used = float(bar.used_mib) if bar.used_mib is not None else listed
-    what = "used" if bar.used_mib is not None else "held by the listed processes"
+    what = "used" if bar.used_mib is not None else "by the listed processes"
     if not bar.total_mib:
         return f"{used:g} MiB {what}, total not known"
-    return f"{used:g} / {bar.total_mib:g} MiB {what} ({used / bar.total_mib:.0%}){source}"
+    share = f"({used / bar.total_mib:.0%})"
+    if bar.used_mib is not None:
+        return f"{used:g} / {bar.total_mib:g} MiB {what} {share}{source}"
+    return f"{used:g} / {bar.total_mib:g} MiB {share} {what}{source}"
 
 
 def memory_svg(facts: Facts, clean: Clean) -> str | None:
@@ -227,7 +231,7 @@ def memory_svg(facts: Facts, clean: Clean) -> str | None:
     heights = [max(24.0, line_h * (len(b.segs) + len(b.notes) + 1) + 6) for _, b in order]
     headed = len(sources) > 1  # several outputs (files, hosts): a heading above each one's bars
     svg = Svg(
-        1100,
+        1200,
         top + sum(heights) + (22 * len(sources) if headed else 0) + 58,
         "GPU memory by process",
         class_="chart memory",
