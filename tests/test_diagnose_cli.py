@@ -60,7 +60,11 @@ def test_example_ib_ports_are_information_not_cause(capsys: pytest.CaptureFixtur
             assert finding["root_cause"] is False
 
 
-def test_example_text_fits_80_columns(capsys: pytest.CaptureFixture[str]) -> None:
+def test_example_text_fits_80_columns(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("COLUMNS", raising=False)  # not a terminal, no COLUMNS: 80
+    monkeypatch.delenv("FORCE_COLOR", raising=False)
     code, out, _ = _run(capsys, "diagnose", str(EXAMPLE))
     assert code == 1
     assert out.startswith("nccl-doctor: FAILED")

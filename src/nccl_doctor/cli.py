@@ -1,26 +1,121 @@
 """The command line: argv -> library calls -> output and exit code. No logic here.
 
-Exit codes: 0 ran and found nothing critical, 1 critical findings, 2 could not
-run (with a one-line ``error:`` and a hint on stderr).
+Exit codes: 0 ran and found nothing at ``--fail-on`` (default: nothing
+critical), 1 findings at ``--fail-on``, 2 could not run (with a one-line
+``error:`` and a hint on stderr). The options the reporting commands share
+(width, colour, verbosity, the exit gate) are in :mod:`nccl_doctor.cli_output`.
 """
 
 from __future__ import annotations
 
 import argparse
-import difflib
 import json
 import sys
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from nccl_doctor import __version__
+from nccl_doctor.cli_output import (
+    EXIT_CODES,
+    add_gate_options,
+    add_terminal_options,
+    exit_code,
+    text_width,
+    use_color,
+)
 from nccl_doctor.errors import DoctorError, EvidenceError, UsageError
 
 if TYPE_CHECKING:
     from nccl_doctor.evidence.reader import ReadResult
 
 EXIT_OK, EXIT_CRITICAL, EXIT_USAGE = 0, 1, 2
+RAW = argparse.RawDescriptionHelpFormatter
+
+PURPOSE = (
+    "Name the root cause of a failed or hung distributed PyTorch/NCCL job: from its logs and "
+    "tool output, from the live node, or by testing the GPUs."
+)
+ROOT_EPILOG = f"""\
+examples:
+  nccl-doctor diagnose train.log nvidia-smi.txt
+  nccl-doctor diagnose logs/ --format html -o report.html
+  nccl-doctor check --fail-on warning
+  nccl-doctor run -- torchrun --nproc-per-node 8 train.py
+  nccl-doctor explain cudaErrorUnknown
+
+{EXIT_CODES}
+`nccl-doctor COMMAND --help` shows a command's options and examples.
+Docs: README.md, docs/diagnoses.md (the ids), docs/json-report.md, docs/design.md."""
+
+_DIAGNOSE_EPILOG = f"""\
+EVIDENCE is anything `parse` reads: log files of any number of ranks, folders (recursively),
+.tar/.tgz/.zip bundles, a run folder of `nccl-doctor run`, or - for stdin. The kind of each
+file is recognised from its content, never its name.
+
+examples:
+  nccl-doctor diagnose train.log
+  nccl-doctor diagnose logs/ nvidia-smi.txt dmesg.txt
+  cat rank*.log | nccl-doctor diagnose -
+  nccl-doctor diagnose bundle.tgz --format json -o report.json
+  nccl-doctor diagnose logs/ --format markdown > issue.md   # redacted, pseudonymised
+  nccl-doctor diagnose logs/ --fail-on warning --quiet      # a CI gate
+
+{EXIT_CODES}"""
+
+_CHECK_EPILOG = f"""\
+Reads NVML (in a child process with a deadline), kernel modules and device nodes, the
+kernel log's NVIDIA lines, RDMA ports, /dev/shm and limits, versions, and every NCCL_*,
+TORCH_NCCL_* and CUDA_* variable, then diagnoses them with the same rules as `diagnose`.
+
+examples:
+  nccl-doctor check
+  nccl-doctor check -o node.tgz          # also keep what was read, as a bundle
+  nccl-doctor check --format json --exit-zero
+
+{EXIT_CODES}"""
+
+_CAPTURE_EPILOG = """\
+examples:
+  nccl-doctor capture -o node17.tgz
+  nccl-doctor diagnose node17.tgz        # on any machine: the report `check` gave
+
+exit codes:
+  0  saved
+  2  could not save (one-line error: and hint: on stderr)"""
+
+_PARSE_EPILOG = """\
+examples:
+  nccl-doctor parse train.log
+  nccl-doctor parse logs/ --format json -o facts.json
+
+exit codes:
+  0  read fine
+  2  nothing usable was given (one-line error: and hint: on stderr)"""
+
+_EXPLAIN_EPILOG = """\
+TERM is one of:
+  a diagnosis id        gpu.contention, cuda.unknown_error (`nccl-doctor rules` lists them)
+  a CUDA error          999, cuda 30, cudaErrorUnknown, CUDA_ERROR_UNKNOWN, "unknown error"
+  an Xid                xid 79
+  an NCCL result        ncclRemoteError, nccl 6, "remote process exited"
+A bare number is read as every kind that has it; prefix cuda, nccl or xid to pick one.
+CUDA numbers before CUDA 10.1 differ (30 was unknown error, now 999): both are shown.
+
+examples:
+  nccl-doctor explain gpu.contention
+  nccl-doctor explain 999
+  nccl-doctor explain xid 79
+
+exit codes:
+  0  explained
+  2  nothing known by that name (the hint names the closest)"""
+
+
+def _desc(text: str) -> str:
+    """A description paragraph, wrapped (the raw formatter keeps the epilogs' layout)."""
+    return textwrap.fill(text, width=88)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -29,48 +124,106 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(EXIT_USAGE)
 
 
+def _formats(parser: argparse.ArgumentParser, choices: tuple[str, ...]) -> None:
+    parser.add_argument(
+        "--format", choices=choices, default="text", help="output format (default: text)"
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand."""
-    root = _Parser(prog="nccl-doctor", description=__doc__.splitlines()[0] if __doc__ else None)
-    root.add_argument("--version", action="version", version=f"nccl-doctor {__version__}")
-    sub = root.add_subparsers(dest="command", parser_class=_Parser)
-    parse = sub.add_parser("parse", help="show what the evidence says, section by section")
-    parse.add_argument(
-        "paths", nargs="+", metavar="PATH", help="files, folders, archives, or - for stdin"
+    root = _Parser(
+        prog="nccl-doctor", description=_desc(PURPOSE), epilog=ROOT_EPILOG, formatter_class=RAW
     )
-    parse.add_argument("--format", choices=("text", "json"), default="text")
-    diagnose = sub.add_parser("diagnose", help="name the root cause, the cascade and the fix")
+    root.add_argument("--version", action="version", version=f"nccl-doctor {__version__}")
+    sub = root.add_subparsers(dest="command", parser_class=_Parser, metavar="COMMAND")
+    diagnose = sub.add_parser(
+        "diagnose",
+        help="name the root cause, the cascade and the fix",
+        description=_desc(
+            "Name the root cause of a failed or hung job from the evidence you have: "
+            "the first failure across ranks, the cascade it explains, the evidence lines, the fix."
+        ),
+        epilog=_DIAGNOSE_EPILOG,
+        formatter_class=RAW,
+    )
     diagnose.add_argument(
         "paths", nargs="+", metavar="EVIDENCE", help="files, folders, archives, or - for stdin"
     )
-    diagnose.add_argument("--format", choices=("text", "json", "markdown", "html"), default="text")
+    _formats(diagnose, ("text", "json", "markdown", "html"))
     diagnose.add_argument(
         "-o", "--output", metavar="PATH", help="write the report to PATH instead of stdout"
     )
-    diagnose.add_argument(
-        "--color", choices=("auto", "always", "never"), default="auto", help="terminal colours"
+    add_terminal_options(diagnose)
+    add_gate_options(diagnose)
+    check = sub.add_parser(
+        "check",
+        help="read this node live (NVML, kernel, RDMA...) and diagnose",
+        description=_desc("Read this node live and diagnose it with the same rules as `diagnose`."),
+        epilog=_CHECK_EPILOG,
+        formatter_class=RAW,
     )
-    check = sub.add_parser("check", help="read this node live (NVML, kernel, RDMA...) and diagnose")
-    check.add_argument("--format", choices=("text", "json", "markdown"), default="text")
+    _formats(check, ("text", "json", "markdown"))
     check.add_argument("--timeout", type=float, default=5.0, metavar="S", help="deadline per read")
     check.add_argument(
-        "--color", choices=("auto", "always", "never"), default="auto", help="terminal colours"
+        "-o", "--output", metavar="BUNDLE", help="also save what was read, as a bundle"
     )
-    check.add_argument("-o", "--output", metavar="BUNDLE", help="also save the capture here")
-    capture = sub.add_parser("capture", help="save this node's live state as a bundle")
+    add_terminal_options(check)
+    add_gate_options(check)
+    capture = sub.add_parser(
+        "capture",
+        help="save this node's live state as a bundle",
+        description=_desc(
+            "Save what `check` reads (redacted) as a bundle that `diagnose` replays."
+        ),
+        epilog=_CAPTURE_EPILOG,
+        formatter_class=RAW,
+    )
     capture.add_argument("-o", "--output", required=True, metavar="BUNDLE", help="a .tgz or folder")
     capture.add_argument(
         "--timeout", type=float, default=5.0, metavar="S", help="deadline per read"
     )
-    sub.add_parser("rules", help="list the diagnosis catalogue")
+    parse = sub.add_parser(
+        "parse",
+        help="show what the evidence says, section by section",
+        description=_desc(
+            "Show what each piece of evidence says: its kind, its sections, and the "
+            "typed facts read from it with the line each came from."
+        ),
+        epilog=_PARSE_EPILOG,
+        formatter_class=RAW,
+    )
+    parse.add_argument(
+        "paths", nargs="+", metavar="PATH", help="files, folders, archives, or - for stdin"
+    )
+    _formats(parse, ("text", "json"))
+    parse.add_argument("-o", "--output", metavar="PATH", help="write to PATH instead of stdout")
+    sub.add_parser(
+        "rules",
+        help="list the diagnosis catalogue",
+        description=_desc("List the diagnosis catalogue: id, default severity, title."),
+        epilog="example:\n  nccl-doctor rules | grep ^gpu\n\nexit codes:\n  0  listed",
+        formatter_class=RAW,
+    )
     from nccl_doctor.run import cli as run_cli  # noqa: PLC0415 -- keeps --help fast
 
     run_cli.add_parser(sub)
     from nccl_doctor.probe import cli as probe_cli  # noqa: PLC0415 -- keeps --help fast
 
     probe_cli.add_parser(sub)
-    explain = sub.add_parser("explain", help="print what a diagnosis id means and how to fix it")
-    explain.add_argument("rule_id", metavar="ID", help="a catalogue id, e.g. gpu.contention")
+    explain = sub.add_parser(
+        "explain",
+        help="what a diagnosis id, CUDA error, Xid or NCCL result means",
+        description=_desc(
+            "Print what a diagnosis id, a CUDA error, an Xid or an NCCL result means, "
+            "and which diagnosis ids it points to."
+        ),
+        epilog=_EXPLAIN_EPILOG,
+        formatter_class=RAW,
+    )
+    explain.add_argument(
+        "rule_id", nargs="+", metavar="TERM", help="e.g. gpu.contention, 999, xid 79"
+    )
     return root
 
 
@@ -99,9 +252,9 @@ def _cmd_parse(args: argparse.Namespace) -> int:
 
     result = _read(args.paths)
     if args.format == "json":
-        sys.stdout.write(json.dumps(parsed_json(result), ensure_ascii=False) + "\n")
+        _emit(json.dumps(parsed_json(result), ensure_ascii=False) + "\n", args.output)
     else:
-        sys.stdout.write(parsed_text(result) + "\n")
+        _emit(parsed_text(result) + "\n", args.output)
     return EXIT_OK
 
 
@@ -112,18 +265,18 @@ def _cmd_diagnose(args: argparse.Namespace) -> int:
     result = _read(args.paths)
     report, facts = diagnose_with_facts(result)
     to_file = args.output is not None
-    color = not to_file and (
-        args.color == "always" or (args.color == "auto" and sys.stdout.isatty())
-    )
+    color = not to_file and use_color(args.color, sys.stdout)
+    width = (args.width or 80) if to_file else text_width(args.width, sys.stdout)
     shown = facts if args.format == "html" else None
-    rendered = render_report(report, args.format, color=color, facts=shown)
-    _emit(rendered, args.output)
-    critical = any(f.severity.value == "critical" for f in report.findings)
-    return EXIT_CRITICAL if critical else EXIT_OK
+    rendered = render_report(
+        report, args.format, color=color, width=width, facts=shown, verbosity=args.verbosity
+    )
+    _emit(rendered, args.output, quiet=args.verbosity < 0)
+    return exit_code(report.findings, args)
 
 
-def _emit(rendered: str, output: str | None) -> None:
-    """The rendered report to stdout, or to a file (said on stderr)."""
+def _emit(rendered: str, output: str | None, *, quiet: bool = False) -> None:
+    """The rendered report to stdout, or to a file (said on stderr unless ``quiet``)."""
     if output is None:
         sys.stdout.write(rendered)
         return
@@ -133,7 +286,8 @@ def _emit(rendered: str, output: str | None) -> None:
         raise UsageError(
             f"cannot write {output}: {exc.strerror or exc}", "choose a writable path"
         ) from exc
-    sys.stderr.write(f"wrote {output}\n")
+    if not quiet:
+        sys.stderr.write(f"wrote {output}\n")
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
@@ -145,12 +299,14 @@ def _cmd_check(args: argparse.Namespace) -> int:
     report, cap = live_check.check(
         timeout_s=args.timeout, nvml_module=live_check.nvml_module_name(), keep=args.output
     )
-    if line := live_check.headline(cap.snapshot):
+    if line := live_check.headline(cap.snapshot):  # a caveat, so kept under --quiet too
         sys.stderr.write(line + "\n")
-    color = args.color == "always" or (args.color == "auto" and sys.stdout.isatty())
-    sys.stdout.write(render_report(report, args.format, color=color))
-    critical = any(f.severity.value == "critical" for f in report.findings)
-    return EXIT_CRITICAL if critical else EXIT_OK
+    color = use_color(args.color, sys.stdout)
+    width = text_width(args.width, sys.stdout)
+    sys.stdout.write(
+        render_report(report, args.format, color=color, width=width, verbosity=args.verbosity)
+    )
+    return exit_code(report.findings, args)
 
 
 def _cmd_capture(args: argparse.Namespace) -> int:
@@ -173,13 +329,17 @@ def _cmd_rules(_: argparse.Namespace) -> int:
 
 
 def _cmd_explain(args: argparse.Namespace) -> int:
+    from nccl_doctor.explain import explain_code, unknown  # noqa: PLC0415
     from nccl_doctor.rules import CATALOGUE, get_rule  # noqa: PLC0415
 
-    loaded = get_rule(args.rule_id)
+    term = " ".join(args.rule_id)
+    loaded = get_rule(term.strip())
     if loaded is None:
-        close = difflib.get_close_matches(args.rule_id, CATALOGUE, n=1)
-        hint = f"did you mean {close[0]}?" if close else "`nccl-doctor rules` lists the ids"
-        raise UsageError(f"no diagnosis {args.rule_id!r}", hint)
+        text = explain_code(term, width=text_width(None, sys.stdout))
+        if text is None:
+            raise unknown(term, CATALOGUE)
+        sys.stdout.write(text)
+        return EXIT_OK
     rule = loaded.rule
     head = f"{rule.id} — {rule.title} (default severity: {rule.severity.value})"
     sys.stdout.write(f"{head}\n\n{loaded.doc}\n")

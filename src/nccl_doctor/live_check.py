@@ -28,6 +28,7 @@ from nccl_doctor.evidence.host_live import read_host
 from nccl_doctor.evidence.live import DEFAULT_TIMEOUT_S, Outcome, ReadLog
 from nccl_doctor.evidence.nvml import Snapshot, read_nvml
 from nccl_doctor.evidence.nvml_files import nvlink_text, smi_messages, smi_xml
+from nccl_doctor.extras import install_hint
 from nccl_doctor.redact import redact
 from nccl_doctor.report import Report
 
@@ -37,7 +38,7 @@ HOST_JSON_HEAD = '{"nccl_doctor_live_host": 1,'
 BUNDLE_DIR = "nccl-doctor-bundle"
 _NO_GPU = {
     "library_not_found": "no NVIDIA driver on this host (the NVML library was not found)",
-    "not_installed": "the NVML bindings are not installed (pip install 'nccl-doctor[live]')",
+    "not_installed": f"the NVML bindings are not installed ({install_hint('live')})",
     "driver_not_loaded": "the NVIDIA driver is installed but not loaded",
     "no_devices": "the NVIDIA driver sees no GPU",
     "timeout": "the NVML read was abandoned",

@@ -6,10 +6,8 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-#: the project's copy of the catalogue (shared/spec/diagnoses.md is its source)
+#: the catalogue of diagnosis ids, a public contract
 CATALOGUE = ROOT / "docs" / "diagnoses.md"
-#: the shared original, beside the checkout where it is laid out
-SHARED_CATALOGUE = ROOT.parent / "shared" / "spec" / "diagnoses.md"
 
 
 def catalogue_ids() -> set[str] | None:

@@ -152,31 +152,89 @@ def test_timeline_rows_and_first_failure(pages: dict[str, tuple[Report, str]]) -
 
 def test_timeline_of_the_example_marks_rank_2(pages: dict[str, tuple[Report, str]]) -> None:
     svg = _section(parse(pages["h200-cuda-999"][1]), "timeline").find("svg")
-    assert [g.attrs["data-row"] for g in svg.find_all("g", class_="row")] == [
-        "rank 0",
-        "rank 1",
-        "rank 2",
-    ]
+    rows = {g.attrs["data-row"]: g for g in svg.find_all("g", class_="row")}
+    # world size 4 ("size: 4", "(1/4)"): rank 3 printed nothing, and is drawn all the same
+    assert list(rows) == ["rank 0", "rank 1", "rank 2", "rank 3"]
     (first,) = svg.find_all("g", data_kind="first")
     assert first.attrs["data-row"] == "rank 2"
     assert "log order" in svg.text  # no timestamps: the x axis is reading order
+    quiet = {row: g.find_all("text", class_="quiet") for row, g in rows.items()}
+    assert not quiet["rank 2"]
+    assert quiet["rank 0"][0].text == "no error seen"
+    assert quiet["rank 3"][0].text == "no error seen (no output of this rank was read)"
+
+
+def test_timeline_past_max_rows_counts_the_quiet_ranks(tmp_path: Path) -> None:
+    log = "".join(
+        f"[I1209 12:18:13.669220685 ProcessGroupNCCL.cpp:978] [PG ID 0 PG GUID 0 Rank {r}] "
+        f"ProcessGroupNCCL initialization options: size: 512, global rank: {r}, "
+        "TIMEOUT(ms): 600000\n"
+        for r in (0, 1)
+    )
+    log += "[rank7]: RuntimeError: CUDA error: an illegal memory access was encountered\n"
+    log += "[rank9]: RuntimeError: CUDA error: an illegal memory access was encountered\n"
+    (tmp_path / "job.log").write_text(log, encoding="utf-8")
+    report, facts = _diagnose([tmp_path / "job.log"])
+    svg = parse(render_report(report, "html", facts=facts)).find("section", id="timeline")
+    rows = [g.attrs["data-row"] for g in svg.find_all("g", class_="row")]
+    assert rows == ["rank 7", "rank 9"]
+    assert (
+        svg.find("text", class_="hidden-rows").text
+        == "510 more ranks with no error seen, not drawn"
+    )
 
 
 def test_memory_chart_of_the_example(pages: dict[str, tuple[Report, str]]) -> None:
     svg = _section(parse(pages["h200-cuda-999"][1]), "memory").find("svg")
-    gpus = [g.attrs["data-gpu"] for g in svg.find_all("g", class_="gpu")]
-    assert gpus == ["GPU 0", "GPU 2", "GPU 3", "GPU 4", "GPU 5"]
-    gpu2 = svg.find("g", data_gpu="GPU 2")
+    gpus = {g.attrs["data-gpu"]: g for g in svg.find_all("g", class_="gpu")}
+    # collect_env names 8 H200s: each gets a bar, also those with no process listed
+    assert list(gpus) == [f"GPU {n}" for n in range(8)]
+    gpu2 = gpus["GPU 2"]
     assert "PID 694989 tritonserver 36392 MiB" in gpu2.text
     assert gpu2.find_all("g", data_kind="other")
+    # bars span the GPU's total (the H200's nominal 143771 MiB), labelled used / total
+    head = gpus["GPU 0"].find("text", class_="head").text
+    assert head == (
+        "78816 / 143771 MiB (55%) by the listed processes · total: nominal, NVIDIA H200"
+    )
+    track, seg1, seg2 = gpus["GPU 0"].find_all("rect")
+    assert float(track.attrs["width"]) == 420.0
+    filled = float(seg1.attrs["width"]) + float(seg2.attrs["width"])
+    assert filled == pytest.approx(420 * 78816 / 143771, abs=0.2)  # about half, not full
+    assert [t.text for t in gpus["GPU 1"].find_all("text")][-1] == "no process listed"
+    assert "cut short" in gpus["GPU 6"].text  # its row is the cut one
+    assert "the list was cut before this GPU" in gpus["GPU 7"].text
+    assert gpus["GPU 7"].find("text", class_="head").text == (
+        "use not shown; total 143771 MiB (nominal, NVIDIA H200)"
+    )
 
 
 def test_memory_chart_with_a_process_of_unknown_size(pages: dict[str, tuple[Report, str]]) -> None:
     svg = _section(parse(pages["oom-foreign"][1]), "memory").find("svg")
     gpu0 = svg.find("g", data_gpu="GPU 0")
     assert "PID 707" in gpu0.text
-    assert "of 143771 MiB" in gpu0.text
+    assert gpu0.find("text", class_="head").text == "123407 / 143771 MiB used (86%)"
     assert gpu0.find_all("g", data_kind="unlisted")
+
+
+def test_memory_chart_shows_gpus_without_processes_and_unknown_totals(tmp_path: Path) -> None:
+    smi = ROOT / "tests/fixtures/formats/nvidia-smi/440.82-2x-gtx1080ti-docker-no-procs.txt"
+    report, facts = _diagnose([smi])
+    svg = parse(render_report(report, "html", facts=facts)).find("section", id="memory")
+    gpus = {g.attrs["data-gpu"]: g for g in svg.find_all("g", class_="gpu")}
+    assert [gpus[g].attrs["data-total"] for g in ("GPU 0", "GPU 1")] == ["11175", "11178"]
+    assert gpus["GPU 0"].find("text", class_="head").text == "10916 / 11175 MiB used (98%)"
+    assert all("no process listed" in gpu.text for gpu in gpus.values())
+    # a process table alone, no GPU row, no model: the bar says its total is unknown
+    (tmp_path / "smi.txt").write_text(
+        (ROOT / "examples/h200-cuda-999/nvidia-smi.txt").read_text(encoding="utf-8"),
+        encoding="utf-8",
+    )
+    report, facts = _diagnose([tmp_path / "smi.txt"])
+    svg = parse(render_report(report, "html", facts=facts)).find("section", id="memory")
+    head = svg.find("g", data_gpu="GPU 2").find("text", class_="head").text
+    assert head == "36392 MiB by the listed processes, total not known"
+    assert "no known total" in svg.find("text", class_="scale-note").text
 
 
 def test_topology_matrix_table(pages: dict[str, tuple[Report, str]]) -> None:
@@ -258,3 +316,46 @@ def test_bandwidth_slot_in_the_page(pages: dict[str, tuple[Report, str]]) -> Non
     section = _section(parse(page), "bandwidth")
     assert "SYNTHETIC test data" in section.text
     assert section.find("svg")
+
+
+def test_memory_total_from_an_out_of_memory_message(tmp_path: Path) -> None:
+    table = (ROOT / "examples/h200-cuda-999/nvidia-smi.txt").read_text(encoding="utf-8")
+    oom = (
+        "[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 60.00 GiB. "
+        "GPU 0 has a total capacity of 139.80 GiB of which 39.18 GiB is free.\n"
+    )
+    (tmp_path / "smi.txt").write_text(table, encoding="utf-8")
+    (tmp_path / "train.log").write_text(oom, encoding="utf-8")
+    report, facts = _diagnose([tmp_path / "smi.txt", tmp_path / "train.log"])
+    svg = parse(render_report(report, "html", facts=facts)).find("section", id="memory")
+    gpu0 = svg.find("g", data_gpu="GPU 0")
+    assert gpu0.attrs["data-total"] == "143155.2"  # 139.80 GiB
+    assert gpu0.find("text", class_="head").text.endswith(
+        "(55%) by the listed processes · total: out-of-memory message"
+    )
+    assert "data-total" not in svg.find("g", data_gpu="GPU 2").attrs  # no total for GPU 2
+
+
+def test_memory_chart_keeps_two_outputs_of_one_file_apart() -> None:
+    """Two hosts' nvidia-smi pasted in one file: GPU 0 of each is its own bar, under a heading."""
+    smi = (
+        ROOT / "tests/fixtures/formats/nvidia-smi/570-vs-550-two-hosts-run-cmd-prefix-v100-xorg.txt"
+    )
+    report, facts = _diagnose([smi])
+    svg = parse(render_report(report, "html", facts=facts)).find("section", id="memory")
+    name = smi.name
+    assert [t.text for t in svg.find_all("text", class_="readout")] == [name, f"{name} #2"]
+    bars = [(g.attrs["data-readout"], g.attrs["data-gpu"]) for g in svg.find_all("g", class_="gpu")]
+    assert bars == [
+        (name, "GPU 0"),
+        (name, "GPU 1"),
+        (f"{name} #2", "GPU 0"),
+        (f"{name} #2", "GPU 1"),
+    ]
+    heads = [g.find("text", class_="head").text for g in svg.find_all("g", class_="gpu")]
+    assert heads == ["5 / 16384 MiB used (0%)"] * 2 + ["8 / 16384 MiB used (0%)"] * 2
+    first, second = svg.find_all("g", class_="gpu")[0], svg.find_all("g", class_="gpu")[2]
+    assert "PID 3486" in first.text
+    assert "PID 2412" not in first.text
+    assert "PID 2412" in second.text
+    assert "PID 3486" not in second.text

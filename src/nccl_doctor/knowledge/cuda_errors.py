@@ -9,6 +9,13 @@ re-implementations that copy them verbatim, e.g. the wasm32 driver stub
 listed together. ``sticky`` marks errors after which every later CUDA call of
 the process fails the same way (the process must be restarted). ``hint`` and
 the catalogue ``diagnosis_id`` are our own.
+
+Before CUDA 10.1 the runtime numbered ``cudaError_t`` on its own (0-79 and
+127: ``cudaErrorUnknown`` was 30, ``cudaErrorLaunchFailure`` 4,
+``cudaErrorNoDevice`` 38); CUDA 10.1 renumbered it to share the driver's
+numbers. :data:`LEGACY_NAMES` keeps that older enum (from the
+``driver_types.h`` of CUDA 7.5-10.0, as third-party bindings mirror it), so
+an old log's ``error 30`` can be read: :func:`legacy_by_code`.
 """
 
 from __future__ import annotations
@@ -372,3 +379,60 @@ def by_message(text: str) -> CudaError | None:
             if len(p) >= 12 and err.code != 0 and p in low and (best is None or len(p) > best[0]):
                 best = (len(p), err)
     return best[1] if best else None
+
+
+# fmt: off
+#: The runtime's numbering before CUDA 10.1: number -> the name it had then.
+LEGACY_NAMES: dict[int, str] = dict(enumerate((
+    "cudaSuccess", "cudaErrorMissingConfiguration", "cudaErrorMemoryAllocation",
+    "cudaErrorInitializationError", "cudaErrorLaunchFailure", "cudaErrorPriorLaunchFailure",
+    "cudaErrorLaunchTimeout", "cudaErrorLaunchOutOfResources", "cudaErrorInvalidDeviceFunction",
+    "cudaErrorInvalidConfiguration", "cudaErrorInvalidDevice", "cudaErrorInvalidValue",
+    "cudaErrorInvalidPitchValue", "cudaErrorInvalidSymbol", "cudaErrorMapBufferObjectFailed",
+    "cudaErrorUnmapBufferObjectFailed", "cudaErrorInvalidHostPointer",
+    "cudaErrorInvalidDevicePointer", "cudaErrorInvalidTexture", "cudaErrorInvalidTextureBinding",
+    "cudaErrorInvalidChannelDescriptor", "cudaErrorInvalidMemcpyDirection",
+    "cudaErrorAddressOfConstant", "cudaErrorTextureFetchFailed", "cudaErrorTextureNotBound",
+    "cudaErrorSynchronizationError", "cudaErrorInvalidFilterSetting",
+    "cudaErrorInvalidNormSetting", "cudaErrorMixedDeviceExecution", "cudaErrorCudartUnloading",
+    "cudaErrorUnknown", "cudaErrorNotYetImplemented", "cudaErrorMemoryValueTooLarge",
+    "cudaErrorInvalidResourceHandle", "cudaErrorNotReady", "cudaErrorInsufficientDriver",
+    "cudaErrorSetOnActiveProcess", "cudaErrorInvalidSurface", "cudaErrorNoDevice",
+    "cudaErrorECCUncorrectable", "cudaErrorSharedObjectSymbolNotFound",
+    "cudaErrorSharedObjectInitFailed", "cudaErrorUnsupportedLimit",
+    "cudaErrorDuplicateVariableName", "cudaErrorDuplicateTextureName",
+    "cudaErrorDuplicateSurfaceName", "cudaErrorDevicesUnavailable", "cudaErrorInvalidKernelImage",
+    "cudaErrorNoKernelImageForDevice", "cudaErrorIncompatibleDriverContext",
+    "cudaErrorPeerAccessAlreadyEnabled", "cudaErrorPeerAccessNotEnabled",
+))) | {
+    54: "cudaErrorDeviceAlreadyInUse", 55: "cudaErrorProfilerDisabled",
+    56: "cudaErrorProfilerNotInitialized", 57: "cudaErrorProfilerAlreadyStarted",
+    58: "cudaErrorProfilerAlreadyStopped", 59: "cudaErrorAssert", 60: "cudaErrorTooManyPeers",
+    61: "cudaErrorHostMemoryAlreadyRegistered", 62: "cudaErrorHostMemoryNotRegistered",
+    63: "cudaErrorOperatingSystem", 64: "cudaErrorPeerAccessUnsupported",
+    65: "cudaErrorLaunchMaxDepthExceeded", 66: "cudaErrorLaunchFileScopedTex",
+    67: "cudaErrorLaunchFileScopedSurf", 68: "cudaErrorSyncDepthExceeded",
+    69: "cudaErrorLaunchPendingCountExceeded", 70: "cudaErrorNotPermitted",
+    71: "cudaErrorNotSupported", 72: "cudaErrorHardwareStackError",
+    73: "cudaErrorIllegalInstruction", 74: "cudaErrorMisalignedAddress",
+    75: "cudaErrorInvalidAddressSpace", 76: "cudaErrorInvalidPc", 77: "cudaErrorIllegalAddress",
+    78: "cudaErrorInvalidPtx", 79: "cudaErrorInvalidGraphicsContext",
+    127: "cudaErrorStartupFailure",
+}
+# fmt: on
+
+
+def legacy_by_code(code: int) -> tuple[str, CudaError | None] | None:
+    """What runtime error ``code`` was before CUDA 10.1, where that differs from today.
+
+    The old name, and today's row of that name (its number and message now),
+    ``None`` for a row the renumbering dropped; ``None`` when ``code`` meant
+    the same then as now, or nothing.
+    """
+    name = LEGACY_NAMES.get(code)
+    if name is None:
+        return None
+    now = _BY_CODE.get(code)
+    if now is not None and now.name == name:
+        return None
+    return name, by_name(name)

@@ -8,22 +8,47 @@ bad arguments).
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import sys
 import tempfile
+import textwrap
 from pathlib import Path
 from typing import Any
 
+from nccl_doctor.cli_output import add_gate_options, exit_code
 from nccl_doctor.errors import UsageError
+from nccl_doctor.extras import install_hint
 
 EXIT_OK, EXIT_CRITICAL, EXIT_USAGE = 0, 1, 2
+EPILOG = """\
+examples:
+  nccl-doctor probe                       # all GPUs, about a minute on 8
+  nccl-doctor probe --gpus 0,1 --full -o probe.json
+  nccl-doctor probe --device cpu          # a gloo self-test, no GPU needed
+  torchrun --nnodes 2 --nproc-per-node 1 ... -m nccl_doctor.probe
+
+exit codes:
+  0  every step passed; no finding at or above --fail-on
+  1  a probe step failed, or findings at or above --fail-on (never with --exit-zero)
+  2  could not run: no GPU, GPUs in use without --force, bad arguments"""
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add ``probe`` to the subcommands."""
     p: argparse.ArgumentParser = subparsers.add_parser(
-        "probe", help="actively test GPUs, P2P and NCCL collectives, each step under a watchdog"
+        "probe",
+        help="actively test GPUs, P2P and NCCL collectives, each step under a watchdog",
+        description=textwrap.fill(
+            "Test this node's GPUs through your own torch: a checked kernel and host/device "
+            "bandwidth per GPU, the P2P matrix, then NCCL collectives over a size sweep with "
+            "every value checked; a failure is isolated by transport and by GPU. Under "
+            "torchrun or srun it tests many nodes (docs/probe.md).",
+            width=88,
+        ),
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--quick", dest="mode", action="store_const", const="quick",
@@ -36,12 +61,16 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                    help="deadline per step; a step past it is killed, reported hung")  # fmt: skip
     p.add_argument("--format", choices=("text", "json", "markdown"), default="text")
     p.add_argument("--force", action="store_true", help="probe GPUs that other processes use")
-    p.add_argument("--out", metavar="RESULT.json", help="save the probe result (evidence)")
+    p.add_argument(
+        "-o", "--output", dest="out", metavar="RESULT.json", help="save the result (evidence)"
+    )
+    p.add_argument("--out", dest="out", help=argparse.SUPPRESS)  # the old spelling
     p.add_argument("--device", choices=("auto", "cuda", "cpu"), default="auto",
                    help="cpu: a gloo self-test on virtual devices (CI)")  # fmt: skip
     p.add_argument("--no-isolate", dest="isolate", action="store_false",
                    help="do not rerun failing collectives to isolate the cause")  # fmt: skip
     p.add_argument("--inject", help=argparse.SUPPRESS)
+    add_gate_options(p)
     return p
 
 
@@ -62,6 +91,11 @@ def options(args: argparse.Namespace) -> Any:
     from nccl_doctor.probe.gpus import busy_gpus, cuda_gpus  # noqa: PLC0415 -- loads torch
     from nccl_doctor.probe.runner import Options  # noqa: PLC0415
 
+    if importlib.util.find_spec("torch") is None:
+        raise UsageError(
+            "the probe tests NCCL through your own torch, and this Python has none",
+            f"run it in your job's environment, or {install_hint('probe')}",
+        )
     if args.timeout <= 0:
         raise UsageError("--timeout must be positive", "for example --timeout 30")
     kind = args.device
@@ -123,8 +157,10 @@ def report(result: dict[str, Any], args: argparse.Namespace) -> int:
     else:
         sys.stderr.write(summary_text(result))
     sys.stdout.write(_render(render_report, report_, args.format))
-    critical = any(f.severity.value == "critical" for f in report_.findings)
-    return EXIT_CRITICAL if critical or not result["summary"].get("ok", False) else EXIT_OK
+    if getattr(args, "exit_zero", False):
+        return EXIT_OK
+    failed = not result["summary"].get("ok", False)
+    return EXIT_CRITICAL if failed else exit_code(report_.findings, args)
 
 
 def cmd(args: argparse.Namespace) -> int:

@@ -30,11 +30,14 @@ def render_report(
     color: bool = False,
     width: int = 80,
     facts: Facts | None = None,
+    verbosity: int = 0,
 ) -> str:
     """The report in ``fmt``: secrets redacted always; Markdown and HTML also pseudonymised.
 
     ``facts`` feed the pictures of the HTML report (timeline, GPU memory,
     topology) and its raw evidence; without them the page has neither.
+    ``width``, ``color`` and ``verbosity`` (-1 brief, 0, 1 every evidence
+    line whole) shape the text format only.
     """
     from nccl_doctor.render.html import report_html  # noqa: PLC0415 -- lazy per format
     from nccl_doctor.render.markdown import report_markdown  # noqa: PLC0415
@@ -47,7 +50,7 @@ def render_report(
         return report_markdown(report, pseudonyms(report).apply)
     if fmt == "html":
         return report_html(report, facts, pseudonyms(report).apply, bandwidth=_probe_curves(facts))
-    return report_text(report, width=width, color=color, clean=redact)
+    return report_text(report, width=width, color=color, clean=redact, verbosity=verbosity)
 
 
 def _probe_curves(facts: Facts | None) -> Bandwidth | None:

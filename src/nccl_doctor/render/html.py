@@ -19,7 +19,8 @@ from nccl_doctor import __version__
 from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Finding
-from nccl_doctor.render.pictures import memory_svg, timeline_svg, topology_html
+from nccl_doctor.render.memory_chart import memory_svg
+from nccl_doctor.render.pictures import timeline_svg, topology_html
 from nccl_doctor.render.svg import Series, bandwidth_svg, esc
 from nccl_doctor.report import Report
 

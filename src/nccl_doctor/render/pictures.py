@@ -1,4 +1,6 @@
-"""Pictures of the facts for the HTML report: failure timeline, GPU memory, topology.
+"""Pictures of the facts for the HTML report: failure timeline and topology.
+
+(The GPU-memory picture has its own module, :mod:`~nccl_doctor.render.memory_chart`.)
 
 Each function returns ``None`` when the facts do not support its picture.
 Every string from the evidence goes through ``clean`` (redaction and
@@ -11,18 +13,19 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from nccl_doctor.facts.gpu import Gpu, GpuProcess
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.facts.topology import TopoMatrix
 from nccl_doctor.render.svg import Svg, esc, nice_step
 from nccl_doctor.report import Report
-from nccl_doctor.rules._join import job_pids
+from nccl_doctor.rules._join import world_size
+from nccl_doctor.rules.launch._common import world_size as launch_world_size
 from nccl_doctor.triage_failures import Failure, failures_of
 
 Clean = Callable[[str], str]
 MAX_ROWS = 64
 LAUNCHER = "launcher"
 UNATTRIBUTED = "rank ?"
+NO_ERROR = "no error seen"
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +40,34 @@ def _row(failure: Failure) -> str:
     if failure.rank is not None:
         return f"rank {failure.rank}"
     return LAUNCHER if failure.launcher else UNATTRIBUTED
+
+
+def _world(facts: Facts) -> int:
+    """The job's world size where the evidence states or implies it (0 when it does not)."""
+    sizes = [world_size(facts) or 0, launch_world_size(facts)[0] or 0]
+    return max(sizes)
+
+
+def _rows(fails: list[Failure], facts: Facts) -> tuple[list[str], set[str], int]:
+    """The timeline's rows, the rows any line of evidence belongs to, and how many were left out.
+
+    Every rank the evidence knows gets a row: those that failed, those whose
+    lines were read, and every rank below the world size (a rank that printed
+    nothing is a fact to show, not to hide). Past ``MAX_ROWS`` the ranks that
+    failed are kept and the others counted.
+    """
+    heard = {f"rank {r}" for r in facts.ranks}
+    failed = {_row(f) for f in fails}
+    ranks = {f.rank for f in fails if f.rank is not None} | set(facts.ranks)
+    world = _world(facts)
+    total = world + sum(1 for r in ranks if not 0 <= r < world)  # |ranks | range(world)|
+    extra = [r for r in (LAUNCHER, UNATTRIBUTED) if r in failed]
+    if total + len(extra) <= MAX_ROWS:
+        rows = [f"rank {r}" for r in sorted(ranks | set(range(world)))]
+        return rows + extra, heard | failed, 0
+    kept = [f"rank {r}" for r in sorted(ranks) if f"rank {r}" in failed]
+    kept = (kept + extra)[:MAX_ROWS]
+    return kept, heard | failed, total + len(extra) - len(kept)
 
 
 def _times(fails: list[Failure]) -> tuple[dict[int, float], set[int]] | None:
@@ -87,15 +118,12 @@ def timeline_svg(report: Report, facts: Facts, clean: Clean) -> str | None:
         if key not in seen:  # one mark per line and row: the best statement of it
             seen.add(key)
             fails.append(f)
-    ranks = sorted({f.rank for f in fails if f.rank is not None} | set(facts.ranks))
-    rows = [f"rank {r}" for r in ranks]
-    rows += [r for r in (LAUNCHER, UNATTRIBUTED) if any(_row(f) == r for f in fails)]
-    if not fails or len(rows) < 2:
+    if not fails:
+        return None
+    rows, heard, hidden = _rows(fails, facts)
+    if len(rows) < 2:
         return None
     first = _first_order(fails, report)
-    if len(rows) > MAX_ROWS:  # keep the ranks that failed, the first one above all
-        failed = {_row(f) for f in fails}
-        rows = [r for r in rows if r in failed][:MAX_ROWS]
     timing = _times(fails)
     sources = {f.fact.cite.source for f in fails}
     if timing is not None:
@@ -111,7 +139,7 @@ def timeline_svg(report: Report, facts: Facts, clean: Clean) -> str | None:
             axis += "; across files this is reading order, not time"
     span = max(xs.values()) or 1.0
     left, right, top, row_h = 90.0, 860.0, 30.0, 24.0
-    height = top + row_h * len(rows) + 50
+    height = top + row_h * len(rows) + (68 if hidden else 50)
     svg = Svg(1000, height, "Failure timeline by rank", class_="chart timeline")
 
     def x_of(order: int) -> float:
@@ -125,7 +153,8 @@ def timeline_svg(report: Report, facts: Facts, clean: Clean) -> str | None:
             svg.rect(left - 6, y - row_h / 2, right - left + 12, row_h, fill="#f6f8fa")
         svg.text(left - 12, y + 4, row, text_anchor="end")
         if not any(_row(f) == row for f in fails):
-            svg.text(left + 4, y + 4, "no failure line", fill="#8c959f", font_style="italic")
+            quiet = NO_ERROR if row in heard else f"{NO_ERROR} (no output of this rank was read)"
+            svg.text(left + 4, y + 4, quiet, fill="#8c959f", font_style="italic", class_="quiet")
         svg.close()
     bottom = top + row_h * len(rows)
     svg.line(left, bottom, right, bottom, stroke="#57606a")
@@ -138,6 +167,9 @@ def timeline_svg(report: Report, facts: Facts, clean: Clean) -> str | None:
             svg.text(x, bottom + 16, f"+{tick:g} s", text_anchor="middle", fill="#57606a")
             tick += step
     svg.text((left + right) / 2, bottom + 34, axis, text_anchor="middle", fill="#57606a")
+    if hidden:
+        more = f"{hidden} more rank{'s' if hidden != 1 else ''} with {NO_ERROR}, not drawn"
+        svg.text(left, bottom + 52, more, fill="#57606a", class_="hidden-rows")
     if (
         first is not None
         and first in xs
@@ -191,117 +223,6 @@ def _marker(svg: Svg, kind: str, x: float, y: float, *, small: bool = False) -> 
     else:
         d = f"M{x:.1f},{y - 6:.1f} L{x + 6:.1f},{y:.1f} L{x:.1f},{y + 6:.1f} L{x - 6:.1f},{y:.1f} Z"
         svg.el("path", d=d, fill="#fff", stroke="#57606a", stroke_width="1.5")
-
-
-@dataclass(frozen=True, slots=True)
-class _Seg:
-    label: str
-    mib: float
-    kind: str  # job | other | unlisted
-
-
-GpuKey = tuple[str, str]  # (source, "GPU n")
-_COLOUR = {"job": "#1f6feb", "other": "#cf222e", "unlisted": "#8c959f"}
-
-
-def _gpu_key(proc: GpuProcess) -> str | None:
-    if proc.gpu_index is not None:
-        return f"GPU {proc.gpu_index}"
-    return f"GPU {proc.gpu_bus_id}" if proc.gpu_bus_id else None
-
-
-def _bars(facts: Facts, clean: Clean) -> tuple[dict[GpuKey, list[_Seg]], dict[GpuKey, int]]:
-    """Each GPU's segments (processes, then memory no listed process explains), and totals."""
-    mine = job_pids(facts)
-    used: dict[GpuKey, int] = {}
-    totals: dict[GpuKey, int] = {}
-    for gpu in facts.of(Gpu):
-        key = (
-            gpu.cite.source,
-            f"GPU {gpu.index}" if gpu.index is not None else f"GPU {gpu.bus_id}",
-        )
-        if gpu.memory_used_mib is not None:
-            used.setdefault(key, gpu.memory_used_mib)
-        if gpu.memory_total_mib is not None:
-            totals.setdefault(key, gpu.memory_total_mib)
-    bars: dict[GpuKey, list[_Seg]] = {}
-    seen: set[tuple[str, str, int]] = set()
-    for proc in facts.of(GpuProcess):
-        gpu_key = _gpu_key(proc)
-        if gpu_key is None or (proc.cite.source, gpu_key, proc.pid) in seen:
-            continue
-        seen.add((proc.cite.source, gpu_key, proc.pid))
-        name = clean(proc.name or "?")
-        mib = proc.memory_used_mib
-        size = "size not shown" if mib is None else f"{mib} MiB"
-        who = "job" if proc.pid in mine else "other"
-        seg = _Seg(f"PID {proc.pid} {name} {size}", float(mib or 0), who)
-        bars.setdefault((proc.cite.source, gpu_key), []).append(seg)
-    for key, segs in bars.items():
-        listed = sum(s.mib for s in segs)
-        if key in used and used[key] > listed:
-            rest = used[key] - listed
-            unsized = [s.label.split(" ", 2)[1] for s in segs if s.label.endswith("size not shown")]
-            why = f" (PID {', '.join(unsized)} shows no size)" if unsized else ""
-            segs.append(_Seg(f"{rest:g} MiB used, not attributed{why}", rest, "unlisted"))
-    return bars, totals
-
-
-def memory_svg(facts: Facts, clean: Clean) -> str | None:
-    """One bar per GPU: the job's processes, others', memory no listed process explains."""
-    bars, totals = _bars(facts, clean)
-    if not bars:
-        return None
-    sources = {source for source, _ in bars}
-    scale = max([totals.get(k, 0) for k in bars] + [sum(s.mib for s in v) for v in bars.values()])
-    scale = scale or 1.0
-    left, width, top, line_h = 150.0, 420.0, 14.0, 15.0
-    order = sorted(bars.items(), key=lambda kv: _sort(kv[0]))
-    heights = [max(24.0, line_h * (len(segs) + 1) + 6) for _, segs in order]
-    svg = Svg(1100, top + sum(heights) + 40, "GPU memory by process", class_="chart memory")
-    y = top
-    for ((source, key), segs), height in zip(order, heights, strict=True):
-        name = key if len(sources) == 1 else f"{key} · {clean(source).rsplit('/', 1)[-1]}"
-        total = totals.get((source, key))
-        svg.open("g", None, class_="gpu", data_gpu=key)
-        svg.text(left - 8, y + 15, name[:24], text_anchor="end")
-        if total:
-            svg.rect(left, y + 2, width * total / scale, 18, fill="#eaeef2", stroke="#d0d7de")
-        x = left
-        for seg in segs:
-            w = width * seg.mib / scale
-            who = "the job" if seg.kind == "job" else seg.kind
-            tip = f"{key}: {seg.label} ({who})"
-            svg.open("g", tip, class_=f"seg {seg.kind}", data_kind=seg.kind)
-            svg.rect(x, y + 2, max(w, 2.0), 18, fill=_COLOUR[seg.kind], stroke="#fff")
-            svg.close()
-            x += w
-        listed = sum(s.mib for s in segs)
-        head = f"{listed:g} of {total} MiB" if total else f"{listed:g} MiB (total not shown)"
-        svg.text(left + width + 12, y + 15, head, font_weight="bold")
-        for n, seg in enumerate(segs, 1):
-            text = seg.label if len(seg.label) <= 80 else seg.label[:79] + "…"
-            svg.text(left + width + 24, y + 15 + n * line_h, text, fill=_COLOUR[seg.kind])
-        svg.close()
-        y += height
-    y += 4
-    legend = (
-        ("job", "the job's processes"),
-        ("other", "other processes"),
-        ("unlisted", "used, not attributed"),
-    )
-    for n, (kind, label) in enumerate(legend):
-        svg.rect(left + n * 190, y, 12, 12, fill=_COLOUR[kind])
-        svg.text(left + n * 190 + 18, y + 10, label)
-    if not job_pids(facts):
-        svg.text(left + 580, y + 10, "(the logs name no PID of the job)", fill="#57606a")
-    return svg.render()
-
-
-def _sort(key: GpuKey) -> tuple[str, int, str]:
-    source, gpu = key
-    tail = gpu.removeprefix("GPU ")
-    return (source, int(tail) if tail.isdigit() else 1 << 30, tail)
 
 
 _LINK_COLOUR = (

@@ -1,9 +1,10 @@
-"""The terminal report, rendered with rich; readable in 80 columns.
+"""The terminal report, rendered with rich, at the width it is given (80 by default).
 
 Paragraphs are wrapped here with hanging indents so continuation lines stay
-under their item; evidence lines are cut to the width rather than wrapped.
-Evidence text is never interpreted as markup: everything from the input is
-added as plain ``Text``.
+under their item; evidence lines are cut to the width rather than wrapped,
+except with ``verbosity=1`` (every line, whole, wrapped). ``verbosity=-1``
+gives the verdict and one line per finding. Evidence text is never
+interpreted as markup: everything from the input is added as plain ``Text``.
 """
 
 from __future__ import annotations
@@ -32,10 +33,11 @@ MAX_EVIDENCE = 6
 class _Out:
     """A Text under construction that knows the width it wraps to."""
 
-    def __init__(self, width: int, clean: Callable[[str], str]) -> None:
+    def __init__(self, width: int, clean: Callable[[str], str], *, whole: bool = False) -> None:
         self.text = Text()
         self.width = width
         self.clean = clean
+        self.whole = whole  # evidence lines whole (wrapped), not cut
 
     def add(self, text: str, style: str | None = None) -> None:
         self.text.append(text, style=style)
@@ -54,12 +56,15 @@ class _Out:
         self.text.append(wrapped + "\n", style=style)
 
     def cite_line(self, source: str, line: int, text: str, indent: int) -> None:
-        """One evidence line, cut to the width."""
+        """One evidence line, cut to the width (or whole, wrapped under itself)."""
         name = self.clean(source).rsplit("/", 1)[-1]
         where = f"{' ' * indent}{name}:{line}  "
         body = " ".join(self.clean(text).split())
         room = max(self.width - 1 - len(where), 20)
-        if len(body) > room:
+        if self.whole and len(body) > room:
+            lines = textwrap.wrap(body, width=room, break_long_words=True, break_on_hyphens=False)
+            body = ("\n" + " " * len(where)).join(lines)
+        elif len(body) > room:
             body = body[: room - 1] + "…"
         self.text.append(where, style="dim")
         self.text.append(body + "\n")
@@ -69,7 +74,7 @@ def _folded(out: _Out, kids: tuple[Finding, ...]) -> None:
     out.add("   Also explained by this:\n", "bold")
     for kid in kids:
         out.para(f"{kid.id}: {kid.summary}", 5, "- ")
-        for cite in kid.evidence[:2]:
+        for cite in kid.evidence if out.whole else kid.evidence[:2]:
             out.cite_line(cite.source, cite.line, cite.text, 7)
 
 
@@ -91,9 +96,10 @@ def _finding(out: _Out, n: int, finding: Finding) -> None:
             out.para(step, 5, f"{i}. ")
     if finding.evidence:
         out.add("   Evidence:\n", "bold")
-        for cite in finding.evidence[:MAX_EVIDENCE]:
+        shown = len(finding.evidence) if out.whole else MAX_EVIDENCE
+        for cite in finding.evidence[:shown]:
             out.cite_line(cite.source, cite.line, cite.text, 5)
-        if len(finding.evidence) > MAX_EVIDENCE:
+        if len(finding.evidence) > shown:
             out.add(f"     ... and {len(finding.evidence) - MAX_EVIDENCE} more lines\n", "dim")
 
 
@@ -117,16 +123,39 @@ def _coverage(out: _Out, report: Report) -> None:
         out.para(note, 0, "note: ", style="dim")
 
 
+def _brief(out: _Out, report: Report) -> None:
+    """One line per finding: severity, id, title (``--quiet``)."""
+    for finding in report.findings:
+        sev = finding.severity.value
+        out.add(f"{sev.upper():9}", _SEVERITY_STYLE[sev])
+        line = f"{finding.id}  {out.clean(finding.title)}"
+        line += "  (root cause)" if finding.root_cause else ""
+        room = out.width - 1 - 9
+        out.add((line if len(line) <= room else line[: room - 1] + "…") + "\n")
+
+
 def report_text(
-    report: Report, *, width: int = 80, color: bool = False, clean: Callable[[str], str] = redact
+    report: Report,
+    *,
+    width: int = 80,
+    color: bool = False,
+    clean: Callable[[str], str] = redact,
+    verbosity: int = 0,
 ) -> str:
-    """The report as terminal text (ANSI colours when ``color``)."""
-    out = _Out(width, clean)
+    """The report as terminal text (ANSI colours when ``color``).
+
+    ``verbosity``: -1 the verdict and one line per finding, 0 the report, 1
+    the report with every evidence line whole.
+    """
+    out = _Out(width, clean, whole=verbosity > 0)
     verdict = report.verdict.value
     out.add("nccl-doctor: ", "bold")
     out.add(verdict.upper(), _VERDICT_STYLE[verdict])
     roots = sum(1 for f in report.findings if f.root_cause)
     out.add(f"  ({len(report.findings)} findings, {roots} root cause{'s' if roots != 1 else ''})\n")
+    if verbosity < 0:
+        _brief(out, report)
+        return _rendered(out, width, color)
     first = report.first_failure
     if first is not None:
         who = f"rank {first.rank}" if first.rank is not None else "unattributed rank"
@@ -142,12 +171,18 @@ def report_text(
         if finding.id in folded:
             _folded(out, folded[finding.id])
     _coverage(out, report)
+    return _rendered(out, width, color)
+
+
+def _rendered(out: _Out, width: int, color: bool) -> str:
+    """The text with ANSI styles when ``color``; the caller decided, not the environment."""
     buffer = io.StringIO()
     console = Console(
         file=buffer,
         width=width + 40,
         color_system="standard" if color else None,
         force_terminal=color,
+        no_color=False,
         highlight=False,
         soft_wrap=True,
     )

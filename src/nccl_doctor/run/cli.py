@@ -7,12 +7,26 @@ Kept beside the runner so ``cli.py`` only wires it in (``add_parser`` and
 from __future__ import annotations
 
 import argparse
+import textwrap
 from typing import Any
 
 from nccl_doctor.errors import UsageError
 
 #: Default of ``--grace`` (the runner's own default).
 GRACE_S = 10.0
+EPILOG = """\
+Variables you set yourself (NCCL_DEBUG, TORCH_NCCL_*...) are kept. The run folder keeps
+every rank's output, the environment, the command and node snapshots; `nccl-doctor
+diagnose DIR` reads it again later.
+
+examples:
+  nccl-doctor run -- torchrun --nproc-per-node 8 train.py --lr 3e-4
+  nccl-doctor run --dir runs/try1 -- srun -N 2 python train.py
+  nccl-doctor run --format json -- python -m torch.distributed.run ... train.py
+
+exit codes:
+  the job's own status (0 when it succeeded; the diagnosis does not change it)
+  2  could not start (no command, bad arguments; one-line error: and hint: on stderr)"""
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -20,11 +34,14 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "run",
         help="run a launch command (torchrun, srun, python ...) with diagnostics on",
-        description=(
+        description=textwrap.fill(
             "Run CMD with cheap diagnostics on (NCCL warnings to files, the flight recorder, "
             "elastic error files), keep its output in a run folder and diagnose a failure. "
-            "Exits with CMD's status."
+            "Exits with CMD's status.",
+            width=88,
         ),
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
         "--dir", metavar="D", help="run folder (default ./nccl-doctor-runs/<timestamp>-<pid>)"
