@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import json
+import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -21,12 +22,28 @@ if TYPE_CHECKING:
     from nccl_doctor.evidence.reader import ReadResult
 
 EXIT_OK, EXIT_CRITICAL, EXIT_USAGE = 0, 1, 2
+#: The longest per-read deadline ``check``/``capture`` accept, in seconds.
+MAX_TIMEOUT_S = 600.0
 
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
         sys.stderr.write(f"error: {message} (hint: run `{self.prog} --help`)\n")
         raise SystemExit(EXIT_USAGE)
+
+
+def _timeout(text: str) -> float:
+    """``--timeout``: a finite number of seconds, above 0 and at most :data:`MAX_TIMEOUT_S`."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or not 0 < value <= MAX_TIMEOUT_S:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a number of seconds above 0 and at most {MAX_TIMEOUT_S:g}"
+            " (for example --timeout 5)"
+        )
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -52,7 +69,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check = sub.add_parser("check", help="read this node live (NVML, kernel, RDMA...) and diagnose")
     check.add_argument("--format", choices=("text", "json", "markdown"), default="text")
-    check.add_argument("--timeout", type=float, default=5.0, metavar="S", help="deadline per read")
+    check.add_argument(
+        "--timeout", type=_timeout, default=5.0, metavar="S", help="deadline per read"
+    )
     check.add_argument(
         "--color", choices=("auto", "always", "never"), default="auto", help="terminal colours"
     )
@@ -60,7 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
     capture = sub.add_parser("capture", help="save this node's live state as a bundle")
     capture.add_argument("-o", "--output", required=True, metavar="BUNDLE", help="a .tgz or folder")
     capture.add_argument(
-        "--timeout", type=float, default=5.0, metavar="S", help="deadline per read"
+        "--timeout", type=_timeout, default=5.0, metavar="S", help="deadline per read"
     )
     sub.add_parser("rules", help="list the diagnosis catalogue")
     from nccl_doctor.run import cli as run_cli  # noqa: PLC0415 -- keeps --help fast
@@ -140,8 +159,6 @@ def _cmd_check(args: argparse.Namespace) -> int:
     from nccl_doctor import live_check  # noqa: PLC0415
     from nccl_doctor.render import render_report  # noqa: PLC0415
 
-    if args.timeout <= 0:
-        raise UsageError("--timeout must be positive", "for example --timeout 5")
     report, cap = live_check.check(
         timeout_s=args.timeout, nvml_module=live_check.nvml_module_name(), keep=args.output
     )
@@ -156,8 +173,6 @@ def _cmd_check(args: argparse.Namespace) -> int:
 def _cmd_capture(args: argparse.Namespace) -> int:
     from nccl_doctor import live_check  # noqa: PLC0415
 
-    if args.timeout <= 0:
-        raise UsageError("--timeout must be positive", "for example --timeout 5")
     path = live_check.save(args.output, args.timeout, live_check.nvml_module_name())
     sys.stderr.write(f"wrote {path}\n")
     return EXIT_OK

@@ -22,13 +22,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from nccl_doctor.evidence.live import ReadLog, read_file, read_kmsg, run_command
+from nccl_doctor.evidence.envfile import env_file
+from nccl_doctor.evidence.live import ReadLog, call, read_file, read_kmsg, run_command
 from nccl_doctor.redact import redact
 
 MODULES = ("nvidia", "nvidia_uvm", "nvidia_peermem", "nv_peer_mem", "nvidia_fs", "nvidia_drm")
 DEVICE_NODES = ("/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools", "/dev/nvidia-caps")
 ENV_PREFIXES = ("NCCL_", "TORCH_NCCL_", "TORCH_DISTRIBUTED_", "CUDA_")
-_KERNEL_LINE = re.compile(r"NVRM|nvidia|Xid|SXid|NVSwitch", re.IGNORECASE)
+#: What the kernel log is read for (the rest of a busy or flooding log is not kept).
+_KERNEL_LINE = re.compile(rb"NVRM|nvidia|Xid|SXid|NVSwitch", re.IGNORECASE)
+_KERNEL_TEXT = re.compile(_KERNEL_LINE.pattern.decode(), re.IGNORECASE)
 _MODULE_VERSION = re.compile(r"Kernel Module\s+(?:for \w+\s+)?(\d+\.\d+(?:\.\d+)?)")
 _NCCL_FILE = re.compile(r"libnccl\.so\.(\d+\.\d+\.\d+)$")
 _NCCL_BYTES = re.compile(rb"NCCL version (\d+\.\d+\.\d+)")
@@ -86,10 +89,10 @@ def _nodes(root: Path) -> tuple[dict[str, bool], list[str]]:
 
 
 def _kernel_log(r: _Reader) -> tuple[dict[str, Any], str | None]:
-    done = r.log.add(run_command(["dmesg"], r.timeout_s))
+    done = r.log.add(run_command(["dmesg"], r.timeout_s, keep=_KERNEL_LINE))
     source, lines = "dmesg", done.text.splitlines() if done.ok else []
     if not done.ok:
-        kmsg = r.log.add(read_kmsg(r.timeout_s))
+        kmsg = r.log.add(read_kmsg(r.timeout_s, keep=_KERNEL_LINE))
         if kmsg.ok:
             done, source = kmsg, "/dev/kmsg"
             lines = []
@@ -98,7 +101,7 @@ def _kernel_log(r: _Reader) -> tuple[dict[str, Any], str | None]:
                 parts = head.split(",")
                 stamp = int(parts[2]) / 1e6 if len(parts) > 2 and parts[2].isdigit() else 0.0
                 lines.append(f"[{stamp:12.6f}] {message}")
-    kept = [redact(line) for line in lines if _KERNEL_LINE.search(line)]
+    kept = [redact(line) for line in lines if _KERNEL_TEXT.search(line)]
     info = {"status": done.status, "source": source, "message": done.message, "lines": len(kept)}
     return info, ("\n".join(kept) + "\n") if kept else None
 
@@ -160,10 +163,11 @@ def _net(r: _Reader) -> list[dict[str, Any]]:
     return out
 
 
-def _shm(root: Path) -> dict[str, Any] | None:
-    try:
-        st = os.statvfs(root / "dev/shm")
-    except OSError:
+def _shm(r: _Reader) -> dict[str, Any] | None:
+    done, st = call("statvfs /dev/shm", lambda: os.statvfs(r.root / "dev/shm"), r.timeout_s)
+    if st is None:
+        if done.status == "timeout":
+            r.log.add(done)  # a stuck mount is worth saying; a missing one is not
         return None
     mib = 1024 * 1024
     size, free = st.f_blocks * st.f_frsize // mib, st.f_bavail * st.f_frsize // mib
@@ -231,11 +235,14 @@ def _version(dist: str) -> str | None:
         return None
 
 
-def _versions(kernel_version: str | None) -> dict[str, Any]:
+def _versions(r: _Reader, kernel_version: str | None) -> dict[str, Any]:
     nccl = next(filter(None, (_version(f"nvidia-nccl-cu{v}") for v in (13, 12, 11))), None)
     library = None
     if nccl is None:
-        nccl, library = _nccl_library()
+        done, found = call("libnccl version", _nccl_library, r.timeout_s)
+        if found is None:
+            r.log.add(done)
+        nccl, library = found or (None, None)
     return {
         "torch": _version("torch"),
         "nccl": nccl,
@@ -261,14 +268,13 @@ def process_details(pid: int) -> dict[str, Any]:
     return out
 
 
+def _wanted(name: str) -> bool:
+    return name.startswith(ENV_PREFIXES) and not name.startswith("NCCL_DOCTOR_")
+
+
 def env_dump(environ: dict[str, str]) -> str | None:
-    """``KEY=VALUE`` lines of the NCCL/torch-distributed/CUDA variables, secrets redacted."""
-    lines = [
-        redact(f"{key}={value}")
-        for key, value in sorted(environ.items())
-        if key.startswith(ENV_PREFIXES) and not key.startswith("NCCL_DOCTOR_") and "\n" not in value
-    ]
-    return "\n".join(lines) + "\n" if lines else None
+    """``KEY=VALUE`` lines of the NCCL/torch-distributed/CUDA variables (see ``envfile``)."""
+    return env_file(environ, _wanted) or None
 
 
 def read_host(
@@ -298,12 +304,12 @@ def read_host(
         "fabric_manager": _fabric_manager(r, present),
         "kernel_log": kernel,
         "net": _net(r),
-        "shm": _shm(root),
+        "shm": _shm(r),
         "limits": {
             "memlock": _limit(resource.RLIMIT_MEMLOCK),
             "nofile": _limit(resource.RLIMIT_NOFILE),
         },
         "runtime": _runtime(r),
-        "versions": _versions(kernel_version),
+        "versions": _versions(r, kernel_version),
     }
     return out
