@@ -23,7 +23,7 @@ from nccl_doctor.facts.live import (
     ShmInfo,
 )
 from nccl_doctor.facts.net import IbPort
-from nccl_doctor.live_check import capture, headline
+from nccl_doctor.live_check import capture, headline, write_bundle
 from nccl_doctor.pipeline import diagnose_paths
 from tests.live._support import FAKE, REPO, child_env
 
@@ -224,3 +224,35 @@ def test_read_log_records_failures(tmp_path: Path) -> None:
     host = read_host(log, 2.0, root=tmp_path, environ={})
     assert host.data["modules"] is None
     assert any(e.status == "missing" for e in log.entries)
+
+
+def test_socket_ifname_is_checked_against_the_hosts_interfaces(tmp_path: Path) -> None:
+    """The interfaces come from (re-rooted) /sys/class/net and travel in the bundle."""
+    root = tmp_path / "root"
+    for name in ("eno1", "lo", "docker0"):
+        (root / "sys/class/net" / name).mkdir(parents=True)
+        (root / "sys/class/net" / name / "operstate").write_text("up\n")
+    (root / "dev/shm").mkdir(parents=True)
+    verdicts = {}
+    for value in ("eth", "en", "^eno,lo,docker", "^docker,lo", "=eno", "=eno1", "x,eno1:3"):
+        cap = capture(
+            tmp_path / f"b{len(verdicts)}",
+            nvml_module="no_such_nvml_module",
+            root=root,
+            environ={"NCCL_SOCKET_IFNAME": value},
+        )
+        bundle = write_bundle(cap, tmp_path / f"b{len(verdicts)}.tgz")
+        found = [
+            {f.id for f in diagnose_paths([str(where)]).findings} for where in (cap.folder, bundle)
+        ]
+        assert found[0] == found[1], value  # the replay gives the same answer
+        verdicts[value] = "net.socket_interface" in found[0]
+    assert verdicts == {
+        "eth": True,
+        "en": False,
+        "^eno,lo,docker": True,
+        "^docker,lo": False,
+        "=eno": True,
+        "=eno1": False,
+        "x,eno1:3": False,
+    }
