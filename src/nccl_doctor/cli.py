@@ -1,7 +1,9 @@
 """The command line: argv -> library calls -> output and exit code. No logic here.
 
 Exit codes: 0 ran and found nothing critical, 1 critical findings, 2 could not
-run (with a one-line ``error:`` and a hint on stderr).
+run (with a one-line ``error:`` and a hint on stderr), 3 ran and found nothing
+critical but could not check part of what it must (verdict ``incomplete``: a
+live check that could not read the GPUs).
 """
 
 from __future__ import annotations
@@ -20,8 +22,9 @@ from nccl_doctor.errors import DoctorError, EvidenceError, UsageError
 
 if TYPE_CHECKING:
     from nccl_doctor.evidence.reader import ReadResult
+    from nccl_doctor.report import Report
 
-EXIT_OK, EXIT_CRITICAL, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_CRITICAL, EXIT_USAGE, EXIT_INCOMPLETE = 0, 1, 2, 3
 #: The longest per-read deadline ``check``/``capture`` accept, in seconds.
 MAX_TIMEOUT_S = 600.0
 
@@ -137,8 +140,14 @@ def _cmd_diagnose(args: argparse.Namespace) -> int:
     shown = facts if args.format == "html" else None
     rendered = render_report(report, args.format, color=color, facts=shown)
     _emit(rendered, args.output)
-    critical = any(f.severity.value == "critical" for f in report.findings)
-    return EXIT_CRITICAL if critical else EXIT_OK
+    return _exit_code(report)
+
+
+def _exit_code(report: Report) -> int:
+    """1 for a critical finding, 3 for an incomplete check, else 0."""
+    if any(f.severity.value == "critical" for f in report.findings):
+        return EXIT_CRITICAL
+    return EXIT_INCOMPLETE if report.verdict.value == "incomplete" else EXIT_OK
 
 
 def _emit(rendered: str, output: str | None) -> None:
@@ -166,8 +175,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
         sys.stderr.write(line + "\n")
     color = args.color == "always" or (args.color == "auto" and sys.stdout.isatty())
     sys.stdout.write(render_report(report, args.format, color=color))
-    critical = any(f.severity.value == "critical" for f in report.findings)
-    return EXIT_CRITICAL if critical else EXIT_OK
+    return _exit_code(report)
 
 
 def _cmd_capture(args: argparse.Namespace) -> int:

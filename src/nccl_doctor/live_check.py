@@ -29,6 +29,7 @@ from nccl_doctor.evidence.host_live import read_host
 from nccl_doctor.evidence.live import DEFAULT_TIMEOUT_S, Outcome, ReadLog
 from nccl_doctor.evidence.nvml import Snapshot, read_nvml
 from nccl_doctor.evidence.nvml_files import nvlink_text, smi_messages, smi_xml
+from nccl_doctor.facts.live import NVML_OUTCOMES
 from nccl_doctor.files import replace_file, write_file
 from nccl_doctor.redact import redact
 from nccl_doctor.report import Report
@@ -37,17 +38,6 @@ from nccl_doctor.report import Report
 HOST_JSON_HEAD = '{"nccl_doctor_live_host": 1,'
 #: The folder name inside a bundle archive.
 BUNDLE_DIR = "nccl-doctor-bundle"
-_NO_GPU = {
-    "library_not_found": "no NVIDIA driver on this host (the NVML library was not found)",
-    "not_installed": "the NVML bindings are not installed (pip install 'nccl-doctor[live]')",
-    "driver_not_loaded": "the NVIDIA driver is installed but not loaded",
-    "no_devices": "the NVIDIA driver sees no GPU",
-    "timeout": "the NVML read was abandoned",
-    "crashed": "the NVML reader failed",
-    "version_mismatch": "the NVIDIA driver's kernel module and libraries differ",
-    "init_failed": "NVML could not start",
-    "no_permission": "NVML refused access",
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,7 +183,7 @@ def headline(snap: Snapshot) -> str | None:
     outcome = str(snap.get("outcome"))
     if outcome == "ok" and snap.get("gpus"):
         return None
-    why = _NO_GPU.get(outcome, outcome)
+    why = NVML_OUTCOMES[outcome][0] if outcome in NVML_OUTCOMES else outcome
     detail = snap.get("message")
     plain = ("library_not_found", "driver_not_loaded", "no_devices", "version_mismatch")
     tail = f" ({detail})" if detail and outcome not in plain else ""

@@ -152,13 +152,20 @@ def _mark_roots(findings: list[Finding]) -> list[Finding]:
     return marked
 
 
-def verdict_of(findings: Sequence[Finding], failure: Failure | None, facts: Facts) -> Verdict:
-    """The one-word answer."""
+def verdict_of(
+    findings: Sequence[Finding],
+    failure: Failure | None,
+    facts: Facts,
+    unchecked: Sequence[str] = (),
+) -> Verdict:
+    """The one-word answer: failed, inconclusive, incomplete, degraded, healthy, in that order."""
     severities = {f.severity for f in findings}
     if Severity.CRITICAL in severities:
         return Verdict.FAILED
     if failure is not None:
         return Verdict.INCONCLUSIVE
+    if unchecked:
+        return Verdict.INCOMPLETE
     if Severity.WARNING in severities:
         return Verdict.DEGRADED
     machine = [f for f in facts.all if not _is_text(f)]
@@ -187,7 +194,7 @@ def triage(findings: Sequence[Finding], facts: Facts, read: ReadResult) -> Repor
             cite=failure.fact.cite,
         )
     return Report(
-        verdict=verdict_of(standing, failure, facts),
+        verdict=verdict_of(standing, failure, facts, coverage.unchecked),
         findings=tuple(standing),
         first_failure=first,
         coverage=coverage,
