@@ -7,12 +7,15 @@ Kept beside the runner so ``cli.py`` only wires it in (``add_parser`` and
 from __future__ import annotations
 
 import argparse
+import math
 from typing import Any
 
 from nccl_doctor.errors import UsageError
 
 #: Default of ``--grace`` (the runner's own default).
 GRACE_S = 10.0
+#: The longest ``--grace`` accepted, in seconds.
+MAX_GRACE_S = 3600.0
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -27,7 +30,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         ),
     )
     parser.add_argument(
-        "--dir", metavar="D", help="run folder (default ./nccl-doctor-runs/<timestamp>-<pid>)"
+        "--dir",
+        metavar="D",
+        help="run folder, new or empty: a folder that holds anything is refused "
+        "(default ./nccl-doctor-runs/<timestamp>-<pid>)",
     )
     parser.add_argument("--format", choices=("text", "json", "markdown"), default="text")
     parser.add_argument(
@@ -35,7 +41,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         type=float,
         default=GRACE_S,
         metavar="S",
-        help="seconds between forwarding SIGINT/SIGTERM to the job and SIGKILL",
+        help="seconds between SIGTERM and SIGKILL: for a forwarded SIGINT/SIGTERM, and for "
+        "processes the job leaves running when it exits",
     )
     parser.add_argument(
         "--no-snapshot", action="store_true", help="skip the node snapshots before and after"
@@ -53,6 +60,9 @@ def cmd(args: argparse.Namespace) -> int:
         argv = argv[1:]
     if not argv:
         raise UsageError("no command to run", "nccl-doctor run -- torchrun ... train.py")
-    if args.grace < 0:
-        raise UsageError("--grace must not be negative", "for example --grace 10")
+    if not math.isfinite(args.grace) or not 0 <= args.grace <= MAX_GRACE_S:
+        raise UsageError(
+            f"--grace must be a number of seconds from 0 to {MAX_GRACE_S:g}, not {args.grace:g}",
+            "for example --grace 10",
+        )
     return run(argv, args.dir, fmt=args.format, grace_s=args.grace, snapshots=not args.no_snapshot)
