@@ -7,6 +7,7 @@ so a regression fails the test instead of hanging the suite.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -21,8 +22,8 @@ import pytest
 
 from nccl_doctor.cli import main
 from nccl_doctor.evidence.envfile import env_file, escape_value
-from nccl_doctor.evidence.host_live import env_dump
-from nccl_doctor.evidence.live import MAX_BYTES, Kept, matching_lines, run_command
+from nccl_doctor.evidence.host_live import env_dump, read_host
+from nccl_doctor.evidence.live import MAX_BYTES, Kept, ReadLog, matching_lines, run_command
 from nccl_doctor.pipeline import diagnose_paths
 from tests.live._support import REPO
 
@@ -278,3 +279,31 @@ def test_capture_onto_a_full_disk_exits_2_and_leaves_no_partial_bundle(
             assert "nccl-doctor-bundle/host.json" in archive.getnames()
     finally:
         subprocess.run(["umount", str(disk)], check=False, timeout=30)
+
+
+def test_reads_that_each_hang_are_bounded_by_the_capture_budget(tmp_path: Path) -> None:
+    """70 sysfs files that never answer (FIFOs with no writer): 6 deadlines, not 70."""
+    root = tmp_path / "root"
+    fifos = []
+    for device in range(10):
+        port = root / f"sys/class/infiniband/mlx5_{device}/ports/1"
+        (port / "gids").mkdir(parents=True)
+        for name in ("gids/0", "lid", "sm_lid", "state", "phys_state", "rate", "link_layer"):
+            os.mkfifo(port / name)
+            fifos.append(port / name)
+    (root / "dev/shm").mkdir(parents=True)
+    log = ReadLog()
+    begin = time.monotonic()
+    try:
+        read_host(log, 0.5, root=root, environ={})
+        elapsed = time.monotonic() - begin
+    finally:
+        for fifo in fifos:  # let the abandoned reader threads finish
+            with contextlib.suppress(OSError):
+                os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+    waited = [e for e in log.entries if e.message == "did not answer within 0.5 s"]
+    skipped = [e for e in log.entries if e.message.startswith("not read: the capture's time")]
+    assert 1 <= len(waited) <= 7
+    assert len(waited) + len(skipped) >= 70
+    assert skipped[0].message == "not read: the capture's time budget (3 s) was spent"
+    assert elapsed < 20, elapsed  # each read waiting its 0.5 s: 35 s

@@ -18,12 +18,20 @@ import re
 import resource
 import shutil
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from nccl_doctor.evidence.envfile import env_file
-from nccl_doctor.evidence.live import ReadLog, call, read_file, read_kmsg, run_command
+from nccl_doctor.evidence.live import (
+    Outcome,
+    ReadLog,
+    call,
+    read_file,
+    read_kmsg,
+    run_command,
+)
 from nccl_doctor.redact import redact
 
 MODULES = ("nvidia", "nvidia_uvm", "nvidia_peermem", "nv_peer_mem", "nvidia_fs", "nvidia_drm")
@@ -43,6 +51,8 @@ _CONTAINER_MARKS = (
     ("lxc", "lxc"),
 )
 _SYSFS_IB = Path("/sys/class/infiniband")
+#: The host reads of one capture take at most this many per-read deadlines in all.
+BUDGET_READS = 6
 _SYSFS_NET = Path("/sys/class/net")
 
 
@@ -55,8 +65,30 @@ class HostRead:
 
 
 class _Reader:
+    """The host reads of one capture: each under the per-read deadline, all under a budget.
+
+    Reads that each time out (a wedged driver's sysfs files) would add up: once
+    :data:`BUDGET_READS` deadlines' worth of time is spent, the reads left are
+    logged as not read instead of waited for.
+    """
+
     def __init__(self, log: ReadLog, timeout_s: float, root: Path) -> None:
-        self.log, self.timeout_s, self.root = log, timeout_s, root
+        self.log, self.per_read_s, self.root = log, timeout_s, root
+        self.budget_s = timeout_s * BUDGET_READS
+        self.end = time.monotonic() + self.budget_s
+
+    @property
+    def timeout_s(self) -> float:
+        """The deadline of the next read: the per-read one, or what is left of the budget."""
+        return max(0.0, min(self.per_read_s, self.end - time.monotonic()))
+
+    def spent(self, what: str) -> bool:
+        """Whether the budget is spent (then ``what`` is logged as not read)."""
+        if self.timeout_s > 0:
+            return False
+        message = f"not read: the capture's time budget ({self.budget_s:g} s) was spent"
+        self.log.add(Outcome(what, "timeout", message=message))
+        return True
 
     def text(self, path: str) -> str | None:
         """A host file's text (re-rooted under ``root``), or ``None`` when unreadable."""
@@ -64,6 +96,8 @@ class _Reader:
 
     def found(self, path: Path) -> str | None:
         """The text of a file found under ``root`` (by a glob), or ``None``."""
+        if self.spent(str(path)):
+            return None
         done = self.log.add(read_file(path, self.timeout_s))
         return done.text if done.ok else None
 
@@ -89,9 +123,11 @@ def _nodes(root: Path) -> tuple[dict[str, bool], list[str]]:
 
 
 def _kernel_log(r: _Reader) -> tuple[dict[str, Any], str | None]:
+    if r.spent("dmesg"):
+        return {"status": "timeout", "source": "dmesg", "message": "not read", "lines": 0}, None
     done = r.log.add(run_command(["dmesg"], r.timeout_s, keep=_KERNEL_LINE))
     source, lines = "dmesg", done.text.splitlines() if done.ok else []
-    if not done.ok:
+    if not done.ok and not r.spent("/dev/kmsg"):
         kmsg = r.log.add(read_kmsg(r.timeout_s, keep=_KERNEL_LINE))
         if kmsg.ok:
             done, source = kmsg, "/dev/kmsg"
@@ -113,7 +149,7 @@ def _fabric_manager(r: _Reader, nodes: list[str]) -> dict[str, Any]:
     out: dict[str, Any] = {"nvswitch": nvswitch, "systemd_state": None, "process": None}
     if not nvswitch:
         return out
-    if shutil.which("systemctl"):
+    if shutil.which("systemctl") and not r.spent("systemctl"):
         done = r.log.add(
             run_command(["systemctl", "is-active", "nvidia-fabricmanager"], r.timeout_s)
         )
@@ -164,6 +200,8 @@ def _net(r: _Reader) -> list[dict[str, Any]]:
 
 
 def _shm(r: _Reader) -> dict[str, Any] | None:
+    if r.spent("statvfs /dev/shm"):
+        return None
     done, st = call("statvfs /dev/shm", lambda: os.statvfs(r.root / "dev/shm"), r.timeout_s)
     if st is None:
         if done.status == "timeout":
@@ -238,7 +276,7 @@ def _version(dist: str) -> str | None:
 def _versions(r: _Reader, kernel_version: str | None) -> dict[str, Any]:
     nccl = next(filter(None, (_version(f"nvidia-nccl-cu{v}") for v in (13, 12, 11))), None)
     library = None
-    if nccl is None:
+    if nccl is None and not r.spent("libnccl version"):
         done, found = call("libnccl version", _nccl_library, r.timeout_s)
         if found is None:
             r.log.add(done)
