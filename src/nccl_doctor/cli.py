@@ -2,7 +2,9 @@
 
 Exit codes: 0 ran and found nothing at ``--fail-on`` (default: nothing
 critical), 1 findings at ``--fail-on``, 2 could not run (with a one-line
-``error:`` and a hint on stderr). The options the reporting commands share
+``error:`` and a hint on stderr), 3 ran and found nothing at ``--fail-on`` but
+could not check part of what it must (verdict ``incomplete``: a live check that
+could not read the GPUs). The options the reporting commands share
 (width, colour, verbosity, the exit gate) are in :mod:`nccl_doctor.cli_output`.
 """
 
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import textwrap
 from collections.abc import Sequence
@@ -31,6 +34,8 @@ if TYPE_CHECKING:
     from nccl_doctor.evidence.reader import ReadResult
 
 EXIT_OK, EXIT_CRITICAL, EXIT_USAGE = 0, 1, 2
+#: The longest per-read deadline ``check``/``capture`` accept, in seconds.
+MAX_TIMEOUT_S = 600.0
 RAW = argparse.RawDescriptionHelpFormatter
 
 PURPOSE = (
@@ -130,6 +135,20 @@ def _formats(parser: argparse.ArgumentParser, choices: tuple[str, ...]) -> None:
     )
 
 
+def _timeout(text: str) -> float:
+    """``--timeout``: a finite number of seconds, above 0 and at most :data:`MAX_TIMEOUT_S`."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or not 0 < value <= MAX_TIMEOUT_S:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a number of seconds above 0 and at most {MAX_TIMEOUT_S:g}"
+            " (for example --timeout 5)"
+        )
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand."""
     root = _Parser(
@@ -164,7 +183,9 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=RAW,
     )
     _formats(check, ("text", "json", "markdown"))
-    check.add_argument("--timeout", type=float, default=5.0, metavar="S", help="deadline per read")
+    check.add_argument(
+        "--timeout", type=_timeout, default=5.0, metavar="S", help="deadline per read"
+    )
     check.add_argument(
         "-o", "--output", metavar="BUNDLE", help="also save what was read, as a bundle"
     )
@@ -181,7 +202,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     capture.add_argument("-o", "--output", required=True, metavar="BUNDLE", help="a .tgz or folder")
     capture.add_argument(
-        "--timeout", type=float, default=5.0, metavar="S", help="deadline per read"
+        "--timeout", type=_timeout, default=5.0, metavar="S", help="deadline per read"
     )
     parse = sub.add_parser(
         "parse",
@@ -272,7 +293,7 @@ def _cmd_diagnose(args: argparse.Namespace) -> int:
         report, args.format, color=color, width=width, facts=shown, verbosity=args.verbosity
     )
     _emit(rendered, args.output, quiet=args.verbosity < 0)
-    return exit_code(report.findings, args)
+    return exit_code(report, args)
 
 
 def _emit(rendered: str, output: str | None, *, quiet: bool = False) -> None:
@@ -294,8 +315,6 @@ def _cmd_check(args: argparse.Namespace) -> int:
     from nccl_doctor import live_check  # noqa: PLC0415
     from nccl_doctor.render import render_report  # noqa: PLC0415
 
-    if args.timeout <= 0:
-        raise UsageError("--timeout must be positive", "for example --timeout 5")
     report, cap = live_check.check(
         timeout_s=args.timeout, nvml_module=live_check.nvml_module_name(), keep=args.output
     )
@@ -306,14 +325,12 @@ def _cmd_check(args: argparse.Namespace) -> int:
     sys.stdout.write(
         render_report(report, args.format, color=color, width=width, verbosity=args.verbosity)
     )
-    return exit_code(report.findings, args)
+    return exit_code(report, args)
 
 
 def _cmd_capture(args: argparse.Namespace) -> int:
     from nccl_doctor import live_check  # noqa: PLC0415
 
-    if args.timeout <= 0:
-        raise UsageError("--timeout must be positive", "for example --timeout 5")
     path = live_check.save(args.output, args.timeout, live_check.nvml_module_name())
     sys.stderr.write(f"wrote {path}\n")
     return EXIT_OK

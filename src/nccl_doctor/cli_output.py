@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from nccl_doctor.findings import Finding
+    from nccl_doctor.report import Report
 
-EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INCOMPLETE = 0, 1, 2, 3
 MIN_WIDTH, MAX_WIDTH, DEFAULT_WIDTH = 40, 1000, 80
 #: Severities that fail the gate, by ``--fail-on``.
 FAIL_ON = {"critical": frozenset({"critical"}), "warning": frozenset({"critical", "warning"})}
@@ -31,7 +31,9 @@ EXIT_CODES = """\
 exit codes:
   0  ran; no finding at or above --fail-on (default: no critical finding)
   1  ran; findings at or above --fail-on (never with --exit-zero)
-  2  could not run: bad arguments, no usable evidence (one-line error: and hint: on stderr)"""
+  2  could not run: bad arguments, no usable evidence (one-line error: and hint: on stderr)
+  3  ran; nothing at --fail-on, but part could not be checked (verdict incomplete: a live
+     check that could not read the GPUs; never with --exit-zero)"""
 
 
 class _Stream(Protocol):
@@ -100,12 +102,17 @@ def add_terminal_options(parser: argparse.ArgumentParser, *, color: bool = True)
         )
 
 
-def exit_code(findings: Iterable[Finding], args: argparse.Namespace) -> int:
-    """1 when a finding reaches ``--fail-on`` (and not ``--exit-zero``), else 0."""
+def exit_code(report: Report, args: argparse.Namespace) -> int:
+    """1 when a finding reaches ``--fail-on``, 3 for an incomplete check, else 0.
+
+    ``--exit-zero`` gives 0 for both.
+    """
     if getattr(args, "exit_zero", False):
         return EXIT_OK
     failing = FAIL_ON[getattr(args, "fail_on", "critical")]
-    return EXIT_FINDINGS if any(f.severity.value in failing for f in findings) else EXIT_OK
+    if any(f.severity.value in failing for f in report.findings):
+        return EXIT_FINDINGS
+    return EXIT_INCOMPLETE if report.verdict.value == "incomplete" else EXIT_OK
 
 
 def _clamp(value: int) -> int:

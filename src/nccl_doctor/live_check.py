@@ -12,6 +12,7 @@ capture gives the same report.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -20,7 +21,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from nccl_doctor import __version__
 from nccl_doctor.errors import UsageError
@@ -28,7 +29,8 @@ from nccl_doctor.evidence.host_live import read_host
 from nccl_doctor.evidence.live import DEFAULT_TIMEOUT_S, Outcome, ReadLog
 from nccl_doctor.evidence.nvml import Snapshot, read_nvml
 from nccl_doctor.evidence.nvml_files import nvlink_text, smi_messages, smi_xml
-from nccl_doctor.extras import install_hint
+from nccl_doctor.facts.live import NVML_OUTCOMES
+from nccl_doctor.files import replace_file, write_file
 from nccl_doctor.redact import redact
 from nccl_doctor.report import Report
 
@@ -36,17 +38,6 @@ from nccl_doctor.report import Report
 HOST_JSON_HEAD = '{"nccl_doctor_live_host": 1,'
 #: The folder name inside a bundle archive.
 BUNDLE_DIR = "nccl-doctor-bundle"
-_NO_GPU = {
-    "library_not_found": "no NVIDIA driver on this host (the NVML library was not found)",
-    "not_installed": f"the NVML bindings are not installed ({install_hint('live')})",
-    "driver_not_loaded": "the NVIDIA driver is installed but not loaded",
-    "no_devices": "the NVIDIA driver sees no GPU",
-    "timeout": "the NVML read was abandoned",
-    "crashed": "the NVML reader failed",
-    "version_mismatch": "the NVIDIA driver's kernel module and libraries differ",
-    "init_failed": "NVML could not start",
-    "no_permission": "NVML refused access",
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,8 +120,6 @@ def capture(
     data = {"hostname": hostname, "nvml": nvml_section(snap), **host.data}
     data["gpu_processes"] = _processes(snap)
     files["host.json"] = host_json(data)
-    for name, text in files.items():
-        (folder / name).write_text(text, encoding="utf-8")
     manifest = {
         "tool": "nccl-doctor",
         "version": __version__,
@@ -141,22 +130,51 @@ def capture(
         "reads": log.manifest(),
         "failed": [e.what for e in log.entries if not e.ok],
     }
-    manifest_text = json.dumps(manifest, indent=1, sort_keys=True) + "\n"
-    (folder / "MANIFEST.json").write_text(manifest_text, encoding="utf-8")
+    files["MANIFEST.json"] = json.dumps(manifest, indent=1, sort_keys=True) + "\n"
+    try:
+        for name, text in files.items():
+            write_file(folder / name, text.encode("utf-8"))
+    except OSError as exc:
+        raise UsageError(
+            f"cannot write the capture to {folder}: {exc.strerror or exc}",
+            "free space there (a temporary folder: set TMPDIR to another file system)",
+        ) from exc
     return Capture(folder, snap, manifest)
 
 
 def write_bundle(cap: Capture, path: Path) -> Path:
-    """The capture as a ``.tgz`` (or a folder when ``path`` has no archive suffix)."""
+    """The capture as a ``.tgz`` (or a folder when ``path`` has no archive suffix).
+
+    Every file is synced before success is reported; a failure (a full disk)
+    raises :class:`OSError` and leaves no partial bundle: a ``.tgz`` is
+    written beside its path and renamed over it, a folder loses the files
+    this call wrote (and the folder itself when this call made it).
+    """
     names = sorted(p.name for p in cap.folder.iterdir() if p.is_file())
-    if not path.name.endswith((".tgz", ".tar.gz")):
-        path.mkdir(parents=True, exist_ok=True)
-        for name in names:
-            (path / name).write_bytes((cap.folder / name).read_bytes())
+    if path.name.endswith((".tgz", ".tar.gz")):
+
+        def fill(handle: BinaryIO) -> None:
+            with tarfile.open(fileobj=handle, mode="w:gz") as archive:
+                for name in names:
+                    archive.add(cap.folder / name, arcname=f"{BUNDLE_DIR}/{name}")
+
+        replace_file(path, fill)
         return path
-    with tarfile.open(path, "w:gz") as archive:
+    made = not path.exists()
+    path.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    try:
         for name in names:
-            archive.add(cap.folder / name, arcname=f"{BUNDLE_DIR}/{name}")
+            written.append(path / name)
+            write_file(path / name, (cap.folder / name).read_bytes())
+    except OSError:
+        for done in written:
+            with contextlib.suppress(OSError):
+                done.unlink()
+        if made:
+            with contextlib.suppress(OSError):
+                path.rmdir()
+        raise
     return path
 
 
@@ -165,7 +183,7 @@ def headline(snap: Snapshot) -> str | None:
     outcome = str(snap.get("outcome"))
     if outcome == "ok" and snap.get("gpus"):
         return None
-    why = _NO_GPU.get(outcome, outcome)
+    why = NVML_OUTCOMES[outcome][0] if outcome in NVML_OUTCOMES else outcome
     detail = snap.get("message")
     plain = ("library_not_found", "driver_not_loaded", "no_devices", "version_mismatch")
     tail = f" ({detail})" if detail and outcome not in plain else ""
@@ -192,7 +210,8 @@ def _save(cap: Capture, path: Path) -> Path:
         return write_bundle(cap, path)
     except OSError as exc:
         raise UsageError(
-            f"cannot write {path}: {exc.strerror or exc}", "pick a writable path"
+            f"cannot write {path}: {exc.strerror or exc}; nothing was saved",
+            "free space there or pick a writable path",
         ) from exc
 
 

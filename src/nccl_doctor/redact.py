@@ -24,15 +24,21 @@ _SECRET_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
         REDACTED,
     ),
     # URL credentials: scheme://user:password@host
-    (re.compile(r"(?P<pre>\b[a-zA-Z][\w+.-]*://[^/\s:@]+):[^@\s/]+@"), rf"\g<pre>:{REDACTED}@"),
+    # (a scheme is at most 32 characters: an unbounded one rescans every dotted word, O(n^2))
+    (
+        re.compile(r"(?P<pre>\b[a-zA-Z][\w+.-]{0,31}://[^/\s:@]+):[^@\s/]+@"),
+        rf"\g<pre>:{REDACTED}@",
+    ),
     (
         re.compile(r"(?i)\b(?P<pre>bearer|token|basic)\s+[A-Za-z0-9._~+/-]{12,}=*"),
         rf"\g<pre> {REDACTED}",
     ),
-    # NAME=value / NAME: value where the name says it is secret (env dumps, configs, CLI flags)
+    # NAME=value / NAME: value where the name says it is secret (env dumps, configs, CLI flags);
+    # the match starts at the secret word: a leading ``\b[\w.-]*`` matched the same texts but
+    # rescanned every word of a long dotted value from each boundary (minutes for 120 KB)
     (
         re.compile(
-            r"(?i)(?P<pre>\b[\w.-]*(?:token|secret|passw(?:or)?d|pwd|api[_-]?key|access[_-]?key"
+            r"(?i)(?P<pre>(?:token|secret|passw(?:or)?d|pwd|api[_-]?key|access[_-]?key"
             r"|private[_-]?key|auth[_-]?key|credentials?)[\"']?\s*[=:]\s*[\"']?)"
             r"(?!\[REDACTED\])[^\s\"',;]{3,}"
         ),

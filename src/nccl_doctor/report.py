@@ -22,6 +22,9 @@ class Verdict(enum.Enum):
     DEGRADED = "degraded"
     FAILED = "failed"
     INCONCLUSIVE = "inconclusive"
+    #: nothing critical in what was read, but a part the check must read could not be
+    #: (the GPUs of a live capture); ``Coverage.unchecked`` says what and why
+    INCOMPLETE = "incomplete"
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,12 +50,18 @@ class EvidenceRead:
 
 @dataclass(frozen=True, slots=True)
 class Coverage:
-    """What was read, what was missing, and what to collect next."""
+    """What was read, what was missing, what to collect next.
+
+    ``unchecked``: what a live capture could not check at all, with why (``GPU
+    state (NVML): the NVIDIA driver is installed but not loaded``); a report
+    with any is never ``healthy``.
+    """
 
     evidence: tuple[EvidenceRead, ...] = ()
     missing: tuple[str, ...] = ()
     next_steps: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    unchecked: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

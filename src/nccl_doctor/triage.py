@@ -153,13 +153,20 @@ def _mark_roots(findings: list[Finding]) -> list[Finding]:
     return marked
 
 
-def verdict_of(findings: Sequence[Finding], failure: Failure | None, facts: Facts) -> Verdict:
-    """The one-word answer."""
+def verdict_of(
+    findings: Sequence[Finding],
+    failure: Failure | None,
+    facts: Facts,
+    unchecked: Sequence[str] = (),
+) -> Verdict:
+    """The one-word answer: failed, inconclusive, incomplete, degraded, healthy, in that order."""
     severities = {f.severity for f in findings}
     if Severity.CRITICAL in severities:
         return Verdict.FAILED
     if failure is not None:
         return Verdict.INCONCLUSIVE
+    if unchecked:
+        return Verdict.INCOMPLETE
     if Severity.WARNING in severities:
         return Verdict.DEGRADED
     machine = [f for f in facts.all if not _is_text(f)]
@@ -203,7 +210,7 @@ def triage(findings: Sequence[Finding], facts: Facts, read: ReadResult) -> Repor
             cite=failure.fact.cite,
         )
     hypotheses = hypotheses_of(standing, facts, failure)
-    verdict = verdict_of(standing, failure, facts)
+    verdict = verdict_of(standing, failure, facts, coverage.unchecked)
     if hypotheses and verdict is Verdict.HEALTHY:
         verdict = Verdict.INCONCLUSIVE  # the reporter says it hangs: not healthy
     return Report(

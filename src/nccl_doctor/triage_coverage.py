@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from nccl_doctor.evidence.reader import ReadResult
 from nccl_doctor.facts.host import KernelGpuMessage, XidEvent
+from nccl_doctor.facts.live import NVML_OUTCOMES, NvmlOutcome
 from nccl_doctor.facts.nccl import NcclLogFact
 from nccl_doctor.facts.run import PgInitOptions
 from nccl_doctor.facts.store import Facts
@@ -41,6 +42,26 @@ def _world_size(facts: Facts) -> int | None:
     return max(sizes) if sizes else None
 
 
+def unchecked_of(facts: Facts) -> list[tuple[str, str]]:
+    """What a live capture could not check, and the step that would let it: (what, step).
+
+    Today the GPUs: NVML did not answer with GPU state (no driver, bindings
+    missing, hung...). A GPU NVML lost mid-read is a finding (``gpu.lost``), not
+    this.
+    """
+    out: dict[str, tuple[str, str]] = {}
+    for nvml in facts.of(NvmlOutcome):
+        if nvml.outcome in ("ok", "gpu_lost"):
+            continue
+        why, step = NVML_OUTCOMES.get(nvml.outcome, (nvml.outcome, ""))
+        detail = (
+            f" ({nvml.message})" if nvml.message and nvml.outcome != "library_not_found" else ""
+        )
+        what = f"GPU state (NVML): {why}{detail}; GPU checks were skipped"
+        out.setdefault(what, (what, step or "Run `nvidia-smi` and check again"))
+    return list(out.values())
+
+
 def coverage_of(
     facts: Facts, read: ReadResult, findings: Sequence[Finding], failure: Failure | None
 ) -> Coverage:
@@ -49,7 +70,9 @@ def coverage_of(
     steps: list[str] = []
     failed = failure is not None or any(f.severity.value == "critical" for f in findings)
     gpu = _uses_gpu(facts)
-    if gpu and not facts.kinds & _GPU_KINDS:
+    unchecked = unchecked_of(facts)
+    steps.extend(step for _, step in unchecked)
+    if gpu and not unchecked and not facts.kinds & _GPU_KINDS:
         missing.append("GPU state and process list (nvidia-smi)")
         steps.append(
             "Run `nccl-doctor check` on the failing node (or `nvidia-smi` and "
@@ -83,4 +106,10 @@ def coverage_of(
         missing.append("network device state (ibstatus / ibv_devinfo)")
         steps.append("Run `ibstatus` and `ibv_devinfo -v` on each node")
     notes = tuple(f"{n.source}: {n.message}" for n in read.notes)
-    return Coverage(_evidence(read), tuple(missing), tuple(steps), notes)
+    return Coverage(
+        _evidence(read),
+        tuple(missing),
+        tuple(steps),
+        notes,
+        unchecked=tuple(what for what, _ in unchecked),
+    )

@@ -14,6 +14,7 @@ from nccl_doctor.evidence.host_live import env_dump, read_host
 from nccl_doctor.evidence.live import ReadLog
 from nccl_doctor.evidence.reader import read_paths
 from nccl_doctor.facts.live import (
+    NVML_OUTCOMES,
     DeviceNode,
     HostLimits,
     HostRuntime,
@@ -23,7 +24,7 @@ from nccl_doctor.facts.live import (
     ShmInfo,
 )
 from nccl_doctor.facts.net import IbPort
-from nccl_doctor.live_check import capture, headline
+from nccl_doctor.live_check import capture, headline, write_bundle
 from nccl_doctor.pipeline import diagnose_paths
 from tests.live._support import FAKE, REPO, child_env
 
@@ -100,7 +101,7 @@ def test_timeout_is_reported_and_the_rest_still_checked(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     _use_fake(monkeypatch, "hang")
-    assert main(["check", "--timeout", "1", "--format", "json"]) == 0
+    assert main(["check", "--timeout", "1", "--format", "json"]) == 3
     captured = capsys.readouterr()
     assert "NVML did not answer within 1 s" in captured.err
     report = json.loads(captured.out)
@@ -127,8 +128,68 @@ def test_this_machine_without_gpu_gives_a_clean_report(
     assert [f for f in facts if isinstance(f, HostLimits)]
     assert [f for f in facts if isinstance(f, ShmInfo)]
     assert [f for f in facts if isinstance(f, HostRuntime)]
-    assert main(["check"]) == 0
-    assert "No GPU state" in capsys.readouterr().err
+    assert main(["check"]) == 3
+    captured = capsys.readouterr()
+    assert "No GPU state" in captured.err
+    assert captured.out.startswith("nccl-doctor: INCOMPLETE")
+    assert "Not checked:\n   - GPU state (NVML): " in captured.out
+    assert "HEALTHY" not in captured.out
+
+
+@pytest.mark.parametrize(
+    ("scenario", "why", "step"),
+    [
+        ("lib_not_found", "no NVIDIA driver on this host", "Run the check on a node with NVIDIA"),
+        ("no_devices", "the NVIDIA driver sees no GPU", "Check that the GPUs are visible"),
+        ("hang", "the NVML read was abandoned", "NVML hung"),
+    ],
+)
+def test_a_check_that_could_not_read_the_gpus_is_incomplete_not_healthy(
+    # (driver_not_loaded and init_fail are left out: inside a container driver.container
+    # rightly calls them critical, so their verdict depends on where the test runs)
+    scenario: str,
+    why: str,
+    step: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    _use_fake(monkeypatch, scenario)
+    bundle = tmp_path / "bundle.tgz"
+    argv = ["check", "--format", "json", "--timeout", "2", "-o", str(bundle)]
+    assert main(argv) == 3
+    checked = capsys.readouterr().out
+    report = json.loads(checked)
+    assert report["verdict"] == "incomplete"
+    assert report["findings"] == []
+    (unchecked,) = report["coverage"]["unchecked"]
+    assert unchecked.startswith(f"GPU state (NVML): {NVML_OUTCOMES[_OUTCOME[scenario]][0]}")
+    assert why in unchecked
+    assert unchecked.endswith("; GPU checks were skipped")
+    assert report["coverage"]["next_steps"][0].startswith(step)
+    assert not [s for s in report["coverage"]["next_steps"] if "nccl-doctor check" in s]
+    assert main(["diagnose", "--format", "json", str(bundle)]) == 3
+    assert _normal(capsys.readouterr().out) == _normal(checked)
+    assert main(["diagnose", "--format", "markdown", str(bundle)]) == 3
+    assert "- not checked: GPU state (NVML): " in capsys.readouterr().out
+
+
+_OUTCOME = {
+    "lib_not_found": "library_not_found",
+    "no_devices": "no_devices",
+    "hang": "timeout",
+}
+
+
+def test_a_critical_finding_outranks_an_incomplete_check(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A driver/library mismatch is a finding (exit 1); the GPUs are still listed unchecked."""
+    _use_fake(monkeypatch, "mismatch")
+    assert main(["check", "--format", "json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["verdict"] == "failed"
+    assert report["coverage"]["unchecked"][0].startswith("GPU state (NVML): the NVIDIA driver's")
 
 
 def _fake_root(root: Path) -> None:
@@ -224,3 +285,35 @@ def test_read_log_records_failures(tmp_path: Path) -> None:
     host = read_host(log, 2.0, root=tmp_path, environ={})
     assert host.data["modules"] is None
     assert any(e.status == "missing" for e in log.entries)
+
+
+def test_socket_ifname_is_checked_against_the_hosts_interfaces(tmp_path: Path) -> None:
+    """The interfaces come from (re-rooted) /sys/class/net and travel in the bundle."""
+    root = tmp_path / "root"
+    for name in ("eno1", "lo", "docker0"):
+        (root / "sys/class/net" / name).mkdir(parents=True)
+        (root / "sys/class/net" / name / "operstate").write_text("up\n")
+    (root / "dev/shm").mkdir(parents=True)
+    verdicts = {}
+    for value in ("eth", "en", "^eno,lo,docker", "^docker,lo", "=eno", "=eno1", "x,eno1:3"):
+        cap = capture(
+            tmp_path / f"b{len(verdicts)}",
+            nvml_module="no_such_nvml_module",
+            root=root,
+            environ={"NCCL_SOCKET_IFNAME": value},
+        )
+        bundle = write_bundle(cap, tmp_path / f"b{len(verdicts)}.tgz")
+        found = [
+            {f.id for f in diagnose_paths([str(where)]).findings} for where in (cap.folder, bundle)
+        ]
+        assert found[0] == found[1], value  # the replay gives the same answer
+        verdicts[value] = "net.socket_interface" in found[0]
+    assert verdicts == {
+        "eth": True,
+        "en": False,
+        "^eno,lo,docker": True,
+        "^docker,lo": False,
+        "=eno": True,
+        "=eno1": False,
+        "x,eno1:3": False,
+    }

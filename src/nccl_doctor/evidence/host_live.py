@@ -18,17 +18,28 @@ import re
 import resource
 import shutil
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from nccl_doctor.evidence.live import ReadLog, read_file, read_kmsg, run_command
+from nccl_doctor.evidence.envfile import env_file
+from nccl_doctor.evidence.live import (
+    Outcome,
+    ReadLog,
+    call,
+    read_file,
+    read_kmsg,
+    run_command,
+)
 from nccl_doctor.redact import redact
 
 MODULES = ("nvidia", "nvidia_uvm", "nvidia_peermem", "nv_peer_mem", "nvidia_fs", "nvidia_drm")
 DEVICE_NODES = ("/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools", "/dev/nvidia-caps")
 ENV_PREFIXES = ("NCCL_", "TORCH_NCCL_", "TORCH_DISTRIBUTED_", "CUDA_")
-_KERNEL_LINE = re.compile(r"NVRM|nvidia|Xid|SXid|NVSwitch", re.IGNORECASE)
+#: What the kernel log is read for (the rest of a busy or flooding log is not kept).
+_KERNEL_LINE = re.compile(rb"NVRM|nvidia|Xid|SXid|NVSwitch", re.IGNORECASE)
+_KERNEL_TEXT = re.compile(_KERNEL_LINE.pattern.decode(), re.IGNORECASE)
 _MODULE_VERSION = re.compile(r"Kernel Module\s+(?:for \w+\s+)?(\d+\.\d+(?:\.\d+)?)")
 _NCCL_FILE = re.compile(r"libnccl\.so\.(\d+\.\d+\.\d+)$")
 _NCCL_BYTES = re.compile(rb"NCCL version (\d+\.\d+\.\d+)")
@@ -40,6 +51,8 @@ _CONTAINER_MARKS = (
     ("lxc", "lxc"),
 )
 _SYSFS_IB = Path("/sys/class/infiniband")
+#: The host reads of one capture take at most this many per-read deadlines in all.
+BUDGET_READS = 6
 _SYSFS_NET = Path("/sys/class/net")
 
 
@@ -52,8 +65,30 @@ class HostRead:
 
 
 class _Reader:
+    """The host reads of one capture: each under the per-read deadline, all under a budget.
+
+    Reads that each time out (a wedged driver's sysfs files) would add up: once
+    :data:`BUDGET_READS` deadlines' worth of time is spent, the reads left are
+    logged as not read instead of waited for.
+    """
+
     def __init__(self, log: ReadLog, timeout_s: float, root: Path) -> None:
-        self.log, self.timeout_s, self.root = log, timeout_s, root
+        self.log, self.per_read_s, self.root = log, timeout_s, root
+        self.budget_s = timeout_s * BUDGET_READS
+        self.end = time.monotonic() + self.budget_s
+
+    @property
+    def timeout_s(self) -> float:
+        """The deadline of the next read: the per-read one, or what is left of the budget."""
+        return max(0.0, min(self.per_read_s, self.end - time.monotonic()))
+
+    def spent(self, what: str) -> bool:
+        """Whether the budget is spent (then ``what`` is logged as not read)."""
+        if self.timeout_s > 0:
+            return False
+        message = f"not read: the capture's time budget ({self.budget_s:g} s) was spent"
+        self.log.add(Outcome(what, "timeout", message=message))
+        return True
 
     def text(self, path: str) -> str | None:
         """A host file's text (re-rooted under ``root``), or ``None`` when unreadable."""
@@ -61,6 +96,8 @@ class _Reader:
 
     def found(self, path: Path) -> str | None:
         """The text of a file found under ``root`` (by a glob), or ``None``."""
+        if self.spent(str(path)):
+            return None
         done = self.log.add(read_file(path, self.timeout_s))
         return done.text if done.ok else None
 
@@ -86,10 +123,12 @@ def _nodes(root: Path) -> tuple[dict[str, bool], list[str]]:
 
 
 def _kernel_log(r: _Reader) -> tuple[dict[str, Any], str | None]:
-    done = r.log.add(run_command(["dmesg"], r.timeout_s))
+    if r.spent("dmesg"):
+        return {"status": "timeout", "source": "dmesg", "message": "not read", "lines": 0}, None
+    done = r.log.add(run_command(["dmesg"], r.timeout_s, keep=_KERNEL_LINE))
     source, lines = "dmesg", done.text.splitlines() if done.ok else []
-    if not done.ok:
-        kmsg = r.log.add(read_kmsg(r.timeout_s))
+    if not done.ok and not r.spent("/dev/kmsg"):
+        kmsg = r.log.add(read_kmsg(r.timeout_s, keep=_KERNEL_LINE))
         if kmsg.ok:
             done, source = kmsg, "/dev/kmsg"
             lines = []
@@ -98,7 +137,7 @@ def _kernel_log(r: _Reader) -> tuple[dict[str, Any], str | None]:
                 parts = head.split(",")
                 stamp = int(parts[2]) / 1e6 if len(parts) > 2 and parts[2].isdigit() else 0.0
                 lines.append(f"[{stamp:12.6f}] {message}")
-    kept = [redact(line) for line in lines if _KERNEL_LINE.search(line)]
+    kept = [redact(line) for line in lines if _KERNEL_TEXT.search(line)]
     info = {"status": done.status, "source": source, "message": done.message, "lines": len(kept)}
     return info, ("\n".join(kept) + "\n") if kept else None
 
@@ -110,7 +149,7 @@ def _fabric_manager(r: _Reader, nodes: list[str]) -> dict[str, Any]:
     out: dict[str, Any] = {"nvswitch": nvswitch, "systemd_state": None, "process": None}
     if not nvswitch:
         return out
-    if shutil.which("systemctl"):
+    if shutil.which("systemctl") and not r.spent("systemctl"):
         done = r.log.add(
             run_command(["systemctl", "is-active", "nvidia-fabricmanager"], r.timeout_s)
         )
@@ -160,10 +199,13 @@ def _net(r: _Reader) -> list[dict[str, Any]]:
     return out
 
 
-def _shm(root: Path) -> dict[str, Any] | None:
-    try:
-        st = os.statvfs(root / "dev/shm")
-    except OSError:
+def _shm(r: _Reader) -> dict[str, Any] | None:
+    if r.spent("statvfs /dev/shm"):
+        return None
+    done, st = call("statvfs /dev/shm", lambda: os.statvfs(r.root / "dev/shm"), r.timeout_s)
+    if st is None:
+        if done.status == "timeout":
+            r.log.add(done)  # a stuck mount is worth saying; a missing one is not
         return None
     mib = 1024 * 1024
     size, free = st.f_blocks * st.f_frsize // mib, st.f_bavail * st.f_frsize // mib
@@ -231,11 +273,14 @@ def _version(dist: str) -> str | None:
         return None
 
 
-def _versions(kernel_version: str | None) -> dict[str, Any]:
+def _versions(r: _Reader, kernel_version: str | None) -> dict[str, Any]:
     nccl = next(filter(None, (_version(f"nvidia-nccl-cu{v}") for v in (13, 12, 11))), None)
     library = None
-    if nccl is None:
-        nccl, library = _nccl_library()
+    if nccl is None and not r.spent("libnccl version"):
+        done, found = call("libnccl version", _nccl_library, r.timeout_s)
+        if found is None:
+            r.log.add(done)
+        nccl, library = found or (None, None)
     return {
         "torch": _version("torch"),
         "nccl": nccl,
@@ -261,14 +306,13 @@ def process_details(pid: int) -> dict[str, Any]:
     return out
 
 
+def _wanted(name: str) -> bool:
+    return name.startswith(ENV_PREFIXES) and not name.startswith("NCCL_DOCTOR_")
+
+
 def env_dump(environ: dict[str, str]) -> str | None:
-    """``KEY=VALUE`` lines of the NCCL/torch-distributed/CUDA variables, secrets redacted."""
-    lines = [
-        redact(f"{key}={value}")
-        for key, value in sorted(environ.items())
-        if key.startswith(ENV_PREFIXES) and not key.startswith("NCCL_DOCTOR_") and "\n" not in value
-    ]
-    return "\n".join(lines) + "\n" if lines else None
+    """``KEY=VALUE`` lines of the NCCL/torch-distributed/CUDA variables (see ``envfile``)."""
+    return env_file(environ, _wanted) or None
 
 
 def read_host(
@@ -298,12 +342,12 @@ def read_host(
         "fabric_manager": _fabric_manager(r, present),
         "kernel_log": kernel,
         "net": _net(r),
-        "shm": _shm(root),
+        "shm": _shm(r),
         "limits": {
             "memlock": _limit(resource.RLIMIT_MEMLOCK),
             "nofile": _limit(resource.RLIMIT_NOFILE),
         },
         "runtime": _runtime(r),
-        "versions": _versions(kernel_version),
+        "versions": _versions(r, kernel_version),
     }
     return out

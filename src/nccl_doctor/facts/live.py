@@ -12,7 +12,60 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from nccl_doctor.extras import install_hint
 from nccl_doctor.facts.base import Fact
+
+#: Why a capture has no GPU state, by NVML outcome, and what to do about it.
+NVML_OUTCOMES: dict[str, tuple[str, str]] = {
+    "library_not_found": (
+        "no NVIDIA driver on this host (the NVML library was not found)",
+        (
+            "Run the check on a node with NVIDIA GPUs and their driver (in a container: "
+            "start it with the GPUs, e.g. `docker run --gpus all`)"
+        ),
+    ),
+    "not_installed": (
+        f"the NVML bindings (nvidia-ml-py) are not installed ({install_hint('live')})",
+        f"Install the NVML bindings ({install_hint('live')}) and run the check again",
+    ),
+    "driver_not_loaded": (
+        "the NVIDIA driver is installed but not loaded",
+        "Load the driver (`sudo modprobe nvidia`; `dmesg` says why it failed) and check again",
+    ),
+    "no_devices": (
+        "the NVIDIA driver sees no GPU",
+        (
+            "Check that the GPUs are visible (`lspci | grep -i nvidia`, the container's "
+            "device mounts) and check again"
+        ),
+    ),
+    "timeout": (
+        "the NVML read was abandoned",
+        (
+            "NVML hung: look for a stuck GPU or driver in `dmesg` (nvidia-smi may hang too), "
+            "then check again with a longer --timeout"
+        ),
+    ),
+    "crashed": (
+        "the NVML reader failed",
+        "Run `nvidia-smi` to see whether NVML works here, then check again",
+    ),
+    "version_mismatch": (
+        "the NVIDIA driver's kernel module and libraries differ",
+        (
+            "Reboot (or reload the nvidia modules) so the kernel module matches the libraries, "
+            "then check again"
+        ),
+    ),
+    "init_failed": (
+        "NVML could not start",
+        "Run `nvidia-smi` to see NVML's own error, then check again",
+    ),
+    "no_permission": (
+        "NVML refused access",
+        "Run the check as a user allowed to open /dev/nvidia* (or as root)",
+    ),
+}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

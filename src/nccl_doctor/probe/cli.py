@@ -160,7 +160,7 @@ def report(result: dict[str, Any], args: argparse.Namespace) -> int:
     if getattr(args, "exit_zero", False):
         return EXIT_OK
     failed = not result["summary"].get("ok", False)
-    return EXIT_CRITICAL if failed else exit_code(report_.findings, args)
+    return EXIT_CRITICAL if failed else exit_code(report_, args)
 
 
 def cmd(args: argparse.Namespace) -> int:

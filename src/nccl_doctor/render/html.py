@@ -39,12 +39,12 @@ header.top{padding:14px 24px 12px;border-bottom:1px solid #d0d7de;background:#f6
 header.top>div{max-width:1200px;margin:0 auto}.verdict{display:inline-block;padding:2px 10px;
 border-radius:6px;font-weight:700;text-transform:uppercase;letter-spacing:.04em;color:#fff}
 .v-failed{background:#cf222e}.v-degraded{background:#bf8700}.v-healthy{background:#1a7f37}
-.v-inconclusive{background:#8250df}.meta{color:#57606a;margin-left:8px}
+.v-inconclusive,.v-incomplete{background:#8250df}.meta{color:#57606a;margin-left:8px}
 .root{margin:10px 0 6px;padding:10px 14px;border-left:5px solid #cf222e;background:#fff;
 border-radius:4px}.root h1{font-size:20px;margin:2px 0 4px}.root .label{font-size:12px;
 color:#57606a;text-transform:uppercase;letter-spacing:.05em}.root p{margin:4px 0}
 .r-degraded .root{border-color:#bf8700}.r-healthy .root{border-color:#1a7f37}
-.r-inconclusive .root{border-color:#8250df}.first{margin:6px 0}
+.r-inconclusive .root,.r-incomplete .root{border-color:#8250df}.first{margin:6px 0}
 .glance{border-collapse:collapse;margin-top:6px;font-size:13px}
 .glance td{padding:1px 10px 1px 0;vertical-align:top}
 code,pre,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12.5px}
@@ -198,6 +198,10 @@ def _coverage(report: Report, clean: Clean) -> str:
     if cov.evidence:
         kinds = sorted({e.kind for e in cov.evidence})
         out.append("<p>Read: " + ", ".join(f"<code>{esc(k)}</code>" for k in kinds) + "</p>")
+    if cov.unchecked:
+        out.append("<p><strong>Not checked</strong></p><ul>")
+        out.extend(f"<li>{_inline(clean(u))}</li>" for u in cov.unchecked)
+        out.append("</ul>")
     if cov.missing:
         out.append("<p><strong>Missing</strong></p><ul>")
         out.extend(f"<li>{_inline(clean(m))}</li>" for m in cov.missing)

@@ -115,13 +115,14 @@ def report_markdown(report: Report, clean: Callable[[str], str]) -> str:
         if finding.id in folded:
             out.extend(_folded(folded[finding.id], clean))
     cov = report.coverage
-    if cov.missing or cov.next_steps or cov.evidence:
+    if cov.missing or cov.next_steps or cov.evidence or cov.unchecked:
         out.append("<details><summary>Coverage</summary>")
         out.append("")
         if cov.evidence:
             kinds = sorted({e.kind for e in cov.evidence})
             out.append("Read: " + ", ".join(f"`{k}`" for k in kinds))
             out.append("")
+        out.extend(f"- not checked: {_inline(u)}" for u in cov.unchecked)
         out.extend(f"- missing: {_inline(m)}" for m in cov.missing)
         out.extend(f"- next: {_inline(s)}" for s in cov.next_steps)
         out.extend(f"- note: {_inline(clean(n))}" for n in cov.notes)

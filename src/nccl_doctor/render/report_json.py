@@ -66,5 +66,6 @@ def report_json(report: Report, clean: Callable[[str], str] = redact) -> dict[st
             "missing": list(report.coverage.missing),
             "next_steps": list(report.coverage.next_steps),
             "notes": [clean(n) for n in report.coverage.notes],
+            "unchecked": list(report.coverage.unchecked),
         },
     }

@@ -26,6 +26,7 @@ _VERDICT_STYLE = {
     "degraded": "bold yellow",
     "healthy": "bold green",
     "inconclusive": "bold magenta",
+    "incomplete": "bold magenta",
 }
 MAX_EVIDENCE = 6
 
@@ -111,6 +112,10 @@ def _coverage(out: _Out, report: Report) -> None:
             kinds[item.kind] = kinds.get(item.kind, 0) + 1
         out.add("\nRead: ", "bold")
         out.para(", ".join(f"{k} ({v})" if v > 1 else k for k, v in kinds.items()), 0)
+    if cov.unchecked:
+        out.add("Not checked:\n", "bold")
+        for gap in cov.unchecked:
+            out.para(gap, 3, "- ")
     if cov.missing:
         out.add("Missing:\n", "bold")
         for gap in cov.missing:

@@ -7,6 +7,7 @@ Kept beside the runner so ``cli.py`` only wires it in (``add_parser`` and
 from __future__ import annotations
 
 import argparse
+import math
 import textwrap
 from typing import Any
 
@@ -27,6 +28,8 @@ examples:
 exit codes:
   the job's own status (0 when it succeeded; the diagnosis does not change it)
   2  could not start (no command, bad arguments; one-line error: and hint: on stderr)"""
+#: The longest ``--grace`` accepted, in seconds.
+MAX_GRACE_S = 3600.0
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -44,7 +47,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
-        "--dir", metavar="D", help="run folder (default ./nccl-doctor-runs/<timestamp>-<pid>)"
+        "--dir",
+        metavar="D",
+        help="run folder, new or empty: a folder that holds anything is refused "
+        "(default ./nccl-doctor-runs/<timestamp>-<pid>)",
     )
     parser.add_argument("--format", choices=("text", "json", "markdown"), default="text")
     parser.add_argument(
@@ -52,7 +58,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         type=float,
         default=GRACE_S,
         metavar="S",
-        help="seconds between forwarding SIGINT/SIGTERM to the job and SIGKILL",
+        help="seconds between SIGTERM and SIGKILL: for a forwarded SIGINT/SIGTERM, and for "
+        "processes the job leaves running when it exits",
     )
     parser.add_argument(
         "--no-snapshot", action="store_true", help="skip the node snapshots before and after"
@@ -70,6 +77,9 @@ def cmd(args: argparse.Namespace) -> int:
         argv = argv[1:]
     if not argv:
         raise UsageError("no command to run", "nccl-doctor run -- torchrun ... train.py")
-    if args.grace < 0:
-        raise UsageError("--grace must not be negative", "for example --grace 10")
+    if not math.isfinite(args.grace) or not 0 <= args.grace <= MAX_GRACE_S:
+        raise UsageError(
+            f"--grace must be a number of seconds from 0 to {MAX_GRACE_S:g}, not {args.grace:g}",
+            "for example --grace 10",
+        )
     return run(argv, args.dir, fmt=args.format, grace_s=args.grace, snapshots=not args.no_snapshot)

@@ -1,27 +1,30 @@
 """``nccl-doctor run -- CMD``: run a launch command with cheap diagnostics on, keep everything.
 
-The job runs in its own process group with its combined stdout and stderr
-on a pipe. The wrapper reads the pipe in binary chunks and writes each chunk
-unbuffered to ``console.log`` before copying it to the terminal, so every
-byte that reached the wrapper is on disk even when the job is SIGKILLed
-mid-line or prints faster than the terminal shows. SIGINT, SIGTERM and
-SIGHUP sent to the wrapper are forwarded to the job's group; after a grace
-period the group is SIGKILLed. The wrapper returns the job's exit status
-(a death by signal N as 128+N, like a shell) and, when it is not 0,
-prints the diagnosis of the run folder, which ``nccl-doctor diagnose DIR``
-reads the same way later.
+The run folder is claimed for this run alone (see ``setup.claim_run_dir``).
+The job runs in its own process group, its stdout and stderr on two pipes
+that :mod:`nccl_doctor.run.tee` copies to ``console.log`` and to the
+wrapper's own stdout and stderr, so every byte that reached the wrapper is on
+disk even when the job is SIGKILLed mid-line. SIGINT, SIGTERM and SIGHUP sent
+to the wrapper are forwarded to the job's group; after a grace period the
+group is SIGKILLed. Once the job's main process exits, what it left running
+(its group, and helpers that escaped with ``setsid``: the wrapper is their
+subreaper, :mod:`nccl_doctor.run.reap`) gets SIGTERM, then SIGKILL after the
+grace; a pipe a leftover holds open is not waited for. The wrapper returns
+the job's exit status (a death by signal N as 128+N, like a shell), also
+when the run folder cannot be written (a full disk: said once on stderr),
+and, when it is not 0, prints the diagnosis of the run folder, which
+``nccl-doctor diagnose DIR`` reads the same way later.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import select
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
@@ -30,14 +33,17 @@ from typing import Any, BinaryIO, TextIO
 from nccl_doctor import __version__
 from nccl_doctor.errors import UsageError
 from nccl_doctor.redact import redact
+from nccl_doctor.run import reap
 from nccl_doctor.run.setup import (
+    CONSOLE_LOG,
     child_env,
+    claim_run_dir,
     command_text,
-    default_run_dir,
     env_text,
     launcher_of,
     write_manifest,
 )
+from nccl_doctor.run.tee import ConsoleLog, Tee, note
 
 #: Seconds between a forwarded signal and SIGKILL of the job's group.
 GRACE_S = 10.0
@@ -48,7 +54,6 @@ DRAIN_QUIET_S = 1.0
 DRAIN_MAX_S = 5.0
 #: Deadline of each read of a node snapshot.
 SNAPSHOT_TIMEOUT_S = 2.0
-_CHUNK = 1 << 16
 _FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
@@ -86,45 +91,19 @@ def exit_status(returncode: int) -> int:
     return 128 - returncode if returncode < 0 else returncode
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
-
-
-def _tee(
-    job: _Job, proc: subprocess.Popen[bytes], pipe: int, log_fd: int, terminal: BinaryIO | None
-) -> tuple[int, int]:
-    """Copy the pipe to the log and the terminal until EOF; returns (bytes, newlines)."""
-    total = lines = 0
+def _copy_until_exit(job: _Job, proc: subprocess.Popen[bytes], tee: Tee) -> None:
+    """Copy the pipes until EOF, or until the job exited and its pipes went quiet."""
     exited_at: float | None = None
-    last_data = time.monotonic()
-    while True:
+    while tee.open:
         job.check_deadline()
-        ready, _, _ = select.select([pipe], [], [], 0.1)
+        tee.pump(0.1)
         now = time.monotonic()
-        if ready:
-            data = os.read(pipe, _CHUNK)
-            if not data:
-                break
-            _write_all(log_fd, data)
-            total += len(data)
-            lines += data.count(b"\n")
-            last_data = now
-            if terminal is not None:
-                try:
-                    terminal.write(data)
-                    terminal.flush()
-                except (OSError, ValueError):
-                    terminal = None  # the terminal went away; the log keeps everything
-            continue
         if exited_at is None and proc.poll() is not None:
             exited_at = now
         if exited_at is not None and (
-            now - last_data >= DRAIN_QUIET_S or now - exited_at >= DRAIN_MAX_S
+            now - tee.last_data >= DRAIN_QUIET_S or now - exited_at >= DRAIN_MAX_S
         ):
-            break
-    return total, lines
+            return  # something the job started holds a pipe open: it is ended next
 
 
 def _wait(job: _Job, proc: subprocess.Popen[bytes]) -> int:
@@ -158,19 +137,83 @@ def _snapshot(folder: Path, env: dict[str, str]) -> dict[str, Any]:
     }
 
 
-def _start(cmd: Sequence[str], env: dict[str, str], log_fd: int) -> subprocess.Popen[bytes]:
+def _start(cmd: Sequence[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        list(cmd),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        start_new_session=True,  # its own process group: signals reach the whole job
+    )
+
+
+class _Record:
+    """The run folder's bookkeeping files; a write that fails is said once, never raised."""
+
+    def __init__(self, folder: Path, err: TextIO) -> None:
+        self.folder, self.err = folder, err
+        self.error: str | None = None
+
+    def write(self, name: str, text: str) -> None:
+        self.guard(lambda: (self.folder / name).write_text(text, encoding="utf-8"))
+
+    def manifest(self, data: dict[str, Any]) -> None:
+        self.guard(lambda: write_manifest(self.folder / "MANIFEST.json", data))
+
+    def guard(self, write: Callable[[], object]) -> None:
+        try:
+            write()
+        except OSError as exc:
+            if self.error is None:
+                self.error = exc.strerror or str(exc)
+                note(
+                    self.err,
+                    f"cannot write the run folder {self.folder} ({self.error}); "
+                    "the job runs on, its record may be incomplete",
+                )
+
+
+def _run_job(
+    job: _Job,
+    cmd: Sequence[str],
+    env: dict[str, str],
+    *,
+    log: ConsoleLog,
+    terminals: tuple[BinaryIO | None, BinaryIO | None],
+    on_start: Callable[[int], None],
+) -> tuple[int, dict[str, Any]]:
+    """Start the job, copy its output, end what it leaves; (exit status, what was ended)."""
+    subreaper = reap.set_subreaper(True)
     try:
-        return subprocess.Popen(
-            list(cmd),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            env=env,
-            start_new_session=True,  # its own process group: signals reach the whole job
-        )
-    except OSError as exc:
-        _write_all(log_fd, f"nccl-doctor run: cannot start {cmd[0]}: {exc}\n".encode())
+        proc = job.proc = _start(cmd, env)
+    except OSError:
+        reap.set_subreaper(False)
         raise
+    try:
+        since = reap.start_ticks(proc.pid)
+        for name in job.signals:  # arrived before the job had a pid
+            job.forward(signal.Signals[name])
+        on_start(proc.pid)
+        if proc.stdout is None or proc.stderr is None:  # pragma: no cover -- PIPE gives both
+            raise RuntimeError("the job has no output pipes")
+        tee = Tee({proc.stdout.fileno(): terminals[0], proc.stderr.fileno(): terminals[1]}, log)
+        try:
+            _copy_until_exit(job, proc, tee)
+            code = exit_status(_wait(job, proc))
+            grace = job.grace_s
+            if job.kill_at is not None:
+                grace = max(0.0, job.kill_at - time.monotonic())
+            ended = reap.end(proc.pid, since, grace, tick=lambda: tee.pump(0))
+            tee.drain()
+        finally:
+            tee.close()
+            proc.stdout.close()
+            proc.stderr.close()
+    finally:
+        reap.set_subreaper(False)
+    left = {"terminated": ended.terminated, "killed": ended.killed} if ended.terminated else {}
+    return code, {"subreaper": subreaper, **left}
 
 
 def run(
@@ -181,6 +224,7 @@ def run(
     grace_s: float = GRACE_S,
     snapshots: bool = True,
     terminal: BinaryIO | None = None,
+    terminal_err: BinaryIO | None = None,
     err: TextIO | None = None,
 ) -> int:
     """Run ``cmd`` with diagnostics on; returns its exit status (128+N for signal N)."""
@@ -188,15 +232,13 @@ def run(
         raise UsageError("no command to run", "nccl-doctor run -- torchrun ... train.py")
     err = err if err is not None else sys.stderr
     terminal = terminal if terminal is not None else sys.stdout.buffer
-    folder = Path(run_dir) if run_dir is not None else default_run_dir()
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UsageError(f"cannot create {folder}: {exc.strerror or exc}", "pick --dir") from exc
+    terminal_err = terminal_err if terminal_err is not None else sys.stderr.buffer
+    folder, log_fd = claim_run_dir(run_dir)
+    record = _Record(folder, err)
     env, added = child_env(folder, os.environ)
-    (folder / "command.txt").write_text(command_text(cmd) + "\n", encoding="utf-8")
+    record.write("command.txt", command_text(cmd) + "\n")
     user_env = dict(os.environ)
-    (folder / "environment.txt").write_text(env_text(user_env), encoding="utf-8")
+    record.write("environment.txt", env_text(user_env))
     manifest: dict[str, Any] = {
         "tool": "nccl-doctor run",
         "version": __version__,
@@ -208,34 +250,37 @@ def run(
     }
     if snapshots:
         manifest["node_before"] = _snapshot(folder / "node-before", user_env)
-    write_manifest(folder / "MANIFEST.json", manifest)
-    err.write(f"nccl-doctor run: run folder {folder}\n")
-    err.flush()
+    record.manifest(manifest)
+    note(err, f"run folder {folder}")
     job = _Job(grace_s)
     previous = {s: signal.signal(s, job.on_signal) for s in _FORWARDED}
-    log_fd = os.open(folder / "console.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    log = ConsoleLog(log_fd, str(folder / CONSOLE_LOG), err)
     begin = time.monotonic()
+
+    def started(pid: int) -> None:
+        manifest["pid"] = pid
+        record.manifest(manifest)
+
     try:
         try:
-            proc = job.proc = _start(cmd, env, log_fd)
+            code, ended = _run_job(
+                job, cmd, env, log=log, terminals=(terminal, terminal_err), on_start=started
+            )
         except OSError as exc:
             code = 127 if isinstance(exc, FileNotFoundError) else 126
-            err.write(f"nccl-doctor run: cannot start {cmd[0]}: {exc.strerror or exc}\n")
+            log.write(f"nccl-doctor run: cannot start {cmd[0]}: {exc}\n".encode())
+            note(err, f"cannot start {cmd[0]}: {exc.strerror or exc}")
+            ended = {}
         else:
-            for name in job.signals:  # arrived before the job had a pid
-                job.forward(signal.Signals[name])
-            if proc.stdout is None:  # pragma: no cover -- stdout=PIPE always gives one
-                raise RuntimeError("the job has no output pipe")
-            manifest["pid"] = proc.pid
-            write_manifest(folder / "MANIFEST.json", manifest)
-            total, lines = _tee(job, proc, proc.stdout.fileno(), log_fd, terminal)
-            code = exit_status(_wait(job, proc))
-            proc.stdout.close()
-            manifest.update(console_bytes=total, console_lines=lines)
-            if job.signals:
-                job.forward(signal.SIGKILL)  # leftovers of a job that was asked to stop
+            manifest.update(console_bytes=log.bytes, console_lines=log.lines)
+            if log.error:
+                manifest.update(console_log_error=log.error, console_unsaved_bytes=log.unsaved)
+            if ended.get("terminated"):
+                manifest["leftovers"] = ended
+                note(err, _leftover_line(ended))
     finally:
-        os.close(log_fd)
+        with contextlib.suppress(OSError):
+            os.close(log_fd)
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     manifest.update(
@@ -248,10 +293,17 @@ def run(
     )
     if code != 0 and snapshots:
         manifest["node_after"] = _snapshot(folder / "node-after", user_env)
-    write_manifest(folder / "MANIFEST.json", manifest)
+    record.manifest(manifest)
     if code != 0 and job.proc is not None:
         _diagnose(folder, fmt, code, err)
     return code
+
+
+def _leftover_line(ended: dict[str, Any]) -> str:
+    pids = ended["terminated"]
+    shown = ", ".join(map(str, pids[:8])) + (" ..." if len(pids) > 8 else "")
+    killed = f"; {len(ended['killed'])} needed SIGKILL" if ended["killed"] else ""
+    return f"the job left {len(pids)} process(es) running ({shown}): ended them{killed}"
 
 
 def _diagnose(folder: Path, fmt: str, code: int, err: TextIO) -> None:

@@ -15,6 +15,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from nccl_doctor.errors import UsageError
+from nccl_doctor.evidence.envfile import env_file
 from nccl_doctor.redact import redact
 
 #: The launchers the wrapper knows by name (anything else still runs).
@@ -50,6 +52,65 @@ def default_run_dir(now: float | None = None) -> Path:
     return Path(RUNS_DIR) / f"{stamp}-{os.getpid()}"
 
 
+#: The file whose exclusive creation claims a run folder for one run.
+CONSOLE_LOG = "console.log"
+
+
+def _claim(folder: Path) -> int:
+    """Create ``console.log`` with O_EXCL (atomic against a concurrent run): its fd."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
+    return os.open(folder / CONSOLE_LOG, flags, 0o644)
+
+
+def claim_run_dir(run_dir: str | Path | None) -> tuple[Path, int]:
+    """The run folder, claimed for this run alone, and its open ``console.log``.
+
+    ``--dir D``: created if missing; an existing folder must be empty. Two runs
+    never share a folder: the claim is the exclusive creation of
+    ``console.log``, so of two concurrent runs into one folder exactly one
+    starts and the other stops with an error. Without ``--dir`` each run gets
+    a fresh ``nccl-doctor-runs/<timestamp>-<pid>`` (a suffix if taken).
+    """
+    hint = "give a new --dir, or leave --dir out to get a fresh timestamped folder"
+    if run_dir is None:
+        base = default_run_dir()
+        try:
+            base.parent.mkdir(parents=True, exist_ok=True)
+            for n in range(1000):
+                folder = base if n == 0 else base.with_name(f"{base.name}-{n}")
+                try:
+                    folder.mkdir()
+                except FileExistsError:
+                    continue
+                return folder, _claim(folder)
+        except OSError as exc:
+            raise UsageError(
+                f"cannot create a run folder under {base.parent}: {exc.strerror or exc}",
+                "pick a writable place with --dir",
+            ) from exc
+        raise UsageError(f"no free run folder name under {base.parent}", hint)
+    folder = Path(run_dir)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd = _claim(folder)
+    except FileExistsError as exc:
+        raise UsageError(
+            f"{folder} already holds a run (or another run is starting there)", hint
+        ) from exc
+    except OSError as exc:
+        raise UsageError(
+            f"cannot use {folder} as the run folder: {exc.strerror or exc}",
+            "pick a writable --dir",
+        ) from exc
+    others = sorted(p.name for p in folder.iterdir() if p.name != CONSOLE_LOG)
+    if others:
+        os.close(fd)
+        (folder / CONSOLE_LOG).unlink(missing_ok=True)
+        shown = ", ".join(others[:3]) + (" ..." if len(others) > 3 else "")
+        raise UsageError(f"{folder} is not empty ({shown}); a run needs a folder of its own", hint)
+    return folder, fd
+
+
 def diagnostic_env(run_dir: Path) -> dict[str, str]:
     """The variables the wrapper sets where the user has not (old and new torch names).
 
@@ -81,8 +142,8 @@ def command_text(cmd: Sequence[str]) -> str:
 
 
 def env_text(env: Mapping[str, str]) -> str:
-    """``NAME=value`` lines, sorted, secrets redacted."""
-    return "".join(redact(f"{k}={v}") + "\n" for k, v in sorted(env.items()))
+    """``NAME=value`` lines, sorted, secrets redacted, forged lines impossible (``envfile``)."""
+    return env_file(env)
 
 
 #: The first line of a run's MANIFEST.json, by which diagnose recognises it.

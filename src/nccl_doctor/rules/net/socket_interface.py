@@ -22,7 +22,11 @@ Evidence
 interface found``, ``NET/IB : No IP interface found``, ``No interface found in
 the same subnet``; Gloo's ``Unable to find address for``; a ``Bootstrap :
 Using lo:127.0.0.1`` line on a multi-node job; NCCL_SOCKET_IFNAME pinned to
-one name on a job whose init failed on some of its hosts.
+one name on a job whose init failed on some of its hosts; in a live capture
+(``check``, ``capture``, a ``run`` snapshot), NCCL_SOCKET_IFNAME (NCCL's
+syntax: comma list of prefixes, ``=`` exact, ``^`` exclude) or
+GLOO_SOCKET_IFNAME (exact names) selecting none of the interfaces the host's
+``/sys/class/net`` lists.
 
 Fix
 ---
@@ -38,6 +42,8 @@ from __future__ import annotations
 import re
 
 from nccl_doctor.facts.base import Cite
+from nccl_doctor.facts.host import EnvVar
+from nccl_doctor.facts.live import NetInterface
 from nccl_doctor.facts.nccl import NcclErrorChain, NcclNet, NcclTestFailure
 from nccl_doctor.facts.run import NcclErrorReport
 from nccl_doctor.facts.store import Facts
@@ -293,10 +299,80 @@ def _bootstrap_failed_on_ipoib(facts: Facts) -> list[Finding]:
     ]
 
 
+def _folder(source: str) -> str:
+    return source.rsplit("/", 1)[0] if "/" in source else ""
+
+
+def selected(names: list[str], value: str, *, gloo: bool = False) -> list[str]:
+    """The interfaces of ``names`` that ``NCCL_SOCKET_IFNAME=value`` lets NCCL use.
+
+    NCCL's syntax: a comma list of name prefixes (``eth`` selects ``eth0``),
+    ``=`` first for exact names, ``^`` first to exclude instead; ``:port``
+    suffixes are ignored here. Gloo takes exact names only. Linear in the
+    value: each interface's own prefixes are looked up in a set.
+    """
+    wanted, excluded, exact = hca_list(value)
+    if gloo:
+        wanted, excluded, exact = [t.strip() for t in value.split(",") if t.strip()], False, True
+    pool = set(wanted)
+
+    def listed(name: str) -> bool:
+        if exact:
+            return name in pool
+        return any(name[:k] in pool for k in range(1, len(name) + 1))
+
+    return [n for n in names if listed(n) != excluded]
+
+
+def _shown(value: str, limit: int = 60) -> str:
+    return value if len(value) <= limit else f"{value[:limit]}… ({len(value)} characters)"
+
+
+def _absent_here(facts: Facts) -> list[Finding]:
+    """NCCL_/GLOO_SOCKET_IFNAME in a live capture's environment selects none of its interfaces."""
+    by_folder: dict[str, list[NetInterface]] = {}
+    for iface in facts.of(NetInterface):
+        by_folder.setdefault(_folder(iface.cite.source), []).append(iface)
+    out: list[Finding] = []
+    for env in facts.of(EnvVar):
+        if env.name not in ("NCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME") or not env.value:
+            continue
+        ifaces = by_folder.get(_folder(env.cite.source))
+        if not ifaces or env.form != "dump":
+            continue  # not the environment of a host whose interfaces were read
+        names = sorted({i.name for i in ifaces})
+        if selected(names, env.value, gloo=env.name == "GLOO_SOCKET_IFNAME"):
+            continue
+        who = "Gloo" if env.name.startswith("GLOO") else "NCCL"
+        said = "Unable to find address" if who == "Gloo" else "no socket interface found"
+        listed = ", ".join(names[:12]) + (" ..." if len(names) > 12 else "")
+        out.append(
+            RULE.finding(
+                summary=f"{env.name}={_shown(env.value)} selects none of this host's network "
+                f"interfaces ({listed}): {who} will find no socket interface, so every job "
+                f"started with this environment fails at communicator init ({said!r}).",
+                fix=[
+                    (
+                        f"Run `ip -br addr` here and set {env.name} to the interface that "
+                        "carries the address the other hosts reach"
+                        + ("" if who == "Gloo" else " (or a prefix of it: eth matches eth0)")
+                        + ", or unset it."
+                    ),
+                    *_FIX[2:],
+                ],
+                evidence=[env.cite, ifaces[0].cite],
+                hosts=[env.host] if env.host else [],
+                confidence=Confidence.HIGH,
+            )
+        )
+    return out[:2]
+
+
 def check(facts: Facts) -> list[Finding]:
     return (
         _direct(facts)
         or _family(facts)
+        or _absent_here(facts)
         or _pinned(facts)
         or _virtual(facts)
         or _bootstrap_failed_on_ipoib(facts)
