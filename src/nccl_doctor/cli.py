@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -49,6 +50,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     diagnose.add_argument(
         "--color", choices=("auto", "always", "never"), default="auto", help="terminal colours"
+    )
+    diagnose.add_argument(
+        "--keep-names",
+        action="store_true",
+        help="markdown/html: keep real host names, addresses and users (pseudonymised by default)",
+    )
+    diagnose.add_argument(
+        "--pseudonym-key",
+        metavar="FILE",
+        help="markdown/html: write the pseudonym -> real name map to FILE (JSON, mode 0600)",
     )
     check = sub.add_parser("check", help="read this node live (NVML, kernel, RDMA...) and diagnose")
     check.add_argument("--format", choices=("text", "json", "markdown"), default="text")
@@ -107,8 +118,13 @@ def _cmd_parse(args: argparse.Namespace) -> int:
 
 def _cmd_diagnose(args: argparse.Namespace) -> int:
     from nccl_doctor.pipeline import diagnose_with_facts  # noqa: PLC0415
-    from nccl_doctor.render import render_report  # noqa: PLC0415
+    from nccl_doctor.render import pseudonyms, render_report  # noqa: PLC0415
 
+    if args.pseudonym_key and (args.keep_names or args.format not in ("markdown", "html")):
+        raise UsageError(
+            "--pseudonym-key needs pseudonymised output",
+            "use it with --format markdown or html, without --keep-names",
+        )
     result = _read(args.paths)
     report, facts = diagnose_with_facts(result)
     to_file = args.output is not None
@@ -116,8 +132,13 @@ def _cmd_diagnose(args: argparse.Namespace) -> int:
         args.color == "always" or (args.color == "auto" and sys.stdout.isatty())
     )
     shown = facts if args.format == "html" else None
-    rendered = render_report(report, args.format, color=color, facts=shown)
+    names = pseudonyms(report)
+    rendered = render_report(
+        report, args.format, color=color, facts=shown, names=names, keep_names=args.keep_names
+    )
     _emit(rendered, args.output)
+    if args.pseudonym_key:
+        _write_private(args.pseudonym_key, json.dumps(names.key(), indent=1) + "\n")
     critical = any(f.severity.value == "critical" for f in report.findings)
     return EXIT_CRITICAL if critical else EXIT_OK
 
@@ -134,6 +155,20 @@ def _emit(rendered: str, output: str | None) -> None:
             f"cannot write {output}: {exc.strerror or exc}", "choose a writable path"
         ) from exc
     sys.stderr.write(f"wrote {output}\n")
+
+
+def _write_private(path: str, text: str) -> None:
+    """``text`` to ``path``, readable by its owner only (mode 0600, also when it existed)."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            os.fchmod(out.fileno(), 0o600)
+            out.write(text)
+    except OSError as exc:
+        raise UsageError(
+            f"cannot write {path}: {exc.strerror or exc}", "choose a writable path"
+        ) from exc
+    sys.stderr.write(f"wrote {path} (private: it maps the pseudonyms back to real names)\n")
 
 
 def _cmd_check(args: argparse.Namespace) -> int:

@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.text import Text
 
 from nccl_doctor.findings import Finding
-from nccl_doctor.redact import redact
+from nccl_doctor.redact import scrub
 from nccl_doctor.report import Report
 
 _SEVERITY_STYLE = {"critical": "bold red", "warning": "yellow", "info": "cyan"}
@@ -118,7 +118,7 @@ def _coverage(out: _Out, report: Report) -> None:
 
 
 def report_text(
-    report: Report, *, width: int = 80, color: bool = False, clean: Callable[[str], str] = redact
+    report: Report, *, width: int = 80, color: bool = False, clean: Callable[[str], str] = scrub
 ) -> str:
     """The report as terminal text (ANSI colours when ``color``)."""
     out = _Out(width, clean)
