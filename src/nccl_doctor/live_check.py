@@ -28,7 +28,7 @@ from nccl_doctor.evidence.host_live import read_host
 from nccl_doctor.evidence.live import DEFAULT_TIMEOUT_S, Outcome, ReadLog
 from nccl_doctor.evidence.nvml import Snapshot, read_nvml
 from nccl_doctor.evidence.nvml_files import nvlink_text, smi_messages, smi_xml
-from nccl_doctor.redact import redact
+from nccl_doctor.redact import redact, redact_data, scrub
 from nccl_doctor.report import Report
 
 #: The first line of host.json: the live-host parser's anchor.
@@ -84,9 +84,9 @@ def _processes(snap: Snapshot) -> list[dict[str, Any]]:
 
 
 def host_json(data: dict[str, Any]) -> str:
-    """host.json text: the anchor line, then one top-level key per line."""
+    """host.json text: the anchor line, then one top-level key per line, secrets redacted."""
     lines = [HOST_JSON_HEAD]
-    items = list(data.items())
+    items = list(redact_data(data).items())
     for i, (key, value) in enumerate(items):
         comma = "," if i < len(items) - 1 else ""
         lines.append(f" {json.dumps(key)}: {json.dumps(value, sort_keys=True)}{comma}")
@@ -128,8 +128,8 @@ def capture(
     data = {"hostname": hostname, "nvml": nvml_section(snap), **host.data}
     data["gpu_processes"] = _processes(snap)
     files["host.json"] = host_json(data)
-    for name, text in files.items():
-        (folder / name).write_text(text, encoding="utf-8")
+    for name, text in files.items():  # a bundle is made to be shared: no secret in it
+        (folder / name).write_text(text if name == "host.json" else scrub(text), encoding="utf-8")
     manifest = {
         "tool": "nccl-doctor",
         "version": __version__,
@@ -140,7 +140,7 @@ def capture(
         "reads": log.manifest(),
         "failed": [e.what for e in log.entries if not e.ok],
     }
-    manifest_text = json.dumps(manifest, indent=1, sort_keys=True) + "\n"
+    manifest_text = json.dumps(redact_data(manifest), indent=1, sort_keys=True) + "\n"
     (folder / "MANIFEST.json").write_text(manifest_text, encoding="utf-8")
     return Capture(folder, snap, manifest)
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from nccl_doctor.evidence.live import ReadLog, read_file, read_kmsg, run_command
-from nccl_doctor.redact import redact
+from nccl_doctor.redact import redact, redact_env
 
 MODULES = ("nvidia", "nvidia_uvm", "nvidia_peermem", "nv_peer_mem", "nvidia_fs", "nvidia_drm")
 DEVICE_NODES = ("/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools", "/dev/nvidia-caps")
@@ -264,7 +264,7 @@ def process_details(pid: int) -> dict[str, Any]:
 def env_dump(environ: dict[str, str]) -> str | None:
     """``KEY=VALUE`` lines of the NCCL/torch-distributed/CUDA variables, secrets redacted."""
     lines = [
-        redact(f"{key}={value}")
+        redact_env(key, value)
         for key, value in sorted(environ.items())
         if key.startswith(ENV_PREFIXES) and not key.startswith("NCCL_DOCTOR_") and "\n" not in value
     ]

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from nccl_doctor.redact import redact
+from nccl_doctor.redact import redact_data, redact_env, safe_line
 
 #: The launchers the wrapper knows by name (anything else still runs).
 LAUNCHERS = {
@@ -77,12 +77,12 @@ def child_env(run_dir: Path, base: Mapping[str, str]) -> tuple[dict[str, str], d
 
 def command_text(cmd: Sequence[str]) -> str:
     """The command as a shell line, secrets redacted."""
-    return redact(shlex.join(cmd))
+    return safe_line(shlex.join(cmd))
 
 
 def env_text(env: Mapping[str, str]) -> str:
-    """``NAME=value`` lines, sorted, secrets redacted."""
-    return "".join(redact(f"{k}={v}") + "\n" for k, v in sorted(env.items()))
+    """``NAME=value`` lines, sorted, secrets redacted (a secret name's whole value)."""
+    return "".join(redact_env(k, v) + "\n" for k, v in sorted(env.items()))
 
 
 #: The first line of a run's MANIFEST.json, by which diagnose recognises it.
@@ -90,9 +90,12 @@ MANIFEST_HEAD = '{"nccl_doctor_run": 1,'
 
 
 def write_manifest(path: Path, data: Mapping[str, Any]) -> None:
-    """The run's MANIFEST.json: a marker first line, then one key per line (each cited)."""
+    """The run's MANIFEST.json: a marker first line, then one key per line (each cited).
+
+    Every string in it is redacted (:func:`redact_data`): the folder is made to be shared.
+    """
     lines = [MANIFEST_HEAD]
-    items = sorted(data.items())
+    items = sorted(redact_data(dict(data)).items())
     for i, (key, value) in enumerate(items):
         comma = "," if i < len(items) - 1 else ""
         lines.append(f" {json.dumps(key)}: {json.dumps(value, sort_keys=True)}{comma}")
