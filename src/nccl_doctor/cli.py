@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 import textwrap
 from collections.abc import Sequence
@@ -182,6 +183,16 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=_CHECK_EPILOG,
         formatter_class=RAW,
     )
+    diagnose.add_argument(
+        "--keep-names",
+        action="store_true",
+        help="markdown/html: keep real host names, addresses and users (pseudonymised by default)",
+    )
+    diagnose.add_argument(
+        "--pseudonym-key",
+        metavar="FILE",
+        help="markdown/html: write the pseudonym -> real name map to FILE (JSON, mode 0600)",
+    )
     _formats(check, ("text", "json", "markdown"))
     check.add_argument(
         "--timeout", type=_timeout, default=5.0, metavar="S", help="deadline per read"
@@ -281,18 +292,33 @@ def _cmd_parse(args: argparse.Namespace) -> int:
 
 def _cmd_diagnose(args: argparse.Namespace) -> int:
     from nccl_doctor.pipeline import diagnose_with_facts  # noqa: PLC0415
-    from nccl_doctor.render import render_report  # noqa: PLC0415
+    from nccl_doctor.render import pseudonyms, render_report  # noqa: PLC0415
 
+    if args.pseudonym_key and (args.keep_names or args.format not in ("markdown", "html")):
+        raise UsageError(
+            "--pseudonym-key needs pseudonymised output",
+            "use it with --format markdown or html, without --keep-names",
+        )
     result = _read(args.paths)
     report, facts = diagnose_with_facts(result)
     to_file = args.output is not None
     color = not to_file and use_color(args.color, sys.stdout)
     width = (args.width or 80) if to_file else text_width(args.width, sys.stdout)
     shown = facts if args.format == "html" else None
+    names = pseudonyms(report)
     rendered = render_report(
-        report, args.format, color=color, width=width, facts=shown, verbosity=args.verbosity
+        report,
+        args.format,
+        color=color,
+        width=width,
+        facts=shown,
+        verbosity=args.verbosity,
+        names=names,
+        keep_names=args.keep_names,
     )
     _emit(rendered, args.output, quiet=args.verbosity < 0)
+    if args.pseudonym_key:
+        _write_private(args.pseudonym_key, json.dumps(names.key(), indent=1) + "\n")
     return exit_code(report, args)
 
 
@@ -309,6 +335,20 @@ def _emit(rendered: str, output: str | None, *, quiet: bool = False) -> None:
         ) from exc
     if not quiet:
         sys.stderr.write(f"wrote {output}\n")
+
+
+def _write_private(path: str, text: str) -> None:
+    """``text`` to ``path``, readable by its owner only (mode 0600, also when it existed)."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            os.fchmod(out.fileno(), 0o600)
+            out.write(text)
+    except OSError as exc:
+        raise UsageError(
+            f"cannot write {path}: {exc.strerror or exc}", "choose a writable path"
+        ) from exc
+    sys.stderr.write(f"wrote {path} (private: it maps the pseudonyms back to real names)\n")
 
 
 def _cmd_check(args: argparse.Namespace) -> int:

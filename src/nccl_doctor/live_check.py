@@ -31,7 +31,7 @@ from nccl_doctor.evidence.nvml import Snapshot, read_nvml
 from nccl_doctor.evidence.nvml_files import nvlink_text, smi_messages, smi_xml
 from nccl_doctor.facts.live import NVML_OUTCOMES
 from nccl_doctor.files import replace_file, write_file
-from nccl_doctor.redact import redact
+from nccl_doctor.redact import redact, redact_data, scrub
 from nccl_doctor.report import Report
 
 #: The first line of host.json: the live-host parser's anchor.
@@ -76,9 +76,9 @@ def _processes(snap: Snapshot) -> list[dict[str, Any]]:
 
 
 def host_json(data: dict[str, Any]) -> str:
-    """host.json text: the anchor line, then one top-level key per line."""
+    """host.json text: the anchor line, then one top-level key per line, secrets redacted."""
     lines = [HOST_JSON_HEAD]
-    items = list(data.items())
+    items = list(redact_data(data).items())
     for i, (key, value) in enumerate(items):
         comma = "," if i < len(items) - 1 else ""
         lines.append(f" {json.dumps(key)}: {json.dumps(value, sort_keys=True)}{comma}")
@@ -120,6 +120,9 @@ def capture(
     data = {"hostname": hostname, "nvml": nvml_section(snap), **host.data}
     data["gpu_processes"] = _processes(snap)
     files["host.json"] = host_json(data)
+    for name in list(files):  # a bundle is made to be shared: no secret in it
+        if name != "host.json":
+            files[name] = scrub(files[name])
     manifest = {
         "tool": "nccl-doctor",
         "version": __version__,
@@ -130,7 +133,7 @@ def capture(
         "reads": log.manifest(),
         "failed": [e.what for e in log.entries if not e.ok],
     }
-    files["MANIFEST.json"] = json.dumps(manifest, indent=1, sort_keys=True) + "\n"
+    files["MANIFEST.json"] = json.dumps(redact_data(manifest), indent=1, sort_keys=True) + "\n"
     try:
         for name, text in files.items():
             write_file(folder / name, text.encode("utf-8"))

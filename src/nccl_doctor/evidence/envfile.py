@@ -1,7 +1,8 @@
 """The one writer of ``NAME=value`` environment files: a capture's ``env.txt``, a run's
 ``environment.txt``.
 
-One line per variable, sorted by name, secrets redacted. A process
+One line per variable, sorted by name, secrets redacted (a secret name's whole
+value hidden). A process
 environment can hold names no shell accepts (``execve`` takes any bytes but
 ``=`` and NUL: a newline too) and values with newlines or control characters;
 written raw, ``X<newline>NCCL_P2P_DISABLE=1`` would forge a line the diagnosis
@@ -17,7 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 
-from nccl_doctor.redact import redact
+from nccl_doctor.redact import redact_env
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SHORT = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
@@ -49,7 +50,7 @@ def env_file(environ: Mapping[str, str], wanted: Callable[[str], bool] | None = 
         if not _NAME.fullmatch(name):
             left_out += 1
             continue
-        lines.append(redact(f"{name}={escape_value(value)}"))
+        lines.append(redact_env(name, escape_value(value)))
     if left_out:
         lines.append(
             f"# nccl-doctor: {left_out} variable(s) left out, their names are not shell identifiers"

@@ -6,6 +6,11 @@ being decoded, which is what makes a gigabyte of NCCL_DEBUG=INFO cheap. While
 a block (a tool's table) or a multi-line construct (a traceback) is open,
 every line is looked at.
 
+Every line that is decoded passes one gate first (:class:`LineGate`): control
+characters and terminal escapes are stripped and secrets redacted, so no fact,
+citation or output format ever holds them; source names and notes are
+cleaned the same way.
+
 Sections: each block is a section of its own kind. Stream lines (logs) form
 one section per kind within a *segment*, the stretch between blocks and
 Markdown code fences, so a pasted issue splits into its pieces while a
@@ -18,7 +23,7 @@ import dataclasses
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import BinaryIO, TypeVar
+from typing import Any, BinaryIO, TypeVar
 
 from nccl_doctor.evidence.intake import Intake, Note, Opened
 from nccl_doctor.evidence.lines import Attributor, Line
@@ -30,6 +35,7 @@ from nccl_doctor.parse import BLOCK_PARSERS, STREAM_PARSERS
 from nccl_doctor.parse.base import INFO_BUDGET, BlockParser, StreamParser
 from nccl_doctor.parse.flight_recorder import MAX_BYTES as FILE_MAX_BYTES
 from nccl_doctor.parse.flight_recorder import FlightRecorderParser
+from nccl_doctor.redact import LineGate, safe_line, scrub
 
 T = TypeVar("T")
 
@@ -194,10 +200,11 @@ class _SourceReader:
     """Reads one source; see the module docstring for the model."""
 
     def __init__(self, opened: Opened, notes: list[Note]) -> None:
-        self.name = opened.name
+        self.name = safe_line(opened.name)
         self.notes = notes
-        self.summary = SourceSummary(opened.name)
-        self.attributor = Attributor(opened.name, opened.default_rank)
+        self.summary = SourceSummary(self.name)
+        self.attributor = Attributor(self.name, opened.default_rank)
+        self.gate = LineGate()
         self.blocks: list[BlockParser] = [cls() for cls in BLOCK_PARSERS]
         self.streams: list[StreamParser] = [cls() for cls in STREAM_PARSERS]
         self.any_block = _matcher(tuple(a for p in self.blocks for a in p.anchors)).search
@@ -266,6 +273,7 @@ class _SourceReader:
         raw = raw.removesuffix("\r")
         if "\r" in raw:
             raw = raw.replace("\r", " ")
+        raw = self.gate(number, raw)
         line = self.attributor.line(number, raw)
         if line.time_s is not None:
             self.times[number] = (line.time_s, line.clock)
@@ -477,24 +485,45 @@ def _timed(fact: Fact, times: dict[int, tuple[float, str | None]]) -> Fact:
     return dataclasses.replace(fact, time_s=found[0], clock=found[1])
 
 
+def _gated(fact: Fact) -> Fact:
+    """``fact`` with every string in it through the gate (for facts not read line by line)."""
+    changes: dict[str, Any] = {}
+    for f in dataclasses.fields(fact):
+        value = getattr(fact, f.name)
+        clean: object
+        if isinstance(value, str):
+            clean = scrub(value)
+        elif isinstance(value, tuple) and any(isinstance(v, str) for v in value):
+            clean = tuple(scrub(v) if isinstance(v, str) else v for v in value)
+        elif isinstance(value, Cite):
+            clean = Cite(value.source, value.line, scrub(value.text))
+        else:
+            continue
+        if clean != value:
+            changes[f.name] = clean
+    return dataclasses.replace(fact, **changes) if changes else fact
+
+
 def _read_whole(opened: Opened, notes: list[Note]) -> tuple[list[Section], SourceSummary]:
     """A whole-file kind (a flight-recorder dump): read at once, parsed by its file parser."""
-    summary = SourceSummary(opened.name)
+    name = safe_line(opened.name)
+    summary = SourceSummary(name)
     try:
         data = opened.stream.read(FILE_MAX_BYTES + 1)
     except OSError as exc:
-        notes.append(Note(opened.name, f"read failed part way: {exc}"))
+        notes.append(Note(name, f"read failed part way: {exc}"))
         return [], summary
     summary.bytes_read = len(data)
     parser = FlightRecorderParser()
     try:
-        facts, messages = parser.parse(data, opened.name, opened.default_rank)
+        facts, messages = parser.parse(data, name, opened.default_rank)
     except Exception as exc:  # noqa: BLE001 -- a parser bug must not end the read
         facts, messages = [], [f"internal error in the {parser.kind} parser ({exc!r})"]
-    notes.extend(Note(opened.name, m) for m in messages)
+    notes.extend(Note(name, m) for m in messages)
     if not facts:
         return [], summary
-    section = Section(parser.kind, opened.name, 1, max(f.cite.line for f in facts), facts)
+    facts = [_gated(f) for f in facts]
+    section = Section(parser.kind, name, 1, max(f.cite.line for f in facts), facts)
     section.line_count = section.end
     section.ranks.update(f.rank for f in facts if f.rank is not None)
     summary.lines = summary.recognised_lines = section.end
@@ -510,14 +539,14 @@ def read_opened(opened: Opened, notes: list[Note]) -> tuple[list[Section], Sourc
     try:
         reader.read(opened.stream)
     except OSError as exc:
-        notes.append(Note(opened.name, f"read failed part way: {exc}"))
+        notes.append(Note(reader.name, f"read failed part way: {exc}"))
     sections = sorted(reader.sections, key=lambda s: s.start)
     if reader.times:
         for section in sections:
             section.facts = [_timed(f, reader.times) for f in section.facts]
     reader.summary.kinds = sorted({s.kind for s in sections})
     if not sections and reader.summary.lines:
-        notes.append(Note(opened.name, "no known evidence kind recognised"))
+        notes.append(Note(reader.name, "no known evidence kind recognised"))
     return sections, reader.summary
 
 
@@ -535,4 +564,5 @@ def read_paths(paths: Sequence[str]) -> ReadResult:
     if ranks:
         for section in sections:
             section.facts = assign_ranks(section.facts, ranks)
-    return ReadResult(sections, summaries, intake.notes + notes)
+    gated = [Note(safe_line(n.source), safe_line(n.message)) for n in intake.notes + notes]
+    return ReadResult(sections, summaries, gated)

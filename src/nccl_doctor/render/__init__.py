@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from nccl_doctor.redact import Pseudonyms, redact
+from nccl_doctor.redact import Pseudonyms, scrub
 from nccl_doctor.report import Report
 
 if TYPE_CHECKING:
@@ -31,6 +32,8 @@ def render_report(
     width: int = 80,
     facts: Facts | None = None,
     verbosity: int = 0,
+    names: Pseudonyms | None = None,
+    keep_names: bool = False,
 ) -> str:
     """The report in ``fmt``: secrets redacted always; Markdown and HTML also pseudonymised.
 
@@ -38,6 +41,9 @@ def render_report(
     topology) and its raw evidence; without them the page has neither.
     ``width``, ``color`` and ``verbosity`` (-1 brief, 0, 1 every evidence
     line whole) shape the text format only.
+    Markdown and HTML, made to be shared, replace hosts, addresses and users
+    by pseudonyms (``names``, else the report's own :func:`pseudonyms`; its
+    :meth:`~Pseudonyms.key` then maps them back), unless ``keep_names``.
     """
     from nccl_doctor.render.html import report_html  # noqa: PLC0415 -- lazy per format
     from nccl_doctor.render.markdown import report_markdown  # noqa: PLC0415
@@ -45,12 +51,24 @@ def render_report(
     from nccl_doctor.render.text import report_text  # noqa: PLC0415
 
     if fmt == "json":
-        return json.dumps(report_json(report, redact), ensure_ascii=False, indent=1) + "\n"
-    if fmt == "markdown":
-        return report_markdown(report, pseudonyms(report).apply)
-    if fmt == "html":
-        return report_html(report, facts, pseudonyms(report).apply, bandwidth=_probe_curves(facts))
-    return report_text(report, width=width, color=color, clean=redact, verbosity=verbosity)
+        return json.dumps(report_json(report, scrub), ensure_ascii=False, indent=1) + "\n"
+    if fmt not in ("markdown", "html"):
+        return report_text(report, width=width, color=color, clean=scrub, verbosity=verbosity)
+    names = names if names is not None else pseudonyms(report)
+
+    def shared(clean: Callable[[str], str]) -> str:
+        if fmt == "markdown":
+            return report_markdown(report, clean)
+        bandwidth = _probe_curves(facts)
+        return report_html(report, facts, clean, bandwidth=bandwidth, pseudonymised=not keep_names)
+
+    if keep_names:
+        return shared(scrub)
+    known = len(names.key())
+    page = shared(names.apply)
+    if len(names.key()) != known:
+        page = shared(names.apply)  # names met part way are now hidden from the start, too
+    return page
 
 
 def _probe_curves(facts: Facts | None) -> Bandwidth | None:

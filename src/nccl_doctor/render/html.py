@@ -253,8 +253,12 @@ def report_html(
     clean: Clean,
     *,
     bandwidth: Bandwidth | None = None,
+    pseudonymised: bool = True,
 ) -> str:
-    """The whole page; without ``facts`` it has no pictures and no raw evidence."""
+    """The whole page; without ``facts`` it has no pictures and no raw evidence.
+
+    ``pseudonymised`` says, in the footer, whether ``clean`` hid the names.
+    """
     roots = [f.id for f in report.findings if f.root_cause]
     title = f"nccl-doctor: {report.verdict.value}" + (f" — {roots[0]}" if roots else "")
     folded = dict(report.folded)
@@ -284,9 +288,14 @@ def report_html(
     body.append(_coverage(report, clean))
     if facts is not None:
         body.append(_raw(facts, clean))
+    names = (
+        "hosts, addresses and users pseudonymised"
+        if pseudonymised
+        else "real host names, addresses and users kept"
+    )
     body.append(
         f"<footer>nccl-doctor {esc(__version__)} · one self-contained file: no scripts, "
-        "no network · secrets redacted, hosts, addresses and users pseudonymised</footer></main>"
+        f"no network · secrets redacted, {names}</footer></main>"
     )
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'

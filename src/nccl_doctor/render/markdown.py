@@ -11,15 +11,27 @@ MAX_EVIDENCE = 8
 
 
 def _plain(text: str) -> str:
-    """Text safe inside a Markdown line (no HTML, no table/emphasis surprises)."""
+    """Text safe inside a Markdown line (no HTML, links, images, table or emphasis surprises)."""
     return (
-        text.replace("&", "&amp;")
+        text.replace("\\", "\\\\")
+        .replace("[", "\\[")
+        .replace("]", "\\]")
+        .replace("&", "&amp;")
         .replace("<", "&lt;")
         .replace(">", "&gt;")
         .replace("|", "\\|")
         .replace("*", "\\*")
         .replace("_", "\\_")
     )
+
+
+def _code(text: str) -> str:
+    """``text`` as one code span, shown literally whatever backticks it holds."""
+    ticks = "`"
+    while ticks in text:
+        ticks += "`"
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{ticks}{pad}{text}{pad}{ticks}"
 
 
 def _inline(text: str) -> str:
@@ -102,7 +114,7 @@ def report_markdown(report: Report, clean: Callable[[str], str]) -> str:
         if first.host:
             who += f" on {_inline(clean(first.host))}"
         out.append(
-            f"**First failure:** {who} (`{_inline(clean(first.cite.source))}:{first.cite.line}`)"
+            f"**First failure:** {who} ({_code(f'{clean(first.cite.source)}:{first.cite.line}')})"
         )
         out.append("")
         out.extend(_fence([clean(first.message)]))
@@ -122,9 +134,9 @@ def report_markdown(report: Report, clean: Callable[[str], str]) -> str:
             kinds = sorted({e.kind for e in cov.evidence})
             out.append("Read: " + ", ".join(f"`{k}`" for k in kinds))
             out.append("")
-        out.extend(f"- not checked: {_inline(u)}" for u in cov.unchecked)
-        out.extend(f"- missing: {_inline(m)}" for m in cov.missing)
-        out.extend(f"- next: {_inline(s)}" for s in cov.next_steps)
+        out.extend(f"- not checked: {_inline(clean(u))}" for u in cov.unchecked)
+        out.extend(f"- missing: {_inline(clean(m))}" for m in cov.missing)
+        out.extend(f"- next: {_inline(clean(s))}" for s in cov.next_steps)
         out.extend(f"- note: {_inline(clean(n))}" for n in cov.notes)
         out.append("")
         out.append("</details>")

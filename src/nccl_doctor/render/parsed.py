@@ -1,4 +1,8 @@
-"""``nccl-doctor parse`` output: what was read, section by section."""
+"""``nccl-doctor parse`` output: what was read, section by section.
+
+Every line read already passed the reader's gate (secrets redacted, control
+characters stripped); the output is cleaned once more, in depth.
+"""
 
 from __future__ import annotations
 
@@ -7,11 +11,12 @@ from typing import Any
 
 from nccl_doctor.evidence.reader import ReadResult
 from nccl_doctor.facts.serialize import to_jsonable
+from nccl_doctor.redact import redact_data, scrub
 
 
 def parsed_json(result: ReadResult) -> dict[str, Any]:
     """The JSON shape of ``parse --format json``."""
-    return {
+    data: dict[str, Any] = {
         "sections": [
             {
                 "kind": s.kind,
@@ -26,6 +31,8 @@ def parsed_json(result: ReadResult) -> dict[str, Any]:
         ],
         "coverage": coverage_json(result),
     }
+    cleaned: dict[str, Any] = redact_data(data)
+    return cleaned
 
 
 def coverage_json(result: ReadResult) -> dict[str, Any]:
@@ -75,4 +82,4 @@ def parsed_text(result: ReadResult) -> str:
         for summary in result.sources
     )
     out.extend(f"note: {n.source}: {n.message}" for n in result.notes)
-    return "\n".join(out)
+    return "\n".join(map(scrub, out))

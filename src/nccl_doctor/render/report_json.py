@@ -7,11 +7,11 @@ from typing import Any
 
 from nccl_doctor import __version__
 from nccl_doctor.findings import Finding
-from nccl_doctor.redact import redact
+from nccl_doctor.redact import scrub
 from nccl_doctor.report import SCHEMA_VERSION, Report
 
 
-def finding_json(finding: Finding, clean: Callable[[str], str] = redact) -> dict[str, Any]:
+def finding_json(finding: Finding, clean: Callable[[str], str] = scrub) -> dict[str, Any]:
     """One finding as the contract spells it."""
     return {
         "id": finding.id,
@@ -35,7 +35,7 @@ def finding_json(finding: Finding, clean: Callable[[str], str] = redact) -> dict
     }
 
 
-def report_json(report: Report, clean: Callable[[str], str] = redact) -> dict[str, Any]:
+def report_json(report: Report, clean: Callable[[str], str] = scrub) -> dict[str, Any]:
     """The whole report; ``clean`` is applied to every string taken from evidence."""
     first = report.first_failure
     folded = dict(report.folded)

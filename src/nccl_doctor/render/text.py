@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.text import Text
 
 from nccl_doctor.findings import Finding
-from nccl_doctor.redact import redact
+from nccl_doctor.redact import scrub
 from nccl_doctor.report import Report
 
 _SEVERITY_STYLE = {"critical": "bold red", "warning": "yellow", "info": "cyan"}
@@ -144,7 +144,7 @@ def report_text(
     *,
     width: int = 80,
     color: bool = False,
-    clean: Callable[[str], str] = redact,
+    clean: Callable[[str], str] = scrub,
     verbosity: int = 0,
 ) -> str:
     """The report as terminal text (ANSI colours when ``color``).

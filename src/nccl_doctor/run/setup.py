@@ -17,7 +17,7 @@ from typing import Any
 
 from nccl_doctor.errors import UsageError
 from nccl_doctor.evidence.envfile import env_file
-from nccl_doctor.redact import redact
+from nccl_doctor.redact import redact_data, safe_line
 
 #: The launchers the wrapper knows by name (anything else still runs).
 LAUNCHERS = {
@@ -138,7 +138,7 @@ def child_env(run_dir: Path, base: Mapping[str, str]) -> tuple[dict[str, str], d
 
 def command_text(cmd: Sequence[str]) -> str:
     """The command as a shell line, secrets redacted."""
-    return redact(shlex.join(cmd))
+    return safe_line(shlex.join(cmd))
 
 
 def env_text(env: Mapping[str, str]) -> str:
@@ -151,9 +151,12 @@ MANIFEST_HEAD = '{"nccl_doctor_run": 1,'
 
 
 def write_manifest(path: Path, data: Mapping[str, Any]) -> None:
-    """The run's MANIFEST.json: a marker first line, then one key per line (each cited)."""
+    """The run's MANIFEST.json: a marker first line, then one key per line (each cited).
+
+    Every string in it is redacted (:func:`redact_data`): the folder is made to be shared.
+    """
     lines = [MANIFEST_HEAD]
-    items = sorted(data.items())
+    items = sorted(redact_data(dict(data)).items())
     for i, (key, value) in enumerate(items):
         comma = "," if i < len(items) - 1 else ""
         lines.append(f" {json.dumps(key)}: {json.dumps(value, sort_keys=True)}{comma}")
