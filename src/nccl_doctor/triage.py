@@ -25,8 +25,39 @@ from nccl_doctor.triage_failures import Failure, failures_of, launcher_root
 _ORDER = {rule_id: index for index, rule_id in enumerate(CATALOGUE)}
 
 
+def _by_time(ranked: Sequence[Failure]) -> Failure | None:
+    """The earliest failure by time, when time can order them all, else ``None``.
+
+    Time orders failures only when each one is placed on one clock: it has a
+    timestamp on that clock, or its rank has a timed failure of this tier (the
+    untimed traceback printed beside a timed watchdog line). A failure with no
+    time of its own or of its rank could have come at any moment: it does not
+    lose to a timed one by default.
+    """
+    clocks = Counter(f.fact.clock for f in ranked if f.fact.time_s is not None)
+    if not clocks:
+        return None
+    clock = clocks.most_common(1)[0][0]
+    when: dict[int | None, float] = {}
+    for f in ranked:
+        if f.fact.time_s is not None and f.fact.clock == clock:
+            when[f.rank] = min(when.get(f.rank, f.fact.time_s), f.fact.time_s)
+    if any(f.rank not in when or f.rank is None for f in ranked if f.fact.time_s is None):
+        return None
+    if any(f.fact.time_s is not None and f.fact.clock != clock for f in ranked):
+        return None
+    rank = min(when, key=lambda r: (when[r], min(f.order for f in ranked if f.rank == r)))
+    timed = [f for f in ranked if f.rank == rank and f.fact.time_s is not None]
+    return min(timed, key=lambda f: (f.fact.time_s or 0.0, f.order))
+
+
 def first_failure(facts: Facts) -> tuple[Failure | None, str | None]:
-    """The earliest real failure, and a note when it corrects the launcher."""
+    """The earliest real failure, and a note when it corrects the launcher.
+
+    Causal precedence first (an error that names the fault, then a timeout,
+    then the cascade), then time where time can order the failures of that
+    tier, else the launcher's root cause, else log order.
+    """
     failures = failures_of(facts)
     if not failures:
         return None, None
@@ -37,32 +68,52 @@ def first_failure(facts: Facts) -> tuple[Failure | None, str | None]:
         if launcher is not None:
             return launcher, None
         ranked = [f for f in failures if f.launcher and not f.cascade] or failures
-    chosen: Failure | None = None
-    clocks = Counter(f.fact.clock for f in ranked if f.fact.time_s is not None)
-    if clocks:
-        clock = clocks.most_common(1)[0][0]
-        timed = [f for f in ranked if f.fact.time_s is not None and f.fact.clock == clock]
-        chosen = min(timed, key=lambda f: (f.fact.time_s or 0.0, f.order))
-    elif launcher is not None and launcher.rank is not None:
+    tier = min(f.tier for f in ranked)
+    ranked = [f for f in ranked if f.tier == tier]
+    how = "time"
+    chosen = _by_time(ranked)
+    if chosen is None and launcher is not None and launcher.rank is not None:
+        how = "launcher"
         chosen = next((f for f in ranked if f.rank == launcher.rank), None)
     if chosen is None:
+        how = "order"
         chosen = min(ranked, key=lambda f: f.order)
     if chosen.rank is None and launcher is not None and all(f.rank is None for f in ranked):
         # nothing on the ranks says whose it is (an error before the rank prefixes
         # start): the launcher's root cause is the best attribution there is
         chosen = replace(chosen, launcher_rank=launcher.rank)
-    note = None
+    return chosen, _note(chosen, ranked, launcher, how)
+
+
+def _note(
+    chosen: Failure, ranked: Sequence[Failure], launcher: Failure | None, how: str
+) -> str | None:
+    """Say how the first failure was chosen where the evidence could be read another way."""
+    ranks = sorted({f.rank for f in ranked if f.rank is not None})
     if (
         launcher is not None
         and launcher.rank is not None
         and chosen.rank is not None
         and chosen.rank != launcher.rank
     ):
-        note = (
+        why = {
+            "time": "the logs show rank {r} failed first",
+            "order": "rank {r}'s error is the first that names a fault in the logs",
+        }.get(how, "rank {r} failed first")
+        if chosen.tier == 0 and launcher.rank not in ranks:
+            why = "rank {r}'s error names the fault; rank {l}'s is its consequence"
+        return (
             f"the launcher's Root Cause names rank {launcher.rank} (the first to exit); "
-            f"the logs show rank {chosen.rank} failed first"
+            + why.format(r=chosen.rank, l=launcher.rank)
         )
-    return chosen, note
+    if how != "time" and len(ranks) > 1:
+        shown = ", ".join(map(str, ranks[:8])) + (" ..." if len(ranks) > 8 else "")
+        by = "the launcher's Root Cause" if how == "launcher" else "the order of the logs"
+        return (
+            f"ranks {shown} failed with no timestamps on one clock to order them; "
+            f"rank {chosen.rank} is taken as the first by {by}"
+        )
+    return None
 
 
 def _involves(finding: Finding, failure: Failure | None) -> bool:

@@ -1,9 +1,18 @@
 """Failures in the evidence, for finding the first one: which are the cascade.
 
 A failure is a fact that says something broke on a rank: a traceback, an
-NCCL error report, a CUDA error, a timeout, a store or rendezvous error. The
-cascade is what the survivors print after another rank broke: the peer closed
-or reset the connection, the communicator was aborted, the launcher's SIGTERM.
+NCCL error report, a CUDA error, a timeout, a store or rendezvous error. Each
+falls in one of three tiers of causal precedence:
+
+- an error that names what went wrong (an OOM, a CUDA error, an exception
+  of the application, a collective mismatch);
+- a timeout: the rank waited for peers (the watchdog's collective timeout, a
+  store or rendezvous timeout, gloo's recv timeout). It is what the others
+  see while one rank is stuck or gone, so it never beats a real error;
+- the cascade: what the survivors print after another rank broke (the peer
+  closed or reset the connection, the communicator was aborted, the
+  launcher's SIGTERM).
+
 The launcher's own lines (child failures, exits) come after the fact.
 """
 
@@ -37,6 +46,14 @@ CASCADE_TEXT = re.compile(
     r"remote process exited|SignalException|Signals?\.SIGTERM|received signal SIGTERM|"
     r"Got signal: ?15|KeyboardInterrupt|ProcessGroupNCCL is shutting down|"
     r"Terminating the process after|another rank failed|peer (?:rank )?\d* ?(?:closed|exited)",
+    re.IGNORECASE,
+)
+
+#: A rank that gave up waiting for its peers (a timeout, not a fault of its own).
+WAITING_TEXT = re.compile(
+    r"collective operation timeout|timed out in blocking wait|"
+    r"\btimed out\b(?<!launch timed out)|\btime[ -]?out (?:waiting|after)|wait timeout|"
+    r"Timeout\(ms\)=|socket timeout|DistStoreError|waiting for clients",
     re.IGNORECASE,
 )
 
@@ -95,6 +112,8 @@ class Failure:
     message: str
     cascade: bool = False
     launcher: bool = False
+    #: a timeout waiting for peers (see the module doc)
+    waiting: bool = False
     #: the rank the launcher's summary names, for a failure printed without one
     launcher_rank: int | None = None
 
@@ -102,6 +121,11 @@ class Failure:
     def rank(self) -> int | None:
         """The rank that failed, if known."""
         return self.fact.rank if self.fact.rank is not None else self.launcher_rank
+
+    @property
+    def tier(self) -> int:
+        """Causal precedence: 0 an error that names the fault, 1 a timeout, 2 the cascade."""
+        return 2 if self.cascade else 1 if self.waiting else 0
 
     @property
     def time_text(self) -> str | None:
@@ -160,6 +184,14 @@ def _cascade(fact: Fact, message: str) -> bool:
     return bool(CASCADE_TEXT.search(message))
 
 
+def _waiting(fact: Fact, message: str) -> bool:
+    if isinstance(fact, CollectiveTimeout | RendezvousTimeout):
+        return True
+    if isinstance(fact, CudaError | CudaOutOfMemory | NcclErrorReport | NcclWarn):
+        return False  # CUDA's own "launch timed out", an IB transport timeout: real faults
+    return bool(WAITING_TEXT.search(message))
+
+
 #: At one line, the fact that best states the failure comes first.
 _PRIORITY: tuple[type[Fact], ...] = (
     PythonTraceback,
@@ -194,7 +226,14 @@ def failures_of(facts: Facts) -> list[Failure]:
         found.append((key, fact, message, launcher))
     found.sort(key=lambda item: item[0])
     return [
-        Failure(fact, order, message[:400], _cascade(fact, message), launcher)
+        Failure(
+            fact,
+            order,
+            message[:400],
+            _cascade(fact, message),
+            launcher,
+            waiting=_waiting(fact, message),
+        )
         for order, (_, fact, message, launcher) in enumerate(found)
     ]
 
