@@ -78,6 +78,8 @@ def _cascade_cites(facts: Facts) -> list[Cite]:
 
 def _from_death(facts: Facts, death: Death) -> Finding:
     code = f"exit code {death.exitcode}" if death.exitcode is not None else "a failure"
+    if death.inferred:
+        code = "an uncaught exception"
     sig = f" ({death.signal})" if death.signal else ""
     summary = f"{_who(death).capitalize()} died first with {code}{sig}"
     fix: list[str] = []
