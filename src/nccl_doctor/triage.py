@@ -34,12 +34,14 @@ def _involves(finding: Finding, failure: Failure | None) -> bool:
 
 
 def order(findings: Sequence[Finding], failure: Failure | None) -> list[Finding]:
-    """Findings in report order (see the module doc)."""
+    """Findings in report order (see the module doc); one that defers to another follows it."""
+    present = {f.id for f in findings}
     return sorted(
         findings,
         key=lambda f: (
             f.severity.rank,
             not f.cause,
+            bool(present.intersection(f.defers_to)),
             f.confidence.rank,
             not _involves(f, failure),
             _ORDER.get(f.id, len(_ORDER)),
@@ -101,14 +103,22 @@ def fold(ordered: Sequence[Finding]) -> tuple[list[Finding], dict[str, list[Find
 
 
 def _mark_roots(findings: list[Finding]) -> list[Finding]:
-    """Root causes: the first finding, and every other critical cause."""
-    marked = []
+    """Root causes: the first finding, and every other critical cause.
+
+    A finding that defers to a root cause (it follows from it) is not one;
+    its ``defers_to`` keeps only the root causes it follows.
+    """
+    marked: list[Finding] = []
+    roots: set[str] = set()
     for index, finding in enumerate(findings):
         root = finding.cause and (
             index == 0 or (finding.severity is Severity.CRITICAL and findings[0].cause)
         )
-        root = root and finding.severity is not Severity.INFO
-        marked.append(replace(finding, root_cause=root))
+        root = root and finding.severity is not Severity.INFO and not roots & set(finding.defers_to)
+        if root:
+            roots.add(finding.id)
+        follows = tuple(d for d in finding.defers_to if d in roots)
+        marked.append(replace(finding, root_cause=root, defers_to=follows))
     return marked
 
 
