@@ -62,6 +62,25 @@ def test_example_json_names_contention_on_rank_2s_gpu(capsys: pytest.CaptureFixt
     assert "output of rank 3 (world size 4)" in data["coverage"]["missing"]
 
 
+def test_example_pasted_as_one_blob_keeps_the_process_table(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # the traceback right above the nvidia-smi output, no blank line between
+    blob = tmp_path / "issue.txt"
+    blob.write_text(
+        (EXAMPLE / "train.log").read_text(encoding="utf-8")
+        + (EXAMPLE / "nvidia-smi.txt").read_text(encoding="utf-8"),
+        encoding="utf-8",
+    )
+    code, out, _ = _run(capsys, "diagnose", str(blob), "--format", "json")
+    assert code == 1
+    data = json.loads(out)
+    roots = [f for f in data["findings"] if f["root_cause"]]
+    assert [f["id"] for f in roots] == ["gpu.contention"]
+    assert "Rank 2 failed on a GPU it shared" in roots[0]["summary"]
+    assert not data["first_failure"]["message"].endswith("N/A")
+
+
 def test_example_ib_ports_are_information_not_cause(capsys: pytest.CaptureFixture[str]) -> None:
     _, out, _ = _run(capsys, "diagnose", str(EXAMPLE), "--format", "json")
     data = json.loads(out)
