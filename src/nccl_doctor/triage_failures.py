@@ -372,10 +372,12 @@ def _note(
     ):
         why = {
             "time": "the logs show rank {r} failed first",
-            "order": "rank {r}'s error is the first that names a fault in the logs",
+            "order": "rank {r}'s error comes first in the logs",
         }.get(how, "rank {r} failed first")
         if chosen.tier == 0 and launcher.rank not in ranks:
             why = "rank {r}'s error names the fault; rank {l}'s is its consequence"
+        elif chosen.tier == 1 and launcher.rank not in ranks:
+            why = "rank {r} timed out waiting; rank {l}'s error followed (the cascade)"
         return (
             f"the launcher's Root Cause names rank {launcher.rank} (the first to exit); "
             + why.format(r=chosen.rank, l=launcher.rank)

@@ -296,6 +296,20 @@ def waiting_in(facts: Facts) -> dict[int, tuple[str, Cite]]:
     return out
 
 
+def collective_calls(facts: Facts) -> dict[int, tuple[str, Cite, bool]]:
+    """Per rank, the collective its (first) traceback was in, and whether it timed out there."""
+    out: dict[int, tuple[str, Cite, bool]] = {}
+    for tb in facts.of(PythonTraceback):
+        if tb.rank is None or tb.rank in out or not tb.exc_type:
+            continue
+        for file, _, fn in reversed(tb.frames):
+            if fn in COLLECTIVES and "distributed" in file:
+                text = f"{tb.message} {' '.join(tb.message_lines)}"
+                out[tb.rank] = (fn, tb.cite, bool(_TIMEOUT_MESSAGE.search(text)))
+                break
+    return out
+
+
 def missing_from_timeout(facts: Facts) -> tuple[list[int], list[Cite]]:
     """Ranks of a known-size group that did not report a timeout the others report."""
     timeouts = facts.of(CollectiveTimeout)
