@@ -23,7 +23,11 @@ Evidence
 inconsistent collective: CollectiveFingerPrint(OpType=BROADCAST,
 TensorShape=[4], ...)``, ``ProcessGroupWrapper: Monitored Barrier
 encountered error running collective``, ``Rank 1 failed to pass
-monitoredBarrier``.
+monitoredBarrier``; flight-recorder dumps that differ at one sequence id;
+without either, the ranks' tracebacks stuck in different collective calls
+(``broadcast`` on one, ``all_reduce`` on another), one of them timed out and
+the others timed out too or saw their peer go, no rank with an error of its
+own.
 
 Fix
 ---

@@ -21,7 +21,10 @@ Evidence
 Process rows of ``nvidia-smi`` / ``nvidia-smi -q`` / ``-q -x`` on the job's
 GPUs whose PIDs are not the job's; the PIDs named in a torch OOM message;
 the rank-to-GPU mapping from NCCL's init lines or, on one node, local rank r
-on GPU r.
+on GPU r. Confidence is high only when the failing rank's GPU is read from
+machine evidence and no other rank sat on a GPU at least as crowded without
+failing; an assumed mapping or a more crowded GPU that did not fail first
+makes it medium, and the finding says which.
 
 Fix
 ---

@@ -21,9 +21,12 @@ The launcher's ``ChildFailedError`` summary (``Root Cause``, exitcode,
 ``Signal 9 (SIGKILL) received by PID``), the elastic agent's ``failed
 (exitcode: -9) local_rank: 3``, DeepSpeed's ``exits with return code = -9``,
 ``process 1 terminated with signal SIGKILL`` from mp.spawn, and the dying
-rank's own traceback. When the launcher summary is missing, a rank of a group
-of known size that never reports the collective timeout every other rank
-reports is inferred to have died or stalled first.
+rank's own traceback. Where no launcher line says who died (a torchrun
+``--log-dir`` folder, a Slurm log), the first failure across ranks, when it is
+a rank's own uncaught exception that names a fault (not a timeout, not the
+cascade), is that death. When the launcher summary is missing, a rank of a
+group of known size that never reports the collective timeout every other
+rank reports is inferred to have died or stalled first.
 
 Fix
 ---
