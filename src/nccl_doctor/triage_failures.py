@@ -227,6 +227,10 @@ def _priority(fact: Fact) -> int:
 
 def failures_of(facts: Facts) -> list[Failure]:
     """Every failure, in log order: source, line, then the best statement first."""
+    return list(facts.derived("failures", _failures))
+
+
+def _failures(facts: Facts) -> tuple[Failure, ...]:
     sources: dict[str, int] = {}
     found = []
     for fact in facts.all:
@@ -244,7 +248,7 @@ def failures_of(facts: Facts) -> list[Failure]:
         key = (source, fact.cite.line, _priority(fact))
         found.append((key, fact, message, launcher))
     found.sort(key=lambda item: item[0])
-    return [
+    return tuple(
         Failure(
             fact,
             order,
@@ -254,7 +258,7 @@ def failures_of(facts: Facts) -> list[Failure]:
             waiting=_waiting(fact, message),
         )
         for order, (_, fact, message, launcher) in enumerate(found)
-    ]
+    )
 
 
 def launcher_root(facts: Facts) -> Failure | None:
@@ -323,6 +327,10 @@ def first_failure(facts: Facts) -> tuple[Failure | None, str | None]:
     tier, else the launcher's root cause, else log order. A job only
     interrupted by its user has no first failure: the note says so.
     """
+    return facts.derived("first_failure", _first_failure)
+
+
+def _first_failure(facts: Facts) -> tuple[Failure | None, str | None]:
     failures = failures_of(facts)
     if not failures:
         return None, None
