@@ -34,9 +34,14 @@ def test_example_json_names_contention_on_rank_2s_gpu(capsys: pytest.CaptureFixt
     assert data["verdict"] == "failed"
     ids = [f["id"] for f in data["findings"]]
     roots = [f["id"] for f in data["findings"] if f["root_cause"]]
-    assert "gpu.contention" in roots[:2]
-    assert "cuda.unknown_error" in roots
+    # one root cause: the 999 checklist follows the contention its first step names
+    assert roots == ["gpu.contention"]
+    assert ids[:2] == ["gpu.contention", "cuda.unknown_error"]
     contention = data["findings"][ids.index("gpu.contention")]
+    # the mapping is assumed and rank 0's more crowded GPU did not fail first: not high
+    assert contention["confidence"] == "medium"
+    assert any("rank 0 on GPU 0 shared it with more (78816 MiB" in d for d in contention["detail"])
+    assert any("rank 2's GPU is assumed" in d for d in contention["detail"])
     assert "694989" in contention["summary"]
     assert "tritonserver" in contention["summary"]
     assert "2" in contention["subjects"]["gpus"]
@@ -45,10 +50,35 @@ def test_example_json_names_contention_on_rank_2s_gpu(capsys: pytest.CaptureFixt
     assert first["rank"] == 2
     assert first["source"]["line"] == 92
     unknown = data["findings"][ids.index("cuda.unknown_error")]
+    assert unknown["follows"] == ["gpu.contention"]
     checklist = " ".join(unknown["fix"]).lower()
     order = [checklist.find(w) for w in ("694989", "fabric", "nvidia_uvm", "dmesg")]
     assert -1 not in order
     assert order == sorted(order)
+    # an mp.spawn job: keeping each rank's output is said the mp.spawn way, not torchrun's
+    steps = " ".join(data["coverage"]["next_steps"])
+    assert "torchrun" not in steps
+    assert "mp.spawn shows only the first failing process's error" in steps
+    assert "output of rank 3 (world size 4)" in data["coverage"]["missing"]
+
+
+def test_example_pasted_as_one_blob_keeps_the_process_table(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # the traceback right above the nvidia-smi output, no blank line between
+    blob = tmp_path / "issue.txt"
+    blob.write_text(
+        (EXAMPLE / "train.log").read_text(encoding="utf-8")
+        + (EXAMPLE / "nvidia-smi.txt").read_text(encoding="utf-8"),
+        encoding="utf-8",
+    )
+    code, out, _ = _run(capsys, "diagnose", str(blob), "--format", "json")
+    assert code == 1
+    data = json.loads(out)
+    roots = [f for f in data["findings"] if f["root_cause"]]
+    assert [f["id"] for f in roots] == ["gpu.contention"]
+    assert "Rank 2 failed on a GPU it shared" in roots[0]["summary"]
+    assert not data["first_failure"]["message"].endswith("N/A")
 
 
 def test_example_ib_ports_are_information_not_cause(capsys: pytest.CaptureFixture[str]) -> None:

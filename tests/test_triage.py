@@ -122,3 +122,62 @@ def test_a_symptom_placed_above_its_cause_still_folds() -> None:
     standing, folded = fold(order([hang, crash, contention], None))
     assert [f.id for f in standing] == ["gpu.contention"]
     assert sorted(f.id for f in folded["gpu.contention"]) == ["app.hang", "launch.rank_crash"]
+
+
+_WATCHDOG = (
+    "[rank{r}]:[E1202 10:10:0{s}.100000000 ProcessGroupNCCL.cpp:632] [Rank {r}] Watchdog caught "
+    "collective operation timeout: WorkNCCL(SeqNum=120, OpType=ALLREDUCE, NumelIn=1, "
+    "NumelOut=1, Timeout(ms)=600000) ran for 600012 milliseconds before timing out.\n"
+)
+
+
+def test_a_timed_watchdog_timeout_does_not_beat_an_untimed_oom(tmp_path: Path) -> None:
+    # a Slurm log: only the watchdog lines carry timestamps; rank 3's OOM came first
+    log = tmp_path / "slurm-4242.out"
+    log.write_text(
+        "[rank3]: Traceback (most recent call last):\n"
+        '[rank3]:   File "train.py", line 88, in <module>\n'
+        "[rank3]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. "
+        "GPU 3 has a total capacity of 79.15 GiB of which 1.02 GiB is free.\n"
+        + _WATCHDOG.format(r=0, s=1)
+        + _WATCHDOG.format(r=1, s=2)
+        + "srun: error: node1: task 3: Exited with exit code 1\n",
+        encoding="utf-8",
+    )
+    report = diagnose_paths([str(log)])
+    first = report.first_failure
+    assert first is not None
+    assert (first.rank, first.cite.line, first.time) == (3, 3, None)
+    assert "out of memory" in first.message
+    assert report.top(1) == ["gpu.oom"]
+
+
+def test_the_watchdog_is_first_when_it_is_the_only_failure(tmp_path: Path) -> None:
+    log = tmp_path / "slurm.out"
+    log.write_text(_WATCHDOG.format(r=1, s=2) + _WATCHDOG.format(r=0, s=1), encoding="utf-8")
+    first = diagnose_paths([str(log)]).first_failure
+    assert first is not None
+    assert (first.rank, first.time) == (0, "12-02 10:10:01.100000000")
+
+
+def test_an_untimed_error_is_not_ordered_after_a_timed_one(tmp_path: Path) -> None:
+    # two real errors, one with a timestamp: time cannot order them, log order does
+    log = tmp_path / "run.log"
+    log.write_text(
+        "[rank2]: Traceback (most recent call last):\n"
+        '[rank2]:   File "train.py", line 12, in <module>\n'
+        "[rank2]: KeyError: 'labels'\n"
+        "[rank0]:[E1202 10:00:01.100000 2201 ProcessGroupNCCL.cpp:1800] [PG ID 0 PG GUID "
+        "0(default_pg) Rank 0] Process group watchdog thread terminated with exception: "
+        "CUDA error: an illegal memory access was encountered\n",
+        encoding="utf-8",
+    )
+    report = diagnose_paths([str(log)])
+    first = report.first_failure
+    assert first is not None
+    assert first.rank == 2
+    assert any(
+        "ranks 0, 2 failed with no timestamps on one clock" in n
+        and "rank 2 is taken as the first by the order of the logs" in n
+        for n in report.coverage.notes
+    ), report.coverage.notes

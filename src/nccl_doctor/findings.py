@@ -48,8 +48,10 @@ class Finding:
     """One diagnosis: an id of the catalogue, a specific summary, the fix, the proof.
 
     ``root_cause`` is decided by triage; a rule proposes ``cause=True`` when
-    its finding is a cause rather than a symptom or context. ``time_s`` and
-    ``clock`` place the earliest cited failure in time, for ordering.
+    its finding is a cause rather than a symptom or context. ``defers_to``
+    names findings this one follows from (a checklist whose first step is
+    another finding's cause): when one of them stands as a root cause, this
+    one is shown after it and is not a root cause itself.
     """
 
     id: str
@@ -62,5 +64,6 @@ class Finding:
     subjects: Subjects = field(default_factory=Subjects)
     cause: bool = True
     explains: tuple[str, ...] = ()
+    defers_to: tuple[str, ...] = ()
     root_cause: bool = False
     detail: tuple[str, ...] = ()

@@ -1,15 +1,15 @@
 """Triage: from every rule's findings to the answer, root cause first.
 
-Three jobs. Find the first failure across ranks (by time within one clock,
-else the launcher's root cause, else log order), skipping what is only the
-cascade. Fold each finding that another, higher finding explains under it.
-Order what stands: severity, causes before context, findings that involve
-the first failure, confidence, catalogue order.
+Three jobs. Take the first failure across ranks (``triage_failures``:
+causal precedence, then time where time can order them, else the
+launcher's root cause, else log order). Fold each finding that another,
+higher finding explains under it. Order what stands: severity, causes
+before context, findings that involve the first failure, confidence,
+catalogue order.
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -21,49 +21,9 @@ from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.report import Coverage, FirstFailure, Report, Verdict
 from nccl_doctor.rules import CATALOGUE
 from nccl_doctor.triage_coverage import coverage_of
-from nccl_doctor.triage_failures import Failure, failures_of, launcher_root
+from nccl_doctor.triage_failures import Failure, failures_of, first_failure, interruption
 
 _ORDER = {rule_id: index for index, rule_id in enumerate(CATALOGUE)}
-
-
-def first_failure(facts: Facts) -> tuple[Failure | None, str | None]:
-    """The earliest real failure, and a note when it corrects the launcher."""
-    failures = failures_of(facts)
-    if not failures:
-        return None, None
-    launcher = launcher_root(facts)
-    ranked = [f for f in failures if not f.cascade and not f.launcher]
-    if not ranked:
-        # only the survivors' cascade on the ranks: the launcher saw who died
-        if launcher is not None:
-            return launcher, None
-        ranked = [f for f in failures if f.launcher and not f.cascade] or failures
-    chosen: Failure | None = None
-    clocks = Counter(f.fact.clock for f in ranked if f.fact.time_s is not None)
-    if clocks:
-        clock = clocks.most_common(1)[0][0]
-        timed = [f for f in ranked if f.fact.time_s is not None and f.fact.clock == clock]
-        chosen = min(timed, key=lambda f: (f.fact.time_s or 0.0, f.order))
-    elif launcher is not None and launcher.rank is not None:
-        chosen = next((f for f in ranked if f.rank == launcher.rank), None)
-    if chosen is None:
-        chosen = min(ranked, key=lambda f: f.order)
-    if chosen.rank is None and launcher is not None and all(f.rank is None for f in ranked):
-        # nothing on the ranks says whose it is (an error before the rank prefixes
-        # start): the launcher's root cause is the best attribution there is
-        chosen = replace(chosen, launcher_rank=launcher.rank)
-    note = None
-    if (
-        launcher is not None
-        and launcher.rank is not None
-        and chosen.rank is not None
-        and chosen.rank != launcher.rank
-    ):
-        note = (
-            f"the launcher's Root Cause names rank {launcher.rank} (the first to exit); "
-            f"the logs show rank {chosen.rank} failed first"
-        )
-    return chosen, note
 
 
 def _involves(finding: Finding, failure: Failure | None) -> bool:
@@ -75,12 +35,14 @@ def _involves(finding: Finding, failure: Failure | None) -> bool:
 
 
 def order(findings: Sequence[Finding], failure: Failure | None) -> list[Finding]:
-    """Findings in report order (see the module doc)."""
+    """Findings in report order (see the module doc); one that defers to another follows it."""
+    present = {f.id for f in findings}
     return sorted(
         findings,
         key=lambda f: (
             f.severity.rank,
             not f.cause,
+            bool(present.intersection(f.defers_to)),
             f.confidence.rank,
             not _involves(f, failure),
             _ORDER.get(f.id, len(_ORDER)),
@@ -142,14 +104,22 @@ def fold(ordered: Sequence[Finding]) -> tuple[list[Finding], dict[str, list[Find
 
 
 def _mark_roots(findings: list[Finding]) -> list[Finding]:
-    """Root causes: the first finding, and every other critical cause."""
-    marked = []
+    """Root causes: the first finding, and every other critical cause.
+
+    A finding that defers to a root cause (it follows from it) is not one;
+    its ``defers_to`` keeps only the root causes it follows.
+    """
+    marked: list[Finding] = []
+    roots: set[str] = set()
     for index, finding in enumerate(findings):
         root = finding.cause and (
             index == 0 or (finding.severity is Severity.CRITICAL and findings[0].cause)
         )
-        root = root and finding.severity is not Severity.INFO
-        marked.append(replace(finding, root_cause=root))
+        root = root and finding.severity is not Severity.INFO and not roots & set(finding.defers_to)
+        if root:
+            roots.add(finding.id)
+        follows = tuple(d for d in finding.defers_to if d in roots)
+        marked.append(replace(finding, root_cause=root, defers_to=follows))
     return marked
 
 
@@ -158,12 +128,16 @@ def verdict_of(
     failure: Failure | None,
     facts: Facts,
     unchecked: Sequence[str] = (),
+    stopped: bool = False,
 ) -> Verdict:
-    """The one-word answer: failed, inconclusive, incomplete, degraded, healthy, in that order."""
+    """The one-word answer: failed, inconclusive, incomplete, degraded, healthy, in that order.
+
+    A job its user stopped is neither healthy nor failed.
+    """
     severities = {f.severity for f in findings}
     if Severity.CRITICAL in severities:
         return Verdict.FAILED
-    if failure is not None:
+    if failure is not None or stopped:
         return Verdict.INCONCLUSIVE
     if unchecked:
         return Verdict.INCOMPLETE
@@ -194,10 +168,12 @@ def hypotheses_of(
 
 def triage(findings: Sequence[Finding], facts: Facts, read: ReadResult) -> Report:
     """The report: ordered, folded findings, the first failure, coverage."""
+    failures = failures_of(facts)
     failure, note = first_failure(facts)
+    stopped = failure is None and interruption(failures) is not None
     standing, folded = fold(order(findings, failure))
     standing = _mark_roots(standing)
-    coverage: Coverage = coverage_of(facts, read, standing, failure)
+    coverage: Coverage = coverage_of(facts, read, standing, failure, stopped)
     if note:
         coverage = replace(coverage, notes=(note, *coverage.notes))
     first = None
@@ -210,7 +186,7 @@ def triage(findings: Sequence[Finding], facts: Facts, read: ReadResult) -> Repor
             cite=failure.fact.cite,
         )
     hypotheses = hypotheses_of(standing, facts, failure)
-    verdict = verdict_of(standing, failure, facts, coverage.unchecked)
+    verdict = verdict_of(standing, failure, facts, coverage.unchecked, stopped)
     if hypotheses and verdict is Verdict.HEALTHY:
         verdict = Verdict.INCONCLUSIVE  # the reporter says it hangs: not healthy
     return Report(

@@ -1,21 +1,79 @@
-"""Coverage: what evidence was read, what was missing, what to collect next."""
+"""Coverage: what evidence was read, what was missing, what to collect next.
+
+What to ask for depends on the diagnosis. A fault in the system (NCCL, the
+network, CUDA, the driver, an unexplained GPU error) needs NCCL's log, the
+kernel log and the versions; an application's own exception (an
+``IndexError``, a device-side assert, mismatched collectives) needs none of
+them; a GPU out-of-memory needs the memory and process list, not NCCL's log;
+a job its user stopped needs nothing chased. How to keep each rank's output
+depends on the launcher that started the ranks.
+"""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from nccl_doctor.evidence.reader import ReadResult
 from nccl_doctor.facts.host import KernelGpuMessage, XidEvent
 from nccl_doctor.facts.live import NVML_OUTCOMES, NvmlOutcome
 from nccl_doctor.facts.nccl import NcclLogFact
-from nccl_doctor.facts.run import PgInitOptions
+from nccl_doctor.facts.run import (
+    ChildFailure,
+    CppException,
+    CudaOutOfMemory,
+    PgInitOptions,
+    PythonTraceback,
+)
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Finding
 from nccl_doctor.report import Coverage, EvidenceRead
-from nccl_doctor.triage_failures import Failure
+from nccl_doctor.rules.launch._common import STOP_SIGNALS, launcher_of, signal_name
+from nccl_doctor.triage_failures import Failure, failures_of
 
 _GPU_KINDS = frozenset({"nvidia-smi", "nvidia-smi-q", "nvidia-smi-xml"})
 _NET_IDS = ("net.", "nccl.p2p", "nccl.host_identity")
+
+#: Root causes that are the application's own bug: no NCCL log or kernel log explains them.
+_APP_IDS = frozenset(
+    {
+        "app.param_mismatch",
+        "app.unused_params",
+        "app.collective_mismatch",
+        "cuda.device_assert",
+        "launch.duplicate_launch",
+        "launch.port_in_use",
+    }
+)
+#: Root causes that only restate the first failure (its layer then decides).
+_RESTATE_IDS = frozenset({"launch.rank_crash", "app.hang", "gpu.oom", "gpu.contention"})
+
+#: An exception that comes from the system under the application, not from its own code.
+_SYSTEM_TEXT = re.compile(
+    r"cuda|nccl|gloo|cudnn|cublas|nvml|driver|\bdevice\b|xid|ecc|socket|connect|network|"
+    r"timed? ?out|store|rendezvous|c10d|errno|NET/|Dist\w*Error|ProcessGroup|illegal memory",
+    re.IGNORECASE,
+)
+_OOM_TEXT = re.compile(r"CUDA out of memory|OutOfMemoryError|CUDA_ERROR_OUT_OF_MEMORY")
+
+#: How to keep every rank's output, by launcher.
+_KEEP_OUTPUT = {
+    "torchrun": (
+        "Keep every rank's output: `torchrun --log-dir DIR --redirects 3 ...` (or `--tee 3`) "
+        "writes each rank's stdout/stderr under DIR"
+    ),
+    "mp.spawn": (
+        "mp.spawn shows only the first failing process's error: have each process write its "
+        "own log (redirect sys.stdout/sys.stderr to f'rank{rank}.log' at the top of the "
+        "spawned function) and attach every file"
+    ),
+    "srun": "Keep every task's output: `srun --output=%x-%j-%t.out ...` writes one file per task",
+    "deepspeed": (
+        "Keep every rank's output: `deepspeed --enable_each_rank_log DIR ...` writes one log "
+        "per rank"
+    ),
+}
+_KEEP_ANY = "Attach every rank's stdout and stderr (one file per rank)"
 
 
 def _evidence(read: ReadResult) -> tuple[EvidenceRead, ...]:
@@ -62,8 +120,86 @@ def unchecked_of(facts: Facts) -> list[tuple[str, str]]:
     return list(out.values())
 
 
+def _layer(failure: Failure | None) -> str:
+    """Where the first failure comes from: ``app``, ``memory`` or ``system``."""
+    if failure is None:
+        return "system"
+    fact = failure.fact
+    if isinstance(fact, CudaOutOfMemory) or _OOM_TEXT.search(failure.message):
+        return "memory"
+    if isinstance(fact, PythonTraceback | CppException) and failure.tier == 0:
+        text = f"{fact.exc_type or ''}: {failure.message}"
+        return "system" if _SYSTEM_TEXT.search(text) else "app"
+    return "system"
+
+
+def focus(findings: Sequence[Finding], failure: Failure | None) -> str:
+    """What the diagnosis points at: ``app``, ``memory`` or ``system`` (ask for everything)."""
+    roots = {f.id for f in findings if f.root_cause}
+    if roots and roots <= _APP_IDS:
+        return "app"
+    layer = _layer(failure)
+    if roots <= _RESTATE_IDS | _APP_IDS and layer in ("app", "memory"):
+        return layer
+    if "gpu.oom" in roots and roots <= _RESTATE_IDS:
+        return "memory"
+    return "system"
+
+
+def _errorless(facts: Facts) -> list[int]:
+    """Ranks the launcher says failed on their own, with no error of theirs in the evidence."""
+    told = {f.rank for f in failures_of(facts) if not f.launcher and f.rank is not None}
+    out = []
+    for child in facts.of(ChildFailure):
+        if child.rank is None or child.rank in told or child.rank in out:
+            continue
+        if child.error_file or child.traceback_lines:
+            continue
+        if signal_name(child.exitcode, child.signal_name) in STOP_SIGNALS:
+            continue  # the launcher stopped it after another rank failed
+        out.append(child.rank)
+    return sorted(out)
+
+
+def _ranks_text(ranks: Sequence[int]) -> str:
+    shown = ", ".join(str(r) for r in ranks[:8]) + (" ..." if len(ranks) > 8 else "")
+    return f"{'rank' if len(ranks) == 1 else 'ranks'} {shown}"
+
+
+def _rank_output(facts: Facts, missing: list[str], steps: list[str]) -> None:
+    """Ranks whose output or error is missing, with the launcher's way to keep it."""
+    launcher = launcher_of(facts)
+    keep = _KEEP_OUTPUT.get(launcher or "", _KEEP_ANY)
+    asked = False
+    world = _world_size(facts)
+    seen = set(facts.ranks)
+    if world and len(seen) < world:
+        absent = sorted(set(range(world)) - seen)
+        missing.append(f"output of {_ranks_text(absent)} (world size {world})")
+        steps.append(keep)
+        asked = True
+    errorless = _errorless(facts)
+    if errorless:
+        missing.append(
+            f"the error of {_ranks_text(errorless)}: torchrun's summary has `error_file: <N/A>` "
+            "and no traceback of it was given"
+        )
+        if not asked:
+            steps.append(keep)
+        if launcher == "torchrun":
+            steps.append(
+                "Decorate the script's entry point with "
+                "`@torch.distributed.elastic.multiprocessing.errors.record`: torchrun then writes "
+                "each failing rank's traceback to its error file and prints it in the summary"
+            )
+
+
 def coverage_of(
-    facts: Facts, read: ReadResult, findings: Sequence[Finding], failure: Failure | None
+    facts: Facts,
+    read: ReadResult,
+    findings: Sequence[Finding],
+    failure: Failure | None,
+    stopped: bool = False,
 ) -> Coverage:
     """Missing evidence, in the order it would help, with the command to collect each."""
     missing: list[str] = []
@@ -72,30 +208,34 @@ def coverage_of(
     gpu = _uses_gpu(facts)
     unchecked = unchecked_of(facts)
     steps.extend(step for _, step in unchecked)
-    if gpu and not unchecked and not facts.kinds & _GPU_KINDS:
-        missing.append("GPU state and process list (nvidia-smi)")
-        steps.append(
-            "Run `nccl-doctor check` on the failing node (or `nvidia-smi` and "
-            "`nvidia-smi -q -x > nvidia-smi.xml`) and attach the output"
-        )
-    if failed and gpu and not facts.of(NcclLogFact):
+    kind = focus(findings, failure) if failed else "system"
+    if gpu and not unchecked and not facts.kinds & _GPU_KINDS and kind != "app":
+        if kind == "memory":
+            missing.append("GPU memory and process list while the job runs (nvidia-smi)")
+            steps.append(
+                "While the job starts, run `nvidia-smi --query-gpu=index,memory.used,memory.total "
+                "--format=csv -l 5` and `nvidia-smi` (its process list shows who else holds "
+                "memory); print `torch.cuda.memory_summary()` where it fails"
+            )
+        else:
+            missing.append("GPU state and process list (nvidia-smi)")
+            steps.append(
+                "Run `nccl-doctor check` on the failing node (or `nvidia-smi` and "
+                "`nvidia-smi -q -x > nvidia-smi.xml`) and attach the output"
+            )
+    system = failed and kind == "system"
+    if system and gpu and not facts.of(NcclLogFact):
         missing.append("NCCL's own log (NCCL_DEBUG output)")
         steps.append(
             "Rerun with `NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET,ENV` "
             "(and `NCCL_DEBUG_FILE=nccl.%h.%p.log`) and attach every rank's output"
         )
-    if failed and gpu and not facts.of(XidEvent) and not facts.of(KernelGpuMessage):
+    if system and gpu and not facts.of(XidEvent) and not facts.of(KernelGpuMessage):
         missing.append("kernel log (NVRM/Xid lines) from the host")
         steps.append("Collect `sudo dmesg -T | grep -iE 'NVRM|Xid'` on each node")
-    world = _world_size(facts)
-    seen = set(facts.ranks)
-    if world and len(seen) < world:
-        absent = sorted(set(range(world)) - seen)
-        shown = ", ".join(str(r) for r in absent[:8]) + (" ..." if len(absent) > 8 else "")
-        label = "rank" if len(absent) == 1 else "ranks"
-        missing.append(f"output of {label} {shown} (world size {world})")
-        steps.append("Keep every rank's output: `torchrun --log-dir DIR --tee 3 ...`")
-    if failed and "collect_env" not in facts.kinds:
+    if failed:
+        _rank_output(facts, missing, steps)
+    if system and "collect_env" not in facts.kinds:
         missing.append("software versions (torch, CUDA, NCCL, driver)")
         steps.append("Run `python -m torch.utils.collect_env` and attach the output")
     if any(f.id.startswith(_NET_IDS) for f in findings) and not facts.kinds & {
@@ -105,6 +245,11 @@ def coverage_of(
     }:
         missing.append("network device state (ibstatus / ibv_devinfo)")
         steps.append("Run `ibstatus` and `ibv_devinfo -v` on each node")
+    if stopped and not failed:
+        steps.append(
+            "If you stopped it because it hung: rerun it as `nccl-doctor run -- CMD` (the flight "
+            "recorder dumps on a timeout) and, while it hangs, `py-spy dump --pid PID` each rank"
+        )
     notes = tuple(f"{n.source}: {n.message}" for n in read.notes)
     return Coverage(
         _evidence(read),

@@ -11,6 +11,7 @@ from nccl_doctor.evidence.intake import Opened
 from nccl_doctor.evidence.lines import lines_of
 from nccl_doctor.evidence.reader import read_opened
 from nccl_doctor.facts.base import Fact
+from nccl_doctor.facts.gpu import GpuProcess
 from nccl_doctor.facts.run import (
     ChildFailure,
     CollectiveTimeout,
@@ -340,6 +341,34 @@ def test_message_stops_at_a_glog_or_launcher_line() -> None:
     )
     tbs = tracebacks(text)
     assert [(t.cite.line, t.message_lines) for t in tbs] == [(1, ()), (3, ())]
+
+
+_SMI = EXAMPLE.with_name("nvidia-smi.txt")
+
+
+@pytest.mark.parametrize("between", ["", "$ nvidia-smi\n", "alice@node7:~/run$ nvidia-smi\n"])
+def test_a_table_pasted_right_below_ends_the_message(between: str) -> None:
+    # the example's traceback, then (no blank line) a prompt or straight the nvidia-smi table
+    train = EXAMPLE.read_text(encoding="utf-8")
+    text = train + between + _SMI.read_text(encoding="utf-8")
+    (tb,) = tracebacks(text)
+    assert tb.message_lines == (
+        "ncclUnhandledCudaError: Call to CUDA function failed.",
+        "Last error:",
+        "Cuda failure 999 'unknown error",
+    )
+    data = text.encode()
+    sections, _ = read_opened(Opened("t.log", io.BytesIO(data), len(data), None), [])
+    smi_start = train.count("\n") + between.count("\n") + 1
+    smi = [(s.start, s.end) for s in sections if s.kind == "nvidia-smi"]
+    assert smi == [(smi_start, smi_start + 14)]
+    assert len(of_type(read(text), GpuProcess)) == 9
+
+
+def test_pipes_inside_a_message_line_do_not_end_it() -> None:
+    text = "RuntimeError: bad value\n  expected a | b, got c |\n| b is not a table row\n"
+    (tb,) = tracebacks(text)
+    assert tb.message_lines == ("expected a | b, got c |", "| b is not a table row")
 
 
 def test_stale_report_is_closed_so_the_reader_can_skip_again() -> None:

@@ -7,6 +7,7 @@ checked. Needs torch (the README's test command installs the CPU build).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -32,3 +33,19 @@ def test_zoo_scenario(scenario: Scenario, tmp_path: Path) -> None:
         assert rank == scenario.first_failing_rank
     roots = {f.id for f in report.findings if f.root_cause}
     assert not roots & set(scenario.not_root), roots
+
+
+def test_a_log_dir_folder_gives_the_consoles_diagnosis(tmp_path: Path) -> None:
+    """torchrun ``--log-dir`` (each rank's output in its own file) reads like the console."""
+    logs = tmp_path / "logs"
+    raises = next(s for s in SCENARIOS if s.name == "rank_raises")
+    console, _ = run_scenario(
+        replace(raises, torchrun=("--log-dir", str(logs), "--tee", "3")), tmp_path
+    )
+    assert sorted(p.name for p in logs.rglob("stderr.log"))  # the layout is there
+    for report in (diagnose_paths([str(console)]), diagnose_paths([str(logs)])):
+        assert report.top(1) == ["launch.rank_crash"]
+        first = report.first_failure
+        assert first is not None
+        assert first.rank == 1
+        assert "ValueError: rank 1: bad batch at step 1" in first.message

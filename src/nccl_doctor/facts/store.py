@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TypeVar
@@ -20,6 +20,7 @@ from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.text import TextLine
 
 T = TypeVar("T", bound=Fact)
+V = TypeVar("V")
 
 #: A line that looks like a program printed it: log prefixes, tracebacks,
 #: paths with line numbers, key=value, shell prompts, table rules.
@@ -98,6 +99,7 @@ class Facts:
         self.kinds = frozenset(kinds)
         self._by_type: dict[type[Fact], tuple[Fact, ...]] = {}
         self._searches: dict[tuple[str, bool], tuple[Hit, ...]] = {}
+        self._derived: dict[str, object] = {}
 
     def __len__(self) -> int:
         return len(self._all)
@@ -114,6 +116,16 @@ class Facts:
             found = tuple(f for f in self._all if isinstance(f, cls))
             self._by_type[cls] = found
         return found  # type: ignore[return-value]
+
+    def derived(self, name: str, compute: Callable[[Facts], V]) -> V:
+        """A value derived from these facts (they never change), computed once per ``name``.
+
+        The computation keeps its one home (``triage_failures.failures_of``...);
+        the store only remembers the answer for the rules that ask again.
+        """
+        if name not in self._derived:
+            self._derived[name] = compute(self)
+        return self._derived[name]  # type: ignore[return-value]
 
     def has(self, kind: str) -> bool:
         """Whether evidence of ``kind`` was read."""

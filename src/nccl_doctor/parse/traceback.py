@@ -8,7 +8,8 @@ chain (``During handling of the above exception ...`` / ``The above exception
 was the direct cause ...``) folds into the last exception's fact as
 ``causes``. The message ends at a blank line, at a line that clearly starts
 something else (a glog or logging prefix, an NCCL line, a ``====`` border,
-a new timestamp), or at a new ``Traceback``.
+a table's ``+----`` border or ``| ... |`` row such as nvidia-smi's, a shell
+prompt, a new timestamp), or at a new ``Traceback``.
 
 Tracebacks of different ranks interleave line by line in one log: one
 construct is kept per ``line.rank`` (``None`` for unattributed lines), and
@@ -56,7 +57,9 @@ _WHAT = re.compile(r"^\s*what\(\):\s*(?P<msg>.*)$")
 _STOP = re.compile(
     r"(?:[IWEF]\d{4} \d\d:\d\d|\[[IWEF]\d{0,4}[ \]]|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]*:"
     r"|\[\d{4}-\d\d-\d\d|-- Process \d+ terminated|={4,}|\*{4,}|-{10,}|NCCL (?:INFO|WARN) "
-    r"|terminate called|Traceback \(most recent call last\))"
+    r"|terminate called|Traceback \(most recent call last\)"
+    # a tool's table pasted right below (nvidia-smi's borders and rows), a shell prompt
+    r"|\+[-=+]{10}|\|.{0,400}\|$|\$ \w|[\w.-]{1,64}@[\w.-]{1,64}:\S{0,200}[$#] )"
 )
 #: a bare exception line is taken for these type names, or for these modules
 _KNOWN = frozenset(

@@ -31,6 +31,7 @@ def finding_json(finding: Finding, clean: Callable[[str], str] = scrub) -> dict[
             "hosts": [clean(h) for h in finding.subjects.hosts],
         },
         "explains": list(finding.explains),
+        "follows": list(finding.defers_to),
         "detail": [clean(d) for d in finding.detail],
     }
 

@@ -84,7 +84,7 @@ def _finding(out: _Out, n: int, finding: Finding) -> None:
     out.add(f"\n{n}. ", "bold")
     out.add(sev.upper(), _SEVERITY_STYLE[sev])
     out.add(f"  {finding.id}", "bold")
-    tags = ["root cause"] if finding.root_cause else []
+    tags = ["root cause"] if finding.root_cause else [f"follows {d}" for d in finding.defers_to]
     tags.append(f"{finding.confidence.value} confidence")
     out.add(f"  ({', '.join(tags)})\n", "dim")
     out.para(finding.title, 3, style="bold")

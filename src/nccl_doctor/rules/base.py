@@ -41,6 +41,7 @@ class Rule:
         hosts: Iterable[str] = (),
         cause: bool = True,
         explains: Sequence[str] | None = None,
+        defers_to: Sequence[str] = (),
         detail: Sequence[str] = (),
         title: str | None = None,
     ) -> Finding:
@@ -67,6 +68,7 @@ class Rule:
             ),
             cause=cause,
             explains=tuple(self.explains if explains is None else explains),
+            defers_to=tuple(defers_to),
             detail=tuple(detail),
         )
 

@@ -38,13 +38,31 @@ def _train(rank: int) -> None:
             os.kill(os.getpid(), signal.SIGKILL)
 
 
+def _hold_until_all_failed(rank: int) -> None:
+    """Keep a failed rank alive until every rank has reported its error, then let it out.
+
+    Without it, the launcher could stop the slower rank before it printed
+    where it was (it stops the others once one exits).
+    """
+    sync = Path(os.environ["ZOO_SYNC_DIR"])
+    (sync / f"failed.{rank}").touch()
+    world = dist.get_world_size()
+    deadline = time.monotonic() + 3 * TIMEOUT.total_seconds() + 30
+    while len(list(sync.glob("failed.*"))) < world and time.monotonic() < deadline:
+        time.sleep(0.1)
+
+
 def _collectives(rank: int) -> None:
     t = torch.ones(16) * (rank + 1)
     if SCENARIO == "collective_mismatch":
-        if rank == 1:
-            dist.broadcast(torch.ones(32), src=0)
-        else:
-            dist.all_reduce(t)
+        try:
+            if rank == 1:
+                dist.broadcast(torch.ones(32), src=0)
+            else:
+                dist.all_reduce(t)
+        except Exception:
+            _hold_until_all_failed(rank)
+            raise
     elif SCENARIO == "stall":
         if rank == 1:
             time.sleep(TIMEOUT.total_seconds() * 3)
@@ -78,7 +96,15 @@ def main() -> None:
     rank = int(os.environ.get("RANK", "0"))
     if SCENARIO == "too_many_files":
         _many_files()
-    dist.init_process_group("gloo", timeout=TIMEOUT)
+    timeout = TIMEOUT
+    if SCENARIO == "collective_mismatch" and rank == 0:
+        # Deterministic order: rank 1 (in broadcast) always gives up first and gloo
+        # closes its connections, so rank 0 (in all_reduce) sees "Connection closed by
+        # peer". With equal timeouts, which rank times out first (and which sees the
+        # other go) depends on scheduling; the both-timed-out form is kept as a case
+        # (tests/cases/app/collective_mismatch/gloo_broadcast_vs_allreduce_timeout).
+        timeout = TIMEOUT * 6
+    dist.init_process_group("gloo", timeout=timeout)
     if SCENARIO in ("collective_mismatch", "stall"):
         _collectives(rank)
     else:

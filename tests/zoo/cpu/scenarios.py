@@ -47,7 +47,8 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario("sigsegv", "launch.rank_crash", 1, not_root=("net.unreachable", "app.hang")),
     Scenario("sigkill", "launch.rank_crash", 1, not_root=("net.unreachable", "app.hang")),
     Scenario("param_mismatch", "app.param_mismatch", 1, not_root=("launch.rank_crash",)),
-    Scenario("collective_mismatch", "app.collective_mismatch", ANY),
+    # rank 1 (broadcast) gives up first by design (job.py), rank 0 sees it go
+    Scenario("collective_mismatch", "app.collective_mismatch", 1),
     Scenario(
         "collective_mismatch_detail",
         "app.collective_mismatch",
@@ -112,7 +113,15 @@ def run_scenario(scenario: Scenario, out_dir: Path, timeout_s: float = 120) -> t
     The launcher's exit status is appended to ``<name>.exit``.
     """
     port = free_port()
-    env = {**os.environ, "ZOO_SCENARIO": scenario.name, "ZOO_TIMEOUT_S": "10", **scenario.env}
+    sync = out_dir / f"{scenario.name}.sync"  # where ranks that failed wait for the others
+    sync.mkdir(parents=True, exist_ok=True)
+    env = {
+        **os.environ,
+        "ZOO_SCENARIO": scenario.name,
+        "ZOO_TIMEOUT_S": "10",
+        "ZOO_SYNC_DIR": str(sync),
+        **scenario.env,
+    }
     if "TORCH_DISTRIBUTED_DEBUG" not in scenario.env:
         env.pop("TORCH_DISTRIBUTED_DEBUG", None)
     where = (

@@ -23,7 +23,11 @@ Evidence
 inconsistent collective: CollectiveFingerPrint(OpType=BROADCAST,
 TensorShape=[4], ...)``, ``ProcessGroupWrapper: Monitored Barrier
 encountered error running collective``, ``Rank 1 failed to pass
-monitoredBarrier``.
+monitoredBarrier``; flight-recorder dumps that differ at one sequence id;
+without either, the ranks' tracebacks stuck in different collective calls
+(``broadcast`` on one, ``all_reduce`` on another), one of them timed out and
+the others timed out too or saw their peer go, no rank with an error of its
+own.
 
 Fix
 ---
@@ -44,7 +48,8 @@ from nccl_doctor.facts.run import DistributedError
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.base import Rule
-from nccl_doctor.rules.launch._common import waiting_in
+from nccl_doctor.rules.launch._common import collective_calls
+from nccl_doctor.triage_failures import failures_of
 
 RULE = Rule(
     id="app.collective_mismatch",
@@ -79,15 +84,35 @@ def _fingerprints(facts: Facts) -> tuple[list[str], list[int], list[Cite]]:
 
 
 def _different_waits(facts: Facts) -> Finding | None:
-    """Ranks that timed out waiting in different collective calls."""
-    waits = waiting_in(facts)
-    if len({fn for fn, _ in waits.values()}) < 2:
+    """Ranks stuck in different collective calls, at least one of them timed out waiting.
+
+    Whichever rank gives up first, the other sees its own timeout or the peer
+    closing the connection: both say where the rank was. A rank whose error
+    names a fault of its own (not a timeout, not the cascade) is the cause
+    instead, and no mismatch is inferred.
+    """
+    calls = collective_calls(facts)
+    if len({fn for fn, _, _ in calls.values()}) < 2 or not any(w for _, _, w in calls.values()):
         return None
-    parts = [f"rank {r} in {fn}()" for r, (fn, _) in sorted(waits.items())]
+    if any(f.tier == 0 and not f.launcher for f in failures_of(facts)):
+        return None
+    parts = [f"rank {r} in {fn}()" for r, (fn, _, _) in sorted(calls.items())]
+    waited = sorted(r for r, (_, _, w) in calls.items() if w)
+    if len(waited) == len(calls):
+        how = "The ranks timed out waiting in different collectives ("
+        tail = ""
+    else:
+        how = "The ranks were in different collectives ("
+        tail = (
+            f"; rank {', '.join(map(str, waited))} timed out waiting there, the others saw "
+            "their peer give up"
+        )
     summary = (
-        "The ranks timed out waiting in different collectives ("
+        how
         + ", ".join(parts)
-        + "): they issued mismatched collectives, so none of them could complete."
+        + ")"
+        + tail
+        + ": they issued mismatched collectives, so none of them could complete."
     )
     return RULE.finding(
         summary=summary,
@@ -101,8 +126,8 @@ def _different_waits(facts: Facts) -> Finding | None:
                 "mismatching collectives (op, shape, dtype) instead of timing out."
             ),
         ],
-        evidence=[cite for _, cite in waits.values()][:4],
-        ranks=list(waits),
+        evidence=[cite for _, cite, _ in calls.values()][:4],
+        ranks=list(calls),
         confidence=Confidence.MEDIUM,
     )
 

@@ -34,6 +34,7 @@ the GPU alone.
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
 from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.gpu import Gpu, GpuProcess, SmiError
@@ -64,6 +65,15 @@ _NVSWITCH_MODELS = re.compile(r"\b(?:A100|A800|H100|H800|H200|H20|B100|B200|GB20
 _UVM = re.compile(r"nvidia[-_]uvm", re.IGNORECASE)
 
 
+class Step(NamedTuple):
+    """One checklist step: its text, the lines it cites, the finding it points at."""
+
+    text: str
+    cites: list[Cite | Fact]
+    #: the catalogue id whose evidence this step found (the 999 then follows from it)
+    points_at: str | None = None
+
+
 def _errors(facts: Facts) -> list[Fact | Cite]:
     found: list[Fact | Cite] = [
         e
@@ -83,10 +93,10 @@ def _gpu_models(facts: Facts) -> tuple[str | None, int]:
     return (names[0] if names else None), len(names)
 
 
-def _step_processes(facts: Facts, failing: int | None) -> tuple[str, list[Cite | Fact]]:
+def _step_processes(facts: Facts, failing: int | None) -> Step:
     procs = facts.of(GpuProcess)
     if not procs:
-        return (
+        return Step(
             "Check for other processes on the job's GPUs (`nvidia-smi`): no process list was given",
             [],
         )
@@ -95,39 +105,39 @@ def _step_processes(facts: Facts, failing: int | None) -> tuple[str, list[Cite |
     job_gpus = {g.gpu_index for g in gpus.values()}
     foreign = [p for p in procs if p.pid not in mine and p.gpu_index in job_gpus]
     if not foreign:
-        return "Other processes on the job's GPUs: none in the process list given", []
+        return Step("Other processes on the job's GPUs: none in the process list given", [])
     gpu = gpus[failing].gpu_index if failing in gpus else None
     on_failing = [p for p in foreign if gpu is not None and p.gpu_index == gpu]
     shown = on_failing or foreign
     names = ", ".join(f"PID {p.pid} ({(p.name or '?').rsplit('/', 1)[-1]})" for p in shown[:3])
     where = f"rank {failing}'s GPU {gpu}" if on_failing else "the job's GPUs"
-    return (
-        (
-            f"Free the job's GPUs first: the process list shows {names} on {where} "
-            "(see gpu.contention)"
-        ),
+    return Step(
+        f"Free the job's GPUs first: the process list shows {names} on {where} "
+        "(see gpu.contention)",
         list(shown[:2]),
+        "gpu.contention" if on_failing else None,
     )
 
 
-def _step_fabric(facts: Facts) -> tuple[str, list[Cite | Fact]]:
+def _step_fabric(facts: Facts) -> Step:
     states = [g for g in facts.of(Gpu) if g.fabric_state]
     bad = [g for g in states if (g.fabric_state or "").lower() not in ("completed", "n/a")]
     if bad:
         g = bad[0]
-        return (
-            (
-                f"Fix the NVSwitch fabric: GPU {g.index} fabric state is {g.fabric_state}; "
-                "restart nvidia-fabricmanager (`systemctl restart nvidia-fabricmanager`) and check "
-                "its version matches the driver"
-            ),
+        return Step(
+            f"Fix the NVSwitch fabric: GPU {g.index} fabric state is {g.fabric_state}; "
+            "restart nvidia-fabricmanager (`systemctl restart nvidia-fabricmanager`) and check "
+            "its version matches the driver",
             [g.cite_of("fabric_state")],
+            "gpu.fabric_manager",
         )
     if states:
-        return "NVSwitch fabric state: Completed on the GPUs listed (fabric manager is fine)", []
+        return Step(
+            "NVSwitch fabric state: Completed on the GPUs listed (fabric manager is fine)", []
+        )
     model, count = _gpu_models(facts)
     if model and _NVSWITCH_MODELS.search(model) and count >= 8:
-        return (
+        return Step(
             (
                 f"Check the fabric manager: {count}x {model} is an NVSwitch (HGX) board, "
                 "where CUDA fails until nvidia-fabricmanager runs at the driver's exact version "
@@ -135,7 +145,7 @@ def _step_fabric(facts: Facts) -> tuple[str, list[Cite | Fact]]:
             ),
             [],
         )
-    return (
+    return Step(
         (
             "On an NVSwitch (HGX/DGX) system, check that nvidia-fabricmanager runs at the driver's "
             "version (`systemctl status nvidia-fabricmanager`)"
@@ -144,17 +154,18 @@ def _step_fabric(facts: Facts) -> tuple[str, list[Cite | Fact]]:
     )
 
 
-def _step_uvm(facts: Facts) -> tuple[str, list[Cite | Fact]]:
+def _step_uvm(facts: Facts) -> Step:
     hits = facts.search(_UVM)
     if hits:
-        return (
+        return Step(
             (
                 "Reload the unified-memory module: the evidence mentions nvidia_uvm "
                 "(`sudo modprobe -r nvidia_uvm && sudo modprobe nvidia_uvm`)"
             ),
             [hits[0].cite],
+            "driver.uvm",
         )
-    return (
+    return Step(
         (
             "Check the unified-memory module: `lsmod | grep nvidia_uvm` and "
             "`ls -l /dev/nvidia-uvm` (not in the evidence); load it with `sudo modprobe nvidia_uvm`"
@@ -163,19 +174,23 @@ def _step_uvm(facts: Facts) -> tuple[str, list[Cite | Fact]]:
     )
 
 
-def _step_driver(facts: Facts) -> tuple[str, list[Cite | Fact]]:
+_KERNEL_IDS = {"api_mismatch": "driver.version_mismatch", "fallen_off_bus": "gpu.lost"}
+
+
+def _step_driver(facts: Facts) -> Step:
     xids = facts.of(XidEvent)
     kernel = [k for k in facts.of(KernelGpuMessage) if k.kind in ("api_mismatch", "fallen_off_bus")]
     if xids or kernel:
         first: Fact = xids[0] if xids else kernel[0]
-        return (
+        return Step(
             (
                 "Reset the GPU or reboot: the kernel log shows driver faults "
                 f"({first.cite.text.strip()[:80]})"
             ),
             [first],
+            "gpu.xid" if xids else _KERNEL_IDS.get(kernel[0].kind),
         )
-    return (
+    return Step(
         (
             "Look for a driver reload, GPU reset or driver update without reboot: "
             "`sudo dmesg -T | grep -iE 'NVRM|Xid'` (no kernel log was given); reboot if the driver "
@@ -208,12 +223,12 @@ def check(facts: Facts) -> list[Finding]:
     target = f"CUDA_VISIBLE_DEVICES={gpu.gpu_index} " if gpu and gpu.gpu_index is not None else ""
     alone = "import torch; print(torch.ones(1, device='cuda') + 1)"
     steps.append(
-        (f'Test the GPU alone: `{target}python -c "{alone}"`, then `nccl-doctor probe`', [])
+        Step(f'Test the GPU alone: `{target}python -c "{alone}"`, then `nccl-doctor probe`', [])
     )
-    fix = [text for text, _ in steps]
+    fix = [step.text for step in steps]
     evidence: list[Cite | Fact] = [cite]
-    for _, cited in steps:
-        evidence += cited
+    for step in steps:
+        evidence += step.cites
     return [
         RULE.finding(
             summary=summary,
@@ -222,5 +237,6 @@ def check(facts: Facts) -> list[Finding]:
             confidence=Confidence.MEDIUM,
             ranks=ranks,
             gpus=[str(gpu.gpu_index)] if gpu and gpu.gpu_index is not None else [],
+            defers_to=[step.points_at for step in steps if step.points_at],
         )
     ]

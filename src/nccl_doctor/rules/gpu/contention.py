@@ -21,7 +21,10 @@ Evidence
 Process rows of ``nvidia-smi`` / ``nvidia-smi -q`` / ``-q -x`` on the job's
 GPUs whose PIDs are not the job's; the PIDs named in a torch OOM message;
 the rank-to-GPU mapping from NCCL's init lines or, on one node, local rank r
-on GPU r.
+on GPU r. Confidence is high only when the failing rank's GPU is read from
+machine evidence and no other rank sat on a GPU at least as crowded without
+failing; an assumed mapping or a more crowded GPU that did not fail first
+makes it medium, and the finding says which.
 
 Fix
 ---
@@ -210,6 +213,54 @@ def _suspected(facts: Facts) -> list[Finding]:
     ]
 
 
+def _held_mib(rows: list[GpuProcess]) -> int:
+    return sum(p.memory_used_mib or 0 for p in rows)
+
+
+def _confidence(
+    per_gpu: dict[int, list[GpuProcess]],
+    gpu_ranks: dict[int, list[int]],
+    by_rank: dict[int, RankGpu],
+    failing: list[int],
+    failed_ranks: set[int],
+) -> tuple[Confidence, list[str]]:
+    """How far the evidence ties the foreign processes to the failure, and what weakens it.
+
+    High only when the failing rank's GPU is known from machine evidence (NCCL's
+    init line, the error's own device), not assumed, and no other rank sat on a
+    GPU at least as crowded without failing. Without a failing rank on a shared
+    GPU, the finding rests on the mapping alone.
+    """
+    hit_ranks = sorted({r for g in per_gpu for r in gpu_ranks[g]})
+    if not failing:
+        how = {by_rank[r].how for r in hit_ranks}
+        return (Confidence.HIGH if how <= {"nccl", "error"} else Confidence.MEDIUM), []
+    doubts = []
+    assumed = sorted(r for r in failing if by_rank[r].how == "convention")
+    if assumed:
+        doubts.append(
+            f"rank {', '.join(map(str, assumed))}'s GPU is assumed (no NCCL init line or error "
+            "names it): the process list is not tied to the failing rank for certain"
+        )
+    failing_gpus = {by_rank[r].gpu_index for r in failing}
+    least = min(_held_mib(per_gpu[g]) for g in failing_gpus if g in per_gpu)
+    fine = [
+        (g, rows)
+        for g, rows in sorted(per_gpu.items())
+        if g not in failing_gpus
+        and _held_mib(rows) >= least
+        and not set(gpu_ranks[g]) & failed_ranks
+    ]
+    for gpu, rows in fine[:2]:
+        ranks = "/".join(str(r) for r in gpu_ranks[gpu])
+        doubts.append(
+            f"rank {ranks} on GPU {gpu} shared it with more ({_held_mib(rows)} MiB held by other "
+            f"processes) and did not fail first: the crowding alone does not explain why rank "
+            f"{failing[0]} failed"
+        )
+    return (Confidence.MEDIUM if doubts else Confidence.HIGH), doubts
+
+
 def check(facts: Facts) -> list[Finding]:
     """Foreign processes on the job's GPUs, joined with the failing ranks."""
     findings = _from_oom(facts) or _held_elsewhere(facts) or _suspected(facts)
@@ -250,7 +301,6 @@ def check(facts: Facts) -> list[Finding]:
     material = any((p.memory_used_mib or 0) >= _MATERIAL_MIB for p in on_job)
     severity = Severity.CRITICAL if failing or material else Severity.WARNING
     how = {by_rank[r].how for r in hit_ranks}
-    confidence = Confidence.HIGH if how <= {"nccl", "error"} or failing else Confidence.MEDIUM
     summary = "; ".join(parts)
     if failing:
         summary += f". Rank {', '.join(map(str, failing))} failed on a GPU it shared"
@@ -260,6 +310,8 @@ def check(facts: Facts) -> list[Finding]:
         {p.gpu_index for p in foreign if p.gpu_index is not None and p.gpu_index not in gpu_ranks}
     )
     detail = [f"also busy, outside the job: GPU {', '.join(map(str, outside))}"] if outside else []
+    confidence, doubts = _confidence(per_gpu, gpu_ranks, by_rank, failing, failed_ranks)
+    detail += doubts
     first = max(
         on_job,
         key=lambda p: (p.gpu_index in gpu_ranks_failing(failing, by_rank), p.memory_used_mib or 0),

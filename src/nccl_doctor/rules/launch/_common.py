@@ -10,6 +10,7 @@ from nccl_doctor.facts.host import EnvVar
 from nccl_doctor.facts.run import (
     ChildFailure,
     CollectiveTimeout,
+    CppException,
     DistributedError,
     PgInitOptions,
     PythonTraceback,
@@ -17,6 +18,7 @@ from nccl_doctor.facts.run import (
     WorkerExit,
 )
 from nccl_doctor.facts.store import Facts
+from nccl_doctor.triage_failures import first_failure
 
 #: A person saying the job sits there rather than dies.
 HANG_WORDS = (
@@ -201,13 +203,47 @@ def _worker_deaths(facts: Facts) -> list[Death]:
     return out
 
 
+def _raised_death(facts: Facts) -> list[Death]:
+    """A rank's own uncaught exception, where no launcher line says who died.
+
+    The layout of torchrun ``--log-dir`` (each rank's stderr in its own
+    file), a Slurm log, a rank's pasted traceback: the first failure is a
+    rank's exception that names a fault (not a timeout, not the cascade),
+    and another rank is in the evidence to have failed after it.
+    """
+    failure, _ = first_failure(facts)
+    if failure is None or failure.tier != 0 or failure.launcher or failure.rank is None:
+        return []
+    if not isinstance(failure.fact, PythonTraceback | CppException):
+        return []
+    if len(set(facts.ranks)) < 2 or LAUNCH_PHASE.search(failure.message):
+        return []
+    return [
+        Death(
+            failure.fact.cite,
+            failure.rank,
+            None,
+            failure.fact.host,
+            None,
+            None,
+            failure.message,
+            inferred=True,
+        )
+    ]
+
+
 def deaths(facts: Facts) -> list[Death]:
-    """Ranks that died on their own (not stopped by the launcher or the watchdog)."""
+    """Ranks that died on their own (not stopped by the launcher or the watchdog).
+
+    From the launcher's lines, else from a rank's own uncaught exception.
+    """
     found = [
         d
         for d in (*_child_deaths(facts), *_worker_deaths(facts))
         if not _is_teardown(facts, d.rank, d.error)
     ]
+    if not found and not facts.of(ChildFailure):
+        found = [d for d in _raised_death(facts) if not _is_teardown(facts, d.rank, d.error)]
     # A rank whose own error is "the peer went away" did not die first: prefer the others.
     found.sort(key=lambda d: bool(d.error and CASCADE.search(d.error)))
     return found
@@ -260,6 +296,20 @@ def waiting_in(facts: Facts) -> dict[int, tuple[str, Cite]]:
     return out
 
 
+def collective_calls(facts: Facts) -> dict[int, tuple[str, Cite, bool]]:
+    """Per rank, the collective its (first) traceback was in, and whether it timed out there."""
+    out: dict[int, tuple[str, Cite, bool]] = {}
+    for tb in facts.of(PythonTraceback):
+        if tb.rank is None or tb.rank in out or not tb.exc_type:
+            continue
+        for file, _, fn in reversed(tb.frames):
+            if fn in COLLECTIVES and "distributed" in file:
+                text = f"{tb.message} {' '.join(tb.message_lines)}"
+                out[tb.rank] = (fn, tb.cite, bool(_TIMEOUT_MESSAGE.search(text)))
+                break
+    return out
+
+
 def missing_from_timeout(facts: Facts) -> tuple[list[int], list[Cite]]:
     """Ranks of a known-size group that did not report a timeout the others report."""
     timeouts = facts.of(CollectiveTimeout)
@@ -271,3 +321,38 @@ def missing_from_timeout(facts: Facts) -> tuple[list[int], list[Cite]]:
         return [], []
     missing = [r for r in range(size) if r not in reporters]
     return missing, cites
+
+
+#: torchrun ``--log-dir`` files: ``<run>/attempt_N/<local_rank>/{stdout,stderr}.log``.
+_LOG_DIR_FILE = re.compile(r"attempt_\d+/\d+/(?:stdout|stderr|error)\.(?:log|json)$")
+
+
+def launcher_of(facts: Facts) -> str | None:
+    """What started the ranks: ``deepspeed``, ``mp.spawn``, ``torchrun``, ``srun`` or ``None``.
+
+    From the launcher's own lines (its exit reports and summaries), the
+    spawn frames of the ranks' tracebacks, torchrun's ``--log-dir`` layout,
+    then the command lines the evidence prints.
+    """
+    sources = {w.source for w in facts.of(WorkerExit)}
+    if "deepspeed" in sources:
+        return "deepspeed"
+    if "spawn" in sources or any(
+        (path or "").endswith("torch/multiprocessing/spawn.py")
+        for tb in facts.of(PythonTraceback)
+        for path, _, _ in tb.frames
+    ):
+        return "mp.spawn"
+    if "elastic" in sources or facts.of(ChildFailure):
+        return "torchrun"
+    if any(_LOG_DIR_FILE.search(fact.cite.source) for fact in facts.all):
+        return "torchrun"
+    if facts.said(r"torch/distributed/(?:run|elastic/)\S*\.py:\d+\]", prose=False):
+        return "torchrun"
+    if facts.said(r"(?:^|\s)srun: |slurmstepd", prose=False):
+        return "srun"
+    if facts.said(r"\btorchrun\b|torch\.distributed\.(?:launch|run)\b", prose=False):
+        return "torchrun"
+    if facts.said(r"\bdeepspeed\b.{0,40}--(?:num_gpus|hostfile|include)", prose=False):
+        return "deepspeed"
+    return None

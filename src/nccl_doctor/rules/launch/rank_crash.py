@@ -21,9 +21,12 @@ The launcher's ``ChildFailedError`` summary (``Root Cause``, exitcode,
 ``Signal 9 (SIGKILL) received by PID``), the elastic agent's ``failed
 (exitcode: -9) local_rank: 3``, DeepSpeed's ``exits with return code = -9``,
 ``process 1 terminated with signal SIGKILL`` from mp.spawn, and the dying
-rank's own traceback. When the launcher summary is missing, a rank of a group
-of known size that never reports the collective timeout every other rank
-reports is inferred to have died or stalled first.
+rank's own traceback. Where no launcher line says who died (a torchrun
+``--log-dir`` folder, a Slurm log), the first failure across ranks, when it is
+a rank's own uncaught exception that names a fault (not a timeout, not the
+cascade), is that death. When the launcher summary is missing, a rank of a
+group of known size that never reports the collective timeout every other
+rank reports is inferred to have died or stalled first.
 
 Fix
 ---
@@ -78,6 +81,8 @@ def _cascade_cites(facts: Facts) -> list[Cite]:
 
 def _from_death(facts: Facts, death: Death) -> Finding:
     code = f"exit code {death.exitcode}" if death.exitcode is not None else "a failure"
+    if death.inferred:
+        code = "an uncaught exception"
     sig = f" ({death.signal})" if death.signal else ""
     summary = f"{_who(death).capitalize()} died first with {code}{sig}"
     fix: list[str] = []
