@@ -21,7 +21,8 @@ def ms_text(value: int | None) -> str:
     return f"{value} ms ({value / 60000:.0f} min)" if value >= 60000 else f"{value} ms"
 
 
-def behind_text(states: list[WatchdogState], seq: int | None) -> str:
+def behind_text(states: list[WatchdogState], seq: int | None, world: int | None = None) -> str:
+    """Who is behind, from the watchdogs' last completed work (and the world's size)."""
     if not states:
         return ""
     done = {s.rank: s.last_completed for s in states if s.last_completed is not None}
@@ -36,10 +37,23 @@ def behind_text(states: list[WatchdogState], seq: int | None) -> str:
         )
     enq = {s.last_enqueued for s in states if s.last_enqueued is not None}
     who = ", ".join(str(r) for r in sorted(r for r in done if r is not None))
+    if world == 1:
+        return (
+            f"; the job's only rank completed work {low} and waits in {seq or low + 1}: no peer "
+            "can be behind - the rank's own GPU work queued before the collective (a long or hung "
+            "kernel, a copy, a GPU fault) did not finish within the timeout"
+        )
+    if world is not None and set(done) >= set(range(world)):
+        return (
+            f"; every rank of the job ({world}) completed work {low} and waits in "
+            f"{seq or low + 1}: none is missing - the collective itself did not finish (a rank's "
+            "own GPU work queued before it, or the transport between them, stalled)"
+        )
     return (
         f"; rank(s) {who} completed work {low} and wait in {seq or low + 1} "
-        f"(last enqueued {max(enq) if enq else '?'}): they are not behind - a rank that "
-        "never joined this collective is"
+        f"(last enqueued {max(enq) if enq else '?'}): they are not behind - a rank whose log "
+        "is not here never joined it, or the collective itself did not finish (a rank's own GPU "
+        "work queued before it, or the transport, stalled)"
     )
 
 

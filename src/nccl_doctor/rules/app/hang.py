@@ -27,7 +27,8 @@ one rank's preprocessing, heartbeat-monitor aborts.
 Fix
 ---
 Find the rank that is not at that SeqNum (its log, ``py-spy dump`` of its
-PID, or the flight recorder with ``TORCH_NCCL_TRACE_BUFFER_SIZE``), then
+PID, or the flight recorder with ``TORCH_FR_BUFFER_SIZE``; before torch 2.11
+``TORCH_NCCL_TRACE_BUFFER_SIZE``), then
 make the ranks issue the same collectives: equal batch counts per rank (or
 ``DistributedSampler``/``Join``), collective-free rank-0-only work, long
 preprocessing done before the group is needed. Raise the timeout
@@ -39,11 +40,13 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from dataclasses import replace
 
 from nccl_doctor.facts.flight import FlightEntry, FlightGroup
 from nccl_doctor.facts.run import ChildFailure, CollectiveTimeout, DistributedError, WatchdogState
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
+from nccl_doctor.rules._join import world_size
 from nccl_doctor.rules.app._common import (
     behind_text,
     dump_summary,
@@ -59,6 +62,7 @@ from nccl_doctor.rules.launch._common import (
     missing_from_timeout,
     timed_out_ranks,
     waiting_in,
+    watchdog_aborts,
 )
 
 RULE = Rule(
@@ -96,7 +100,7 @@ def _from_timeouts(facts: Facts) -> Finding | None:
     who = f"rank(s) {', '.join(map(str, reporters))}" if reporters else "the reporting rank"
     summary = (
         f"{op}{seq}{numel} timed out on {who} after {ms_text(ran_ms)} "
-        f"(timeout {ms_text(timeout_ms)})" + behind_text(states, first.seq)
+        f"(timeout {ms_text(timeout_ms)})" + behind_text(states, first.seq, _world(facts))
     )
     missing, _ = missing_from_timeout(facts)
     if missing:
@@ -116,8 +120,8 @@ def _from_timeouts(facts: Facts) -> Finding | None:
     fix = [
         (
             "Find the rank that is not at this collective: its own log, py-spy dump --pid PID on "
-            "each rank, or the flight recorder (TORCH_NCCL_TRACE_BUFFER_SIZE=2000, "
-            "TORCH_NCCL_DUMP_ON_TIMEOUT=1)."
+            "each rank, or the flight recorder (TORCH_FR_BUFFER_SIZE=2000, before torch 2.11 "
+            "TORCH_NCCL_TRACE_BUFFER_SIZE=2000; TORCH_NCCL_DUMP_ON_TIMEOUT=1)."
         ),
         (
             "Make every rank issue the same collectives: the same number of batches per rank "
@@ -125,6 +129,18 @@ def _from_timeouts(facts: Facts) -> Finding | None:
             "rank-0-only code."
         ),
     ]
+    if _world(facts) == 1:
+        fix = [
+            (
+                "Find what the rank's own GPU stream was doing before the collective: a long or "
+                "hung kernel, a huge copy, a kernel stuck after a GPU fault (dmesg -T | grep -i "
+                "xid); py-spy dump --pid PID shows where the host code waits."
+            ),
+            (
+                "Run the step with CUDA_LAUNCH_BLOCKING=1 or time it with torch.cuda.synchronize() "
+                "around it: the kernel that takes longer than the timeout is the cause."
+            ),
+        ]
     if ckpt:
         fix.insert(
             0,
@@ -431,8 +447,27 @@ def _from_flight(facts: Facts) -> Finding | None:
     return None
 
 
+def _world(facts: Facts) -> int | None:
+    """The job's size: stated by the process group or NCCL, else the default group's dump."""
+    stated = world_size(facts)
+    if stated:
+        return stated
+    groups = [len(g.group_ranks) for g in facts.of(FlightGroup) if g.group_ranks]
+    return max(groups) if groups else None
+
+
 def check(facts: Facts) -> list[Finding]:
-    """Watchdog timeouts, long store barriers, stalled ranks, rank-guarded collectives."""
+    """Watchdog timeouts, long store barriers, stalled ranks, rank-guarded collectives.
+
+    A rank its watchdog took down after the timeout is folded under the hang.
+    """
+    found = _check(facts)
+    if found and watchdog_aborts(facts) and "launch.rank_crash" not in found[0].explains:
+        found = [replace(found[0], explains=(*found[0].explains, "launch.rank_crash"))]
+    return found
+
+
+def _check(facts: Facts) -> list[Finding]:
     steps = (
         _from_flight,
         _from_timeouts,

@@ -128,10 +128,23 @@ def _traceback_of(facts: Facts, rank: int | None) -> PythonTraceback | None:
     return chosen[0] if chosen else None
 
 
-def _is_teardown(facts: Facts, rank: int | None, error: str | None) -> bool:
-    """Whether the rank ended because the watchdog or a launch-phase error stopped it."""
+def _is_teardown(
+    facts: Facts, rank: int | None, error: str | None, local_rank: int | None = None
+) -> bool:
+    """Whether the rank ended because the watchdog or a launch-phase error stopped it.
+
+    A death the launcher names only by local rank (the elastic agent's ``failed
+    (exitcode: -6) local_rank: 0``) is the rank torchrun's summary gives that
+    local rank, or, on a one-host job, the rank of that number.
+    """
     if error and (WATCHDOG_TEXT.search(error) or LAUNCH_PHASE.search(error)):
         return True
+    if rank is None and local_rank is not None:
+        named = {c.rank for c in facts.of(ChildFailure) if c.local_rank == local_rank}
+        if len(named) == 1:
+            rank = named.pop()
+        elif not named and len(facts.hosts) <= 1:
+            rank = local_rank
     if rank is None:
         return False
     for fact in (*facts.of(CollectiveTimeout), *facts.of(WatchdogState)):
@@ -141,6 +154,22 @@ def _is_teardown(facts: Facts, rank: int | None, error: str | None) -> bool:
         d.rank == rank and d.category in ("process_down", "heartbeat_timeout")
         for d in facts.of(DistributedError)
     )
+
+
+def watchdog_aborts(facts: Facts) -> list[Death]:
+    """Ranks their own watchdog took down after a collective timed out (SIGABRT, or exit 1).
+
+    These deaths are the hang's consequence: ``deaths`` leaves them out, the
+    hang's finding folds them.
+    """
+    if not facts.of(CollectiveTimeout):
+        return []
+    return [
+        d
+        for d in (*_child_deaths(facts), *_worker_deaths(facts))
+        if not (d.error and LAUNCH_PHASE.search(d.error))
+        and _is_teardown(facts, d.rank, d.error, d.local_rank)
+    ]
 
 
 def _child_deaths(facts: Facts) -> list[Death]:
@@ -240,10 +269,14 @@ def deaths(facts: Facts) -> list[Death]:
     found = [
         d
         for d in (*_child_deaths(facts), *_worker_deaths(facts))
-        if not _is_teardown(facts, d.rank, d.error)
+        if not _is_teardown(facts, d.rank, d.error, d.local_rank)
     ]
     if not found and not facts.of(ChildFailure):
-        found = [d for d in _raised_death(facts) if not _is_teardown(facts, d.rank, d.error)]
+        found = [
+            d
+            for d in _raised_death(facts)
+            if not _is_teardown(facts, d.rank, d.error, d.local_rank)
+        ]
     # A rank whose own error is "the peer went away" did not die first: prefer the others.
     found.sort(key=lambda d: bool(d.error and CASCADE.search(d.error)))
     return found

@@ -43,7 +43,13 @@ from nccl_doctor.facts.run import CollectiveTimeout, DistributedError, LauncherS
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.base import Rule
-from nccl_doctor.rules.launch._common import Death, deaths, hang_cues, missing_from_timeout
+from nccl_doctor.rules.launch._common import (
+    Death,
+    deaths,
+    hang_cues,
+    missing_from_timeout,
+    watchdog_aborts,
+)
 
 RULE = Rule(
     id="launch.rank_crash",
@@ -166,10 +172,32 @@ def _inferred(facts: Facts) -> Finding | None:
     )
 
 
+def _from_abort(death: Death) -> Finding:
+    """A rank its own watchdog took down: the hang's consequence, folded under it."""
+    code = f"exit code {death.exitcode}" if death.exitcode is not None else "an abort"
+    sig = f" ({death.signal})" if death.signal else ""
+    return RULE.finding(
+        summary=(
+            f"{_who(death).capitalize()} ended with {code}{sig} after its collective timed out: "
+            "ProcessGroupNCCL's watchdog takes the process down to avoid running on corrupted "
+            "data. This is the hang's consequence, not a crash of its own."
+        ),
+        fix=["Find why the collective did not finish (the hang above); the abort follows it."],
+        evidence=[death.cite, *death.extra],
+        ranks=[death.rank] if death.rank is not None else [],
+        hosts=[death.host] if death.host else [],
+        cause=False,
+        explains=(),
+    )
+
+
 def check(facts: Facts) -> list[Finding]:
-    """A rank that died on its own, or one missing from the others' timeout."""
+    """A rank that died on its own, one missing from the others' timeout, or a watchdog abort."""
     found = deaths(facts)
     if found:
         return [_from_death(facts, found[0])]
     inferred = _inferred(facts)
-    return [inferred] if inferred else []
+    if inferred:
+        return [inferred]
+    aborts = watchdog_aborts(facts)
+    return [_from_abort(aborts[0])] if aborts else []
