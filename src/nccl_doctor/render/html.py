@@ -15,7 +15,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from nccl_doctor import __version__
+from nccl_doctor import GENERATOR, __version__
 from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Finding
@@ -251,7 +251,7 @@ def report_html(
 ) -> str:
     """The whole page; without ``facts`` it has no pictures and no raw evidence."""
     roots = [f.id for f in report.findings if f.root_cause]
-    title = f"nccl-doctor: {report.verdict.value}" + (f" — {roots[0]}" if roots else "")
+    title = f"{GENERATOR}: {report.verdict.value}" + (f" — {roots[0]}" if roots else "")
     folded = dict(report.folded)
     body = [_header(report, clean), "<main>"]
     if facts is not None:
@@ -285,6 +285,7 @@ def report_html(
     )
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f'<meta name="generator" content="{esc(GENERATOR)} {esc(__version__)}">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f'<meta http-equiv="Content-Security-Policy" content="{esc(CSP)}">'
         f"<title>{esc(title)}</title><style>{CSS}</style></head><body>"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from nccl_doctor import GENERATOR
 from nccl_doctor.findings import Finding
 from nccl_doctor.report import Report
 
@@ -95,7 +96,7 @@ def _summary(findings: tuple[Finding, ...], clean: Callable[[str], str]) -> list
 
 def report_markdown(report: Report, clean: Callable[[str], str]) -> str:
     """The report as GitHub-flavoured Markdown; ``clean`` redacts and pseudonymises."""
-    out = [f"## nccl-doctor: **{report.verdict.value}**", ""]
+    out = [f"## {GENERATOR}: **{report.verdict.value}**", ""]
     first = report.first_failure
     if first is not None:
         who = f"rank {first.rank}" if first.rank is not None else "an unattributed rank"

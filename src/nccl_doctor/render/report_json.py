@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from nccl_doctor import __version__
+from nccl_doctor import GENERATOR, __version__
 from nccl_doctor.findings import Finding
 from nccl_doctor.redact import redact
 from nccl_doctor.report import SCHEMA_VERSION, Report
@@ -46,7 +46,7 @@ def report_json(report: Report, clean: Callable[[str], str] = redact) -> dict[st
         findings.append(item)
     return {
         "schema_version": SCHEMA_VERSION,
-        "tool": {"name": "nccl-doctor", "version": __version__},
+        "tool": {"name": GENERATOR, "version": __version__},
         "verdict": report.verdict.value,
         "findings": findings,
         "first_failure": None

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from rich.console import Console
 from rich.text import Text
 
+from nccl_doctor import GENERATOR
 from nccl_doctor.findings import Finding
 from nccl_doctor.redact import redact
 from nccl_doctor.report import Report
@@ -123,7 +124,7 @@ def report_text(
     """The report as terminal text (ANSI colours when ``color``)."""
     out = _Out(width, clean)
     verdict = report.verdict.value
-    out.add("nccl-doctor: ", "bold")
+    out.add(f"{GENERATOR}: ", "bold")
     out.add(verdict.upper(), _VERDICT_STYLE[verdict])
     roots = sum(1 for f in report.findings if f.root_cause)
     out.add(f"  ({len(report.findings)} findings, {roots} root cause{'s' if roots != 1 else ''})\n")
