@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from nccl_doctor.cli import main
 from nccl_doctor.evidence.reader import read_paths
 from nccl_doctor.facts.flight import FlightEntry, FlightGroup
 from nccl_doctor.parse import _pickle
@@ -164,3 +165,14 @@ def test_the_loader_builds_what_pickle_builds() -> None:
         sets = [{1, 2}, frozenset({"a"}), b"bytes"]
         assert _pickle.loads(pickle.dumps(sets, protocol=protocol)) == sets
     assert _pickle.loads(pickle.dumps(bytearray(b"ba"), protocol=5)) == bytearray(b"ba")
+
+
+def test_the_cli_error_says_why_a_dump_was_not_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "fr_dump_rank0"
+    path.write_bytes(b"\x80\x05\x8e" + (1 << 63).to_bytes(8, "little") + b".")
+    assert main(["diagnose", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: no known evidence kind in {path} ({path}: flight-recorder: ")
+    assert "a length of 9223372036854775808 bytes runs past the end of the data" in err
