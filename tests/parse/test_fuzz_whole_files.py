@@ -15,8 +15,8 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nccl_doctor.evidence.intake import Opened
-from nccl_doctor.evidence.reader import Note, read_opened
+from nccl_doctor.evidence.intake import Note, Opened
+from nccl_doctor.evidence.reader import read_opened
 from nccl_doctor.parse.flight_recorder import KIND as FLIGHT_RECORDER
 from tests.parse.mutations import mutated
 
