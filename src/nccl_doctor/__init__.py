@@ -7,4 +7,9 @@ functions; ``cli`` is a thin layer over them.
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__"]
+#: The name every report names as its writer (text and Markdown headings, the
+#: JSON report's ``tool.name``, the HTML page's generator): intake knows its own
+#: reports by it and never reads them as evidence.
+GENERATOR = "nccl-doctor"
+
+__all__ = ["GENERATOR", "__version__"]

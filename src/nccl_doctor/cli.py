@@ -261,7 +261,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _read(paths: Sequence[str]) -> ReadResult:
     """Read the evidence, or raise the one-line error that says why none was usable."""
-    from nccl_doctor.evidence.reader import read_paths  # noqa: PLC0415 -- keeps --help fast
+    from nccl_doctor.evidence.reader import UNKNOWN, read_paths  # noqa: PLC0415 -- fast --help
 
     result = read_paths(paths)
     if not result.sources:
@@ -272,8 +272,9 @@ def _read(paths: Sequence[str]) -> ReadResult:
         )
     if not result.sections:
         names = ", ".join(s.source for s in result.sources[:3])
+        why = "; ".join(f"{n.source}: {n.message}" for n in result.notes if n.message != UNKNOWN)
         raise EvidenceError(
-            f"no known evidence kind in {names}",
+            f"no known evidence kind in {names}" + (f" ({why})" if why else ""),
             "pass logs, tracebacks, nvidia-smi/ibstatus/topo output or collect_env text",
         )
     return result

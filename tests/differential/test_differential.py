@@ -105,3 +105,32 @@ def test_known_ids_are_left_out_and_probabilities_fall() -> None:
     assert full[0].id == "nccl.shm"
     assert "nccl.shm" not in [h.id for h in without]
     assert [h.probability for h in full] == sorted((h.probability for h in full), reverse=True)
+
+
+def test_every_format_shows_the_ranked_differential() -> None:
+    import json
+
+    from nccl_doctor.render import render_report
+
+    report = diagnose_paths([str(DIFF / "system_error_container.txt")])
+    text = render_report(report, "text", width=100)
+    assert "Possible causes of NCCL reported a system error (ncclSystemError) (ranked):" in text
+    assert "1. nccl.shm  (44%)" in text
+    assert "check: df -h /dev/shm" in text
+    doc = json.loads(render_report(report, "json"))
+    assert [h["id"] for h in doc["hypotheses"]][:2] == ["nccl.shm", "net.socket_interface"]
+    assert doc["hypotheses"][0]["probability"] == 0.44
+    assert doc["hypotheses"][0]["source"]["line"] == 10
+    markdown = render_report(report, "markdown")
+    assert "| 1 | `nccl.shm` | 44% |" in markdown
+    html = render_report(report, "html")
+    assert '<section id="hypotheses">' in html
+    assert "<code>nccl.shm</code>" in html
+
+
+def test_the_999_inside_ncclunhandledcudaerror_ranks_the_expert_checklist() -> None:
+    example = Path(__file__).resolve().parents[2] / "examples" / "h200-cuda-999"
+    report = diagnose_paths([str(example)])
+    assert report.findings[0].id == "gpu.contention"
+    assert report.hypotheses[0].symptom.startswith("CUDA returned its unknown error")
+    assert [h.id for h in report.hypotheses][:2] == ["driver.uvm", "gpu.fabric_manager"]

@@ -57,3 +57,25 @@ def test_an_overlong_line_is_cut_and_the_rest_still_counts(
     assert [f.cite.line for f in result.facts if isinstance(f, XidEvent)] == expected
     assert [n.message for n in result.notes] == ["1 line(s) longer than 10000 bytes were cut"]
     assert result.sources[0].lines == 3000
+
+
+def test_runs_of_blank_lines_in_free_text_are_passed_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A MiB of newlines (the start of a newline bomb) took seconds, one line at a time."""
+    path = tmp_path / "blank.log"
+    path.write_bytes(b"\n" * 500_000 + b"  \r\n\t\n" + XID.encode() + b"\n" * 500_001 + b"end\n")
+    assert path.stat().st_size <= reader.TEXT_MAX_BYTES  # read as free text, line by line
+    seen: list[int] = []
+    line = reader._SourceReader._line
+
+    def counted(self: reader._SourceReader, number: int, data: bytes, anchored: bool) -> None:
+        seen.append(number)
+        line(self, number, data, anchored)
+
+    monkeypatch.setattr(reader._SourceReader, "_line", counted)
+    result = reader.read_paths([str(path)])
+    assert seen == [500_003, 1_000_004]
+    (xid,) = [f for f in result.facts if isinstance(f, XidEvent)]
+    assert xid.cite.line == 500_003
+    assert result.sources[0].lines == 1_000_004

@@ -25,6 +25,8 @@ SHOWN = 4
 #: A shift this strong brings an id in even when the class's prior does not name it.
 _STRONG = 5.0
 _ENTRY_WEIGHT = 0.05
+#: Classes that only wrap a more specific one, when the evidence shows it too.
+_WRAPPERS = {"nccl_unhandled_cuda": ("cuda_unknown", "gpu_oom")}
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,4 +87,7 @@ def differential(
     symptoms = symptoms_of(failures, ctx.hang_said)
     if not symptoms:
         return ()
-    return tuple(rank(symptoms[0], ctx, known)[:SHOWN])
+    lead = symptoms[0]
+    if lead.cls in _WRAPPERS:  # NCCL's "unhandled CUDA error" wraps the CUDA error it names
+        lead = next((s for s in symptoms if s.cls in _WRAPPERS[lead.cls]), lead)
+    return tuple(rank(lead, ctx, known)[:SHOWN])

@@ -1,43 +1,38 @@
 """Turn what the user named (files, folders, archives, ``-``) into byte streams.
 
 Kinds are never taken from names; this module only opens things. It knows
-archives by their magic bytes (tar, gzip, bzip2, xz, zip), walks folders in
-name order, and turns every problem (missing path, dangling link, no
-permission, truncated archive, binary file) into a coverage note instead of
-an exception.
+archives by their magic bytes (tar, gzip, bzip2, xz, zip; read by
+:mod:`~nccl_doctor.evidence.archives` under a budget), walks folders in name
+order without recursion and to a bounded depth, opens only regular files
+(and ``-``, stdin), follows a symbolic link in a folder only to a file within
+that folder, skips what nccl-doctor wrote itself
+(:mod:`~nccl_doctor.evidence.own_files`), and turns every problem (missing
+path, dangling link, FIFO, no permission, truncated archive, binary file, a
+spent budget) into a coverage note instead of an exception.
 """
 
 from __future__ import annotations
 
-import bz2
-import gzip
 import io
-import lzma
 import os
 import re
+import stat
 import sys
-import tarfile
-import zipfile
-import zlib
 from collections.abc import Iterator, Sequence
-from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, BinaryIO
+from typing import BinaryIO
 
+from nccl_doctor.evidence import archives, tar
+from nccl_doctor.evidence.archives import Budget, Limits
+from nccl_doctor.evidence.own_files import (
+    RUN_COMMAND_NAME,
+    RUN_MANIFEST_HEAD,
+    is_capture_manifest,
+    report_format,
+)
 from nccl_doctor.parse.flight_recorder import KIND as FLIGHT_RECORDER
 from nccl_doctor.parse.flight_recorder import looks_like_dump
-
-#: What a damaged archive or compressed stream raises while being read.
-_DECOMPRESSION_ERRORS = (
-    OSError,
-    EOFError,
-    ValueError,
-    zlib.error,
-    lzma.LZMAError,
-    tarfile.TarError,
-    zipfile.BadZipFile,
-)
 
 #: Files that describe a folder of evidence rather than hold it (an incident's
 #: SOURCE note quotes the error it documents). Skipped when a folder is walked,
@@ -49,6 +44,13 @@ SNIFF_BYTES = 8192
 
 _TORCHRUN_LOG_DIR = re.compile(r"attempt_\d+/(?P<rank>\d+)/(?:stdout|stderr|error)\.(?:log|json)$")
 _RANK_IN_NAME = re.compile(r"(?:^|[/_.-])rank[_-]?(?P<rank>\d+)(?:[/_.-]|$)", re.IGNORECASE)
+_COMPRESSED_SUFFIX = re.compile(r"\.(gz|bz2|xz)$")
+_SPECIAL = {
+    stat.S_IFIFO: "a named pipe (FIFO)",
+    stat.S_IFSOCK: "a socket",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,26 +90,27 @@ def _is_binary(head: bytes) -> bool:
     return b"\x00" in head[:SNIFF_BYTES]
 
 
-def _compression(head: bytes) -> str | None:
-    if head.startswith(b"\x1f\x8b"):
-        return "gz"
-    if head.startswith(b"BZh"):
-        return "bz2"
-    if head.startswith(b"\xfd7zXZ\x00"):
-        return "xz"
-    return None
+def _not_regular(mode: int) -> str | None:
+    """What a file of ``mode`` is when it is not a regular file (reading it could block)."""
+    if stat.S_ISREG(mode):
+        return None
+    return _SPECIAL.get(stat.S_IFMT(mode), "not a regular file")
 
 
-def _is_tar(head: bytes) -> bool:
-    return len(head) >= 262 and head[257:262] == b"ustar"
+def _split(name: str) -> tuple[str, str]:
+    """A path or archive member name as (folder, base): ``a.tgz:run/x`` -> ``a.tgz:run``, ``x``."""
+    cut = max(name.rfind("/"), name.rfind(":"))
+    return (name[:cut] if cut >= 0 else ""), name[cut + 1 :]
 
 
 class Intake:
     """Opens the user's paths one stream at a time, collecting notes."""
 
-    def __init__(self) -> None:
+    def __init__(self, limits: Limits | None = None) -> None:
+        self.limits = limits if limits is not None else Limits()
         self.notes: list[Note] = []
         self.opened = 0
+        self._run_folders: set[str] = set()
 
     def note(self, source: str, message: str) -> None:
         """Record a coverage note."""
@@ -116,185 +119,183 @@ class Intake:
     def streams(self, paths: Sequence[str]) -> Iterator[Opened]:
         """Every readable stream under ``paths``; each is valid until the next is asked for."""
         for path in paths:
+            budget = Budget(self.limits, "<stdin>" if path == "-" else path, self.note)
             if path == "-":
-                yield from self._from_stream("<stdin>", sys.stdin.buffer, None)
+                stdin = archives.counted(sys.stdin.buffer, budget)
+                yield from self._from_stream("<stdin>", stdin, None, budget, 0)
             else:
-                yield from self._from_path(Path(path), path)
+                yield from self._from_path(path, budget)
+            budget.finish()
 
-    def _from_path(self, path: Path, name: str) -> Iterator[Opened]:
-        if path.is_symlink() and not path.exists():
-            self.note(name, "dangling symbolic link: skipped")
-            return
-        if path.is_dir():
-            try:
-                children = sorted(path.rglob("*"))
-            except OSError as exc:
-                self.note(name, f"cannot list folder: {exc.strerror or exc}")
-                return
-            if not any(c.is_file() for c in children):
-                self.note(name, "folder holds no files")
-                return
-            for child in children:
-                if child.name in PROVENANCE_NAMES and child.is_file():
-                    self.note(str(child), "notes about the evidence, not evidence: skipped")
-                elif child.is_file() or (child.is_symlink() and not child.exists()):
-                    yield from self._from_path(child, str(child))
-            return
-        if not path.exists():
-            self.note(name, "no such file or folder")
-            return
+    # -- the file system ---------------------------------------------------------
+    def _from_path(self, name: str, budget: Budget) -> Iterator[Opened]:
+        path = Path(name)
         try:
-            handle = path.open("rb")
+            mode = path.stat().st_mode
+        except FileNotFoundError:
+            dangling = path.is_symlink()
+            self.note(
+                name, "dangling symbolic link: skipped" if dangling else "no such file or folder"
+            )
+            return
+        except (OSError, RuntimeError) as exc:
+            self.note(name, f"cannot read: {getattr(exc, 'strerror', None) or exc}")
+            return
+        if stat.S_ISDIR(mode):
+            yield from self._folder(path, budget)
+        else:
+            yield from self._file(path, name, budget)
+
+    def _file(self, path: Path, name: str, budget: Budget) -> Iterator[Opened]:
+        """A regular file; anything else (a FIFO would block forever) is a note."""
+        try:
+            kind = _not_regular(path.stat().st_mode)
+            if kind is None:
+                fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
         except OSError as exc:
             self.note(name, f"cannot open: {exc.strerror or exc}")
             return
-        with handle:
-            size = None
-            with suppress(OSError):
-                size = os.fstat(handle.fileno()).st_size
-            yield from self._from_stream(name, handle, size)
+        if kind is not None:
+            self.note(name, f"{kind}, not a regular file: skipped (a pipe can be given as -)")
+            return
+        with io.FileIO(fd, "rb") as raw:
+            st = os.fstat(fd)
+            kind = _not_regular(st.st_mode)  # it may have been swapped since
+            if kind is not None:
+                self.note(name, f"{kind}, not a regular file: skipped (a pipe can be given as -)")
+                return
+            os.set_blocking(fd, True)
+            stream = archives.counted(raw, budget)
+            yield from self._from_stream(name, stream, st.st_size, budget, 0)
 
-    def _from_stream(self, name: str, stream: BinaryIO, size: int | None) -> Iterator[Opened]:
-        buffered = (
-            stream
-            if isinstance(stream, io.BufferedReader)
-            else io.BufferedReader(_RawAdapter(stream))
-        )
+    def _folder(self, root: Path, budget: Budget) -> Iterator[Opened]:
+        """The files under ``root`` in name order: iterative, bounded depth, links kept inside."""
         try:
-            head = buffered.peek(SNIFF_BYTES)[:SNIFF_BYTES]
+            inside = root.resolve(strict=True)
+        except (OSError, RuntimeError) as exc:
+            self.note(str(root), f"cannot list folder: {getattr(exc, 'strerror', None) or exc}")
+            return
+        files = too_deep = 0
+        noted = len(self.notes)
+        stack = [self._listing(str(root))]
+        while stack:
+            entry = next(stack[-1], None)
+            if entry is None:
+                stack.pop()
+                continue
+            try:
+                is_dir = entry.is_dir(follow_symlinks=False)
+                is_link = entry.is_symlink()
+            except OSError as exc:
+                self.note(entry.path, f"cannot read: {exc.strerror or exc}")
+                continue
+            if is_dir:
+                if len(stack) > self.limits.folder_depth:
+                    too_deep += 1
+                else:
+                    stack.append(self._listing(entry.path))
+                continue
+            files += 1
+            if is_link and (why := self._link_outside(entry.path, inside)):
+                self.note(entry.path, why)
+            elif entry.name in PROVENANCE_NAMES:
+                self.note(entry.path, "notes about the evidence, not evidence: skipped")
+            else:
+                yield from self._file(Path(entry.path), entry.path, budget)
+        if too_deep:
+            self.note(
+                str(root),
+                f"{too_deep} folder(s) nested more than {self.limits.folder_depth} levels deep: "
+                "not read",
+            )
+        elif not files and len(self.notes) == noted:
+            self.note(str(root), "folder holds no files")
+
+    def _listing(self, folder: str) -> Iterator[os.DirEntry[str]]:
+        try:
+            with os.scandir(folder) as found:
+                entries = sorted(found, key=lambda e: e.name)
+        except OSError as exc:
+            self.note(folder, f"cannot list folder: {exc.strerror or exc}")
+            return iter(())
+        return iter(entries)
+
+    @staticmethod
+    def _link_outside(link: str, inside: Path) -> str | None:
+        """Why a symbolic link in a folder is not followed, or ``None`` when it may be."""
+        try:
+            target = Path(link).resolve(strict=True)
+        except (OSError, RuntimeError):
+            return "dangling symbolic link: skipped"
+        if not target.is_relative_to(inside):
+            return f"symbolic link to {target}, outside the folder given: not followed"
+        if target.is_dir():
+            return "symbolic link to a folder: not followed"
+        return None
+
+    # -- streams -------------------------------------------------------------------
+    def _from_stream(
+        self, name: str, stream: io.BufferedReader, size: int | None, budget: Budget, layer: int
+    ) -> Iterator[Opened]:
+        noted = len(self.notes)
+        try:
+            head = stream.peek(SNIFF_BYTES)[:SNIFF_BYTES]
         except OSError as exc:
             self.note(name, f"cannot read: {exc.strerror or exc}")
             return
         if not head:
-            self.note(name, "empty")
+            if len(self.notes) == noted and not budget.stopped:
+                self.note(name, "empty")
             return
-        if head.startswith((b"PK\x03\x04", b"PK\x05\x06")):
-            yield from self._zip(name, buffered)
+        container = archives.compression(head) or (
+            "zip" if archives.is_zip(head) else "tar" if tar.is_tar(head) else None
+        )
+        if container is not None:
+            if budget.stopped:
+                self.note(name, f"not opened: the read budget of {budget.source} was spent")
+            elif layer >= self.limits.layers:
+                budget.too_deep += 1
+            else:
+                yield from self._container(name, stream, container, budget, layer)
             return
-        if _is_tar(head):
-            yield from self._tar(name, buffered)
-            return
-        compression = _compression(head)
-        if compression is not None:
-            yield from self._compressed(name, buffered, compression)
+        if why := self._own(name, head):
+            self.note(name, why)
             return
         if looks_like_dump(head):
             self.opened += 1
-            yield Opened(name, buffered, size, rank_from_name(name), FLIGHT_RECORDER)
+            yield Opened(name, stream, size, rank_from_name(name), FLIGHT_RECORDER)
             return
         if _is_binary(head):
             self.note(name, "binary file (not text): skipped")
             return
         self.opened += 1
-        yield Opened(name, buffered, size, rank_from_name(name))
+        yield Opened(name, stream, size, rank_from_name(_COMPRESSED_SUFFIX.sub("", name)))
 
-    def _compressed(self, name: str, stream: BinaryIO, compression: str) -> Iterator[Opened]:
-        opener = {"gz": gzip.GzipFile, "bz2": bz2.BZ2File, "xz": lzma.LZMAFile}[compression]
-        inner = io.BufferedReader(_GuardedRaw(opener(fileobj=stream), name, self))
-        try:
-            head = inner.peek(SNIFF_BYTES)[:SNIFF_BYTES]
-        except _DECOMPRESSION_ERRORS as exc:
-            self.note(name, f"corrupt {compression} data: {exc}")
+    def _container(
+        self, name: str, stream: io.BufferedReader, kind: str, budget: Budget, layer: int
+    ) -> Iterator[Opened]:
+        if kind in ("gz", "bz2", "xz"):
+            with archives.decompressed(stream, kind, name, budget, self.note) as inner:
+                yield from self._from_stream(name, inner, None, budget, layer + 1)
             return
-        if _is_tar(head):
-            yield from self._tar(name, inner)
-            return
-        if not head:
-            self.note(name, "empty")
-            return
-        if _is_binary(head):
-            self.note(name, "binary file (not text) inside compression: skipped")
-            return
-        self.opened += 1
-        base = re.sub(r"\.(gz|bz2|xz)$", "", name)
-        yield Opened(name, inner, None, rank_from_name(base))
+        members = (
+            archives.zip_members(stream, name, budget, self.note)
+            if kind == "zip"
+            else tar.tar_members(stream, name, budget, self.note)
+        )
+        for member_name, member, member_size in members:
+            yield from self._from_stream(member_name, member, member_size, budget, layer + 1)
 
-    def _tar(self, name: str, stream: BinaryIO) -> Iterator[Opened]:
-        try:
-            archive = tarfile.open(fileobj=stream, mode="r|")  # noqa: SIM115 -- closed below
-        except (tarfile.TarError, OSError, EOFError) as exc:
-            self.note(name, f"unreadable tar archive: {exc}")
-            return
-        try:
-            while True:
-                try:
-                    member = archive.next()
-                except _DECOMPRESSION_ERRORS as exc:
-                    self.note(name, f"truncated or corrupt tar archive: {exc}")
-                    return
-                if member is None:
-                    return
-                if not member.isfile():
-                    continue
-                handle = archive.extractfile(member)
-                if handle is None:
-                    continue
-                member_name = f"{name}:{member.name}"
-                yield from self._from_stream(
-                    member_name, _guarded_stream(handle, member_name, self), member.size
-                )
-        finally:
-            archive.close()
-
-    def _zip(self, name: str, stream: BinaryIO) -> Iterator[Opened]:
-        try:
-            data = stream if stream.seekable() else io.BytesIO(stream.read())
-            archive = zipfile.ZipFile(data)
-        except (zipfile.BadZipFile, OSError, EOFError) as exc:
-            self.note(name, f"unreadable or truncated zip archive: {exc}")
-            return
-        with archive:
-            for info in archive.infolist():
-                if info.is_dir():
-                    continue
-                member_name = f"{name}:{info.filename}"
-                try:
-                    handle = archive.open(info)
-                except (zipfile.BadZipFile, OSError, NotImplementedError, RuntimeError) as exc:
-                    self.note(member_name, f"cannot read zip member: {exc}")
-                    continue
-                with handle:
-                    yield from self._from_stream(
-                        member_name, _guarded_stream(handle, member_name, self), info.file_size
-                    )
-
-
-class _RawAdapter(io.RawIOBase):
-    """Lets any binary stream sit under a BufferedReader (for ``peek``)."""
-
-    def __init__(self, stream: IO[bytes]) -> None:
-        self._stream = stream
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
-        data = self._stream.read(len(buffer))
-        n = len(data)
-        buffer[:n] = data
-        return n
-
-
-class _GuardedRaw(_RawAdapter):
-    """A raw stream whose decompression errors end the stream with a note."""
-
-    def __init__(self, stream: IO[bytes], name: str, intake: Intake) -> None:
-        super().__init__(stream)
-        self._name = name
-        self._intake = intake
-        self._failed = False
-
-    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
-        if self._failed:
-            return 0
-        try:
-            return super().readinto(buffer)
-        except _DECOMPRESSION_ERRORS as exc:
-            self._failed = True
-            self._intake.note(self._name, f"truncated or corrupt data, read in part: {exc}")
-            return 0
-
-
-def _guarded_stream(stream: IO[bytes], name: str, intake: Intake) -> BinaryIO:
-    """A buffered stream whose decompression errors end it with a coverage note."""
-    return io.BufferedReader(_GuardedRaw(stream, name, intake))
+    def _own(self, name: str, head: bytes) -> str | None:
+        """Why a file is nccl-doctor's own output and not evidence, or ``None``."""
+        found = report_format(head)
+        if found is not None:
+            return f"a report nccl-doctor wrote ({found}), not evidence: skipped"
+        if is_capture_manifest(head):
+            return "a capture bundle's list of its reads (nccl-doctor's bookkeeping): skipped"
+        folder, base = _split(name)
+        if head.startswith(RUN_MANIFEST_HEAD):
+            self._run_folders.add(folder)
+        elif base == RUN_COMMAND_NAME and folder in self._run_folders:
+            return "the run wrapper's copy of the command (it is in MANIFEST.json): skipped"
+        return None

@@ -50,10 +50,14 @@ TEXT_MAX_BYTES = 1 << 20
 TEXT_MAX_LINES = 5_000
 #: The evidence kind of free text.
 TEXT_KIND = "text"
+#: The note on a source in which nothing was recognised.
+UNKNOWN = "no known evidence kind recognised"
 #: Markdown code fences separate the pieces of a pasted issue.
 _FENCES = ("```", "~~~")
 #: A fence line: the fence and at most an info string (not Python's ``~~~^^^`` carets).
 _FENCE = re.compile(r"\s*(?:```+|~~~+)\s*[\w+.-]*\s*$")
+#: A run of blank lines (one character class: matched without backtracking marks).
+_BLANKS = re.compile(rb"[ \t\r\n]*\n")
 
 
 @dataclass(slots=True)
@@ -247,7 +251,14 @@ class _SourceReader:
         while pos < size:
             while si < len(spans) and spans[si][0] < pos:
                 si += 1
-            if self.block is not None or self.any_open or self.text:
+            in_block = self.block is not None or self.any_open
+            if self.text and not in_block and (blank := _BLANKS.match(buf, pos, size)):
+                # free text: blank lines are read by nothing (a blank line and a skipped one
+                # end the attributor's context alike), so a run of them is passed at once
+                n += buf.count(b"\n", pos, blank.end())
+                pos = blank.end()
+                continue
+            if in_block or self.text:
                 end = buf.find(b"\n", pos, size)
                 if end < 0:
                     end = size
@@ -546,7 +557,7 @@ def read_opened(opened: Opened, notes: list[Note]) -> tuple[list[Section], Sourc
             section.facts = [_timed(f, reader.times) for f in section.facts]
     reader.summary.kinds = sorted({s.kind for s in sections})
     if not sections and reader.summary.lines:
-        notes.append(Note(reader.name, "no known evidence kind recognised"))
+        notes.append(Note(reader.name, UNKNOWN))
     return sections, reader.summary
 
 

@@ -7,23 +7,28 @@ ranks), ``pg_status`` (group name -> last enqueued/started/completed
 collective) and ``entries`` (one per recorded operation).
 
 A dump is untrusted input. It is never given to ``pickle.load``: the
-:class:`_PlainUnpickler` refuses every global (class, function) a pickle
-names, so only builtin containers and scalars can be built and nothing in
-the file can run. A file that needs more is reported in a coverage note.
+bounded loader of :mod:`nccl_doctor.parse._pickle` builds only builtin
+containers and scalars (nothing in the file can run) and bounds its opcodes,
+nesting and lengths. What it gives is read only through the accessors below,
+which take a field only of the type and range it has in a real dump and cut
+every list and text to a bound: a dump of shared references (one entry
+listed a million times) or of 5,000-digit numbers costs no more than a
+real one, and every number in a fact has at most 20 digits. A file that is
+more than plain data, or over a bound, is reported in a coverage note.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import io
+import itertools
 import json
-import pickle
 import re
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.flight import FlightDump, FlightEntry, FlightGroup, entry_text
+from nccl_doctor.parse import _pickle
 
 #: The evidence kind.
 KIND = "flight-recorder"
@@ -31,7 +36,20 @@ KIND = "flight-recorder"
 MAX_BYTES = 64 << 20
 _PICKLE_PROTOCOLS = (b"\x80\x02", b"\x80\x03", b"\x80\x04", b"\x80\x05")
 _JSON_KEYS = (b'"pg_status"', b'"pg_config"', b'"comm_lib_version"')
-_DIGITS = re.compile(r"-?\d+")
+#: Entries read from one dump, the most recent (torch keeps 2,000 by default).
+MAX_ENTRIES = 5_000
+#: Process groups read from one dump.
+MAX_GROUPS = 10_000
+#: Ranks read from one group's list.
+MAX_RANKS = 1 << 17
+#: Tensors per entry, and dimensions per tensor.
+MAX_TENSORS = 64
+MAX_DIMS = 16
+#: Characters kept of one text field.
+MAX_TEXT = 1024
+_DIGITS = re.compile(r"-?\d{1,20}")
+#: A number in a dump is an int64 or uint64 (sequence ids, sizes, times).
+_INT_MIN, _INT_END = -(1 << 63), 1 << 64
 
 
 def looks_like_dump(head: bytes) -> bool:
@@ -41,38 +59,15 @@ def looks_like_dump(head: bytes) -> bool:
     return head.lstrip().startswith(b"{") and any(k in head for k in _JSON_KEYS)
 
 
-class _Refused(pickle.UnpicklingError):
-    """The pickle names something other than plain data."""
-
-
-class _PlainUnpickler(pickle.Unpickler):
-    """An unpickler that can build only builtin containers and scalars."""
-
-    def find_class(self, module: str, name: str) -> Any:
-        raise _Refused(f"refused global {module}.{name}")
-
-    def persistent_load(self, pid: Any) -> Any:
-        raise _Refused("refused persistent id")
-
-
 def load_dump(data: bytes) -> tuple[dict[str, Any] | None, str | None]:
     """The dump as plain data, or ``None`` and why it could not be read safely."""
     if data.startswith(_PICKLE_PROTOCOLS):
         try:
-            value = _PlainUnpickler(io.BytesIO(data)).load()
-        except _Refused as exc:
+            value = _pickle.loads(data)
+        except _pickle.RefusedError as exc:
             return None, f"pickle not loaded ({exc}): only plain data is read"
-        except (
-            pickle.UnpicklingError,
-            EOFError,
-            ValueError,
-            TypeError,
-            IndexError,
-            KeyError,
-            MemoryError,
-            RecursionError,
-        ) as exc:
-            return None, f"truncated or corrupt pickle ({type(exc).__name__}: {exc})"
+        except _pickle.CorruptError as exc:
+            return None, f"truncated or corrupt pickle, or over a bound: not loaded ({exc})"
     else:
         try:
             value = json.loads(data.decode("utf-8", "replace"))
@@ -84,12 +79,11 @@ def load_dump(data: bytes) -> tuple[dict[str, Any] | None, str | None]:
 
 
 def _int(value: object) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
+    """An int64/uint64, as a number or decimal text; anything else (or larger) is ``None``."""
+    if isinstance(value, str) and len(value) <= 64 and _DIGITS.fullmatch(value.strip()):
+        value = int(value)
+    if isinstance(value, int) and not isinstance(value, bool) and _INT_MIN <= value < _INT_END:
         return value
-    if isinstance(value, str) and _DIGITS.fullmatch(value.strip()):
-        return int(value)
     return None
 
 
@@ -100,31 +94,40 @@ def _seq(value: object) -> int | None:
 
 
 def _str(value: object) -> str | None:
-    return value if isinstance(value, str) else None
+    """Text, cut to MAX_TEXT characters."""
+    if not isinstance(value, str):
+        return None
+    return value if len(value) <= MAX_TEXT else value[:MAX_TEXT] + "..."
+
+
+def _name(value: object) -> str | None:
+    """A group's name or id: text, or a number written as one."""
+    found = _int(value) if not isinstance(value, str) else None
+    return str(found) if found is not None else _str(value)
+
+
+def _first(value: object, n: int) -> list[Any]:
+    """The first ``n`` items of a list or tuple; ``[]`` for anything else."""
+    return list(itertools.islice(value, n)) if isinstance(value, list | tuple) else []
 
 
 def _sizes(value: object) -> tuple[tuple[int, ...], ...]:
-    if not isinstance(value, list | tuple):
-        return ()
     return tuple(
-        tuple(d for d in map(_int, dims) if d is not None)
-        for dims in value
+        tuple(d for d in map(_int, _first(dims, MAX_DIMS)) if d is not None)
+        for dims in _first(value, MAX_TENSORS)
         if isinstance(dims, list | tuple)
     )
 
 
 def _strs(value: object) -> tuple[str, ...]:
-    if not isinstance(value, list | tuple):
-        return ()
-    return tuple(v for v in value if isinstance(v, str))
+    return tuple(s for s in map(_str, _first(value, MAX_TENSORS)) if s is not None)
 
 
 def _ranks(value: object) -> tuple[int, ...]:
     if isinstance(value, str):
-        return tuple(int(v) for v in _DIGITS.findall(value))
-    if isinstance(value, list | tuple):
-        return tuple(r for r in map(_int, value) if r is not None)
-    return ()
+        found = itertools.islice(_DIGITS.finditer(value), MAX_RANKS)
+        return tuple(r for r in (_int(m[0]) for m in found) if r is not None)
+    return tuple(r for r in map(_int, _first(value, MAX_RANKS)) if r is not None)
 
 
 class FlightRecorderParser:
@@ -145,13 +148,13 @@ class FlightRecorderParser:
         status = status if isinstance(status, Mapping) else {}
         entries = dump.get("entries")
         entries = entries if isinstance(entries, list) else []
+        recent, notes = _recent(entries)
         descs: dict[str, str | None] = {}
         facts: list[Fact] = []
-        for name in dict.fromkeys([*map(str, config), *map(str, status)]):
-            conf = config.get(name)
-            conf = conf if isinstance(conf, Mapping) else {}
-            stat = status.get(name)
-            stat = stat if isinstance(stat, Mapping) else {}
+        confs, stats = _groups(config), _groups(status)
+        for name in dict.fromkeys([*confs, *stats]):
+            conf = confs.get(name, {})
+            stat = stats.get(name, {})
             descs[name] = _str(conf.get("desc"))
             group = FlightGroup(
                 cite=Cite(source, 1, ""),
@@ -169,15 +172,14 @@ class FlightRecorderParser:
                 f"completed {group.last_completed}"
             )
             facts.append(dataclasses.replace(group, cite=Cite.of(source, 1, text)))
-        for index, raw in enumerate(entries):
-            if isinstance(raw, Mapping):
-                facts.append(_entry(raw, index, source, rank, descs))
+        for index, raw in recent:
+            facts.append(_entry(raw, index, source, rank, descs))
         head = FlightDump(
             cite=Cite.of(
                 source,
                 1,
-                f"flight recorder dump version {dump.get('version')} "
-                f"(NCCL {dump.get('comm_lib_version')}): {len(entries)} entries",
+                f"flight recorder dump version {_str(dump.get('version'))} "
+                f"(NCCL {_str(dump.get('comm_lib_version'))}): {len(entries)} entries",
             ),
             rank=rank,
             version=_str(dump.get("version")),
@@ -185,17 +187,58 @@ class FlightRecorderParser:
             entry_count=len(entries),
             group_count=len(descs),
         )
-        return [head, *facts], []
+        return [head, *facts], notes
+
+
+def _groups(value: Mapping[Any, Any]) -> dict[str, Mapping[str, Any]]:
+    """Process groups by name: the first MAX_GROUPS whose name and value are readable."""
+    found: dict[str, Mapping[str, Any]] = {}
+    for key, item in itertools.islice(value.items(), MAX_GROUPS):
+        name = _name(key)
+        if name is not None and isinstance(item, Mapping):
+            found.setdefault(name, item)
+    return found
+
+
+def _recent(entries: list[Any]) -> tuple[list[tuple[int, Mapping[str, Any]]], list[str]]:
+    """The last MAX_ENTRIES entries with their indexes, each object once; and notes.
+
+    A real dump holds each entry once; a pickle can list one object a million
+    times by reference, which costs it two bytes a time and the reader a fact
+    each: such repeats are read once.
+    """
+    seen: set[int] = set()
+    found: list[tuple[int, Mapping[str, Any]]] = []
+    repeats = 0
+    for index, raw in enumerate(entries):
+        if type(raw) is dict:
+            if id(raw) in seen:
+                repeats += 1
+            else:
+                seen.add(id(raw))
+                found.append((index, raw))
+    notes = []
+    if repeats:
+        notes.append(
+            f"flight-recorder: {repeats} entries repeat an earlier one by reference "
+            "(never so in a real dump): each read once"
+        )
+    if len(found) > MAX_ENTRIES:
+        notes.append(
+            f"flight-recorder: read the last {MAX_ENTRIES} of {len(found)} entries "
+            "(the most recent)"
+        )
+    return found[-MAX_ENTRIES:], notes
 
 
 def _entry(
     raw: Mapping[str, Any], index: int, source: str, rank: int | None, descs: dict[str, str | None]
 ) -> FlightEntry:
-    group = raw.get("process_group")
-    pg_id = str(group[0]) if isinstance(group, list | tuple) and group else None
-    pg_desc = str(group[1]) if isinstance(group, list | tuple) and len(group) > 1 else None
-    if pg_id is None and _int(raw.get("pg_id")) is not None:
-        pg_id = str(raw.get("pg_id"))
+    group = _first(raw.get("process_group"), 2)
+    pg_id = _name(group[0]) if group else None
+    pg_desc = _name(group[1]) if len(group) > 1 else None
+    if pg_id is None and (found := _int(raw.get("pg_id"))) is not None:
+        pg_id = str(found)
     if pg_desc is None and pg_id is not None:
         pg_desc = descs.get(pg_id)
     name = _str(raw.get("profiling_name"))

@@ -9,6 +9,7 @@ input yields the facts of what could be read, never an exception.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -19,14 +20,22 @@ from nccl_doctor.parse._values import cite
 from nccl_doctor.parse.base import BlockParser
 
 _HEAD = '{"nccl_doctor_probe"'
+#: Numbers in a result are counts, sizes and seconds: larger ones are not read.
+_INT_BOUND = 1 << 63
 
 
 def _int(v: object) -> int | None:
-    return v if isinstance(v, int) and not isinstance(v, bool) else None
+    if isinstance(v, int) and not isinstance(v, bool) and -_INT_BOUND <= v < _INT_BOUND:
+        return v
+    return None
 
 
 def _num(v: object) -> float | None:
-    return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
+    """A finite number (JSON's ``Infinity``/``NaN`` and 400-digit integers are not)."""
+    if isinstance(v, float):
+        return v if math.isfinite(v) else None
+    found = _int(v)
+    return float(found) if found is not None else None
 
 
 def _str(v: object) -> str | None:
@@ -38,7 +47,9 @@ def _ints(v: object) -> tuple[int, ...]:
 
 
 def _env(v: object) -> tuple[str, ...]:
-    return tuple(f"{k}={x}" for k, x in v.items()) if isinstance(v, dict) else ()
+    if not isinstance(v, dict):
+        return ()
+    return tuple(f"{k}={x}" for k, x in v.items() if isinstance(x, str) or _num(x) is not None)
 
 
 def _step(d: dict[str, Any], at: dict[str, Any]) -> Fact | None:
@@ -117,7 +128,8 @@ class ProbeResultParser(BlockParser):
         for line in block[1:]:
             text = line.text.strip()
             if text.startswith('"') and text.endswith("["):
-                section = text[1 : text.index('"', 1)]
+                close = text.find('"', 1)
+                section = text[1:close] if close > 0 else None
                 continue
             if text.startswith("]"):
                 section = None

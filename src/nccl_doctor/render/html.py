@@ -15,7 +15,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from nccl_doctor import __version__
+from nccl_doctor import GENERATOR, __version__
 from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Finding
@@ -192,6 +192,24 @@ def _header(report: Report, clean: Clean) -> str:
     return "".join(out)
 
 
+def _hypotheses(report: Report, clean: Clean) -> str:
+    """The ranked differential as a table (nothing when a finding was decisive)."""
+    if not report.hypotheses:
+        return ""
+    lead = "Possible causes" if not report.findings else "Other possible causes"
+    rows = "".join(
+        f"<tr><td>{n}</td><td><code>{esc(h.id)}</code></td><td>{h.probability:.0%}</td>"
+        f"<td>{esc(clean('; '.join(h.for_)))}</td><td>{esc(clean('; '.join(h.against)))}</td>"
+        f"<td><code>{esc(clean(h.check))}</code> {esc(clean(h.tells))}</td></tr>"
+        for n, h in enumerate(report.hypotheses, 1)
+    )
+    return (
+        f'<section id="hypotheses"><h2>{lead} of {esc(report.hypotheses[0].symptom)} '
+        "(ranked)</h2><table><tr><th>#</th><th>id</th><th>likelihood</th><th>for</th>"
+        f"<th>against</th><th>next check</th></tr>{rows}</table></section>"
+    )
+
+
 def _coverage(report: Report, clean: Clean) -> str:
     cov = report.coverage
     out = ['<section id="coverage"><h2>Coverage</h2>']
@@ -260,7 +278,7 @@ def report_html(
     ``pseudonymised`` says, in the footer, whether ``clean`` hid the names.
     """
     roots = [f.id for f in report.findings if f.root_cause]
-    title = f"nccl-doctor: {report.verdict.value}" + (f" — {roots[0]}" if roots else "")
+    title = f"{GENERATOR}: {report.verdict.value}" + (f" — {roots[0]}" if roots else "")
     folded = dict(report.folded)
     body = [_header(report, clean), "<main>"]
     if facts is not None:
@@ -279,6 +297,7 @@ def report_html(
         _finding(n, f, folded.get(f.id, ()), clean) for n, f in enumerate(report.findings, 1)
     )
     body.append("</section>")
+    body.append(_hypotheses(report, clean))
     if facts is not None:
         body.append(_picture("memory", "GPU memory by process", memory_svg(facts, clean)))
         body.append(_picture("topology", "GPU/NIC topology", topology_html(facts, clean)))
@@ -299,6 +318,7 @@ def report_html(
     )
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f'<meta name="generator" content="{esc(GENERATOR)} {esc(__version__)}">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f'<meta http-equiv="Content-Security-Policy" content="{esc(CSP)}">'
         f"<title>{esc(title)}</title><style>{CSS}</style></head><body>"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from nccl_doctor import GENERATOR
 from nccl_doctor.findings import Finding
 from nccl_doctor.report import Report
 
@@ -107,7 +108,7 @@ def _summary(findings: tuple[Finding, ...], clean: Callable[[str], str]) -> list
 
 def report_markdown(report: Report, clean: Callable[[str], str]) -> str:
     """The report as GitHub-flavoured Markdown; ``clean`` redacts and pseudonymises."""
-    out = [f"## nccl-doctor: **{report.verdict.value}**", ""]
+    out = [f"## {GENERATOR}: **{report.verdict.value}**", ""]
     first = report.first_failure
     if first is not None:
         who = f"rank {first.rank}" if first.rank is not None else "an unattributed rank"
@@ -126,6 +127,19 @@ def report_markdown(report: Report, clean: Callable[[str], str]) -> str:
         out.extend(_finding(n, finding, clean))
         if finding.id in folded:
             out.extend(_folded(folded[finding.id], clean))
+    if report.hypotheses:
+        lead = "Possible causes" if not report.findings else "Other possible causes"
+        out.append(f"### {lead} of {_inline(report.hypotheses[0].symptom)} (ranked)")
+        out.append("")
+        out.append("| # | id | likelihood | for | against | next check |")
+        out.append("|---|---|---|---|---|---|")
+        out.extend(
+            f"| {n} | `{h.id}` | {h.probability:.0%} | {_inline(clean('; '.join(h.for_)))} |"
+            f" {_inline(clean('; '.join(h.against)))} | {_code(clean(h.check)) if h.check else ''}"
+            f" {_inline(clean(h.tells))} |"
+            for n, h in enumerate(report.hypotheses, 1)
+        )
+        out.append("")
     cov = report.coverage
     if cov.missing or cov.next_steps or cov.evidence or cov.unchecked:
         out.append("<details><summary>Coverage</summary>")

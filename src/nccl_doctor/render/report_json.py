@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from nccl_doctor import __version__
+from nccl_doctor import GENERATOR, __version__
 from nccl_doctor.findings import Finding
 from nccl_doctor.redact import scrub
 from nccl_doctor.report import SCHEMA_VERSION, Report
@@ -47,7 +47,7 @@ def report_json(report: Report, clean: Callable[[str], str] = scrub) -> dict[str
         findings.append(item)
     return {
         "schema_version": SCHEMA_VERSION,
-        "tool": {"name": "nccl-doctor", "version": __version__},
+        "tool": {"name": GENERATOR, "version": __version__},
         "verdict": report.verdict.value,
         "findings": findings,
         "first_failure": None
@@ -59,6 +59,19 @@ def report_json(report: Report, clean: Callable[[str], str] = scrub) -> dict[str
             "message": clean(first.message),
             "source": {"source": clean(first.cite.source), "line": first.cite.line},
         },
+        "hypotheses": [
+            {
+                "id": h.id,
+                "probability": h.probability,
+                "symptom": h.symptom,
+                "for": [clean(x) for x in h.for_],
+                "against": [clean(x) for x in h.against],
+                "check": clean(h.check),
+                "tells": clean(h.tells),
+                "source": {"source": clean(h.cite.source), "line": h.cite.line},
+            }
+            for h in report.hypotheses
+        ],
         "coverage": {
             "evidence": [
                 {"kind": e.kind, "source": clean(e.source), "ranks": list(e.ranks)}

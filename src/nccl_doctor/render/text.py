@@ -16,6 +16,7 @@ from collections.abc import Callable
 from rich.console import Console
 from rich.text import Text
 
+from nccl_doctor import GENERATOR
 from nccl_doctor.findings import Finding
 from nccl_doctor.redact import scrub
 from nccl_doctor.report import Report
@@ -104,6 +105,24 @@ def _finding(out: _Out, n: int, finding: Finding) -> None:
             out.add(f"     ... and {len(finding.evidence) - MAX_EVIDENCE} more lines\n", "dim")
 
 
+def _hypotheses(out: _Out, report: Report) -> None:
+    """The ranked differential: what no rule could decide, and the check that would."""
+    if not report.hypotheses:
+        return
+    lead = "Possible causes" if not report.findings else "Other possible causes"
+    out.add("\n")
+    out.para(f"{lead} of {report.hypotheses[0].symptom} (ranked):", 0, style="bold")
+    for n, h in enumerate(report.hypotheses, 1):
+        out.add(f"{n}. ", "bold")
+        out.add(f"{h.id}", "bold")
+        out.add(f"  ({h.probability:.0%})\n", "dim")
+        out.para("for: " + "; ".join(h.for_), 3)
+        if h.against:
+            out.para("against: " + "; ".join(h.against), 3)
+        if h.check:
+            out.para(f"check: {h.check} - {h.tells}", 3)
+
+
 def _coverage(out: _Out, report: Report) -> None:
     cov = report.coverage
     if cov.evidence:
@@ -137,6 +156,11 @@ def _brief(out: _Out, report: Report) -> None:
         line += "  (root cause)" if finding.root_cause else ""
         room = out.width - 1 - 9
         out.add((line if len(line) <= room else line[: room - 1] + "…") + "\n")
+    for h in () if report.findings else report.hypotheses:  # a failure is never a blank line
+        out.add(f"{'possible':9}", "dim")
+        out.add(
+            f"{h.id}  ({h.probability:.0%}) check: {out.clean(h.check)}"[: out.width - 10] + "\n"
+        )
 
 
 def report_text(
@@ -154,7 +178,7 @@ def report_text(
     """
     out = _Out(width, clean, whole=verbosity > 0)
     verdict = report.verdict.value
-    out.add("nccl-doctor: ", "bold")
+    out.add(f"{GENERATOR}: ", "bold")
     out.add(verdict.upper(), _VERDICT_STYLE[verdict])
     roots = sum(1 for f in report.findings if f.root_cause)
     out.add(f"  ({len(report.findings)} findings, {roots} root cause{'s' if roots != 1 else ''})\n")
@@ -175,6 +199,7 @@ def report_text(
         _finding(out, n, finding)
         if finding.id in folded:
             _folded(out, folded[finding.id])
+    _hypotheses(out, report)
     _coverage(out, report)
     return _rendered(out, width, color)
 

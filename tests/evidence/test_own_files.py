@@ -1,0 +1,137 @@
+"""What nccl-doctor wrote itself is never read back as evidence (reports, run bookkeeping)."""
+
+from __future__ import annotations
+
+import io
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from nccl_doctor import GENERATOR
+from nccl_doctor.cli import main
+from nccl_doctor.evidence.own_files import VERDICTS, report_format
+from nccl_doctor.evidence.reader import read_paths
+from nccl_doctor.facts.run import WorkerExit
+from nccl_doctor.pipeline import diagnose_with_facts
+from nccl_doctor.render import FORMATS, render_report
+from nccl_doctor.report import Verdict
+from nccl_doctor.run.runner import run
+
+ROOT = Path(__file__).resolve().parents[2]
+#: Evidence whose report, read again, used to add a critical driver.uvm root cause.
+CASE = ROOT / "tests" / "cases" / "gpu" / "contention" / "h200-cuda-999"
+CAPTURED = ROOT / "tests" / "fixtures" / "captured"
+
+
+def _skipped(notes: list[str], folder: Path) -> list[str]:
+    return sorted(n for n in notes if "nccl-doctor" in n and n.startswith(str(folder)))
+
+
+def test_reports_saved_next_to_the_evidence_are_not_read_again(tmp_path: Path) -> None:
+    folder = tmp_path / "case"
+    shutil.copytree(CASE, folder)
+    report, facts = diagnose_with_facts(read_paths([str(folder)]))
+    ids = [(f.id, f.root_cause) for f in report.findings]
+    assert "driver.uvm" not in [i for i, _ in ids]
+    for fmt in FORMATS:  # names say nothing: the content decides
+        shown = facts if fmt == "html" else None
+        (folder / f"saved-{fmt}.out").write_text(render_report(report, fmt, facts=shown))
+    (folder / "coloured.out").write_text(render_report(report, "text", color=True))
+
+    result = read_paths([str(folder)])
+    again, _ = diagnose_with_facts(result)
+
+    assert [(f.id, f.root_cause) for f in again.findings] == ids
+    assert not [s for s in result.sources if Path(s.source).suffix == ".out"]
+    assert _skipped([f"{n.source}: {n.message}" for n in result.notes], folder) == [
+        f"{folder / 'coloured.out'}: a report nccl-doctor wrote (text), not evidence: skipped",
+        f"{folder / 'saved-html.out'}: a report nccl-doctor wrote (html), not evidence: skipped",
+        f"{folder / 'saved-json.out'}: a report nccl-doctor wrote (json), not evidence: skipped",
+        (
+            f"{folder / 'saved-markdown.out'}: a report nccl-doctor wrote (markdown), "
+            "not evidence: skipped"
+        ),
+        f"{folder / 'saved-text.out'}: a report nccl-doctor wrote (text), not evidence: skipped",
+    ]
+
+
+def test_a_report_named_on_its_own_is_refused_with_the_reason(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    saved = tmp_path / "report.md"
+    assert main(["diagnose", str(CASE), "--format", "markdown", "-o", str(saved)]) == 1
+    capsys.readouterr()
+    assert main(["diagnose", str(saved)]) == 2
+    err = capsys.readouterr().err
+    assert f"{saved}: a report nccl-doctor wrote (markdown), not evidence: skipped" in err
+
+
+@pytest.mark.parametrize(
+    ("text", "fmt"),
+    [
+        (f"{GENERATOR}: HEALTHY  (0 findings, 0 root causes)\n", "text"),
+        (f"## {GENERATOR}: **failed**\n\n", "markdown"),
+        ('{\n "schema_version": 1,\n "tool": {\n  "name": "nccl-doctor",', "json"),
+        ('{"sections": [{"kind": "text", "source": "x"', "parse json"),
+        ("driver.uvm — The nvidia_uvm module is missing (default severity: critical)\n", "explain"),
+        ("gpu.contention             critical Other processes are using the job's GPUs\n", "rules"),
+        # an HTML report written before the generator tag: its title still says so
+        ("<!DOCTYPE html>\n<html><head><title>nccl-doctor: failed — x</title>", "html"),
+    ],
+)
+def test_every_kind_of_output_is_known_by_its_start(text: str, fmt: str) -> None:
+    assert report_format(text.encode()) == fmt
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        # captured console output that quotes a report further down is evidence
+        CAPTURED / "probe-h200" / "quick.txt",
+        CAPTURED / "probe-h200" / "inject_corrupt.txt",
+        CAPTURED / "probe-h200" / "probe-full.json",
+    ],
+)
+def test_evidence_that_quotes_a_report_is_still_evidence(path: Path) -> None:
+    assert report_format(path.read_bytes()) is None
+
+
+def test_text_headings_know_every_verdict() -> None:
+    assert sorted(VERDICTS) == sorted(v.value for v in Verdict)
+
+
+def test_run_folder_bookkeeping_is_skipped_but_its_records_are_read(tmp_path: Path) -> None:
+    folder = tmp_path / "run"
+    code = run(
+        [sys.executable, "-c", "import sys; print('hello'); sys.exit(3)"],
+        folder,
+        terminal=io.BytesIO(),
+        err=io.StringIO(),
+    )
+    assert code == 3
+    (folder / "report.txt").write_text(
+        render_report(diagnose_with_facts(read_paths([str(folder)]))[0], "text")
+    )
+    result = read_paths([str(folder)])
+    read = {str(Path(s.source).relative_to(folder)) for s in result.sources}
+    assert {"MANIFEST.json", "console.log", "environment.txt"} <= read
+    assert {"node-before/host.json", "node-after/host.json"} <= read
+    assert not read & {"command.txt", "report.txt", "node-before/MANIFEST.json"}
+    skipped = {str(Path(n.source).relative_to(folder)): n.message for n in result.notes}
+    assert skipped["command.txt"] == (
+        "the run wrapper's copy of the command (it is in MANIFEST.json): skipped"
+    )
+    assert skipped["node-before/MANIFEST.json"] == (
+        "a capture bundle's list of its reads (nccl-doctor's bookkeeping): skipped"
+    )
+    assert skipped["report.txt"].startswith("a report nccl-doctor wrote (text)")
+    (exit_fact,) = [f for f in result.facts if isinstance(f, WorkerExit)]
+    assert (exit_fact.source, exit_fact.exitcode) == ("wrapper", 3)
+
+
+def test_a_command_file_outside_a_run_folder_is_evidence(tmp_path: Path) -> None:
+    (tmp_path / "command.txt").write_text("torchrun --nproc-per-node 8 train.py\n")
+    result = read_paths([str(tmp_path)])
+    assert [s.source for s in result.sources] == [str(tmp_path / "command.txt")]
