@@ -95,7 +95,9 @@ class Format:
     args: list[str]
 
 
-_TOKEN = re.compile(r'\s*(?:(?P<lit>(?:u8|L|u|U)?"(?:[^"\\]|\\.)*")|(?P<ident>[A-Za-z_]\w*))', re.S)
+_TOKEN = re.compile(
+    r'\s*(?:(?P<lit>(?:u8|L|u|U)?"(?:[^"\\]|\\.)*")|(?P<ident>[A-Za-z_]\w*))', re.DOTALL
+)
 
 
 def read_format(expr: str, rest: list[str], pri: dict[str, str]) -> Format | None:

@@ -30,12 +30,10 @@ INT = r"-?\d{1,20}"
 UINT = r"\d{1,20}"
 HEX = r"[0-9a-fA-F]{1,16}"
 FLOAT = r"-?(?:\d{1,20}(?:\.\d{0,20})?(?:[eE][-+]?\d{1,4})?|inf|nan)"
-TEXT = r"[^\n]{0,%d}?" % TEXT_MAX
+TEXT = rf"[^\n]{{0,{TEXT_MAX}}}?"
 
 # C's inttypes macros spelled between literals: "%" PRIu64
-PRI_MACROS = {
-    f"PRI{c}{n}": c for c in "diuxX" for n in ("8", "16", "32", "64", "PTR", "MAX")
-}
+PRI_MACROS = {f"PRI{c}{n}": c for c in "diuxX" for n in ("8", "16", "32", "64", "PTR", "MAX")}
 
 
 def conversion_regex(conv: str, flags: str) -> str:
@@ -99,7 +97,24 @@ def field_name(expr: str, taken: set[str]) -> str:
             inner = re.findall(r"[A-Za-z_]\w*", expr[call.end() :])
             base = inner[-1] if inner and fn.lower().endswith(("tostring", "str", "name")) else fn
     if not base:
-        idents = [w for w in re.findall(r"[A-Za-z_]\w*", expr) if w not in {"int", "long", "unsigned", "void", "char", "const", "size_t", "uint64_t", "uint32_t", "int64_t", "uintptr_t"}]
+        idents = [
+            w
+            for w in re.findall(r"[A-Za-z_]\w*", expr)
+            if w
+            not in {
+                "int",
+                "long",
+                "unsigned",
+                "void",
+                "char",
+                "const",
+                "size_t",
+                "uint64_t",
+                "uint32_t",
+                "int64_t",
+                "uintptr_t",
+            }
+        ]
         base = _NAME_HINTS.get(expr, idents[-1] if idents else "value")
     base = _SNAKE.sub("_", base).lower().strip("_")
     base = re.sub(r"\W+", "_", base) or "value"
@@ -156,9 +171,9 @@ def printf_to_pattern(fmt: str, args: list[str]) -> tuple[str, list[str]]:
         arg_i += 1
         body = conversion_regex(conv, flags)
         if conv == "s" and m.group("prec") not in (None, "*"):
-            body = r"[^\n]{0,%s}?" % m.group("prec")
+            body = rf"[^\n]{{0,{m.group('prec')}}}?"
         if width and width != "*" and conv in "diuxX":
-            pad = " {0,%d}" % int(width)
+            pad = f" {{0,{int(width)}}}"
             body = body + pad if "-" in flags else pad + body
         if conv in "sc" and m.start() == prev_end and prev_text:
             prev_end = m.end()
@@ -175,7 +190,7 @@ def printf_to_pattern(fmt: str, args: list[str]) -> tuple[str, list[str]]:
     return pattern, fields
 
 
-_LAZY = "[^\\n]{0,%d}?)" % TEXT_MAX
+_LAZY = f"[^\\n]{{0,{TEXT_MAX}}}?)"
 _FENCE = ",;()[]<>'\""
 
 
@@ -202,7 +217,7 @@ def _fence_captures(pattern: str) -> str:
         out.append(pattern[pos:i])
         if ch and ch in _FENCE:
             esc = "\\" + ch if ch in "[]" else ch
-            out.append("[^\\n%s]{0,%d}?)" % (esc, TEXT_MAX))
+            out.append(f"[^\\n{esc}]{{0,{TEXT_MAX}}}?)")
         else:
             out.append(_LAZY)
         pos = j
@@ -236,7 +251,7 @@ _PLACE = re.compile(r"\{\{|\}\}|\{(?P<name>[a-z_][a-z0-9_]*)(?::(?P<type>[dfxswm
 # as PyTorch prints it ("20.00 MiB")
 PLACE_TYPES = {
     "s": TEXT,
-    "w": r"[^\s]{1,%d}" % TEXT_MAX,
+    "w": rf"[^\s]{{1,{TEXT_MAX}}}",
     "d": INT,
     "f": FLOAT,
     "x": HEX,

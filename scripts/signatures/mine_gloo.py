@@ -55,7 +55,11 @@ KEEP: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
 
 def _git(mirror: Path, *args: str) -> str:
     return subprocess.run(
-        ["git", "-C", str(mirror), *args], check=True, capture_output=True, text=True, errors="replace"
+        ["git", "-C", str(mirror), *args],
+        check=True,
+        capture_output=True,
+        text=True,
+        errors="replace",
     ).stdout
 
 
@@ -68,7 +72,9 @@ def _format(args: list[str]) -> str | None:
             out.append("".join(lits).replace("{", "{{").replace("}", "}}"))
             continue
         words = [w for w in re.findall(r"[A-Za-z_]\w*", arg) if w not in ("str", "count", "c_str")]
-        name = {"strerror": "errno_text"}.get(words[0] if words else "", words[-1] if words else "value")
+        name = {"strerror": "errno_text"}.get(
+            words[0] if words else "", words[-1] if words else "value"
+        )
         name = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower().strip("_")
         base, k = name, 2
         while name in taken:
@@ -87,7 +93,11 @@ def _messages(mirror: Path, commit: str) -> list[tuple[str, int, str]]:
             continue
         src = blank_comments(_git(mirror, "show", f"{commit}:{path}").replace("\\\n", "  "))
         for macro, line, args, _end in find_calls(src, MACROS):
-            skip = 2 if re.search(r"_(EQ|NE|GT|GE|LT|LE)$", macro) else (1 if macro == "GLOO_ENFORCE" else 0)
+            skip = (
+                2
+                if re.search(r"_(EQ|NE|GT|GE|LT|LE)$", macro)
+                else (1 if macro == "GLOO_ENFORCE" else 0)
+            )
             fmt = _format(args[skip:])
             if fmt and skip == 2:  # EnforceNotMet: "<cond>. <lhs> vs <rhs>. <message>"
                 fmt = "{condition}. {lhs:d} vs {rhs:d}. " + fmt
@@ -105,10 +115,14 @@ def main(argv: list[str]) -> int:
         for path, line, fmt in _messages(mirror, commit):
             for ident, anchor, _s, _h in KEEP:
                 if re.search(anchor, fmt):
-                    found.setdefault((ident, fmt), {}).setdefault(date, []).append(f"{path}:{line}@{commit}")
+                    found.setdefault((ident, fmt), {}).setdefault(date, []).append(
+                        f"{path}:{line}@{commit}"
+                    )
     rows: list[dict[str, Any]] = []
     for ident, _anchor, symptom, hints in KEEP:
-        variants = sorted(((f, w) for (i, f), w in found.items() if i == ident), key=lambda fw: -len(fw[1]))
+        variants = sorted(
+            ((f, w) for (i, f), w in found.items() if i == ident), key=lambda fw: -len(fw[1])
+        )
         if not variants:
             raise SystemExit(f"{ident}: not found")
         for n, (fmt, where) in enumerate(variants):

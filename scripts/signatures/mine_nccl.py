@@ -56,9 +56,11 @@ RESULT_SYMPTOM = {
     "ncclTimeout": "collective_timeout",
 }
 FAILURE_WORDS = re.compile(
-    r"fail|error|cannot|can't|unable|invalid|mismatch|abort|timeout|timed out|closed|refused|"
-    r"not supported|unsupported|too many|exceed|corrupt|lost|unexpected",
-    re.I,
+    (
+        r"fail|error|cannot|can't|unable|invalid|mismatch|abort|timeout|timed out|closed|refused|"
+        r"not supported|unsupported|too many|exceed|corrupt|lost|unexpected"
+    ),
+    re.IGNORECASE,
 )
 CUDA_WORDS = re.compile(r"Cuda failure|CUDA error|\bcu[A-Z]\w+|\bcuda[A-Z]\w+|CUDA")
 NETWORK_PATHS = re.compile(r"transport/|bootstrap|socket|ibv|net\.cc|proxy|shm|gdr|ras/")
@@ -67,25 +69,46 @@ NETWORK_PATHS = re.compile(r"transport/|bootstrap|socket|ibv|net\.cc|proxy|shm|g
 HINTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (r"transport/shm\.cc|shmutils|[Ss]hared memory|/dev/shm|fallocate|mkstemp|SHM", ("nccl.shm",)),
     (r"Duplicate GPU", ("nccl.duplicate_gpu",)),
-    (r"[Vv]ersion mismatch|Mismatched NCCL version|version of NCCL|NCCL library (version|is)",
-     ("nccl.version_mismatch",)),
-    (r"no socket interface|NCCL_SOCKET_IFNAME|[Nn]o usable listening interface|interface",
-     ("net.socket_interface",)),
-    (r"(socket|bootstrap)\.cc .*([Cc]onnect|[Cc]losed|refused|reset|[Tt]imeout|timed out|"
-     r"getaddrinfo|resolve|[Pp]oll|recv|send)", ("net.unreachable",)),
-    (r"Connection closed by remote peer|Connection reset|[Cc]onnection refused",
-     ("net.unreachable", "launch.rank_crash")),
+    (
+        r"[Vv]ersion mismatch|Mismatched NCCL version|version of NCCL|NCCL library (version|is)",
+        ("nccl.version_mismatch",),
+    ),
+    (
+        r"no socket interface|NCCL_SOCKET_IFNAME|[Nn]o usable listening interface|interface",
+        ("net.socket_interface",),
+    ),
+    (
+        (
+            r"(socket|bootstrap)\.cc .*([Cc]onnect|[Cc]losed|refused|reset|[Tt]imeout|timed out|"
+            r"getaddrinfo|resolve|[Pp]oll|recv|send)"
+        ),
+        ("net.unreachable",),
+    ),
+    (
+        r"Connection closed by remote peer|Connection reset|[Cc]onnection refused",
+        ("net.unreachable", "launch.rank_crash"),
+    ),
     (r"Address already in use|EADDRINUSE", ("launch.port_in_use",)),
     (r"NVLS|NVLink SHARP|[Mm]ulticast", ("nccl.nvls",)),
     (r"transport/p2p\.cc|P2P|[Pp]eer access|cudaIpc|cuIpc|IPC handle", ("nccl.p2p",)),
     (r"net_ib.*(completion|async|[Ee]vent|status=|wc_status|retry|Retry)", ("net.ib_transport",)),
-    (r"(net_ib|ibv).*(reg_mr|ibv_reg|memlock|RLIMIT|GID|[Gg]id|HCA|No device|[Nn]o IB|"
-     r"link layer|ROCE|RoCE|ibv_open|ibv_get_device|port)", ("net.ib_config",)),
+    (
+        (
+            r"(net_ib|ibv).*(reg_mr|ibv_reg|memlock|RLIMIT|GID|[Gg]id|HCA|No device|[Nn]o IB|"
+            r"link layer|ROCE|RoCE|ibv_open|ibv_get_device|port)"
+        ),
+        ("net.ib_config",),
+    ),
     (r"(net_ib|ibv).*([Pp]ort .*(state|DOWN|down|ACTIVE)|link is not active)", ("net.ib_link",)),
     (r"GDR|GPU Direct RDMA|[Pp]eermem|nv_peer_mem|dmabuf|DMA-BUF|gdrcopy|gdr_", ("net.gdr",)),
     (r"MNNVL|IMEX|[Ff]abric", ("gpu.fabric_manager",)),
-    (r"Invalid value %s for %s|set by environment to|NCCL_[A-Z_]+ .*(invalid|not supported|"
-     r"must|should|[Ii]gnor)", ("nccl.env",)),
+    (
+        (
+            r"Invalid value %s for %s|set by environment to|NCCL_[A-Z_]+ .*(invalid|not supported|"
+            r"must|should|[Ii]gnor)"
+        ),
+        ("nccl.env",),
+    ),
     (r"hostHash|[Hh]ost hash|NCCL_HOSTID", ("nccl.host_identity",)),
     (r"Too many open files|EMFILE|[Cc]annot allocate memory|ulimit|RLIMIT", ("host.resources",)),
     (r"Failed to CUDA (host )?(malloc|calloc|alloc)|cuMemCreate|out of memory", ("gpu.oom",)),
@@ -119,7 +142,7 @@ def _hints(text: str, path: str, symptom: str) -> list[str]:
 
 
 def _version(tag: str) -> str:
-    return tag[1:].split("-")[0]
+    return tag[1:].split("-", 1)[0]
 
 
 def entries(messages: dict[tuple[str, str], Message]) -> list[dict[str, Any]]:
@@ -203,9 +226,11 @@ HAND_ROWS: list[dict[str, Any]] = [
         "fields": ["cuda_dev", "file", "line", "func", "message"],
         "symptom": "info",
         "hint_ids": [],
-        "note": "the prefix of every NCCL WARN line after host:pid:tid; the message part is matched by the "
-        "nccl.warn.* signatures (2.30 adds the function name in parentheses, "
-        "NCCL_DEBUG_TIMESTAMP_FORMAT a leading timestamp)",
+        "note": (
+            "the prefix of every NCCL WARN line after host:pid:tid; the message part is matched "
+            "by the nccl.warn.* signatures (2.30 adds the function name in parentheses, "
+            "NCCL_DEBUG_TIMESTAMP_FORMAT a leading timestamp)"
+        ),
     },
     {
         "id": "nccl.line.info",
@@ -229,8 +254,10 @@ HAND_ROWS: list[dict[str, Any]] = [
         "versions": _VERSIONS,
         "format": "NCCL version %d.%d.%d%s+cuda%d.%d",
         "format_style": "printf",
-        "pattern": r"NCCL version (?P<nccl_version>\d{1,3}\.\d{1,3}\.\d{1,3})"
-        r"(?P<suffix>[\w.-]{0,32})\+cuda(?P<cuda_version>\d{1,3}\.\d{1,3})",
+        "pattern": (
+            r"NCCL version (?P<nccl_version>\d{1,3}\.\d{1,3}\.\d{1,3})"
+            r"(?P<suffix>[\w.-]{0,32})\+cuda(?P<cuda_version>\d{1,3}\.\d{1,3})"
+        ),
         "fields": ["nccl_version", "suffix", "cuda_version"],
         "symptom": "info",
         "hint_ids": ["nccl.version_mismatch"],

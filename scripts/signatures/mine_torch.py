@@ -255,7 +255,8 @@ PY: tuple[Py, ...] = (
 
 def _strings(root: Path, version: str) -> str:
     return "\n".join(
-        p.read_text(errors="replace") for p in sorted((root / version / "torch/lib").glob("*.strings"))
+        p.read_text(errors="replace")
+        for p in sorted((root / version / "torch/lib").glob("*.strings"))
     )
 
 
@@ -271,15 +272,30 @@ def _rows_cpp(root: Path) -> list[dict[str, Any]]:
         else:
             pattern, fields = pattern_for(c.format, "concat")
             pattern = pattern.replace("total capacity", "total capaci?ty")  # 2.1's "capacty"
-        rows.append(_row(c.id, c.level, [f"{c.file}@{','.join('v' + v for v in seen)}"], seen,
-                         c.format, "concat", pattern, fields, c.symptom, c.hints, c.note))
+        rows.append(
+            _row(
+                c.id,
+                c.level,
+                [f"{c.file}@{','.join('v' + v for v in seen)}"],
+                seen,
+                c.format,
+                "concat",
+                pattern,
+                fields,
+                c.symptom,
+                c.hints,
+                c.note,
+            )
+        )
     return rows
 
 
 def _template(text: str) -> str:
     """``string.Template``'s ``${name}`` as ``{name}``."""
     text = text.replace("{", "{{").replace("}", "}}")
-    return re.sub(r"\$\{\{(\w+)\}\}|\$(\w+)", lambda m: "{" + (m.group(1) or m.group(2)) + "}", text)
+    return re.sub(
+        r"\$\{\{(\w+)\}\}|\$(\w+)", lambda m: "{" + (m.group(1) or m.group(2)) + "}", text
+    )
 
 
 def _constants(root: Path, rel: str) -> list[PyMessage]:
@@ -321,15 +337,18 @@ def _rows_py(root: Path) -> list[dict[str, Any]]:
                     break
         if not texts:
             raise SystemExit(f"{p.id}: not found")
-        ordered = sorted(texts.items(), key=lambda kv: VERSIONS.index(next(iter(kv[1]))), reverse=True)
+        ordered = sorted(
+            texts.items(), key=lambda kv: VERSIONS.index(next(iter(kv[1]))), reverse=True
+        )
         for n, ((style, text), where) in enumerate(ordered):
             seen = [v for v in VERSIONS if v in where]
             ident = p.id if n == 0 else f"{p.id}_{seen[-1].replace('.', '_')}"
             pattern, fields = pattern_for(text, style, list(args[(style, text)]))
             locs = [f"{p.file}:{ln}@v{v}" for v in seen for ln in where[v]]
             kind = "info" if p.symptom == "info" else "error"
-            rows.append(_row(ident, kind, locs, seen, text, style, pattern, fields, p.symptom,
-                             p.hints, ""))
+            rows.append(
+                _row(ident, kind, locs, seen, text, style, pattern, fields, p.symptom, p.hints, "")
+            )
     return rows
 
 

@@ -76,10 +76,8 @@ def read_tag(mirror: Path, tag: str, messages: dict[tuple[str, str], Message]) -
         if not path.endswith((".cc", ".h", ".cu", ".cpp", ".c", ".hpp", ".cuh")):
             continue
         src = blank_comments(_git(mirror, "show", ref).replace("\\\n", "  "))
-        for macro, line, args, end in find_calls(src, ("WARN", "INFO", "INFO_LOC")):
-            flags = ""
-            if macro != "WARN":
-                flags, args = args[0], args[1:]
+        for macro, line, call_args, end in find_calls(src, ("WARN", "INFO", "INFO_LOC")):
+            flags, args = ("", call_args) if macro == "WARN" else (call_args[0], call_args[1:])
             if not args:
                 continue
             fmt = read_format(args[0], args[1:], PRI_MACROS)

@@ -52,7 +52,9 @@ def _fstring(node: ast.JoinedStr) -> str:
                 raw = "".join(
                     v.value for v in part.format_spec.values if isinstance(v, ast.Constant)
                 )
-                spec = ":f" if raw.endswith(("f", "e", "g")) else (":d" if raw.endswith("d") else "")
+                spec = (
+                    ":f" if raw.endswith(("f", "e", "g")) else (":d" if raw.endswith("d") else "")
+                )
             out.append("{" + _name(part.value, taken) + spec + "}")
     return "".join(out)
 
@@ -88,7 +90,11 @@ def _message(arg: ast.expr) -> tuple[str, str] | None:
                 return m.group(0)
             key = m.group(1)
             if key == "" or key.isdigit():
-                nm = next(it, "value") if key == "" else (names[int(key)] if int(key) < len(names) else "value")
+                nm = (
+                    next(it, "value")
+                    if key == ""
+                    else (names[int(key)] if int(key) < len(names) else "value")
+                )
             else:
                 nm = kw.get(key, key)
             return "{" + nm + "}"
@@ -116,9 +122,12 @@ def read_tree(root: Path, rel_to: Path) -> list[PyMessage]:
             if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call):
                 call = node.exc
                 kind = "raise " + ast.unparse(call.func).split(".")[-1]
-            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-                if node.func.attr in LOG_METHODS:
-                    call, kind = node, "log." + node.func.attr
+            elif (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in LOG_METHODS
+            ):
+                call, kind = node, "log." + node.func.attr
             if call is None or not call.args:
                 continue
             first = 1 if kind == "log.log" and len(call.args) > 1 else 0

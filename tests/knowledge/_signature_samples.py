@@ -1,4 +1,4 @@
-"""Sample messages rendered from a signature's format string, and adversarial inputs for its pattern.
+"""Sample messages rendered from a signature's format string; adversarial inputs for its pattern.
 
 Independent of the miners that wrote the patterns: printf formats are
 rendered with Python's own ``%`` operator (C length modifiers dropped, ``%p``
@@ -80,9 +80,11 @@ def render_placeholders(fmt: str) -> str:
 
 
 def first_line(sig: Signature) -> str:
-    """The first line of the format with three letters outside conversions (what a pattern covers)."""
+    """The format's first line with three letters outside conversions (what a pattern covers)."""
     for line in sig.format.split("\n"):
-        bare = _PLACEHOLDER.sub("", _PRINTF.sub("", line)) if sig.format_style != "literal" else line
+        bare = (
+            _PLACEHOLDER.sub("", _PRINTF.sub("", line)) if sig.format_style != "literal" else line
+        )
         if len(re.findall(r"[A-Za-z]", bare)) >= 3:
             return line
     return sig.format

@@ -62,6 +62,7 @@ _FORBIDDEN = (
     (re.compile(r"\{\d*,\}"), "unbounded repeat"),
 )
 
+
 class SignatureError(ValueError):
     """A catalogue line that does not hold a valid signature (file and line number say where)."""
 
@@ -87,6 +88,9 @@ class Signature:
     taken from documentation); ``fields`` are the pattern's named groups in
     order. ``result`` names the ``ncclResult_t`` a NCCL WARN leads to, where
     the source shows one (see :mod:`nccl_doctor.knowledge.nccl_results`).
+    ``example`` is a line of the message's shape, for the entries whose
+    pattern covers only part of what the format prints (kernel and driver
+    lines).
     """
 
     id: str
@@ -102,6 +106,7 @@ class Signature:
     hint_ids: tuple[str, ...]
     result: str | None = None
     note: str = ""
+    example: str = ""
 
     def compiled(self) -> re.Pattern[str]:
         """The pattern compiled with ``re`` (cached per pattern text)."""
@@ -125,7 +130,7 @@ def _check_pattern(pattern: str) -> list[str]:
 
 
 def _strip_classes(pattern: str) -> str:
-    """``pattern`` with escaped characters and bracket classes blanked (so ``[$*]`` is no anchor)."""
+    """``pattern`` with escapes and bracket classes blanked (so ``[$*]`` is no anchor)."""
     out = re.sub(r"\\.", "__", pattern)
     return re.sub(r"\[\^?\]?[^\]]*\]", "_", out)
 
@@ -158,6 +163,7 @@ def _parse(obj: Any, where: str) -> Signature:
         hint_ids=tuple(str(h) for h in obj.get("hint_ids", ())),
         result=obj.get("result"),
         note=str(obj.get("note", "")),
+        example=str(obj.get("example", "")),
     )
     problems = validate(sig)
     if problems:
@@ -237,7 +243,7 @@ def by_id() -> dict[str, Signature]:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LegacyCudaCode:
-    """A CUDA runtime error whose number changed in CUDA 10.1 (``legacy_code`` before, ``code`` since)."""
+    """A CUDA runtime error renumbered in CUDA 10.1 (``legacy_code`` before, ``code`` since)."""
 
     name: str
     legacy_code: int
@@ -246,7 +252,7 @@ class LegacyCudaCode:
 
 @functools.cache
 def legacy_cuda_codes() -> tuple[LegacyCudaCode, ...]:
-    """The ``cudaError_t`` numbers of CUDA <= 10.0 that CUDA 10.1 renumbered (see ``cuda_legacy.json``)."""
+    """The ``cudaError_t`` numbers of CUDA <= 10.0 that 10.1 changed (see ``cuda_legacy.json``)."""
     raw = json.loads(
         resources.files(__name__).joinpath("cuda_legacy.json").read_text(encoding="utf-8")
     )
