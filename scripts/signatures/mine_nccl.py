@@ -1,0 +1,269 @@
+"""Mine NCCL's WARN (and the key INFO) format strings into ``signatures/nccl.jsonl``.
+
+Usage: ``python scripts/signatures/mine_nccl.py /path/to/nccl/git-dir``
+
+Reads ``src/`` at each tag of :data:`nccl_source.TAGS` with ``git show`` (no
+work tree). Which messages are kept, their symptom class and the catalogue
+ids they point to are decided by the tables below; the ncclResult_t that a
+WARN leads to (read from the statements around it) decides the symptom where
+the source shows one.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import PRINTF, pattern_for, slug, write_jsonl
+from nccl_source import TAGS, Message, read_tag
+
+# files whose WARNs describe NCCL's own algorithm bookkeeping, other OSes, or
+# optional plugins' internals: nothing a user can act on
+SKIP_PATHS = re.compile(
+    r"src/(os/windows|graph/(search|tuning|connect|rings|trees)\.cc|misc/(tuner|profiler)|"
+    r"plugin/(profiler|tuner)|device/|scheduler/|rma/rma_proxy_launch|ras/client)"
+)
+SKIP_TEXT = re.compile(
+    r"List loop at element|Proxy append|out of bounds|unknown desc type|descriptor is not a|"
+    r"XML Export|Could not find id|^PARAM: Duplicate|NULL request|inflight credit"
+)
+# INFO lines worth a signature: versions, choices NCCL made, and soft failures
+KEEP_INFO = re.compile(
+    r"^Bootstrap ?: Using|^NET/IB ?: Using|^NET/Socket ?: Using%s|^NET/IB : No device found|"
+    r"^Using network |NET/Plugin|set by environment to|- Init COMPLETE|- (Abort|Destroy|%s) COMPLETE|"
+    r"^cudaDriverVersion|Cuda failure|returned %s, retrying|connect returned|^P2P is disabled|"
+    r"P2P not supported between|GPU Direct RDMA|^NVLS multicast support|NVLink SHARP|multicast-bind|"
+    r"via (P2P|SHM|NET|COLLNET)|^peer query failed|^Legacy IPC not supported|"
+    r"cuMem host allocations do not appear|mkstemp: Failed|fallocate: Failed|unlink shared memory|"
+    r"^Invalid value %s for %s|nNodes %d|^MNNVL .*(state|healthMask)|RAS initialization error|"
+    r"^NCCL_COMM_ID cannot|Ip address|mismatched physical devices|different number of devices|"
+    r"^Call to %s (not supported|failed with error)|Call to ibv_modify_qp failed|"
+    r"socketProgressOpt: abort|Connection closed by localRank|^GDRCOPY enabled|^Setting affinity|"
+    r"^Connected all rings|^PXN Disabled|^dlsym failed|Tried merging multiple devices"
+)
+RESULT_SYMPTOM = {
+    "ncclSystemError": "nccl_system",
+    "ncclInternalError": "nccl_internal",
+    "ncclInvalidArgument": "nccl_invalid",
+    "ncclInvalidUsage": "nccl_invalid",
+    "ncclRemoteError": "nccl_remote",
+    "ncclUnhandledCudaError": "nccl_unhandled_cuda",
+    "ncclTimeout": "collective_timeout",
+}
+FAILURE_WORDS = re.compile(
+    (
+        r"fail|error|cannot|can't|unable|invalid|mismatch|abort|timeout|timed out|closed|refused|"
+        r"not supported|unsupported|too many|exceed|corrupt|lost|unexpected"
+    ),
+    re.IGNORECASE,
+)
+CUDA_WORDS = re.compile(r"Cuda failure|CUDA error|\bcu[A-Z]\w+|\bcuda[A-Z]\w+|CUDA")
+NETWORK_PATHS = re.compile(r"transport/|bootstrap|socket|ibv|net\.cc|proxy|shm|gdr|ras/")
+
+# (regex over "path format", catalogue ids); every matching row adds its ids
+HINTS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    (r"transport/shm\.cc|shmutils|[Ss]hared memory|/dev/shm|fallocate|mkstemp|SHM", ("nccl.shm",)),
+    (r"Duplicate GPU", ("nccl.duplicate_gpu",)),
+    (
+        r"[Vv]ersion mismatch|Mismatched NCCL version|version of NCCL|NCCL library (version|is)",
+        ("nccl.version_mismatch",),
+    ),
+    (
+        r"no socket interface|NCCL_SOCKET_IFNAME|[Nn]o usable listening interface|interface",
+        ("net.socket_interface",),
+    ),
+    (
+        (
+            r"(socket|bootstrap)\.cc .*([Cc]onnect|[Cc]losed|refused|reset|[Tt]imeout|timed out|"
+            r"getaddrinfo|resolve|[Pp]oll|recv|send)"
+        ),
+        ("net.unreachable",),
+    ),
+    (
+        r"Connection closed by remote peer|Connection reset|[Cc]onnection refused",
+        ("net.unreachable", "launch.rank_crash"),
+    ),
+    (r"Address already in use|EADDRINUSE", ("launch.port_in_use",)),
+    (r"NVLS|NVLink SHARP|[Mm]ulticast", ("nccl.nvls",)),
+    (r"transport/p2p\.cc|P2P|[Pp]eer access|cudaIpc|cuIpc|IPC handle", ("nccl.p2p",)),
+    (r"net_ib.*(completion|async|[Ee]vent|status=|wc_status|retry|Retry)", ("net.ib_transport",)),
+    (
+        (
+            r"(net_ib|ibv).*(reg_mr|ibv_reg|memlock|RLIMIT|GID|[Gg]id|HCA|No device|[Nn]o IB|"
+            r"link layer|ROCE|RoCE|ibv_open|ibv_get_device|port)"
+        ),
+        ("net.ib_config",),
+    ),
+    (r"(net_ib|ibv).*([Pp]ort .*(state|DOWN|down|ACTIVE)|link is not active)", ("net.ib_link",)),
+    (r"GDR|GPU Direct RDMA|[Pp]eermem|nv_peer_mem|dmabuf|DMA-BUF|gdrcopy|gdr_", ("net.gdr",)),
+    (r"MNNVL|IMEX|[Ff]abric", ("gpu.fabric_manager",)),
+    (
+        (
+            r"Invalid value %s for %s|set by environment to|NCCL_[A-Z_]+ .*(invalid|not supported|"
+            r"must|should|[Ii]gnor)"
+        ),
+        ("nccl.env",),
+    ),
+    (r"hostHash|[Hh]ost hash|NCCL_HOSTID", ("nccl.host_identity",)),
+    (r"Too many open files|EMFILE|[Cc]annot allocate memory|ulimit|RLIMIT", ("host.resources",)),
+    (r"Failed to CUDA (host )?(malloc|calloc|alloc)|cuMemCreate|out of memory", ("gpu.oom",)),
+    (r"nvml.*(fail|Failed)|NVML", ("gpu.lost",)),
+)
+HINT_RES = tuple((re.compile(rx), ids) for rx, ids in HINTS)
+AREA = re.compile(r"([^/]+?)(?:_v\d+)?\.(?:cc|h|cu|cpp|c|hpp|cuh)$")
+
+
+def _symptom(kind: str, text: str, results: Counter[str], path: str) -> str:
+    if kind == "info":
+        return "info"
+    if results:
+        return RESULT_SYMPTOM[results.most_common(1)[0][0]]
+    if not FAILURE_WORDS.search(text):
+        return "info"
+    if CUDA_WORDS.search(text):
+        return "nccl_unhandled_cuda"
+    return "nccl_system" if NETWORK_PATHS.search(path) else "nccl_internal"
+
+
+def _hints(text: str, path: str, symptom: str) -> list[str]:
+    key = f"{path} {text}"
+    ids: list[str] = []
+    for rx, row in HINT_RES:
+        if rx.search(key):
+            ids.extend(i for i in row if i not in ids)
+    if symptom == "nccl_internal" and "nccl.internal" not in ids:
+        ids.append("nccl.internal")
+    return ids
+
+
+def _version(tag: str) -> str:
+    return tag[1:].split("-", 1)[0]
+
+
+def entries(messages: dict[tuple[str, str], Message]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    ids: Counter[str] = Counter()
+    for (kind, text), msg in messages.items():
+        sites = [s for ss in msg.sites.values() for s in ss]
+        path = Counter(s.path for s in sites).most_common(1)[0][0]
+        if SKIP_PATHS.search(path) or SKIP_TEXT.search(text):
+            continue
+        literal = PRINTF.sub("", text)
+        if len(re.findall(r"[A-Za-z]", literal)) < 10:
+            continue
+        if kind == "info" and not KEEP_INFO.search(text):
+            continue
+        if kind == "info" and ("/ras/" in path or "resiliency" in path):
+            continue
+        pattern, fields = pattern_for(text, "printf", msg.args)
+        results = Counter(s.result for s in sites if s.result)
+        symptom = _symptom(kind, text, results, path)
+        area = AREA.search(path)
+        base = f"nccl.{kind}.{area.group(1) if area else 'src'}.{slug(text, 40)}".lower()
+        base = re.sub(r"[^a-z0-9_.]", "_", base)
+        ids[base] += 1
+        ident = base if ids[base] == 1 else f"{base}_{ids[base]}"
+        where: dict[str, list[str]] = {}
+        for tag in TAGS:
+            for s in msg.sites.get(tag, []):
+                where.setdefault(f"{s.path}:{s.line}", []).append(tag)
+        seen = [_version(t) for t in TAGS if t in msg.sites]
+        row: dict[str, Any] = {
+            "id": ident,
+            "library": "nccl",
+            "level": kind,
+            "where": [f"{loc}@{','.join(tags)}" for loc, tags in where.items()],
+            "versions": {"first": seen[0], "last": seen[-1], "seen": seen},
+            "format": text.strip(),
+            "format_style": "printf",
+            "pattern": pattern,
+            "fields": fields,
+            "symptom": symptom,
+            "hint_ids": _hints(text, path, symptom),
+        }
+        if results:
+            row["result"] = results.most_common(1)[0][0]
+        out.append(row)
+    return out
+
+
+def main(argv: list[str]) -> int:
+    mirror = Path(argv[1]) if len(argv) > 1 else Path("/work/.mirror/NVIDIA+nccl/repo")
+    messages: dict[tuple[str, str], Message] = {}
+    for tag in TAGS:
+        read_tag(mirror, tag, messages)
+    rows = entries(messages)
+    rows.extend(HAND_ROWS)
+    path = write_jsonl("nccl", rows)
+    print(f"{len(rows)} signatures -> {path}")
+    return 0
+
+
+# lines NCCL prints that are not WARN/INFO calls of one format: the debug-line
+# prefix (src/debug.cc) and the version banner (src/init.cc, showVersion)
+_ALL = [t[1:].split("-")[0] for t in TAGS]
+_VERSIONS = {"first": _ALL[0], "last": _ALL[-1], "seen": _ALL}
+# host:pid:tid come first on the line but are left to the line parser: a pattern that
+# starts with a host name class is tried at every offset; this one starts at "[dev] "
+_PREFIX = r"\[(?P<cuda_dev>-?\d{1,5})\] "
+HAND_ROWS: list[dict[str, Any]] = [
+    {
+        "id": "nccl.line.warn",
+        "library": "nccl",
+        "level": "warn",
+        "where": ["src/debug.cc:172@v2.18.6-1", "src/debug.cc:345@v2.30.7-1"],
+        "versions": _VERSIONS,
+        "format": "[%d] %s:%d (%s) NCCL WARN %s",
+        "format_style": "printf",
+        "pattern": _PREFIX
+        + r"(?:(?P<file>[\w./-]{1,200}):(?P<line>\d{1,10}) (?:\((?P<func>[\w:~<>]{1,100})\) )?)?"
+        r"NCCL WARN (?P<message>[^\n]{0,4000})",
+        "fields": ["cuda_dev", "file", "line", "func", "message"],
+        "symptom": "info",
+        "hint_ids": [],
+        "note": (
+            "the prefix of every NCCL WARN line after host:pid:tid; the message part is matched "
+            "by the nccl.warn.* signatures (2.30 adds the function name in parentheses, "
+            "NCCL_DEBUG_TIMESTAMP_FORMAT a leading timestamp)"
+        ),
+    },
+    {
+        "id": "nccl.line.info",
+        "library": "nccl",
+        "level": "info",
+        "where": ["src/debug.cc:175@v2.18.6-1", "src/debug.cc:354@v2.30.7-1"],
+        "versions": _VERSIONS,
+        "format": "[%d] NCCL INFO %s",
+        "format_style": "printf",
+        "pattern": _PREFIX + r"NCCL INFO (?P<message>[^\n]{0,4000})",
+        "fields": ["cuda_dev", "message"],
+        "symptom": "info",
+        "hint_ids": [],
+        "note": "the prefix of every NCCL INFO line after host:pid:tid",
+    },
+    {
+        "id": "nccl.info.version",
+        "library": "nccl",
+        "level": "info",
+        "where": ["src/init.cc:448@v2.18.6-1", "src/init.cc:694@v2.30.7-1"],
+        "versions": _VERSIONS,
+        "format": "NCCL version %d.%d.%d%s+cuda%d.%d",
+        "format_style": "printf",
+        "pattern": (
+            r"NCCL version (?P<nccl_version>\d{1,3}\.\d{1,3}\.\d{1,3})"
+            r"(?P<suffix>[\w.-]{0,32})\+cuda(?P<cuda_version>\d{1,3}\.\d{1,3})"
+        ),
+        "fields": ["nccl_version", "suffix", "cuda_version"],
+        "symptom": "info",
+        "hint_ids": ["nccl.version_mismatch"],
+        "note": "VERSION_STRING, printed once per process (INFO, or bare with NCCL_DEBUG=VERSION/WARN)",
+    },
+]
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv))

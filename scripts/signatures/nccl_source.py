@@ -1,0 +1,90 @@
+"""Read the WARN/INFO format strings of NCCL's ``src/`` at each release tag of a git mirror."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from clex import blank_comments, find_calls, read_format
+from common import PRI_MACROS
+
+# the last patch of each minor release from 2.18 on (2.24 and 2.30 included: they exist)
+TAGS = (
+    "v2.18.6-1", "v2.19.4-1", "v2.20.5-1", "v2.21.5-1", "v2.22.3-1", "v2.23.4-1",
+    "v2.24.3-1", "v2.25.1-1", "v2.26.6-1", "v2.27.7-1", "v2.28.9-1", "v2.29.7-1",
+    "v2.30.7-1",
+)  # fmt: skip
+
+_RESULT = re.compile(
+    r"\bnccl(SystemError|InternalError|InvalidArgument|InvalidUsage|RemoteError|"
+    r"UnhandledCudaError|Timeout)\b"
+)
+
+
+@dataclass
+class Site:
+    """One call site of one format at one tag."""
+
+    path: str
+    line: int
+    macro: str
+    flags: str
+    result: str | None
+
+
+@dataclass
+class Message:
+    """One format string and where each tag prints it."""
+
+    text: str
+    args: list[str]
+    sites: dict[str, list[Site]] = field(default_factory=dict)
+
+
+def _git(mirror: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", "-C", str(mirror), *args], check=True, capture_output=True, text=True,
+        errors="replace",
+    ).stdout  # fmt: skip
+
+
+def _result_near(src: str, start: int, end: int) -> str | None:
+    """The ncclResult_t a WARN leads to: the next two statements, else the one before it."""
+    after = src[end : end + 600]
+    stop = [m.end() for m in re.finditer(r";", after)][:2]
+    window = after[: stop[-1]] if stop else after
+    brace = window.find("}")
+    if brace >= 0 and "return" not in window[:brace] and "=" not in window[:brace]:
+        window = window[:brace]
+    m = _RESULT.search(window)
+    if m:
+        return "nccl" + m.group(1)
+    before = src[max(0, start - 200) : start]
+    before = before[before.rfind("{") + 1 :] if "{" in before else before
+    parts = before.split(";")
+    m = _RESULT.search(parts[-2] if len(parts) > 1 else "")
+    return "nccl" + m.group(1) if m else None
+
+
+def read_tag(mirror: Path, tag: str, messages: dict[tuple[str, str], Message]) -> None:
+    """Add every WARN/INFO/INFO_LOC format of ``src/`` at ``tag`` to ``messages``."""
+    files = _git(mirror, "grep", "-l", "-E", r"\b(WARN|INFO|INFO_LOC)\s*\(", tag, "--", "src")
+    for ref in files.split():
+        path = ref.split(":", 1)[1]
+        if not path.endswith((".cc", ".h", ".cu", ".cpp", ".c", ".hpp", ".cuh")):
+            continue
+        src = blank_comments(_git(mirror, "show", ref).replace("\\\n", "  "))
+        for macro, line, call_args, end in find_calls(src, ("WARN", "INFO", "INFO_LOC")):
+            flags, args = ("", call_args) if macro == "WARN" else (call_args[0], call_args[1:])
+            if not args:
+                continue
+            fmt = read_format(args[0], args[1:], PRI_MACROS)
+            if fmt is None:
+                continue
+            kind = "warn" if macro == "WARN" else "info"
+            msg = messages.setdefault((kind, fmt.text), Message(fmt.text, fmt.args))
+            start = src.rfind("\n", 0, end)
+            result = _result_near(src, start, end) if kind == "warn" else None
+            msg.sites.setdefault(tag, []).append(Site(path, line, macro, flags, result))

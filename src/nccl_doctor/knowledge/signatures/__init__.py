@@ -1,0 +1,262 @@
+"""The signature catalogue: messages that matter for diagnosis, kept as data.
+
+One JSON Lines file per library (``nccl``, ``torch``, ``gloo``, ``cuda``,
+``driver``, ``kernel``) beside this module. Each line is one message a
+library prints, mined from that library's own source (file:line at each
+release tag read) or, for the kernel and driver lines, from their vendors'
+documentation: its format string, a pattern (Python ``re`` syntax that
+Hyperscan also compiles: no backreferences, no lookaround, no ``$``, every
+repeat bounded), the names of its captures, the symptom class it signals and
+the catalogue ids (``docs/diagnoses.md``) it points to. ``scripts/signatures``
+holds the miners that wrote the files; ``scripts/signature_counts.py`` counts
+them by library and version.
+
+A pattern matches the message text, not the line: it starts at the
+message's first literal (NCCL's ``host:pid:tid [dev] ... NCCL WARN`` prefix is
+its own signature, ``nccl.line.warn``), so use ``search``, not ``match``.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+LIBRARIES = ("nccl", "torch", "gloo", "cuda", "driver", "kernel")
+SYMPTOMS = frozenset(
+    {
+        "nccl_system",
+        "nccl_unhandled_cuda",
+        "nccl_internal",
+        "nccl_invalid",
+        "nccl_remote",
+        "cuda_unknown",
+        "cuda_error",
+        "collective_timeout",
+        "store_timeout",
+        "gpu_oom",
+        "killed",
+        "crashed",
+        "aborted",
+        "hang",
+        "desync",
+        "xid",
+        "host_oom",
+        "info",
+    }
+)
+FORMAT_STYLES = frozenset({"printf", "concat", "python", "literal", "doc"})
+
+_ID = re.compile(r"[a-z][a-z0-9_]*(?:\.[a-z0-9_]+)+")
+_HINT_ID = re.compile(r"[a-z]+\.[a-z0-9_]+")
+# constructs Hyperscan rejects or that break the linear-time promise, looked for in the
+# pattern with its escapes and bracket classes blanked out (see _strip_classes)
+_FORBIDDEN = (
+    (re.compile(r"\(\?P="), "backreference"),
+    (re.compile(r"\(\?<?[=!]"), "lookaround"),
+    (re.compile(r"\$"), "end anchor"),
+    (re.compile(r"[*+]"), "unbounded repeat"),
+    (re.compile(r"\{\d*,\}"), "unbounded repeat"),
+)
+
+
+class SignatureError(ValueError):
+    """A catalogue line that does not hold a valid signature (file and line number say where)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Versions:
+    """The release versions a message was seen in (of those read): first, last and all."""
+
+    first: str
+    last: str
+    seen: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Signature:
+    """One message a library prints, as data.
+
+    ``where`` lists ``path:line@tag[,tag...]`` source locations (or a document
+    URL for ``doc`` entries); ``format`` is the string as the source spells it
+    (``format_style`` says how: ``printf`` conversions, ``concat`` and
+    ``python`` with ``{name}`` / ``{name:d}`` placeholders for the pieces C++
+    streams or Python f-strings splice in, ``literal``, or ``doc`` for a shape
+    taken from documentation); ``fields`` are the pattern's named groups in
+    order. ``result`` names the ``ncclResult_t`` a NCCL WARN leads to, where
+    the source shows one (see :mod:`nccl_doctor.knowledge.nccl_results`).
+    ``example`` is a line of the message's shape, for the entries whose
+    pattern covers only part of what the format prints (kernel and driver
+    lines).
+    """
+
+    id: str
+    library: str
+    level: str
+    where: tuple[str, ...]
+    versions: Versions
+    format: str
+    format_style: str
+    pattern: str
+    fields: tuple[str, ...]
+    symptom: str
+    hint_ids: tuple[str, ...]
+    result: str | None = None
+    note: str = ""
+    example: str = ""
+
+    def compiled(self) -> re.Pattern[str]:
+        """The pattern compiled with ``re`` (cached per pattern text)."""
+        return _compile(self.pattern)
+
+
+@functools.lru_cache(maxsize=4096)
+def _compile(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
+
+
+def _check_pattern(pattern: str) -> list[str]:
+    problems = [why for rx, why in _FORBIDDEN if rx.search(_strip_classes(pattern))]
+    if re.search(r"\\[1-9]", pattern.replace("\\\\", "")):
+        problems.append("backreference")
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        problems.append(f"does not compile: {exc}")
+    return problems
+
+
+def _strip_classes(pattern: str) -> str:
+    """``pattern`` with escapes and bracket classes blanked (so ``[$*]`` is no anchor)."""
+    out = re.sub(r"\\.", "__", pattern)
+    return re.sub(r"\[\^?\]?[^\]]*\]", "_", out)
+
+
+def _parse(obj: Any, where: str) -> Signature:
+    if not isinstance(obj, dict):
+        raise SignatureError(f"{where}: not an object")
+    required = ("id", "library", "where", "versions", "format", "pattern", "fields", "symptom")
+    missing = [k for k in required if k not in obj]
+    if missing:
+        raise SignatureError(f"{where}: missing {', '.join(missing)}")
+    versions = obj["versions"]
+    if not isinstance(versions, dict) or not {"first", "last", "seen"} <= versions.keys():
+        raise SignatureError(f"{where}: versions needs first, last and seen")
+    sig = Signature(
+        id=str(obj["id"]),
+        library=str(obj["library"]),
+        level=str(obj.get("level", "")),
+        where=tuple(str(w) for w in obj["where"]),
+        versions=Versions(
+            first=str(versions["first"]),
+            last=str(versions["last"]),
+            seen=tuple(str(v) for v in versions["seen"]),
+        ),
+        format=str(obj["format"]),
+        format_style=str(obj.get("format_style", "printf")),
+        pattern=str(obj["pattern"]),
+        fields=tuple(str(f) for f in obj["fields"]),
+        symptom=str(obj["symptom"]),
+        hint_ids=tuple(str(h) for h in obj.get("hint_ids", ())),
+        result=obj.get("result"),
+        note=str(obj.get("note", "")),
+        example=str(obj.get("example", "")),
+    )
+    problems = validate(sig)
+    if problems:
+        raise SignatureError(f"{where}: {sig.id}: {'; '.join(problems)}")
+    return sig
+
+
+def validate(sig: Signature) -> list[str]:
+    """What is wrong with ``sig`` (empty when nothing): the checks every catalogue line passes."""
+    problems: list[str] = []
+    if not _ID.fullmatch(sig.id) or not sig.id.startswith(sig.library + "."):
+        problems.append(f"id {sig.id!r} is not '<library>.<a>.<b>' lower_snake")
+    if sig.library not in LIBRARIES:
+        problems.append(f"library {sig.library!r} not one of {LIBRARIES}")
+    if sig.symptom not in SYMPTOMS:
+        problems.append(f"symptom {sig.symptom!r} unknown")
+    if sig.format_style not in FORMAT_STYLES:
+        problems.append(f"format_style {sig.format_style!r} unknown")
+    if not sig.where:
+        problems.append("no source location")
+    if not sig.versions.seen or sig.versions.seen[0] != sig.versions.first:
+        problems.append("versions.first is not the first seen")
+    elif sig.versions.seen[-1] != sig.versions.last:
+        problems.append("versions.last is not the last seen")
+    bad_hints = [h for h in sig.hint_ids if not _HINT_ID.fullmatch(h)]
+    if bad_hints:
+        problems.append(f"hint ids {bad_hints} are not catalogue ids")
+    pattern_problems = _check_pattern(sig.pattern)
+    problems.extend(pattern_problems)
+    if not pattern_problems:
+        groups = tuple(re.compile(sig.pattern).groupindex)
+        if groups != sig.fields:
+            problems.append(f"fields {sig.fields} differ from the pattern's groups {groups}")
+    return problems
+
+
+def _read(library: str) -> list[Signature]:
+    text = resources.files(__name__).joinpath(f"{library}.jsonl").read_text(encoding="utf-8")
+    out: list[Signature] = []
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        where = f"{library}.jsonl:{lineno}"
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise SignatureError(f"{where}: not JSON ({exc.msg})") from None
+        sig = _parse(obj, where)
+        if sig.library != library:
+            raise SignatureError(f"{where}: {sig.id} is library {sig.library!r}")
+        out.append(sig)
+    return out
+
+
+@functools.cache
+def load_signatures() -> tuple[Signature, ...]:
+    """Every signature of every library, validated, in file order (cached).
+
+    Raises :class:`SignatureError` on a malformed line or a duplicate id.
+    """
+    out: list[Signature] = []
+    seen: set[str] = set()
+    for library in LIBRARIES:
+        for sig in _read(library):
+            if sig.id in seen:
+                raise SignatureError(f"{library}.jsonl: duplicate id {sig.id}")
+            seen.add(sig.id)
+            out.append(sig)
+    return tuple(out)
+
+
+@functools.cache
+def by_id() -> dict[str, Signature]:
+    """The signatures keyed by id."""
+    return {s.id: s for s in load_signatures()}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LegacyCudaCode:
+    """A CUDA runtime error renumbered in CUDA 10.1 (``legacy_code`` before, ``code`` since)."""
+
+    name: str
+    legacy_code: int
+    code: int
+
+
+@functools.cache
+def legacy_cuda_codes() -> tuple[LegacyCudaCode, ...]:
+    """The ``cudaError_t`` numbers of CUDA <= 10.0 that 10.1 changed (see ``cuda_legacy.json``)."""
+    raw = json.loads(
+        resources.files(__name__).joinpath("cuda_legacy.json").read_text(encoding="utf-8")
+    )
+    return tuple(
+        LegacyCudaCode(name=str(r["name"]), legacy_code=int(r["legacy_code"]), code=int(r["code"]))
+        for r in raw["codes"]
+    )
