@@ -134,3 +134,47 @@ def test_the_999_inside_ncclunhandledcudaerror_ranks_the_expert_checklist() -> N
     assert report.findings[0].id == "gpu.contention"
     assert report.hypotheses[0].symptom.startswith("CUDA returned its unknown error")
     assert [h.id for h in report.hypotheses][:2] == ["driver.uvm", "gpu.fabric_manager"]
+
+
+def test_a_message_only_the_catalogue_knows_gets_its_class_and_hints() -> None:
+    report = diagnose_paths([str(DIFF / "store_get_socket_timeout.txt")])
+    assert report.findings == ()
+    top = report.hypotheses[0]
+    assert top.symptom == "the rendezvous or the c10d store timed out or could not connect"
+    assert top.id == "launch.rendezvous"
+    assert top.for_[0].startswith("the message is torch.c10d.socket_timeout (")
+    assert [h.id for h in report.hypotheses][:2] == ["launch.rendezvous", "net.unreachable"]
+
+
+@pytest.mark.parametrize(
+    ("pattern", "literal"),
+    [
+        (
+            r"Error while creating shared memory segment (?P<p>[^ ]{1,200})",
+            "Error while creating shared memory segment ",
+        ),
+        (r"NET/IB : Got completion from peer", "NET/IB : Got completion from peer"),
+        (r"Cuda failure (?P<c>\d{1,5}) '", "Cuda failure "),
+        (r"abc\.def", "abc.def"),
+        (r"abcd?e", "abc"),
+        (r"\d+ ranks", ""),
+    ],
+)
+def test_leading_literal(pattern: str, literal: str) -> None:
+    from nccl_doctor.differential.signatures import leading_literal
+
+    assert leading_literal(pattern) == literal
+
+
+def test_catalogue_lookup_names_real_messages() -> None:
+    from nccl_doctor.differential.signatures import signature_of
+
+    shm = signature_of(
+        "NCCL WARN Error while creating shared memory segment /dev/shm/nccl-abc (size 9637888)"
+    )
+    assert shm is not None
+    assert (shm.symptom, shm.hint_ids) == ("nccl_system", ("nccl.shm",))
+    xid = signature_of("NVRM: Xid (PCI:0000:3b:00): 79, pid=1, GPU has fallen off the bus.")
+    assert xid is not None
+    assert xid.symptom == "xid"
+    assert signature_of("epoch 3 step 100 loss 0.25 lr 3e-4") is None

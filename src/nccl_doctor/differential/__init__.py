@@ -10,6 +10,7 @@ report critical. Ids a rule already reported are left out.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -18,8 +19,12 @@ from nccl_doctor.differential.context import SHIFTS, Context, context_of, shifte
 from nccl_doctor.differential.priors import PRIORS
 from nccl_doctor.differential.symptoms import Symptom, symptoms_of
 from nccl_doctor.facts.base import Cite, Fact
-from nccl_doctor.facts.store import Facts
+from nccl_doctor.facts.store import Facts, is_prose
+from nccl_doctor.facts.text import TextLine
 
+#: Unclaimed lines looked up in the catalogue: those that say something failed, the first few.
+_ERRORISH = re.compile(r"(?i)error|fail|warn|abort|timed? ?out|refused|killed|denied|xid|unable")
+_MAX_LINES = 300
 #: How many hypotheses a report shows.
 SHOWN = 4
 #: A shift this strong brings an id in even when the class's prior does not name it.
@@ -43,8 +48,17 @@ class Hypothesis:
     cite: Cite
 
 
+#: How much more likely an id is when the catalogued message itself points at it.
+_HINTED = 3.0
+
+
 def _candidates(symptom: Symptom, ctx: Context) -> dict[str, tuple[float, str]]:
     weights = {p.id: (p.weight, p.why) for p in PRIORS[symptom.cls]}
+    top = max((w for w, _ in weights.values()), default=_ENTRY_WEIGHT)
+    for rule_id in symptom.hints:
+        why = f"the message is {symptom.signature} ({symptom.where}), which points at it"
+        weight = weights[rule_id][0] if rule_id in weights else top / _HINTED
+        weights[rule_id] = (weight * _HINTED, why)
     for shift in SHIFTS:
         if shift.factor >= _STRONG and shift.id not in weights and shift.applies(ctx):
             weights[shift.id] = (_ENTRY_WEIGHT, shift.why)
@@ -79,12 +93,23 @@ def rank(symptom: Symptom, ctx: Context, known: Iterable[str] = ()) -> list[Hypo
     return out
 
 
+def _error_lines(facts: Facts) -> tuple[Fact, ...]:
+    """Machine-output lines no parser claimed that say something failed (a bounded number)."""
+    out: list[Fact] = []
+    for line in facts.of(TextLine):
+        if _ERRORISH.search(line.text) and not is_prose(line.text):
+            out.append(line)
+            if len(out) >= _MAX_LINES:
+                break
+    return tuple(out)
+
+
 def differential(
     facts: Facts, failures: tuple[Fact, ...], known: Iterable[str] = ()
 ) -> tuple[Hypothesis, ...]:
     """The ranked hypotheses for the first failure's symptom class (empty without a failure)."""
     ctx = context_of(facts)
-    symptoms = symptoms_of(failures, ctx.hang_said)
+    symptoms = symptoms_of(failures, ctx.hang_said, _error_lines(facts))
     if not symptoms:
         return ()
     lead = symptoms[0]

@@ -119,5 +119,30 @@ NEXT_CHECK: dict[str, tuple[str, str]] = {
         "CUDA_LAUNCH_BLOCKING=1 <your command>; compute-sanitizer",
         "the first faulting kernel names the bug",
     ),
+    "cuda.device_assert": (
+        "CUDA_LAUNCH_BLOCKING=1 <your command>",
+        "the assertion's file:line names the index or label that is out of range",
+    ),
+    "gpu.nvlink": (
+        "nvidia-smi nvlink -s; nvidia-smi nvlink -e",
+        "inactive links or errors confirm it",
+    ),
+    "gpu.pcie_degraded": (
+        "nvidia-smi -q -d PCIE   (under load)",
+        "a current link gen/width below the maximum confirms it",
+    ),
+    "gpu.thermal_power": (
+        "nvidia-smi -q -d PERFORMANCE",
+        "active thermal or power slowdown reasons confirm it",
+    ),
+    "gpu.mig": ("nvidia-smi -L", "MIG devices listed confirm it"),
+    "gpu.compute_mode": (
+        "nvidia-smi -q -d COMPUTE",
+        "'Exclusive_Process' or 'Prohibited' confirms it",
+    ),
+    "nccl.host_identity": (
+        "hostname; cat /proc/sys/kernel/random/boot_id   (on every node)",
+        "two nodes with one name or boot id confirm it",
+    ),
     "nccl.nvls": ("NCCL_NVLS_ENABLE=0 <your command>", "passing without NVLS confirms it"),
 }

@@ -151,6 +151,30 @@ PRIORS: dict[str, tuple[Prior, ...]] = {
         _p("gpu.xid", 0.08, "a GPU that stopped responding", "llama3"),
         _p("app.collective_mismatch", 0.08, "ranks wait in different collectives", "torch-docs"),
     ),
+    "desync": (
+        _p("app.collective_mismatch", 0.70, "ranks called different collectives", "torch-docs"),
+        _p("app.param_mismatch", 0.15, "models differ across ranks", "torch-docs"),
+        _p("app.hang", 0.15, "one rank took another code path", "torch-docs"),
+    ),
+    "cuda_error": (
+        _p("cuda.illegal_access", 0.26, "a kernel faulted (sticky error)"),
+        _p("cuda.device_assert", 0.16, "a device-side assertion"),
+        _p("gpu.xid", 0.16, "the GPU faulted under the error", "llama3"),
+        _p("cuda.device_visibility", 0.12, "a bad device ordinal or no device"),
+        _p("driver.cuda_mismatch", 0.12, "the runtime needs a newer driver"),
+        _p("gpu.oom", 0.10, "an allocation failed"),
+        _p("driver.uvm", 0.08, "the UVM module is missing"),
+    ),
+    "xid": (
+        _p("gpu.xid", 0.60, "the driver logged a GPU fault", "llama3"),
+        _p("gpu.lost", 0.20, "the GPU fell off the bus or needs a reset", "llama3"),
+        _p("gpu.ecc", 0.12, "HBM errors (Xid 48/63/64/94/95)", "llama3"),
+        _p("gpu.nvlink", 0.08, "NVLink errors (Xid 74)"),
+    ),
+    "host_oom": (
+        _p("host.resources", 0.75, "host RAM ran out; the OOM killer chose a rank", "judgement"),
+        _p("launch.rank_crash", 0.25, "a rank was killed; the others followed", "judgement"),
+    ),
     "failure": (
         _p("launch.rank_crash", 0.45, "one rank failed and the others followed", "judgement"),
         _p("host.resources", 0.20, "a host limit (memory, files, disk)", "judgement"),

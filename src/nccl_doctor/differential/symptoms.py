@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from nccl_doctor.differential.signatures import signature_of
 from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.nccl import NcclWarn
 from nccl_doctor.facts.run import (
@@ -77,6 +78,10 @@ LABELS = {
     "crashed": "a rank crashed (SIGSEGV / SIGBUS)",
     "aborted": "a rank aborted (SIGABRT)",
     "hang": "the job hangs without an error (the reporter's words)",
+    "desync": "ranks issued different collectives (a desync report)",
+    "cuda_error": "a CUDA call failed",
+    "xid": "the driver logged a GPU fault (Xid)",
+    "host_oom": "the kernel's OOM killer ended a process",
     "failure": "a rank failed with an error no rule explains",
 }
 
@@ -88,6 +93,10 @@ class Symptom:
     cls: str
     cite: Cite
     rank: int | None = None
+    #: the catalogued message it was read as, and the ids that message points at
+    signature: str | None = None
+    where: str | None = None
+    hints: tuple[str, ...] = ()
 
     @property
     def label(self) -> str:
@@ -134,17 +143,42 @@ def _any_failure(fact: Fact) -> bool:
     return isinstance(fact, ChildFailure | WorkerExit) and fact.exitcode not in (None, 0)
 
 
-def symptoms_of(failures: tuple[Fact, ...], hang_said: Cite | None) -> list[Symptom]:
+def _text_of(fact: Fact) -> str:
+    message = getattr(fact, "message", "")
+    if isinstance(message, str) and message:
+        return f"{message} {fact.cite.text}" if message not in fact.cite.text else fact.cite.text
+    return fact.cite.text
+
+
+def _from_catalogue(fact: Fact) -> Symptom | None:
+    sig = signature_of(_text_of(fact))
+    if sig is None:
+        return None
+    where = sig.where[-1] if sig.where else sig.library
+    return Symptom(sig.symptom, fact.cite, fact.rank, sig.id, where, sig.hint_ids)
+
+
+def symptoms_of(
+    failures: tuple[Fact, ...], hang_said: Cite | None, lines: tuple[Fact, ...] = ()
+) -> list[Symptom]:
     """The symptom classes of ``failures`` (in their order), or the generic one.
 
-    ``hang_said`` is the reporter's sentence that the job hangs, when no
-    failure fact exists. Each class appears once, at its first failure.
+    A failure whose type does not tell its class is looked up in the
+    signature catalogue; so are ``lines`` (error lines no parser claimed),
+    when no failure fact says anything. ``hang_said`` is the reporter's
+    sentence that the job hangs. Each class appears once, at its first failure.
     """
     found: dict[str, Symptom] = {}
     for fact in failures:
         cls = class_of(fact)
-        if cls is not None and cls not in found:
-            found[cls] = Symptom(cls, fact.cite, fact.rank)
+        symptom = Symptom(cls, fact.cite, fact.rank) if cls else _from_catalogue(fact)
+        if symptom is not None and symptom.cls not in found:
+            found[symptom.cls] = symptom
+    if not found:
+        for fact in lines:
+            symptom = _from_catalogue(fact)
+            if symptom is not None and symptom.cls not in found:
+                found[symptom.cls] = symptom
     if not found and hang_said is not None:
         found["hang"] = Symptom("hang", hang_said)
     if not found:
