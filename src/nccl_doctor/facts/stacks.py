@@ -240,7 +240,10 @@ def verdict(found: Sequence[Position]) -> Verdict:
 
     if gone:
         text = f"{_names(named(gone))} {'is' if len(gone) == 1 else 'are'} gone while " + (
-            f"{_names(named(waiting))} wait for it" if waiting else "the others run on"
+            f"{_names(named(waiting))} {'waits' if len(waiting) == 1 else 'wait'} for "
+            f"{'it' if len(gone) == 1 else 'them'}"
+            if waiting
+            else "the others run on"
         )
         return Verdict(True, named(gone), text, lines, cites, tuple(ranked))
     if waiting and elsewhere:
