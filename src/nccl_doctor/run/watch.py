@@ -205,13 +205,23 @@ def _diagnose(folder: Path, result: Result) -> None:
             lines.append(f"      {code}")
     if not found.lines:
         lines.append("  no stacks were captured")
-    lines.append(f"=> {found.summary}")
+    if found.hung or not pending:
+        lines.append(f"=> {found.summary}")
     if pending:
         first = pending[0]
-        lines.append(
-            f"=> the flight recorder has {len(pending)} collective(s) not completed, first: "
-            f"{first.op} seq {first.seq} on rank {first.rank} ({first.state})"
+        ranks = sorted({e.rank for e in pending if e.rank is not None})
+        text = (
+            f"the flight recorder of rank(s) {', '.join(map(str, ranks)) or '?'} has "
+            f"{len(pending)} collective(s) issued and not completed, first {first.op} seq "
+            f"{first.seq} ({first.state})"
         )
+        if not found.hung:
+            text += (
+                ": no rank waits for it in Python, so what holds it is below Python - GPU work "
+                "queued before it on the rank's stream, or a peer that never joined"
+            )
+            result.summary = text
+        lines.append(f"=> {text}")
     lines += [f"  ({note})" for note in result.notes]
     try:
         rendered = render_report(report, "text")
