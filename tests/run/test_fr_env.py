@@ -13,6 +13,7 @@ from nccl_doctor.run.setup import (
     flight_recorder_env,
     job_python,
     job_torch,
+    launcher_of,
     torch_version_tuple,
 )
 
@@ -68,3 +69,8 @@ def test_job_torch_reads_the_metadata_of_this_interpreter() -> None:
     python, version = job_torch([sys.executable, "train.py"], os.environ)
     assert python == sys.executable
     assert version == torch.__version__
+
+
+def test_launcher_is_seen_through_env() -> None:
+    assert launcher_of(["env", "-i", "WD_TIMEOUT_S=60", "torchrun", "w.py"]) == "torchrun"
+    assert launcher_of(["env"]) is None

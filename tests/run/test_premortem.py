@@ -70,7 +70,9 @@ def _named_in_time(hang: dict[str, Any]) -> None:
     # the stall started when the job went silent; the wrapper names the rank stalled_s + elapsed_s
     # after that: well within the 60 s
     assert float(STALL) <= hang["stalled_s"] < float(STALL) + 20
-    assert hang["stalled_s"] + hang["elapsed_s"] < 60
+    named_after = hang["stalled_s"] + hang["elapsed_s"]
+    print(f"\n[premortem] {hang['summary']}: named {named_after:.1f} s after the stall began")
+    assert named_after < 60
 
 
 def test_rank_stuck_in_python_before_the_collective(tmp_path: Path) -> None:

@@ -41,6 +41,11 @@ def launcher_of(cmd: Sequence[str]) -> str | None:
     if not cmd:
         return None
     name = Path(cmd[0]).name
+    if name == "env":  # env VAR=value ... CMD: the launcher is CMD's
+        rest = list(cmd[1:])
+        while rest and (rest[0].startswith("-") or "=" in rest[0]):
+            rest.pop(0)
+        return launcher_of(rest)
     if name.startswith("python"):
         if "-m" in cmd[1:]:
             module = cmd[cmd.index("-m") + 1] if cmd.index("-m") + 1 < len(cmd) else ""
