@@ -25,6 +25,7 @@ from nccl_doctor.parse.nvidia_smi_xml import NvidiaSmiXmlParser
 from nccl_doctor.parse.nvlink import NvlinkParser
 from nccl_doctor.parse.probe_result import ProbeResultParser
 from nccl_doctor.parse.run_manifest import RunManifestParser
+from nccl_doctor.parse.stacks import StacksParser
 from nccl_doctor.parse.topo import TopoParser
 from nccl_doctor.parse.torchrun import TorchrunParser
 from nccl_doctor.parse.traceback import TracebackParser
@@ -49,6 +50,7 @@ BLOCK_PARSERS: tuple[type[BlockParser], ...] = (
 
 STREAM_PARSERS: tuple[type[StreamParser], ...] = (
     TracebackParser,
+    StacksParser,
     XidParser,
     NcclLogParser,
     TorchrunParser,

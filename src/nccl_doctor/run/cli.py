@@ -24,12 +24,23 @@ examples:
   nccl-doctor run -- torchrun --nproc-per-node 8 train.py --lr 3e-4
   nccl-doctor run --dir runs/try1 -- srun -N 2 python train.py
   nccl-doctor run --format json -- python -m torch.distributed.run ... train.py
+  nccl-doctor run --stall 60 --on-hang kill -- torchrun --nproc-per-node 8 train.py
+
+pre-mortem: after --stall S seconds without output the wrapper dumps every rank's Python
+stacks (py-spy, else faulthandler through a signal: the job gets a sitecustomize in front
+of PYTHONPATH), asks NCCL ranks for a flight-recorder dump, runs ncclras and nvidia-smi,
+writes it all to hang-<n>/ and prints where each rank is and the diagnosis - while the
+job still hangs.
 
 exit codes:
   the job's own status (0 when it succeeded; the diagnosis does not change it)
   2  could not start (no command, bad arguments; one-line error: and hint: on stderr)"""
 #: The longest ``--grace`` accepted, in seconds.
 MAX_GRACE_S = 3600.0
+#: Default of ``--stall`` (the pre-mortem's own default, well under a 10-minute watchdog).
+STALL_S = 120.0
+#: The longest ``--stall`` accepted: a day.
+MAX_STALL_S = 86400.0
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -64,6 +75,23 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument(
         "--no-snapshot", action="store_true", help="skip the node snapshots before and after"
     )
+    parser.add_argument(
+        "--stall",
+        type=float,
+        default=STALL_S,
+        metavar="S",
+        help="seconds without output from the job (console, per-rank NCCL files) after which "
+        "the pre-mortem captures every rank's Python stacks, the flight recorder, ncclras and "
+        "nvidia-smi into hang-<n>/ and prints the diagnosis while the job still hangs; "
+        f"0 turns it off (default {STALL_S:g})",
+    )
+    parser.add_argument(
+        "--on-hang",
+        choices=("wait", "kill"),
+        default="wait",
+        help="after a pre-mortem that shows a hang: leave the job alone (wait, the default) "
+        "or end it (kill: SIGTERM, SIGKILL after --grace)",
+    )
     parser.add_argument("argv", nargs=argparse.REMAINDER, metavar="-- CMD", help="the command")
     return parser
 
@@ -82,4 +110,17 @@ def cmd(args: argparse.Namespace) -> int:
             f"--grace must be a number of seconds from 0 to {MAX_GRACE_S:g}, not {args.grace:g}",
             "for example --grace 10",
         )
-    return run(argv, args.dir, fmt=args.format, grace_s=args.grace, snapshots=not args.no_snapshot)
+    if not math.isfinite(args.stall) or not 0 <= args.stall <= MAX_STALL_S:
+        raise UsageError(
+            f"--stall must be a number of seconds from 0 to {MAX_STALL_S:g}, not {args.stall:g}",
+            "for example --stall 120 (0 turns the pre-mortem off)",
+        )
+    return run(
+        argv,
+        args.dir,
+        fmt=args.format,
+        grace_s=args.grace,
+        snapshots=not args.no_snapshot,
+        stall_s=args.stall,
+        on_hang=args.on_hang,
+    )

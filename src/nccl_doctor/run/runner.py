@@ -40,10 +40,14 @@ from nccl_doctor.run.setup import (
     claim_run_dir,
     command_text,
     env_text,
+    job_torch,
     launcher_of,
+    torch_version_tuple,
     write_manifest,
 )
+from nccl_doctor.run.stacks import StackHook
 from nccl_doctor.run.tee import ConsoleLog, Tee, note
+from nccl_doctor.run.watch import PIPE_STEM, STALL_S, Result, Watcher
 
 #: Seconds between a forwarded signal and SIGKILL of the job's group.
 GRACE_S = 10.0
@@ -55,6 +59,10 @@ DRAIN_MAX_S = 5.0
 #: Deadline of each read of a node snapshot.
 SNAPSHOT_TIMEOUT_S = 2.0
 _FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+#: torch's switch for a flight-recorder dump on demand (a named pipe per rank).
+PIPE_ENV = "TORCH_NCCL_DEBUG_INFO_PIPE_FILE"
+#: How long a capture still in progress when the job ends may take to finish.
+WATCH_JOIN_S = 30.0
 
 
 @dataclass(slots=True)
@@ -66,12 +74,20 @@ class _Job:
     signals: list[str] = field(default_factory=list)
     kill_at: float | None = None
     killed: bool = False
+    ended_by: str | None = None
 
     def on_signal(self, signum: int, _frame: FrameType | None) -> None:
         self.signals.append(signal.Signals(signum).name)
         if self.kill_at is None:
             self.kill_at = time.monotonic() + self.grace_s
         self.forward(signum)
+
+    def terminate(self, why: str) -> None:
+        """End the job on the wrapper's own decision: SIGTERM now, SIGKILL after the grace."""
+        self.ended_by = why
+        if self.kill_at is None:
+            self.kill_at = time.monotonic() + self.grace_s
+        self.forward(signal.SIGTERM)
 
     def forward(self, signum: int) -> None:
         """Send ``signum`` to the job's process group (once it has one)."""
@@ -91,12 +107,16 @@ def exit_status(returncode: int) -> int:
     return 128 - returncode if returncode < 0 else returncode
 
 
-def _copy_until_exit(job: _Job, proc: subprocess.Popen[bytes], tee: Tee) -> None:
+def _copy_until_exit(
+    job: _Job, proc: subprocess.Popen[bytes], tee: Tee, watcher: Watcher | None
+) -> None:
     """Copy the pipes until EOF, or until the job exited and its pipes went quiet."""
     exited_at: float | None = None
     while tee.open:
         job.check_deadline()
         tee.pump(0.1)
+        if watcher is not None and exited_at is None and watcher.tick(tee.last_data):
+            job.terminate("on-hang kill")
         now = time.monotonic()
         if exited_at is None and proc.poll() is not None:
             exited_at = now
@@ -182,6 +202,7 @@ def _run_job(
     log: ConsoleLog,
     terminals: tuple[BinaryIO | None, BinaryIO | None],
     on_start: Callable[[int], None],
+    watcher: Watcher | None = None,
 ) -> tuple[int, dict[str, Any]]:
     """Start the job, copy its output, end what it leaves; (exit status, what was ended)."""
     subreaper = reap.set_subreaper(True)
@@ -199,7 +220,7 @@ def _run_job(
             raise RuntimeError("the job has no output pipes")
         tee = Tee({proc.stdout.fileno(): terminals[0], proc.stderr.fileno(): terminals[1]}, log)
         try:
-            _copy_until_exit(job, proc, tee)
+            _copy_until_exit(job, proc, tee, watcher)
             code = exit_status(_wait(job, proc))
             grace = job.grace_s
             if job.kill_at is not None:
@@ -223,6 +244,8 @@ def run(
     fmt: str = "text",
     grace_s: float = GRACE_S,
     snapshots: bool = True,
+    stall_s: float = STALL_S,
+    on_hang: str = "wait",
     terminal: BinaryIO | None = None,
     terminal_err: BinaryIO | None = None,
     err: TextIO | None = None,
@@ -235,7 +258,15 @@ def run(
     terminal_err = terminal_err if terminal_err is not None else sys.stderr.buffer
     folder, log_fd = claim_run_dir(run_dir)
     record = _Record(folder, err)
-    env, added = child_env(folder, os.environ)
+    python, torch_version = job_torch(cmd, os.environ)
+    env, added = child_env(folder, os.environ, torch_version_tuple(torch_version))
+    hook = _hook(err) if stall_s > 0 else None
+    if hook is not None:
+        extra = hook.env(env)
+        if launcher_of(cmd) in ("torchrun", "python") and PIPE_ENV not in os.environ:
+            extra[PIPE_ENV] = str(hook.dir / PIPE_STEM)  # local ranks only: its folder is here
+        env.update(extra)
+        added.update(extra)
     record.write("command.txt", command_text(cmd) + "\n")
     user_env = dict(os.environ)
     record.write("environment.txt", env_text(user_env))
@@ -247,6 +278,9 @@ def run(
         "env_added": {k: redact(v) for k, v in sorted(added.items())},
         "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "status": "running",
+        "torch": {"python": python, "version": torch_version},
+        "stall_s": stall_s if hook is not None else None,
+        "on_hang": on_hang,
     }
     if snapshots:
         manifest["node_before"] = _snapshot(folder / "node-before", user_env)
@@ -261,10 +295,24 @@ def run(
         manifest["pid"] = pid
         record.manifest(manifest)
 
+    def hang(result: Result) -> None:
+        manifest.setdefault("hangs", []).append(result.manifest())
+        record.manifest(manifest)
+
+    watcher = None
+    if hook is not None:
+        watcher = Watcher(folder, stall_s, hook, env, kill=on_hang == "kill", err=err, record=hang)
+
     try:
         try:
             code, ended = _run_job(
-                job, cmd, env, log=log, terminals=(terminal, terminal_err), on_start=started
+                job,
+                cmd,
+                env,
+                log=log,
+                terminals=(terminal, terminal_err),
+                on_start=started,
+                watcher=watcher,
             )
         except OSError as exc:
             code = 127 if isinstance(exc, FileNotFoundError) else 126
@@ -283,11 +331,17 @@ def run(
             os.close(log_fd)
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+        if watcher is not None:
+            watcher.join(WATCH_JOIN_S)
+            watcher.tick(time.monotonic())  # a capture that finished meanwhile is printed
+        if hook is not None:
+            hook.close()
     manifest.update(
         status="exited",
         exit_code=code,
         signal=signal.Signals(code - 128).name if 128 < code < 128 + 65 else None,
         signals_forwarded=job.signals,
+        ended_by=job.ended_by,
         sigkilled_after_grace=job.killed,
         elapsed_s=round(time.monotonic() - begin, 3),
     )
@@ -297,6 +351,15 @@ def run(
     if code != 0 and job.proc is not None:
         _diagnose(folder, fmt, code, err)
     return code
+
+
+def _hook(err: TextIO) -> StackHook | None:
+    """The stack hook's folder, or ``None`` (said once) when it cannot be made."""
+    try:
+        return StackHook()
+    except OSError as exc:
+        note(err, f"no pre-mortem: cannot create its folder ({exc.strerror or exc})")
+        return None
 
 
 def _leftover_line(ended: dict[str, Any]) -> str:

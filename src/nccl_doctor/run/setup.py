@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
+import shutil
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -17,6 +19,7 @@ from typing import Any
 
 from nccl_doctor.errors import UsageError
 from nccl_doctor.evidence.envfile import env_file
+from nccl_doctor.evidence.live import run_command
 from nccl_doctor.redact import redact_data, safe_line
 
 #: The launchers the wrapper knows by name (anything else still runs).
@@ -38,6 +41,11 @@ def launcher_of(cmd: Sequence[str]) -> str | None:
     if not cmd:
         return None
     name = Path(cmd[0]).name
+    if name == "env":  # env VAR=value ... CMD: the launcher is CMD's
+        rest = list(cmd[1:])
+        while rest and (rest[0].startswith("-") or "=" in rest[0]):
+            rest.pop(0)
+        return launcher_of(rest)
     if name.startswith("python"):
         if "-m" in cmd[1:]:
             module = cmd[cmd.index("-m") + 1] if cmd.index("-m") + 1 < len(cmd) else ""
@@ -111,8 +119,49 @@ def claim_run_dir(run_dir: str | Path | None) -> tuple[Path, int]:
     return folder, fd
 
 
-def diagnostic_env(run_dir: Path) -> dict[str, str]:
-    """The variables the wrapper sets where the user has not (old and new torch names).
+#: The first torch whose flight recorder reads TORCH_FR_BUFFER_SIZE and whose dump
+#: writer reads TORCH_FR_DUMP_TEMP_FILE (the TORCH_NCCL_* names became deprecated
+#: aliases that print a warning on every rank when set).
+FR_NEW_NAMES = (2, 8)
+#: The first torch whose ProcessGroupNCCL gates its dumps on a default buffer of 2000:
+#: before it, it reads only TORCH_NCCL_TRACE_BUFFER_SIZE (default 0) and dumps nothing
+#: without it.
+PG_DEFAULT_BUFFER = (2, 11)
+#: The prefix of the flight-recorder dump files in the run folder (``fr_rank<N>``).
+FR_PREFIX = "fr_rank"
+_VERSION = re.compile(r"^(\d{1,4})\.(\d{1,4})")
+
+
+def torch_version_tuple(text: str | None) -> tuple[int, int] | None:
+    """``(major, minor)`` of a torch version string (``2.11.0+cu130``), else ``None``."""
+    m = _VERSION.match(text.strip()) if text else None
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def flight_recorder_env(folder: str, torch: tuple[int, int] | None) -> dict[str, str]:
+    """The flight-recorder switches for the job's torch (``None``: not known).
+
+    The new names (``TORCH_FR_*``) always; an old name only where the job's
+    torch needs it: ``TORCH_NCCL_TRACE_BUFFER_SIZE`` before 2.11 (it gates
+    ProcessGroupNCCL's dumps), ``TORCH_NCCL_DEBUG_INFO_TEMP_FILE`` before 2.8.
+    On an unknown torch both old names are set too: a deprecation warning is
+    a smaller loss than a dump that never lands in the run folder.
+    ``TORCH_NCCL_DUMP_ON_TIMEOUT`` was not renamed.
+    """
+    env = {
+        "TORCH_FR_BUFFER_SIZE": "2000",
+        "TORCH_FR_DUMP_TEMP_FILE": f"{folder}/{FR_PREFIX}",
+        "TORCH_NCCL_DUMP_ON_TIMEOUT": "1",
+    }
+    if torch is None or torch < PG_DEFAULT_BUFFER:
+        env["TORCH_NCCL_TRACE_BUFFER_SIZE"] = "2000"
+    if torch is None or torch < FR_NEW_NAMES:
+        env["TORCH_NCCL_DEBUG_INFO_TEMP_FILE"] = f"{folder}/{FR_PREFIX}"
+    return env
+
+
+def diagnostic_env(run_dir: Path, torch: tuple[int, int] | None = None) -> dict[str, str]:
+    """The variables the wrapper sets where the user has not (flight recorder: see above).
 
     They are recorded in the run's MANIFEST.json, not in its environment
     files, so the diagnosis judges the user's settings, not the wrapper's.
@@ -121,19 +170,75 @@ def diagnostic_env(run_dir: Path) -> dict[str, str]:
     return {
         "NCCL_DEBUG": "WARN",
         "NCCL_DEBUG_FILE": f"{folder}/nccl.%h.%p.log",
-        "TORCH_FR_BUFFER_SIZE": "2000",
-        "TORCH_NCCL_TRACE_BUFFER_SIZE": "2000",
-        "TORCH_NCCL_DUMP_ON_TIMEOUT": "1",
-        "TORCH_FR_DUMP_TEMP_FILE": f"{folder}/fr_rank",
-        "TORCH_NCCL_DEBUG_INFO_TEMP_FILE": f"{folder}/fr_rank",
+        **flight_recorder_env(folder, torch),
         "TORCHELASTIC_ERROR_FILE": f"{folder}/error.json",
     }
 
 
-def child_env(run_dir: Path, base: Mapping[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+def child_env(
+    run_dir: Path, base: Mapping[str, str], torch: tuple[int, int] | None = None
+) -> tuple[dict[str, str], dict[str, str]]:
     """The job's environment and the variables the wrapper added to it."""
-    added = {k: v for k, v in diagnostic_env(run_dir).items() if k not in base}
+    added = {k: v for k, v in diagnostic_env(run_dir, torch).items() if k not in base}
     return {**base, **added}, added
+
+
+_PYTHON = re.compile(r"^python(?:\d+(?:\.\d+)?)?$")
+#: Reads torch's version from package metadata in the job's interpreter (no torch import).
+_ASK = "import importlib.metadata as m\ntry:\n print(m.version('torch'))\nexcept Exception:\n pass"
+
+
+def job_python(cmd: Sequence[str], path: str | None) -> str | None:
+    """The Python interpreter the job runs: a ``python`` in CMD, or the shebang of its script.
+
+    ``torchrun``, ``deepspeed``, ``accelerate`` are console scripts whose
+    first line names their interpreter; launchers in front (``srun -N 2``)
+    are skipped. ``None`` when no argument before the script leads to one.
+    """
+    for arg in cmd[:32]:
+        if arg.startswith("-") or "=" in arg:
+            continue
+        found = shutil.which(arg, path=path)
+        if found is None:
+            if arg.endswith(".py"):
+                return None
+            continue
+        if _PYTHON.match(Path(found).name):
+            return found
+        shebang = _shebang(Path(found))
+        if shebang:
+            return shebang
+    return None
+
+
+def _shebang(script: Path) -> str | None:
+    try:
+        with script.open("rb") as handle:
+            head = handle.read(256)
+    except OSError:
+        return None
+    if not head.startswith(b"#!"):
+        return None
+    words = head[2:].split(b"\n", 1)[0].decode("utf-8", "replace").split()
+    if words and Path(words[0]).name == "env":
+        words = [w for w in words[1:] if not w.startswith("-")]
+        found = shutil.which(words[0]) if words else None
+        words = [found] if found else []
+    if words and _PYTHON.match(Path(words[0]).name):
+        return words[0]
+    return None
+
+
+def job_torch(
+    cmd: Sequence[str], env: Mapping[str, str], timeout_s: float = 10.0
+) -> tuple[str | None, str | None]:
+    """``(interpreter, torch version)`` of the job from package metadata; ``None``: unknown."""
+    python = job_python(cmd, env.get("PATH"))
+    if python is None:
+        return None, None
+    out = run_command([python, "-c", _ASK], timeout_s, env=env, what="torch version")
+    version = out.text.strip().splitlines()[-1] if out.ok and out.text.strip() else None
+    return python, version
 
 
 def command_text(cmd: Sequence[str]) -> str:
