@@ -152,18 +152,21 @@ def _is_text(fact: Fact) -> bool:
 
 
 def hypotheses_of(
-    standing: Sequence[Finding], facts: Facts, failure: Failure | None
+    standing: Sequence[Finding], facts: Facts, failures: Sequence[Failure], failure: Failure | None
 ) -> tuple[Hypothesis, ...]:
-    """The differential, unless a finding is already decisive (critical, high confidence)."""
+    """The differential, unless a finding is already decisive (critical, high confidence).
+
+    The first failure leads; the other ranks' own failures follow, the launcher's last.
+    """
     lead = standing[0] if standing else None
     if lead and lead.severity is Severity.CRITICAL and lead.confidence is Confidence.HIGH:
         return ()
-    others = [f.fact for f in failures_of(facts) if not f.cascade and not f.launcher]
-    first = [failure.fact] if failure is not None else []
-    rest = [f for f in others if not first or f is not first[0]]
-    launcher = [f.fact for f in failures_of(facts) if f.launcher]
+    first = failure.fact if failure is not None else None
+    own = [f.fact for f in failures if not f.cascade and not f.launcher and f.fact is not first]
+    launcher = [f.fact for f in failures if f.launcher]
+    ordered = (*([first] if first is not None else []), *own, *launcher)
     known = {f.id for f in standing if f.severity is not Severity.INFO}
-    return differential(facts, (*first, *rest, *launcher), known)
+    return differential(facts, ordered, known)
 
 
 def triage(findings: Sequence[Finding], facts: Facts, read: ReadResult) -> Report:
@@ -185,7 +188,7 @@ def triage(findings: Sequence[Finding], facts: Facts, read: ReadResult) -> Repor
             message=failure.message,
             cite=failure.fact.cite,
         )
-    hypotheses = hypotheses_of(standing, facts, failure)
+    hypotheses = hypotheses_of(standing, facts, failures, failure)
     verdict = verdict_of(standing, failure, facts, coverage.unchecked, stopped)
     if hypotheses and verdict is Verdict.HEALTHY:
         verdict = Verdict.INCONCLUSIVE  # the reporter says it hangs: not healthy
