@@ -13,7 +13,10 @@ After ``--stall S`` seconds without progress, one capture runs in a thread
 * a flight-recorder dump of every NCCL rank, requested through
   ``TORCH_NCCL_DEBUG_INFO_PIPE_FILE`` when the wrapper set it (torchrun and
   python launches, ProcessGroupNCCL only), moved from ``fr_rank<N>``;
-* ``ncclras`` (NCCL >= 2.24's RAS client; JSON from 2.28.7, else text);
+* NCCL RAS status (NCCL >= 2.24) asked through its socket by
+  :mod:`nccl_doctor.run.ras` (``ncclras.json`` where the job's NCCL speaks
+  JSON, from 2.28.7, else ``ncclras.txt``), the ``ncclras`` binary when the
+  socket does not answer;
 * ``nvidia-smi``.
 
 Then the run folder is diagnosed (the pipeline every ``diagnose`` uses) and
@@ -39,6 +42,7 @@ from typing import Any, TextIO
 
 from nccl_doctor.evidence.live import run_command
 from nccl_doctor.facts.stacks import Frame
+from nccl_doctor.run import ras
 from nccl_doctor.run.setup import FR_PREFIX
 from nccl_doctor.run.stacks import StackHook
 
@@ -125,6 +129,29 @@ def _take_dumps(folder: Path, into: Path, since: float, want: int) -> int:
     return moved
 
 
+def _ras_addr(env: dict[str, str]) -> tuple[str, int]:
+    """The RAS socket the job's NCCL listens on (``NCCL_RAS_ADDR`` host:port, else the default)."""
+    host, _, port = env.get("NCCL_RAS_ADDR", "").rpartition(":")
+    if port.isdigit():
+        return host.strip("[]") or ras.DEFAULT_ADDR[0], int(port)
+    return ras.DEFAULT_ADDR
+
+
+def _ras(into: Path, env: dict[str, str]) -> str | None:
+    """NCCL RAS status through its socket (JSON where the job's NCCL has it), else ``ncclras``."""
+    if env.get("NCCL_RAS_ENABLE") == "0":
+        return "NCCL RAS: off in the job (NCCL_RAS_ENABLE=0)"
+    try:
+        reply = ras.query(_ras_addr(env), fmt="json", timeout_s=TOOL_TIMEOUT_S)
+    except ras.RasError as exc:
+        fallback = _tool(into, "ncclras.txt", [["ncclras", "-v"]], env)
+        return None if fallback is None else f"NCCL RAS: {exc}; {fallback}"
+    name = "ncclras.json" if reply.format == "json" else "ncclras.txt"
+    with contextlib.suppress(OSError):
+        (into / name).write_text(reply.text, encoding="utf-8")
+    return "NCCL RAS: report cut at 32 MiB" if reply.truncated else None
+
+
 def _tool(into: Path, name: str, argvs: list[list[str]], env: dict[str, str]) -> str | None:
     """Run the first of ``argvs`` that works into ``into/name``; a note when none did."""
     why = ""
@@ -156,10 +183,10 @@ def capture(
         f"stacks: {states.count('dumped')} dumped, {states.count('gone')} gone, "
         f"{states.count('silent')} silent of {len(dumped)} registered Python processes"
     )
-    for argvs, name in (
-        ([["ncclras", "--format", "json"], ["ncclras"]], "ncclras.txt"),
-        ([["nvidia-smi"]], "nvidia-smi.txt"),
-    ):
+    note = _ras(into, env)
+    if note:
+        result.notes.append(note)
+    for argvs, name in (([["nvidia-smi"]], "nvidia-smi.txt"),):
         note = _tool(into, name, argvs, env)
         if note:
             result.notes.append(note)
