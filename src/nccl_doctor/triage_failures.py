@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 
 from nccl_doctor.facts.base import Fact
+from nccl_doctor.facts.literals import prefiltered
 from nccl_doctor.facts.nccl import NcclWarn
 from nccl_doctor.facts.run import (
     C10dSocketError,
@@ -39,6 +40,8 @@ CASCADE_TEXT = re.compile(
     r"Terminating the process after|another rank failed|peer (?:rank )?\d* ?(?:closed|exited)",
     re.IGNORECASE,
 )
+
+_cascade_text = prefiltered(CASCADE_TEXT)
 
 #: DistributedError categories that are the cascade of an earlier failure.
 CASCADE_CATEGORIES = frozenset(
@@ -157,7 +160,7 @@ def _cascade(fact: Fact, message: str) -> bool:
         return fact.category in CASCADE_CATEGORIES
     if isinstance(fact, LauncherSignal):
         return True
-    return bool(CASCADE_TEXT.search(message))
+    return bool(_cascade_text(message))
 
 
 #: At one line, the fact that best states the failure comes first.
@@ -176,6 +179,10 @@ def _priority(fact: Fact) -> int:
 
 def failures_of(facts: Facts) -> list[Failure]:
     """Every failure, in log order: source, line, then the best statement first."""
+    return list(facts.derived(_failures))
+
+
+def _failures(facts: Facts) -> tuple[Failure, ...]:
     sources: dict[str, int] = {}
     found = []
     for fact in facts.all:
@@ -193,10 +200,10 @@ def failures_of(facts: Facts) -> list[Failure]:
         key = (source, fact.cite.line, _priority(fact))
         found.append((key, fact, message, launcher))
     found.sort(key=lambda item: item[0])
-    return [
+    return tuple(
         Failure(fact, order, message[:400], _cascade(fact, message), launcher)
         for order, (_, fact, message, launcher) in enumerate(found)
-    ]
+    )
 
 
 def launcher_root(facts: Facts) -> Failure | None:

@@ -78,8 +78,10 @@ def _wsl(facts: Facts) -> tuple[list[Cite], bool]:
     """Lines that show WSL, and whether any is machine output."""
     cites: list[Cite] = [s.cite for s in facts.of(SoftwareVersions) if s.wsl]
     machine = bool(cites)
+    seen = set(cites)
     for hit in facts.search(_WSL):
-        if hit.cite not in cites:
+        if hit.cite not in seen:
+            seen.add(hit.cite)
             cites.append(hit.cite)
             machine = machine or (not hit.prose and "microsoft" in hit.cite.text.lower())
     return cites, machine

@@ -11,6 +11,7 @@ from nccl_doctor.facts.host import KernelGpuMessage, XidEvent
 from nccl_doctor.facts.run import LauncherSignal
 from nccl_doctor.facts.store import Facts, Hit
 from nccl_doctor.knowledge.xid import XidInfo, xid_info
+from nccl_doctor.rules.base import first_distinct
 from nccl_doctor.triage_failures import failures_of
 
 #: Facts whose ``pid`` is not (necessarily) a process of the job.
@@ -117,14 +118,8 @@ def xid_summary(events: Iterable[tuple[XidEvent, XidInfo]]) -> str:
 
 def first_of_each(events: Iterable[tuple[XidEvent, XidInfo]], limit: int = 4) -> list[Fact]:
     """The first event of each (code, GPU), for citing a few lines, not dozens."""
-    seen: set[tuple[int, str | None]] = set()
-    out: list[Fact] = []
-    for event, info in events:
-        key = (info.code, event.bus_id)
-        if key not in seen:
-            seen.add(key)
-            out.append(event)
-    return out[:limit]
+    firsts = first_distinct(events, limit, key=lambda pair: (pair[1].code, pair[0].bus_id))
+    return [event for event, _ in firsts]
 
 
 def machine_hits(facts: Facts, pattern: str) -> tuple[Hit, ...]:
