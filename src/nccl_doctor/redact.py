@@ -23,8 +23,15 @@ _SECRET_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
         ),
         REDACTED,
     ),
-    # URL credentials: scheme://user:password@host
-    (re.compile(r"(?P<pre>\b[a-zA-Z][\w+.-]*://[^/\s:@]+):[^@\s/]+@"), rf"\g<pre>:{REDACTED}@"),
+    # URL credentials: scheme://user:password@host. The scheme's run of characters is
+    # checked once from its start (lookbehind, lookahead), not rescanned from every letter.
+    (
+        re.compile(
+            r"(?P<pre>(?<![\w+.-])(?=[\w+.-]*://[^/\s:@]+:[^@\s/]+@)[\w+.-]*?"
+            r"\b[a-zA-Z][\w+.-]*://[^/\s:@]+):[^@\s/]+@"
+        ),
+        rf"\g<pre>:{REDACTED}@",
+    ),
     (
         re.compile(r"(?i)\b(?P<pre>bearer|token|basic)\s+[A-Za-z0-9._~+/-]{12,}=*"),
         rf"\g<pre> {REDACTED}",
@@ -32,18 +39,27 @@ _SECRET_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     # NAME=value / NAME: value where the name says it is secret (env dumps, configs, CLI flags)
     (
         re.compile(
-            r"(?i)(?P<pre>\b[\w.-]*(?:token|secret|passw(?:or)?d|pwd|api[_-]?key|access[_-]?key"
+            r"(?i)(?<![\w.-])(?P<lead>[.-]*)(?P<pre>\b[\w.-]*(?:token|secret|passw(?:or)?d|pwd"
+            r"|api[_-]?key|access[_-]?key"
             r"|private[_-]?key|auth[_-]?key|credentials?)[\"']?\s*[=:]\s*[\"']?)"
             r"(?!\[REDACTED\])[^\s\"',;]{3,}"
         ),
-        rf"\g<pre>{REDACTED}",
+        rf"\g<lead>\g<pre>{REDACTED}",
     ),
     (re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), REDACTED),
     (re.compile(r"\bgh[pousr]_[A-Za-z0-9]{30,}\b|\bgithub_pat_[A-Za-z0-9_]{20,}\b"), REDACTED),
     (re.compile(r"\bhf_[A-Za-z0-9]{30,}\b"), REDACTED),
     (re.compile(r"\bsk-(?:proj-)?[A-Za-z0-9_-]{20,}\b"), REDACTED),
     (re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}\b"), REDACTED),
-    (re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\b"), REDACTED),
+    # a JWT: its run of characters is checked once from its start (lookbehind, lookahead);
+    # ``lead`` is the part of the run before ``eyJ``, kept as it is
+    (
+        re.compile(
+            r"(?<![A-Za-z0-9_-])(?=[A-Za-z0-9_-]*\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\b)"
+            r"(?P<lead>[A-Za-z0-9_-]*?)\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\b"
+        ),
+        rf"\g<lead>{REDACTED}",
+    ),
 )
 
 
@@ -58,11 +74,16 @@ _IPV4 = re.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?![\w.]|\+)")
 _IPV6 = re.compile(
     r"(?<![\w])(?:[0-9a-fA-F]{1,4}:){1,7}(?::|(?::[0-9a-fA-F]{1,4}){1,7}|[0-9a-fA-F]{1,4})(?![\w:])"
 )
-_VERSIONISH = re.compile(r"(?i)(?:version|ver|v|==|cuda|driver|nccl|cudnn)[\s:=]*$")
+_VERSIONISH = re.compile(r"(?i)(?:version|ver|v|(?<![\s:=])==|cuda|driver|nccl|cudnn)[\s:=]*$")
 _HOME = re.compile(
     r"(?P<pre>/(?:home|Users|users|scratch|data|mnt/home)/)(?P<user>[A-Za-z_][\w.-]*)"
 )
-_PROMPT_USER = re.compile(r"(?P<user>\b[a-z_][\w.-]*)@(?P<host>[A-Za-z][\w.-]*)(?=[:\s\]])")
+#: user@host: the run of name characters is checked once from its start (lookbehind,
+#: lookahead); ``lead`` is the part of the run before the user name, kept as it is.
+_PROMPT_USER = re.compile(
+    r"(?<![\w.-])(?=[\w.-]*@[A-Za-z][\w.-]*[:\s\]])(?P<lead>[\w.-]*?)"
+    r"(?P<user>\b[a-z_][\w.-]*)@(?P<host>[A-Za-z][\w.-]*)(?=[:\s\]])"
+)
 _KEEP_USERS = frozenset({"root", "ubuntu", "user", "admin", "nobody", "runner", "jovyan"})
 
 
@@ -101,7 +122,9 @@ class Pseudonyms:
     def apply(self, text: str) -> str:
         """``text`` redacted, with hosts, addresses and users pseudonymised."""
         text = redact(text)
-        text = _PROMPT_USER.sub(lambda m: f"{self._user(m['user'])}@{self.host(m['host'])}", text)
+        text = _PROMPT_USER.sub(
+            lambda m: f"{m['lead']}{self._user(m['user'])}@{self.host(m['host'])}", text
+        )
         text = _HOME.sub(lambda m: m["pre"] + self._user(m["user"]), text)
         for name in sorted(self._hosts, key=len, reverse=True):
             if name in text:

@@ -67,7 +67,7 @@ _NO_DRIVER = re.compile(
     re.IGNORECASE,
 )
 _P2P = re.compile(
-    r"peer access is not supported|cudaIpc\w*[^\n]{0,60}(?:fail|error|not supported)"
+    r"peer access is not supported|cudaIpc\w{0,40}[^\n]{0,60}(?:fail|error|not supported)"
     r"|transport/p2p\.cc[^\n]{0,80}(?:fail|error|WARN)|Error while creating shared memory"
     r"|NCCL WARN[^\n]{0,120}(?:P2P|IPC|SHM)|operation not supported",
     re.IGNORECASE,

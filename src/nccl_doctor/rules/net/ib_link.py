@@ -269,7 +269,7 @@ def check(facts: Facts) -> list[Finding]:
 
 _STUCK = re.compile(
     r"\bhang(?:s|ing)?\b.{0,40}(?:connect|connection|init|setup|bootstrap)"
-    r"|(?:connect|connection|init|setup|bootstrap)\w*.{0,40}\bhang(?:s|ing)?\b"
+    r"|(?:connect|connection|init|setup|bootstrap)\w{0,30}.{0,40}\bhang(?:s|ing)?\b"
     r"|hanging at \S*connect",
     re.IGNORECASE,
 )
