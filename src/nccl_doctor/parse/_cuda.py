@@ -18,7 +18,7 @@ _CUDA_ERROR = re.compile(
 _CUDA_FAILURE = re.compile(r"Cuda failure (?:(?P<code>\d{1,5}) )?'(?P<err>[^'\n]{1,200})'?")
 _INIT = re.compile(
     r"cudaGetDeviceCount\(\)[^\n]{0,500}?Error (?P<code>\d{1,5}): "
-    r"(?P<err>[^(\n]{1,200}?)\s*(?:\(|$)"
+    r"(?P<err>[^(\n]{0,199}?[^(\s])\s*(?:\(|$)"
 )
 _DRIVER = re.compile(
     r"(?P<err>CUDA driver initialization failed|Found no NVIDIA driver on your system"
