@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from nccl_doctor.facts.base import Fact
+from nccl_doctor.facts.literals import prefiltered
 from nccl_doctor.facts.nccl import NcclWarn
 from nccl_doctor.facts.run import (
     C10dSocketError,
@@ -65,6 +66,7 @@ WAITING_TEXT = re.compile(
     r"Timeout\(ms\)=|socket timeout|DistStoreError|waiting for clients",
     re.IGNORECASE,
 )
+_cascade_text = prefiltered(CASCADE_TEXT)
 
 #: DistributedError categories that are the cascade of an earlier failure.
 CASCADE_CATEGORIES = frozenset(
@@ -200,7 +202,7 @@ def _cascade(fact: Fact, message: str) -> bool:
         return fact.category in CASCADE_CATEGORIES
     if isinstance(fact, LauncherSignal):
         return True
-    return bool(CASCADE_TEXT.search(message))
+    return bool(_cascade_text(message))
 
 
 def _waiting(fact: Fact, message: str) -> bool:
@@ -290,7 +292,10 @@ def _by_time(ranked: Sequence[Failure]) -> Failure | None:
         return None
     if any(f.fact.time_s is not None and f.fact.clock != clock for f in ranked):
         return None
-    rank = min(when, key=lambda r: (when[r], min(f.order for f in ranked if f.rank == r)))
+    first: dict[int | None, int] = {}
+    for f in ranked:
+        first[f.rank] = min(first.get(f.rank, f.order), f.order)
+    rank = min(when, key=lambda r: (when[r], first[r]))
     timed = [f for f in ranked if f.rank == rank and f.fact.time_s is not None]
     return min(timed, key=lambda f: (f.fact.time_s or 0.0, f.order))
 

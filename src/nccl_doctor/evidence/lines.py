@@ -75,7 +75,9 @@ def _pdsh_host(name: str) -> bool:
 
 
 _MPI_TAG = re.compile(r"\[\d+,(?P<rank>\d+)\]<(?:stdout|stderr|stddiag)>: ?")
-_TORCHRUN = re.compile(r"\[(?:default|[A-Za-z_][\w-]*?)(?P<rank>\d+)\]: ?")
+#: The tag before the rank ends in a non-digit, so the rank is the trailing digits in one
+#: way only (a lazy tag before ``\d+`` would retry every split of a long digit run).
+_TORCHRUN = re.compile(r"\[(?:default|[A-Za-z_](?:[\w-]*[A-Za-z_-])?)(?P<rank>\d+)\]: ?")
 _RANK = re.compile(r"\[rank(?P<rank>\d+)\]: ?")
 _SRUN = re.compile(r" *(?P<rank>\d{1,6}): ")
 _BRACKET_RANK = re.compile(r"\[(?P<rank>\d+)\] (?=[\w.-]+:\d+:\d+ \[\d+\] )")

@@ -41,8 +41,9 @@ T = TypeVar("T")
 
 #: Bytes read at a time.
 CHUNK_BYTES = 512 << 10
-#: Longer lines are cut to this many bytes (with a coverage note).
-LINE_MAX_BYTES = 1 << 20
+#: Longer lines are cut to this many bytes (with a coverage note): no message needs more,
+#: and it bounds what one line costs the parsers, whatever their patterns.
+LINE_MAX_BYTES = 64 << 10
 #: Sources up to this size (or of unknown size, up to this many bytes read)
 #: keep their unclaimed lines as free text.
 TEXT_MAX_BYTES = 1 << 20
@@ -55,7 +56,7 @@ UNKNOWN = "no known evidence kind recognised"
 #: Markdown code fences separate the pieces of a pasted issue.
 _FENCES = ("```", "~~~")
 #: A fence line: the fence and at most an info string (not Python's ``~~~^^^`` carets).
-_FENCE = re.compile(r"\s*(?:```+|~~~+)\s*[\w+.-]*\s*$")
+_FENCE = re.compile(r"\s*(?:```+|~~~+)\s*(?:[\w+.-]+\s*)?$")
 #: A run of blank lines (one character class: matched without backtracking marks).
 _BLANKS = re.compile(rb"[ \t\r\n]*\n")
 
@@ -128,17 +129,16 @@ def _merge(spans: list[list[tuple[int, int]]]) -> list[tuple[int, int]]:
 
 
 def _line_chunks(
-    stream: BinaryIO, summary: SourceSummary, notes: list[Note]
+    stream: BinaryIO, summary: SourceSummary, cut: Callable[[], None]
 ) -> Iterator[tuple[bytes, int, int]]:
     """Windows ``(data, start, stop)`` where ``data[start:stop]`` is a run of whole lines.
 
     Most windows lie in the bytes as read (no copy); a line that spans two
     reads is joined into a window of its own. A line longer than
-    LINE_MAX_BYTES is cut there, with a coverage note.
+    LINE_MAX_BYTES is cut there, and ``cut`` called.
     """
     tail = b""  # the start of a line whose end is not read yet
     skipping = False  # inside the rest of an over-long line
-    cut_lines = 0
     while True:
         data = stream.read(CHUNK_BYTES)
         if not data:
@@ -155,7 +155,7 @@ def _line_chunks(
             piece = data[start:] if nl < 0 else data[start : nl + 1]
             if len(tail) + len(piece) > LINE_MAX_BYTES:
                 line = (tail + piece)[:LINE_MAX_BYTES] + b"\n"
-                cut_lines += 1
+                cut()
                 tail, skipping = b"", nl < 0
                 yield line, 0, len(line)
                 if nl < 0:
@@ -177,15 +177,11 @@ def _line_chunks(
             tail = data[last + 1 :]
         if len(tail) > LINE_MAX_BYTES:
             line = tail[:LINE_MAX_BYTES] + b"\n"
-            cut_lines += 1
+            cut()
             tail, skipping = b"", True
             yield line, 0, len(line)
     if tail:
         yield tail, 0, len(tail)
-    if cut_lines:
-        notes.append(
-            Note(summary.source, f"{cut_lines} line(s) longer than {LINE_MAX_BYTES} bytes were cut")
-        )
 
 
 _MATCHERS: dict[tuple[str, ...], re.Pattern[str]] = {}
@@ -228,18 +224,26 @@ class _SourceReader:
         self.times: dict[int, tuple[float, str | None]] = {}
         self.text = opened.size is None or opened.size <= TEXT_MAX_BYTES
         self.text_lines = 0
+        self.cut_lines = 0
         self.fenced = False
         self.prefilters = [_prefilter("")]
         self.prefilters.extend(_prefilter(p.kind) for p in self.streams if p.info_anchors)
 
     # -- the byte loop -------------------------------------------------
     def read(self, stream: BinaryIO) -> None:
-        for data, start, stop in _line_chunks(stream, self.summary, self.notes):
+        for data, start, stop in _line_chunks(stream, self.summary, self._cut):
             if self.text and self.summary.bytes_read > TEXT_MAX_BYTES:
                 self.text = False  # a large stream: free text only from its start
             spans = _merge([p.window_spans(data, start, stop) for p in self.prefilters])
             self._chunk(data, start, stop, spans)
         self.summary.lines = self.lineno - 1  # a last line without a newline counts too
+        if self.cut_lines:
+            self.notes.append(
+                Note(
+                    self.name,
+                    f"{self.cut_lines} line(s) longer than {LINE_MAX_BYTES} bytes were cut",
+                )
+            )
         self._close_block()
         for parser in self.streams:
             if parser.kind not in self.broken:
@@ -279,7 +283,13 @@ class _SourceReader:
         self.lineno = n
 
     # -- one line --------------------------------------------------------
+    def _cut(self) -> None:
+        self.cut_lines += 1
+
     def _line(self, number: int, data: bytes, anchored: bool) -> None:
+        if len(data) > LINE_MAX_BYTES:  # one that fit in a chunk (longer ones are cut there)
+            data = data[:LINE_MAX_BYTES]
+            self._cut()
         raw = data.decode("utf-8", "replace")
         raw = raw.removesuffix("\r")
         if "\r" in raw:

@@ -17,6 +17,7 @@ from functools import cached_property
 from typing import TypeVar
 
 from nccl_doctor.facts.base import Cite, Fact
+from nccl_doctor.facts.literals import holds, required_words
 from nccl_doctor.facts.text import TextLine
 
 T = TypeVar("T", bound=Fact)
@@ -84,6 +85,47 @@ class Hit:
     def rank(self) -> int | None:
         """The rank the line belongs to, if known."""
         return self.said.rank
+
+
+#: Digits do not tell lines apart when looking for words: ``rank 12`` and ``rank 7`` are one shape.
+_DIGITS_AS_ZERO = str.maketrans("123456789", "000000000")
+
+
+@dataclass(frozen=True, slots=True)
+class _Shapes:
+    """The ASCII lines in lower case with digits as ``0``, each distinct shape once.
+
+    Four thousand ranks print one error four thousand times, differing in
+    numbers only: looking for a word among the shapes costs one line, not
+    four thousand. ``text`` joins the shapes by newlines, ``starts`` is where
+    each begins, ``members`` the indexes (in :attr:`Facts.lines`) of the lines
+    of each shape, and ``odd`` the lines that are not ASCII (always searched).
+    """
+
+    text: str
+    starts: tuple[int, ...]
+    members: tuple[list[int], ...]
+    odd: tuple[int, ...]
+
+    def shape(self, index: int) -> str:
+        """The text of one shape."""
+        end = self.starts[index + 1] - 1 if index + 1 < len(self.starts) else len(self.text)
+        return self.text[self.starts[index] : end]
+
+    def holding(self, words: tuple[str, ...]) -> set[int]:
+        """The shapes that hold one of the ASCII ``words``."""
+        found: set[int] = set()
+        for word in words:
+            if not word.isascii():
+                continue  # only a non-ASCII line can hold it, and those are always searched
+            pos = self.text.find(word)
+            while pos >= 0:
+                index = bisect.bisect_right(self.starts, pos) - 1
+                found.add(index)
+                if index + 1 >= len(self.starts):
+                    break
+                pos = self.text.find(word, self.starts[index + 1])
+        return found
 
 
 class Facts:
@@ -165,12 +207,39 @@ class Facts:
             at += len(text) + 1
         return "\n".join(texts), tuple(starts)
 
+    @cached_property
+    def _shapes(self) -> _Shapes:
+        """The distinct shapes of the ASCII lines, for finding words (see :class:`_Shapes`)."""
+        groups: dict[str, list[int]] = {}
+        odd: list[int] = []
+        joined, _ = self._joined
+        if joined.isascii():  # the common case: one pass over all lines at C speed
+            for index, shape in enumerate(joined.lower().translate(_DIGITS_AS_ZERO).split("\n")):
+                groups.setdefault(shape, []).append(index)
+        else:
+            for index, said in enumerate(self.lines):
+                text = said.text
+                if text.isascii():
+                    shape = text.replace("\n", " ").lower().translate(_DIGITS_AS_ZERO)
+                    groups.setdefault(shape, []).append(index)
+                else:
+                    odd.append(index)
+        starts: list[int] = []
+        at = 0
+        for shape in groups:
+            starts.append(at)
+            at += len(shape) + 1
+        return _Shapes("\n".join(groups), tuple(starts), tuple(groups.values()), tuple(odd))
+
     def search(self, pattern: str | re.Pattern[str], *, prose: bool = True) -> tuple[Hit, ...]:
         """Lines matching ``pattern`` (case-insensitive when given as a string).
 
         ``prose=False`` leaves out people's sentences and keeps machine output.
-        One scan of all lines joined finds the candidates; each candidate line
-        is then matched on its own, so the result is exactly a per-line search.
+        The candidate lines are those that hold the words the pattern cannot
+        match without (:func:`required_words`, looked for once per distinct
+        line shape with ``str.find``), or, for a pattern without such words,
+        those one scan of all lines joined finds; each candidate line is then
+        matched on its own, so the result is exactly a per-line search.
         """
         regex = re.compile(pattern, re.IGNORECASE) if isinstance(pattern, str) else pattern
         key = (f"{regex.pattern}\0{regex.flags}", prose)
@@ -181,6 +250,9 @@ class Facts:
         return found
 
     def _scan(self, regex: re.Pattern[str], prose: bool) -> list[Hit]:
+        clauses = required_words(regex.pattern, regex.flags)
+        if clauses is not None:
+            return self._scan_words(regex, prose, clauses)
         text, starts = self._joined
         joined = re.compile(regex.pattern, regex.flags | re.MULTILINE)
         lines = self.lines
@@ -194,6 +266,30 @@ class Facts:
             pos = starts[index + 1] if index + 1 < len(starts) else len(text) + 1
             if pos > len(text):
                 break
+        return hits
+
+    def _scan_words(
+        self, regex: re.Pattern[str], prose: bool, clauses: tuple[tuple[str, ...], ...]
+    ) -> list[Hit]:
+        """Match the lines that hold a word of every clause (and the non-ASCII lines)."""
+        shapes = self._shapes
+        masked = tuple(tuple(w.translate(_DIGITS_AS_ZERO) for w in c) for c in clauses)
+        found = shapes.holding(masked[0])
+        candidates = list(shapes.odd)
+        for shape in sorted(found):
+            if holds(shapes.shape(shape), masked[1:]):
+                candidates.extend(shapes.members[shape])
+        lines = self.lines
+        hits: list[Hit] = []
+        seen: dict[str, re.Match[str] | None] = {}  # many ranks print the very same message
+        for index in sorted(candidates):
+            said = lines[index]
+            if said.prose and not prose:
+                continue
+            text = said.text
+            own = seen[text] if text in seen else seen.setdefault(text, regex.search(text))
+            if own:
+                hits.append(Hit(said, own))
         return hits
 
     def said(self, pattern: str | re.Pattern[str], *, prose: bool = True) -> bool:

@@ -25,11 +25,11 @@ __all__ = ["CATEGORIES", "KEYWORDS", "classify", "context", "nccl_report", "opti
 
 # -- watchdog ----------------------------------------------------------------
 _TIMEOUT = re.compile(
-    r"(?:[Ww]atchdog caught|Caught) collective operation timeout: WorkNCCL\((?P<work>.*?)\)"
+    r"(?:[Ww]atchdog caught|Caught) collective operation timeout: WorkNCCL\((?P<work>.{0,2000}?)\)"
     r" ran for (?P<ran>\d{1,15}) milliseconds before timing out"
 )
 _TIMEOUT_CUT = re.compile(r"collective operation timeout: WorkNCCL\((?P<work>.*)")
-_BLOCKING = re.compile(r"Work WorkNCCL\((?P<work>.*?)\) timed out in blocking wait")
+_BLOCKING = re.compile(r"Work WorkNCCL\((?P<work>.{0,2000}?)\) timed out in blocking wait")
 _SEQ = re.compile(r"SeqNum=(\d{1,15})")
 _OP = re.compile(r"OpType=(\w{1,40})")
 _NUMEL_IN = re.compile(r"NumelIn=(\d{1,19})")
@@ -42,7 +42,8 @@ _AT_WORK = re.compile(r"(?:detected by watchdog at work|Timeout at \w{1,10} work
 
 # -- ProcessGroupNCCL option lists ----------------------------------------------
 _OPTIONS = re.compile(r"ProcessGroupNCCL (?P<what>initialization options|environments):\s*")
-_ITEM = re.compile(r"(?P<k>[A-Za-z_][\w ()./-]{0,80}?)\s*[:=]\s*(?P<v>[^,]*)")
+#: The key ends in a non-space, so a run of spaces before ``:`` is matched one way only.
+_ITEM = re.compile(r"(?P<k>[A-Za-z_](?:[\w ()./-]{0,79}[\w()./-])?)\s*[:=]\s*(?P<v>[^,]*)")
 
 # -- everything else: (substring guard, category, pattern) --------------------------
 _ERRORS: tuple[tuple[str, str, re.Pattern[str]], ...] = (

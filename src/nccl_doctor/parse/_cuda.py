@@ -24,7 +24,8 @@ _LEGACY = re.compile(
     r" error=(?P<code2>\d{1,5})) : (?P<err>[^\n]{1,200}?)(?: at \S+:\d+)?\s*$"
 )
 _INIT = re.compile(
-    r"cudaGetDeviceCount\(\)[^\n]*?Error (?P<code>\d{1,5}): (?P<err>[^(\n]{1,200}?)\s*(?:\(|$)"
+    r"cudaGetDeviceCount\(\)[^\n]{0,500}?Error (?P<code>\d{1,5}): "
+    r"(?P<err>[^(\n]{0,199}?[^(\s])\s*(?:\(|$)"
 )
 _DRIVER = re.compile(
     r"(?P<err>CUDA driver initialization failed|Found no NVIDIA driver on your system"
@@ -32,7 +33,7 @@ _DRIVER = re.compile(
     r"|CUDA driver error: [^\n(]{1,200})"
 )
 _ASSERT = re.compile(
-    r"(?P<file>[^\s:]{1,300}\.cuh?):(?P<ln>\d{1,7}): [^\n]{0,300}?"
+    r"(?<![^\s:])(?P<file>[^\s:]+\.cuh?):(?P<ln>\d{1,7}): [^\n]{0,300}?"
     r"Assertion `(?P<a>[^\n]{0,300})` failed"
 )
 _OOM = re.compile(r"CUDA out of memory\.?")

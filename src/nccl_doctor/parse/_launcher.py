@@ -10,7 +10,7 @@ from nccl_doctor.parse._runtext import Ctx, signal_named, signal_of, to_int, who
 
 _ELASTIC_EXIT = re.compile(
     r"failed \(exitcode: (?P<c>-?\d{1,5})\) local_rank: (?P<lr>\d{1,6}) \(pid: (?P<pid>\d{1,9})\)"
-    r" of (?:binary: (?P<bin>.*?)\s*$|fn: (?P<fn>\S{1,300}))?"
+    r" of (?:binary: (?P<bin>(?:\S(?:.*\S)?)?)\s*$|fn: (?P<fn>\S{1,300}))?"
 )
 _SPAWN_EXIT = re.compile(
     r"process (?P<lr>\d{1,6}) terminated with"

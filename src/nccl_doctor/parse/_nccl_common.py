@@ -13,7 +13,7 @@ from nccl_doctor.facts.base import Cite
 
 #: Longer numbers are absurd in these outputs; refuse them rather than guess.
 _MAX_DIGITS = 20
-_FLOAT = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+_FLOAT = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
 _HEX = re.compile(r"[0-9a-fA-F]+")
 
 #: ``ncclResult_t`` names by number (nccl.h, stable since NCCL 2.0).

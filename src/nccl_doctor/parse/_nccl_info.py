@@ -58,7 +58,7 @@ _IB_DEVICE_KV = re.compile(r"\b(?P<k>provider|speed|pciPath|ar)=(?P<v>\S+)")
 _USING_LIST = re.compile(r"(?:NET/(?P<net>[\w-]+)|(?P<boot>Bootstrap)) ?: Using(?P<list>( .*)?)$")
 _IFACE = re.compile(r"(?:\[\d{1,4}\])?(?P<name>[^\s:\[\]]+):(?P<addr>\S+)")
 _PORT = re.compile(r"-?\d{1,4}")
-_SELECTED = re.compile(r"Using network (?P<net>\S.*?)\s*$")
+_SELECTED = re.compile(r"Using network (?P<net>\S(?:.*\S)?)\s*$")
 _GDR = re.compile(
     r"(?:NET/(?P<net>[\w-]+) ?: )?GPU Direct RDMA (?P<state>Enabled|Disabled) for "
     r"(?:GPU (?P<gpu>\S+) / )?HCA (?P<hca>[0-9a-fA-Fx]+)(?: '(?P<name>[^']*)')?"
@@ -71,14 +71,15 @@ _PLUGIN_ASSIGNED = re.compile(
     r"plugin (?P<name>\S+)"
 )
 _LOADED = re.compile(
-    r"(?:Loaded|Using) (?:(?P<what>net|coll|collnet|gin|rma) plugin )?(?P<name>.+?) \((?P<v>v\d+)\)"
+    r"(?:Loaded|Using) (?:(?P<what>net|coll|collnet|gin|rma) plugin )?"
+    r"(?P<name>.{1,500}?) \((?P<v>v\d+)\)"
 )
 _NOT_FOUND = re.compile(
     r"(?:No plugin found(?: \((?P<a>[^)\s]+)\))?|Could not find: ?(?P<b>\S+?)\.?(?:\s|$))"
 )
 _ENV = re.compile(r"(?P<name>[A-Z][A-Z0-9_]{2,}) set by environment to ?(?P<value>.*)$")
 _INVALID = re.compile(
-    r"Invalid value (?P<value>.*?) for (?P<name>[A-Z][A-Z0-9_]*), using default (?P<d>.*)$"
+    r"Invalid value (?P<value>.{0,500}?) for (?P<name>[A-Z][A-Z0-9_]*), using default (?P<d>.*)$"
 )
 _DRIVER = re.compile(r"cudaDriverVersion (?P<v>\d{1,7})\s*$")
 _NVLS = re.compile(
@@ -95,7 +96,7 @@ _P2P_OFF = re.compile(
 _RINGS = re.compile(r"Connected all rings(?:, use ring PXN (?P<pxn>\d+) GDR (?P<gdr>\d+))?")
 _RETRY = re.compile(
     r"(?:Call to (?P<call>\w+)|(?P<call2>connect|accept) to (?P<peer>\S+)) "
-    r"returned (?P<err>.+?), retrying"
+    r"returned (?P<err>.{1,500}?), retrying"
 )
 
 _PLUGIN_WORD = {"net": "NET", "coll": "COLLNET", "collnet": "COLLNET", "gin": "GIN", "rma": "RMA"}

@@ -11,14 +11,14 @@ from nccl_doctor.parse._runtext import clip, pg_prefix, rank_of, to_int
 from nccl_doctor.parse._values import cite
 
 _NCCL_IN = re.compile(
-    r"NCCL error in: (?P<file>[^\s,]{1,300}?):(?P<line>\d{1,7}), (?P<reason>[^,\n]*?)"
+    r"NCCL error in: (?P<file>[^\s,]{1,300}?):(?P<line>\d{1,7}), (?P<reason>(?:[^,\n]*?[^,\s])?)"
     r"(?: \(run with NCCL_DEBUG=\w+ for details\))?"
     r"(?:, NCCL(?: version (?P<ver>[\w.+-]{1,40}))?)?[.]?\s*$"
 )
 #: the rest of a message wrapped after ", NCCL": ``version 2.14.3``
 _WRAPPED_VERSION = re.compile(r"^\s*version (?P<ver>\d[\w.+-]{0,39})\s*$")
 _NCCL_ERR = re.compile(
-    r"NCCL error: (?P<reason>[^,(\n]*?)(?: \(run with NCCL_DEBUG=\w+ for details\))?"
+    r"NCCL error: (?P<reason>(?:[^,(\n]*?[^,(\s])?)(?: \(run with NCCL_DEBUG=\w+ for details\))?"
     r"(?:, NCCL version (?P<ver>[\w.+-]{1,40}))?[.]?\s*$"
 )
 _NCCL_OLD = re.compile(r"NCCL Error (?P<code>\d{1,3}): (?P<reason>[^,\n]*)")

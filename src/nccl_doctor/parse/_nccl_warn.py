@@ -27,17 +27,20 @@ _IB_EVENT_HCA = re.compile(
 )
 _LOCAL_GID = re.compile(r"localGid (?P<gid>[0-9a-fA-F:.]+)")
 _REMOTE_GID = re.compile(r"remoteGids? ?(?P<gid>[0-9a-fA-F:.]+)")
-_ADDR = re.compile(r"(?P<addr>\[?[0-9A-Za-z._:%\[\]-]+\]?<\d{1,5}>)")
+#: An address run starts where the run starts (the lookbehind): started anywhere
+#: inside, a long run without ``<port>`` would be rescanned from every position.
+_ADDR = re.compile(r"(?<![0-9A-Za-z._:%\[\]-])(?P<addr>\[?[0-9A-Za-z._:%\[\]-]+\]?<\d{1,5}>)")
 _CALL = re.compile(
     r"(?:Call to (?P<call>[A-Za-z_]\w*)(?:\(\))?(?: (?:recv from|send to) \S+)?"
-    r"|(?P<call2>ibv_\w+)\(\))"
+    r"|(?<!\w)(?P<call2>ibv_\w+)\(\))"
     r" (?:failed|returned)(?: with(?: error)?)?(?P<rest>.*)$"
 )
 _CONNECT = re.compile(
     r"(?:[Cc]onnect) to (?P<peer>\S+) (?:failed|returned)(?: with error)?(?: :)? ?(?P<err>[^,]*)"
 )
 _ACCEPT = re.compile(r"Accept failed:? (?P<err>.+)$")
-_ERR_PAREN = re.compile(r"error:? (?P<err>[A-Za-z][^()]*?) \((?P<errno>\d{1,4})\)")
+#: The error text is bounded: unbounded, every ``error`` of a long line would scan to its end.
+_ERR_PAREN = re.compile(r"error:? (?P<err>[A-Za-z][^()]{0,200}?) \((?P<errno>\d{1,4})\)")
 _ERRNO_WORD = re.compile(r"\berrno (?P<errno>\d{1,4})")
 _TAIL_ERR = re.compile(r" : (?P<err>[A-Z][A-Za-z /'-]+)$")
 _DUPLICATE = re.compile(
@@ -47,7 +50,8 @@ _DUPLICATE = re.compile(
 _SHM = re.compile(
     r"shared memory (?:segment|file) (?P<path>\S+?),?(?: \(size (?P<size>\d+)\))?(?:,|$| )"
 )
-_PATH = re.compile(r"(?<![\w/.])(?P<path>/[\w./@+-]*\w)")
+#: A path starts where a run of path characters starts (see _ADDR).
+_PATH = re.compile(r"(?<![\w./@+-])(?P<path>/[\w./@+-]*\w)")
 _MEMORY_WORDS = re.compile(r"memory|alloc|shm|segment|extend|map", re.IGNORECASE)
 _SIZE = re.compile(r"(?P<a>\d{1,20}) bytes|size (?P<b>\d{1,20})")
 

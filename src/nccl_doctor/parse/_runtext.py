@@ -51,7 +51,7 @@ SIGNAL_NUMBERS: dict[str, int] = {name: number for number, name in SIGNALS.items
 Ctx = tuple[Line, int | None, str | None, int | None]
 
 _MAX_DIGITS = 19
-_FLOAT = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d{1,3})?")
+_FLOAT = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d{1,3})?")
 _SIZE_UNITS = {
     "b": 1 / (1024 * 1024),
     "bytes": 1 / (1024 * 1024),

@@ -29,12 +29,12 @@ _DUMP = re.compile(rf"(?P<k>{_NAME})=(?P<v>\S*)")
 _PROMPT = re.compile(
     r"(?:\([\w.@-]{1,60}\)\s*)?(?:[\w.-]{1,64}@[\w.-]{1,64}(?::[^\s$#]{0,200})?\s?[$#%]\s*|[$%>]\s+)"
 )
-_EXPORT = re.compile(r"(?:export|declare -x|typeset -x|set|ENV)\s+(?P<rest>.+)")
+_EXPORT = re.compile(r"(?:export|declare -x|typeset -x|set|ENV)\s+(?P<rest>\S.*)")
 _SETENV = re.compile(rf"setenv\s+(?P<k>{_NAME})\s+(?P<v>.*)")
 _DOCKER_ENV = re.compile(rf"ENV\s+(?P<k>{_NAME})\s+(?P<v>[^=\s].*)")
 _PY_SET = re.compile(rf"os\.environ\[\s*(?P<q>[\"'])(?P<k>{_NAME})(?P=q)\s*\]\s*=\s*(?P<v>[^#]*)")
 _PY_CALL = re.compile(
-    rf"(?:os\.environ\.setdefault|os\.putenv)\(\s*(?P<q>[\"'])(?P<k>{_NAME})(?P=q)\s*,\s*(?P<v>[^)]*)\)"
+    rf"(?:os\.environ\.setdefault|os\.putenv)\(\s*(?P<q>[\"'])(?P<k>{_NAME})(?P=q)\s*,(?P<v>[^)]{{0,1000}})\)"
 )
 _PY_PAIR = re.compile(rf"(?P<q>[\"'])(?P<k>{_NAME})(?P=q)\s*:\s*(?P<v>[\"'][^\"']*[\"']|\d+)")
 _YAML_NAME = re.compile(rf"-?\s*name:\s*[\"']?(?P<k>{_NAME})[\"']?\s*")

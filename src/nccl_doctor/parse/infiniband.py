@@ -273,7 +273,7 @@ class IbvDevinfoParser(BlockParser):
 def _verbs_device(device: dict[str, Any], key: str, value: str) -> bool:
     """Record a device-level ibv_devinfo field; ``False`` when ``key`` is not one."""
     if key == "transport":
-        device["transport"] = na(re.sub(r"\s*\(\d+\)\s*$", "", value))
+        device["transport"] = na(re.sub(r"(?<!\s)\s*\(\d+\)\s*$", "", value))
     elif key == "fw_ver":
         device["firmware_version"] = na(value)
     elif key == "node_guid":
@@ -331,7 +331,7 @@ _NETDEV_PLAIN = re.compile(
 )
 _NETDEV_VERBOSE = re.compile(
     r"^\s*(?:(?P<pci>[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\s+)?"
-    r"(?P<dev>[\w.-]+)\s+\((?P<ca>[^)\s]*)\s*-\s*(?P<part>[^)]*?)\s*\)\s*(?P<desc>.*)\s"
+    r"(?P<dev>[\w.-]+)\s+\((?P<ca>[^)\s-]*)\s*-(?P<part>[^)]{0,300})\)(?P<desc>.*)\s"  # na() strips
     r"fw\s+(?P<fw>\S+)\s+port\s+(?P<port>\d{1,3})\s+\((?P<state>[^)]*)\)\s+==>\s+(?P<netdev>\S+)"
     r"(?:\s+\((?P<link>[^)]*)\))?"
 )

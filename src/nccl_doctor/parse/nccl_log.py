@@ -32,17 +32,22 @@ from nccl_doctor.parse._nccl_warn import warn_fact
 from nccl_doctor.parse._values import cite
 from nccl_doctor.parse.base import StreamParser
 
+# A host name starts where its run of name characters starts (the lookbehind): started
+# anywhere inside, a long run without ``:pid:tid`` would be rescanned from every position.
 _PREFIX_AT_END = re.compile(
-    r"(?:(?P<host>[\w.-]+):(?P<pid>\d{1,9}):(?P<tid>\d{1,9}) )?\[(?P<dev>\d{1,4})\] $"
+    r"(?:(?<![\w.-])(?P<host>[\w.-]+):(?P<pid>\d{1,9}):(?P<tid>\d{1,9}) )?\[(?P<dev>\d{1,4})\] $"
 )
-_PREFIX = re.compile(r"(?P<host>[\w.-]+):(?P<pid>\d{1,9}):(?P<tid>\d{1,9}) \[(?P<dev>\d{1,4})\] ")
+_PREFIX = re.compile(
+    r"(?<![\w.-])(?P<host>[\w.-]+):(?P<pid>\d{1,9}):(?P<tid>\d{1,9}) \[(?P<dev>\d{1,4})\] "
+)
 _BANNER = re.compile(r"NCCL version (?P<v>\S+)")
 _VERSION = re.compile(
     r"(?P<maj>\d{1,3})\.(?P<min>\d{1,3})\.(?P<pat>\d{1,4})(?P<suf>[^+\s]*)(?:\+cuda(?P<cuda>[\d.]+))?"
 )
 _CHANNEL = re.compile(
     r"(?:Channel|Ring|CollNet) \d{1,3}(?:/\d{1,3})? : (?P<a>\d{1,7})(?:\[[^\]]*\])?"
-    r"(?: -> (?P<b>\d{1,7})(?:\[[^\]]*\])?)?(?: \[(?P<dir>send|receive)\])? via (?P<t>\S.*?)\s*$"
+    r"(?: -> (?P<b>\d{1,7})(?:\[[^\]]*\])?)?(?: \[(?P<dir>send|receive)\])?"
+    r" via (?P<t>\S(?:.*\S)?)\s*$"
 )
 _NET_DEV = re.compile(r"(?P<dev>\d{1,4})(?:\((?P<proxy>\d{1,7})\))?")
 _FRAME = re.compile(

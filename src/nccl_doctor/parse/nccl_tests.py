@@ -51,7 +51,7 @@ _VERSION = re.compile(
 _STARTING = re.compile(r"Collective test starting: (?P<name>\S+)")
 _RANK = re.compile(
     r"Rank\s+(?P<rank>\d{1,7})(?:\s+Group\s+(?P<group>\d{1,7}))?\s+Pid\s+(?P<pid>\d{1,10})\s+on\s+"
-    r"(?P<host>\S+)\s+device\s+(?P<dev>\d{1,4})\s+\[(?P<bus>[^\]]*)\]\s*(?P<name>.*?)\s*$"
+    r"(?P<host>\S+)\s+device\s+(?P<dev>\d{1,4})\s+\[(?P<bus>[^\]]*)\]\s*(?P<name>(?:\S(?:.*\S)?)?)\s*$"
 )
 _BUS = re.compile(
     r"(?P<dom>[0-9a-fA-F]{1,8}):(?P<bus>[0-9a-fA-F]{1,2}):(?P<dev>[0-9a-fA-F]{1,2})(?:\.(?P<fn>[0-7]))?"
@@ -59,8 +59,8 @@ _BUS = re.compile(
 _OOB = re.compile(r"Out of bounds values\s*:\s*(?P<n>\d{1,20})\s*(?P<ok>OK|FAILED)?")
 _AVG = re.compile(r"Avg bus bandwidth\s*:\s*(?P<v>\S+)\s*(?P<ok>OK|FAILED)?")
 _FAILURE = re.compile(
-    r"(?:(?P<host>\S+): )?Test (?P<kind>CUDA|NCCL) failure (?P<file>[^\s:]+):(?P<line>\d{1,7})"
-    r"\s*(?P<msg>.*?)\s*$"
+    r"(?:(?<!\S)(?P<host>\S+): )?Test (?P<kind>CUDA|NCCL) failure (?P<file>[^\s:]+):"
+    r"(?P<line>\d{1,7})\s*(?P<msg>(?:\S(?:.*\S)?)?)\s*$"
 )
 _RELAY = re.compile(
     r"\.\. (?P<host>\S+) pid (?P<pid>\d{1,10}): Test failure (?P<file>[^\s:]+):(?P<line>\d{1,7})"

@@ -56,17 +56,19 @@ _CUDA = re.compile(r"CUDA Version:\s*(?P<v>[^\s|]+)")
 _GPU_ROW = re.compile(
     r"^\|\s*\d{1,4}\s+\S.*\|\s*[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d"
 )
-_GPU_CELL = re.compile(
-    r"^\s*(?P<index>\d{1,4})\s+(?P<name>.*?)\s*(?:\s(?P<pm>On|Off|N/A|WDDM|TCC|ERR!))?\s*$"
-)
-_BUS_CELL = re.compile(r"^\s*(?P<bus>\S+)\s*(?P<disp>On|Off|N/A|ERR!)?\s*$")
+# Cells end in free text and padding: each pattern matches a run of spaces one way only
+# (a lazy ``.*?`` before ``\s*$``, or ``\s*X?\s*``, would try every split of a long run).
+#: The first cell of a GPU row: its index, then the name and the persistence mode (see _gpu_cell).
+_GPU_INDEX = re.compile(r"\s*(?P<index>\d{1,4})(?P<gap>\s+)")
+_PERSISTENCE = ("On", "Off", "N/A", "WDDM", "TCC", "ERR!")
+_BUS_CELL = re.compile(r"^\s*(?P<bus>\S+)(?:\s+(?P<disp>On|Off|N/A|ERR!))?\s*$")
 _PROC_NEW = re.compile(
     r"^\s*(?P<gpu>\d{1,4}|N/A)\s+(?P<gi>\d{1,6}|N/A|-)\s+(?P<ci>\d{1,6}|N/A|-)\s+"
-    r"(?P<pid>\d{1,10})\s+(?P<type>[A-Z](?:\+[A-Z])*)(?:\s+(?P<rest>.*?))?\s*$"
+    r"(?P<pid>\d{1,10})\s+(?P<type>[A-Z](?:\+[A-Z])*)(?:\s+(?P<rest>\S(?:.*\S)?))?\s*$"
 )
 _PROC_OLD = re.compile(
     r"^\s*(?P<gpu>\d{1,4}|N/A)\s+(?P<pid>\d{1,10})\s+(?P<type>[A-Z](?:\+[A-Z])*)"
-    r"(?:\s+(?P<rest>.*?))?\s*$"
+    r"(?:\s+(?P<rest>\S(?:.*\S)?))?\s*$"
 )
 _CUT_ROW = re.compile(r"^\s*(?P<gpu>\d{1,4})(?:\s+(?:\d{1,6}|N/A|-)){0,2}(?:\s+\d{1,10})?\s*$")
 _MEM_TOKEN = re.compile(r"\d{1,12}MiB|N/A|\[N/A\]|\d{0,12}\.{2,3}")
@@ -75,7 +77,7 @@ _MIG_HEAD = re.compile(r"^\|\s*GPU\s+GI\s+CI\s+MIG")
 _MIG_ROW = re.compile(
     r"^\s*(?P<gpu>\d{1,4})\s+(?P<gi>\d{1,6})\s+(?P<ci>\d{1,6})\s+(?P<dev>\d{1,6})\s*$"
 )
-_POWER_SPLIT = re.compile(r"\s+/\s+|(?<=W)/")
+_POWER_SPLIT = re.compile(r"(?<!\s)\s+/\s+|(?<=W)/")
 _MEMORY = re.compile(r"^\s*(?P<used>\S+)\s*/\s*(?P<total>\S+)\s*$")
 _ERROR_LINES = (
     ("NVIDIA-SMI has failed", "no_driver"),
@@ -111,6 +113,25 @@ def _memory(cell: str) -> tuple[int | None, int | None, bool]:
         return None, None, is_error(cell)
     used, total = match["used"], match["total"]
     return integer(used), integer(total), is_error(used) or is_error(total)
+
+
+def _gpu_cell(cell: str) -> tuple[int, str, str | None] | None:
+    """``(index, name, persistence mode)`` of a GPU row's first cell: ``0  NVIDIA H100 ...  On``.
+
+    The mode is the last word when a space precedes it; the name is what is
+    left, stripped (empty when the cell holds only the index and the mode).
+    """
+    head = _GPU_INDEX.match(cell)
+    if head is None:
+        return None
+    rest = cell[head.end() :].rstrip()
+    for mode in _PERSISTENCE:
+        before = rest.removesuffix(mode)
+        if len(before) == len(rest):
+            continue
+        if before[-1:].isspace() or (not before and len(head["gap"]) > 1):
+            return int(head["index"]), before.strip(), mode
+    return int(head["index"]), rest, None
 
 
 class _State:
@@ -317,17 +338,15 @@ class NvidiaSmiParser(BlockParser):
     def _gpu_first(self, state: _State, line: Line, cells: list[str]) -> None:
         gpu: dict[str, object] = {}
         state.errors = []
-        match = _GPU_CELL.match(cells[0])
-        if match is None:
+        cell = _gpu_cell(cells[0])
+        if cell is None:
             return
-        gpu["index"] = int(match["index"])
-        name = match["name"].strip()
+        gpu["index"], name, pm = cell
         if name and not is_error(name):
             gpu["name"] = name
             gpu["name_truncated"] = name.endswith("...") or name.startswith("...")
         elif is_error(name):
             state.errors.append("name")
-        pm = match["pm"]
         if pm in {"WDDM", "TCC"}:
             gpu["driver_model"] = pm
         elif pm == "ERR!":

@@ -37,7 +37,9 @@ from nccl_doctor.parse.base import BlockParser
 TOOL = "nvidia-smi-q"
 _BANNER = re.compile(r"^=+\s*NVSMI LOG\s*=+$")
 _GPU = re.compile(r"^GPU\s+(?P<bus>[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])$")
-_KV = re.compile(r"^(?P<key>[^:\s][^:]*?)\s*:(?:\s+(?P<value>.*?))?\s*$")
+#: Key and value end in a non-space (a lazy ``.*?`` before ``\s*`` would retry every split
+#: of a long run of spaces).
+_KV = re.compile(r"^(?P<key>[^:\s](?:[^:]*[^:\s])?)\s*:(?:\s+(?P<value>\S(?:.*\S)?))?\s*$")
 _KV_STRICT = re.compile(r"^[^:\s][^:]*?\s:(?:\s|$)")
 _HEADER = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ./()_+&-]{0,60}$")
 _ELISION = re.compile(r"^(?:\[\s*(?:\.{2,}|…)\s*\]|\.{3,}|…)$")

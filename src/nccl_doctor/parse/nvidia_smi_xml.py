@@ -38,8 +38,9 @@ from nccl_doctor.parse.base import BlockParser
 TOOL = "nvidia-smi-xml"
 _ROOT = "nvidia_smi_log"
 _END = "</nvidia_smi_log>"
-_DECL = re.compile(r"<\?xml[^>]*\?>")
-_DOCTYPE = re.compile(r"<!DOCTYPE[^>\[]*(?:\[[^\]]*\])?\s*>")
+#: Bounded: a long run of ``<?xml`` without ``>`` would be scanned from each.
+_DECL = re.compile(r"<\?xml[^>]{0,4096}\?>")
+_DOCTYPE = re.compile(r"<!DOCTYPE[^>\[]{0,4096}(?:\[[^\]]{0,4096}\])?\s*>")
 _CONTENT = re.compile(r"^[\w .:/()+%,-]{1,120}$")
 _SKIP = frozenset({"processes", "accounted_processes", "mig_devices", "supported_clocks"})
 _MAX_BLANKS = 3

@@ -32,7 +32,7 @@ from nccl_doctor.parse._values import cite
 #: so prose that only mentions it starts nothing.
 _COMMAND = re.compile(r"nvidia-smi\s+topo\s+(?:-m|-mp|--matrix|--matrix_pci)[\"'`]?\s*$")
 _WRAPPER = re.compile(
-    r"^\s*\d{4}[/-]\d\d[/-]\d\d[ T]\d\d:\d\d:\d\d\S*\s+(?P<host>[\w.-]+)\s+.*nvidia-smi"
+    r"^\s*\d{4}[/-]\d\d[/-]\d\d[ T]\d\d:\d\d:\d\d\S*\s+(?P<host>[\w.-]+)\s.*nvidia-smi"
 )
 _PROMPT = re.compile(
     r"^\s*[\w.-]+@(?P<host>[\w.-]+)[:\s][^#$]*[#$]\s*(?:sudo\s+)?nvidia-smi\s+topo"

@@ -10,13 +10,40 @@ sections (What it means / Why it matters / Evidence / Fix), shown by
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.findings import Confidence, Finding, Severity, Subjects
 
 DOC_SECTIONS = ("What it means", "Why it matters", "Evidence", "Fix")
+
+T = TypeVar("T")
+
+
+def first_distinct(
+    items: Iterable[T], limit: int | None = None, *, key: Callable[[T], Hashable] | None = None
+) -> list[T]:
+    """The first ``limit`` items (all if ``None``) with distinct ``key`` (default: the item).
+
+    The one way rules pick the lines to cite: a set of the keys seen and a stop
+    at the limit, so 40,000 copies of one error line cost one pass at most,
+    never the quadratic time of a list-membership test.
+    """
+    out: list[T] = []
+    if limit is not None and limit <= 0:
+        return out
+    seen: set[Hashable] = set()
+    for item in items:
+        k = item if key is None else key(item)
+        if k in seen:
+            continue
+        seen.add(k)
+        out.append(item)
+        if limit is not None and len(out) >= limit:
+            break
+    return out
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,7 @@ from nccl_doctor.facts.store import Facts, Said
 
 _ELAPSED = re.compile(r"\[(?:(\d+):)?(\d{1,2}):(\d\d)<")
 _GUARDED = re.compile(
-    r"if\s+\(?\s*(?:args\.|self\.)?(?:local_rank|rank|global_rank)\s*(?:==|!=|in|not in|<|>)"
+    r"if\s+(?:\(\s*)?(?:args\.|self\.)?(?:local_rank|rank|global_rank)\s*(?:==|!=|in|not in|<|>)"
 )
 _COLLECTIVE = re.compile(r"\b(?:barrier|all_reduce|all_gather\w*|broadcast|reduce_scatter)\s*\(")
 

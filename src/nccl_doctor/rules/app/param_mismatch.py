@@ -39,7 +39,7 @@ from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.run import DistributedError
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Finding, Severity
-from nccl_doctor.rules.base import Rule
+from nccl_doctor.rules.base import Rule, first_distinct
 
 RULE = Rule(
     id="app.param_mismatch",
@@ -69,9 +69,7 @@ def check(facts: Facts) -> list[Finding]:
         d.cite for d in facts.of(DistributedError) if d.category == "ddp_param_mismatch"
     ]
     hits = facts.search(_ANY)
-    for hit in hits:
-        if hit.cite not in cites:
-            cites.append(hit.cite)
+    cites = first_distinct([*cites, *(h.cite for h in hits)])
     if not cites:
         return []
     ranks: list[int] = []

@@ -37,7 +37,7 @@ from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.run import DistributedError
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
-from nccl_doctor.rules.base import Rule
+from nccl_doctor.rules.base import Rule, first_distinct
 
 RULE = Rule(
     id="app.unused_params",
@@ -59,7 +59,7 @@ def check(facts: Facts) -> list[Finding]:
         d.cite for d in facts.of(DistributedError) if d.category == "ddp_unused_params"
     ]
     hits = facts.search(r"Expected to have finished reduction in the prior iteration")
-    cites += [h.cite for h in hits if h.cite not in cites]
+    cites = first_distinct([*cites, *(h.cite for h in hits)])
     twice = facts.search(_READY_TWICE)
     if not cites and not twice:
         return []

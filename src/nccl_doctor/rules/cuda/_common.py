@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.run import (
@@ -14,6 +14,7 @@ from nccl_doctor.facts.run import (
     PythonTraceback,
 )
 from nccl_doctor.facts.store import Facts, Hit
+from nccl_doctor.rules.base import first_distinct
 
 
 def _texts(fact: Fact) -> list[str]:
@@ -94,16 +95,9 @@ def cite_of(item: Fact | Cite) -> Cite:
     return item.cite if isinstance(item, Fact) else item
 
 
-def dedupe(items: Sequence[Fact | Cite], limit: int = 4) -> list[Fact | Cite]:
+def dedupe(items: Iterable[Fact | Cite], limit: int = 4) -> list[Fact | Cite]:
     """Items with distinct citations, the first ``limit``."""
-    seen: set[Cite] = set()
-    out: list[Fact | Cite] = []
-    for item in items:
-        cite = cite_of(item)
-        if cite not in seen:
-            seen.add(cite)
-            out.append(item)
-    return out[:limit]
+    return first_distinct(items, limit, key=cite_of)
 
 
 def nccl_saw(facts: Facts, pattern: re.Pattern[str]) -> NcclErrorReport | None:

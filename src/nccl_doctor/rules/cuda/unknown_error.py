@@ -56,7 +56,7 @@ RULE = Rule(
 )
 
 _TEXT_999 = re.compile(
-    r"(?:Cuda failure|CUDA error|cudaError\w*)\W+(?:999\W+)?'?unknown error|cudaErrorUnknown"
+    r"(?:Cuda failure|CUDA error|cudaError\w{0,60})\W+(?:999\W+)?'?unknown error|cudaErrorUnknown"
     r"|CUDA_ERROR_UNKNOWN|Cuda failure 999",
     re.IGNORECASE,
 )

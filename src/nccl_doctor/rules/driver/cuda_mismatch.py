@@ -113,8 +113,10 @@ def _errors(facts: Facts) -> tuple[list[Fact | Cite], set[int], bool]:
             cites.append(err)
             codes.add(code)
     machine = bool(cites)
+    seen = {c.cite if isinstance(c, Fact) else c for c in cites}
     for hit in facts.search(_TEXT):
-        if hit.cite not in [c.cite if isinstance(c, Fact) else c for c in cites]:
+        if hit.cite not in seen:
+            seen.add(hit.cite)
             cites.append(hit.cite)
             machine = machine or machine_hit(hit)
             text = hit.cite.text.lower()

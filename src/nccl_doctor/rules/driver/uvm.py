@@ -43,7 +43,7 @@ from nccl_doctor.facts.live import DeviceNode, KernelModule
 from nccl_doctor.facts.run import CudaError
 from nccl_doctor.facts.store import Facts, Hit
 from nccl_doctor.findings import Confidence, Finding, Severity
-from nccl_doctor.rules.base import Rule
+from nccl_doctor.rules.base import Rule, first_distinct
 from nccl_doctor.rules.driver._common import container_hits
 
 RULE = Rule(
@@ -87,15 +87,13 @@ def _module_errors(facts: Facts) -> list[Cite]:
         for k in facts.of(KernelGpuMessage)
         if k.kind == "module_load_error" and k.module and "uvm" in k.module
     ]
-    cites += [h.cite for h in facts.search(_MODULE) if h.cite not in cites]
-    return cites
+    return first_distinct([*cites, *(h.cite for h in facts.search(_MODULE))])
 
 
 def _first_call(facts: Facts) -> list[Cite]:
     """Error 999 at CUDA's very first call (cuInit / device count / is_available)."""
     cites = [e.cite for e in facts.of(CudaError) if e.kind == "init" and e.code == 999]
-    cites += [h.cite for h in facts.search(_FIRST_999) if h.cite not in cites]
-    return cites
+    return first_distinct([*cites, *(h.cite for h in facts.search(_FIRST_999))])
 
 
 def _quote(cite: Cite) -> str:

@@ -65,13 +65,16 @@ _TEXT = re.compile(
     r"|cudaErrorSystemDriverMismatch",
     re.IGNORECASE,
 )
-_MODULE = re.compile(rf"NVRM version: NVIDIA UNIX [^\n]*?Kernel Module\s+{_V}", re.IGNORECASE)
+_MODULE = re.compile(
+    rf"NVRM version: NVIDIA UNIX [^\n]{{0,500}}?Kernel Module\s+{_V}", re.IGNORECASE
+)
 _PACKAGE = re.compile(
     rf"^\s*(?:ii|hi|iU|iF)\s+((?:lib)?nvidia[\w.-]*?)(?::\w+)?\s+{_V}", re.IGNORECASE
 )
 _NVML = re.compile(rf"NVML library version:?\s*{_V}", re.IGNORECASE)
 _UPGRADE = re.compile(
-    rf"(?:Upgrade:|upgrade |Updated:?|Installed:?)\s[^\n]*?((?:lib)?nvidia[\w.-]*?)(?::\w+)?"
+    rf"(?:Upgrade:|upgrade |Updated:?|Installed:?)\s[^\n]{{0,500}}?"
+    rf"((?:lib)?nvidia[\w.-]{{0,100}}?)(?::\w+)?"
     rf"[\s(]+{_V}[^,\s)]*(?:,\s*|\s+){_V}",
     re.IGNORECASE,
 )

@@ -67,7 +67,7 @@ _NO_DRIVER = re.compile(
     re.IGNORECASE,
 )
 _P2P = re.compile(
-    r"peer access is not supported|cudaIpc\w*[^\n]{0,60}(?:fail|error|not supported)"
+    r"peer access is not supported|cudaIpc\w{0,40}[^\n]{0,60}(?:fail|error|not supported)"
     r"|transport/p2p\.cc[^\n]{0,80}(?:fail|error|WARN)|Error while creating shared memory"
     r"|NCCL WARN[^\n]{0,120}(?:P2P|IPC|SHM)|operation not supported",
     re.IGNORECASE,
@@ -78,8 +78,10 @@ def _wsl(facts: Facts) -> tuple[list[Cite], bool]:
     """Lines that show WSL, and whether any is machine output."""
     cites: list[Cite] = [s.cite for s in facts.of(SoftwareVersions) if s.wsl]
     machine = bool(cites)
+    seen = set(cites)
     for hit in facts.search(_WSL):
-        if hit.cite not in cites:
+        if hit.cite not in seen:
+            seen.add(hit.cite)
             cites.append(hit.cite)
             machine = machine or (not hit.prose and "microsoft" in hit.cite.text.lower())
     return cites, machine

@@ -11,6 +11,7 @@ from nccl_doctor.facts.host import KernelGpuMessage, XidEvent
 from nccl_doctor.facts.run import LauncherSignal
 from nccl_doctor.facts.store import Facts, Hit
 from nccl_doctor.knowledge.xid import XidInfo, xid_info
+from nccl_doctor.rules.base import first_distinct
 from nccl_doctor.triage_failures import failures_of
 
 #: Facts whose ``pid`` is not (necessarily) a process of the job.
@@ -74,26 +75,31 @@ def distributed(facts: Facts) -> bool:
 
 def xids_for(facts: Facts, rule_id: str) -> list[tuple[XidEvent, XidInfo]]:
     """The GPU Xid events whose catalogue row feeds ``rule_id``, in reading order."""
-    out = []
-    for event in facts.of(XidEvent):
-        if event.xid is None:
-            continue
-        info = xid_info(event.xid)
-        if info is not None and info.diagnosis_id == rule_id:
-            out.append((event, info))
-    return out
+    return list(facts.derived("xids_by_rule", _xids_by_rule)[0].get(rule_id, ()))
 
 
 def caused_by(facts: Facts, rule_id: str) -> list[tuple[XidEvent, XidInfo]]:
     """Xid 45-style events ``caused by previous Xid N`` whose N feeds ``rule_id``."""
-    out = []
+    return list(facts.derived("xids_by_rule", _xids_by_rule)[1].get(rule_id, ()))
+
+
+_ByRule = dict[str, list[tuple[XidEvent, XidInfo]]]
+
+
+def _xids_by_rule(facts: Facts) -> tuple[_ByRule, _ByRule]:
+    """Each Xid event under the rule its code feeds, and under the rule its cause feeds.
+
+    Built once per diagnosis: eight rules ask, and a fleet's kernel log holds
+    tens of thousands of events.
+    """
+    own: _ByRule = {}
+    cause: _ByRule = {}
     for event in facts.of(XidEvent):
-        if event.caused_by_xid is None:
-            continue
-        info = xid_info(event.caused_by_xid)
-        if info is not None and info.diagnosis_id == rule_id:
-            out.append((event, info))
-    return out
+        for code, by in ((event.xid, own), (event.caused_by_xid, cause)):
+            info = xid_info(code) if code is not None else None
+            if info is not None and info.diagnosis_id:
+                by.setdefault(info.diagnosis_id, []).append((event, info))
+    return own, cause
 
 
 def xid_summary(events: Iterable[tuple[XidEvent, XidInfo]]) -> str:
@@ -117,14 +123,8 @@ def xid_summary(events: Iterable[tuple[XidEvent, XidInfo]]) -> str:
 
 def first_of_each(events: Iterable[tuple[XidEvent, XidInfo]], limit: int = 4) -> list[Fact]:
     """The first event of each (code, GPU), for citing a few lines, not dozens."""
-    seen: set[tuple[int, str | None]] = set()
-    out: list[Fact] = []
-    for event, info in events:
-        key = (info.code, event.bus_id)
-        if key not in seen:
-            seen.add(key)
-            out.append(event)
-    return out[:limit]
+    firsts = first_distinct(events, limit, key=lambda pair: (pair[1].code, pair[0].bus_id))
+    return [event for event, _ in firsts]
 
 
 def machine_hits(facts: Facts, pattern: str) -> tuple[Hit, ...]:

@@ -152,7 +152,8 @@ def gpu_ranks_failing(failing: list[int], by_rank: dict[int, RankGpu]) -> set[in
 
 #: A person saying the OOM stays when the job asks for little.
 _SMALL_ASK = re.compile(
-    r"(?:reduc\w*|lower\w*|decreas\w*|even (?:with|at)|tried)\b.{0,40}\bbatch[ _-]?size"
+    r"(?:reduc\w{0,20}|lower\w{0,20}|decreas\w{0,20}|even (?:with|at)|tried)\b"
+    r".{0,40}\bbatch[ _-]?size"
     r"|batch[ _-]?size (?:of |to |=\s*)?(?:1|2|4|8)\b.{0,60}(?:still|same|didn't|did not|not)",
     re.IGNORECASE,
 )

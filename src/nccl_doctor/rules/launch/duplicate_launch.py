@@ -171,7 +171,7 @@ def _elastic(facts: Facts) -> list[Cite]:
     ]
     return agent or [
         h.cite
-        for h in facts.search(r"torch/distributed/(?:run|elastic/)\S*\.py:\d+\]", prose=False)
+        for h in facts.search(r"torch/distributed/(?:run|elastic/)\S{0,200}\.py:\d+\]", prose=False)
     ]
 
 
@@ -207,7 +207,7 @@ def _nested(facts: Facts) -> Finding | None:
         srun
         and int(srun[0].match.group(1)) > 1
         and launcher
-        and facts.said(r"srun\b.*\btorchrun|srun\b.*torch\.distributed")
+        and facts.said(r"srun\b.{0,2000}\btorchrun|srun\b.{0,2000}torch\.distributed")
     ):
         evidence = [srun[0].cite, launcher[0].cite]
         what = "srun starts several tasks per node and each task runs torchrun"

@@ -37,7 +37,7 @@ from nccl_doctor.facts.host import EnvVar
 from nccl_doctor.facts.run import C10dSocketError, DistributedError, PythonTraceback
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
-from nccl_doctor.rules.base import Rule
+from nccl_doctor.rules.base import Rule, first_distinct
 
 RULE = Rule(
     id="launch.port_in_use",
@@ -90,9 +90,8 @@ def check(facts: Facts) -> list[Finding]:
         ):
             evidence.append(err.cite)
             direct = True
-    for derr in facts.of(DistributedError):
-        if derr.category == "address_in_use" and derr.cite not in evidence:
-            evidence.append(derr.cite)
+    evidence += [d.cite for d in facts.of(DistributedError) if d.category == "address_in_use"]
+    evidence = first_distinct(evidence)
     if not evidence:
         hits = facts.search(r"\bAddress already in use\b|\bEADDRINUSE\b", prose=False)
         evidence = [h.cite for h in hits if "nccl" not in h.cite.text.lower()][:2]

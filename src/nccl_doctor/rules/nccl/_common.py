@@ -121,14 +121,14 @@ _PREFIX = re.compile(
 def last_error_lines(facts: Facts) -> list[str]:
     """The line after each ``Last error:`` of a PyTorch NCCL error, without its prefixes."""
     by_place = {(s.cite.source, s.cite.line): s.text for s in facts.lines}
-    out: list[str] = []
+    out: dict[str, None] = {}
     for hit in facts.search(r"Last error:\s*$"):
         nxt = by_place.get((hit.cite.source, hit.cite.line + 1))
         if nxt:
             text = _PREFIX.sub("", nxt.strip())
-            if text and text not in out:
-                out.append(text)
-    return out
+            if text:
+                out[text] = None
+    return list(out)
 
 
 def warn_text(line: str) -> str:
@@ -139,14 +139,3 @@ def warn_text(line: str) -> str:
 def text_of(item: Cite | Fact) -> str:
     """The cited line of a citation or a fact."""
     return item.text if isinstance(item, Cite) else item.cite.text
-
-
-def first(items: Iterable[Cite | Fact], n: int = 4) -> list[Cite | Fact]:
-    """At most ``n`` distinct pieces of evidence."""
-    out: list[Cite | Fact] = []
-    for item in items:
-        if item not in out:
-            out.append(item)
-        if len(out) >= n:
-            break
-    return out

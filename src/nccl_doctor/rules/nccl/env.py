@@ -226,7 +226,7 @@ def check(facts: Facts) -> list[Finding]:
     tested = {
         h.match.group(1)
         for h in facts.search(
-            r"\b((?:TORCH_)?NCCL_\w+)\s*=\s*\S+.{0,80}\b(?:works?|worked|fix\w*|solv\w*|help\w*)\b"
+            r"\b((?:TORCH_)?NCCL_\w+)\s*=\s*\S{1,200}.{0,80}\b(?:works?|worked|fix\w*|solv\w*|help\w*)\b"
         )
     }
     problems = [

@@ -50,7 +50,7 @@ RULE = Rule(
 )
 
 _HOSTLIST = re.compile(r"(?:^|\s)(?:-H|--?host)\s+([\w.:,-]+)")
-_NNODES = re.compile(r"--nnodes[=\s]+(\d+)|(?:^|\s)(?:srun|salloc|sbatch)\b.*?\s-N\s*(\d+)")
+_NNODES = re.compile(r"--nnodes[=\s]+(\d+)|(?:^|\s)(?:srun|salloc|sbatch)\b.{0,2000}?\s-N\s*(\d+)")
 _WORDS = r"\b(?:two|2|three|3|four|4|multiple|several) (?:nodes|machines|servers|hosts)\b"
 _INTRA = r"\bvia (?:P2P|SHM)\b"
 
@@ -123,7 +123,7 @@ _EDGE = re.compile(
     r"\b(?P<a>\d+)\[(?P<da>\d+)\] -> (?P<b>\d+)\[(?P<db>\d+)\] via (?P<t>P2P|SHM)\S*"
 )
 _PER_NODE = re.compile(
-    r"(?P<n>\d+) (?:nodes?|machines?|servers?),? (?:each )?with (?P<g>\d+) ?(?:x )?gpus?"
+    r"(?<!\d)(?P<n>\d+) (?:nodes?|machines?|servers?),? (?:each )?with (?P<g>\d+) ?(?:x )?gpus?"
     r"|--nproc[_-]per[_-]node[= ](?P<p>\d+)",
     re.IGNORECASE,
 )

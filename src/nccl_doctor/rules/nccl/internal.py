@@ -264,7 +264,7 @@ def _check(facts: Facts) -> list[Finding]:
             if known
             or frames
             or (floor and floor[2])
-            or (heap and facts.said(r"nccl-tests|\w+_perf\b"))
+            or (heap and facts.said(r"nccl-tests|(?<!\w)\w+_perf\b"))
             else Confidence.LOW,
             hosts=[],
             detail=known,

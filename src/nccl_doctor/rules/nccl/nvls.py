@@ -41,8 +41,8 @@ from nccl_doctor.facts.nccl import NcclErrorChain, NcclEvent, NcclWarn
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules._probe import isolated_transport
-from nccl_doctor.rules.base import Rule
-from nccl_doctor.rules.nccl._common import first, machine, text_of, warn_text
+from nccl_doctor.rules.base import Rule, first_distinct
+from nccl_doctor.rules.nccl._common import machine, text_of, warn_text
 
 RULE = Rule(
     id="nccl.nvls",
@@ -97,7 +97,7 @@ def check(facts: Facts) -> list[Finding]:
         "Remove NCCL_NVLS_ENABLE=0 once nvidia-smi shows the fabric healthy",
     ]
     if evidence:
-        cites = first(evidence, 3)
+        cites = first_distinct(evidence, 3)
         if not detail:
             m = re.search(r"CUDA error (\d+) '([^']*)'", " ".join(text_of(c) for c in cites))
             detail = f"CUDA error {m.group(1)} '{m.group(2)}'" if m else ""

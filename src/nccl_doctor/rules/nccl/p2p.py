@@ -52,10 +52,9 @@ from nccl_doctor.facts.run import CollectiveTimeout, CudaError, WatchdogState
 from nccl_doctor.facts.software import CpuInfo
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
-from nccl_doctor.rules.base import Rule
+from nccl_doctor.rules.base import Rule, first_distinct
 from nccl_doctor.rules.nccl._common import (
     HANG_RE,
-    first,
     machine,
     prose,
     text_of,
@@ -102,7 +101,7 @@ def _p2p_failure(facts: Facts) -> list[Cite | Fact]:
         if (w.file or "").endswith("p2p.cc") or w.cuda_error_code == 217
     ]
     out.extend(h.cite for h in machine(facts, _PEER_ERR))
-    return first(out, 3)
+    return first_distinct(out, 3)
 
 
 def _first_collective_hang(facts: Facts) -> list[Cite | Fact]:
@@ -111,7 +110,7 @@ def _first_collective_hang(facts: Facts) -> list[Cite | Fact]:
         s for s in facts.of(WatchdogState) if s.last_completed is not None and s.last_completed <= 0
     ]
     out += [t for t in facts.of(CollectiveTimeout) if t.seq is not None and t.seq <= 2]
-    return first(out, 2)
+    return first_distinct(out, 2)
 
 
 def _single_host_gpus(facts: Facts) -> tuple[str | None, int]:

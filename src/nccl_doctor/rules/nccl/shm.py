@@ -39,8 +39,8 @@ from nccl_doctor.facts.nccl import NcclWarn
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules._probe import isolated_transport
-from nccl_doctor.rules.base import Rule
-from nccl_doctor.rules.nccl._common import first, machine, text_of
+from nccl_doctor.rules.base import Rule, first_distinct
+from nccl_doctor.rules.nccl._common import machine, text_of
 
 RULE = Rule(
     id="nccl.shm",
@@ -69,7 +69,7 @@ def _segment(facts: Facts) -> tuple[list[Cite | Fact], str | None, int | None, b
             path, size = path or warn.path, size or warn.size_bytes
     out.extend(h.cite for h in machine(facts, _SHM_ERR))
     if out:
-        return first(out, 3), path, size, True
+        return first_distinct(out, 3), path, size, True
     quoted = [h.cite for h in facts.search(_SHM_ERR)[:2]]
     return list(quoted), None, None, False
 

@@ -274,7 +274,7 @@ def _bundled(facts: Facts) -> list[Finding]:
 #: NCCL's files on disk: ``/usr/lib64/libnccl.so.2.9.9``, ``libnccl-2.8.3-1+cuda10.1.x86_64.rpm``,
 #: ``libnccl2_2.18.1-1+cuda12.1_amd64.deb``
 _NCCL_FILES = re.compile(
-    r"(?P<path>\S*libnccl(?:\.so\.|2?[-_](?:devel[-_]|dev[-_]|static[-_])?)"
+    r"(?<!\S)(?P<path>\S*libnccl(?:\.so\.|2?[-_](?:devel[-_]|dev[-_]|static[-_])?)"
     r"(?P<v>2\.\d{1,2}\.\d{1,2})(?:-\d+\+cuda(?P<cuda>\d+(?:\.\d+)*))?\S*)"
 )
 

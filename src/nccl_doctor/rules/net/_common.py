@@ -200,15 +200,6 @@ def init_completed(facts: Facts) -> bool:
     return any(f.phase == "complete" for f in facts.of(NcclCommInit))
 
 
-def uniq(cites: list[Cite], limit: int = 4) -> list[Cite]:
-    """The first ``limit`` distinct citations, in order."""
-    out: list[Cite] = []
-    for cite in cites:
-        if cite not in out:
-            out.append(cite)
-    return out[:limit]
-
-
 def plural(n: int, word: str) -> str:
     """``1 port``, ``3 ports``."""
     return f"{n} {word}" if n == 1 else f"{n} {word}s"

@@ -41,8 +41,8 @@ from nccl_doctor.facts.nccl import NcclGdr, NcclWarn
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.facts.topology import TopoLink
 from nccl_doctor.findings import Confidence, Finding, Severity
-from nccl_doctor.rules.base import Rule
-from nccl_doctor.rules.net._common import span_of, uniq
+from nccl_doctor.rules.base import Rule, first_distinct
+from nccl_doctor.rules.net._common import span_of
 
 RULE = Rule(
     id="net.gdr",
@@ -93,7 +93,7 @@ def _registration(facts: Facts) -> list[Finding]:
             + (f" on {w.host}" if w.host else "")
             + "; the GPUDirect RDMA path (nvidia_peermem or DMA-BUF) is broken.",
             fix=[*_FIX[:2], "As a workaround, rerun with NCCL_NET_GDR_LEVEL=LOC (GDR off)."],
-            evidence=uniq([x.cite for x in bad], 3),
+            evidence=first_distinct([x.cite for x in bad], 3),
             severity=Severity.CRITICAL,
             hosts=[x.host for x in bad if x.host],
             ranks=[x.rank for x in bad if x.rank is not None],
@@ -133,7 +133,9 @@ def _no_module(facts: Facts) -> list[Finding]:
                 summary="; ".join(what) + f". The job runs on one node ({span.why}), where NCCL "
                 "does not use the NIC, so this does not affect it.",
                 fix=_FIX[:1],
-                evidence=uniq([*(g.cite for g in off), *(k.cite for k in kernel), *span.cites], 3),
+                evidence=first_distinct(
+                    [*(g.cite for g in off), *(k.cite for k in kernel), *span.cites], 3
+                ),
                 severity=Severity.INFO,
                 cause=False,
             )
@@ -143,7 +145,9 @@ def _no_module(facts: Facts) -> list[Finding]:
             summary="; ".join(what) + ": inter-node traffic is staged through host memory, "
             "which costs bandwidth" + (f" ({span.why})" if span.multi else "") + ".",
             fix=_FIX,
-            evidence=uniq([*(g.cite for g in off), *(k.cite for k in kernel), *span.cites], 4),
+            evidence=first_distinct(
+                [*(g.cite for g in off), *(k.cite for k in kernel), *span.cites], 4
+            ),
             severity=Severity.WARNING,
         )
     ]
@@ -178,7 +182,7 @@ def _reported(facts: Facts) -> list[Finding]:
                 ),
                 *_FIX[1:],
             ],
-            evidence=uniq([said[0].cite, *(t.cite for t in close[:2])], 3),
+            evidence=first_distinct([said[0].cite, *(t.cite for t in close[:2])], 3),
             severity=Severity.WARNING,
             confidence=Confidence.LOW if not close else Confidence.MEDIUM,
         )

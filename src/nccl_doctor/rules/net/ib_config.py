@@ -42,8 +42,8 @@ from nccl_doctor.facts.nccl import NcclIbDevice, NcclNet, NcclWarn
 from nccl_doctor.facts.net import IbPort, NetDevMap
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
-from nccl_doctor.rules.base import Rule
-from nccl_doctor.rules.net._common import env_values, hca_list, name_matches, span_of, uniq
+from nccl_doctor.rules.base import Rule, first_distinct
+from nccl_doctor.rules.net._common import env_values, hca_list, name_matches, span_of
 
 RULE = Rule(
     id="net.ib_config",
@@ -114,7 +114,7 @@ def _verbs(facts: Facts) -> list[Finding]:
                 + ": the NIC could not pin NCCL's buffers, which almost always means the "
                 "locked-memory limit (ulimit -l) is too low for the job.",
                 fix=_MEMLOCK_FIX,
-                evidence=uniq([x.cite for x in nomem], 3),
+                evidence=first_distinct([x.cite for x in nomem], 3),
                 hosts=[x.host for x in nomem if x.host],
                 ranks=[x.rank for x in nomem if x.rank is not None],
             )
@@ -168,7 +168,7 @@ def _verbs(facts: Facts) -> list[Finding]:
                         "`NET/IB: IbDev ... GID` lines of both sides."
                     ),
                 ],
-                evidence=uniq([x.cite for x in qp] + [c for _, c in gid], 3),
+                evidence=first_distinct([x.cite for x in qp] + [c for _, c in gid], 3),
                 hosts=[x.host for x in qp if x.host],
                 ranks=[x.rank for x in qp if x.rank is not None],
             )
@@ -185,7 +185,7 @@ def _verbs(facts: Facts) -> list[Finding]:
                         "RoCE) that exist on every node."
                     )
                 ],
-                evidence=uniq([h.cite for h in mixed], 3),
+                evidence=first_distinct([h.cite for h in mixed], 3),
             )
         )
     return found
@@ -228,7 +228,7 @@ def _hca(facts: Facts) -> list[Finding]:
                         "or unset it."
                     )
                 ],
-                evidence=uniq([cite, *[n.cite for n in no_dev], *known_cites], 3),
+                evidence=first_distinct([cite, *[n.cite for n in no_dev], *known_cites], 3),
                 severity=Severity.WARNING,
                 confidence=Confidence.HIGH if no_dev else Confidence.MEDIUM,
             )
@@ -320,7 +320,7 @@ def _roce_gid(facts: Facts) -> list[Finding]:
                 ),
                 "Check that the switches carry RoCE lossless (PFC/ECN) on that priority",
             ],
-            evidence=uniq([*cites[:2], *roce[:2]], 4),
+            evidence=first_distinct([*cites[:2], *roce[:2]], 4),
             confidence=Confidence.MEDIUM,
         )
     ]

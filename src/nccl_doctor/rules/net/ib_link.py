@@ -40,14 +40,13 @@ from nccl_doctor.facts.nccl import NcclIbDevice, NcclNet, NcclTransport
 from nccl_doctor.facts.net import IbPort, NetDevMap
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
-from nccl_doctor.rules.base import Rule
+from nccl_doctor.rules.base import Rule, first_distinct
 from nccl_doctor.rules.net._common import (
     env_values,
     hca_list,
     name_matches,
     plural,
     span_of,
-    uniq,
 )
 
 RULE = Rule(
@@ -196,7 +195,7 @@ def check(facts: Facts) -> list[Finding]:
                 fix=fix,
                 evidence=[
                     *chosen_down[:4],
-                    *uniq([selected[p.device] for p in chosen_down if p.device], 2),
+                    *first_distinct([selected[p.device] for p in chosen_down if p.device], 2),
                     *[n.cite for n in facts.of(NcclNet) if n.no_device][:1],
                     *span.cites[:1],
                 ],
@@ -270,7 +269,7 @@ def check(facts: Facts) -> list[Finding]:
 
 _STUCK = re.compile(
     r"\bhang(?:s|ing)?\b.{0,40}(?:connect|connection|init|setup|bootstrap)"
-    r"|(?:connect|connection|init|setup|bootstrap)\w*.{0,40}\bhang(?:s|ing)?\b"
+    r"|(?:connect|connection|init|setup|bootstrap)\w{0,30}.{0,40}\bhang(?:s|ing)?\b"
     r"|hanging at \S*connect",
     re.IGNORECASE,
 )

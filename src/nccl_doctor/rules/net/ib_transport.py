@@ -44,8 +44,8 @@ from nccl_doctor.facts.nccl import NcclWarn
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Finding, Severity
 from nccl_doctor.rules._probe import isolated_transport
-from nccl_doctor.rules.base import Rule
-from nccl_doctor.rules.net._common import plural, uniq
+from nccl_doctor.rules.base import Rule, first_distinct
+from nccl_doctor.rules.net._common import plural
 
 RULE = Rule(
     id="net.ib_transport",
@@ -89,15 +89,17 @@ def check(facts: Facts) -> list[Finding]:
         return probe
     warns = [w for w in facts.of(NcclWarn) if w.ib_status is not None]
     seen = {(w.cite.source, w.cite.line) for w in warns}
+    messages = {w.message for w in warns if w.message}  # thousands of ranks print a few
     quoted: list[tuple[Cite, int, str | None]] = []
     for hit in facts.search(_COMPLETION, prose=False):
         key = (hit.cite.source, hit.cite.line)
+        if key in seen:
+            continue  # a warning's own line
         text = hit.cite.text.strip()
-        if any(text in w.message or w.message in text for w in warns if w.message):
+        if any(text in m or m in text for m in messages):
             continue
-        if key not in seen:
-            seen.add(key)
-            quoted.append((hit.cite, int(hit.match["code"]), hit.match["peer"]))
+        seen.add(key)
+        quoted.append((hit.cite, int(hit.match["code"]), hit.match["peer"]))
     events = [h for h in facts.search(_ASYNC, prose=False) if "non-fatal" not in h.cite.text]
     if not warns and not quoted and not events:
         return []
@@ -154,7 +156,7 @@ def check(facts: Facts) -> list[Finding]:
             "Check the adapter named in the async event (dmesg, mlxlink, ibstat); "
             "a fatal event needs the port or the host reset.",
         )
-    evidence = uniq(
+    evidence = first_distinct(
         [w.cite for w in warns] + [c for c, _, _ in quoted] + [e.cite for e in events], 4
     )
     return [

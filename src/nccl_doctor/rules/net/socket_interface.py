@@ -48,7 +48,7 @@ from nccl_doctor.facts.nccl import NcclErrorChain, NcclNet, NcclTestFailure
 from nccl_doctor.facts.run import NcclErrorReport
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
-from nccl_doctor.rules.base import Rule
+from nccl_doctor.rules.base import Rule, first_distinct
 from nccl_doctor.rules.net._common import (
     env_values,
     failure_cites,
@@ -56,7 +56,6 @@ from nccl_doctor.rules.net._common import (
     init_completed,
     name_matches,
     span_of,
-    uniq,
 )
 
 RULE = Rule(
@@ -127,7 +126,7 @@ def _direct(facts: Facts) -> list[Finding]:
             f"interface{setting}: {said.strip()!r}"
             f"{who}; communicator init cannot start without one.",
             fix=_FIX,
-            evidence=uniq([h.cite for h in hits] + [c for _, c, _ in settings], 4),
+            evidence=first_distinct([h.cite for h in hits] + [c for _, c, _ in settings], 4),
             ranks=ranks,
             hosts=hosts,
         )
@@ -157,7 +156,7 @@ def _virtual(facts: Facts) -> list[Finding]:
             + (f" (hosts {', '.join(hosts[:4])})" if hosts else "")
             + ".",
             fix=_FIX,
-            evidence=uniq([n.cite for n in bad] + span.cites + failed[:1], 4),
+            evidence=first_distinct([n.cite for n in bad] + span.cites + failed[:1], 4),
             hosts=hosts,
             severity=Severity.CRITICAL
             if failed and not init_completed(facts)
@@ -215,7 +214,7 @@ def _pinned(facts: Facts) -> list[Finding]:
                 ),
                 *_FIX[1:],
             ],
-            evidence=uniq([cite, errors[0][0], *span.cites], 4),
+            evidence=first_distinct([cite, errors[0][0], *span.cites], 4),
             hosts=failed_hosts,
             confidence=Confidence.MEDIUM,
         )
@@ -292,7 +291,7 @@ def _bootstrap_failed_on_ipoib(facts: Facts) -> list[Finding]:
                 ),
                 *_FIX[2:3],
             ],
-            evidence=uniq([net.cite, *(c.cite for c in chains[:2])], 3),
+            evidence=first_distinct([net.cite, *(c.cite for c in chains[:2])], 3),
             hosts=hosts,
             confidence=Confidence.MEDIUM,
         )

@@ -43,8 +43,8 @@ from nccl_doctor.facts.nccl import NcclWarn
 from nccl_doctor.facts.run import C10dSocketError, NcclErrorReport
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
-from nccl_doctor.rules.base import Rule
-from nccl_doctor.rules.net._common import crashed, failure_cites, init_completed, span_of, uniq
+from nccl_doctor.rules.base import Rule, first_distinct
+from nccl_doctor.rules.net._common import crashed, failure_cites, init_completed, span_of
 
 RULE = Rule(
     id="net.unreachable",
@@ -155,7 +155,7 @@ def _inferred(facts: Facts) -> list[Finding]:
                 ),
                 *_FIX,
             ],
-            evidence=uniq([rep.cite, *span.cites], 3),
+            evidence=first_distinct([rep.cite, *span.cites], 3),
             severity=Severity.WARNING,
             confidence=Confidence.MEDIUM if span.machine else Confidence.LOW,
             ranks=[r.rank for r in reports if r.rank is not None],
@@ -180,7 +180,7 @@ def check(facts: Facts) -> list[Finding]:
                 + (f" on rank {h.rank}" if h.rank is not None else "")
                 + ". The bootstrap/socket connection between ranks failed.",
                 fix=_FIX,
-                evidence=uniq([q.cite for q in quoted], 4),
+                evidence=first_distinct([q.cite for q in quoted], 4),
                 ranks=[q.rank for q in quoted if q.rank is not None],
             )
         ]
@@ -198,7 +198,7 @@ def check(facts: Facts) -> list[Finding]:
                 + (f"; {len(warns)} such warnings" if len(warns) > 1 else "")
                 + ". The bootstrap/socket connection between ranks failed.",
                 fix=_FIX,
-                evidence=uniq([x.cite for x in warns], 4),
+                evidence=first_distinct([x.cite for x in warns], 4),
                 ranks=[x.rank for x in warns if x.rank is not None],
                 hosts=hosts,
             )
@@ -216,7 +216,7 @@ def check(facts: Facts) -> list[Finding]:
                 summary=f"The c10d store client {what}; the rank never reached the store "
                 "at MASTER_ADDR:MASTER_PORT.",
                 fix=_FIX,
-                evidence=uniq([x.cite for x in hard] + [x.cite for x in soft], 4),
+                evidence=first_distinct([x.cite for x in hard] + [x.cite for x in soft], 4),
                 ranks=[x.rank for x in hard if x.rank is not None],
                 hosts=[x.host for x in hard if x.host],
             )
@@ -237,7 +237,7 @@ def check(facts: Facts) -> list[Finding]:
                 )
                 + ".",
                 fix=_FIX,
-                evidence=uniq([x.cite for x in soft] + failed[:1], 4),
+                evidence=first_distinct([x.cite for x in soft] + failed[:1], 4),
                 severity=Severity.CRITICAL if serious else Severity.WARNING,
                 confidence=Confidence.MEDIUM,
                 ranks=[x.rank for x in soft if x.rank is not None],
@@ -255,7 +255,7 @@ def check(facts: Facts) -> list[Finding]:
                 + (f" (rank {h.rank})" if h.rank is not None else "")
                 + ", and the job did not start.",
                 fix=_FIX,
-                evidence=uniq(cites + failed[:1], 4),
+                evidence=first_distinct(cites + failed[:1], 4),
                 confidence=Confidence.MEDIUM,
                 ranks=[t.rank for t in texts if t.rank is not None],
             )

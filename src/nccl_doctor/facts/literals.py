@@ -1,0 +1,153 @@
+"""The words a regular expression cannot match without: a prefilter for hot searches.
+
+Rules search all evidence lines with a hundred patterns, most of them
+alternations of phrases (``Cannot allocate memory|\\[Errno 12\\]|...``),
+case-insensitive. Python's ``re`` tries such a pattern at every position of
+the text, a few megabytes a second; ``in`` and ``str.find`` look for a word
+at memory speed. :func:`required_words` reads the pattern's syntax tree and
+returns clauses of lower-case words: every match holds a word of each clause.
+A line that holds none of a clause's words cannot match, and the pattern
+need not run on it.
+
+How the clauses come: a run of literal characters is a word; in a sequence
+each part that must match gives its clause (an alternation gives one clause,
+a word from each branch, or none if a branch has none); optional parts and
+character classes give none. Words are compared in lower case, a superset of
+any case rule. Case folding is exact only for ASCII (``ſ`` matches ``s``
+under IGNORECASE), so only ASCII lines may be skipped: a line that is not
+ASCII is always a candidate, and a word with a non-ASCII character (which only
+such a line can hold) needs no looking for.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import sys
+from collections.abc import Callable
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    from re import _constants as _sre
+    from re import _parser as _sre_parse
+else:  # pragma: no cover -- Python 3.10
+    import sre_constants as _sre
+    import sre_parse as _sre_parse
+
+#: ASCII words shorter than this find too many lines to be worth a clause.
+MIN_WORD = 3
+#: At most this many clauses are kept, the most selective first.
+MAX_CLAUSES = 4
+
+_REPEATS = tuple(
+    getattr(_sre, name)
+    for name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT")
+    if hasattr(_sre, name)
+)
+_ATOMIC = getattr(_sre, "ATOMIC_GROUP", None)
+
+Clause = tuple[str, ...]
+
+
+@functools.lru_cache(maxsize=2048)
+def required_words(pattern: str, flags: int = 0) -> tuple[Clause, ...] | None:
+    """Clauses of words; every match holds a word of each. ``None``: no clause worth it."""
+    try:
+        tree = _sre_parse.parse(pattern, flags)
+    except (re.error, RecursionError, OverflowError):
+        return None
+    clauses = sorted(set(_sequence(tree.data)), key=_selectivity, reverse=True)
+    kept = tuple(c for c in clauses if _worth(c))[:MAX_CLAUSES]
+    return kept or None
+
+
+def prefiltered(regex: re.Pattern[str]) -> Callable[[str], re.Match[str] | None]:
+    """``regex.search``, answering ``None`` at once for an ASCII text without its words."""
+    clauses = required_words(regex.pattern, regex.flags)
+    search = regex.search
+    if clauses is None:
+        return search
+
+    def quick(text: str) -> re.Match[str] | None:
+        if text.isascii() and not holds(text.lower(), clauses):
+            return None
+        return search(text)
+
+    return quick
+
+
+def holds(lowered: str, clauses: tuple[Clause, ...]) -> bool:
+    """Whether a lower-case ASCII text holds a word of every clause."""
+    return all(any(w in lowered for w in clause if w.isascii()) for clause in clauses)
+
+
+def _worth(clause: Clause) -> bool:
+    return all(len(w) >= MIN_WORD or not w.isascii() for w in clause)
+
+
+def _selectivity(clause: Clause) -> tuple[int, int]:
+    """Longer shortest words, then fewer words, find fewer lines."""
+    return min(len(w) for w in clause), -len(clause)
+
+
+def _char(code: int) -> str | None:
+    """The character of a literal as a word holds it, ``None`` if it cannot be in a word.
+
+    A cased non-ASCII character is left out: under IGNORECASE it can match an
+    ASCII one (``K``, the Kelvin sign, matches ``k``).
+    """
+    c = chr(code)
+    if c in "\r\n":
+        return None
+    if c.isascii():
+        return c.lower()
+    return c if c.lower() == c == c.upper() else None
+
+
+def _flatten(items: list[Any]) -> list[Any]:
+    """The sequence with groups opened in place (a group does not change what matches)."""
+    out: list[Any] = []
+    for op, av in items:
+        if op is _sre.SUBPATTERN:
+            out.extend(_flatten(list(av[3])))
+        elif _ATOMIC is not None and op is _ATOMIC:
+            out.extend(_flatten(list(av)))
+        else:
+            out.append((op, av))
+    return out
+
+
+def _sequence(items: list[Any]) -> list[Clause]:
+    clauses: list[Clause] = []
+    run: list[str] = []
+    for op, av in _flatten(items):
+        char = _char(av) if op is _sre.LITERAL else None
+        if char is not None:
+            run.append(char)
+            continue
+        if run:
+            clauses.append(("".join(run),))
+            run = []
+        clauses.extend(_node(op, av))
+    if run:
+        clauses.append(("".join(run),))
+    return clauses
+
+
+def _best(clauses: list[Clause]) -> Clause | None:
+    usable = [c for c in clauses if _worth(c)]
+    return max(usable, key=_selectivity) if usable else None
+
+
+def _node(op: Any, av: Any) -> list[Clause]:
+    if op is _sre.BRANCH:
+        words: dict[str, None] = {}
+        for alternative in av[1]:
+            best = _best(_sequence(list(alternative)))
+            if best is None:
+                return []
+            words.update(dict.fromkeys(best))
+        return [tuple(words)]
+    if op in _REPEATS and av[0] >= 1:
+        return _sequence(list(av[2]))
+    return []

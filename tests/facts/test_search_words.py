@@ -1,0 +1,121 @@
+"""Facts.search looks for a pattern's required words first, and finds what a line search finds."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import re
+from pathlib import Path
+
+import pytest
+
+from nccl_doctor.facts.base import Cite
+from nccl_doctor.facts.literals import prefiltered, required_words
+from nccl_doctor.facts.store import Facts
+from nccl_doctor.facts.text import TextLine
+from tests.regex_adversary import PACKAGE
+
+CASES = Path(__file__).parents[1] / "cases"
+
+
+def test_required_words_of_typical_patterns() -> None:
+    words = required_words(r"Cannot allocate memory|\[Errno 12\]|\bENOMEM\b", re.IGNORECASE)
+    assert words == (("cannot allocate memory", "[errno 12]", "enomem"),)
+    # a sequence gives a clause per part that must match, the most selective first
+    assert required_words(r"NCCL WARN[^\n]{0,120}(?:P2P|IPC|SHM)") == (
+        ("nccl warn",),
+        ("p2p", "ipc", "shm"),
+    )
+    assert required_words(r"(?:[Ww]atchdog caught|Caught) collective operation timeout") == (
+        (" collective operation timeout",),
+        ("atchdog caught", "caught"),
+    )
+    assert required_words(r"fails?\b") == (("fail",),)
+    # an optional part, a short word, a bare class: nothing worth looking for
+    assert required_words(r"(?:error)?\d+") is None
+    assert required_words(r"a|bc") is None
+    assert required_words(r"[A-Z]+_ERROR") == (("_error",),)
+    # a cased non-ASCII letter can match an ASCII one under IGNORECASE: never a word
+    assert required_words("\u212aernel panic", re.IGNORECASE) == (("ernel panic",),)
+    # an uncased one is a word only non-ASCII lines can hold
+    assert required_words("内存|out of memory") == (("内存", "out of memory"),)
+
+
+def test_prefiltered_skips_ascii_text_without_the_words() -> None:
+    pattern = re.compile(r"Broken pipe|remote process exited", re.IGNORECASE)
+    quick = prefiltered(pattern)
+    assert quick("rank 3: BROKEN PIPE") is not None
+    assert quick("rank 3: all good") is None
+    assert quick("ſomething Broken pipe") is not None  # not ASCII: the pattern itself decides
+
+
+def _corpus() -> list[str]:
+    """Real lines of the test cases, and variants that case folding and digits could fool."""
+    lines: set[str] = set()
+    for path in sorted(CASES.rglob("*")):
+        if path.is_file() and path.suffix in {".log", ".txt"}:
+            lines.update(x for x in path.read_text(errors="replace").splitlines() if len(x) < 400)
+    base = sorted(lines)
+    variants = [x.upper() for x in base[::7]]
+    variants += [x.swapcase() for x in base[3::11]]
+    variants += [re.sub(r"\d", "7", x) for x in base[5::9]]
+    variants += [x.replace("s", "ſ").replace("k", "\u212a") for x in base[1::13]]
+    variants += ["Cuda failure 999 'unknown error'", "CUDA error: unknown error", "内存不足"]
+    return base + variants
+
+
+def _search_patterns() -> list[re.Pattern[str]]:
+    """Every pattern the package hands to ``facts.search``/``facts.said`` (literal or global)."""
+    found: dict[tuple[str, int], re.Pattern[str]] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path.name == "__main__.py":
+            continue
+        module = importlib.import_module(
+            ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts).removesuffix(
+                ".__init__"
+            )
+        )
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in {"search", "said"}
+                and isinstance(node.func.value, ast.Name)
+                and node.func.value.id == "facts"
+                and node.args
+            ):
+                continue
+            arg = node.args[0]
+            value = arg.value if isinstance(arg, ast.Constant) else None
+            if isinstance(arg, ast.Name):
+                value = getattr(module, arg.id, None)
+            if isinstance(value, str):
+                value = re.compile(value, re.IGNORECASE)  # as Facts.search compiles it
+            if isinstance(value, re.Pattern):
+                found[(value.pattern, value.flags)] = value
+    return list(found.values())
+
+
+CORPUS = _corpus()
+PATTERNS = _search_patterns()
+
+
+@pytest.fixture(scope="module")
+def facts() -> Facts:
+    return Facts(
+        TextLine(cite=Cite("case", i + 1, text), text=text, fenced=True)
+        for i, text in enumerate(CORPUS)
+    )
+
+
+def test_the_corpus_exercises_the_search(facts: Facts) -> None:
+    assert len(PATTERNS) > 100
+    assert sum(1 for p in PATTERNS if facts.said(p)) > 40  # many patterns have hits
+
+
+@pytest.mark.parametrize("regex", PATTERNS, ids=lambda r: r.pattern[:60])
+def test_search_finds_exactly_the_matching_lines(facts: Facts, regex: re.Pattern[str]) -> None:
+    expected = [(i + 1, text) for i, text in enumerate(CORPUS) if regex.search(text)]
+    hits = facts.search(regex)
+    assert [(h.cite.line, h.cite.text) for h in hits] == expected
+    assert all(h.match.group(0) == regex.search(h.cite.text).group(0) for h in hits)  # type: ignore[union-attr]
