@@ -151,7 +151,10 @@ _SUBSTITUTIONS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\b(?:sk|rk)-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}\b"), REDACTED),
     (re.compile(r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}\b"), REDACTED),
     (re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}\b"), REDACTED),
-    (re.compile(r"(?<![\w-])eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\b"), REDACTED),
+    (
+        re.compile(r"(?<![\w-])eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\b"),
+        REDACTED,
+    ),
     (re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b"), REDACTED),
     (re.compile(r"\bya29\.[0-9A-Za-z_-]{20,}"), REDACTED),
     (re.compile(r"\bnpm_[A-Za-z0-9]{36}\b"), REDACTED),
@@ -353,13 +356,17 @@ _IPV4 = re.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?!\w|\.\d|\+)")
 _IPV6 = re.compile(
     r"(?<![\w])(?:[0-9a-fA-F]{1,4}:){1,7}(?::|(?::[0-9a-fA-F]{1,4}){1,7}|[0-9a-fA-F]{1,4})(?![\w:])"
 )
-_VERSIONISH = re.compile(r"(?i)(?:\b(?:version|ver|v|cuda|driver|nccl|cudnn)|(?<![\s:=])==)[\s:=]*$")
+_VERSIONISH = re.compile(
+    r"(?i)(?:\b(?:version|ver|v|cuda|driver|nccl|cudnn)|(?<![\s:=])==)[\s:=]*$"
+)
 #: User names in home and shared-filesystem paths; ``/workspace/x`` only when ``x`` is a folder.
 _HOME = re.compile(
     r"(?P<pre>/(?:home|Users|users|scratch|data|mnt/home)/)(?P<user>[A-Za-z_][\w.-]*)"
     r"|(?P<pre2>/(?:workspace|lustre|gpfs|fsx|nfs)/)(?P<user2>[A-Za-z_][\w.-]*)(?=/)"
 )
-_PROMPT_USER = re.compile(r"(?<![\w.-])(?P<user>[a-z_][\w.-]*)@(?P<host>[A-Za-z][\w.-]*)(?=[:\s\]])")
+_PROMPT_USER = re.compile(
+    r"(?<![\w.-])(?P<user>[a-z_][\w.-]*)@(?P<host>[A-Za-z][\w.-]*)(?=[:\s\]])"
+)
 _KEEP_USERS = frozenset({"root", "ubuntu", "user", "admin", "nobody", "runner", "jovyan"})
 _KEEP_HOSTS = frozenset({"localhost", "ip6-localhost", "ip6-loopback"})
 _HOST = r"[A-Za-z][A-Za-z0-9.-]*[A-Za-z0-9]|[A-Za-z]"
