@@ -15,7 +15,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from nccl_doctor.facts.gpu import Gpu
-from nccl_doctor.facts.live import HostLimits, KernelLogAccess, NetInterface, NvmlOutcome, ShmInfo
+from nccl_doctor.facts.live import (
+    FabricManagerState,
+    HostLimits,
+    KernelLogAccess,
+    KernelModule,
+    NetInterface,
+    NvmlOutcome,
+    ShmInfo,
+)
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.report import Report
 
@@ -48,10 +56,20 @@ def _gpu_state(facts: Facts, report: Report) -> Reading:
     return Reading("UNKNOWN", _unchecked(report, "no GPU state was read (nvidia-smi, NVML)"))
 
 
-def _live_host(facts: Facts, _: Report) -> Reading:
-    if facts.has("live-host"):
-        return Reading("PASS", "kernel modules, device nodes and runtime read (host.json)")
-    return Reading("UNKNOWN", "no live read of the host (host.json of `nccl-doctor check`)")
+def _modules(facts: Facts, _: Report) -> Reading:
+    loaded = [m.name for m in facts.of(KernelModule) if m.loaded]
+    if facts.of(KernelModule):
+        return Reading("PASS", f"kernel modules read ({', '.join(loaded) or 'no NVIDIA module'})")
+    return Reading("UNKNOWN", "the kernel modules could not be read (/proc/modules)")
+
+
+def _fabric(facts: Facts, _: Report) -> Reading:
+    states = facts.of(FabricManagerState)
+    if not states:
+        return Reading("UNKNOWN", "the NVSwitch state was not read")
+    if not any(s.nvswitch for s in states):
+        return Reading("PASS", "no NVSwitch on this node (no fabric manager needed)")
+    return Reading("PASS", "NVSwitches present and the fabric manager checked")
 
 
 def _kernel_log(facts: Facts, _: Report) -> Reading:
@@ -134,7 +152,7 @@ CHECKS: tuple[CheckSpec, ...] = (
             "driver.cuda_mismatch",
             "driver.wsl",
         ),
-        _live_host,
+        _modules,
     ),
     CheckSpec("gpu.xid", "Xid/SXid in the kernel log", "xid", ("gpu.xid",), _kernel_log),
     CheckSpec(
@@ -146,7 +164,7 @@ CHECKS: tuple[CheckSpec, ...] = (
         "NVSwitch fabric manager",
         "nvlink",
         ("gpu.fabric_manager",),
-        _live_host,
+        _fabric,
     ),
     CheckSpec("gpu.pcie", "PCIe link", "gpu", ("gpu.pcie_degraded",), _gpu_state),
     CheckSpec(
