@@ -206,7 +206,9 @@ def build(
 ) -> NodeVerdict:
     """The verdict of the node ``report`` and ``facts`` describe."""
     owned: dict[str, list[Finding]] = {}
-    for finding in report.findings:
+    # a finding triage folded under another (Xid 43 under an ECC error) is still the node's
+    every = [*report.findings, *(f for _, kids in report.folded for f in kids)]
+    for finding in every:
         owned.setdefault(OWNER.get(finding.id, JOB_CHECK.id), []).append(finding)
     checks = [_check(spec, owned.get(spec.id, []), facts, report) for spec in CHECKS]
     if JOB_CHECK.id in owned:
