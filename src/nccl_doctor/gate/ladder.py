@@ -16,7 +16,14 @@ from nccl_doctor.facts.gpu import Gpu
 from nccl_doctor.facts.host import KernelGpuMessage, XidEvent
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Finding
-from nccl_doctor.knowledge.repair_ladder import BY_ID, JOB, MECHANISMS, XID_BUCKETS, Rung
+from nccl_doctor.knowledge.repair_ladder import (
+    BY_ID,
+    JOB,
+    MECHANISMS,
+    XID_BUCKETS,
+    XID_CAUSES,
+    Rung,
+)
 from nccl_doctor.knowledge.xid import xid_info
 
 #: The Gpu fields that show a memory mechanism, and its key; read for gpu.ecc findings only.
@@ -96,8 +103,10 @@ def mechanisms(finding: Finding, facts: Facts | None) -> list[str]:
 def _rung_of(key: str) -> Rung | None:
     if key in MECHANISMS:
         return MECHANISMS[key]
-    if key.startswith("xid:") and (info := xid_info(key[4:])) and info.nvidia_action:
-        return XID_BUCKETS.get(info.nvidia_action)
+    if key.startswith("xid:") and (info := xid_info(key[4:])):
+        if info.nvidia_action in XID_BUCKETS:
+            return XID_BUCKETS[info.nvidia_action]
+        return XID_CAUSES.get(info.likely_cause)
     return None
 
 

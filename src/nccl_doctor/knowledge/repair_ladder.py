@@ -15,7 +15,8 @@ A rung is chosen by the most specific key that matches a finding:
 1. a *mechanism* the finding's own evidence shows (``xid:79``,
    ``ecc:remap_failed``, ``nvml:reset``...), from :data:`MECHANISMS`;
 2. for an Xid with no row there, NVIDIA's resolution bucket for it in the Xid
-   catalogue (:data:`XID_BUCKETS`, from ``knowledge/xid.py``);
+   catalogue (:data:`XID_BUCKETS`, from ``knowledge/xid.py``), else its likely
+   cause when that is the application (:data:`XID_CAUSES`);
 3. the finding's id, from :data:`BY_ID`; an id not listed is about the job,
    not the node (:data:`JOB`).
 
@@ -224,6 +225,16 @@ XID_BUCKETS: dict[str, Rung] = {
     "UPDATE_SWFW": Rung(
         _S.DRAIN, "NVIDIA's Xid catalogue: update the driver or firmware", _S.SERVICE_REQUIRED
     ),
+}
+
+#: For an Xid with no bucket (codes only the older catalogue lists), its likely cause.
+XID_CAUSES: dict[str, Rung] = {
+    "application": Rung(
+        _S.NONE,
+        "the Xid comes from the application's own kernels: debug the job, the GPU is fine",
+        _S.RESET_GPU,
+    ),
+    "informational": Rung(_S.NONE, "an informational Xid: nothing to do by itself"),
 }
 
 _GPU_STATE = "reset the GPU (or reboot) to clear it, a ticket if it returns"
