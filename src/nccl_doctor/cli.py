@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 from nccl_doctor import __version__
 from nccl_doctor.cli_output import (
     EXIT_CODES,
+    GATE_EXIT_CODES,
     add_gate_options,
     add_terminal_options,
     exit_code,
@@ -79,8 +80,12 @@ examples:
   nccl-doctor check
   nccl-doctor check -o node.tgz          # also keep what was read, as a bundle
   nccl-doctor check --format json --exit-zero
+  nccl-doctor check --gate                          # a node verdict for a Slurm prolog
+  nccl-doctor check --gate --from node17.tgz        # the verdict of a saved bundle
 
-{EXIT_CODES}"""
+{EXIT_CODES}
+
+{GATE_EXIT_CODES}"""
 
 _CAPTURE_EPILOG = """\
 examples:
@@ -194,6 +199,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="markdown/html: write the pseudonym -> real name map to FILE (JSON, mode 0600)",
     )
     _formats(check, ("text", "json", "markdown"))
+    check.set_defaults(format=None)  # text, or json under --gate
     check.add_argument(
         "--timeout", type=_timeout, default=5.0, metavar="S", help="deadline per read"
     )
@@ -202,6 +208,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_terminal_options(check)
     add_gate_options(check)
+    from nccl_doctor.gate import cli as gate_cli  # noqa: PLC0415 -- keeps --help fast
+
+    gate_cli.add_check_options(check)
     capture = sub.add_parser(
         "capture",
         help="save this node's live state as a bundle",
@@ -243,6 +252,7 @@ def build_parser() -> argparse.ArgumentParser:
     from nccl_doctor.probe import cli as probe_cli  # noqa: PLC0415 -- keeps --help fast
 
     probe_cli.add_parser(sub)
+    gate_cli.add_parser(sub)
     explain = sub.add_parser(
         "explain",
         help="what a diagnosis id, CUDA error, Xid or NCCL result means",
@@ -354,8 +364,12 @@ def _write_private(path: str, text: str) -> None:
 
 def _cmd_check(args: argparse.Namespace) -> int:
     from nccl_doctor import live_check  # noqa: PLC0415
+    from nccl_doctor.gate import cli as gate_cli  # noqa: PLC0415
     from nccl_doctor.render import render_report  # noqa: PLC0415
 
+    if args.gate:
+        return gate_cli.cmd_check_gate(args)
+    gate_cli.gate_only_options(args)
     report, cap = live_check.check(
         timeout_s=args.timeout, nvml_module=live_check.nvml_module_name(), keep=args.output
     )
@@ -363,9 +377,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
         sys.stderr.write(line + "\n")
     color = use_color(args.color, sys.stdout)
     width = text_width(args.width, sys.stdout)
-    sys.stdout.write(
-        render_report(report, args.format, color=color, width=width, verbosity=args.verbosity)
-    )
+    fmt = args.format or "text"
+    sys.stdout.write(render_report(report, fmt, color=color, width=width, verbosity=args.verbosity))
     return exit_code(report, args)
 
 
@@ -410,6 +423,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return run_cli.cmd(args)
 
 
+def _cmd_gate(args: argparse.Namespace) -> int:
+    from nccl_doctor.gate import cli as gate_cli  # noqa: PLC0415
+
+    return gate_cli.cmd(args)
+
+
 def _cmd_probe(args: argparse.Namespace) -> int:
     from nccl_doctor.probe import cli as probe_cli  # noqa: PLC0415
 
@@ -425,6 +444,7 @@ _COMMANDS = {
     "explain": _cmd_explain,
     "run": _cmd_run,
     "probe": _cmd_probe,
+    "gate": _cmd_gate,
 }
 
 

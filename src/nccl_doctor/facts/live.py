@@ -92,6 +92,13 @@ class NvmlOutcome(Fact):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class CaptureHost(Fact):
+    """The host name of the node a capture read (``hostname`` in host.json)."""
+
+    hostname: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class KernelModule(Fact):
     """Whether a kernel module of the NVIDIA stack is loaded (``/proc/modules``)."""
 

@@ -17,6 +17,7 @@ from typing import Any
 from nccl_doctor.evidence.lines import Line
 from nccl_doctor.facts.base import Fact
 from nccl_doctor.facts.live import (
+    CaptureHost,
     DeviceNode,
     FabricManagerState,
     GpuProcessOwner,
@@ -86,6 +87,10 @@ def _nvml(v: Any, at: dict[str, Any]) -> list[Fact]:
             )
         )
     return facts
+
+
+def _hostname(v: Any, at: dict[str, Any]) -> list[Fact]:
+    return [CaptureHost(**at, hostname=name)] if (name := _str(v)) else []
 
 
 def _modules(v: Any, at: dict[str, Any]) -> list[Fact]:
@@ -236,6 +241,7 @@ def _procs(v: Any, at: dict[str, Any]) -> list[Fact]:
 
 _Section = Callable[[Any, dict[str, Any]], list[Fact]]
 _SECTIONS: dict[str, _Section] = {
+    "hostname": _hostname,
     "nvml": _nvml,
     "modules": _modules,
     "device_nodes": _nodes,

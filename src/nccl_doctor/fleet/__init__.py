@@ -1,0 +1,1 @@
+"""Fleet memory: results remembered per node and GPU, and what the scheduler is told to do."""
