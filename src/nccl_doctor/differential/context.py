@@ -18,12 +18,12 @@ from dataclasses import dataclass
 from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.gpu import GpuProcess
 from nccl_doctor.facts.host import EnvVar
+from nccl_doctor.facts.job import job_pids, world_size
 from nccl_doctor.facts.live import HostRuntime, ShmInfo
 from nccl_doctor.facts.nccl import NcclCommLayout, NcclNet
 from nccl_doctor.facts.net import IbPort
 from nccl_doctor.facts.software import SoftwareVersions
 from nccl_doctor.facts.store import Facts
-from nccl_doctor.rules._join import job_pids, world_size
 
 _TRUE = frozenset({"1", "true", "yes", "on"})
 _CONTAINER_SAID = re.compile(

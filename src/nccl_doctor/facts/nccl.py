@@ -16,6 +16,7 @@ siblings print: the devices, one row per message size and the summary.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from nccl_doctor.facts.base import Fact
@@ -431,3 +432,30 @@ class NcclTestFailure(Fact):
     source_line: int | None = None
     message: str | None = None
     pid: int | None = None
+
+
+_HEX_DIGITS = re.compile(r"[0-9a-fA-F]+")
+
+
+def to_hex(text: str | None) -> int | None:
+    """A hexadecimal integer with or without ``0x``, else ``None``."""
+    if text is None:
+        return None
+    s = text.strip()
+    if s[:2].lower() == "0x":
+        s = s[2:]
+    if not s or len(s) > 16 or not _HEX_DIGITS.fullmatch(s):
+        return None
+    return int(s, 16)
+
+
+def nccl_bus_id(raw: str | None) -> str | None:
+    """NCCL's ``%lx`` bus id (``1c000``) as ``00000000:1C:00.0``, else ``None``."""
+    value = to_hex(raw)
+    if value is None:
+        return None
+    domain = value >> 20
+    if domain > 0xFFFFFFFF:
+        return None
+    bus, dev, func = (value >> 12) & 0xFF, (value >> 4) & 0xFF, value & 0xF
+    return f"{domain:08X}:{bus:02X}:{dev:02X}.{func:X}"

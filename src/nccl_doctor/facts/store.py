@@ -162,7 +162,7 @@ class Facts:
     def derived(self, name: str, compute: Callable[[Facts], V]) -> V:
         """A value derived from these facts (they never change), computed once per ``name``.
 
-        The computation keeps its one home (``triage_failures.failures_of``...);
+        The computation keeps its one home (``facts.failures.failures_of``...);
         the store only remembers the answer for the rules that ask again.
         """
         if name not in self._derived:

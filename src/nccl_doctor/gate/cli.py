@@ -153,7 +153,7 @@ def _live(args: argparse.Namespace) -> NodeVerdict:
 
 def cmd_check_gate(args: argparse.Namespace) -> int:
     """``check --gate``: the verdict on stdout, a one-line summary on stderr, the gate's exit."""
-    from nccl_doctor.render.verdict import verdict_text  # noqa: PLC0415
+    from nccl_doctor.gate.render import verdict_text  # noqa: PLC0415
 
     fmt = args.format or "json"
     if fmt not in ("json", "text"):

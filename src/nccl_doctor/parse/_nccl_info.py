@@ -21,15 +21,9 @@ from nccl_doctor.facts.nccl import (
     NcclInitTiming,
     NcclNet,
     NcclPlugin,
-)
-from nccl_doctor.parse._nccl_common import (
-    Who,
-    errno_of,
     nccl_bus_id,
-    strip_value,
-    to_float,
-    to_int,
 )
+from nccl_doctor.parse._nccl_common import Who, errno_of, strip_value, to_float, to_int
 
 _PTR = r"0x[0-9a-fA-F]{1,16}|\(nil\)"
 _HEXV = rf"{_PTR}|-?[0-9a-fA-F]{{1,16}}"

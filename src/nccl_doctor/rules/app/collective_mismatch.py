@@ -43,13 +43,13 @@ from __future__ import annotations
 import re
 
 from nccl_doctor.facts.base import Cite
+from nccl_doctor.facts.failures import failures_of
 from nccl_doctor.facts.flight import FlightEntry, entry_text
 from nccl_doctor.facts.run import DistributedError
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.base import Rule
 from nccl_doctor.rules.launch._common import collective_calls
-from nccl_doctor.triage_failures import failures_of
 
 RULE = Rule(
     id="app.collective_mismatch",

@@ -43,10 +43,10 @@ from collections import Counter
 from dataclasses import replace
 
 from nccl_doctor.facts.flight import FlightEntry, FlightGroup
+from nccl_doctor.facts.job import world_size
 from nccl_doctor.facts.run import ChildFailure, CollectiveTimeout, DistributedError, WatchdogState
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
-from nccl_doctor.rules._join import world_size
 from nccl_doctor.rules.app._common import (
     behind_text,
     dump_summary,
@@ -100,7 +100,7 @@ def _from_timeouts(facts: Facts) -> Finding | None:
     who = f"rank(s) {', '.join(map(str, reporters))}" if reporters else "the reporting rank"
     summary = (
         f"{op}{seq}{numel} timed out on {who} after {ms_text(ran_ms)} "
-        f"(timeout {ms_text(timeout_ms)})" + behind_text(states, first.seq, _world(facts))
+        f"(timeout {ms_text(timeout_ms)})" + behind_text(states, first.seq, world_size(facts))
     )
     missing, _ = missing_from_timeout(facts)
     if missing:
@@ -129,7 +129,7 @@ def _from_timeouts(facts: Facts) -> Finding | None:
             "rank-0-only code."
         ),
     ]
-    if _world(facts) == 1:
+    if world_size(facts) == 1:
         fix = [
             (
                 "Find what the rank's own GPU stream was doing before the collective: a long or "
@@ -445,15 +445,6 @@ def _from_flight(facts: Facts) -> Finding | None:
                 confidence=Confidence.HIGH,
             )
     return None
-
-
-def _world(facts: Facts) -> int | None:
-    """The job's size: stated by the process group or NCCL, else the default group's dump."""
-    stated = world_size(facts)
-    if stated:
-        return stated
-    groups = [len(g.group_ranks) for g in facts.of(FlightGroup) if g.group_ranks]
-    return max(groups) if groups else None
 
 
 def check(facts: Facts) -> list[Finding]:

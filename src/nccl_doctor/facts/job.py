@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 
 from nccl_doctor.facts.base import Cite, Fact
+from nccl_doctor.facts.flight import FlightGroup
 from nccl_doctor.facts.host import EnvVar
 from nccl_doctor.facts.nccl import NcclCommInit, NcclLogFact
 from nccl_doctor.facts.run import (
@@ -38,11 +39,62 @@ class RankGpu:
     cite: Cite | None
 
 
+@dataclass(frozen=True, slots=True)
+class World:
+    """The job's world size, the lines that state it and how it is known."""
+
+    size: int | None
+    cites: tuple[Cite, ...] = ()
+    how: str = ""  # "process group", "nccl", "WORLD_SIZE", "launcher", "flight recorder"
+
+
+def world(facts: Facts) -> World:
+    """The job's size, from the most direct statement (computed once per evidence).
+
+    The default process group's own init line first, then the largest group
+    or NCCL communicator (no group is larger than the world), then the
+    ``WORLD_SIZE`` variable, then the launcher's ``--nproc-per-node`` times
+    ``--nnodes`` (an elastic ``--nnodes 1:4`` says no size), then the largest
+    group of a flight-recorder dump.
+    """
+    return facts.derived("world", _world)
+
+
 def world_size(facts: Facts) -> int | None:
-    """The job's world size, where the evidence states it."""
-    sizes = [f.size for f in facts.of(PgInitOptions) if f.size]
-    sizes += [f.nranks for f in facts.of(NcclCommInit) if f.nranks]
-    return max(sizes) if sizes else None
+    """The job's world size where the evidence states or implies it (:func:`world`)."""
+    return world(facts).size
+
+
+def _world(facts: Facts) -> World:
+    options = [o for o in facts.of(PgInitOptions) if o.size]
+    default = [o for o in options if not o.pg or o.pg == "0"]
+    if default:
+        best = max(default, key=lambda o: o.size or 0)
+        return World(best.size, (best.cite,), "process group")
+    stated: list[tuple[int, Cite, str]] = [(o.size or 0, o.cite, "process group") for o in options]
+    stated += [(i.nranks, i.cite, "nccl") for i in facts.of(NcclCommInit) if i.nranks]
+    if stated:
+        size, cite, how = max(stated, key=lambda s: s[0])
+        return World(size, (cite,), how)
+    for env in facts.of(EnvVar):
+        if env.name == "WORLD_SIZE" and env.value and env.value.isdigit():
+            return World(int(env.value), (env.cite,), "WORLD_SIZE")
+    nproc = facts.search(r"--nproc[_-]per[_-]node[= ]+(\d+)")
+    if nproc:
+        nnodes = facts.search(r"--nnodes[= ]+(\d+)\b(?!:)")
+        if not nnodes and facts.said(r"--nnodes[= ]+\d+:\d+"):
+            return World(None)
+        n = int(nproc[0].match.group(1))
+        cites = [nproc[0].cite]
+        if nnodes:
+            n *= int(nnodes[0].match.group(1))
+            cites.append(nnodes[0].cite)
+        return World(n, tuple(cites), "launcher")
+    groups = [g for g in facts.of(FlightGroup) if g.group_ranks]
+    if groups:
+        best_group = max(groups, key=lambda g: len(g.group_ranks))
+        return World(len(best_group.group_ranks), (best_group.cite,), "flight recorder")
+    return World(None)
 
 
 def _visible_devices(facts: Facts) -> str | None:

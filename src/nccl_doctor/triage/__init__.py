@@ -1,6 +1,6 @@
 """Triage: from every rule's findings to the answer, root cause first.
 
-Three jobs. Take the first failure across ranks (``triage_failures``:
+Three jobs. Take the first failure across ranks (``facts.failures``:
 causal precedence, then time where time can order them, else the
 launcher's root cause, else log order). Fold each finding that another,
 higher finding explains under it. Order what stands: severity, causes
@@ -16,12 +16,12 @@ from dataclasses import replace
 from nccl_doctor.differential import Hypothesis, differential
 from nccl_doctor.evidence.reader import ReadResult
 from nccl_doctor.facts.base import Fact
+from nccl_doctor.facts.failures import Failure, failures_of, first_failure, interruption
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.report import Coverage, FirstFailure, Report, Verdict
 from nccl_doctor.rules import CATALOGUE
-from nccl_doctor.triage_coverage import coverage_of
-from nccl_doctor.triage_failures import Failure, failures_of, first_failure, interruption
+from nccl_doctor.triage.coverage import coverage_of
 
 _ORDER = {rule_id: index for index, rule_id in enumerate(CATALOGUE)}
 
