@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from nccl_doctor import GENERATOR, __version__
 from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.store import Facts
-from nccl_doctor.findings import Finding
+from nccl_doctor.findings import Finding, FixStep
 from nccl_doctor.render.memory_chart import memory_svg
 from nccl_doctor.render.pictures import timeline_svg, topology_html
 from nccl_doctor.render.svg import Series, bandwidth_svg, esc
@@ -64,6 +64,8 @@ ul.legend{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:4px 16px;fon
 .swatch{display:inline-block;min-width:38px;text-align:center;border-radius:3px}
 .note{color:#57606a;font-size:13px}details>summary{cursor:pointer}
 .raw pre{max-height:480px;overflow:auto}footer{color:#57606a;font-size:12px;margin-top:30px}
+.kind{display:inline-block;min-width:74px;font-size:11px;text-transform:uppercase;color:#57606a}
+.k-workaround{color:#9a6700;font-weight:700}.masks{color:#57606a;font-size:12.5px}
 """
 
 
@@ -106,6 +108,16 @@ def _evidence(cites: Sequence[Cite], clean: Clean) -> str:
     return out
 
 
+def _step(step: FixStep, clean: Clean) -> str:
+    """One fix step with its kind; a workaround says what it masks."""
+    kind = step.kind.value
+    masks = f'<div class="masks">masks the cause: {esc(step.masks)}</div>' if step.masks else ""
+    return (
+        f'<li data-kind="{kind}"><span class="kind k-{kind}">{kind}</span> '
+        f"{_inline(clean(step.text))}{masks}</li>"
+    )
+
+
 def _finding(n: int, f: Finding, kids: tuple[Finding, ...], clean: Clean) -> str:
     sev = f.severity.value
     tag = " · <strong>root cause</strong>" if f.root_cause else ""
@@ -121,7 +133,7 @@ def _finding(n: int, f: Finding, kids: tuple[Finding, ...], clean: Clean) -> str
     if f.detail:
         out.append("<ul>" + "".join(f"<li>{_inline(clean(d))}</li>" for d in f.detail) + "</ul>")
     if f.fix:
-        steps = "".join(f"<li>{_inline(clean(step))}</li>" for step in f.fix)
+        steps = "".join(_step(step, clean) for step in f.steps)
         out.append(f'<div><strong>Fix</strong><ol class="fix">{steps}</ol></div>')
     if f.evidence:
         out.append(f"<div><strong>Evidence</strong>{_evidence(f.evidence, clean)}</div>")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from nccl_doctor import GENERATOR
-from nccl_doctor.findings import Finding
+from nccl_doctor.findings import Finding, FixStep
 from nccl_doctor.report import Report
 
 MAX_EVIDENCE = 8
@@ -69,7 +69,7 @@ def _finding(n: int, f: Finding, clean: Callable[[str], str]) -> list[str]:
     if f.fix:
         out.append("**Fix**")
         out.append("")
-        out.extend(f"{i}. {_inline(clean(step))}" for i, step in enumerate(f.fix, 1))
+        out.extend(_step(i, step, clean) for i, step in enumerate(f.steps, 1))
         out.append("")
     if f.evidence:
         out.append(f"<details><summary>Evidence ({len(f.evidence)} lines)</summary>")
@@ -85,6 +85,14 @@ def _finding(n: int, f: Finding, clean: Callable[[str], str]) -> list[str]:
         out.append("</details>")
         out.append("")
     return out
+
+
+def _step(n: int, step: FixStep, clean: Callable[[str], str]) -> str:
+    """One fix step with its kind; a workaround says what it masks."""
+    kind = step.kind.value
+    tag = f"**{kind}**" if step.masks else f"*{kind}*"
+    line = f"{n}. {tag} — {_inline(clean(step.text))}"
+    return line + (f" *(masks the cause: {_plain(step.masks)})*" if step.masks else "")
 
 
 def _folded(kids: tuple[Finding, ...], clean: Callable[[str], str]) -> list[str]:

@@ -21,6 +21,15 @@ def finding_json(finding: Finding, clean: Callable[[str], str] = scrub) -> dict[
         "title": clean(finding.title),
         "summary": clean(finding.summary),
         "fix": [clean(step) for step in finding.fix],
+        "fix_steps": [
+            {
+                "text": clean(step.text),
+                "kind": step.kind.value,
+                "setting": step.setting,
+                "masks": step.masks,
+            }
+            for step in finding.steps
+        ],
         "evidence": [
             {"source": clean(c.source), "line": c.line, "text": clean(c.text)}
             for c in finding.evidence

@@ -30,6 +30,7 @@ _VERDICT_STYLE = {
     "incomplete": "bold magenta",
 }
 MAX_EVIDENCE = 6
+_KIND_STYLE = {"workaround": "yellow"}
 
 
 class _Out:
@@ -94,8 +95,11 @@ def _finding(out: _Out, n: int, finding: Finding) -> None:
         out.para(line, 3, "- ")
     if finding.fix:
         out.add("   Fix:\n", "bold")
-        for i, step in enumerate(finding.fix, 1):
-            out.para(step, 5, f"{i}. ")
+        for i, step in enumerate(finding.steps, 1):
+            lead = f"{i}. "
+            out.para(f"[{step.kind.value}] {step.text}", 5, lead, _KIND_STYLE.get(step.kind.value))
+            if step.masks:
+                out.para(f"masks the cause: {step.masks}", 5 + len(lead), style="dim")
     if finding.evidence:
         out.add("   Evidence:\n", "bold")
         shown = len(finding.evidence) if out.whole else MAX_EVIDENCE
