@@ -18,6 +18,7 @@ from nccl_doctor.evidence.reader import ReadResult
 from nccl_doctor.facts.base import Fact
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
+from nccl_doctor.fleet.fingerprint import fingerprint_of
 from nccl_doctor.report import Coverage, FirstFailure, Report, Verdict
 from nccl_doctor.rules import CATALOGUE
 from nccl_doctor.triage_coverage import coverage_of
@@ -200,4 +201,9 @@ def triage(findings: Sequence[Finding], facts: Facts, read: ReadResult) -> Repor
         folded=tuple((k, tuple(v)) for k, v in folded.items()),
         hosts=facts.hosts,
         hypotheses=hypotheses,
+        fingerprint=fingerprint_of(
+            facts,
+            [*standing, *(kid for kids in folded.values() for kid in kids)],
+            [f.fact for f in failures],
+        ),
     )

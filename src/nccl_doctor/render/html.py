@@ -19,6 +19,7 @@ from nccl_doctor import GENERATOR, __version__
 from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Finding, FixStep
+from nccl_doctor.render.against import outline, title
 from nccl_doctor.render.memory_chart import memory_svg
 from nccl_doctor.render.pictures import timeline_svg, topology_html
 from nccl_doctor.render.svg import Series, bandwidth_svg, esc
@@ -222,6 +223,23 @@ def _hypotheses(report: Report, clean: Clean) -> str:
     )
 
 
+def _against(report: Report, clean: Clean) -> str:
+    """What changed against the reference run (``--against``), the retry explanation first."""
+    if report.against is None:
+        return ""
+    out = [f'<section id="against"><h2>{esc(clean(title(report.against)))}</h2>']
+    for n, (heading, items) in enumerate(outline(report.against)):
+        retry = n == 0 and report.against.retry is not None
+        tag, cls = ("ol", ' class="retry"') if retry else ("ul", "")
+        out.append(f"<p><strong>{_inline(clean(heading))}</strong></p>")
+        if items:
+            out.append(f"<{tag}{cls}>")
+            out.extend(f"<li>{_inline(clean(item))}</li>" for item in items)
+            out.append(f"</{tag}>")
+    out.append("</section>")
+    return "".join(out)
+
+
 def _coverage(report: Report, clean: Clean) -> str:
     cov = report.coverage
     out = ['<section id="coverage"><h2>Coverage</h2>']
@@ -316,6 +334,7 @@ def report_html(
     if bandwidth is not None:
         chart = bandwidth_svg(bandwidth.series, bandwidth.expected_gbps, labels=bandwidth.labels)
         body.append(_picture("bandwidth", "Bus bandwidth", chart, bandwidth.note))
+    body.append(_against(report, clean))
     body.append(_coverage(report, clean))
     if facts is not None:
         body.append(_raw(facts, clean))

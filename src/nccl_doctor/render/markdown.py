@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 from nccl_doctor import GENERATOR
 from nccl_doctor.findings import Finding, FixStep
+from nccl_doctor.render.against import outline, title
 from nccl_doctor.report import Report
 
 MAX_EVIDENCE = 8
@@ -114,6 +115,21 @@ def _summary(findings: tuple[Finding, ...], clean: Callable[[str], str]) -> list
     return out
 
 
+def _against(report: Report, clean: Callable[[str], str]) -> list[str]:
+    """What changed against the reference run (``--against``), the retry explanation first."""
+    assert report.against is not None  # noqa: S101 -- the caller checked
+    out = [f"### {_inline(clean(title(report.against)))}", ""]
+    for n, (heading, items) in enumerate(outline(report.against)):
+        retry = n == 0 and report.against.retry is not None
+        out.append(f"**{_inline(clean(heading))}**" + (":" if items else ""))
+        out.append("")
+        lead = "1." if retry else "-"
+        out.extend(f"{lead} {_inline(clean(item))}" for item in items)
+        if items:
+            out.append("")
+    return out
+
+
 def report_markdown(report: Report, clean: Callable[[str], str]) -> str:
     """The report as GitHub-flavoured Markdown; ``clean`` redacts and pseudonymises."""
     out = [f"## {GENERATOR}: **{report.verdict.value}**", ""]
@@ -148,6 +164,8 @@ def report_markdown(report: Report, clean: Callable[[str], str]) -> str:
             for n, h in enumerate(report.hypotheses, 1)
         )
         out.append("")
+    if report.against is not None:
+        out.extend(_against(report, clean))
     cov = report.coverage
     if cov.missing or cov.next_steps or cov.evidence or cov.unchecked:
         out.append("<details><summary>Coverage</summary>")

@@ -19,6 +19,7 @@ from rich.text import Text
 from nccl_doctor import GENERATOR
 from nccl_doctor.findings import Finding
 from nccl_doctor.redact import scrub
+from nccl_doctor.render.against import outline, title
 from nccl_doctor.report import Report
 
 _SEVERITY_STYLE = {"critical": "bold red", "warning": "yellow", "info": "cyan"}
@@ -127,6 +128,19 @@ def _hypotheses(out: _Out, report: Report) -> None:
             out.para(f"check: {h.check} - {h.tells}", 3)
 
 
+def _against(out: _Out, report: Report) -> None:
+    """What changed against the reference run, the retry explanation first."""
+    if report.against is None:
+        return
+    out.add("\n")
+    out.para(title(report.against) + ":", 0, style="bold")
+    for n, (heading, items) in enumerate(outline(report.against)):
+        retry = n == 0 and report.against.retry is not None
+        out.para(heading + (":" if items else ""), 0, style="bold" if retry else None)
+        for i, item in enumerate(items, 1):
+            out.para(item, 3, f"{i}. " if retry else "- ")
+
+
 def _coverage(out: _Out, report: Report) -> None:
     cov = report.coverage
     if cov.evidence:
@@ -204,6 +218,7 @@ def report_text(
         if finding.id in folded:
             _folded(out, folded[finding.id])
     _hypotheses(out, report)
+    _against(out, report)
     _coverage(out, report)
     return _rendered(out, width, color)
 
