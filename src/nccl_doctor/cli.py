@@ -316,7 +316,7 @@ def _cmd_diagnose(args: argparse.Namespace) -> int:
     result = _read(args.paths)
     report, facts = diagnose_with_facts(result)
     if args.against is not None:
-        reference = reference or against.resolve(args.against, hosts=report.hosts)
+        reference = reference or against.resolve(args.against, hosts=against.nodes_of(report))
         report = against.compared(report, reference)
     to_file = args.output is not None
     color = not to_file and use_color(args.color, sys.stdout)

@@ -115,6 +115,11 @@ def resolve(ref: str, *, hosts: Sequence[str] = (), job: str | None = None) -> R
     return _from_store(ref.strip(), hosts, job) if in_store(ref) else load_report(ref)
 
 
+def nodes_of(report: Report) -> tuple[str, ...]:
+    """The hosts a run ran on, as its fingerprint names them (no launcher's ``localhost``)."""
+    return report.fingerprint.hosts if report.fingerprint is not None else report.hosts
+
+
 def summary(report: Report) -> dict[str, Any]:
     """What a comparison reads of a report, in the JSON report's shape (redacted alike)."""
     return {

@@ -25,7 +25,7 @@ def finding_json(finding: Finding, clean: Callable[[str], str] = scrub) -> dict[
             {
                 "text": clean(step.text),
                 "kind": step.kind.value,
-                "setting": step.setting,
+                "setting": clean(step.setting) if step.setting else None,
                 "masks": step.masks,
             }
             for step in finding.steps
