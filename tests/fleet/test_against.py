@@ -92,6 +92,19 @@ def test_the_retry_passed_because_the_failed_run_set_a_bad_interface(
     assert errors["findings"]["reference"] is None
 
 
+def test_quiet_text_keeps_the_one_line_that_answers_why(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ref = reference(tmp_path, H200 / "good")
+    capsys.readouterr()
+    main(["diagnose", str(H200 / "bad_ifname"), "--against", str(ref), "-q", "--width", "200"])
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[-1] == (
+        "retry    a changed variable: NCCL_SOCKET_IFNAME: unset in the good run (the reference), "
+        "nosuch0 in this failed run (bears on net.socket_interface)"
+    )
+
+
 def test_the_other_way_round_this_run_passed_where_the_reference_failed(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -174,6 +174,10 @@ def _brief(out: _Out, report: Report) -> None:
         line += "  (root cause)" if finding.root_cause else ""
         room = out.width - 1 - 9
         out.add((line if len(line) <= room else line[: room - 1] + "…") + "\n")
+    retry = report.against.retry if report.against is not None else None
+    if retry is not None and retry.reasons:  # --against: the one line that answers "why"
+        line = f"{'retry':9}{out.clean(retry.reasons[0].text)}"
+        out.add((line if len(line) < out.width else line[: out.width - 2] + "…") + "\n")
     for h in () if report.findings else report.hypotheses:  # a failure is never a blank line
         out.add(f"{'possible':9}", "dim")
         out.add(
