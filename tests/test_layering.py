@@ -1,12 +1,14 @@
 """The import graph follows the data path: nothing imports a layer above its own.
 
 evidence -> parse -> facts -> rules -> differential -> triage -> report ->
-render, with the applications on top. A layer's number says how far along
-the path it sits; a module may import its own layer or a lower one, never a
-higher one (imports inside functions count too). ``facts`` sits below the
-readers because the readers produce facts: they import the fact types, and
-the facts import no reader. Besides the order, the renderers import no rule
-and no reader of raw text: a picture is drawn from the report and the facts.
+render, with the applications on top (``compare``, a run's fingerprint and
+the diff of two runs, sits between the differential and the report). A
+layer's number says how far along the path it sits; a module may import
+its own layer or a lower one, never a higher one (imports inside functions
+count too). ``facts`` sits below the readers because the readers produce
+facts: they import the fact types, and the facts import no reader. Besides
+the order, the renderers import no rule and no reader of raw text: a
+picture is drawn from the report and the facts.
 """
 
 from __future__ import annotations
@@ -35,24 +37,25 @@ LAYERS: dict[str, int] = {
     # 3: rules over facts, and the findings they make
     "findings": 3,
     "rules": 3,
-    # 4: the ranked differential
+    # 4: the ranked differential; 5: comparing runs (fingerprint, diff)
     "differential": 4,
-    # 5: the report model; 6: triage, which builds it
-    "report": 5,
-    "triage": 6,
-    # 7: rendering
-    "render": 7,
-    # 8: applications
-    "pipeline": 8,
-    "cli_output": 8,
-    "explain": 8,
-    "live_check": 8,
-    "probe": 8,
-    "run": 8,
-    "gate": 8,
-    "fleet": 8,
-    "cli": 9,
-    "__main__": 9,
+    "compare": 5,
+    # 6: the report model; 7: triage, which builds it
+    "report": 6,
+    "triage": 7,
+    # 8: rendering
+    "render": 8,
+    # 9: applications
+    "pipeline": 9,
+    "cli_output": 9,
+    "explain": 9,
+    "live_check": 9,
+    "probe": 9,
+    "run": 9,
+    "gate": 9,
+    "fleet": 9,
+    "cli": 10,
+    "__main__": 10,
 }
 
 #: Edges the order would allow but the design forbids.

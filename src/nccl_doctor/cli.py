@@ -68,6 +68,7 @@ examples:
   nccl-doctor diagnose bundle.tgz --format json -o report.json
   nccl-doctor diagnose logs/ --format markdown > issue.md   # redacted, pseudonymised
   nccl-doctor diagnose logs/ --fail-on warning --quiet      # a CI gate
+  nccl-doctor diagnose failed/ --against good.json          # what changed since a good run
 
 {EXIT_CODES}"""
 
@@ -187,6 +188,12 @@ def build_parser() -> argparse.ArgumentParser:
         description=_desc("Read this node live and diagnose it with the same rules as `diagnose`."),
         epilog=_CHECK_EPILOG,
         formatter_class=RAW,
+    )
+    diagnose.add_argument(
+        "--against",
+        metavar="REF",
+        help="also show what changed against a reference run: a JSON report of "
+        "`diagnose --format json`, last-good, or a run id of the history store",
     )
     diagnose.add_argument(
         "--keep-names",
@@ -310,8 +317,17 @@ def _cmd_diagnose(args: argparse.Namespace) -> int:
             "--pseudonym-key needs pseudonymised output",
             "use it with --format markdown or html, without --keep-names",
         )
+    reference = None
+    if args.against is not None:
+        from nccl_doctor.fleet import against  # noqa: PLC0415
+
+        if not against.in_store(args.against):
+            reference = against.load_report(args.against)  # a bad REF fails before the reading
     result = _read(args.paths)
     report, facts = diagnose_with_facts(result)
+    if args.against is not None:
+        reference = reference or against.resolve(args.against, hosts=against.nodes_of(report))
+        report = against.compared(report, reference)
     to_file = args.output is not None
     color = not to_file and use_color(args.color, sys.stdout)
     width = (args.width or 80) if to_file else text_width(args.width, sys.stdout)

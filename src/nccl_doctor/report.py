@@ -7,10 +7,15 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
+from nccl_doctor.compare.fingerprint import Fingerprint
 from nccl_doctor.differential import Hypothesis
 from nccl_doctor.facts.base import Cite
 from nccl_doctor.findings import Finding
+
+if TYPE_CHECKING:
+    from nccl_doctor.compare.diff import Comparison
 
 SCHEMA_VERSION = 1
 
@@ -76,6 +81,10 @@ class Report:
     hosts: tuple[str, ...] = ()
     #: the ranked differential, after the findings (empty when a finding is decisive)
     hypotheses: tuple[Hypothesis, ...] = ()
+    #: what the run ran on and with, and its error set (``nccl_doctor.compare.fingerprint``)
+    fingerprint: Fingerprint | None = None
+    #: what changed against a reference run (``diagnose --against``), when one was given
+    against: Comparison | None = None
 
     def top(self, k: int) -> list[str]:
         """The top-k answer: critical and warning findings' ids, then the hypotheses'."""

@@ -158,6 +158,12 @@ def _from_catalogue(fact: Fact) -> Symptom | None:
     return Symptom(sig.symptom, fact.cite, fact.rank, sig.id, where, sig.hint_ids)
 
 
+def symptom_of(fact: Fact) -> Symptom | None:
+    """The symptom one failure fact shows: its typed class, else its catalogued message."""
+    cls = class_of(fact)
+    return Symptom(cls, fact.cite, fact.rank) if cls else _from_catalogue(fact)
+
+
 def symptoms_of(
     failures: tuple[Fact, ...], hang_said: Cite | None, lines: tuple[Fact, ...] = ()
 ) -> list[Symptom]:
@@ -170,8 +176,7 @@ def symptoms_of(
     """
     found: dict[str, Symptom] = {}
     for fact in failures:
-        cls = class_of(fact)
-        symptom = Symptom(cls, fact.cite, fact.rank) if cls else _from_catalogue(fact)
+        symptom = symptom_of(fact)
         if symptom is not None and symptom.cls not in found:
             found[symptom.cls] = symptom
     if not found:

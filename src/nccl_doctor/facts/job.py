@@ -45,7 +45,9 @@ class World:
 
     size: int | None
     cites: tuple[Cite, ...] = ()
-    how: str = ""  # "process group", "nccl", "WORLD_SIZE", "launcher", "flight recorder"
+    #: "process group" (the default one), "largest group", "nccl" (the largest communicator),
+    #: "WORLD_SIZE", "launcher" or "flight recorder"
+    how: str = ""
 
 
 def world(facts: Facts) -> World:
@@ -71,7 +73,7 @@ def _world(facts: Facts) -> World:
     if default:
         best = max(default, key=lambda o: o.size or 0)
         return World(best.size, (best.cite,), "process group")
-    stated: list[tuple[int, Cite, str]] = [(o.size or 0, o.cite, "process group") for o in options]
+    stated: list[tuple[int, Cite, str]] = [(o.size or 0, o.cite, "largest group") for o in options]
     stated += [(i.nranks, i.cite, "nccl") for i in facts.of(NcclCommInit) if i.nranks]
     if stated:
         size, cite, how = max(stated, key=lambda s: s[0])

@@ -102,6 +102,22 @@ class NcclCommLayout(NcclLogFact):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class NcclChannels(NcclLogFact):
+    """``64 coll channels, 64 collnet channels, 0 nvls channels, 64 p2p channels, ...``.
+
+    How many channels a communicator built, per kind, as NCCL printed them at
+    the end of init (``None`` for a kind the line did not name; older releases
+    print fewer kinds). ``p2p_per_peer`` is ``p2p channels per peer``.
+    """
+
+    coll: int | None = None
+    collnet: int | None = None
+    nvls: int | None = None
+    p2p: int | None = None
+    p2p_per_peer: int | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class NcclInitTiming(NcclLogFact):
     """``Init timings - ncclCommInitRank: rank 0 nranks 8 total 1.52 (kernels 0.11, ...)``.
 

@@ -1,1 +1,1 @@
-"""Fleet memory: results remembered per node and GPU, and what the scheduler is told to do."""
+"""Fleet memory: results per node and GPU, the diff against the last good run, scheduler actions."""

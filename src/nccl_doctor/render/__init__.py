@@ -17,10 +17,12 @@ FORMATS = ("text", "json", "markdown", "html")
 
 
 def pseudonyms(report: Report) -> Pseudonyms:
-    """The pseudonyms of one report: its hosts and every finding's subject hosts."""
+    """The pseudonyms of one report: its hosts, every finding's subject hosts, the reference's."""
     hosts = set(report.hosts)
     for finding in report.findings:
         hosts.update(finding.subjects.hosts)
+    if report.against is not None:
+        hosts.update(report.against.hosts)
     return Pseudonyms(hosts)
 
 

@@ -21,6 +21,15 @@ def finding_json(finding: Finding, clean: Callable[[str], str] = scrub) -> dict[
         "title": clean(finding.title),
         "summary": clean(finding.summary),
         "fix": [clean(step) for step in finding.fix],
+        "fix_steps": [
+            {
+                "text": clean(step.text),
+                "kind": step.kind.value,
+                "setting": clean(step.setting) if step.setting else None,
+                "masks": step.masks,
+            }
+            for step in finding.steps
+        ],
         "evidence": [
             {"source": clean(c.source), "line": c.line, "text": clean(c.text)}
             for c in finding.evidence
@@ -45,7 +54,7 @@ def report_json(report: Report, clean: Callable[[str], str] = scrub) -> dict[str
         item = finding_json(finding, clean)
         item["folded"] = [finding_json(kid, clean) for kid in folded.get(finding.id, ())]
         findings.append(item)
-    return {
+    out: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": GENERATOR, "version": __version__},
         "verdict": report.verdict.value,
@@ -83,3 +92,8 @@ def report_json(report: Report, clean: Callable[[str], str] = scrub) -> dict[str
             "unchecked": list(report.coverage.unchecked),
         },
     }
+    if report.fingerprint is not None:
+        out["fingerprint"] = report.fingerprint.as_json(clean)
+    if report.against is not None:
+        out["against"] = report.against.as_json(clean)
+    return out

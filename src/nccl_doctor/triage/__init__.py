@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
+from nccl_doctor.compare.fingerprint import fingerprint_of
 from nccl_doctor.differential import Hypothesis, differential
 from nccl_doctor.evidence.reader import ReadResult
 from nccl_doctor.facts.base import Fact
@@ -200,4 +201,9 @@ def triage(findings: Sequence[Finding], facts: Facts, read: ReadResult) -> Repor
         folded=tuple((k, tuple(v)) for k, v in folded.items()),
         hosts=facts.hosts,
         hypotheses=hypotheses,
+        fingerprint=fingerprint_of(
+            facts,
+            [*standing, *(kid for kids in folded.values() for kid in kids)],
+            [f.fact for f in failures],
+        ),
     )

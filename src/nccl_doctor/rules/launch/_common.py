@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.failures import first_failure
-from nccl_doctor.facts.job import world, world_size
+from nccl_doctor.facts.job import world
 from nccl_doctor.facts.run import (
     ChildFailure,
     CollectiveTimeout,
@@ -325,7 +325,10 @@ def missing_from_timeout(facts: Facts) -> tuple[list[int], list[Cite]]:
     reporters = timed_out_ranks(facts)
     if not timeouts or not reporters:
         return [], []
-    size, cites = world_size(facts), list(world(facts).cites)
+    stated = world(facts)
+    if stated.how not in ("process group", "WORLD_SIZE", "launcher"):
+        return [], []  # a communicator or a dump may be a subgroup: its absent ranks prove nothing
+    size, cites = stated.size, list(stated.cites)
     if size is None or size > 4096 or max(reporters) >= size:
         return [], []
     missing = [r for r in range(size) if r not in reporters]
