@@ -22,6 +22,7 @@ from nccl_doctor.report import Coverage, FirstFailure, Report, Verdict
 from nccl_doctor.rules import CATALOGUE
 from nccl_doctor.triage_coverage import coverage_of
 from nccl_doctor.triage_failures import Failure, failures_of, first_failure, interruption
+from nccl_doctor.triage_inventory import inventory_of
 
 _ORDER = {rule_id: index for index, rule_id in enumerate(CATALOGUE)}
 
@@ -200,4 +201,5 @@ def triage(findings: Sequence[Finding], facts: Facts, read: ReadResult) -> Repor
         folded=tuple((k, tuple(v)) for k, v in folded.items()),
         hosts=facts.hosts,
         hypotheses=hypotheses,
+        inventory=inventory_of(facts),
     )
