@@ -99,7 +99,7 @@ def resolve(url: str | None = None, environ: Mapping[str, str] | None = None) ->
 
 
 def _first_line(exc: BaseException, secret: str | None) -> str:
-    text = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    text = redact_url((str(exc).strip().splitlines() or [type(exc).__name__])[0])
     if secret:
         text = text.replace(secret, "***")
     return text[:300]

@@ -24,8 +24,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-#: Verdicts of a good run (with no critical finding).
-GOOD_VERDICTS = frozenset({"healthy", "degraded"})
+#: Verdicts of a good run (with no critical finding): not ``failed``, and not
+#: ``inconclusive`` (a failure was seen that no rule explains).
+GOOD_VERDICTS = frozenset({"healthy", "degraded", "incomplete"})
 #: Bounds per run.
 MAX_FINDINGS = 500
 MAX_ROWS = 4096

@@ -12,7 +12,7 @@ Tables (``run_id`` always refers to ``runs.id``; times are UTC ISO-8601 text,
 
 - ``runs``: one recorded result: ``kind`` (diagnose, check, probe, run),
   ``job``, ``recorded_at``, ``verdict``, ``good`` (1 when no finding is
-  critical and the verdict is healthy or degraded), the counts of critical
+  critical and the verdict is healthy, degraded or incomplete), the counts of critical
   and warning findings, the tool version and the whole JSON report.
 - ``run_nodes``: the hosts a run covered; ``compared`` is 1 when their error
   counters were read before and after (migration 2).
