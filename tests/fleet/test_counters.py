@@ -117,21 +117,23 @@ def test_a_runs_snapshots_give_what_moved_during_the_job(tmp_path: Path) -> None
             "port_rcv_errors": 0,
             "port_xmit_discards": 100,
             "local_ack_timeout_err": 3,
-        },  # fmt: skip
+        },
         {
             "symbol_error": 52,
             "link_downed": 2,
             "port_rcv_errors": 7,
             "port_xmit_discards": 5,
             "local_ack_timeout_err": 3,
-        },  # fmt: skip
+        },
         bump=4,
     )
     inventory = report_of([run])["inventory"]
     host = socket.gethostname()
     assert inventory["counters_compared"] == [host]
-    moved = {(c["device"], c["counter"]): (c["before"], c["after"], c["delta"], c["gpu"])
-             for c in inventory["counters"]}  # fmt: skip
+    moved = {
+        (c["device"], c["counter"]): (c["before"], c["after"], c["delta"], c["gpu"])
+        for c in inventory["counters"]
+    }
     assert {c["host"] for c in inventory["counters"]} == {host}
     assert moved == {
         ("mlx5_0/1", "symbol_error"): (10, 52, 42, None),

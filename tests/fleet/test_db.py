@@ -52,7 +52,7 @@ def test_first_use_creates_the_file_privately_in_wal_mode(
         (
             f"postgresql://db/fleet?password={SECRET}&sslmode=require",
             "postgresql://db/fleet?password=***&sslmode=require",
-        ),  # fmt: skip
+        ),
         ("postgresql://doctor@db/fleet", "postgresql://doctor@db/fleet"),
     ],
 )
@@ -79,7 +79,7 @@ def test_without_psycopg_the_hint_names_the_extra(monkeypatch: pytest.MonkeyPatc
 def test_a_file_that_is_not_a_database_is_one_line(tmp_path: Path) -> None:
     bogus = tmp_path / "not.db"
     bogus.write_text("this is not sqlite\n" * 100)
-    with pytest.raises(FleetError, match="cannot .*history database"):
+    with pytest.raises(FleetError, match=r"cannot .*history database"):
         open_store(str(bogus))
 
 
@@ -119,5 +119,6 @@ def test_an_unreachable_server_is_one_line_without_the_password(command: list[st
 def test_a_bad_url_in_the_environment_is_one_line(tmp_path: Path) -> None:
     done = cli("nodes", env={"NCCL_DOCTOR_DB": f"postgresql://u:{SECRET}@[::1/x"})
     assert done.returncode == 2
-    assert done.stderr.count("\n") == 1 and done.stderr.startswith("error: ")
+    assert done.stderr.count("\n") == 1
+    assert done.stderr.startswith("error: ")
     assert SECRET not in done.stderr

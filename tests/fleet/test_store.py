@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from nccl_doctor.fleet import FleetError, Store
-from tests.fleet._support import ECC_DMESG, EXAMPLE, HEALTHY, report_of, replay_bundle, uuid_of
+from tests.fleet._support import ECC_DMESG, EXAMPLE, HEALTHY, replay_bundle, report_of, uuid_of
 
 T0 = datetime(2026, 11, 1, tzinfo=timezone.utc)
 
@@ -61,10 +61,14 @@ def test_a_capture_names_its_host_gpu_uuid_and_versions(store: Store, tmp_path: 
 
 def test_runs_filters_by_node_gpu_finding_job_kind_since(store: Store, tmp_path: Path) -> None:
     a = store.record("diagnose", report_of([EXAMPLE]), job="j1", when=T0, node="node05")
-    b = store.record("check", report_of([replay_bundle(HEALTHY, tmp_path / "b", "node01")]),
-                     when=T0 + timedelta(hours=1))  # fmt: skip
-    c = store.record("diagnose", report_of([ECC_DMESG]), job="j2", when=T0 + timedelta(hours=2),
-                     node="node07")  # fmt: skip
+    b = store.record(
+        "check",
+        report_of([replay_bundle(HEALTHY, tmp_path / "b", "node01")]),
+        when=T0 + timedelta(hours=1),
+    )
+    c = store.record(
+        "diagnose", report_of([ECC_DMESG]), job="j2", when=T0 + timedelta(hours=2), node="node07"
+    )
 
     def ids(**filters: object) -> list[int]:
         return [r.id for r in store.runs(**filters)]  # type: ignore[arg-type]
