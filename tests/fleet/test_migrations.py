@@ -16,9 +16,8 @@ from tests.fleet._support import PROBE, report_of
 def _applied(db_url: str) -> list[tuple[int, str]]:
     conn = connect(resolve(db_url))
     try:
-        return [
-            (int(v), n) for v, n in conn.rows(f"SELECT version, name FROM {TABLE} ORDER BY version"  # noqa: S608 -- a constant)
-        ]
+        query = f"SELECT version, name FROM {TABLE} ORDER BY version"  # noqa: S608 -- a constant
+        return [(int(v), n) for v, n in conn.rows(query)]
     finally:
         conn.close()
 
