@@ -109,8 +109,13 @@ class _Gpus:
 
 
 def _gpu_records(facts: Facts, hosts: Hosts) -> Iterator[_Gpu]:
+    position: dict[str, int] = {}
     for gpu in facts.of(Gpu):
-        yield _Gpu(hosts.of(gpu), gpu.index, gpu.bus_id, gpu.uuid, gpu.serial, gpu.name)
+        index = gpu.index
+        if index is None and gpu.tool in ("nvidia-smi-xml", "nvidia-smi-q"):
+            # -q and -q -x list the GPUs in index order (the contention rule reads them so too)
+            index = position[gpu.cite.source] = position.get(gpu.cite.source, -1) + 1
+        yield _Gpu(hosts.of(gpu), index, gpu.bus_id, gpu.uuid, gpu.serial, gpu.name)
     for msg in facts.of(KernelGpuMessage):
         if msg.kind in ("gpu_identity", "board_serial") and (msg.bus_id or msg.uuid):
             yield _Gpu(hosts.of(msg), bus_id=msg.bus_id, uuid=msg.uuid, serial=msg.serial)

@@ -228,6 +228,9 @@ def add_parsers(sub: Any) -> None:
     nodes.add_argument("--gpu", metavar="GPU", help="only this GPU (key, UUID, serial, bus id)")
     nodes.add_argument("--suspects", action="store_true", help="only those worth a look")
     nodes.add_argument(
+        "--all", action="store_true", help="text: every GPU (default: those with something to say)"
+    )
+    nodes.add_argument(
         "--window",
         type=_positive,
         default=50,
@@ -317,5 +320,5 @@ def cmd_nodes(args: argparse.Namespace) -> int:
         sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=1) + "\n")
     else:
         width = text_width(None, sys.stdout)
-        sys.stdout.write(nodes_text(nodes, gpus, where, args.window, width))
+        sys.stdout.write(nodes_text(nodes, gpus, where, args.window, width, every_gpu=args.all))
     return 0

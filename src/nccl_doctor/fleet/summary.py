@@ -247,37 +247,45 @@ def _median(values: Iterable[float]) -> float | None:
     return round(statistics.median(found), 3) if found else None
 
 
-def _metric(kind: str, gpus: str, world: int | None, per_gpu: bool) -> str:
-    if per_gpu:
-        return kind
-    count = len(json.loads(gpus)) if gpus.startswith("[") else 0
-    size = world or count
-    return f"{kind} ({size} GPUs)" if size else kind
+def _metric(kind: str, gpus: str, world: int | None, *, node: bool) -> tuple[str, str]:
+    """(the name shown, the name compared across the fleet) of one figure.
+
+    A node shows a device figure with its GPU (``h2d GPU 0``) and compares it
+    with every GPU's of that model; a collective by its size (``all_reduce
+    (8 GPUs)``); a GPU shows the kind alone.
+    """
+    on = json.loads(gpus) if gpus.startswith("[") else []
+    if world is None and len(on) == 1:
+        return (f"{kind} GPU {on[0]}" if node else kind), kind
+    size = world or len(on)
+    name = f"{kind} ({size} GPUs)" if size else kind
+    return name, name
 
 
 def _drift(conn: Connection, column: str, subjects: dict[str, _Subject]) -> dict[str, list[Drift]]:
     """Per subject: each metric's latest value, own median, and its model's fleet median."""
-    per_gpu = column == "gpu"
+    node = column == "node"
     rows = conn.rows(
-        f"SELECT f.{column}, f.run_id, r.recorded_at, f.kind, f.gpus, f.world, f.busbw, f.sku "
+        f"SELECT f.{column}, f.run_id, f.kind, f.gpus, f.world, f.busbw, f.sku "
         f"FROM run_figures f JOIN runs r ON r.id = f.run_id WHERE f.{column} IS NOT NULL "
-        + ("AND f.gpu IS NOT NULL " if per_gpu else "AND f.gpu IS NULL ")
-        + "ORDER BY r.recorded_at DESC, f.run_id DESC"
+        "ORDER BY r.recorded_at DESC, f.run_id DESC"
     )
+    runs = {name: {r for r, _ in s.runs} for name, s in subjects.items()}
     series: dict[tuple[str, str], list[float]] = defaultdict(list)  # newest first
-    sku_of: dict[tuple[str, str], str | None] = {}
-    for subject, run_id, _at, kind, gpus, world, busbw, sku in rows:
-        key = (str(subject), _metric(kind, gpus, world, per_gpu))
-        if str(subject) in subjects and int(run_id) in {r for r, _ in subjects[str(subject)].runs}:
-            series[key].append(float(busbw))
-            sku_of.setdefault(key, sku)
+    about: dict[tuple[str, str], tuple[str, str | None]] = {}  # -> (compared as, sku)
+    for subject, run_id, kind, gpus, world, busbw, sku in rows:
+        if int(run_id) not in runs.get(str(subject), ()):
+            continue
+        shown, compared = _metric(kind, gpus, world, node=node)
+        series[(str(subject), shown)].append(float(busbw))
+        about.setdefault((str(subject), shown), (compared, sku))
     out: dict[str, list[Drift]] = defaultdict(list)
     for (subject, metric), values in series.items():
-        sku = sku_of[(subject, metric)]
+        compared, sku = about[(subject, metric)]
         peers = [
             v[0]
             for (other, m), v in series.items()
-            if m == metric and other != subject and sku_of[(other, m)] == sku
+            if other != subject and about[(other, m)] == (compared, sku)
         ]
         out[subject].append(
             Drift(

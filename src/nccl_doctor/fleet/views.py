@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 from typing import Any
 
 from nccl_doctor.fleet.store import StoredRun
-from nccl_doctor.fleet.summary import Summary
+from nccl_doctor.fleet.summary import RECENT, Summary
 
 #: How many nodes a history line names before "+N".
 SHOWN_NODES = 2
@@ -57,8 +58,8 @@ def run_json(run: StoredRun, *, report: bool = False) -> dict[str, Any]:
 
 
 def _findings_text(run: StoredRun) -> str:
-    shown = [f for f in run.findings if f.severity in ("critical", "warning")]
-    return ", ".join(f"{f.id} ({f.severity})" for f in shown) or "-"
+    shown = [f.id for f in run.findings if f.severity in ("critical", "warning")]
+    return ", ".join(dict.fromkeys(shown)) or "-"
 
 
 def _nodes_text(nodes: Sequence[str]) -> str:
@@ -168,9 +169,16 @@ def summary_json(s: Summary) -> dict[str, Any]:
     return out
 
 
+#: A drift shown in text (percent, either way); JSON has every figure.
+SHOWN_DRIFT_PCT = 10.0
+
+
 def _drift_lines(s: Summary) -> list[str]:
     out = []
     for d in s.drift:
+        moves = [abs(p) for p in (d.vs_own_pct, d.vs_sku_pct) if p is not None]
+        if not moves or max(moves) < SHOWN_DRIFT_PCT:
+            continue
         parts = [f"{d.latest_gbytes_s:g} GB/s"]
         if d.vs_own_pct is not None:
             parts.append(f"{d.vs_own_pct:+g}% vs its median {d.own_median:g}")
@@ -209,34 +217,59 @@ def _table(
 
 def _gpu_label(s: Summary) -> str:
     key = s.gpu or "?"
-    return key if len(key) <= 24 else key[:23] + "…"
+    return key if len(key) <= 13 else key[:12] + "…"
+
+
+def _trend(s: Summary) -> str:
+    t = s.trend
+    head = f"{t.recent_flagged}/{t.recent_runs}"
+    return head if not t.earlier_runs else f"{head} vs {t.earlier_flagged}/{t.earlier_runs}"
+
+
+def _noted(s: Summary) -> bool:
+    """Whether a GPU has anything to say: flagged, counters that moved, a drift shown."""
+    return bool(s.flagged or s.suspect or s.counters or _drift_lines(s))
 
 
 def nodes_text(
-    nodes: Sequence[Summary], gpus: Sequence[Summary], where: str, window: int, width: int = 100
+    nodes: Sequence[Summary],
+    gpus: Sequence[Summary],
+    where: str,
+    window: int,
+    width: int = 100,
+    *,
+    every_gpu: bool = False,
 ) -> str:
-    """The node table, then the GPU table; suspects first, each with its reasons."""
+    """The node table, then the GPUs with something to say (``every_gpu``: all); suspects first."""
     if not nodes and not gpus:
         return f"no recorded run (history: {where})\n"
-    common = ("RUNS", "FAILED", "FLAGGED", "TREND", "LAST FINDINGS")
+    common = ("RUNS", "FAIL", "FLAG", "RECENT", "LAST FINDINGS")
 
     def tail(s: Summary) -> tuple[str, ...]:
         last = ", ".join(s.last_findings) or "-"
-        return (str(s.runs), str(s.failures), str(s.flagged), s.trend.text(), last)
+        return (str(s.runs), str(s.failures), str(s.flagged), _trend(s), last)
 
-    lines = [f"Nodes (newest {window} runs each; suspects first)"]
+    lines = [f"Nodes, suspects first (each node's and GPU's newest {window} runs)"]
     lines += _table(nodes, ("NODE", *common), lambda s: (s.node or "?", *tail(s)), width)
-    if gpus:
+    shown = [s for s in gpus if every_gpu or _noted(s)]
+    if shown:
         lines += ["", "GPUs"]
 
         def gpu_cells(s: Summary) -> tuple[str, ...]:
             index = s.identity.get("index")
             return (_gpu_label(s), s.node or "?", "-" if index is None else str(index), *tail(s))
 
-        lines += _table(gpus, ("GPU", "NODE", "IDX", *common), gpu_cells, width)
+        lines += _table(shown, ("GPU", "NODE", "IDX", *common), gpu_cells, width)
+    if len(shown) < len(gpus):
+        lines.append(f"{len(gpus) - len(shown)} other GPU(s): nothing to say (--all lists them)")
     suspects = sum(1 for s in nodes if s.suspect)
     lines.append(
         f"{len(nodes)} node(s), {suspects} to look at; {len(gpus)} GPU(s), "
         f"{sum(1 for s in gpus if s.suspect)} to look at (history: {where})"
     )
+    legend = (
+        "FAIL: runs where a critical finding names it; FLAG: a critical or warning one; "
+        f"RECENT: flagged among its last {RECENT} runs, vs the runs before."
+    )
+    lines.extend(textwrap.wrap(legend, width=max(40, width)))
     return "\n".join(lines) + "\n"
