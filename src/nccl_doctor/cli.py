@@ -319,8 +319,12 @@ def _cmd_diagnose(args: argparse.Namespace) -> int:
     color = not to_file and use_color(args.color, sys.stdout)
     width = (args.width or 80) if to_file else text_width(args.width, sys.stdout)
     shown = facts if args.format == "html" else None
-    history = _history_picture(report, args.db, run_id) if args.format == "html" else None
+    history = None
+    if args.format == "html":
+        history = _history_picture(report, args.db, run_id, args.node)
     names = pseudonyms(report)
+    if args.node:
+        names.host(args.node)  # named on the command line, hidden like the evidence's hosts
     rendered = render_report(
         report,
         args.format,
@@ -369,7 +373,9 @@ def _record(
         recorder.close()
 
 
-def _history_picture(report: Report, url: str | None, current: int | None) -> History | None:
+def _history_picture(
+    report: Report, url: str | None, current: int | None, node: str | None
+) -> History | None:
     """The HTML report's node/GPU history, when the history has runs of its nodes or GPUs.
 
     It only reads: a default history that does not exist is not created, and
@@ -379,7 +385,7 @@ def _history_picture(report: Report, url: str | None, current: int | None) -> Hi
     from nccl_doctor.fleet.picture import history_picture  # noqa: PLC0415
 
     try:
-        return history_picture(report.inventory, url, current=current)
+        return history_picture(report.inventory, url, current=current, node=node)
     except FleetError as exc:
         sys.stderr.write(f"note: no history picture: {exc.message}\n")
         return None

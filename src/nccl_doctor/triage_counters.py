@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from nccl_doctor.facts.base import Fact
 from nccl_doctor.facts.gpu import Gpu
 from nccl_doctor.facts.host import XidEvent
+from nccl_doctor.facts.live import CaptureHost
 from nccl_doctor.facts.net import IbPortCounters
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.facts.topology import NvLinkErrorCount
@@ -109,8 +110,8 @@ def counter_deltas(
 ) -> tuple[tuple[CounterDelta, ...], tuple[str, ...]]:
     """The counters that moved between each ``node-before``/``node-after`` pair, and the hosts."""
     by_bus = {g.bus_id: g.uuid for g in gpus if g.bus_id and g.uuid}
-    grouped: dict[str, list[Fact]] = {}
-    for cls in (IbPortCounters, Gpu, NvLinkErrorCount, XidEvent):
+    grouped: dict[str, list[Fact]] = {}  # a capture's folder -> its facts (its host.json's too)
+    for cls in (CaptureHost, IbPortCounters, Gpu, NvLinkErrorCount, XidEvent):
         for fact in facts.of(cls):
             grouped.setdefault(folder_of(fact.cite.source), []).append(fact)
     deltas: list[CounterDelta] = []

@@ -8,6 +8,7 @@ exist, and then there is no picture.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from nccl_doctor.fleet.db import resolve
@@ -67,21 +68,31 @@ def _row(
 
 
 def history_picture(
-    inventory: Inventory, url: str | None = None, *, current: int | None = None
+    inventory: Inventory,
+    url: str | None = None,
+    *,
+    current: int | None = None,
+    node: str | None = None,
 ) -> History | None:
-    """The history of the inventory's nodes and GPUs, or ``None`` when the history has none."""
+    """The history of the inventory's nodes and GPUs, or ``None`` when the history has none.
+
+    ``node`` is the host of what the report does not attribute (``--node``).
+    """
     target = resolve(url)
     if target.engine == "sqlite" and not Path(target.location).is_file():
         return None
-    if not inventory.hosts and not inventory.gpus:
+    hosts = tuple(dict.fromkeys([*inventory.hosts, *([node] if node else [])]))
+    default = node or (hosts[0] if len(hosts) == 1 else None)  # as the record does
+    gpus = tuple(replace(g, host=g.host or default) for g in inventory.gpus)
+    if not hosts and not gpus:
         return None
     rows: list[Row] = []
     with open_store(url, create=False) as store:
-        for node in inventory.hosts[:MAX_NODES]:
-            runs = store.runs(node=node, limit=MAX_MARKS, reports=False)
+        for name in hosts[:MAX_NODES]:
+            runs = store.runs(node=name, limit=MAX_MARKS, reports=False)
             if runs:
-                rows.append(_row(runs, node=node, gpu=None, label=None, current=current))
-        for g in inventory.gpus[:MAX_GPUS]:
+                rows.append(_row(runs, node=name, gpu=None, label=None, current=current))
+        for g in gpus[:MAX_GPUS]:
             bus = norm_bus(g.bus_id) if g.bus_id else None
             key = gpu_key(g.host, g.uuid, g.serial, bus, g.index)
             if key is None:

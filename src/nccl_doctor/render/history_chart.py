@@ -68,15 +68,17 @@ def history_svg(history: History, clean: Clean) -> str | None:
     for n, row in enumerate(rows):
         y = _TOP + n * _ROW_H
         label = _label(row, clean)
+        shown = row.marks[-MAX_MARKS:]
         svg.open(
             "g",
             f"{label}: {clean(row.summary)}" if row.summary else label,
             class_="row",
             data_kind="gpu" if row.gpu else "node",
+            data_marks=str(len(shown)),
         )
         svg.text(_LABEL_W - 8, y + 12, label[:34], text_anchor="end")
         svg.close()
-        for i, mark in enumerate(row.marks[-MAX_MARKS:]):
+        for i, mark in enumerate(shown):
             x = _LABEL_W + i * _CELL
             what = ", ".join(mark.findings) or "no finding on it"
             tip = f"run {mark.run_id} · {mark.when} · {what}" + (
@@ -95,7 +97,7 @@ def history_svg(history: History, clean: Clean) -> str | None:
             svg.close()
         if row.summary:
             svg.text(
-                _LABEL_W + MAX_MARKS * _CELL + 6, y + 12, clean(row.summary)[:26], fill="#57606a"
+                _LABEL_W + len(shown) * _CELL + 8, y + 12, clean(row.summary)[:26], fill="#57606a"
             )
     legend_y = _TOP + len(rows) * _ROW_H + 16
     x = _LABEL_W
