@@ -6,7 +6,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from nccl_doctor.fleet import Store
-from tests.fleet._support import EXAMPLE, HEALTHY, cli, report_of, replay_bundle
+from tests.fleet._support import EXAMPLE, HEALTHY, cli, replay_bundle, report_of
 from tests.render._dom import Node, parse
 
 T0 = datetime(2026, 11, 1, tzinfo=timezone.utc)
@@ -19,9 +19,7 @@ def _page(path: Path) -> Node:
 def _rows(page: Node) -> list[tuple[str, list[str]]]:
     """Each row's label and its marks' states, oldest first."""
     (svg,) = page.find_all("svg", class_="history")
-    labels = [
-        " ".join(t.text for t in g.find_all("text")) for g in svg.find_all("g", class_="row")
-    ]
+    labels = [" ".join(t.text for t in g.find_all("text")) for g in svg.find_all("g", class_="row")]
     marks = svg.find_all("g", class_="mark")
     states = [m.attrs["class"].split()[1] for m in marks]
     out, at = [], 0
@@ -65,7 +63,8 @@ def test_the_report_shows_its_nodes_and_gpus_history(store: Store, tmp_path: Pat
     assert rows["host-1 GPU 1"] == ["ok", "ok", "ok"]
     svg = _page(page).find_all("svg", class_="history")[0]
     current = [m for m in svg.find_all("g", class_="mark") if m.attrs["data-run"] == "4"]
-    assert current and all(m.find_all("rect")[0].attrs.get("stroke") for m in current)
+    assert len(current) == 1 + 8  # the node's row and each of its eight GPUs'
+    assert all(m.find_all("rect")[0].attrs.get("stroke") == "#1f2328" for m in current)
     tips = [t.text for m in current for t in m.find_all("title")]
     assert any("gpu.contention" in tip and "this report" in tip for tip in tips)
     kept = tmp_path / "kept.html"
