@@ -1,4 +1,4 @@
-"""What ``--record`` adds to a ``diagnose``: on SQLite, and on PostgreSQL when NCCL_DOCTOR_DB names one.
+"""What ``--record`` adds to a ``diagnose``: on SQLite, or PostgreSQL when NCCL_DOCTOR_DB names one.
 
 Two measures, on the real reports of ``examples/h200-cuda-999`` (8 GPUs, 3
 findings) and of the captured H200 probe result (figures):
@@ -20,7 +20,6 @@ findings) and of the captured H200 probe result (figures):
 from __future__ import annotations
 
 import os
-import re
 import statistics
 import subprocess
 import sys
@@ -43,33 +42,49 @@ EXAMPLE = ROOT / "examples" / "h200-cuda-999"
 PROBE = ROOT / "tests" / "fixtures" / "captured" / "probe-h200" / "probe-full.json"
 
 
-def _ms(fn: Callable[[], Any], reps: int) -> float:
-    times = []
+def _ms(fn: Callable[[], Any], reps: int) -> tuple[float, float]:
+    """Median wall and CPU milliseconds of ``fn`` (CPU: what a busy machine does not inflate)."""
+    wall, cpu = [], []
     for _ in range(reps):
-        start = time.perf_counter()
+        start, used = time.perf_counter(), time.process_time()
         fn()
-        times.append((time.perf_counter() - start) * 1000)
-    return statistics.median(times)
+        wall.append((time.perf_counter() - start) * 1000)
+        cpu.append((time.process_time() - used) * 1000)
+    return statistics.median(wall), statistics.median(cpu)
 
 
-def _import_ms() -> float:
-    """Cumulative import time of nccl_doctor.fleet on top of what diagnose already imports."""
-    code = "import nccl_doctor.pipeline, nccl_doctor.render.report_json; import nccl_doctor.fleet"
+_IMPORT = """
+import time, nccl_doctor.cli, nccl_doctor.pipeline, nccl_doctor.render.report_json
+start, used = time.perf_counter(), time.process_time()
+import nccl_doctor.fleet.cli
+print((time.perf_counter() - start) * 1000, (time.process_time() - used) * 1000)
+"""
+
+
+def _env() -> dict[str, str]:
+    """A child's environment: the checkout first, bytecode written (as an installed package has)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    done = subprocess.run(
-        [sys.executable, "-X", "importtime", "-c", code],
-        capture_output=True, text=True, env=env, check=True,
-    )  # fmt: skip
-    total = 0
-    for line in done.stderr.splitlines():
-        m = re.match(r"import time:\s+(\d+)\s+\|\s+(\d+)\s+\|(\s*)(\S+)", line)
-        if m and m[4] in ("nccl_doctor.fleet", "sqlite3") and len(m[3]) <= 2:
-            total += int(m[2])
-    return total / 1000
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
+def _import_ms(reps: int) -> tuple[float, float]:
+    """Wall and CPU ms of importing what --record needs, after what diagnose imports anyway."""
+    env = _env()
+    subprocess.run([sys.executable, "-c", _IMPORT], capture_output=True, env=env, check=True)
+    wall, cpu = [], []
+    for _ in range(reps):
+        done = subprocess.run(
+            [sys.executable, "-c", _IMPORT], capture_output=True, text=True, env=env, check=True
+        )
+        w, c = map(float, done.stdout.split())
+        wall.append(w)
+        cpu.append(c)
+    return statistics.median(wall), statistics.median(cpu)
 
 
 def _cli_ms(args: list[str], reps: int) -> list[float]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    env = _env()
     out = []
     for _ in range(reps):
         start = time.perf_counter()
@@ -93,10 +108,12 @@ def main() -> int:
                 store.record(
                     "run", reports["h200-cuda-999"], job=f"fill-{n}", node=f"node{n % 64:02d}"
                 )
-        imported = _import_ms()
+        print("                                        wall ms   CPU ms")
+        imported = _import_ms(max(5, reps // 2))
+        print(f"  import the fleet modules (+sqlite3):  {imported[0]:7.1f}  {imported[1]:7.1f}")
         opened = _ms(lambda: open_store(url).close(), reps)
-        print(f"  import nccl_doctor.fleet (+sqlite3): {imported:6.1f} ms (once per process)")
-        print(f"  open + schema check + close:        {opened:6.1f} ms")
+        print(f"  open + schema check + close:          {opened[0]:7.1f}  {opened[1]:7.1f}")
+        recorded = (0.0, 0.0)
         for name, report in reports.items():
 
             def once(report: dict[str, Any] = report) -> None:
@@ -104,9 +121,9 @@ def main() -> int:
                     s.record("diagnose", report, node="node05")
 
             recorded = _ms(once, reps)
-            print(f"  open + record + close ({name}): {recorded:6.1f} ms")
-        total = imported + _ms(once, reps)
-        print(f"recording adds about {total:.1f} ms to a diagnose (import + open + record)")
+            print(f"  open + record + close, {name:14} {recorded[0]:7.1f}  {recorded[1]:7.1f}")
+        wall, cpu = imported[0] + recorded[0], imported[1] + recorded[1]
+        print(f"recording adds {wall:.1f} ms wall ({cpu:.1f} ms CPU) to a diagnose")
         plain = ["diagnose", str(EXAMPLE), "--format", "json"]
         with_record = [*plain, "--record", "--db", url, "--node", "node05"]
         a, b = [], []

@@ -153,3 +153,25 @@ def test_help_has_examples() -> None:
         done = cli(command, "--help")
         assert done.returncode == 0
         assert example in done.stdout, command
+
+
+def test_check_record_names_this_host(db_url: str) -> None:
+    import socket
+
+    done = cli(
+        "check",
+        "--record",
+        "--db",
+        db_url,
+        "--format",
+        "json",
+        "--timeout",
+        "5",
+        env={"SLURM_JOB_ID": "99"},
+    )
+    assert done.returncode in (0, 1, 3), done.stderr
+    assert "recorded as run 1 in " in done.stderr
+    with open_store(db_url) as store:
+        (run,) = store.runs()
+    assert (run.kind, run.job, run.nodes) == ("check", "99", (socket.gethostname(),))
+    assert run.report == json.loads(done.stdout)

@@ -13,7 +13,8 @@ from pathlib import Path
 
 from nccl_doctor.fleet.db import resolve
 from nccl_doctor.fleet.extract import gpu_key, norm_bus
-from nccl_doctor.fleet.store import StoredRun, open_store
+from nccl_doctor.fleet.read import StoredRun
+from nccl_doctor.fleet.store import open_store
 from nccl_doctor.render.history_chart import MAX_MARKS, History, Mark, Row
 from nccl_doctor.report import GpuIdentity, Inventory
 

@@ -6,7 +6,7 @@ import textwrap
 from collections.abc import Sequence
 from typing import Any
 
-from nccl_doctor.fleet.store import StoredRun
+from nccl_doctor.fleet.read import StoredRun
 from nccl_doctor.fleet.summary import RECENT, Summary
 
 #: How many nodes a history line names before "+N".
