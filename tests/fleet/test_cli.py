@@ -175,3 +175,22 @@ def test_check_record_names_this_host(db_url: str) -> None:
         (run,) = store.runs()
     assert (run.kind, run.job, run.nodes) == ("check", "99", (socket.gethostname(),))
     assert run.report == json.loads(done.stdout)
+
+
+def test_probe_record_keeps_its_bandwidth_figures(db_url: str) -> None:
+    """The gloo self-test (two virtual CPU devices): a real probe, recorded with its figures."""
+    import pytest
+
+    pytest.importorskip("torch")
+    done = cli("probe", "--device", "cpu", "--record", "--db", db_url, "--format", "json")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "recorded as run 1 in " in done.stderr
+    with open_store(db_url) as store:
+        (run,) = store.runs()
+        rows = store.conn.rows("SELECT kind, world FROM run_figures WHERE run_id = ?", (run.id,))
+        (node,) = store.node_summaries()
+    assert run.kind == "probe"
+    kinds = {(kind, world) for kind, world in rows}
+    assert ("all_reduce", 2) in kinds
+    assert ("h2d", None) in kinds
+    assert "all_reduce (2 GPUs)" in {d.metric for d in node.drift}

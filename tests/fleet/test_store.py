@@ -141,3 +141,39 @@ def test_a_report_from_before_the_inventory_still_records(store: Store) -> None:
     assert [f.id for f in run.findings] == ["gpu.contention", "cuda.unknown_error", "net.ib_link"]
     # GPUs the findings name by index become that node's GPUs
     assert {g.key for g in run.gpus} == {"node02:0", "node02:2", "node02:3"}
+
+
+def test_writers_at_once_on_a_new_database_all_land(db_url: str, tmp_path: Path) -> None:
+    """Six processes open a history nobody made yet and record at once: one migration, six runs."""
+    import json as json_
+    import os
+    import subprocess
+    import sys
+
+    from nccl_doctor.fleet import open_store
+    from tests.fleet._support import ROOT
+
+    report = tmp_path / "report.json"
+    report.write_text(json_.dumps(report_of([EXAMPLE])))
+    code = (
+        "import json, sys; from nccl_doctor.fleet import open_store\n"
+        "with open_store(sys.argv[1]) as s:\n"
+        "    print(s.record('run', json.load(open(sys.argv[2])), job=sys.argv[3], node='node01'))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", code, db_url, str(report), f"job{n}"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for n in range(6)
+    ]
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [0] * 6, [err for _, err in outs]
+    assert sorted(int(out) for out, _ in outs) == [1, 2, 3, 4, 5, 6]
+    with open_store(db_url) as store:
+        assert sorted(r.job or "" for r in store.runs()) == [f"job{n}" for n in range(6)]
+        assert store.conn.rows("SELECT COUNT(*) FROM nccl_doctor_schema") == [(3,)]
