@@ -19,7 +19,7 @@ GPUs are merged across tools by UUID, serial, then (host, bus id), then
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, fields
+from typing import Any
 
 from nccl_doctor.facts.base import Fact
 from nccl_doctor.facts.gpu import DriverInfo, Gpu
@@ -53,19 +53,34 @@ class Hosts:
         return fact.host or self.by_folder.get(folder_of(fact.cite.source)) or self.only
 
 
-@dataclass(slots=True)
-class _Gpu:
-    host: str | None
-    index: int | None = None
-    bus_id: str | None = None
-    uuid: str | None = None
-    serial: str | None = None
-    name: str | None = None
+#: A GPU record while readings merge: GpuIdentity's fields, filled as they come.
+_Gpu = dict[str, Any]
+_FIELDS = ("host", "index", "bus_id", "uuid", "serial", "name")
 
-    def fill(self, other: _Gpu) -> None:
-        for f in fields(self):
-            if getattr(self, f.name) is None:
-                setattr(self, f.name, getattr(other, f.name))
+
+def _gpu(
+    host: str | None,
+    *,
+    index: int | None = None,
+    bus_id: str | None = None,
+    uuid: str | None = None,
+    serial: str | None = None,
+    name: str | None = None,
+) -> _Gpu:
+    return {
+        "host": host,
+        "index": index,
+        "bus_id": bus_id,
+        "uuid": uuid,
+        "serial": serial,
+        "name": name,
+    }
+
+
+def _fill(known: _Gpu, other: _Gpu) -> None:
+    for name in _FIELDS:
+        if known[name] is None:
+            known[name] = other[name]
 
 
 class _Gpus:
@@ -77,12 +92,12 @@ class _Gpus:
 
     @staticmethod
     def _keys(g: _Gpu) -> Iterator[tuple[str, object, object]]:
-        if g.uuid:
-            yield ("uuid", g.uuid, None)
-        if g.serial:
-            yield ("serial", g.serial, None)
-        if g.bus_id:
-            yield ("bus", g.host, g.bus_id)
+        if g["uuid"]:
+            yield ("uuid", g["uuid"], None)
+        if g["serial"]:
+            yield ("serial", g["serial"], None)
+        if g["bus_id"]:
+            yield ("bus", g["host"], g["bus_id"])
 
     def add(self, g: _Gpu) -> None:
         """Merge ``g`` into the GPU it names, or add it (up to :data:`MAX_GPUS`).
@@ -91,9 +106,9 @@ class _Gpus:
         with two bus ids is two readings that disagree, kept apart.
         """
         found = next((self.index[k] for k in self._keys(g) if k in self.index), None)
-        if found is None and g.index is not None:
-            same = self.index.get(("index", g.host, g.index))
-            if same is not None and (same.bus_id is None or g.bus_id is None):
+        if found is None and g["index"] is not None:
+            same = self.index.get(("index", g["host"], g["index"]))
+            if same is not None and (same["bus_id"] is None or g["bus_id"] is None):
                 found = same
         if found is None:
             if len(self.items) >= MAX_GPUS:
@@ -101,11 +116,11 @@ class _Gpus:
             self.items.append(g)
             found = g
         else:
-            found.fill(g)
+            _fill(found, g)
         for key in self._keys(found):
             self.index.setdefault(key, found)
-        if found.index is not None:
-            self.index.setdefault(("index", found.host, found.index), found)
+        if found["index"] is not None:
+            self.index.setdefault(("index", found["host"], found["index"]), found)
 
 
 def _gpu_records(facts: Facts, hosts: Hosts) -> Iterator[_Gpu]:
@@ -115,28 +130,35 @@ def _gpu_records(facts: Facts, hosts: Hosts) -> Iterator[_Gpu]:
         if index is None and gpu.tool in ("nvidia-smi-xml", "nvidia-smi-q"):
             # -q and -q -x list the GPUs in index order (the contention rule reads them so too)
             index = position[gpu.cite.source] = position.get(gpu.cite.source, -1) + 1
-        yield _Gpu(hosts.of(gpu), index, gpu.bus_id, gpu.uuid, gpu.serial, gpu.name)
+        yield _gpu(
+            hosts.of(gpu),
+            index=index,
+            bus_id=gpu.bus_id,
+            uuid=gpu.uuid,
+            serial=gpu.serial,
+            name=gpu.name,
+        )
     for msg in facts.of(KernelGpuMessage):
         if msg.kind in ("gpu_identity", "board_serial") and (msg.bus_id or msg.uuid):
-            yield _Gpu(hosts.of(msg), bus_id=msg.bus_id, uuid=msg.uuid, serial=msg.serial)
+            yield _gpu(hosts.of(msg), bus_id=msg.bus_id, uuid=msg.uuid, serial=msg.serial)
     for xid in facts.of(XidEvent):
         if not xid.nvswitch and (xid.bus_id or xid.uuid):
-            yield _Gpu(hosts.of(xid), bus_id=xid.bus_id, uuid=xid.uuid)
+            yield _gpu(hosts.of(xid), bus_id=xid.bus_id, uuid=xid.uuid)
     for link in facts.of(NvLink):
         if link.uuid:
-            yield _Gpu(hosts.of(link), index=link.gpu_index, uuid=link.uuid, name=link.gpu_name)
+            yield _gpu(hosts.of(link), index=link.gpu_index, uuid=link.uuid, name=link.gpu_name)
     for env in facts.of(SoftwareVersions):
         for index, name in env.gpu_models:
-            yield _Gpu(hosts.of(env), index=index, name=name)
+            yield _gpu(hosts.of(env), index=index, name=name)
     for bw in facts.of(ProbeBandwidth):
         if len(bw.gpus) == 1 and bw.world is None:  # a device figure: one GPU, by its ordinal
-            yield _Gpu(hosts.of(bw), index=bw.gpus[0], name=bw.gpu_model)
+            yield _gpu(hosts.of(bw), index=bw.gpus[0], name=bw.gpu_model)
     seen: set[tuple[str | None, str]] = set()
     for init in facts.of(NcclCommInit):
         host = hosts.of(init)
         if init.bus_id and (host, init.bus_id) not in seen:
             seen.add((host, init.bus_id))
-            yield _Gpu(host, bus_id=init.bus_id)
+            yield _gpu(host, bus_id=init.bus_id)
 
 
 def gpus_of(facts: Facts, hosts: Hosts) -> tuple[GpuIdentity, ...]:
@@ -144,24 +166,24 @@ def gpus_of(facts: Facts, hosts: Hosts) -> tuple[GpuIdentity, ...]:
     merged = _Gpus()
     for record in _gpu_records(facts, hosts):
         merged.add(record)
-    kept = [g for g in merged.items if g.host is not None]
+    kept = [g for g in merged.items if g["host"] is not None]
     for g in merged.items:
-        if g.host is not None:
+        if g["host"] is not None:
             continue
         same = [k for k in kept if _same_place(k, g)]
         if len(same) == 1:  # an unattributed reading of a GPU one host has: that one
-            same[0].fill(g)
+            _fill(same[0], g)
         else:
             kept.append(g)
     order = {id(g): n for n, g in enumerate(merged.items)}
     kept.sort(key=lambda g: order[id(g)])
-    return tuple(GpuIdentity(g.host, g.index, g.bus_id, g.uuid, g.serial, g.name) for g in kept)
+    return tuple(GpuIdentity(**g) for g in kept)
 
 
 def _same_place(known: _Gpu, loose: _Gpu) -> bool:
-    if loose.bus_id and known.bus_id:
-        return loose.bus_id == known.bus_id
-    return loose.index is not None and loose.index == known.index
+    if loose["bus_id"] and known["bus_id"]:
+        return bool(loose["bus_id"] == known["bus_id"])
+    return loose["index"] is not None and loose["index"] == known["index"]
 
 
 def _version_pairs(facts: Facts) -> Iterable[tuple[str, str | None]]:

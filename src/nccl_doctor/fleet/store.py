@@ -200,32 +200,15 @@ class Store:
 
         return read.get(self.conn, run_id)
 
-    def runs(
-        self,
-        *,
-        node: str | None = None,
-        gpu: str | None = None,
-        finding: str | None = None,
-        job: str | None = None,
-        kind: str | None = None,
-        since: datetime | None = None,
-        limit: int = 50,
-        run_id: int | None = None,
-        reports: bool = True,
-    ) -> list[StoredRun]:
-        """Recorded runs, newest first, that match every filter given.
+    def runs(self, **filters: Any) -> list[StoredRun]:
+        """Recorded runs, newest first, that match every filter given (:func:`read.runs`).
 
-        ``gpu`` matches a GPU's key, UUID, serial, bus id (any spelling),
-        ``node:index`` or ``node:bus id``; ``finding`` a finding id, or an id
-        prefix ending in ``.`` (``gpu.``). ``reports=False`` leaves each
-        run's ``report`` empty (cheaper when only the rows are needed).
+        Filters: ``node``, ``gpu``, ``finding``, ``job``, ``kind``, ``since``,
+        ``limit`` (50), ``run_id``, ``reports`` (``False``: no report JSON).
         """
         from nccl_doctor.fleet import read  # noqa: PLC0415 -- recording does not need it
 
-        return read.runs(
-            self.conn, node=node, gpu=gpu, finding=finding, job=job, kind=kind, since=since,
-            limit=limit, run_id=run_id, reports=reports,
-        )  # fmt: skip
+        return read.runs(self.conn, **filters)
 
     def last_good(
         self, *, job: str | None = None, nodes: Sequence[str] = (), before: int | None = None
