@@ -146,7 +146,10 @@ class Recorder:
             self._warn(exc)
             return None
         if not quiet:
-            self.err.write(f"{self.prefix}recorded as run {run_id} in {self.store.target.shown}\n")
+            hosts = (report.get("inventory") or {}).get("hosts")
+            alone = "" if hosts or node else " (the evidence names no host: --node NAME gives one)"
+            shown = self.store.target.shown
+            self.err.write(f"{self.prefix}recorded as run {run_id} in {shown}{alone}\n")
         return run_id
 
     def close(self) -> None:
