@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from nccl_doctor.fleet import open_store  # noqa: E402 -- after the checkout is on the path
-from nccl_doctor.fleet.db import ENV, redact_url  # noqa: E402
+from nccl_doctor.fleet.db import ENV, redact_url, resolve  # noqa: E402
 from nccl_doctor.pipeline import diagnose_paths  # noqa: E402
 from nccl_doctor.redact import scrub  # noqa: E402
 from nccl_doctor.render.report_json import report_json  # noqa: E402
@@ -54,9 +54,11 @@ def _ms(fn: Callable[[], Any], reps: int) -> tuple[float, float]:
 
 
 _IMPORT = """
-import time, nccl_doctor.cli, nccl_doctor.pipeline, nccl_doctor.render.report_json
+import sys, time, nccl_doctor.cli, nccl_doctor.pipeline, nccl_doctor.render.report_json
 start, used = time.perf_counter(), time.process_time()
 import nccl_doctor.fleet.cli
+if sys.argv[1] == "postgresql":
+    import psycopg
 print((time.perf_counter() - start) * 1000, (time.process_time() - used) * 1000)
 """
 
@@ -68,15 +70,14 @@ def _env() -> dict[str, str]:
     return env
 
 
-def _import_ms(reps: int) -> tuple[float, float]:
+def _import_ms(reps: int, engine: str) -> tuple[float, float]:
     """Wall and CPU ms of importing what --record needs, after what diagnose imports anyway."""
     env = _env()
-    subprocess.run([sys.executable, "-c", _IMPORT], capture_output=True, env=env, check=True)
+    argv = [sys.executable, "-c", _IMPORT, engine]
+    subprocess.run(argv, capture_output=True, env=env, check=True)
     wall, cpu = [], []
     for _ in range(reps):
-        done = subprocess.run(
-            [sys.executable, "-c", _IMPORT], capture_output=True, text=True, env=env, check=True
-        )
+        done = subprocess.run(argv, capture_output=True, text=True, env=env, check=True)
         w, c = map(float, done.stdout.split())
         wall.append(w)
         cpu.append(c)
@@ -109,8 +110,10 @@ def main() -> int:
                     "run", reports["h200-cuda-999"], job=f"fill-{n}", node=f"node{n % 64:02d}"
                 )
         print("                                        wall ms   CPU ms")
-        imported = _import_ms(max(5, reps // 2))
-        print(f"  import the fleet modules (+sqlite3):  {imported[0]:7.1f}  {imported[1]:7.1f}")
+        engine = resolve(url).engine
+        imported = _import_ms(max(5, reps // 2), engine)
+        driver = "psycopg" if engine == "postgresql" else "sqlite3"
+        print(f"  import the fleet modules (+{driver}):{imported[0]:8.1f}  {imported[1]:7.1f}")
         opened = _ms(lambda: open_store(url).close(), reps)
         print(f"  open + schema check + close:          {opened[0]:7.1f}  {opened[1]:7.1f}")
         recorded = (0.0, 0.0)
