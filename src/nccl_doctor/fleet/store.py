@@ -21,6 +21,7 @@ from nccl_doctor.fleet.extract import Extracted, extract, gpu_key
 
 if TYPE_CHECKING:
     from nccl_doctor.fleet.read import StoredRun
+    from nccl_doctor.fleet.summary import Summary
 
 KINDS = ("diagnose", "check", "probe", "run")
 #: The most runs one query returns.
@@ -221,13 +222,13 @@ class Store:
 
         return read.last_good(self.conn, job=job, nodes=nodes, before=before)
 
-    def node_summaries(self, *, window: int = 50) -> list[Any]:
+    def node_summaries(self, *, window: int = 50) -> list[Summary]:
         """Per node: runs, failures, last findings, trend, drift, counters (newest ``window``)."""
         from nccl_doctor.fleet.summary import node_summaries  # noqa: PLC0415
 
         return node_summaries(self.conn, window=window)
 
-    def gpu_summaries(self, *, window: int = 50) -> list[Any]:
+    def gpu_summaries(self, *, window: int = 50) -> list[Summary]:
         """Per GPU: the same as :meth:`node_summaries`."""
         from nccl_doctor.fleet.summary import gpu_summaries  # noqa: PLC0415
 
