@@ -301,52 +301,36 @@ def test_a_report_of_another_schema_or_without_a_fingerprint(
     assert "is a report of 'dcgmi', not of nccl-doctor" in _error(capsys, str(other))
 
 
-@pytest.mark.parametrize("ref", ["last-good", "42"])
-def test_the_history_store_references_need_the_store(
-    capsys: pytest.CaptureFixture[str], ref: str
+def test_last_good_and_run_ids_come_from_the_history(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import importlib.util
-
-    if importlib.util.find_spec("nccl_doctor.fleet.store") is not None:
-        pytest.skip("the history store is installed: its own tests cover last-good")
-    assert _error(capsys, ref).startswith(f"error: --against {ref} needs the history store")
-
-
-def test_last_good_and_run_ids_come_from_the_store_s_agreed_interface(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The resolver's half of the contract with the history store (``fleet/store.py``).
-
-    ``open_store(url)``, ``Store.last_good(job=, nodes=)`` and ``Store.get(run_id)``
-    returning an object whose ``report`` is a JSON report: a store holding the
-    real good report stands in here, so the wiring is tested before the merge.
-    """
-    import importlib.machinery
-    import types
-
-    good = json.loads(reference(tmp_path, H200 / "good").read_text())
-    asked: list[tuple[str, object]] = []
-
-    class Store:
-        def last_good(self, *, job: object, nodes: tuple[str, ...]) -> object:
-            asked.append(("last_good", nodes))
-            return types.SimpleNamespace(run_id=7, report=good)
-
-        def get(self, run_id: int) -> object:
-            asked.append(("get", run_id))
-            return None if run_id == 404 else types.SimpleNamespace(run_id=run_id, report=good)
-
-    fake = types.ModuleType("nccl_doctor.fleet.store")
-    fake.__spec__ = importlib.machinery.ModuleSpec("nccl_doctor.fleet.store", None)
-    fake.open_store = lambda url: Store()  # type: ignore[attr-defined]
-    monkeypatch.setitem(__import__("sys").modules, "nccl_doctor.fleet.store", fake)
-
-    _, out = against(capsys, "last-good", H200 / "bad_ifname")
-    data = json.loads(out)["against"]
-    assert asked == [("last_good", ("vm",))]
-    assert data["reference"]["source"] == "last good run 7"
+    """A good run recorded with ``--record``, then a failure compared with ``last-good``."""
+    db = f"sqlite:///{tmp_path / 'history.db'}"
+    assert main(["diagnose", str(H200 / "good"), "--record", "--db", db, "-q"]) == 0
+    capsys.readouterr()
+    code = main(
+        ["diagnose", str(H200 / "bad_ifname"), "--against", "last-good", "--db", db]
+        + ["--format", "json"]
+    )
+    data = json.loads(capsys.readouterr().out)["against"]
+    assert code == 1
+    assert data["reference"]["source"] == "last good run 1"
     assert data["retry"]["reasons"][0]["key"] == "NCCL_SOCKET_IFNAME"
-    _, out = against(capsys, "12", H200 / "bad_ifname")
-    assert json.loads(out)["against"]["reference"]["source"] == "run 12"
-    assert asked[-1] == ("get", 12)
-    assert "error: no run 404 in the history store" in _error(capsys, "404")
+    capsys.readouterr()
+    main(["diagnose", str(H200 / "bad_ifname"), "--against", "1", "--db", db, "--format", "json"])
+    assert json.loads(capsys.readouterr().out)["against"]["reference"]["source"] == "run 1"
+    code = main(["diagnose", str(H200 / "bad_ifname"), "--against", "404", "--db", db])
+    assert code == 2
+    assert "error: no run 404 in the history store" in capsys.readouterr().err
+
+
+def test_last_good_with_nothing_recorded_is_a_one_line_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = f"sqlite:///{tmp_path / 'history.db'}"
+    main(["diagnose", str(H200 / "bad_ifname"), "--record", "--db", db, "-q"])
+    capsys.readouterr()
+    code = main(["diagnose", str(H200 / "bad_ifname"), "--against", "last-good", "--db", db])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.startswith("error: no good run of these nodes is recorded"), err

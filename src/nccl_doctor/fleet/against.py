@@ -10,8 +10,6 @@ schema this version does not read, a report without a fingerprint.
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -28,7 +26,6 @@ from nccl_doctor.report import SCHEMA_VERSION, Report
 #: The largest reference report read, in bytes (a report is kilobytes; this bounds memory).
 MAX_REPORT_BYTES = 64 << 20
 _HINT = "give a report written by `nccl-doctor diagnose EVIDENCE --format json -o FILE`"
-_STORE = "nccl_doctor.fleet.store"
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,27 +78,30 @@ def load_report(path: str) -> Reference:
     return Reference(path, _check(report, path))
 
 
-def _from_store(ref: str, hosts: Sequence[str], job: str | None) -> Reference:
-    """``last-good`` or a run id, from the history store (imported only when asked for)."""
-    if importlib.util.find_spec(_STORE) is None:
-        raise UsageError(f"--against {ref} needs the history store", _HINT)
-    store_module: Any = importlib.import_module(_STORE)
-    store = store_module.open_store(None)
-    if ref == "last-good":
-        run = store.last_good(job=job, nodes=tuple(hosts))
-        if run is None:
-            raise UsageError(
-                "no good run of these nodes is recorded"
-                + (f" ({', '.join(hosts[:4])})" if hosts else ""),
-                "record runs with --record, or give a JSON report file",
-            )
-        label = f"last good run {getattr(run, 'run_id', '')}".rstrip()
-    else:
-        run = store.get(int(ref))
-        if run is None:
-            raise UsageError(f"no run {ref} in the history store", "see `nccl-doctor history`")
-        label = f"run {ref}"
-    return Reference(label, _check(run.report, label))
+def _from_store(ref: str, hosts: Sequence[str], job: str | None, db: str | None) -> Reference:
+    """``last-good`` or a run id, from the history store (``db``, else its default)."""
+    from nccl_doctor.fleet.db import FleetError  # noqa: PLC0415 -- only a stored reference
+    from nccl_doctor.fleet.store import open_store  # noqa: PLC0415
+
+    with open_store(db, create=False) as store:
+        if ref == "last-good":
+            run = store.last_good(job=job, nodes=tuple(hosts))
+            if run is None:
+                raise UsageError(
+                    "no good run of these nodes is recorded"
+                    + (f" ({', '.join(hosts[:4])})" if hosts else ""),
+                    "record runs with --record, or give a JSON report file",
+                )
+            label = f"last good run {run.id}"
+        else:
+            try:
+                run = store.get(int(ref))
+            except FleetError as exc:
+                raise UsageError(
+                    f"no run {ref} in the history store", "see `nccl-doctor history`"
+                ) from exc
+            label = f"run {ref}"
+        return Reference(label, _check(run.report, label))
 
 
 def in_store(ref: str) -> bool:
@@ -110,9 +110,11 @@ def in_store(ref: str) -> bool:
     return text == "last-good" or (text.isascii() and text.isdigit() and not Path(text).exists())
 
 
-def resolve(ref: str, *, hosts: Sequence[str] = (), job: str | None = None) -> Reference:
+def resolve(
+    ref: str, *, hosts: Sequence[str] = (), job: str | None = None, db: str | None = None
+) -> Reference:
     """The reference ``REF`` names: ``last-good``, a run id (digits), or a JSON report file."""
-    return _from_store(ref.strip(), hosts, job) if in_store(ref) else load_report(ref)
+    return _from_store(ref.strip(), hosts, job, db) if in_store(ref) else load_report(ref)
 
 
 def nodes_of(report: Report) -> tuple[str, ...]:

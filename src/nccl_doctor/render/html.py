@@ -20,6 +20,7 @@ from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Finding, FixStep
 from nccl_doctor.render.against import outline, title
+from nccl_doctor.render.history_chart import History, history_svg
 from nccl_doctor.render.memory_chart import memory_svg
 from nccl_doctor.render.pictures import timeline_svg, topology_html
 from nccl_doctor.render.svg import Series, bandwidth_svg, esc
@@ -302,10 +303,12 @@ def report_html(
     *,
     bandwidth: Bandwidth | None = None,
     pseudonymised: bool = True,
+    history: History | None = None,
 ) -> str:
     """The whole page; without ``facts`` it has no pictures and no raw evidence.
 
-    ``pseudonymised`` says, in the footer, whether ``clean`` hid the names.
+    ``pseudonymised`` says, in the footer, whether ``clean`` hid the names;
+    ``history`` (the fleet history of the report's nodes and GPUs) adds its picture.
     """
     roots = [f.id for f in report.findings if f.root_cause]
     title = f"{GENERATOR}: {report.verdict.value}" + (f" — {roots[0]}" if roots else "")
@@ -335,6 +338,10 @@ def report_html(
         chart = bandwidth_svg(bandwidth.series, bandwidth.expected_gbps, labels=bandwidth.labels)
         body.append(_picture("bandwidth", "Bus bandwidth", chart, bandwidth.note))
     body.append(_against(report, clean))
+    if history is not None:
+        note = "Each square is a recorded run of that node or GPU"
+        note += f" ({clean(history.source)})." if history.source else "."
+        body.append(_picture("history", "Node and GPU history", history_svg(history, clean), note))
     body.append(_coverage(report, clean))
     if facts is not None:
         body.append(_raw(facts, clean))

@@ -8,7 +8,7 @@ from typing import Any
 from nccl_doctor import GENERATOR, __version__
 from nccl_doctor.findings import Finding
 from nccl_doctor.redact import scrub
-from nccl_doctor.report import SCHEMA_VERSION, Report
+from nccl_doctor.report import SCHEMA_VERSION, Inventory, Report
 
 
 def finding_json(finding: Finding, clean: Callable[[str], str] = scrub) -> dict[str, Any]:
@@ -42,6 +42,55 @@ def finding_json(finding: Finding, clean: Callable[[str], str] = scrub) -> dict[
         "explains": list(finding.explains),
         "follows": list(finding.defers_to),
         "detail": [clean(d) for d in finding.detail],
+    }
+
+
+def inventory_json(inv: Inventory, clean: Callable[[str], str] = scrub) -> dict[str, Any]:
+    """The report's ``inventory``: hosts, GPUs, versions, probe figures, counter deltas."""
+
+    def host(name: str | None) -> str | None:
+        return clean(name) if name else None
+
+    return {
+        "hosts": [clean(h) for h in inv.hosts],
+        "gpus": [
+            {
+                "host": host(g.host),
+                "index": g.index,
+                "bus_id": g.bus_id,
+                "uuid": g.uuid,
+                "serial": g.serial,
+                "name": g.name,
+            }
+            for g in inv.gpus
+        ],
+        "versions": dict(inv.versions),
+        "probe": [
+            {
+                "host": host(p.host),
+                "kind": p.kind,
+                "gpus": list(p.gpus),
+                "world": p.world,
+                "size_bytes": p.size_bytes,
+                "busbw_gbytes_s": p.busbw_gbytes_s,
+                "expected_gbytes_s": p.expected_gbytes_s,
+                "gpu_model": p.gpu_model,
+            }
+            for p in inv.probe
+        ],
+        "counters": [
+            {
+                "host": host(c.host),
+                "device": c.device,
+                "counter": c.counter,
+                "before": c.before,
+                "after": c.after,
+                "delta": c.delta,
+                "gpu": c.gpu,
+            }
+            for c in inv.counters
+        ],
+        "counters_compared": [clean(h) for h in inv.compared],
     }
 
 
@@ -91,6 +140,7 @@ def report_json(report: Report, clean: Callable[[str], str] = scrub) -> dict[str
             "notes": [clean(n) for n in report.coverage.notes],
             "unchecked": list(report.coverage.unchecked),
         },
+        "inventory": inventory_json(report.inventory, clean),
     }
     if report.fingerprint is not None:
         out["fingerprint"] = report.fingerprint.as_json(clean)

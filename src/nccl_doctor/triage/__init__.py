@@ -23,6 +23,7 @@ from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.report import Coverage, FirstFailure, Report, Verdict
 from nccl_doctor.rules import CATALOGUE
 from nccl_doctor.triage.coverage import coverage_of
+from nccl_doctor.triage.inventory import inventory_of
 
 _ORDER = {rule_id: index for index, rule_id in enumerate(CATALOGUE)}
 
@@ -206,4 +207,5 @@ def triage(findings: Sequence[Finding], facts: Facts, read: ReadResult) -> Repor
             [*standing, *(kid for kids in folded.values() for kid in kids)],
             [f.fact for f in failures],
         ),
+        inventory=inventory_of(facts),
     )
