@@ -308,10 +308,8 @@ def test_last_good_and_run_ids_come_from_the_history(
     db = f"sqlite:///{tmp_path / 'history.db'}"
     assert main(["diagnose", str(H200 / "good"), "--record", "--db", db, "-q"]) == 0
     capsys.readouterr()
-    code = main(
-        ["diagnose", str(H200 / "bad_ifname"), "--against", "last-good", "--db", db]
-        + ["--format", "json"]
-    )
+    args = ["--against", "last-good", "--db", db, "--format", "json"]
+    code = main(["diagnose", str(H200 / "bad_ifname"), *args])
     data = json.loads(capsys.readouterr().out)["against"]
     assert code == 1
     assert data["reference"]["source"] == "last good run 1"

@@ -61,7 +61,7 @@ _VOLATILE = frozenset(
 )  # fmt: skip
 #: Names a launcher prints for the node it runs on, not a host of the fleet.
 _LOCAL = frozenset({"localhost", "localhost.localdomain", "127.0.0.1", "::1"})
-_VERSION = re.compile(r"\d+(?:\.\d+){1,3}")
+_VERSION = re.compile(r"(?<![\d.])\d+(?:\.\d+){1,3}")
 _NET_NUMBER = re.compile(r"/\d+(?:\(\d+\))?(?=/|$)")
 #: The most ranks and GPUs kept in a fingerprint (a JSON report stays bounded).
 MAX_ITEMS = 4096

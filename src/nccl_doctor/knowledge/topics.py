@@ -82,10 +82,10 @@ _VARIABLES: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = tuple(
         (r"NCCL_(?:MIN|MAX)_\w+|NCCL_NCHANNELS\w*|NCCL_BUFFSIZE", ("channels",)),
         (r"NCCL_DEBUG\w*|TORCH_DISTRIBUTED_DEBUG|TORCH_CPP_LOG_LEVEL|TORCH_SHOW_\w+",
          ("debug",)),
-        ((r"TORCH_NCCL_\w*(?:TIMEOUT|ERROR_HANDLING|MONITORING|BLOCKING_WAIT)\w*"
+        ((r"\bTORCH_NCCL_\w*(?:TIMEOUT|ERROR_HANDLING|MONITORING|BLOCKING_WAIT)\w*"
          r"|NCCL_ASYNC_ERROR_HANDLING|NCCL_BLOCKING_WAIT"), ("timeout",)),
         (r"CUDA_VISIBLE_DEVICES|NVIDIA_VISIBLE_DEVICES", ("gpus",)),
-        (r"PYTORCH_CUDA_ALLOC_CONF|PYTORCH_\w*MEM\w*", ("memory",)),
+        (r"PYTORCH_CUDA_ALLOC_CONF|\bPYTORCH_\w*MEM\w*", ("memory",)),
         (r"CUDA_\w+", ("cuda",)),
         (r"LD_LIBRARY_PATH|LD_PRELOAD", ("nccl", "cuda", "driver")),
         (r"MASTER_ADDR|WORLD_SIZE|LOCAL_WORLD_SIZE|TORCHELASTIC_\w+", ("launch", "world")),

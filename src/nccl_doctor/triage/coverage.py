@@ -51,7 +51,7 @@ _RESTATE_IDS = frozenset({"launch.rank_crash", "app.hang", "gpu.oom", "gpu.conte
 #: An exception that comes from the system under the application, not from its own code.
 _SYSTEM_TEXT = re.compile(
     r"cuda|nccl|gloo|cudnn|cublas|nvml|driver|\bdevice\b|xid|ecc|socket|connect|network|"
-    r"timed? ?out|store|rendezvous|c10d|errno|NET/|Dist\w*Error|ProcessGroup|illegal memory",
+    r"timed? ?out|store|rendezvous|c10d|errno|NET/|\bDist\w*Error|ProcessGroup|illegal memory",
     re.IGNORECASE,
 )
 _OOM_TEXT = re.compile(r"CUDA out of memory|OutOfMemoryError|CUDA_ERROR_OUT_OF_MEMORY")

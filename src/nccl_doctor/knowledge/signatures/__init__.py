@@ -132,7 +132,7 @@ def _check_pattern(pattern: str) -> list[str]:
 def _strip_classes(pattern: str) -> str:
     """``pattern`` with escapes and bracket classes blanked (so ``[$*]`` is no anchor)."""
     out = re.sub(r"\\.", "__", pattern)
-    return re.sub(r"\[\^?\]?[^\]]*\]", "_", out)
+    return re.sub(r"\[\^?\]?[^\][]*\]", "_", out)
 
 
 def _parse(obj: Any, where: str) -> Signature:

@@ -359,7 +359,7 @@ def launcher_of(facts: Facts) -> str | None:
         return "torchrun"
     if any(_LOG_DIR_FILE.search(fact.cite.source) for fact in facts.all):
         return "torchrun"
-    if facts.said(r"torch/distributed/(?:run|elastic/)\S*\.py:\d+\]", prose=False):
+    if facts.said(r"torch/distributed/(?:run|elastic/)\S{0,120}?\.py:\d+\]", prose=False):
         return "torchrun"
     if facts.said(r"(?:^|\s)srun: |slurmstepd", prose=False):
         return "srun"
