@@ -41,7 +41,8 @@ from __future__ import annotations
 from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.run import CollectiveTimeout, DistributedError, LauncherSignal
 from nccl_doctor.facts.store import Facts
-from nccl_doctor.findings import Confidence, Finding, Severity
+from nccl_doctor.findings import LAGGING, MESSENGER, Confidence, Finding, Severity
+from nccl_doctor.rules.app._origin import with_roles
 from nccl_doctor.rules.base import Rule
 from nccl_doctor.rules.launch._common import (
     Death,
@@ -195,9 +196,9 @@ def check(facts: Facts) -> list[Finding]:
     """A rank that died on its own, one missing from the others' timeout, or a watchdog abort."""
     found = deaths(facts)
     if found:
-        return [_from_death(facts, found[0])]
+        return [with_roles(facts, _from_death(facts, found[0]), tell=(LAGGING, MESSENGER))]
     inferred = _inferred(facts)
     if inferred:
-        return [inferred]
+        return [with_roles(facts, inferred, tell=(LAGGING, MESSENGER))]
     aborts = watchdog_aborts(facts)
     return [_from_abort(aborts[0])] if aborts else []
