@@ -119,7 +119,7 @@ def text(job: Job, verbose: bool = False) -> str:
     out.append(
         "Group     Comms     Nodes     Ranks     Ranks     Ranks    Status  Errors\n"
         "    #  in group  per comm  per node  per comm  in group\n"
-        f"{0:5d}  {1:8d}  {1:8d}  {str(reported):>8}  {job.size:8d}  {reported:8d}  "
+        f"{0:5d}  {1:8d}  {1:8d}  {reported!s:>8}  {job.size:8d}  {reported:8d}  "
         f"{STATUS[top]:>8}  {words[flags]:>6}\n"
     )
     hash16 = f"{job.comm_hash:016x}"
@@ -132,8 +132,10 @@ def text(job: Job, verbose: bool = False) -> str:
             "(unreachable via the RAS network)\n"
         )
         if outlier(n, verbose=verbose):
-            for m in sorted(dead, key=lambda m: m.pid):
-                out.append(f"  Process {m.pid} on node {job.host} managing GPU {m.gpu}\n")
+            out += [
+                f"  Process {m.pid} on node {job.host} managing GPU {m.gpu}\n"
+                for m in sorted(dead, key=lambda m: m.pid)
+            ]
         out.append("\n")
     if job.missing:
         n = len(job.missing)
@@ -292,14 +294,9 @@ def _b(value: bool) -> str:
     return "true" if value else "false"
 
 
-def _ranks(n: int, all_reduce: int, **over: dict[str, object]) -> list[Rank]:
-    out = []
-    for i in range(n):
-        r = Rank(i, 1200 + i, i, {"Broadcast": 1, "AllReduce": all_reduce})
-        for k, v in over.get(i, {}).items():  # type: ignore[union-attr]
-            setattr(r, k, v)
-        out.append(r)
-    return out
+def _ranks(n: int, all_reduce: int) -> list[Rank]:
+    """``n`` ranks, one per GPU and process, each having launched ``all_reduce`` all_reduces."""
+    return [Rank(i, 1200 + i, i, {"Broadcast": 1, "AllReduce": all_reduce}) for i in range(n)]
 
 
 def one_rank() -> Job:

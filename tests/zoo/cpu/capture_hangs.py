@@ -64,7 +64,7 @@ def _command(case: Case) -> list[str]:
         return [torchrun(), "--nproc-per-node", str(case.nproc), "--master-port", port, str(JOB)]
     loop = (
         f"for r in {' '.join(map(str, range(case.nproc)))}; do "
-        f"(RANK=$r LOCAL_RANK=$r {python} -u {shlex.quote(str(JOB))} 2>&1 | sed -u \"s/^/$r: /\") & "
+        f'(RANK=$r LOCAL_RANK=$r {python} -u {shlex.quote(str(JOB))} 2>&1 | sed -u "s/^/$r: /") & '
         "done; wait"
     )
     return ["bash", "-c", loop]
@@ -127,7 +127,9 @@ def main(argv: list[str]) -> int:
             continue
         began = time.monotonic()
         code = capture(case, out)
-        print(f"{case.name}: wrapper exit {code} after {time.monotonic() - began:.0f} s", flush=True)
+        print(
+            f"{case.name}: wrapper exit {code} after {time.monotonic() - began:.0f} s", flush=True
+        )
     return 0
 
 

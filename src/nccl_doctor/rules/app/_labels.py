@@ -24,6 +24,9 @@ class Label:
     reason: str
     cite: Cite
     weight: int
+    #: the evidence shows the rank alive (elsewhere in Python, stopped without an error of its
+    #: own, printing without an error): stuck, not dead
+    alive: bool = False
 
 
 Found = tuple[list[Label], CollectiveRef | None]

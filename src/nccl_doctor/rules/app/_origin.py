@@ -131,6 +131,10 @@ class Origin:
             parts.append(f"{role}{plural}: {ranks_text(ranks)} ({why})")
         return "; ".join(parts)
 
+    def stuck(self, rank: int) -> bool:
+        """Whether ``rank`` is an origin the evidence shows alive (stuck, not dead)."""
+        return any(x.rank == rank and x.role == ORIGIN and x.alive for x in self.labels)
+
     def cites(self, limit: int = 3) -> list[Cite]:
         """The lines of the origin's labels first, then the others'."""
         ordered = sorted(self.labels, key=lambda x: (ROLE_ORDER[x.role], -x.weight, x.rank))
@@ -176,7 +180,7 @@ def _analyse(facts: Facts) -> Origin:
             best[label.rank] = label
     if world == 1 and 0 in best and best[0].role != ORIGIN:
         held = best[0]
-        best[0] = Label(0, ORIGIN, OWN_GPU, held.cite, held.weight)
+        best[0] = Label(0, ORIGIN, OWN_GPU, held.cite, held.weight, alive=True)
     chosen = tuple(sorted(best.values(), key=lambda x: x.rank))
     refs.sort(key=lambda r: _REF_ORDER.index(r.source) if r.source in _REF_ORDER else 9)
     return Origin(chosen, refs[0] if refs else None, world)
@@ -252,14 +256,16 @@ def _from_stacks(facts: Facts, world: int | None) -> Found:
             continue
         elif pos.kind == "elsewhere":
             out.append(
-                Label(rank, ORIGIN, f"never joined {common}: {elsewhere(pos)}", pos.cite, STACKS)
+                Label(
+                    rank, ORIGIN, f"never joined {common}: {elsewhere(pos)}", pos.cite, STACKS, True
+                )
             )
         elif len(counts) > 1 and counts[pos.op] < counts[common]:
             why = (
                 f"stuck in a different collective: {pos.op} (called at {frame_text(pos.call)}) "
                 f"while the others wait in {common}"
             )
-            out.append(Label(rank, ORIGIN, why, pos.cite, STACKS))
+            out.append(Label(rank, ORIGIN, why, pos.cite, STACKS, alive=True))
         else:
             out.append(Label(rank, MESSENGER, f"waits in {pos.op}", pos.cite, WAITING))
     if not waiting:
@@ -309,18 +315,9 @@ def _from_logs(facts: Facts, world: int | None) -> Found:
             out.append(
                 Label(tb.rank, MESSENGER, "saw a peer close the connection", tb.cite, REPORTED - 2)
             )
-    for rdv in facts.of(RendezvousTimeout):
-        if rdv.rank is not None:
-            joined = f", {rdv.joined}/{rdv.expected} joined" if rdv.joined is not None else ""
-            out.append(
-                Label(
-                    rdv.rank,
-                    MESSENGER,
-                    f"timed out waiting for the others to join{joined}",
-                    rdv.cite,
-                    REPORTED,
-                )
-            )
+    why = "timed out waiting for the others to join"
+    out += [Label(r.rank, MESSENGER, why, r.cite, REPORTED) for r in facts.of(RendezvousTimeout)
+            if r.rank is not None]  # fmt: skip
     reporting = {x.rank for x in out}
     if reporting:
         quiet = _quiet(facts, reporting)
@@ -359,7 +356,7 @@ def _quiet(facts: Facts, reporting: set[int]) -> list[Label]:
                 "stuck: no error of its own before the launcher stopped it, while the others "
                 "timed out waiting for it"
             )
-            out.append(Label(child.rank, ORIGIN, why, child.cite, QUIET))
+            out.append(Label(child.rank, ORIGIN, why, child.cite, QUIET, alive=True))
     return out
 
 
@@ -376,14 +373,12 @@ def _silent(facts: Facts, labelled: set[int], world: int | None) -> list[Label]:
     present &= set(range(world))
     out: list[Label] = []
     for rank in sorted(present - labelled - failed):
-        cite = next(
-            (f.cite for f in facts.all if f.rank == rank and not isinstance(f, _NOT_OUTPUT)),
-            None,
+        own = [f.cite for f in facts.all if f.rank == rank and not isinstance(f, _NOT_OUTPUT)]
+        last = own[-1]
+        said = " ".join(last.text.split())[-100:]
+        why = (
+            "never joined: its output is here but no error of its own while the others timed "
+            f"out waiting for it (stuck or exited before joining; its last line: {said})"
         )
-        if cite is not None:
-            why = (
-                "never joined: its output is here but no error of its own while the others "
-                "timed out waiting for it (stuck or exited before joining)"
-            )
-            out.append(Label(rank, ORIGIN, why, cite, SILENT))
+        out.append(Label(rank, ORIGIN, why, last, SILENT, alive=True))
     return out
