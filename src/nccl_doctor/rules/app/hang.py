@@ -22,7 +22,15 @@ OpType=ALLREDUCE, ..., Timeout(ms)=1800000) ran for 1800093 milliseconds``,
 work: 18`` (a rank whose last completed work is lower is behind; equal
 counters on every reporting rank point at a rank that is not reporting),
 store-based barriers failing with ``Socket Timeout`` after ~30 minutes of
-one rank's preprocessing, heartbeat-monitor aborts.
+one rank's preprocessing, heartbeat-monitor aborts; while the job still
+hangs, ``nccl-doctor run``'s capture: ranks' Python stacks waiting in a
+collective while one is elsewhere or gone, flight-recorder dumps where one
+rank never enqueued the collective the others did, NCCL RAS counting one
+rank short, dead or in error. Each rank is labelled: the **origin** (never
+joined, dead, stuck in a different collective, an error of its own, or its
+own GPU work ahead of the collective did not finish), **lagging** (behind,
+waiting on the origin) or **messenger** (it only reports), and the
+collective where they diverge is named.
 
 Fix
 ---
