@@ -53,9 +53,11 @@ from nccl_doctor.facts.run import (
     ChildFailure,
     CollectiveTimeout,
     DistributedError,
+    LauncherSignal,
     PythonTraceback,
     RendezvousTimeout,
     WatchdogState,
+    WorkerExit,
 )
 from nccl_doctor.facts.stacks import Position, StackCapture, ThreadStack, frame_text, positions
 from nccl_doctor.facts.store import Facts
@@ -321,7 +323,7 @@ def _from_logs(facts: Facts, world: int | None) -> Found:
     reporting = {x.rank for x in out}
     if reporting:
         quiet = _quiet(facts, reporting)
-        out += quiet + _silent(facts, reporting | {x.rank for x in quiet}, world)
+        out += quiet + _silent(facts, reporting, reporting | {x.rank for x in quiet}, world)
     return out, ref
 
 
@@ -346,39 +348,69 @@ def _behind_watchdogs(facts: Facts) -> list[Label]:
 
 
 def _quiet(facts: Facts, reporting: set[int]) -> list[Label]:
-    """Ranks the launcher had to stop (SIGTERM) that printed no error of their own."""
-    out: list[Label] = []
-    for child in facts.of(ChildFailure):
-        if child.rank is None or child.rank in reporting or child.rank in {x.rank for x in out}:
-            continue
-        if child.signal_name in ("SIGTERM", "SIGINT"):
-            why = (
-                "stuck: no error of its own before the launcher stopped it, while the others "
-                "timed out waiting for it"
-            )
-            out.append(Label(child.rank, ORIGIN, why, child.cite, QUIET, alive=True))
-    return out
+    """Ranks the launcher had to stop (SIGTERM) that printed no error of their own.
+
+    Only when they are fewer than the ranks that reported: a launcher that stops
+    everyone after the first rank's timeout leaves many quiet ranks, none of them
+    the origin for that.
+    """
+    stopped = sorted(
+        {
+            c.rank: c
+            for c in facts.of(ChildFailure)
+            if c.rank is not None
+            and c.rank not in reporting
+            and c.signal_name in ("SIGTERM", "SIGINT")
+        }.items()
+    )
+    if not stopped or len(stopped) > len(reporting):
+        return []
+    why = (
+        "stuck: no error of its own before the launcher stopped it, while the others timed out "
+        "waiting for it"
+    )
+    return [Label(r, ORIGIN, why, c.cite, QUIET, alive=True) for r, c in stopped]
 
 
 #: Facts about a rank that are not its own output (a job-wide report, a capture's bookkeeping).
-_NOT_OUTPUT = (StackCapture, ThreadStack, RasRank, RasOpCount, FlightDump, FlightGroup, FlightEntry)
+_NOT_OUTPUT = (
+    StackCapture,
+    ThreadStack,
+    RasRank,
+    RasOpCount,
+    FlightDump,
+    FlightGroup,
+    FlightEntry,
+    ChildFailure,
+    WorkerExit,
+    LauncherSignal,
+)
 
 
-def _silent(facts: Facts, labelled: set[int], world: int | None) -> list[Label]:
-    """Ranks whose output is here but that reported nothing while the others failed waiting."""
+def _silent(
+    facts: Facts, reporting: set[int], labelled: set[int], world: int | None
+) -> list[Label]:
+    """Ranks whose output is here but that reported nothing while the others failed waiting.
+
+    Only when they are fewer than the ranks that reported (a log cut short, or
+    kept for one rank only, leaves many ranks without their error).
+    """
     if not world or world > 4096:
         return []
     failed = {f.rank for f in facts.of(PythonTraceback) if f.rank is not None and f.exc_type}
-    present = {f.rank for f in facts.all if f.rank is not None and not isinstance(f, _NOT_OUTPUT)}
-    present &= set(range(world))
+    last: dict[int, Cite] = {}
+    for fact in facts.all:
+        if fact.rank is not None and 0 <= fact.rank < world and not isinstance(fact, _NOT_OUTPUT):
+            last[fact.rank] = fact.cite
+    silent = sorted(set(last) - labelled - failed)
+    if not silent or len(silent) > len(reporting):
+        return []
     out: list[Label] = []
-    for rank in sorted(present - labelled - failed):
-        own = [f.cite for f in facts.all if f.rank == rank and not isinstance(f, _NOT_OUTPUT)]
-        last = own[-1]
-        said = " ".join(last.text.split())[-100:]
+    for rank in silent:
+        said = " ".join(last[rank].text.split())[-100:]
         why = (
             "never joined: its output is here but no error of its own while the others timed "
             f"out waiting for it (stuck or exited before joining; its last line: {said})"
         )
-        out.append(Label(rank, ORIGIN, why, last, SILENT, alive=True))
+        out.append(Label(rank, ORIGIN, why, last[rank], SILENT, alive=True))
     return out
