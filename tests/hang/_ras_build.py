@@ -18,17 +18,10 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from nccl_doctor.parse.ncclras import ERRORS, OPS
+
 OUT = Path(__file__).resolve().parents[1] / "fixtures" / "constructed" / "ncclras"
-OPS = ("Broadcast", "Reduce", "AllGather", "ReduceScatter", "AllReduce")
 STATUS = ("NOCOMM", "INIT", "RUNNING", "FINALIZE", "ABORT")
-ERRORS = {
-    1: "Unhandled CUDA error",
-    2: "System error",
-    3: "Internal error",
-    4: "Invalid argument",
-    5: "Invalid usage",
-    6: "Remote process error",
-}
 
 
 @dataclass

@@ -39,6 +39,7 @@ from typing import Any, ClassVar
 from nccl_doctor.evidence.lines import Line
 from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.ras import RasComm, RasOpCount, RasProcess, RasRank, RasReport
+from nccl_doctor.parse._blocktext import trailing_blanks
 from nccl_doctor.parse._values import cite
 from nccl_doctor.parse.base import BlockParser, FileParser
 
@@ -165,12 +166,7 @@ class RasTextParser(BlockParser):
         """Headings, tables, sections and their indented details, and a few blank lines."""
         text = line.text.rstrip()
         if not text.strip():
-            blanks = 0
-            for earlier in reversed(block):
-                if earlier.text.strip():
-                    break
-                blanks += 1
-            return blanks < _MAX_BLANKS
+            return trailing_blanks(block) < _MAX_BLANKS
         return _is_ras_line(text) and not (_VERSION.match(text) and len(block) > 1)
 
     def parse(self, block: Sequence[Line]) -> list[Fact]:
