@@ -64,6 +64,43 @@ class FixStep:
         return cls(text, step.kind, step.reason, step.setting)
 
 
+#: The roles of ranks in a hang (``Finding.roles``).
+ORIGIN, LAGGING, MESSENGER = "origin", "lagging", "messenger"
+
+
+@dataclass(frozen=True, slots=True)
+class RankRole:
+    """Ranks that play one role in a hang, for one reason.
+
+    ``origin``: the rank(s) that started it (never joined the collective,
+    dead, its own GPU work ahead of the collective did not finish, stuck in
+    a different collective, an error of its own); ``lagging``: behind the
+    others, but only because it waits on the origin; ``messenger``: only
+    reporting (it reached the collective, and its timeout or lost
+    connection is the origin's consequence).
+    """
+
+    role: str
+    ranks: tuple[int, ...]
+    reason: str
+    evidence: tuple[Cite, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class CollectiveRef:
+    """The collective where the ranks diverge: op, sequence number, size, process group.
+
+    ``source`` says which evidence named it (``flight recorder``,
+    ``watchdog``, ``NCCL RAS``, ``stacks``); unknown fields are ``None``.
+    """
+
+    op: str | None
+    seq: int | None = None
+    size: str | None = None
+    process_group: str | None = None
+    source: str = ""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Finding:
     """One diagnosis: an id of the catalogue, a specific summary, the fix, the proof.
@@ -96,3 +133,8 @@ class Finding:
     def steps(self) -> tuple[FixStep, ...]:
         """The fix steps with their kinds: check, repair, or a workaround that masks the cause."""
         return tuple(FixStep.of(step) for step in self.fix)
+
+    #: the ranks' roles in a hang (origin, lagging, messenger), where the evidence tells them
+    roles: tuple[RankRole, ...] = ()
+    #: the collective where the ranks diverge
+    collective: CollectiveRef | None = None

@@ -48,7 +48,9 @@ CASCADE_TEXT = re.compile(
     r"communicator (?:was|has been) aborted|process group (?:was|has been) aborted|"
     r"remote process exited|SignalException|Signals?\.SIGTERM|received signal SIGTERM|"
     r"Got signal: ?15|KeyboardInterrupt|ProcessGroupNCCL is shutting down|"
-    r"Terminating the process after|another rank failed|peer (?:rank )?\d* ?(?:closed|exited)",
+    r"Terminating the process after|another rank failed|peer (?:rank )?\d* ?(?:closed|exited)|"
+    # c10d's TCPStore client once the store's host (rank 0) has gone
+    r"Connection was likely closed|remote (?:server|end) shutdown or crash",
     re.IGNORECASE,
 )
 

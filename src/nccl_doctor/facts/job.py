@@ -16,6 +16,7 @@ from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.flight import FlightGroup
 from nccl_doctor.facts.host import EnvVar
 from nccl_doctor.facts.nccl import NcclCommInit, NcclLogFact
+from nccl_doctor.facts.ras import RasOpCount, RasRank
 from nccl_doctor.facts.run import (
     ChildFailure,
     CudaOutOfMemory,
@@ -23,6 +24,7 @@ from nccl_doctor.facts.run import (
     PythonTraceback,
     WorkerExit,
 )
+from nccl_doctor.facts.stacks import StackCapture
 from nccl_doctor.facts.store import Facts
 
 _CUDA_DEV = re.compile(r"\bcuda:(\d{1,2})\b")
@@ -46,7 +48,7 @@ class World:
     size: int | None
     cites: tuple[Cite, ...] = ()
     #: "process group" (the default one), "largest group", "nccl" (the largest communicator),
-    #: "WORLD_SIZE", "launcher" or "flight recorder"
+    #: "WORLD_SIZE", "launcher", "flight recorder", "stacks" or "NCCL RAS"
     how: str = ""
 
 
@@ -57,7 +59,7 @@ def world(facts: Facts) -> World:
     or NCCL communicator (no group is larger than the world), then the
     ``WORLD_SIZE`` variable, then the launcher's ``--nproc-per-node`` times
     ``--nnodes`` (an elastic ``--nnodes 1:4`` says no size), then the largest
-    group of a flight-recorder dump.
+    group a flight-recorder dump, a pre-mortem's stacks or NCCL RAS shows.
     """
     return facts.derived("world", _world)
 
@@ -92,10 +94,17 @@ def _world(facts: Facts) -> World:
             n *= int(nnodes[0].match.group(1))
             cites.append(nnodes[0].cite)
         return World(n, tuple(cites), "launcher")
-    groups = [g for g in facts.of(FlightGroup) if g.group_ranks]
-    if groups:
-        best_group = max(groups, key=lambda g: len(g.group_ranks))
-        return World(len(best_group.group_ranks), (best_group.cite,), "flight recorder")
+    seen: list[tuple[int, Cite, str]] = [
+        (len(g.group_ranks), g.cite, "flight recorder")
+        for g in facts.of(FlightGroup)
+        if g.group_ranks
+    ]
+    seen += [(c.world_size, c.cite, "stacks") for c in facts.of(StackCapture) if c.world_size]
+    seen += [(r.comm_size, r.cite, "NCCL RAS") for r in facts.of(RasRank) if r.comm_size]
+    seen += [(r.comm_size, r.cite, "NCCL RAS") for r in facts.of(RasOpCount) if r.comm_size]
+    if seen:
+        size, cite, how = max(seen, key=lambda s: s[0])
+        return World(size, (cite,), how)
     return World(None)
 
 
@@ -133,10 +142,11 @@ def rank_gpus(facts: Facts) -> dict[int, RankGpu]:
 
 
 def job_pids(facts: Facts) -> set[int]:
-    """PIDs the evidence shows belong to the job (log prefixes, launcher reports)."""
+    """PIDs the evidence shows belong to the job (log prefixes, launcher reports, the
+    processes ``nccl-doctor run`` captured stacks of)."""
     pids: set[int] = set()
     for fact in facts.all:
-        if isinstance(fact, NcclLogFact | ChildFailure | WorkerExit) and fact.pid:
+        if isinstance(fact, NcclLogFact | ChildFailure | WorkerExit | StackCapture) and fact.pid:
             pids.add(fact.pid)
     return pids
 

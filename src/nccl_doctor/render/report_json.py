@@ -6,9 +6,14 @@ from collections.abc import Callable
 from typing import Any
 
 from nccl_doctor import GENERATOR, __version__
+from nccl_doctor.facts.base import Cite
 from nccl_doctor.findings import Finding
 from nccl_doctor.redact import scrub
 from nccl_doctor.report import SCHEMA_VERSION, Inventory, Report
+
+
+def _cite(cite: Cite, clean: Callable[[str], str]) -> dict[str, Any]:
+    return {"source": clean(cite.source), "line": cite.line, "text": clean(cite.text)}
 
 
 def finding_json(finding: Finding, clean: Callable[[str], str] = scrub) -> dict[str, Any]:
@@ -30,10 +35,7 @@ def finding_json(finding: Finding, clean: Callable[[str], str] = scrub) -> dict[
             }
             for step in finding.steps
         ],
-        "evidence": [
-            {"source": clean(c.source), "line": c.line, "text": clean(c.text)}
-            for c in finding.evidence
-        ],
+        "evidence": [_cite(c, clean) for c in finding.evidence],
         "subjects": {
             "ranks": list(finding.subjects.ranks),
             "gpus": list(finding.subjects.gpus),
@@ -42,6 +44,26 @@ def finding_json(finding: Finding, clean: Callable[[str], str] = scrub) -> dict[
         "explains": list(finding.explains),
         "follows": list(finding.defers_to),
         "detail": [clean(d) for d in finding.detail],
+        "roles": [
+            {
+                "role": role.role,
+                "ranks": list(role.ranks),
+                "reason": clean(role.reason),
+                "evidence": [_cite(c, clean) for c in role.evidence],
+            }
+            for role in finding.roles
+        ],
+        "collective": None
+        if finding.collective is None
+        else {
+            "op": finding.collective.op,
+            "seq": finding.collective.seq,
+            "size": finding.collective.size,
+            "process_group": clean(finding.collective.process_group)
+            if finding.collective.process_group
+            else None,
+            "source": finding.collective.source,
+        },
     }
 
 

@@ -227,6 +227,11 @@ def _diagnose(folder: Path, result: Result) -> None:
     pending = [e for e in facts.of(FlightEntry) if e.state in ("scheduled", "started")]
     result.hung = found.hung or bool(pending)
     result.named, result.summary = found.named, found.summary
+    hang = next((f for f in report.findings if f.id == "app.hang"), None)
+    roles = hang.roles if hang else ()
+    origin = sorted({r for role in roles if role.role == "origin" for r in role.ranks})
+    if origin and not result.named:  # held below Python: the flight recorder or RAS named it
+        result.named = tuple(origin)
     lines = [f"where each rank is (Python stacks in {result.folder}):"]
     for pos, line in zip(found.positions, found.lines, strict=True):
         lines.append(f"  {line}")
