@@ -23,6 +23,8 @@ from nccl_doctor.rules import CATALOGUE
 from nccl_doctor.triage_coverage import coverage_of
 from nccl_doctor.triage_failures import Failure, failures_of, first_failure, interruption
 
+#: How many hypotheses follow a decisive finding: the next candidates for the same symptom.
+ALTERNATIVES = 2
 _ORDER = {rule_id: index for index, rule_id in enumerate(CATALOGUE)}
 
 
@@ -154,19 +156,25 @@ def _is_text(fact: Fact) -> bool:
 def hypotheses_of(
     standing: Sequence[Finding], facts: Facts, failures: Sequence[Failure], failure: Failure | None
 ) -> tuple[Hypothesis, ...]:
-    """The differential, unless a finding is already decisive (critical, high confidence).
+    """The differential; after a decisive finding (critical, high confidence) its alternatives.
 
-    The first failure leads; the other ranks' own failures follow, the launcher's last.
+    A rule with decisive evidence can still be wrong about the cause (the same
+    message has other causes); an expert names the next candidates, so a
+    decisive finding is followed by at most :data:`ALTERNATIVES` hypotheses of
+    the same symptom. The first failure leads; the other ranks' own failures
+    follow, the launcher's last.
     """
     lead = standing[0] if standing else None
-    if lead and lead.severity is Severity.CRITICAL and lead.confidence is Confidence.HIGH:
-        return ()
+    decisive = bool(
+        lead and lead.severity is Severity.CRITICAL and lead.confidence is Confidence.HIGH
+    )
     first = failure.fact if failure is not None else None
     own = [f.fact for f in failures if not f.cascade and not f.launcher and f.fact is not first]
     launcher = [f.fact for f in failures if f.launcher]
     ordered = (*([first] if first is not None else []), *own, *launcher)
     known = {f.id for f in standing if f.severity is not Severity.INFO}
-    return differential(facts, ordered, known)
+    ranked = differential(facts, ordered, known)
+    return ranked[:ALTERNATIVES] if decisive else ranked
 
 
 def triage(findings: Sequence[Finding], facts: Facts, read: ReadResult) -> Report:
