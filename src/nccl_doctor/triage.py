@@ -161,7 +161,7 @@ def hypotheses_of(
     A rule with decisive evidence can still be wrong about the cause (the same
     message has other causes); an expert names the next candidates, so a
     decisive finding is followed by at most :data:`ALTERNATIVES` hypotheses of
-    the same symptom. The first failure leads; the other ranks' own failures
+    the same symptom, where the finding is itself one of that symptom's causes. The first failure leads; the other ranks' own failures
     follow, the launcher's last.
     """
     lead = standing[0] if standing else None
@@ -173,8 +173,9 @@ def hypotheses_of(
     launcher = [f.fact for f in failures if f.launcher]
     ordered = (*([first] if first is not None else []), *own, *launcher)
     known = {f.id for f in standing if f.severity is not Severity.INFO}
-    ranked = differential(facts, ordered, known)
-    return ranked[:ALTERNATIVES] if decisive else ranked
+    if decisive and lead is not None:
+        return differential(facts, ordered, known, confirmed=lead.id)[:ALTERNATIVES]
+    return differential(facts, ordered, known)
 
 
 def triage(findings: Sequence[Finding], facts: Facts, read: ReadResult) -> Report:

@@ -116,9 +116,18 @@ def _error_lines(facts: Facts) -> tuple[Fact, ...]:
 
 
 def differential(
-    facts: Facts, failures: tuple[Fact, ...], known: Iterable[str] = ()
+    facts: Facts,
+    failures: tuple[Fact, ...],
+    known: Iterable[str] = (),
+    confirmed: str | None = None,
 ) -> tuple[Hypothesis, ...]:
-    """The ranked hypotheses for the first failure's symptom class (empty without a failure)."""
+    """The ranked hypotheses for the first failure's symptom class (empty without a failure).
+
+    ``confirmed`` is the id a rule found decisive evidence for: the
+    hypotheses are then its alternatives, only where it is itself one of the
+    symptom's candidates (a device-side assertion has no alternatives among
+    the causes of the NCCL error that wraps it).
+    """
     ctx = context_of(facts)
     # nccl-tests' own failure lines are failures too: the catalogue reads their result
     tests = tuple(facts.of(NcclTestFailure))
@@ -128,4 +137,6 @@ def differential(
     lead = symptoms[0]
     if lead.cls in _WRAPPERS:  # NCCL's "unhandled CUDA error" wraps the CUDA error it names
         lead = next((s for s in symptoms if s.cls in _WRAPPERS[lead.cls]), lead)
+    if confirmed is not None and confirmed not in _candidates(lead, ctx):
+        return ()
     return tuple(rank(lead, ctx, known)[:SHOWN])
