@@ -161,8 +161,9 @@ def hypotheses_of(
     A rule with decisive evidence can still be wrong about the cause (the same
     message has other causes); an expert names the next candidates, so a
     decisive finding is followed by at most :data:`ALTERNATIVES` hypotheses of
-    the same symptom, where the finding is itself one of that symptom's causes. The first failure leads; the other ranks' own failures
-    follow, the launcher's last.
+    the same symptom, where the finding is itself one of that symptom's causes.
+    The first failure leads; the other ranks' own failures follow, the
+    launcher's last.
     """
     lead = standing[0] if standing else None
     decisive = bool(
