@@ -30,7 +30,8 @@ _MACHINE = re.compile(
         \[?\d{4}-\d\d-\d\d | \[?\d\d:\d\d:\d\d | [IWEF]\d{4}\s | \[rank\d+\] | \[default\d+\]
       | [\w.-]+:\d+:\d+\s\[\d+\] | Traceback\b | File\s"
       | \w*(?:\.\w+)*(?:Error|Exception|Warning)\b\s?: | [A-Z]{2,}\ (?:Error|error|ERROR)\s?:
-      | NCCL\s | RuntimeError | torch\. | \$\s | >>> | [|+=-]{3} | \w+=\S | /\S+:\d+
+      | NCCL\s(?:INFO|WARN|TRACE|version|[Ee]rror|failure) | RuntimeError | torch\. | \$\s | >>>
+      | [|+=-]{3} | \w+=\S | /\S+:\d+
       | \S+\.(?:py|cc|cpp|h):\d+ | \d+:\s | \s{4}
       | [a-z][a-z0-9_.-]*:\s+(?:[Ee]rror|ERROR|cannot|[Ff]ailed|[Uu]nable|[Nn]o\ such|[Ww]arning
                                |WARNING|fatal|[Cc]ommand\ not\ found|[Ii]nvalid|[Cc]ould\ not

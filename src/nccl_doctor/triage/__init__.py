@@ -25,6 +25,8 @@ from nccl_doctor.rules import CATALOGUE
 from nccl_doctor.triage.coverage import coverage_of
 from nccl_doctor.triage.inventory import inventory_of
 
+#: How many hypotheses follow a decisive finding: the next candidates for the same symptom.
+ALTERNATIVES = 2
 _ORDER = {rule_id: index for index, rule_id in enumerate(CATALOGUE)}
 
 
@@ -156,18 +158,26 @@ def _is_text(fact: Fact) -> bool:
 def hypotheses_of(
     standing: Sequence[Finding], facts: Facts, failures: Sequence[Failure], failure: Failure | None
 ) -> tuple[Hypothesis, ...]:
-    """The differential, unless a finding is already decisive (critical, high confidence).
+    """The differential; after a decisive finding (critical, high confidence) its alternatives.
 
-    The first failure leads; the other ranks' own failures follow, the launcher's last.
+    A rule with decisive evidence can still be wrong about the cause (the same
+    message has other causes); an expert names the next candidates, so a
+    decisive finding is followed by at most :data:`ALTERNATIVES` hypotheses of
+    the same symptom, where the finding is itself one of that symptom's causes.
+    The first failure leads; the other ranks' own failures follow, the
+    launcher's last.
     """
     lead = standing[0] if standing else None
-    if lead and lead.severity is Severity.CRITICAL and lead.confidence is Confidence.HIGH:
-        return ()
+    decisive = bool(
+        lead and lead.severity is Severity.CRITICAL and lead.confidence is Confidence.HIGH
+    )
     first = failure.fact if failure is not None else None
     own = [f.fact for f in failures if not f.cascade and not f.launcher and f.fact is not first]
     launcher = [f.fact for f in failures if f.launcher]
     ordered = (*([first] if first is not None else []), *own, *launcher)
     known = {f.id for f in standing if f.severity is not Severity.INFO}
+    if decisive and lead is not None:
+        return differential(facts, ordered, known, confirmed=lead.id)[:ALTERNATIVES]
     return differential(facts, ordered, known)
 
 
