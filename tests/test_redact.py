@@ -10,6 +10,7 @@ from nccl_doctor.redact import (
     REDACTED,
     LineGate,
     Pseudonyms,
+    _triggered,
     redact,
     redact_data,
     redact_env,
@@ -331,3 +332,33 @@ def test_users_in_shared_filesystem_paths_are_pseudonymised() -> None:
         "/workspace/user-1/train.py /lustre/user-2/ckpt/x.pt /workspace/train.py /home/user-3"
     )
     assert names.key() == {"user-1": "alice", "user-2": "bob", "user-3": "carol"}
+
+
+@pytest.mark.parametrize(
+    "token",
+    [
+        *(f"gh{kind}_{'A1b2' * 9}" for kind in "pousr"),
+        "github_pat_" + "A1b2_" * 5,
+        *(
+            f"gl{kind}-{'A1b2' * 6}"
+            for kind in ("pat", "dt", "rt", "ptt", "cbt", "imt", "agent", "oas", "ft", "soat")
+        ),
+    ],
+)
+def test_every_github_and_gitlab_token_kind_is_redacted(token: str) -> None:
+    assert redact(f"cloned with {token} ok") == f"cloned with {REDACTED} ok"
+
+
+def test_high_and_global_do_not_wake_the_token_patterns() -> None:
+    """The cheap test looks for token prefixes, not for "gh"/"gl" inside ordinary words.
+
+    PyTorch prints a line like this one per rank and process group (400,000 in a
+    large job); every one of them used to run all the secret patterns.
+    """
+    line = (
+        "[rank3]:[I1106 01:00:05.123456789 ProcessGroupNCCL.cpp:905] [PG ID 7 PG GUID 7(tp) "
+        "Rank 3] ProcessGroupNCCL initialization options: size: 8, global rank: 3, TIMEOUT(ms): "
+        "600000, USE_HIGH_PRIORITY_STREAM: 0, SPLIT_FROM: 0, SPLIT_COLOR: 1, PG Name: 7"
+    )
+    assert not _triggered(line.lower())
+    assert redact(line) is line
