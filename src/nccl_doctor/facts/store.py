@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TypeVar
 
-from nccl_doctor.facts.base import Cite, Fact
+from nccl_doctor.facts.base import ELLIPSIS, Cite, Fact
 from nccl_doctor.facts.literals import holds, required_words
 from nccl_doctor.facts.text import TextLine
 
@@ -218,7 +218,7 @@ class Facts:
                 groups.setdefault(shape, []).append(index)
         else:
             for index, said in enumerate(self.lines):
-                text = said.text
+                text = _ascii_cut(said.text)
                 if text.isascii():
                     shape = text.replace("\n", " ").lower().translate(_DIGITS_AS_ZERO)
                     groups.setdefault(shape, []).append(index)
@@ -305,6 +305,16 @@ class Facts:
     def hosts(self) -> tuple[str, ...]:
         """Every host the evidence names, in first-seen order."""
         return tuple(dict.fromkeys(f.host for f in self._all if f.host))
+
+
+def _ascii_cut(text: str) -> str:
+    """A citation cut at :data:`CITE_TEXT_MAX` without its ``…``, which no ASCII word matches.
+
+    Only a non-ASCII line must always be searched (case folding maps a few
+    non-ASCII characters onto ASCII letters); the ellipsis folds to nothing
+    ASCII, so a long ASCII line that was cut stays a line whose words decide.
+    """
+    return text[:-1] if text.endswith(ELLIPSIS) else text
 
 
 def _extra_lines(fact: Fact) -> tuple[str, ...]:
