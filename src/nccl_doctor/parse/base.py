@@ -21,9 +21,11 @@ anchor list that misses a form the parser handles loses that form silently.
 A stream parser may also declare ``info_anchors``: anchors of informational
 lines that repeat by the thousand in verbose logs (NCCL's per-channel
 transport lines, init lines of every communicator). Lines matched only by
-them are offered up to a budget per source (:data:`INFO_BUDGET` lines); after
+them are offered up to a budget (:data:`INFO_BUDGET` lines of each kind for all
+the sources of one read, and at least :data:`INFO_FLOOR` of each source); after
 that the reader stops looking for them and says so in a coverage note, so a
-gigabyte of ``NCCL_DEBUG=INFO`` costs what its warnings and errors cost.
+gigabyte of ``NCCL_DEBUG=INFO``, in one file or a thousand, costs what its
+warnings and errors cost.
 """
 
 from __future__ import annotations
@@ -65,8 +67,10 @@ class BlockParser(ABC):
         return end
 
 
-#: Lines offered per stream parser and source through ``info_anchors`` alone.
+#: Lines offered per stream parser through ``info_anchors`` alone, for all sources of a read.
 INFO_BUDGET = 2_000
+#: ...and from each source at least (a per-rank log's first communicator init).
+INFO_FLOOR = 16
 
 
 class StreamParser(ABC):
@@ -75,7 +79,7 @@ class StreamParser(ABC):
     kind: ClassVar[str]
     #: literals one of which every line this parser consumes contains
     anchors: ClassVar[tuple[str, ...]]
-    #: anchors of repetitive informational lines, read up to INFO_BUDGET per source
+    #: anchors of repetitive informational lines, read up to INFO_BUDGET (see above)
     info_anchors: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self) -> None:

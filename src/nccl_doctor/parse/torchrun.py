@@ -88,7 +88,7 @@ class TorchrunParser(StreamParser):
 
     kind: ClassVar[str] = "torchrun"
     anchors: ClassVar[tuple[str, ...]] = (
-        "ProcessGroupNCCL",
+        _OLD_OPTIONS,
         "WorkNCCL(",
         "NCCL work:",
         "atchdog",
@@ -153,6 +153,11 @@ class TorchrunParser(StreamParser):
         "NVIDIA driver on your system",
         "Assertion `",
         "CUDA out of memory",
+    )
+    #: every rank prints these for every process group it joins: 400,000 lines in a big job
+    info_anchors: ClassVar[tuple[str, ...]] = (
+        "ProcessGroupNCCL initialization options",
+        "ProcessGroupNCCL environments",
     )
 
     def __init__(self) -> None:
