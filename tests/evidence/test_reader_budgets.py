@@ -159,15 +159,13 @@ def test_process_group_option_lists_are_informational(
             "torchrun: read the first 50 informational lines (to line 50); later ones of that "
             "kind were skipped, warnings and errors were not"
         ),
-        (  # the environment lines name TORCH_ variables: the env kind reads 50 of them too
-            "env: read the first 50 informational lines (to line 150); later ones of that kind "
+        (  # the environment lines name TORCH_ variables: 50 of them spend env's budget too
+            "env: read the first 50 informational lines (to line 100); later ones of that kind "
             "were skipped, warnings and errors were not"
         ),
     ]
-    # lines up to the end of the chunk where the env budget ends, then only the watchdog
-    assert seen[:50] == list(range(1, 51))
-    assert max(seen[:-1]) < 200
-    assert seen[-1] == 481
+    # torchrun's 50 lines, then env's (the environment lines) to 100, then only the watchdog
+    assert seen == [*range(1, 51), *range(52, 101, 2), 481]
 
 
 def test_free_text_is_kept_from_the_first_small_sources_only(
@@ -222,3 +220,32 @@ def test_free_text_never_decodes_nccl_info_lines(
     assert seen == [1, 2, 3, 6]
     (text,) = [f for f in result.facts if isinstance(f, TextLine)]
     assert (text.text, text.cite.line) == ("the loss went to nan here", 3)
+
+
+def test_a_parser_says_how_many_lines_each_source_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A rank's first two option lists are its default group's: torchrun reads two a file."""
+    monkeypatch.setattr(reader, "INFO_BUDGET", 12)
+    for rank in range(4):
+        lines = [
+            line.removeprefix(f"[rank{rank}]:")
+            for pg in range(5)
+            for line in (_options(rank, pg), _environments(rank, pg))
+        ]
+        (tmp_path / f"rank{rank}.log").write_text("\n".join(lines) + "\n")
+    result = reader.read_paths([str(tmp_path)])
+    options = [f for f in result.facts if isinstance(f, PgInitOptions)]
+    # rank 0 reads its 10 lines (5 option lists), the others their first two (one list)
+    assert [(o.rank, o.pg_name) for o in options] == [
+        *((0, str(pg)) for pg in range(5)),
+        (1, "0"),
+        (2, "0"),
+        (3, "0"),
+    ]
+    assert [n.message for n in result.notes if n.source == "(all inputs)"] == [
+        (
+            "torchrun: 3 more source(s) read only their first 2 informational lines each (the "
+            "12 lines of the whole read were spent); warnings and errors were read in full"
+        ),
+    ]  # env: a file's 5 environments lines stay within its floor of 8: no note

@@ -135,9 +135,16 @@ class Prefilter(ABC):
             return self.line_spans(data)
         return [(a + start, b + start) for a, b in self.line_spans(data[start:stop])]
 
-    def tagged_spans(self, data: bytes, start: int, stop: int) -> list[Tagged]:
-        """:meth:`window_spans` with the mask of the groups each line holds."""
+    def tagged_spans(
+        self, data: bytes, start: int, stop: int, limit: int | None = None
+    ) -> list[Tagged]:
+        """:meth:`window_spans` with the mask of the groups each line holds.
+
+        ``limit``: at most that many lines, the first ones.
+        """
         spans = self.window_spans(data, start, stop)
+        if limit is not None:
+            spans = spans[:limit]
         if len(self.groups) == 1:
             return [(a, b, 1) for a, b in spans]
         out: list[Tagged] = []
@@ -285,6 +292,7 @@ class HyperscanPrefilter(Prefilter):
         import hyperscan  # noqa: PLC0415 -- optional dependency, absent on some platforms
 
         self._db: Any = None
+        self._terminated: type[Exception] = hyperscan.ScanTerminated
         self._lock = threading.Lock()  # the database's scratch space serves one scan at a time
         #: each expression's group bit (groups without literals have no expression)
         self._bits: list[int] = []
@@ -297,25 +305,37 @@ class HyperscanPrefilter(Prefilter):
         if expressions:
             self._db = _hs_database(hyperscan, expressions, cache=cache)
 
-    def _scan(self, view: bytes | memoryview, offset: int) -> tuple[list[int], list[int]]:
-        """The offsets (plus ``offset``) of the newlines of matching lines, and their masks."""
+    def _scan(
+        self, view: bytes | memoryview, offset: int, limit: int | None = None
+    ) -> tuple[list[int], list[int]]:
+        """The offsets (plus ``offset``) of the newlines of matching lines, and their masks.
+
+        ``limit``: the scan stops once that many lines are found (the engine
+        then stops reading the buffer, which is what makes a spent budget cheap).
+        """
         ends: list[int] = []
         masks: list[int] = []
         bits = self._bits
         unordered = False
+        most = -1 if limit is None else limit
 
-        def on_match(id_: int, _start: int, end: int, _flags: int, _ctx: object) -> None:
+        def on_match(id_: int, _start: int, end: int, _flags: int, _ctx: object) -> bool:
             nonlocal unordered
             at = offset + end - 1  # the offset of the line's newline
             if ends and ends[-1] >= at:
                 if ends[-1] == at:
                     masks[-1] |= bits[id_]
-                    return
+                    return False
                 unordered = True  # not seen with Hyperscan; sorted below if ever
+            if len(ends) == most:
+                return True  # a line past the limit: stop the scan
             ends.append(at)
             masks.append(bits[id_])
+            return False
 
-        with self._lock:
+        if most == 0:
+            return ends, masks
+        with self._lock, contextlib.suppress(self._terminated):  # stopped at the limit
             self._db.scan(view, match_event_handler=on_match)
         if unordered:
             merged: dict[int, int] = {}
@@ -336,11 +356,13 @@ class HyperscanPrefilter(Prefilter):
         ends, _ = self._scan(memoryview(data)[start:stop], start)
         return _spans_of(data, ends, start)
 
-    def tagged_spans(self, data: bytes, start: int, stop: int) -> list[Tagged]:
+    def tagged_spans(
+        self, data: bytes, start: int, stop: int, limit: int | None = None
+    ) -> list[Tagged]:
         """The masks come from the scan itself: one report per group and line."""
         if self._every_line or not self._literals or stop <= start or data[stop - 1] != 10:
-            return super().tagged_spans(data, start, stop)
-        ends, masks = self._scan(memoryview(data)[start:stop], start)
+            return super().tagged_spans(data, start, stop, limit)
+        ends, masks = self._scan(memoryview(data)[start:stop], start, limit)
         spans = _spans_of(data, ends, start)
         return [(a, b, m) for (a, b), m in zip(spans, masks, strict=True)]
 

@@ -83,6 +83,9 @@ _GROUPS: tuple[tuple[str, ...], ...] = (
 _STREAM = len(BLOCK_PARSERS)
 _INFO = _STREAM + len(STREAM_PARSERS) + 1
 _BLOCK_BITS = (1 << _STREAM) - 1
+_ALWAYS_BITS = (1 << _INFO) - 1
+#: each stream parser's bits: its anchors' and its info anchors'
+_PARSER_BITS = tuple((1 << (_STREAM + j)) | (1 << (_INFO + j)) for j in range(len(STREAM_PARSERS)))
 
 
 @dataclass(slots=True)
@@ -159,6 +162,11 @@ def _size(n: int) -> str:
     return f"{n >> 20} MiB" if n >= 1 << 20 and not n % (1 << 20) else f"{n} bytes"
 
 
+def info_floor(parser: StreamParser) -> int:
+    """The informational lines of its kind every source may read."""
+    return INFO_FLOOR if parser.info_floor is None else parser.info_floor
+
+
 @dataclass(slots=True)
 class Budgets:
     """What all the sources of one read share, so a thousand files cost what one large one does.
@@ -166,30 +174,32 @@ class Budgets:
     ``text_bytes``: bytes of small sources still to be read as free text.
     ``info``: informational lines still to be read, per parser kind; a source
     reads up to :data:`INFO_BUDGET` of a kind while the read has them left,
-    and its first :data:`INFO_FLOOR` in any case. ``floored`` counts, per
-    kind, the sources that stopped at the floor, and ``texts_skipped`` the
-    small sources read without free text, for one coverage note each.
+    and its first few in any case (the parser's ``info_floor``, else
+    :data:`INFO_FLOOR`). ``floored`` counts, per kind, the sources that
+    stopped at the floor, and ``texts_skipped`` the small sources read without
+    free text, for one coverage note each.
     """
 
     text_bytes: int = field(default_factory=lambda: TEXT_TOTAL_BYTES)
     info: dict[str, int] = field(default_factory=dict)
-    floored: dict[str, int] = field(default_factory=dict)
+    floored: dict[str, tuple[int, int]] = field(default_factory=dict)
     texts_skipped: int = 0
 
-    def info_limit(self, kind: str) -> int:
-        """The informational lines of ``kind`` the next source may read."""
-        return min(INFO_BUDGET, max(INFO_FLOOR, self.info.get(kind, INFO_BUDGET)))
+    def info_limit(self, parser: StreamParser) -> int:
+        """The informational lines of ``parser``'s kind the next source may read."""
+        left = self.info.get(parser.kind, INFO_BUDGET)
+        return min(INFO_BUDGET, max(info_floor(parser), left))
 
     def notes(self) -> list[Note]:
         """The coverage notes of the whole read."""
         out = [
             Note(
                 "(all inputs)",
-                f"{kind}: {count} more source(s) read only their first {INFO_FLOOR} "
+                f"{kind}: {count} more source(s) read only their first {floor} "
                 f"informational lines each (the {INFO_BUDGET} lines of the whole read were "
                 "spent); warnings and errors were read in full",
             )
-            for kind, count in self.floored.items()
+            for kind, (count, floor) in self.floored.items()
         ]
         if self.texts_skipped:
             out.append(
@@ -281,7 +291,11 @@ class _SourceReader:
         self.lineno = 1
         self.info_used: dict[str, int] = {}
         self.info_off: set[str] = set()
-        self.info_limit = {p.kind: budgets.info_limit(p.kind) for p in self.streams}
+        self.info_limit = {p.kind: budgets.info_limit(p) for p in self.streams}
+        self.info_floor = {p.kind: info_floor(p) for p in self.streams}
+        self.info_left = dict(self.info_limit)
+        #: where a budget ends: the offset of its last line in the chunk, its kind and bit
+        self.closing: dict[int, tuple[str, int]] = {}
         self.times: dict[int, tuple[float, str | None]] = {}
         self.text_limit = min(TEXT_MAX_BYTES, budgets.text_bytes)
         small = opened.size is None or opened.size <= TEXT_MAX_BYTES
@@ -299,6 +313,9 @@ class _SourceReader:
             for j, p in enumerate(self.streams)
             if p.info_anchors
         }
+        #: the groups still read: a chunk's spans are found before its lines spend a budget,
+        #: and a line held only for a spent one is then passed undecoded like the rest
+        self.wanted = _ALWAYS_BITS | sum(bit for bit, _ in self.info_prefilters.values())
 
     # -- the byte loop -------------------------------------------------
     def read(self, stream: BinaryIO) -> None:
@@ -323,15 +340,28 @@ class _SourceReader:
                 self._attach(parser.kind, self._safe(parser, parser.finish))
 
     def _spans(self, data: bytes, start: int, stop: int) -> list[Tagged]:
-        """The lines of ``data[start:stop]`` holding an anchor, each with its groups' mask."""
+        """The lines of ``data[start:stop]`` holding an anchor, each with its groups' mask.
+
+        A kind's informational lines are budgeted here: its scan stops at the
+        lines it has left, and the prefilter is dropped when none are left.
+        """
         spans = self.prefilter.tagged_spans(data, start, stop)
         if not self.info_prefilters:
             return spans
         merged = {a: (b, m) for a, b, m in spans}
-        for bit, prefilter in self.info_prefilters.values():
-            for a, b, _ in prefilter.tagged_spans(data, start, stop):
-                found = merged.get(a)
-                merged[a] = (b, bit) if found is None else (b, found[1] | bit)
+        for kind, (bit, prefilter) in list(self.info_prefilters.items()):
+            left = self.info_left[kind]
+            found = prefilter.tagged_spans(data, start, stop, left)
+            if not found:
+                continue
+            self.info_used[kind] = self.info_used.get(kind, 0) + len(found)
+            self.info_left[kind] = left - len(found)
+            if len(found) == left:
+                del self.info_prefilters[kind]
+                self.closing[found[-1][0]] = (kind, bit)
+            for a, b, _ in found:
+                seen = merged.get(a)
+                merged[a] = (b, bit) if seen is None else (b, seen[1] | bit)
         return [(a, b, m) for a, (b, m) in sorted(merged.items())]
 
     def _spent(self) -> None:
@@ -359,7 +389,7 @@ class _SourceReader:
                 end = buf.find(b"\n", pos, size)
                 if end < 0:
                     end = size
-                mask = spans[si][2] if si < len(spans) and spans[si][0] == pos else 0
+                mask = spans[si][2] & self.wanted if si < len(spans) and spans[si][0] == pos else 0
                 if (
                     mask
                     or in_block
@@ -367,13 +397,19 @@ class _SourceReader:
                     or not _NCCL_INFO.match(buf, pos, end)
                 ):
                     self._line(n, buf[pos:end], mask)
+                    if self.closing and pos in self.closing:
+                        self._close_info(self.closing.pop(pos), n)
                 # else: an INFO line of NCCL's no parser asked for, which free text never
                 # keeps (see _unclaimed); skipped undecoded, as in a large source
             elif si < len(spans):
                 start, end, mask = spans[si]
-                n += buf.count(b"\n", pos, start)
-                self._line(n, buf[start:end], mask)
                 si += 1
+                if not mask & self.wanted:
+                    continue  # only for a spent budget: passed with the lines around it
+                n += buf.count(b"\n", pos, start)
+                self._line(n, buf[start:end], mask & self.wanted)
+                if self.closing and start in self.closing:
+                    self._close_info(self.closing.pop(start), n)
             else:
                 n += buf.count(b"\n", pos, size)
                 if buf[size - 1] != 10:
@@ -398,7 +434,7 @@ class _SourceReader:
             decoded = decoded.replace("\r", " ")
         raw = self.gate(number, decoded)
         if mask and raw != decoded:
-            mask = _mask_of(raw)  # the gate took something out: the anchors of what is left
+            mask = _mask_of(raw) & self.wanted  # the gate took something out: what is left
         line = self.attributor.line(number, raw)
         if line.time_s is not None:
             self.times[number] = (line.time_s, line.clock)
@@ -435,13 +471,9 @@ class _SourceReader:
         for j, parser in enumerate(self.streams):
             if parser.kind in tried or parser.kind in self.broken:
                 continue
-            if mask & (1 << (_STREAM + j)):
-                if self._feed(parser, line):
-                    return
-            elif parser.kind not in self.info_off and mask & (1 << (_INFO + j)):
-                self._spend_info(parser, number)
-                if self._feed(parser, line):
-                    return
+            # its anchors, or its informational ones while budgeted (see self.wanted)
+            if mask & _PARSER_BITS[j] and self._feed(parser, line):
+                return
         self._unclaimed(line)
 
     def _unclaimed(self, line: Line) -> None:
@@ -477,16 +509,16 @@ class _SourceReader:
             )
         )
 
-    def _spend_info(self, parser: StreamParser, number: int) -> None:
-        kind = parser.kind
-        used = self.info_used[kind] = self.info_used.get(kind, 0) + 1
+    def _close_info(self, closing: tuple[str, int], number: int) -> None:
+        """A kind's informational budget ended at line ``number``: no more of its lines."""
+        kind, bit = closing
         limit = self.info_limit[kind]
-        if used < limit:
-            return
         self.info_off.add(kind)
-        del self.info_prefilters[kind]
-        if limit <= INFO_FLOOR < INFO_BUDGET:  # one of many sources: one note for them all
-            self.budgets.floored[kind] = self.budgets.floored.get(kind, 0) + 1
+        self.wanted &= ~bit
+        floor = self.info_floor[kind]
+        if limit <= floor < INFO_BUDGET:  # one of many sources: one note for them all
+            count, _ = self.budgets.floored.get(kind, (0, floor))
+            self.budgets.floored[kind] = (count + 1, floor)
             return
         self.notes.append(
             Note(

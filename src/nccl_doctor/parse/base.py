@@ -20,8 +20,8 @@ anchor list that misses a form the parser handles loses that form silently.
 
 A stream parser may also declare ``info_anchors``: anchors of informational
 lines that repeat by the thousand in verbose logs (NCCL's per-channel
-transport lines, init lines of every communicator). Lines matched only by
-them are offered up to a budget (:data:`INFO_BUDGET` lines of each kind for all
+transport lines, init lines of every communicator). The lines holding them
+are offered up to a budget (:data:`INFO_BUDGET` lines of each kind for all
 the sources of one read, and at least :data:`INFO_FLOOR` of each source); after
 that the reader stops looking for them and says so in a coverage note, so a
 gigabyte of ``NCCL_DEBUG=INFO``, in one file or a thousand, costs what its
@@ -69,7 +69,8 @@ class BlockParser(ABC):
 
 #: Lines offered per stream parser through ``info_anchors`` alone, for all sources of a read.
 INFO_BUDGET = 2_000
-#: ...and from each source at least (a per-rank log's first communicator init).
+#: ...and from each source at least (a per-rank log's first communicator init), unless the
+#: parser says how many of its kind tell about a process (``StreamParser.info_floor``).
 INFO_FLOOR = 16
 
 
@@ -81,6 +82,9 @@ class StreamParser(ABC):
     anchors: ClassVar[tuple[str, ...]]
     #: anchors of repetitive informational lines, read up to INFO_BUDGET (see above)
     info_anchors: ClassVar[tuple[str, ...]] = ()
+    #: how many of them every source may read however many sources there are
+    #: (``None``: INFO_FLOOR)
+    info_floor: ClassVar[int | None] = None
 
     def __init__(self) -> None:
         self._out: list[Fact] = []
