@@ -139,7 +139,11 @@ class Comm:
                 out.append(f"{p}Channel {c:02d}/0 : {recv} [receive] via NET/IB/{c % 8}/GDRDMA")
         out.append(f"{p}Connected all rings")
         back = f"{i}[{local}] -> {up}[{prv.local}]"
-        out += [f"{p}Channel {c:02d}/0 : {back} via P2P/CUMEM/read" for c in range(0, CHANNELS, 2)]
+        for c in range(0, CHANNELS, 2):
+            if prv.host == me.host:
+                out.append(f"{p}Channel {c:02d}/0 : {back} via P2P/CUMEM/read")
+            else:  # a peer on another machine is reached through the network, never P2P
+                out.append(f"{p}Channel {c:02d}/0 : {back} [send] via NET/IB/{c % 8}/GDRDMA")
         out += [
             f"{p}Connected all trees",
             (
