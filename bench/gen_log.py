@@ -59,7 +59,7 @@ def make_ranks(ranks: int, gpus_per_host: int, rng: random.Random) -> list[Rank]
     for r in range(ranks):
         h, local = divmod(r, gpus_per_host)
         pid = 20000 + rng.randrange(300000) if local == 0 else out[-1].pid + 1
-        ip = f"10.{(h >> 8) & 255}.{h & 255}.{10 + local}"
+        ip = f"10.{(h >> 8) & 255}.{h & 255}.10"  # ib0 of the host, shared by its ranks
         out.append(Rank(rank=r, host=f"node{h:03d}", local=local, pid=pid, ip=ip))
     return out
 
@@ -88,14 +88,19 @@ class Comm:
             f"commId 0x{self.comm_id:016x}"
         )
 
-    def init_lines(self, i: int, rng: random.Random) -> list[str]:
-        """The lines member ``i`` prints while this communicator is created."""
+    def init_lines(self, i: int, rng: random.Random, banner: bool | None = None) -> list[str]:
+        """The lines member ``i`` prints while this communicator is created.
+
+        ``banner``: whether the ``NCCL version`` line comes first (NCCL prints
+        it once per process; by default here, on the communicator's rank 0).
+        """
         me = self.members[i]
         p = f"{me.nccl()}NCCL INFO "
         n, local, handle = self.n, me.local, self.handles[i]
         nics = " ".join(f"[{k}]mlx5_{k}:1/IB" for k in range(8))
         mask = "ffffffff,00000000,ffffffff" + (",00000000" if local >= 4 else "")
-        out = [f"{p}NCCL version {NCCL_VERSION}+cuda{CUDA}"] if i == 0 else []
+        first = i == 0 if banner is None else banner
+        out = [f"{p}NCCL version {NCCL_VERSION}+cuda{CUDA}"] if first else []
         out += [
             f"{p}cudaDriverVersion 12040",
             f"{p}Bootstrap : Using ib0:{me.ip}<0>",
@@ -134,7 +139,11 @@ class Comm:
                 out.append(f"{p}Channel {c:02d}/0 : {recv} [receive] via NET/IB/{c % 8}/GDRDMA")
         out.append(f"{p}Connected all rings")
         back = f"{i}[{local}] -> {up}[{prv.local}]"
-        out += [f"{p}Channel {c:02d}/0 : {back} via P2P/CUMEM/read" for c in range(0, CHANNELS, 2)]
+        for c in range(0, CHANNELS, 2):
+            if prv.host == me.host:
+                out.append(f"{p}Channel {c:02d}/0 : {back} via P2P/CUMEM/read")
+            else:  # a peer on another machine is reached through the network, never P2P
+                out.append(f"{p}Channel {c:02d}/0 : {back} [send] via NET/IB/{c % 8}/GDRDMA")
         out += [
             f"{p}Connected all trees",
             (
@@ -188,7 +197,7 @@ def interleave(per_rank: list[list[str]], rng: random.Random) -> Iterator[str]:
             live.pop()
 
 
-def _watchdog(x: Rank, rng: random.Random) -> list[str]:
+def watchdog(x: Rank, rng: random.Random) -> list[str]:
     """What one healthy rank's c10d watchdog prints when the stuck collective times out."""
     us = rng.randrange(1_000_000)
     pre = f"[rank{x.rank}]:"
@@ -218,13 +227,17 @@ def _watchdog(x: Rank, rng: random.Random) -> list[str]:
     ]
 
 
-def _torchrun_summary(bad: Rank, agent: int) -> list[str]:
+def torchrun_summary(bad: Rank, agent: int, exitcode: int = -6) -> list[str]:
     """torchrun's own failure: its traceback and the ChildFailedError table."""
     elastic = f"{PY}/torch/distributed"
+    if exitcode == -6:
+        how = f"Signal 6 (SIGABRT) received by PID {bad.pid}"
+    else:
+        how = "To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html"
     return [
         (
             f"E1106 03:22:48.390000 {agent} torch/distributed/elastic/multiprocessing/api.py:869] "
-            f"failed (exitcode: -6) local_rank: {bad.local} (pid: {bad.pid}) of binary: "
+            f"failed (exitcode: {exitcode}) local_rank: {bad.local} (pid: {bad.pid}) of binary: "
             "/usr/bin/python3"
         ),
         "Traceback (most recent call last):",
@@ -252,9 +265,9 @@ def _torchrun_summary(bad: Rank, agent: int) -> list[str]:
         "  time      : 2024-11-06_03:22:47",
         f"  host      : {bad.host}",
         f"  rank      : {bad.rank} (local_rank: {bad.local})",
-        f"  exitcode  : -6 (pid: {bad.pid})",
+        f"  exitcode  : {exitcode} (pid: {bad.pid})",
         "  error_file: <N/A>",
-        f"  traceback : Signal 6 (SIGABRT) received by PID {bad.pid}",
+        f"  traceback : {how}",
         "============================================================",
     ]
 
@@ -314,7 +327,7 @@ def failure_tail(ranks: list[Rank], rng: random.Random) -> list[str]:
     ]
     others = [x for x in ranks if x.rank != bad.rank]
     rng.shuffle(others)
-    out += interleave([_watchdog(x, rng) for x in others[: max(1, len(others) // 2)]], rng)
+    out += interleave([watchdog(x, rng) for x in others[: max(1, len(others) // 2)]], rng)
     agent = 140243
     out += [
         (
@@ -324,7 +337,7 @@ def failure_tail(ranks: list[Rank], rng: random.Random) -> list[str]:
         for x in ranks
         if x.host == bad.host and x.rank != bad.rank
     ]
-    return out + _torchrun_summary(bad, agent)
+    return out + torchrun_summary(bad, agent)
 
 
 def _start(ranks: list[Rank], world: Comm, gpus_per_host: int, rng: random.Random) -> Iterator[str]:

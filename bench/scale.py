@@ -1,108 +1,189 @@
-"""Scale benchmark: read a large interleaved multi-rank log, against grep -E.
+"""Scale benchmark: ``diagnose`` on a large many-rank log against ``grep -E`` over the same bytes.
 
-Generates (or reuses) a log of many ranks with bench/gen_log.py, then times
-``grep -E`` scanning it for the error patterns, ``nccl-doctor parse`` reading
-it end to end and ``nccl-doctor diagnose`` reading and diagnosing it (JSON to a
-drained pipe), and prints the ratios and the peak RSS of each. A benchmark,
-not a test: it prints figures and asserts nothing on time.
+Two log shapes:
 
-    python bench/scale.py [--size-mib 512] [--ranks 512] [--log PATH] [--repeat 3]
+* default: bench/gen_log.py's interleaved log of a job that dies of an IB
+  completion error (few lines become facts);
+* ``--pgs N``: issue 17's log from bench/gen_pgs.py (every rank prints a
+  ProcessGroupNCCL init line for N process groups, communicator-init chatter,
+  one planted duplicate GPU), as one file or, with ``--per-rank``, as the
+  same lines in 512 per-rank files.
+
+For each size it times ``grep -E`` counting the error words a person greps a
+failed job's log for (over the file, or ``-r`` over the folder), then
+``nccl-doctor diagnose --format json`` (a fresh process, output drained), and
+prints wall and CPU seconds, the ratio to grep, the peak RSS of the child
+(``getrusage`` through ``wait4``), the first finding, and the load average
+around the runs, since on a shared machine the wall time says as much about
+the neighbours as about the code. Best of ``--repeat`` runs. Several sizes
+(``--size-mib 128,256,512``) show whether the time grows with the log alone.
+A benchmark, not a test: it prints figures and asserts nothing on time.
+
+    python bench/scale.py [--size-mib 512] [--ranks 512] [--pgs N [--per-rank]]
+                          [--work DIR] [--log PATH] [--repeat 3] [--keep]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-OUT = HERE / "out"
+SRC = HERE.parent / "src"
 
 #: What a person greps a failed job's log for.
 ERROR_PATTERNS = (
     r"NCCL WARN|Traceback \(most recent call last\)|Error|error:|ERROR|Watchdog caught"
     r"|timed out|Timeout|SIGTERM|SIGKILL|exitcode|NVRM: Xid|FAILED|failed|Connection (reset|closed)"
+    r"|Duplicate GPU|Last error"
 )
 
 
-def _run(argv: list[str]) -> tuple[float, int]:
-    """Wall seconds and peak RSS (KiB) of one child process, its output drained.
+@dataclass(frozen=True, slots=True)
+class Run:
+    """One child process: wall and CPU seconds, peak RSS, and what it printed."""
 
-    Output goes to a pipe that is read and dropped, never to /dev/null: GNU
-    grep notices /dev/null and stops at the first match.
-    """
+    wall_s: float
+    cpu_s: float
+    rss_kib: int
+    out: bytes
+
+
+def _run(argv: list[str]) -> Run:
+    """Run ``argv`` with its output read into memory (never to /dev/null: GNU grep
+    notices /dev/null and stops at the first match)."""
+    env = dict(
+        os.environ,
+        PYTHONPATH=os.pathsep.join(filter(None, [str(SRC), os.environ.get("PYTHONPATH")])),
+    )
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # an installed package runs from bytecode
     start = time.perf_counter()
     with tempfile.TemporaryFile() as errors:
-        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=errors)
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=errors, env=env)
         assert proc.stdout is not None
-        while proc.stdout.read(1 << 20):
-            pass
+        chunks = []
+        while chunk := proc.stdout.read(1 << 20):
+            chunks.append(chunk)
         _, status, usage = os.wait4(proc.pid, 0)
         elapsed = time.perf_counter() - start
-        code = os.waitstatus_to_exitcode(status)
+        proc.stdout.close()
+        proc.returncode = code = os.waitstatus_to_exitcode(status)
         # grep exits 1 on no match, diagnose exits 1 on a critical finding
-        if code != 0 and not (code == 1 and (argv[0] == "grep" or "diagnose" in argv)):
+        if code not in (0, 1):
             errors.seek(0)
-            message = errors.read().decode(errors="replace").strip()[:500]
+            message = errors.read().decode(errors="replace").strip()[-500:]
             sys.exit(f"{argv[0]} failed ({code}): {message}")
-    proc.stdout.close()
-    proc.returncode = code
-    return elapsed, usage.ru_maxrss
+    return Run(elapsed, usage.ru_utime + usage.ru_stime, usage.ru_maxrss, b"".join(chunks))
+
+
+def _best(argv: list[str], repeat: int) -> Run:
+    runs = [_run(argv) for _ in range(repeat)]
+    best = min(runs, key=lambda r: r.wall_s)
+    return Run(best.wall_s, min(r.cpu_s for r in runs), max(r.rss_kib for r in runs), best.out)
+
+
+def _generate(target: Path, args: argparse.Namespace, size_mib: int) -> None:
+    sizes = ["--size-mib", str(size_mib), "--ranks", str(args.ranks)]
+    if args.pgs is None:
+        argv = [sys.executable, str(HERE / "gen_log.py"), str(target), *sizes]
+    else:
+        where = ["--per-rank", str(target)] if args.per_rank else [str(target)]
+        argv = [sys.executable, str(HERE / "gen_pgs.py"), *where, *sizes, "--pgs", str(args.pgs)]
+    print(f"generating {target} ...", flush=True)
+    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL)
+
+
+def _bytes_of(target: Path) -> int:
+    if target.is_dir():
+        return sum(p.stat().st_size for p in target.iterdir() if p.is_file())
+    return target.stat().st_size
+
+
+def _warm(target: Path) -> None:
+    """Read every byte once, so grep and diagnose both find them in the page cache."""
+    for path in sorted(target.iterdir()) if target.is_dir() else [target]:
+        with path.open("rb") as f:
+            while f.read(1 << 24):
+                pass
+
+
+def _first_finding(out: bytes) -> str:
+    try:
+        findings = json.loads(out)["findings"]
+    except (ValueError, KeyError, TypeError):
+        return "(no JSON report)"
+    return findings[0]["id"] if findings else "(none)"
+
+
+def _measure(target: Path, args: argparse.Namespace) -> None:
+    _warm(target)
+    with tempfile.NamedTemporaryFile(suffix=".log") as tiny:
+        # compiles the bytecode and the prefilter's cache, as any earlier run would have
+        tiny.write(b"NCCL WARN warm-up\n")
+        tiny.flush()
+        _run([sys.executable, "-m", "nccl_doctor", "diagnose", tiny.name, "--format", "json"])
+    load = os.getloadavg()[0]
+    grep_argv = ["grep", "-E", "-c", ERROR_PATTERNS]
+    grep_argv += ["-r", str(target)] if target.is_dir() else [str(target)]
+    diagnose = [sys.executable, "-m", "nccl_doctor", "diagnose", str(target), "--format", "json"]
+    grep = _best(grep_argv, args.repeat)
+    doctor = _best(diagnose, args.repeat)
+    size = _bytes_of(target) / (1 << 20)
+    files = len(list(target.iterdir())) if target.is_dir() else 1
+    print(
+        f"{target.name:<28}{size:>6.0f}{files:>6}{grep.wall_s:>8.2f}{doctor.wall_s:>9.2f}"
+        f"{doctor.cpu_s:>8.2f}{doctor.wall_s / grep.wall_s:>7.1f}{doctor.cpu_s / grep.cpu_s:>8.1f}"
+        f"{doctor.rss_kib / 1024:>8.0f}{load:>6.1f}/{os.getloadavg()[0]:<5.1f} "
+        f"{_first_finding(doctor.out)}",
+        flush=True,
+    )
 
 
 def main() -> None:
+    """CLI entry; see the module docstring."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--size-mib", type=int, default=512)
+    parser.add_argument("--size-mib", default="512", help="one size or several: 128,256,512")
     parser.add_argument("--ranks", type=int, default=512)
-    parser.add_argument("--log", type=Path, default=None)
+    parser.add_argument("--pgs", type=int, default=None, help="issue 17's shape, N groups a rank")
+    parser.add_argument("--per-rank", action="store_true", help="one file per rank (with --pgs)")
+    parser.add_argument("--work", type=Path, default=HERE / "out", help="where logs are written")
+    parser.add_argument("--log", type=Path, default=None, help="an existing log (or folder)")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--keep", action="store_true", help="keep the generated logs")
     args = parser.parse_args()
-
-    log = args.log or OUT / f"interleaved-{args.ranks}r-{args.size_mib}m.log"
-    if not log.exists():
-        log.parent.mkdir(parents=True, exist_ok=True)
-        print(f"generating {log} ...", flush=True)
-        subprocess.run(
-            [
-                sys.executable,
-                str(HERE / "gen_log.py"),
-                str(log),
-                "--size-mib",
-                str(args.size_mib),
-                "--ranks",
-                str(args.ranks),
-            ],
-            check=True,
-        )
-    size_mib = log.stat().st_size / (1 << 20)
-    # warm the page cache so both readers see the same conditions
-    _run(["cat", str(log)])
-
-    doctor = [sys.executable, "-m", "nccl_doctor", "parse", str(log), "--format", "json"]
-    diagnose = [sys.executable, "-m", "nccl_doctor", "diagnose", str(log), "--format", "json"]
-    grep = ["grep", "-E", "-c", ERROR_PATTERNS, str(log)]
-    rows = []
-    for name, argv in (
-        ("grep -E", grep),
-        ("nccl-doctor parse", doctor),
-        ("nccl-doctor diagnose", diagnose),
-    ):
-        runs = [_run(argv) for _ in range(args.repeat)]
-        best = min(t for t, _ in runs)
-        rss = max(r for _, r in runs)
-        rows.append((name, best, rss))
-    print(f"\nlog: {log.name}, {size_mib:.0f} MiB, {args.ranks} ranks; best of {args.repeat}")
-    print(f"{'reader':<20}{'seconds':>10}{'MiB/s':>10}{'peak RSS MiB':>15}")
-    for name, best, rss in rows:
-        print(f"{name:<20}{best:>10.2f}{size_mib / best:>10.0f}{rss / 1024:>15.1f}")
-    ratio = rows[1][1] / rows[0][1]
-    print(f"\nratio nccl-doctor parse / grep -E: {ratio:.2f}  (target <= 2.0)")
-    print(f"ratio nccl-doctor diagnose / grep -E: {rows[2][1] / rows[0][1]:.2f}")
-    print(f"peak RSS of nccl-doctor: {max(r[2] for r in rows[1:]) / 1024:.0f} MiB  (target <= 256)")
+    if args.per_rank and args.pgs is None:
+        parser.error("--per-rank needs --pgs")
+    print(
+        f"{'log':<28}{'MiB':>6}{'files':>6}{'grep s':>8}{'diag s':>9}{'cpu s':>8}{'wall x':>7}"
+        f"{'cpu x':>8}{'RSS MiB':>8}{'load':>12} first finding"
+    )
+    if args.log is not None:
+        _measure(args.log, args)
+        return
+    for size_mib in (int(s) for s in args.size_mib.split(",")):
+        shape = "ib" if args.pgs is None else f"{args.pgs}pgs"
+        name = f"{shape}-{args.ranks}r-{size_mib}m" + ("-per-rank" if args.per_rank else ".log")
+        target = args.work / name
+        if not target.exists():
+            args.work.mkdir(parents=True, exist_ok=True)
+            _generate(target, args, size_mib)
+        try:
+            _measure(target, args)
+        finally:
+            if not args.keep:
+                shutil.rmtree(target) if target.is_dir() else target.unlink()
+    print(
+        "\nwall x / cpu x: diagnose over grep -E; target wall x <= 2 and RSS <= 256 MiB. "
+        "load: 1-minute load average before/after the runs."
+    )
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ from nccl_doctor.redact import (
     REDACTED,
     LineGate,
     Pseudonyms,
+    _triggered,
     redact,
     redact_data,
     redact_env,
@@ -350,3 +351,33 @@ def test_gpu_uuids_are_no_host_and_cost_linear_time() -> None:
     assert "gpu-node-03" not in out
     assert out.count("GPU-c24840ec-8de1-83d5-b126-08000173ae32") == 20
     assert names.key() == {"host-1": "gpu-node-03"}
+
+
+@pytest.mark.parametrize(
+    "token",
+    [
+        *(f"gh{kind}_{'A1b2' * 9}" for kind in "pousr"),
+        "github_pat_" + "A1b2_" * 5,
+        *(
+            f"gl{kind}-{'A1b2' * 6}"
+            for kind in ("pat", "dt", "rt", "ptt", "cbt", "imt", "agent", "oas", "ft", "soat")
+        ),
+    ],
+)
+def test_every_github_and_gitlab_token_kind_is_redacted(token: str) -> None:
+    assert redact(f"cloned with {token} ok") == f"cloned with {REDACTED} ok"
+
+
+def test_high_and_global_do_not_wake_the_token_patterns() -> None:
+    """The cheap test looks for token prefixes, not for "gh"/"gl" inside ordinary words.
+
+    PyTorch prints a line like this one per rank and process group (400,000 in a
+    large job); every one of them used to run all the secret patterns.
+    """
+    line = (
+        "[rank3]:[I1106 01:00:05.123456789 ProcessGroupNCCL.cpp:905] [PG ID 7 PG GUID 7(tp) "
+        "Rank 3] ProcessGroupNCCL initialization options: size: 8, global rank: 3, TIMEOUT(ms): "
+        "600000, USE_HIGH_PRIORITY_STREAM: 0, SPLIT_FROM: 0, SPLIT_COLOR: 1, PG Name: 7"
+    )
+    assert not _triggered(line.lower())
+    assert redact(line) is line

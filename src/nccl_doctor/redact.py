@@ -82,6 +82,8 @@ def secret_name(name: str, *, colon: bool = False) -> bool:
 
 
 # -- secrets in text -----------------------------------------------------------
+#: GitLab's token kinds: ``glpat-...``, ``gldt-...``...
+_GITLAB_KINDS = ("pat", "dt", "rt", "ptt", "cbt", "imt", "agent", "oas", "ft", "soat")
 #: Lower-cased substrings one of which every redactable text holds (the cheap test).
 _TRIGGERS = (
     "key",
@@ -98,14 +100,20 @@ _TRIGGERS = (
     "-----begin",
     "akia",
     "asia",
-    "gh",
+    # GitHub's and GitLab's token prefixes, not bare "gh"/"gl" (in "high", "global", "glog")
+    "ghp_",
+    "gho_",
+    "ghu_",
+    "ghs_",
+    "ghr_",
+    "github_pat_",
     "hf_",
     "sk-",
     "sk_",
     "rk_",
     "xox",
     "eyj",
-    "gl",
+    *(f"gl{kind}-" for kind in _GITLAB_KINDS),
     "aiza",
     "ya29.",
     "npm_",
@@ -144,7 +152,7 @@ _SUBSTITUTIONS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), REDACTED),
     (re.compile(r"\bgh[pousr]_[A-Za-z0-9]{30,}\b|\bgithub_pat_[A-Za-z0-9_]{20,}\b"), REDACTED),
     (
-        re.compile(r"\bgl(?:pat|dt|rt|ptt|cbt|imt|agent|oas|ft|soat)-[A-Za-z0-9_-]{20,}"),
+        re.compile(rf"\bgl(?:{'|'.join(_GITLAB_KINDS)})-[A-Za-z0-9_-]{{20,}}"),
         REDACTED,
     ),
     (re.compile(r"\bhf_[A-Za-z0-9]{30,}\b"), REDACTED),

@@ -231,3 +231,52 @@ def test_spans_are_ordered_lines(anchors: list[str], parts: list[bytes]) -> None
             assert start == 0 or buf[start - 1 : start] == b"\n"
             assert end == len(buf) or buf[end : end + 1] == b"\n"
             assert b"\n" not in buf[start:end]
+
+
+# -- groups: which anchors' group each line holds ----------------------------------
+
+
+def reference_tagged(groups: Sequence[Sequence[str]], buf: bytes) -> list[tuple[int, int, int]]:
+    """The tagged spans by definition: each line with an anchor, and the bits of its groups."""
+    out = []
+    for start, end in reference([a for g in groups for a in g], buf):
+        line = buf[start:end]
+        mask = sum(
+            1 << bit
+            for bit, group in enumerate(groups)
+            if any(a.encode("utf-8", "surrogatepass") in line for a in group if "\n" not in a)
+        )
+        out.append((start, end, mask))
+    return out
+
+
+@pytest.mark.parametrize("kind", KINDS, ids=IDS)
+def test_tagged_spans_say_which_groups_a_line_holds(kind: type[Prefilter]) -> None:
+    groups = [["NCCL WARN", "NCCL version "], ["Traceback (most recent call last)"], ["WARN"]]
+    buf = (
+        b"x NCCL WARN y\n"  # groups 0 and 2 (WARN is in NCCL WARN)
+        b"nothing\n"
+        b"NCCL version 2.21.5 Traceback (most recent call last)\n"  # 0 and 1
+        b"torch NCCL version: 2.21.5\n"  # none: the colon is not the space of the anchor
+        b"WARN"  # group 2, no newline at the end
+    )
+    prefilter = kind((), groups=groups)
+    assert prefilter.anchors == ("NCCL WARN", "NCCL version ", "Traceback (most recent call last)",
+                                 "WARN")  # fmt: skip
+    assert prefilter.tagged_spans(buf, 0, len(buf)) == [(0, 13, 0b101), (22, 75, 0b011),
+                                                        (103, 107, 0b100)]  # fmt: skip
+    # a window of whole lines: offsets stay those of the buffer
+    assert prefilter.tagged_spans(buf, 14, 103) == [(22, 75, 0b011)]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    groups=st.lists(anchor_lists, min_size=1, max_size=4),
+    buf=buffers,
+)
+def test_tagged_spans_match_the_definition(groups: list[list[str]], buf: bytes) -> None:
+    expected = reference_tagged(groups, buf)
+    for kind in KINDS:
+        prefilter = kind((), groups=groups)
+        assert prefilter.tagged_spans(buf, 0, len(buf)) == expected, kind.name
+        assert prefilter.line_spans(buf) == [(s, e) for s, e, _ in expected], kind.name

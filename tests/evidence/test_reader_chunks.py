@@ -69,9 +69,9 @@ def test_runs_of_blank_lines_in_free_text_are_passed_at_once(
     seen: list[int] = []
     line = reader._SourceReader._line
 
-    def counted(self: reader._SourceReader, number: int, data: bytes, anchored: bool) -> None:
+    def counted(self: reader._SourceReader, number: int, data: bytes, mask: int) -> None:
         seen.append(number)
-        line(self, number, data, anchored)
+        line(self, number, data, mask)
 
     monkeypatch.setattr(reader._SourceReader, "_line", counted)
     result = reader.read_paths([str(path)])

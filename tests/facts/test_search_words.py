@@ -119,3 +119,19 @@ def test_search_finds_exactly_the_matching_lines(facts: Facts, regex: re.Pattern
     hits = facts.search(regex)
     assert [(h.cite.line, h.cite.text) for h in hits] == expected
     assert all(h.match.group(0) == regex.search(h.cite.text).group(0) for h in hits)  # type: ignore[union-attr]
+
+
+def test_a_cut_ascii_line_is_searched_by_its_words() -> None:
+    """A long line is cited cut with ``…``; its words still decide, it is not always searched."""
+    long_line = "[rank1]: ProcessGroupNCCL environments: " + "TORCH_NCCL_X: 1, " * 40 + "tail"
+    facts = Facts(
+        [
+            TextLine(cite=Cite.of("a.log", 1, long_line), text=long_line),
+            TextLine(cite=Cite.of("a.log", 2, "ſegfault here"), text="ſegfault here"),
+        ]
+    )
+    assert facts.lines[0].text.endswith("…")
+    assert facts._shapes.odd == (1,)  # only the line that is not ASCII without its ellipsis
+    assert [h.cite.line for h in facts.search(r"environments")] == [1]
+    assert [h.cite.line for h in facts.search(r"segfault")] == [2]  # ſ folds to s
+    assert facts.search(r"nothing like this") == ()

@@ -23,6 +23,12 @@ Three implementations return identical spans:
 order (``bench/prefilter.py`` measures them). An empty anchor is in every
 line (as ``"" in line`` is); an anchor holding ``\\n`` is in none, and is
 dropped.
+
+Anchors may come in *groups* (one per parser): :meth:`Prefilter.tagged_spans`
+then also says, for each line, which groups' anchors it holds, as a bit mask
+(bit ``g`` for ``groups[g]``). Hyperscan reports this from the same scan (one
+expression per group, matches at one line end merged), so the reader never
+tests a line against each parser's anchors in Python.
 """
 
 from __future__ import annotations
@@ -44,6 +50,7 @@ __all__ = [
     "Prefilter",
     "Re2Prefilter",
     "RePrefilter",
+    "Tagged",
     "available",
     "literals",
     "make_prefilter",
@@ -86,15 +93,25 @@ def _all_lines(buf: bytes) -> list[tuple[int, int]]:
     return spans
 
 
+#: A line's span ``(start, end)`` and the bit mask of the anchor groups it holds.
+Tagged = tuple[int, int, int]
+
+
 class Prefilter(ABC):
-    """Finds the lines of a buffer that contain at least one anchor."""
+    """Finds the lines of a buffer that contain at least one anchor.
+
+    ``groups``, when given, replace ``anchors``: the anchors are their union,
+    and :meth:`tagged_spans` tells which groups each line holds.
+    """
 
     #: a short name, for benchmarks and diagnostics
     name: ClassVar[str]
 
-    def __init__(self, anchors: Sequence[str]) -> None:
-        self.anchors: tuple[str, ...] = tuple(anchors)
-        self._literals, self._every_line = literals(anchors)
+    def __init__(self, anchors: Sequence[str], *, groups: Sequence[Sequence[str]] = ()) -> None:
+        self.groups: tuple[tuple[str, ...], ...] = tuple(map(tuple, groups)) or (tuple(anchors),)
+        self.anchors: tuple[str, ...] = tuple(a for g in self.groups for a in g)
+        self._literals, self._every_line = literals(self.anchors)
+        self._group_literals = [literals(g) for g in self.groups]
 
     def line_spans(self, buf: bytes) -> list[tuple[int, int]]:
         """``(start, end)`` of each line of ``buf`` holding an anchor, in order, each once.
@@ -117,6 +134,28 @@ class Prefilter(ABC):
         if start == 0 and stop == len(data):
             return self.line_spans(data)
         return [(a + start, b + start) for a, b in self.line_spans(data[start:stop])]
+
+    def tagged_spans(
+        self, data: bytes, start: int, stop: int, limit: int | None = None
+    ) -> list[Tagged]:
+        """:meth:`window_spans` with the mask of the groups each line holds.
+
+        ``limit``: at most that many lines, the first ones.
+        """
+        spans = self.window_spans(data, start, stop)
+        if limit is not None:
+            spans = spans[:limit]
+        if len(self.groups) == 1:
+            return [(a, b, 1) for a, b in spans]
+        out: list[Tagged] = []
+        for a, b in spans:
+            line = data[a:b]
+            mask = 0
+            for bit, (words, every) in enumerate(self._group_literals):
+                if every or any(w in line for w in words):
+                    mask |= 1 << bit
+            out.append((a, b, mask))
+        return out
 
     @abstractmethod
     def _spans(self, buf: bytes) -> list[tuple[int, int]]:
@@ -149,8 +188,8 @@ class RePrefilter(Prefilter):
 
     name = "re"
 
-    def __init__(self, anchors: Sequence[str]) -> None:
-        super().__init__(anchors)
+    def __init__(self, anchors: Sequence[str], *, groups: Sequence[Sequence[str]] = ()) -> None:
+        super().__init__(anchors, groups=groups)
         # no literal contains another, so none is a prefix of another: the trie is exact
         self._search = re.compile(_trie(self._literals) if self._literals else b"(?!)").search
 
@@ -184,8 +223,8 @@ def _cache_dir() -> Path:
     return Path(base) / "nccl-doctor"
 
 
-def _hs_database(hyperscan: Any, expression: bytes, *, cache: bool) -> Any:
-    """A compiled block-mode database for ``expression``, from the on-disk cache when there.
+def _hs_database(hyperscan: Any, expressions: Sequence[bytes], *, cache: bool) -> Any:
+    """A compiled block-mode database of ``expressions`` (ids 0, 1, ...), cached on disk.
 
     Compiling the reader's ~150 anchors takes about 0.1 s, a quarter of the
     start-up; a serialised database loads in microseconds. The cache key holds
@@ -196,22 +235,26 @@ def _hs_database(hyperscan: Any, expression: bytes, *, cache: bool) -> Any:
     key = hashlib.sha256(
         b"%s\0%s\0%s"
         % (
-            expression,
+            b"\0\0".join(expressions),
             str(getattr(hyperscan, "__version__", "")).encode(),
             platform.machine().encode(),
         )
     ).hexdigest()[:32]
     path = _cache_dir() / f"prefilter-{key}.hsdb"
-    if not cache:
+    ids = list(range(len(expressions)))
+
+    def compiled() -> Any:
         db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-        db.compile(expressions=[expression], ids=[0], flags=[0])
+        db.compile(expressions=list(expressions), ids=ids, flags=[0] * len(ids))
         return db
+
+    if not cache:
+        return compiled()
     with contextlib.suppress(Exception):  # no cache, or an unusable one: compile instead
         db = hyperscan.loadb(path.read_bytes(), hyperscan.HS_MODE_BLOCK)
         db.scratch = hyperscan.Scratch(db)
         return db
-    db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-    db.compile(expressions=[expression], ids=[0], flags=[0])
+    db = compiled()
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".{os.getpid()}.tmp")
@@ -225,64 +268,114 @@ def _hs_database(hyperscan: Any, expression: bytes, *, cache: bool) -> Any:
 class HyperscanPrefilter(Prefilter):
     """The Hyperscan prefilter: one match report per matching line, at the line's newline.
 
-    The expression is ``(?:a|b|...)[^\\n]*\\n``: however many anchors a line
-    holds, all its matches end at the same offset, which Hyperscan reports
-    once. A buffer whose last line lacks a newline is scanned with one added
-    (the Vectorscan 5.4 in python-hyperscan 0.9 misses end-of-data ``$``
-    matches of ``(?:::|or)[^\\n]*$`` once the buffer passes 16 bytes, so no
-    ``$`` is used). Raises ``ImportError`` when hyperscan is
-    missing, and hyperscan's own error when the database does not compile
-    (e.g. on an unsupported CPU).
+    The expression is ``(?:a|b|...)[^\\n]*\\n``, one per group of anchors
+    (its id the group's index): however many anchors of a group a line
+    holds, all their matches end at the same offset, which Hyperscan reports
+    once per group; reports at one offset are merged into the line's mask. A
+    buffer whose last line lacks a newline is scanned with one added (the
+    Vectorscan 5.4 in python-hyperscan 0.9 misses end-of-data ``$`` matches
+    of ``(?:::|or)[^\\n]*$`` once the buffer passes 16 bytes, so no ``$`` is
+    used). Raises ``ImportError`` when hyperscan is missing, and hyperscan's
+    own error when the database does not compile (e.g. on an unsupported CPU).
     """
 
     name = "hyperscan"
 
-    def __init__(self, anchors: Sequence[str], *, cache: bool = False) -> None:
-        super().__init__(anchors)
+    def __init__(
+        self,
+        anchors: Sequence[str],
+        *,
+        cache: bool = False,
+        groups: Sequence[Sequence[str]] = (),
+    ) -> None:
+        super().__init__(anchors, groups=groups)
         import hyperscan  # noqa: PLC0415 -- optional dependency, absent on some platforms
 
         self._db: Any = None
+        self._terminated: type[Exception] = hyperscan.ScanTerminated
         self._lock = threading.Lock()  # the database's scratch space serves one scan at a time
-        if self._literals:
-            alternation = b"|".join(_hs_escape(w) for w in self._literals)
-            expression = b"(?:" + alternation + b")[^\\n]*\\n"
-            self._db = _hs_database(hyperscan, expression, cache=cache)
+        #: each expression's group bit (groups without literals have no expression)
+        self._bits: list[int] = []
+        expressions: list[bytes] = []
+        for bit, (words, _) in enumerate(self._group_literals):
+            if words:
+                alternation = b"|".join(_hs_escape(w) for w in words)
+                expressions.append(b"(?:" + alternation + b")[^\\n]*\\n")
+                self._bits.append(1 << bit)
+        if expressions:
+            self._db = _hs_database(hyperscan, expressions, cache=cache)
+
+    def _scan(
+        self, view: bytes | memoryview, offset: int, limit: int | None = None
+    ) -> tuple[list[int], list[int]]:
+        """The offsets (plus ``offset``) of the newlines of matching lines, and their masks.
+
+        ``limit``: the scan stops once that many lines are found (the engine
+        then stops reading the buffer, which is what makes a spent budget cheap).
+        """
+        ends: list[int] = []
+        masks: list[int] = []
+        bits = self._bits
+        unordered = False
+        most = -1 if limit is None else limit
+
+        def on_match(id_: int, _start: int, end: int, _flags: int, _ctx: object) -> bool:
+            nonlocal unordered
+            at = offset + end - 1  # the offset of the line's newline
+            if ends and ends[-1] >= at:
+                if ends[-1] == at:
+                    masks[-1] |= bits[id_]
+                    return False
+                unordered = True  # not seen with Hyperscan; sorted below if ever
+            if len(ends) == most:
+                return True  # a line past the limit: stop the scan
+            ends.append(at)
+            masks.append(bits[id_])
+            return False
+
+        if most == 0:
+            return ends, masks
+        with self._lock, contextlib.suppress(self._terminated):  # stopped at the limit
+            self._db.scan(view, match_event_handler=on_match)
+        if unordered:
+            merged: dict[int, int] = {}
+            for at, mask in zip(ends, masks, strict=True):
+                merged[at] = merged.get(at, 0) | mask
+            ends, masks = sorted(merged), [merged[at] for at in sorted(merged)]
+        return ends, masks
 
     def _spans(self, buf: bytes) -> list[tuple[int, int]]:
-        ends: list[int] = []
-
-        def on_match(_id: int, _start: int, end: int, _flags: int, _ctx: object) -> None:
-            ends.append(end - 1)  # the offset of the line's newline
-
         data = buf if buf.endswith(b"\n") else buf + b"\n"
-        with self._lock:
-            self._db.scan(data, match_event_handler=on_match)
-        spans: list[tuple[int, int]] = []
-        rfind, prev = buf.rfind, 0
-        for end in ends:
-            start = rfind(b"\n", prev, end) + 1 or prev
-            spans.append((start, end))
-            prev = end
-        return spans
+        ends, _ = self._scan(data, 0)
+        return _spans_of(buf, ends, 0)
 
     def window_spans(self, data: bytes, start: int, stop: int) -> list[tuple[int, int]]:
         """Scans the window in place (a memoryview), when it ends at a newline."""
         if self._every_line or not self._literals or stop <= start or data[stop - 1] != 10:
             return super().window_spans(data, start, stop)
-        ends: list[int] = []
+        ends, _ = self._scan(memoryview(data)[start:stop], start)
+        return _spans_of(data, ends, start)
 
-        def on_match(_id: int, _start: int, end: int, _flags: int, _ctx: object) -> None:
-            ends.append(start + end - 1)  # the offset of the line's newline, in data
+    def tagged_spans(
+        self, data: bytes, start: int, stop: int, limit: int | None = None
+    ) -> list[Tagged]:
+        """The masks come from the scan itself: one report per group and line."""
+        if self._every_line or not self._literals or stop <= start or data[stop - 1] != 10:
+            return super().tagged_spans(data, start, stop, limit)
+        ends, masks = self._scan(memoryview(data)[start:stop], start, limit)
+        spans = _spans_of(data, ends, start)
+        return [(a, b, m) for (a, b), m in zip(spans, masks, strict=True)]
 
-        with self._lock:
-            self._db.scan(memoryview(data)[start:stop], match_event_handler=on_match)
-        spans: list[tuple[int, int]] = []
-        rfind, prev = data.rfind, start
-        for end in ends:
-            line_start = rfind(b"\n", prev, end) + 1 or prev
-            spans.append((max(line_start, prev), end))
-            prev = end
-        return spans
+
+def _spans_of(data: bytes, ends: list[int], start: int) -> list[tuple[int, int]]:
+    """The lines ending at ``ends`` (offsets of their newlines), none starting before ``start``."""
+    spans: list[tuple[int, int]] = []
+    rfind, prev = data.rfind, start
+    for end in ends:
+        line_start = rfind(b"\n", prev, end) + 1 or prev
+        spans.append((max(line_start, prev), end))
+        prev = end
+    return spans
 
 
 class Re2Prefilter(Prefilter):
@@ -296,8 +389,8 @@ class Re2Prefilter(Prefilter):
 
     name = "re2"
 
-    def __init__(self, anchors: Sequence[str]) -> None:
-        super().__init__(anchors)
+    def __init__(self, anchors: Sequence[str], *, groups: Sequence[Sequence[str]] = ()) -> None:
+        super().__init__(anchors, groups=groups)
         re2 = importlib.import_module("re2")  # untyped, optional: no import-time dependency
         options = re2.Options()
         options.encoding = re2.Options.Encoding.LATIN1
@@ -316,9 +409,11 @@ class Re2Prefilter(Prefilter):
 _KINDS: tuple[type[Prefilter], ...] = (HyperscanPrefilter, Re2Prefilter, RePrefilter)
 
 
-def _build(kind: type[Prefilter], anchors: Sequence[str]) -> Prefilter | None:
+def _build(
+    kind: type[Prefilter], anchors: Sequence[str], groups: Sequence[Sequence[str]] = ()
+) -> Prefilter | None:
     try:
-        return kind(anchors)
+        return kind(anchors, groups=groups)
     except Exception:  # noqa: BLE001 -- any failure of an optional engine means "not here"
         return None
 
@@ -328,18 +423,21 @@ def available() -> tuple[type[Prefilter], ...]:
     return tuple(kind for kind in _KINDS if _build(kind, ("x",)) is not None)
 
 
-def make_prefilter(anchors: Sequence[str], *, cache: bool = False) -> Prefilter:
+def make_prefilter(
+    anchors: Sequence[str], *, cache: bool = False, groups: Sequence[Sequence[str]] = ()
+) -> Prefilter:
     """The fastest prefilter that builds here for ``anchors``: Hyperscan, re2, else ``re``.
 
     ``cache`` keeps Hyperscan's compiled database on disk for the next run
     (for the reader's fixed anchor sets; not for arbitrary anchors, which
-    would fill the cache).
+    would fill the cache). ``groups``, when given, replace ``anchors`` (see
+    :class:`Prefilter`).
     """
     if cache:
         with contextlib.suppress(Exception):  # hyperscan missing or unusable here
-            return HyperscanPrefilter(anchors, cache=True)
+            return HyperscanPrefilter(anchors, cache=True, groups=groups)
     for kind in _KINDS[:-1]:
-        built = _build(kind, anchors)
+        built = _build(kind, anchors, groups)
         if built is not None:
             return built
-    return RePrefilter(anchors)
+    return RePrefilter(anchors, groups=groups)

@@ -11,6 +11,13 @@ characters and terminal escapes are stripped and secrets redacted, so no fact,
 citation or output format ever holds them; source names and notes are
 cleaned the same way.
 
+Which parsers' anchors a line holds comes from the prefilter's scan itself
+(one group of anchors per parser), never from testing the line in Python.
+
+Budgets bound what a read costs whatever its size or number of files: the
+informational lines of each kind (``info_anchors``) and the free text of
+small sources are shared by all the sources of one read (see :class:`Budgets`).
+
 Sections: each block is a section of its own kind. Stream lines (logs) form
 one section per kind within a *segment*, the stretch between blocks and
 Markdown code fences, so a pasted issue splits into its pieces while a
@@ -27,12 +34,12 @@ from typing import Any, BinaryIO, TypeVar
 
 from nccl_doctor.evidence.intake import Intake, Note, Opened
 from nccl_doctor.evidence.lines import Attributor, Line
-from nccl_doctor.evidence.prefilter import Prefilter, make_prefilter
+from nccl_doctor.evidence.prefilter import Prefilter, Tagged, make_prefilter
 from nccl_doctor.facts.attribution import assign_ranks, process_ranks
 from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.text import TextLine
 from nccl_doctor.parse import BLOCK_PARSERS, FILE_PARSERS, STREAM_PARSERS
-from nccl_doctor.parse.base import INFO_BUDGET, BlockParser, StreamParser
+from nccl_doctor.parse.base import INFO_BUDGET, INFO_FLOOR, BlockParser, StreamParser
 from nccl_doctor.redact import LineGate, safe_line, scrub
 
 T = TypeVar("T")
@@ -45,6 +52,9 @@ LINE_MAX_BYTES = 64 << 10
 #: Sources up to this size (or of unknown size, up to this many bytes read)
 #: keep their unclaimed lines as free text.
 TEXT_MAX_BYTES = 1 << 20
+#: Small sources are read as free text until this many bytes of them, in all, were (a folder
+#: of a thousand small per-rank logs is read for its evidence, not line by line).
+TEXT_TOTAL_BYTES = 4 << 20
 #: At most this many free-text lines are kept per source.
 TEXT_MAX_LINES = 5_000
 #: The evidence kind of free text.
@@ -57,6 +67,23 @@ _FENCES = ("```", "~~~")
 _FENCE = re.compile(r"\s*(?:```+|~~~+)\s*(?:[\w+.-]+\s*)?$")
 #: A run of blank lines (one character class: matched without backtracking marks).
 _BLANKS = re.compile(rb"[ \t\r\n]*\n")
+#: A line NCCL printed at INFO level, its prefix as :mod:`.lines` strips it: never free text.
+_NCCL_INFO = re.compile(rb"[\w.-]+:\d+:\d+ \[\d+\] NCCL INFO ")
+
+#: The anchor groups, one bit each: every block parser's, every stream parser's, the code
+#: fences, then every stream parser's info anchors (:data:`_INFO`, scanned while budgeted).
+_GROUPS: tuple[tuple[str, ...], ...] = (
+    *(p.anchors for p in BLOCK_PARSERS),
+    *(p.anchors for p in STREAM_PARSERS),
+    _FENCES,
+    *(p.info_anchors for p in STREAM_PARSERS),
+)
+_STREAM = len(BLOCK_PARSERS)
+_INFO = _STREAM + len(STREAM_PARSERS) + 1
+_BLOCK_BITS = (1 << _STREAM) - 1
+_ALWAYS_BITS = (1 << _INFO) - 1
+#: each stream parser's bits: its anchors' and its info anchors'
+_PARSER_BITS = tuple((1 << (_STREAM + j)) | (1 << (_INFO + j)) for j in range(len(STREAM_PARSERS)))
 
 
 @dataclass(slots=True)
@@ -104,26 +131,84 @@ _PREFILTERS: dict[str, Prefilter] = {}
 def _prefilter(key: str) -> Prefilter:
     """A compiled prefilter: ``""`` for every always-anchor, a parser's kind for its info anchors.
 
-    Info anchors get prefilters of their own so that, when a parser's budget
-    is spent, the reader simply stops scanning with that one: no recompiling.
+    The first has one group per parser (and the fences), so its spans say
+    which parsers a line is for. Info anchors get prefilters of their own so
+    that, when a parser's budget is spent, the reader simply stops scanning
+    with that one: no recompiling.
     """
     found = _PREFILTERS.get(key)
     if found is None:
         if key:
             anchors = [a for p in STREAM_PARSERS if p.kind == key for a in p.info_anchors]
+            found = make_prefilter(anchors, cache=True)
         else:
-            anchors = [a for p in BLOCK_PARSERS for a in p.anchors]
-            anchors.extend(a for p in STREAM_PARSERS for a in p.anchors)
-            anchors.extend(_FENCES)
-        found = _PREFILTERS[key] = make_prefilter(anchors, cache=True)
+            found = make_prefilter((), cache=True, groups=_GROUPS[:_INFO])
+        _PREFILTERS[key] = found
     return found
 
 
-def _merge(spans: list[list[tuple[int, int]]]) -> list[tuple[int, int]]:
-    """The union of several prefilters' line spans, in order, each line once."""
-    if len(spans) == 1:
-        return spans[0]
-    return sorted(set().union(*spans))
+def _mask_of(text: str) -> int:
+    """The groups whose anchors ``text`` holds (what the prefilter tells of bytes, for a str)."""
+    mask = 0
+    for bit, group in enumerate(_GROUPS):
+        if any(a in text for a in group):
+            mask |= 1 << bit
+    return mask
+
+
+def _size(n: int) -> str:
+    return f"{n >> 20} MiB" if n >= 1 << 20 and not n % (1 << 20) else f"{n} bytes"
+
+
+def info_floor(parser: StreamParser) -> int:
+    """The informational lines of its kind every source may read."""
+    return INFO_FLOOR if parser.info_floor is None else parser.info_floor
+
+
+@dataclass(slots=True)
+class Budgets:
+    """What all the sources of one read share, so a thousand files cost what one large one does.
+
+    ``text_bytes``: bytes of small sources still to be read as free text.
+    ``info``: informational lines still to be read, per parser kind; a source
+    reads up to :data:`INFO_BUDGET` of a kind while the read has them left,
+    and its first few in any case (the parser's ``info_floor``, else
+    :data:`INFO_FLOOR`). ``floored`` counts, per kind, the sources that
+    stopped at the floor, and ``texts_skipped`` the small sources read without
+    free text, for one coverage note each.
+    """
+
+    text_bytes: int = field(default_factory=lambda: TEXT_TOTAL_BYTES)
+    info: dict[str, int] = field(default_factory=dict)
+    floored: dict[str, tuple[int, int]] = field(default_factory=dict)
+    texts_skipped: int = 0
+
+    def info_limit(self, parser: StreamParser) -> int:
+        """The informational lines of ``parser``'s kind the next source may read."""
+        left = self.info.get(parser.kind, INFO_BUDGET)
+        return min(INFO_BUDGET, max(info_floor(parser), left))
+
+    def notes(self) -> list[Note]:
+        """The coverage notes of the whole read."""
+        out = [
+            Note(
+                "(all inputs)",
+                f"{kind}: {count} more source(s) read only their first {floor} "
+                f"informational lines each (the {INFO_BUDGET} lines of the whole read were "
+                "spent); warnings and errors were read in full",
+            )
+            for kind, (count, floor) in self.floored.items()
+        ]
+        if self.texts_skipped:
+            out.append(
+                Note(
+                    "(all inputs)",
+                    f"free text: {self.texts_skipped} small source(s) past the first "
+                    f"{_size(TEXT_TOTAL_BYTES)} of free text were read for known evidence "
+                    "only (lines no parser claims were not kept)",
+                )
+            )
+        return out
 
 
 def _line_chunks(
@@ -182,33 +267,18 @@ def _line_chunks(
         yield tail, 0, len(tail)
 
 
-_MATCHERS: dict[tuple[str, ...], re.Pattern[str]] = {}
-
-
-def _matcher(anchors: tuple[str, ...]) -> re.Pattern[str]:
-    """One compiled alternation of literal anchors, to test a line in a single call."""
-    found = _MATCHERS.get(anchors)
-    if found is None:
-        words = sorted(set(anchors), key=len, reverse=True) or ["\x00\x00never"]
-        found = _MATCHERS[anchors] = re.compile("|".join(map(re.escape, words)))
-    return found
-
-
 class _SourceReader:
     """Reads one source; see the module docstring for the model."""
 
-    def __init__(self, opened: Opened, notes: list[Note]) -> None:
+    def __init__(self, opened: Opened, notes: list[Note], budgets: Budgets) -> None:
         self.name = safe_line(opened.name)
         self.notes = notes
+        self.budgets = budgets
         self.summary = SourceSummary(self.name)
         self.attributor = Attributor(self.name, opened.default_rank)
         self.gate = LineGate()
         self.blocks: list[BlockParser] = [cls() for cls in BLOCK_PARSERS]
         self.streams: list[StreamParser] = [cls() for cls in STREAM_PARSERS]
-        self.any_block = _matcher(tuple(a for p in self.blocks for a in p.anchors)).search
-        self.block_match = [_matcher(p.anchors).search for p in self.blocks]
-        self.stream_match = [_matcher(p.anchors).search for p in self.streams]
-        self.info_match = [_matcher(p.info_anchors).search for p in self.streams]
         self.broken: set[str] = set()
         self.sections: list[Section] = []
         self.segment: dict[str, Section] = {}
@@ -219,21 +289,41 @@ class _SourceReader:
         self.lineno = 1
         self.info_used: dict[str, int] = {}
         self.info_off: set[str] = set()
+        self.info_limit = {p.kind: budgets.info_limit(p) for p in self.streams}
+        self.info_floor = {p.kind: info_floor(p) for p in self.streams}
+        self.info_left = dict(self.info_limit)
+        #: where a budget ends: the offset of its last line in the chunk, its kind and bit
+        self.closing: dict[int, tuple[str, int]] = {}
         self.times: dict[int, tuple[float, str | None]] = {}
-        self.text = opened.size is None or opened.size <= TEXT_MAX_BYTES
+        self.text_limit = min(TEXT_MAX_BYTES, budgets.text_bytes)
+        small = opened.size is None or opened.size <= TEXT_MAX_BYTES
+        self.text = small and (opened.size is None or opened.size <= self.text_limit)
+        self.was_text = self.text
+        if small and not self.text:
+            budgets.texts_skipped += 1
         self.text_lines = 0
         self.cut_lines = 0
         self.fenced = False
-        self.prefilters = [_prefilter("")]
-        self.prefilters.extend(_prefilter(p.kind) for p in self.streams if p.info_anchors)
+        self.prefilter = _prefilter("")
+        #: the info prefilters still scanned, each with its group's bit
+        self.info_prefilters = {
+            p.kind: (1 << (_INFO + j), _prefilter(p.kind))
+            for j, p in enumerate(self.streams)
+            if p.info_anchors
+        }
+        #: the groups still read: a chunk's spans are found before its lines spend a budget,
+        #: and a line held only for a spent one is then passed undecoded like the rest
+        self.wanted = _ALWAYS_BITS | sum(bit for bit, _ in self.info_prefilters.values())
 
     # -- the byte loop -------------------------------------------------
     def read(self, stream: BinaryIO) -> None:
-        for data, start, stop in _line_chunks(stream, self.summary, self._cut):
-            if self.text and self.summary.bytes_read > TEXT_MAX_BYTES:
-                self.text = False  # a large stream: free text only from its start
-            spans = _merge([p.window_spans(data, start, stop) for p in self.prefilters])
-            self._chunk(data, start, stop, spans)
+        try:
+            for data, start, stop in _line_chunks(stream, self.summary, self._cut):
+                if self.text and self.summary.bytes_read > self.text_limit:
+                    self.text = False  # a large stream: free text only from its start
+                self._chunk(data, start, stop, self._spans(data, start, stop))
+        finally:
+            self._spent()
         self.summary.lines = self.lineno - 1  # a last line without a newline counts too
         if self.cut_lines:
             self.notes.append(
@@ -247,7 +337,40 @@ class _SourceReader:
             if parser.kind not in self.broken:
                 self._attach(parser.kind, self._safe(parser, parser.finish))
 
-    def _chunk(self, buf: bytes, pos: int, size: int, spans: Sequence[tuple[int, int]]) -> None:
+    def _spans(self, data: bytes, start: int, stop: int) -> list[Tagged]:
+        """The lines of ``data[start:stop]`` holding an anchor, each with its groups' mask.
+
+        A kind's informational lines are budgeted here: its scan stops at the
+        lines it has left, and the prefilter is dropped when none are left.
+        """
+        spans = self.prefilter.tagged_spans(data, start, stop)
+        if not self.info_prefilters:
+            return spans
+        merged = {a: (b, m) for a, b, m in spans}
+        for kind, (bit, prefilter) in list(self.info_prefilters.items()):
+            left = self.info_left[kind]
+            found = prefilter.tagged_spans(data, start, stop, left)
+            if not found:
+                continue
+            self.info_used[kind] = self.info_used.get(kind, 0) + len(found)
+            self.info_left[kind] = left - len(found)
+            if len(found) == left:
+                del self.info_prefilters[kind]
+                self.closing[found[-1][0]] = (kind, bit)
+            for a, b, _ in found:
+                seen = merged.get(a)
+                merged[a] = (b, bit) if seen is None else (b, seen[1] | bit)
+        return [(a, b, m) for a, (b, m) in sorted(merged.items())]
+
+    def _spent(self) -> None:
+        """Give back to the read what this source did not use of the shared budgets."""
+        budgets = self.budgets
+        if self.was_text:
+            budgets.text_bytes -= min(self.summary.bytes_read, self.text_limit)
+        for kind, used in self.info_used.items():
+            budgets.info[kind] = max(0, budgets.info.get(kind, INFO_BUDGET) - used)
+
+    def _chunk(self, buf: bytes, pos: int, size: int, spans: Sequence[Tagged]) -> None:
         """Read the lines of ``buf[pos:size]``; ``spans`` are those holding an anchor."""
         n, si = self.lineno, 0
         while pos < size:
@@ -264,13 +387,27 @@ class _SourceReader:
                 end = buf.find(b"\n", pos, size)
                 if end < 0:
                     end = size
-                anchored = si < len(spans) and spans[si][0] == pos
-                self._line(n, buf[pos:end], anchored)
+                mask = spans[si][2] & self.wanted if si < len(spans) and spans[si][0] == pos else 0
+                if (
+                    mask
+                    or in_block
+                    or end - pos > LINE_MAX_BYTES
+                    or not _NCCL_INFO.match(buf, pos, end)
+                ):
+                    self._line(n, buf[pos:end], mask)
+                    if self.closing and pos in self.closing:
+                        self._close_info(self.closing.pop(pos), n)
+                # else: an INFO line of NCCL's no parser asked for, which free text never
+                # keeps (see _unclaimed); skipped undecoded, as in a large source
             elif si < len(spans):
-                start, end = spans[si]
-                n += buf.count(b"\n", pos, start)
-                self._line(n, buf[start:end], True)
+                start, end, mask = spans[si]
                 si += 1
+                if not mask & self.wanted:
+                    continue  # only for a spent budget: passed with the lines around it
+                n += buf.count(b"\n", pos, start)
+                self._line(n, buf[start:end], mask & self.wanted)
+                if self.closing and start in self.closing:
+                    self._close_info(self.closing.pop(start), n)
             else:
                 n += buf.count(b"\n", pos, size)
                 if buf[size - 1] != 10:
@@ -284,15 +421,18 @@ class _SourceReader:
     def _cut(self) -> None:
         self.cut_lines += 1
 
-    def _line(self, number: int, data: bytes, anchored: bool) -> None:
+    def _line(self, number: int, data: bytes, mask: int) -> None:
+        """Read one line; ``mask`` has the bits of the anchor groups it holds (0: none)."""
         if len(data) > LINE_MAX_BYTES:  # one that fit in a chunk (longer ones are cut there)
             data = data[:LINE_MAX_BYTES]
             self._cut()
-        raw = data.decode("utf-8", "replace")
-        raw = raw.removesuffix("\r")
-        if "\r" in raw:
-            raw = raw.replace("\r", " ")
-        raw = self.gate(number, raw)
+        decoded = data.decode("utf-8", "replace")
+        decoded = decoded.removesuffix("\r")
+        if "\r" in decoded:
+            decoded = decoded.replace("\r", " ")
+        raw = self.gate(number, decoded)
+        if mask and raw != decoded:
+            mask = _mask_of(raw) & self.wanted  # the gate took something out: what is left
         line = self.attributor.line(number, raw)
         if line.time_s is not None:
             self.times[number] = (line.time_s, line.clock)
@@ -315,29 +455,23 @@ class _SourceReader:
                     tried.add(parser.kind)
                     if self._feed(parser, line):
                         return
-        if not anchored:
+        if not mask:
             self._unclaimed(line)
             return
-        if self.any_block(raw):
-            for block_parser, matches in zip(self.blocks, self.block_match, strict=True):
+        if mask & _BLOCK_BITS:
+            for bit, block_parser in enumerate(self.blocks):
                 if block_parser.kind in self.broken:
                     continue
-                if matches(raw) and self._starts(block_parser, line):
+                if mask & (1 << bit) and self._starts(block_parser, line):
                     self.segment = {}
                     self.block, self.block_parser, self.block_cut = [line], block_parser, False
                     return
-        for parser, matches, info in zip(
-            self.streams, self.stream_match, self.info_match, strict=True
-        ):
+        for j, parser in enumerate(self.streams):
             if parser.kind in tried or parser.kind in self.broken:
                 continue
-            if matches(raw):
-                if self._feed(parser, line):
-                    return
-            elif parser.kind not in self.info_off and info(raw):
-                self._spend_info(parser, number)
-                if self._feed(parser, line):
-                    return
+            # its anchors, or its informational ones while budgeted (see self.wanted)
+            if mask & _PARSER_BITS[j] and self._feed(parser, line):
+                return
         self._unclaimed(line)
 
     def _unclaimed(self, line: Line) -> None:
@@ -373,16 +507,21 @@ class _SourceReader:
             )
         )
 
-    def _spend_info(self, parser: StreamParser, number: int) -> None:
-        used = self.info_used[parser.kind] = self.info_used.get(parser.kind, 0) + 1
-        if used < INFO_BUDGET:
+    def _close_info(self, closing: tuple[str, int], number: int) -> None:
+        """A kind's informational budget ended at line ``number``: no more of its lines."""
+        kind, bit = closing
+        limit = self.info_limit[kind]
+        self.info_off.add(kind)
+        self.wanted &= ~bit
+        floor = self.info_floor[kind]
+        if limit <= floor < INFO_BUDGET:  # one of many sources: one note for them all
+            count, _ = self.budgets.floored.get(kind, (0, floor))
+            self.budgets.floored[kind] = (count + 1, floor)
             return
-        self.info_off.add(parser.kind)
-        self.prefilters.remove(_prefilter(parser.kind))
         self.notes.append(
             Note(
                 self.name,
-                f"{parser.kind}: read the first {INFO_BUDGET} informational lines (to line "
+                f"{kind}: read the first {limit} informational lines (to line "
                 f"{number}); later ones of that kind were skipped, warnings and errors were not",
             )
         )
@@ -550,11 +689,13 @@ def _read_whole(opened: Opened, notes: list[Note]) -> tuple[list[Section], Sourc
     return [section], summary
 
 
-def read_opened(opened: Opened, notes: list[Note]) -> tuple[list[Section], SourceSummary]:
-    """Read one opened stream into sections."""
+def read_opened(
+    opened: Opened, notes: list[Note], budgets: Budgets | None = None
+) -> tuple[list[Section], SourceSummary]:
+    """Read one opened stream into sections (``budgets``: those of the whole read)."""
     if opened.file_kind is not None:
         return _read_whole(opened, notes)
-    reader = _SourceReader(opened, notes)
+    reader = _SourceReader(opened, notes, budgets if budgets is not None else Budgets())
     try:
         reader.read(opened.stream)
     except OSError as exc:
@@ -575,10 +716,12 @@ def read_paths(paths: Sequence[str]) -> ReadResult:
     sections: list[Section] = []
     summaries: list[SourceSummary] = []
     notes: list[Note] = []
+    budgets = Budgets()
     for opened in intake.streams(paths):
-        found, summary = read_opened(opened, notes)
+        found, summary = read_opened(opened, notes, budgets)
         sections.extend(found)
         summaries.append(summary)
+    notes.extend(budgets.notes())
     ranks = process_ranks([f for s in sections for f in s.facts])
     if ranks:
         for section in sections:

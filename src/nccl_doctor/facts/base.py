@@ -10,6 +10,8 @@ from dataclasses import dataclass
 
 #: The longest citation text kept; real lines can be megabytes long.
 CITE_TEXT_MAX = 400
+#: What ends a citation text that was cut.
+ELLIPSIS = "…"
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,7 +27,7 @@ class Cite:
         """A citation whose text is cut to :data:`CITE_TEXT_MAX` characters."""
         text = text.rstrip("\r\n")
         if len(text) > CITE_TEXT_MAX:
-            text = text[: CITE_TEXT_MAX - 1] + "…"
+            text = text[: CITE_TEXT_MAX - 1] + ELLIPSIS
         return cls(source, line, text)
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TypeVar
 
-from nccl_doctor.facts.base import Cite, Fact
+from nccl_doctor.facts.base import ELLIPSIS, Cite, Fact
 from nccl_doctor.facts.literals import holds, required_words
 from nccl_doctor.facts.text import TextLine
 
@@ -153,12 +153,29 @@ class Facts:
         return self._all
 
     def of(self, cls: type[T]) -> tuple[T, ...]:
-        """The facts that are instances of ``cls``, in reading order."""
+        """The facts that are instances of ``cls``, in reading order.
+
+        Rules ask for some eighty classes; each answer is gathered from the
+        positions of the exact types that are ``cls`` or its subclasses, not by
+        testing every fact again.
+        """
         found = self._by_type.get(cls)
         if found is None:
-            found = tuple(f for f in self._all if isinstance(f, cls))
+            lists = [at for kind, at in self._positions.items() if issubclass(kind, cls)]
+            if len(lists) == 1:
+                found = tuple(self._all[i] for i in lists[0])
+            else:
+                found = tuple(self._all[i] for i in sorted(i for at in lists for i in at))
             self._by_type[cls] = found
         return found  # type: ignore[return-value]
+
+    @cached_property
+    def _positions(self) -> dict[type[Fact], list[int]]:
+        """Where the facts of each exact type are, in reading order."""
+        out: dict[type[Fact], list[int]] = {}
+        for i, fact in enumerate(self._all):
+            out.setdefault(type(fact), []).append(i)
+        return out
 
     def derived(self, name: str, compute: Callable[[Facts], V]) -> V:
         """A value derived from these facts (they never change), computed once per ``name``.
@@ -219,7 +236,7 @@ class Facts:
                 groups.setdefault(shape, []).append(index)
         else:
             for index, said in enumerate(self.lines):
-                text = said.text
+                text = _ascii_cut(said.text)
                 if text.isascii():
                     shape = text.replace("\n", " ").lower().translate(_DIGITS_AS_ZERO)
                     groups.setdefault(shape, []).append(index)
@@ -306,6 +323,16 @@ class Facts:
     def hosts(self) -> tuple[str, ...]:
         """Every host the evidence names, in first-seen order."""
         return tuple(dict.fromkeys(f.host for f in self._all if f.host))
+
+
+def _ascii_cut(text: str) -> str:
+    """A citation cut at :data:`CITE_TEXT_MAX` without its ``…``, which no ASCII word matches.
+
+    Only a non-ASCII line must always be searched (case folding maps a few
+    non-ASCII characters onto ASCII letters); the ellipsis folds to nothing
+    ASCII, so a long ASCII line that was cut stays a line whose words decide.
+    """
+    return text[:-1] if text.endswith(ELLIPSIS) else text
 
 
 def _extra_lines(fact: Fact) -> tuple[str, ...]:

@@ -23,10 +23,12 @@ anchor list that misses a form the parser handles loses that form silently.
 
 A stream parser may also declare ``info_anchors``: anchors of informational
 lines that repeat by the thousand in verbose logs (NCCL's per-channel
-transport lines, init lines of every communicator). Lines matched only by
-them are offered up to a budget per source (:data:`INFO_BUDGET` lines); after
+transport lines, init lines of every communicator). The lines holding them
+are offered up to a budget (:data:`INFO_BUDGET` lines of each kind for all
+the sources of one read, and at least :data:`INFO_FLOOR` of each source); after
 that the reader stops looking for them and says so in a coverage note, so a
-gigabyte of ``NCCL_DEBUG=INFO`` costs what its warnings and errors cost.
+gigabyte of ``NCCL_DEBUG=INFO``, in one file or a thousand, costs what its
+warnings and errors cost.
 """
 
 from __future__ import annotations
@@ -68,8 +70,11 @@ class BlockParser(ABC):
         return end
 
 
-#: Lines offered per stream parser and source through ``info_anchors`` alone.
+#: Lines offered per stream parser through ``info_anchors`` alone, for all sources of a read.
 INFO_BUDGET = 2_000
+#: ...and from each source at least (a per-rank log's first communicator init), unless the
+#: parser says how many of its kind tell about a process (``StreamParser.info_floor``).
+INFO_FLOOR = 16
 
 
 class StreamParser(ABC):
@@ -78,8 +83,11 @@ class StreamParser(ABC):
     kind: ClassVar[str]
     #: literals one of which every line this parser consumes contains
     anchors: ClassVar[tuple[str, ...]]
-    #: anchors of repetitive informational lines, read up to INFO_BUDGET per source
+    #: anchors of repetitive informational lines, read up to INFO_BUDGET (see above)
     info_anchors: ClassVar[tuple[str, ...]] = ()
+    #: how many of them every source may read however many sources there are
+    #: (``None``: INFO_FLOOR)
+    info_floor: ClassVar[int | None] = None
 
     def __init__(self) -> None:
         self._out: list[Fact] = []

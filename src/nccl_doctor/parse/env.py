@@ -110,6 +110,8 @@ class EnvParser(StreamParser):
         "PMIX_",
         "NVSHMEM_",
     )
+    #: a process's first few: what NCCL says the environment set, torch's settings line
+    info_floor: ClassVar[int | None] = 8
 
     def __init__(self) -> None:
         super().__init__()

@@ -94,7 +94,7 @@ class NcclLogParser(StreamParser):
 
     kind: ClassVar[str] = "nccl-log"
     anchors: ClassVar[tuple[str, ...]] = (
-        "NCCL version",
+        "NCCL version ",  # not torch's "NCCL version: 2.21.5" (its option lists)
         "NCCL WARN",
         "Invalid value",
         "P2P is disabled",

@@ -88,7 +88,7 @@ class TorchrunParser(StreamParser):
 
     kind: ClassVar[str] = "torchrun"
     anchors: ClassVar[tuple[str, ...]] = (
-        "ProcessGroupNCCL",
+        _OLD_OPTIONS,
         "WorkNCCL(",
         "NCCL work:",
         "atchdog",
@@ -154,6 +154,13 @@ class TorchrunParser(StreamParser):
         "Assertion `",
         "CUDA out of memory",
     )
+    #: every rank prints these for every process group it joins: 400,000 lines in a big job
+    info_anchors: ClassVar[tuple[str, ...]] = (
+        "ProcessGroupNCCL initialization options",
+        "ProcessGroupNCCL environments",
+    )
+    #: a rank's first two are its default group's options and environment
+    info_floor: ClassVar[int | None] = 2
 
     def __init__(self) -> None:
         super().__init__()

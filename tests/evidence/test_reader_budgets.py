@@ -1,0 +1,251 @@
+"""One read's sources share what it may cost: a thousand small logs cost what one large does.
+
+The informational lines of each kind (NCCL's per-communicator INFO chatter,
+PyTorch's per-process-group option lists) are read up to one budget for the
+whole read, with a floor per source; free text is kept from the first MiBs of
+small sources in all; NCCL's INFO lines are never decoded as free text.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from nccl_doctor.evidence import reader
+from nccl_doctor.facts.nccl import NcclCommInit, NcclWarn
+from nccl_doctor.facts.run import PgInitOptions
+from nccl_doctor.facts.text import TextLine
+
+if TYPE_CHECKING:
+    import pytest
+
+
+def _init(rank: int, i: int) -> str:
+    """One communicator init line of ``rank`` (an informational line of nccl-log)."""
+    return (
+        f"node{rank // 8}:{1000 + rank}:{1000 + rank} [{rank % 8}] NCCL INFO ncclCommInitRank "
+        f"comm 0x{0x55D000 + i:x} rank {rank % 8} nranks 8 cudaDev {rank % 8} nvmlDev {rank % 8} "
+        f"busId 18000 commId 0x{i:x} - Init START"
+    )
+
+
+def _rank_file(folder: Path, rank: int, inits: int, *, warn: bool = False) -> Path:
+    lines = [_init(rank, i) for i in range(inits)]
+    if warn:
+        lines.append(
+            f"node{rank // 8}:{1000 + rank}:{1001 + rank} [{rank % 8}] init.cc:934 NCCL WARN "
+            "Duplicate GPU detected : rank 2 and rank 3 both on CUDA device 3a000"
+        )
+    path = folder / f"rank{rank}.log"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_per_rank_files_share_the_informational_budget(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(reader, "INFO_BUDGET", 60)
+    monkeypatch.setattr(reader, "INFO_FLOOR", 5)
+    for rank in range(5):
+        _rank_file(tmp_path, rank, 40, warn=rank == 4)
+    result = reader.read_paths([str(tmp_path)])
+    inits = [f for f in result.facts if isinstance(f, NcclCommInit)]
+    per_source = {
+        name: sum(1 for f in inits if f.cite.source.endswith(name))
+        for name in ("rank0.log", "rank1.log", "rank2.log", "rank3.log", "rank4.log")
+    }
+    # the first file reads all of its 40; the second what the read has left (20); the rest
+    # their first 5 each
+    assert per_source == {
+        "rank0.log": 40,
+        "rank1.log": 20,
+        "rank2.log": 5,
+        "rank3.log": 5,
+        "rank4.log": 5,
+    }
+    # warnings are read in full past every budget
+    (warn,) = [f for f in result.facts if isinstance(f, NcclWarn)]
+    assert warn.cite.source.endswith("rank4.log")
+    assert warn.cite.line == 41
+    notes = [(Path(n.source).name, n.message) for n in result.notes]
+    assert notes == [
+        (
+            "rank1.log",
+            (
+                "nccl-log: read the first 20 informational lines (to line 20); later ones of that "
+                "kind were skipped, warnings and errors were not"
+            ),
+        ),
+        (
+            "(all inputs)",
+            (
+                "nccl-log: 3 more source(s) read only their first 5 informational lines each (the "
+                "60 lines of the whole read were spent); warnings and errors were read in full"
+            ),
+        ),
+    ]
+
+
+def test_one_source_keeps_its_whole_budget(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(reader, "INFO_BUDGET", 60)
+    monkeypatch.setattr(reader, "INFO_FLOOR", 5)
+    path = _rank_file(tmp_path, 0, 100)
+    result = reader.read_paths([str(path)])
+    assert sum(isinstance(f, NcclCommInit) for f in result.facts) == 60
+    assert [n.message for n in result.notes] == [
+        (
+            "nccl-log: read the first 60 informational lines (to line 60); later ones of that kind "
+            "were skipped, warnings and errors were not"
+        )
+    ]
+
+
+def _options(rank: int, pg: int) -> str:
+    return (
+        f"[rank{rank}]:[I1106 01:00:05.123456789 ProcessGroupNCCL.cpp:905] [PG ID {pg} PG GUID "
+        f"{pg}(tp) Rank {rank}] ProcessGroupNCCL initialization options: size: 8, global rank: "
+        f"{rank}, TIMEOUT(ms): 600000, USE_HIGH_PRIORITY_STREAM: 0, SPLIT_FROM: 0, SPLIT_COLOR: 1, "
+        f"PG Name: {pg}"
+    )
+
+
+def _environments(rank: int, pg: int) -> str:
+    return (
+        f"[rank{rank}]:[I1106 01:00:05.123456789 ProcessGroupNCCL.cpp:914] [PG ID {pg} PG GUID "
+        f"{pg}(tp) Rank {rank}] ProcessGroupNCCL environments: NCCL version: 2.21.5, "
+        "TORCH_NCCL_ASYNC_ERROR_HANDLING: 3, TORCH_NCCL_DUMP_ON_TIMEOUT: 0"
+    )
+
+
+def test_process_group_option_lists_are_informational(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every rank prints two per process group: 800,000 lines in a large job, read to a budget.
+
+    Their ``NCCL version: 2.21.5`` is not NCCL's banner (``NCCL version 2.21.5+cuda12.4``),
+    so past the budget they are not even decoded.
+    """
+    monkeypatch.setattr(reader, "INFO_BUDGET", 50)
+    lines = [
+        line
+        for pg in range(30)
+        for rank in range(8)
+        for line in (_options(rank, pg), _environments(rank, pg))
+    ]
+    lines.append(
+        "[rank3]:[E1106 03:22:44.495420420 ProcessGroupNCCL.cpp:616] [Rank 3] Watchdog caught "
+        "collective operation timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, "
+        "Timeout(ms)=600000) ran for 600013 milliseconds before timing out."
+    )
+    path = tmp_path / "train.log"
+    path.write_text("\n".join(lines) + "\n")
+    monkeypatch.setattr(reader, "CHUNK_BYTES", 4096)  # the budget ends before the last chunks
+    monkeypatch.setattr(reader, "TEXT_MAX_BYTES", 1000)  # a large log: not read as free text
+    seen: list[int] = []
+    line = reader._SourceReader._line
+
+    def counted(self: reader._SourceReader, number: int, data: bytes, mask: int) -> None:
+        seen.append(number)
+        line(self, number, data, mask)
+
+    monkeypatch.setattr(reader._SourceReader, "_line", counted)
+    result = reader.read_paths([str(path)])
+    options = [f for f in result.facts if isinstance(f, PgInitOptions)]
+    assert len(options) == 25
+    assert (options[0].global_rank, options[0].size, options[0].pg_name) == (0, 8, "0")
+    assert any(type(f).__name__ == "CollectiveTimeout" for f in result.facts)
+    assert [n.message for n in result.notes] == [
+        (
+            "torchrun: read the first 50 informational lines (to line 50); later ones of that "
+            "kind were skipped, warnings and errors were not"
+        ),
+        (  # the environment lines name TORCH_ variables: 50 of them spend env's budget too
+            "env: read the first 50 informational lines (to line 100); later ones of that kind "
+            "were skipped, warnings and errors were not"
+        ),
+    ]
+    # torchrun's 50 lines, then env's (the environment lines) to 100, then only the watchdog
+    assert seen == [*range(1, 51), *range(52, 101, 2), 481]
+
+
+def test_free_text_is_kept_from_the_first_small_sources_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(reader, "TEXT_TOTAL_BYTES", 3000)
+    for i in range(4):
+        (tmp_path / f"notes{i}.txt").write_text(f"the job hangs on node {i}\n" + "x" * 1200 + "\n")
+    result = reader.read_paths([str(tmp_path)])
+    kept = sorted(Path(f.cite.source).name for f in result.facts if isinstance(f, TextLine))
+    # 1,200 bytes and more each: the first two fit in 3,000 bytes, the others are not free text
+    assert kept == ["notes0.txt", "notes0.txt", "notes1.txt", "notes1.txt"]
+    assert [(Path(n.source).name, n.message) for n in result.notes] == [
+        ("notes2.txt", "no known evidence kind recognised"),
+        ("notes3.txt", "no known evidence kind recognised"),
+        (
+            "(all inputs)",
+            (
+                "free text: 2 small source(s) past the first 3000 bytes of free text were read for "
+                "known evidence only (lines no parser claims were not kept)"
+            ),
+        ),
+    ]
+
+
+def test_free_text_never_decodes_nccl_info_lines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A small log of NCCL INFO is read as free text, but its INFO lines are passed undecoded."""
+    monkeypatch.setattr(reader, "INFO_BUDGET", 2)
+    lines = [
+        _init(0, 0),
+        _init(0, 1),  # the informational budget: 2 lines
+        "the loss went to nan here",
+        "node0:1000:1000 [0] NCCL INFO Setting affinity for GPU 0 to ffffffff,00000000",
+        "node0:1000:1000 [0] NCCL INFO P2P Chunksize set to 131072",
+        "[default0]:node0:1000:1000 [0] NCCL INFO Trees [0] 1/-1/-1->0->-1",
+    ]
+    path = tmp_path / "rank0.log"
+    path.write_text("\n".join(lines) + "\n")
+    seen: list[int] = []
+    line = reader._SourceReader._line
+
+    def counted(self: reader._SourceReader, number: int, data: bytes, mask: int) -> None:
+        seen.append(number)
+        line(self, number, data, mask)
+
+    monkeypatch.setattr(reader._SourceReader, "_line", counted)
+    result = reader.read_paths([str(path)])
+    # 4 and 5 are NCCL's own INFO lines: skipped undecoded; 6 has a launcher's prefix before
+    # NCCL's, so it is decoded (and then dropped, as every NCCL INFO line of free text is)
+    assert seen == [1, 2, 3, 6]
+    (text,) = [f for f in result.facts if isinstance(f, TextLine)]
+    assert (text.text, text.cite.line) == ("the loss went to nan here", 3)
+
+
+def test_a_parser_says_how_many_lines_each_source_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A rank's first two option lists are its default group's: torchrun reads two a file."""
+    monkeypatch.setattr(reader, "INFO_BUDGET", 12)
+    for rank in range(4):
+        lines = [
+            line.removeprefix(f"[rank{rank}]:")
+            for pg in range(5)
+            for line in (_options(rank, pg), _environments(rank, pg))
+        ]
+        (tmp_path / f"rank{rank}.log").write_text("\n".join(lines) + "\n")
+    result = reader.read_paths([str(tmp_path)])
+    options = [f for f in result.facts if isinstance(f, PgInitOptions)]
+    # rank 0 reads its 10 lines (5 option lists), the others their first two (one list)
+    assert [(o.rank, o.pg_name) for o in options] == [
+        *((0, str(pg)) for pg in range(5)),
+        (1, "0"),
+        (2, "0"),
+        (3, "0"),
+    ]
+    assert [n.message for n in result.notes if n.source == "(all inputs)"] == [
+        (
+            "torchrun: 3 more source(s) read only their first 2 informational lines each (the "
+            "12 lines of the whole read were spent); warnings and errors were read in full"
+        ),
+    ]  # env: a file's 5 environments lines stay within its floor of 8: no note
