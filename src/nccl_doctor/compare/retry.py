@@ -105,7 +105,8 @@ def explain(
         for _, r in weighed[:MAX_REASONS]
     )
     good, bad = (labels[0], labels[1]) if passed == "reference" else (labels[1], labels[0])
-    named = ", ".join(i for i, _ in ids[:3]) or "no finding"
+    found = [i for i, _ in _failing_ids({"findings": failing.get("findings") or []})]
+    named = ", ".join(found[:3] or [i for i, _ in ids[:3]]) or "no finding"
     if reasons:
         summary = (
             f"{good[0].upper()}{good[1:]} passed where {bad} failed ({named}); what it did "
