@@ -152,7 +152,7 @@ CUES: dict[str, re.Pattern[str]] = {
     # the failure comes and goes with a library version: a bug or a second library
     "version_said": _rx(
         rf"\b(?:works?|worked|fine|no (?:problem|issue)s?)\b.{{0,60}}\b(?:version |v)?{_NUM}\b"
-        rf"|\b{_NUM}\b.{{0,40}}\b(?:works?|worked|is fine)\b"
+        rf"|\b{_NUM}\b[^.\n]{{0,40}}\b(?:works?|worked|is fine)\b"
         r"|\bregression\b|\b(?:after|since) (?:an? )?(?:upgrad|updat)\w*"
         r"|\bdowngrad\w*\b.{0,40}\b(?:fix|work|solv)"
     ),
@@ -164,7 +164,7 @@ CUES: dict[str, re.Pattern[str]] = {
     ),
     # the hang is at start-up: connection set-up, not the application
     "startup_hang": _rx(
-        r"\b(?:hang|hung|stuck|freez\w*)\w*\b.{0,30}\b(?:at|during|on) "
+        r"\b(?:hang|hung|stuck|freez)\w*\b.{0,30}\b(?:at|during|on) "
         r"(?:start ?up|startup|the start|init\w*|communicator init\w*|the first collective)"
         r"|\binit\w*\b.{0,30}\bhangs?\b"
     ),
