@@ -34,6 +34,7 @@ LAYERS: dict[str, int] = {
     # 2: reading evidence into facts
     "evidence": 2,
     "parse": 2,
+    "signs": 2,
     # 3: rules over facts, and the findings they make
     "findings": 3,
     "rules": 3,
