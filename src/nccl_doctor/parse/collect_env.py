@@ -34,10 +34,10 @@ from nccl_doctor.parse.topo import parse_topo_lines
 
 _START = re.compile(
     r"^\s*(?:Collecting environment information|PyTorch version\s*:"
-    r"|Versions of relevant libraries:?\s*$|\[(?:pip\d?|conda|uv)\] \S)"
+    r"|Versions of relevant libraries:?\s*$|\[(?:pip[23]?|conda|uv)\] \S)"
 )
 _BANNER = re.compile(r"^\s*={10,}\s*$")
-_PACKAGE = re.compile(r"^\s*\[(?P<manager>pip\d?|conda|uv)\] (?P<rest>.*)$")
+_PACKAGE = re.compile(r"^\s*\[(?P<manager>pip[23]?|conda|uv)\] (?P<rest>.*)$")
 _ENV_VAR = re.compile(r"^[A-Z_][A-Z0-9_]*=")
 _KEY_VALUE = re.compile(r"^(?P<key>[A-Za-z][\w .()/,+-]{0,60}?)\s*:(?P<value>(?:\s.*)?)$")
 _CPU_KEY_VALUE = re.compile(r"^\s*(?P<key>[A-Za-z][\w .()/,+-]{0,60}?)\s*:(?P<value>.*)$")
@@ -182,8 +182,10 @@ class CollectEnvParser(StatefulBlockParser[_State]):
         "PyTorch version",
         "Versions of relevant libraries",
         "[pip3] ",
+        "[pip2] ",
         "[pip] ",
         "[conda] ",
+        "[uv] ",
     )
 
     def starts(self, line: Line) -> bool:
