@@ -107,13 +107,16 @@ def test_h200_through_the_reader_each_line_once() -> None:
     assert [w.local_rank for w in of_type(facts, WorkerExit)] == [2]
 
 
-def test_accelerate_fixture_bare_child_failed_error() -> None:
+def test_accelerate_fixture_pasted_from_its_first_frame() -> None:
+    """The paste starts at a frame (its header cut off): still a traceback, frames kept."""
     (tb,) = tracebacks(fixture_text("torchrun/accelerate-deepspeed-sigkill-summary.txt"))
     assert tb.exc_type == "torch.distributed.elastic.multiprocessing.errors.ChildFailedError"
     assert tb.message == ""
-    assert tb.has_traceback is False
-    assert tb.start_line is None
-    assert tb.frames == ()
+    assert tb.has_traceback is True
+    assert tb.start_line == 1
+    assert [f[2] for f in tb.frames] == ["deepspeed_launcher", "run", "__call__", "launch_agent"]
+    assert tb.innermost is not None
+    assert tb.innermost[1] == 269
     assert tb.cite.line == 10
 
 

@@ -369,4 +369,9 @@ def _extra_lines(fact: Fact) -> tuple[str, ...]:
     message = getattr(fact, "message", None)
     if isinstance(message, str) and message.strip() and "\n" not in message:
         out.append(message)
+    # a traceback's frames, as Python printed them: which library raised is in the file names
+    for frame in getattr(fact, "frames", ()) or ():
+        if isinstance(frame, tuple) and len(frame) == 3:
+            path, number, func = frame
+            out.append(f'File "{path}", line {number}' + (f", in {func}" if func else ""))
     return tuple(dict.fromkeys(o.rstrip() for o in out))

@@ -17,6 +17,11 @@ while one is open only lines of its rank are taken; other lines are left
 for other parsers. A construct that sees no line of its rank for a while is
 closed, so a cut-off paste does not keep the reader looking at every line.
 
+A paste that starts at its first frame (``File "...", line N, in fn``, the
+``Traceback`` header left out, as people often copy it) is a traceback too:
+a frame line of that exact form (with ``, in``; faulthandler's ``line N in
+fn`` dumps of live threads are not) opens one, cited from that frame.
+
 Bare exception lines (``torch.distributed.DistBackendError: ...`` printed
 without a traceback) are taken when the type is a known error class of the
 distributed stack, not prose such as ``Error: blah``. C++ reports
@@ -122,6 +127,7 @@ class TracebackParser(StreamParser):
     kind: ClassVar[str] = "traceback"
     anchors: ClassVar[tuple[str, ...]] = (
         _HEADER,
+        'File "',
         "Error:",
         "Exception:",
         "terminate called after throwing",
@@ -164,6 +170,10 @@ class TracebackParser(StreamParser):
         if stripped.startswith(_HEADER):
             self._begin(line, _Report(last=line.number, start_line=line.number))
             return True
+        if stripped.startswith('File "') and (m := _FRAME.match(stripped)) and m["func"]:
+            report = _Report(last=line.number, start_line=line.number)
+            self._begin(line, report)
+            return self._frames(report, line, text, stripped)
         if "terminate called" in stripped and (m := _TERMINATE.search(stripped)):
             report = _Report(last=line.number, state="what", cpp=True, exc=line)
             report.exc_type = m["type"]
@@ -236,11 +246,11 @@ class TracebackParser(StreamParser):
         return False
 
     def _frames(self, report: _Report, line: Line, text: str, stripped: str) -> bool:
-        report.tail = line
         if not stripped:
             report.blanks += 1
             return report.blanks <= 2
         if text[:1].isspace() or stripped.startswith("File "):
+            report.tail = line  # a report cut before its exception is cited at its last line
             if stripped.startswith("File ") and (m := _FRAME.match(stripped)):
                 func = m["func"].strip() if m["func"] else None
                 report.frames.append((m["file"], to_int(m["line"]), func))
