@@ -183,3 +183,36 @@ def test_containers_sharing_a_machine_point_at_host_identity(tmp_path: Path) -> 
     assert _diagnose(tmp_path, text).top(1) == ["nccl.host_identity"]
     alone = "NCCL crashes at init inside one docker container.\n"
     assert "nccl.host_identity" not in _diagnose(tmp_path, alone).top(3)
+
+
+def test_a_host_name_resolving_to_loopback_points_at_the_advertised_interface(
+    tmp_path: Path,
+) -> None:
+    """Paddle's gloo report (dev corpus): Chinese around English words, loopback resolution."""
+    report = _diagnose(
+        tmp_path,
+        "[Issue title: gloo出现connection refused]\n"
+        "如果节点分布在多台机器上就会报如下错误\n"
+        "在这台机器上，socket.gethostbyname(socket.gethostname())得到的是127.0.0.1\n",
+    )
+    assert report.hypotheses[0].symptom.startswith("the rendezvous or the c10d store")
+    assert report.top(1) == ["net.socket_interface"]
+    assert any("resolves to the loopback address" in r for r in report.hypotheses[0].for_)
+
+
+def test_a_loopback_master_address_on_one_machine_is_not_the_cue(tmp_path: Path) -> None:
+    report = _diagnose(
+        tmp_path,
+        "I run on a single machine with MASTER_ADDR set to 127.0.0.1 and get connection refused.\n",
+    )
+    assert report.hypotheses[0].symptom.startswith("the rendezvous or the c10d store")
+    assert all(
+        "resolves to the loopback address" not in r for h in report.hypotheses for r in h.for_
+    )
+
+
+def test_chinese_hang_and_multi_machine_words_are_read(tmp_path: Path) -> None:
+    report = _diagnose(tmp_path, "多机多卡训练的时候，初始化之后就卡住了，没有任何输出\n")
+    assert report.hypotheses[0].symptom == "the job hangs without an error (the reporter's words)"
+    silent = _diagnose(tmp_path, "多机多卡训练正常结束，只是想问一下速度\n")
+    assert silent.hypotheses == ()

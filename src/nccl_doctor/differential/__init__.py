@@ -16,11 +16,13 @@ from dataclasses import dataclass
 
 from nccl_doctor.differential.checks import NEXT_CHECK
 from nccl_doctor.differential.context import SHIFTS, Context, context_of, shifted
+from nccl_doctor.differential.phases import WHERE
 from nccl_doctor.differential.priors import PRIORS
 from nccl_doctor.differential.prose import prose_symptom
 from nccl_doctor.differential.symptoms import Symptom, symptoms_of
 from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.nccl import NcclTestFailure
+from nccl_doctor.facts.run import PythonTraceback
 from nccl_doctor.facts.store import Facts, is_prose
 from nccl_doctor.facts.text import TextLine
 
@@ -74,6 +76,8 @@ def rank(symptom: Symptom, ctx: Context, known: Iterable[str] = ()) -> list[Hypo
     scored = []
     for rule_id, (weight, why) in _candidates(symptom, ctx).items():
         factor, pro, con = shifted(ctx, rule_id, symptom.cls)
+        if symptom.cls in WHERE:  # a phase: the frame that shows where it failed
+            pro = [f"it failed in {symptom.signature}, {WHERE[symptom.cls]}", *pro]
         scored.append((weight * factor, rule_id, why, pro, con))
     total = sum(s[0] for s in scored) or 1.0
     skip = set(known)
@@ -131,7 +135,12 @@ def differential(
     ctx = context_of(facts)
     # nccl-tests' own failure lines are failures too: the catalogue reads their result
     tests = tuple(facts.of(NcclTestFailure))
-    symptoms = symptoms_of((*failures, *tests), prose_symptom(facts), _error_lines(facts))
+    symptoms = symptoms_of(
+        (*failures, *tests),
+        prose_symptom(facts),
+        _error_lines(facts),
+        facts.of(PythonTraceback),
+    )
     if not symptoms:
         return ()
     lead = symptoms[0]

@@ -157,6 +157,8 @@ _GPU_STACK = frozenset(
         "cuda_unknown",
         "cuda_error",
         "hang",
+        "cuda_init",
+        "comm_init",
         "failure",
     }
 )
@@ -309,6 +311,12 @@ SHIFTS: tuple[Shift, ...] = (
             _STALLS,
         )
         for i, f in (("gpu.nvlink", 6.0), ("gpu.xid", 3.0), ("app.hang", 0.3))
+    ),
+    Shift(
+        "net.socket_interface",
+        6.0,
+        "the host's name resolves to the loopback address: peers are told to connect to it",
+        lambda c: c.says("loopback_host"),
     ),
     Shift(
         "net.ib_config",

@@ -35,7 +35,9 @@ class ProseSymptom:
 
 
 def _rx(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern, re.IGNORECASE)
+    # ASCII word boundaries: in "gloo出现connection refused" the Chinese characters are word
+    # characters to Unicode, which would hide the boundary before "connection"
+    return re.compile(pattern, re.IGNORECASE | re.ASCII)
 
 
 _NUM = r"\d{1,3}(?:\.\d{1,3}){1,2}"
@@ -103,6 +105,8 @@ PROSE_SYMPTOMS: tuple[ProseSymptom, ...] = (
         _rx(
             r"\b(?:hangs?|hanging|hung|freez\w*|frozen|stuck\w*|no progress|deadlock\w*"
             r"|never (?:ends|returns|finishes))\b"
+            # Chinese: stuck, hung, no response
+            r"|卡住|卡死|挂起|无响应"
         ),
         "the reporter says the job hangs",
     ),
@@ -127,7 +131,9 @@ CUES: dict[str, re.Pattern[str]] = {
         r"|\bworks? (?:fine |well )?(?:with|on) (?:a )?single GPU|single GPU\b.{0,30}\bworks?\b"
         r"|\bworks? (?:fine |well )?(?:with|on) (?:one|1) GPU\b"
     ),
-    "container": _rx(r"\b(?:docker|container|kubernetes|k8s|pods?|singularity|apptainer|enroot)\b"),
+    "container": _rx(
+        r"\b(?:docker|container|kubernetes|k8s|pods?|singularity|apptainer|enroot)\b|容器"
+    ),
     # two containers of one machine: NCCL's host identity decides what they share
     "containers_same_host": _rx(
         r"\b(?:multiple|several|two|\d+)\s+(?:docker\s+)?containers?\b.{0,60}"
@@ -138,6 +144,14 @@ CUES: dict[str, re.Pattern[str]] = {
     "multi_node": _rx(
         r"\bmulti[- ]?node\b|\b(?:multiple|several|two|\d+) (?:\w+ )?(?:nodes|hosts|machines)\b"
         r"|\b(?:num[_-]?nodes|nnodes)\s*(?:>=?|=)\s*[2-9]|\bacross (?:the )?nodes\b"
+        # Chinese: multi-machine, several machines, multi-node
+        r"|多机|多台(?:机器|服务器)|多节点|多个节点"
+    ),
+    # the host's name resolves to the loopback address: peers are told to connect to 127.0.x.1
+    "loopback_host": _rx(
+        r"\bgethostbyname\b.{0,80}\b127\.0\.[01]\.1\b"
+        r"|\b(?:hostname|host name)\b.{0,60}\b(?:resolv\w*|points?|maps?|mapped)\b.{0,20}"
+        r"\b(?:to )?(?:127\.0\.[01]\.1|localhost|loopback)\b"
     ),
     "one_node_only": _rx(r"\bonly (?:on|with) (?:one|a single|this|that|node|machine|host)\b"),
     # some nodes fail together while each group works: the nodes are not configured alike

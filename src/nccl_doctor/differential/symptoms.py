@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from nccl_doctor.differential.phases import WHERE, phase_of
 from nccl_doctor.differential.signatures import signature_of
 from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.nccl import NcclWarn
@@ -86,6 +87,9 @@ LABELS = {
     "host_oom": "the kernel's OOM killer ended a process",
     "library_missing": "a shared library could not be loaded",
     "driver_error": "the NVIDIA driver or NVML failed",
+    "store_create": "the c10d store could not be set up (a traceback through the rendezvous)",
+    "cuda_init": "CUDA failed to initialise (a traceback through torch.cuda's first call)",
+    "comm_init": "the first collective failed (where NCCL builds its communicator)",
     "failure": "a rank failed with an error no rule explains",
 }
 
@@ -170,19 +174,32 @@ def symptom_of(fact: Fact) -> Symptom | None:
     return Symptom(cls, fact.cite, fact.rank) if cls else _from_catalogue(fact)
 
 
+def _phase(tracebacks: tuple[PythonTraceback, ...]) -> Symptom | None:
+    """The first traceback that failed inside one of PyTorch's start-up phases."""
+    for tb in tracebacks:
+        if found := phase_of(tb):
+            cls, frame = found
+            return Symptom(cls, tb.cite, tb.rank, signature=frame, where=WHERE[cls])
+    return None
+
+
 def symptoms_of(
     failures: tuple[Fact, ...],
     said: tuple[str, Cite, str] | None,
     lines: tuple[Fact, ...] = (),
+    tracebacks: tuple[PythonTraceback, ...] = (),
 ) -> list[Symptom]:
     """The symptom classes of ``failures`` (in their order), or the generic one.
 
     A failure whose type does not tell its class is looked up in the
     signature catalogue; so are ``lines`` (error lines no parser claimed),
-    when no failure fact says anything. ``said`` is the class the reporter's
-    words name (:func:`.prose.prose_symptom`: class, line, why), weighed
-    below machine output: it opens a symptom only where nothing else does.
-    Each class appears once, at its first failure.
+    when no failure fact says anything. Then the place a traceback failed
+    (:mod:`.phases`: the store, CUDA's initialisation, the first
+    collective), also for a traceback pasted without its exception line.
+    ``said`` is the class the reporter's words name
+    (:func:`.prose.prose_symptom`: class, line, why), weighed below machine
+    output: it opens a symptom only where nothing else does. Each class
+    appears once, at its first failure.
     """
     found: dict[str, Symptom] = {}
     for fact in failures:
@@ -194,6 +211,8 @@ def symptoms_of(
             symptom = _from_catalogue(fact)
             if symptom is not None and symptom.cls not in found:
                 found[symptom.cls] = symptom
+    if not found and (phase := _phase(tracebacks)) is not None:
+        found[phase.cls] = phase
     if not found and said is not None:
         cls, cite, why = said
         found[cls] = Symptom(cls, cite, signature="the reporter's words", where=why)
