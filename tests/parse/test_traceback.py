@@ -468,3 +468,26 @@ def test_spawn_outer_and_inner_tracebacks() -> None:
         2,
         901.0,
     )
+
+
+#: torchrun's error file, printed by its summary: the whole report indented, its header prefixed
+TORCHRUN_ERROR_FILE = """\
+traceback : Traceback (most recent call last):
+    File "/pt/torch/distributed/elastic/multiprocessing/errors/__init__.py", line 355, in wrapper
+      return f(*args, **kwargs)
+    File "/work/train.py", line 162, in main
+      torch.cuda.set_device(device)
+    File "/opt/pytorch/torch/cuda/__init__.py", line 470, in set_device
+      torch._C._cuda_setDevice(device)
+  RuntimeError: CUDA error: invalid device ordinal
+  CUDA kernel errors might be asynchronously reported at some other API call.
+"""
+
+
+def test_an_indented_report_ends_its_frames_at_the_exception_indented_less() -> None:
+    (tb,) = tracebacks(TORCHRUN_ERROR_FILE)
+    assert tb.exc_type == "RuntimeError"
+    assert tb.message == "CUDA error: invalid device ordinal"
+    assert [f[2] for f in tb.frames] == ["wrapper", "main", "set_device"]
+    assert tb.cite.line == 8
+    assert tb.truncated is False

@@ -20,7 +20,9 @@ closed, so a cut-off paste does not keep the reader looking at every line.
 A paste that starts at its first frame (``File "...", line N, in fn``, the
 ``Traceback`` header left out, as people often copy it) is a traceback too:
 a frame line of that exact form (with ``, in``; faulthandler's ``line N in
-fn`` dumps of live threads are not) opens one, cited from that frame.
+fn`` dumps of live threads are not) opens one. A code line is indented
+further than its ``File`` line; a line indented no further is the exception
+(torchrun's error file indents the whole report).
 
 Bare exception lines (``torch.distributed.DistBackendError: ...`` printed
 without a traceback) are taken when the type is a known error class of the
@@ -119,6 +121,8 @@ class _Report:
     blanks: int = 0
     timed: bool = False
     tail: Line | None = None
+    #: how far the last ``File`` line was indented: a code line is indented further
+    frame_indent: int | None = None
 
 
 class TracebackParser(StreamParser):
@@ -249,10 +253,13 @@ class TracebackParser(StreamParser):
         if not stripped:
             report.blanks += 1
             return report.blanks <= 2
-        if text[:1].isspace() or stripped.startswith("File "):
+        indent = len(text) - len(text.lstrip())
+        code = report.frame_indent is None or indent > report.frame_indent
+        if (text[:1].isspace() and code) or stripped.startswith("File "):
             report.tail = line  # a report cut before its exception is cited at its last line
             if stripped.startswith("File ") and (m := _FRAME.match(stripped)):
                 func = m["func"].strip() if m["func"] else None
+                report.frame_indent = indent
                 report.frames.append((m["file"], to_int(m["line"]), func))
                 if len(report.frames) > _MAX_FRAMES:
                     del report.frames[_MAX_FRAMES // 4]
