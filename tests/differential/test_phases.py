@@ -13,7 +13,7 @@ from nccl_doctor.differential.phases import phase_of
 from nccl_doctor.evidence.reader import read_paths
 from nccl_doctor.facts.run import PythonTraceback
 from nccl_doctor.pipeline import diagnose_paths, facts_of
-from nccl_doctor.report import Verdict
+from nccl_doctor.report import Report, Verdict
 
 SITE = "/home/u/miniconda3/envs/py39/lib/python3.9/site-packages"
 
@@ -147,3 +147,47 @@ def test_a_faulthandler_dump_of_a_live_thread_is_not_a_failure(tmp_path: Path) -
     assert _tracebacks(_write(tmp_path, FAULTHANDLER)) == ()
     report = diagnose_paths([_write(tmp_path, FAULTHANDLER)])
     assert report.hypotheses == ()
+
+
+# -- real runs (tests/fixtures/captured/phases/SOURCE.md) ------------------------------------
+CAPTURED = Path(__file__).resolve().parents[1] / "fixtures" / "captured" / "phases"
+
+
+def _cut_before(name: str, exception: str, tmp_path: Path) -> str:
+    """The capture up to (without) its first line holding ``exception``: a paste cut short."""
+    lines = (CAPTURED / name).read_text(encoding="utf-8").splitlines(keepends=True)
+    end = next(i for i, line in enumerate(lines) if exception in line)
+    return _write(tmp_path, "".join(lines[:end]))
+
+
+def _ids(report: Report) -> set[str]:
+    return {f.id for f in report.findings}
+
+
+def test_real_cuda_init_failure_on_the_h200(tmp_path: Path) -> None:
+    whole = diagnose_paths([str(CAPTURED / "cuda_init.txt")])
+    assert "cuda.device_visibility" in _ids(whole)  # the message says it: no phase needed
+    cut = diagnose_paths([_cut_before("cuda_init.txt", "RuntimeError:", tmp_path)])
+    assert cut.findings == ()
+    assert cut.hypotheses[0].symptom.startswith("CUDA failed to initialise")
+    assert "__init__.py:478 in _lazy_init" in cut.hypotheses[0].for_[1]
+    assert "cuda.device_visibility" in cut.top(3)
+
+
+def test_real_ddp_construction_failure_on_the_h200(tmp_path: Path) -> None:
+    whole = diagnose_paths([str(CAPTURED / "ddp_comm_init.txt")])
+    assert "net.socket_interface" in _ids(whole)
+    cut = diagnose_paths([_cut_before("ddp_comm_init.txt", "DistBackendError", tmp_path)])
+    lead = cut.hypotheses[0]
+    assert lead.symptom.startswith("the first collective failed")
+    assert "utils.py:286 in _verify_param_shape_across_processes" in lead.for_[1]
+    assert "net.socket_interface" in cut.top(3)
+
+
+def test_real_port_in_use_on_torch_2_13(tmp_path: Path) -> None:
+    whole = diagnose_paths([str(CAPTURED / "port_in_use_cpu.txt")])
+    assert "launch.port_in_use" in _ids(whole)
+    cut = diagnose_paths([_cut_before("port_in_use_cpu.txt", "DistNetworkError", tmp_path)])
+    assert cut.hypotheses[0].symptom.startswith("the c10d store could not be set up")
+    assert "rendezvous.py:199 in _create_c10d_store" in cut.hypotheses[0].for_[1]
+    assert cut.top(1) == ["launch.port_in_use"]
