@@ -216,3 +216,31 @@ def test_chinese_hang_and_multi_machine_words_are_read(tmp_path: Path) -> None:
     assert report.hypotheses[0].symptom == "the job hangs without an error (the reporter's words)"
     silent = _diagnose(tmp_path, "多机多卡训练正常结束，只是想问一下速度\n")
     assert silent.hypotheses == ()
+
+
+def test_a_bus_error_in_ncclgroupend_is_shared_memory_first(tmp_path: Path) -> None:
+    """HugeCTR's report (dev corpus): UCX's signal line for SIGBUS inside NCCL's threads."""
+    report = _diagnose(
+        tmp_path,
+        "HugeCTR backend server dies with SIGBUS during server startup in the "
+        "merlin-inference container\n"
+        "```\n"
+        "[node1:1    :0:381] Caught signal 7 (Bus error: nonexistent physical address)\n"
+        "==== backtrace (tid:    381) ====\n"
+        " 2 0x0000000000068d6c ncclGroupEnd()  ???:0\n"
+        "```\n",
+    )
+    lead = report.hypotheses[0]
+    assert lead.symptom.startswith("a rank died of a bus error (SIGBUS)")
+    assert lead.id == "nccl.shm"
+    assert "runs in a container (Docker's /dev/shm is 64 MB)" in lead.for_
+
+
+def test_a_segfault_is_not_a_bus_error(tmp_path: Path) -> None:
+    report = _diagnose(
+        tmp_path,
+        "Training on 8 GPUs crashes at start-up:\n```\nSegmentation fault (core dumped)\n```\n",
+    )
+    lead = report.hypotheses[0]
+    assert lead.symptom == "a rank crashed (SIGSEGV)"
+    assert lead.id == "launch.rank_crash"

@@ -27,7 +27,10 @@ from nccl_doctor.facts.store import Facts, is_prose
 from nccl_doctor.facts.text import TextLine
 
 #: Unclaimed lines looked up in the catalogue: those that say something failed, the first few.
-_ERRORISH = re.compile(r"(?i)error|fail|warn|abort|timed? ?out|refused|killed|denied|xid|unable")
+_ERRORISH = re.compile(
+    r"(?i)error|fail|warn|abort|timed? ?out|refused|killed|denied|xid|unable"
+    r"|fault|core dumped|signal"  # the shell's and the C library's lines for a fatal signal
+)
 _MAX_LINES = 300
 #: How many hypotheses a report shows.
 SHOWN = 4

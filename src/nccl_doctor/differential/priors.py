@@ -127,9 +127,21 @@ PRIORS: dict[str, tuple[Prior, ...]] = {
     "crashed": (
         _p("launch.rank_crash", 0.50, "a native crash in one rank", "judgement"),
         _p("nccl.version_mismatch", 0.16, "two NCCL/CUDA libraries loaded in one process"),
-        _p("nccl.shm", 0.12, "SIGBUS on a full /dev/shm mapping"),
         _p("host.resources", 0.12, "memory exhausted on the host"),
         _p("nccl.internal", 0.10, "an NCCL bug"),
+    ),
+    # SIGBUS: a page of a memory-mapped file could not be backed. NCCL maps its SHM segments
+    # from /dev/shm (NCCL's troubleshooting guide: Docker's 64 MB /dev/shm ends in SIGBUS)
+    "bus_error": (
+        _p("nccl.shm", 0.60, "NCCL's /dev/shm segment outgrew the tmpfs (64 MB in Docker)"),
+        _p("host.resources", 0.15, "a full disk or tmpfs under another mapped file", "judgement"),
+        _p(
+            "launch.rank_crash",
+            0.15,
+            "a native crash in one rank; the others followed",
+            "judgement",
+        ),
+        _p("nccl.version_mismatch", 0.10, "two NCCL libraries mapped into one process"),
     ),
     "aborted": (
         _p(

@@ -66,9 +66,14 @@ PROSE_SYMPTOMS: tuple[ProseSymptom, ...] = (
         "the reporter says the process was killed (the shell's 'Killed': SIGKILL)",
     ),
     ProseSymptom(
+        "bus_error",
+        _rx(r"\bbus error\b|\bSIGBUS\b"),
+        "the reporter says a process died of a bus error (SIGBUS)",
+    ),
+    ProseSymptom(
         "crashed",
-        _rx(r"\bseg(?:mentation )?fault\w*|\bbus error\b|\bSIGSEGV\b|\bSIGBUS\b"),
-        "the reporter says a process crashed natively (segfault / bus error)",
+        _rx(r"\bseg(?:mentation )?fault\w{0,10}|\bSIGSEGV\b"),
+        "the reporter says a process crashed natively (segfault)",
     ),
     ProseSymptom(
         "store_timeout",

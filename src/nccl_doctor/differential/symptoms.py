@@ -51,7 +51,7 @@ _CUDA_UNKNOWN = frozenset({999, 30})
 _SIGNAL_CLASS = {
     "SIGKILL": "killed",
     "SIGSEGV": "crashed",
-    "SIGBUS": "crashed",
+    "SIGBUS": "bus_error",
     "SIGABRT": "aborted",
 }
 _EXIT_SIGNAL = {
@@ -76,7 +76,8 @@ LABELS = {
     "store_timeout": "the rendezvous or the c10d store timed out or could not connect",
     "gpu_oom": "CUDA ran out of memory",
     "killed": "a rank was killed (SIGKILL / exit 137)",
-    "crashed": "a rank crashed (SIGSEGV / SIGBUS)",
+    "crashed": "a rank crashed (SIGSEGV)",
+    "bus_error": "a rank died of a bus error (SIGBUS): a memory-mapped file it touched is gone",
     "aborted": "a rank aborted (SIGABRT)",
     "hang": "the job hangs without an error (the reporter's words)",
     "slow": "the job or a benchmark is slow, with no error (the reporter's words)",

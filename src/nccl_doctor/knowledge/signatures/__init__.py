@@ -42,6 +42,7 @@ SYMPTOMS = frozenset(
         "gpu_oom",
         "killed",
         "crashed",
+        "bus_error",
         "aborted",
         "hang",
         "desync",
