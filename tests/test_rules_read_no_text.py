@@ -36,8 +36,6 @@ NOT_YET: frozenset[str] = frozenset(
         "cuda/device_visibility.py",
         "cuda/illegal_access.py",
         "cuda/unknown_error.py",
-        "driver/version_mismatch.py",
-        "driver/wsl.py",
         "gpu/_common.py",
         "gpu/compute_mode.py",
         "gpu/contention.py",
