@@ -1,13 +1,13 @@
-"""Helpers of the driver.* rules: driver/CUDA version tables and container cues."""
+"""Helpers of the driver.* rules: driver/CUDA version tables and the versions the facts give."""
 
 from __future__ import annotations
 
-import re
-
 from nccl_doctor.facts.base import Cite
+from nccl_doctor.facts.driver import parse_cuda, parse_version, torch_cuda_tag
 from nccl_doctor.facts.gpu import DriverInfo
 from nccl_doctor.facts.software import SoftwareVersions
 from nccl_doctor.facts.store import Facts, Hit
+from nccl_doctor.signs.driver import CUDA_DRIVER_VERSION, TOOL_PREFIX
 
 #: CUDA toolkit release -> the oldest Linux driver that supports it fully
 #: (NVIDIA's CUDA toolkit release notes, table "CUDA Toolkit and Corresponding
@@ -46,40 +46,6 @@ CUDA_MIN_DRIVER: tuple[tuple[tuple[int, int], tuple[int, ...]], ...] = (
 #: compatibility: a newer 11.x/12.x/13.x runtime works on the first driver of
 #: its major, except for PTX JIT and newer APIs).
 MAJOR_FLOOR: dict[int, tuple[int, ...]] = {11: (450, 80, 2), 12: (525, 60, 13), 13: (580, 65, 6)}
-
-_VERSION = re.compile(r"^\d{2,4}(?:\.\d{1,3}){0,2}$")
-_CUDA = re.compile(r"(\d{1,2})\.(\d{1,2})")
-
-#: Words that say the job ran in a container.
-CONTAINER_CUE = (
-    r"\b(?:docker|podman|containerd|kubernetes|kubectl|k8s|enroot|pyxis|apptainer|singularity"
-    r"|nvidia-container-(?:cli|toolkit|runtime)|--gpus\b|in(?:side)? (?:a |the )?container"
-    r"|NGC|nvcr\.io|/\.dockerenv)"
-)
-
-
-def parse_version(text: str | None) -> tuple[int, ...] | None:
-    """``535.104.05`` -> (535, 104, 5); ``None`` when it is not a driver version."""
-    if not text:
-        return None
-    text = text.strip()
-    if not _VERSION.match(text):
-        return None
-    return tuple(int(p) for p in text.split("."))
-
-
-def parse_cuda(text: str | None) -> tuple[int, int] | None:
-    """``12.1`` / ``12.1.105`` / ``cu121`` / ``12010`` -> (12, 1)."""
-    if not text:
-        return None
-    text = text.strip().lower()
-    if text.startswith("cu") and text[2:].isdigit() and len(text) in (5, 6):
-        return int(text[2:-1]), int(text[-1])
-    if text.isdigit() and len(text) in (4, 5):  # CUDA_VERSION form: 12010, 9000
-        number = int(text)
-        return number // 1000, (number % 1000) // 10
-    match = _CUDA.match(text)
-    return (int(match.group(1)), int(match.group(2))) if match else None
 
 
 def show(version: tuple[int, ...]) -> str:
@@ -128,8 +94,8 @@ def driver_cuda(facts: Facts) -> tuple[tuple[int, int], Cite] | None:
         parsed = parse_cuda(info.cuda_version)
         if parsed:
             return parsed, info.cite
-    for hit in facts.search(r"\bcudaDriverVersion (\d{4,5})\b", prose=False):
-        parsed = parse_cuda(hit.match.group(1))
+    for hit in facts.seen(CUDA_DRIVER_VERSION, prose=False):
+        parsed = parse_cuda(hit.match["version"])
         if parsed:
             return parsed, hit.cite
     found = driver_version(facts)
@@ -150,26 +116,12 @@ def runtime_cuda(facts: Facts) -> tuple[tuple[int, int], Cite, str] | None:
                 soft.cite,
                 f"PyTorch {soft.torch_version or '?'} (CUDA {show_cuda(parsed)})",
             )
-        match = re.search(r"\+(cu\d{3,4})\b", soft.torch_version or "")
-        parsed = parse_cuda(match.group(1)) if match else None
+        parsed = parse_cuda(torch_cuda_tag(soft.torch_version))
         if parsed:
             return parsed, soft.cite, f"PyTorch {soft.torch_version}"
     return None
 
 
-def container_hits(facts: Facts) -> tuple[Hit, ...]:
-    """Lines that say the job ran in a container."""
-    return facts.search(CONTAINER_CUE)
-
-
-def first(hits: tuple[Hit, ...], limit: int = 2) -> list[Cite]:
-    """The citations of the first hits."""
-    return [h.cite for h in hits[:limit]]
-
-
-_TOOL_PREFIX = re.compile(r"^\s*(?:[\w.-]+: |\[rank\d+\]:|[\w.]+(?:Error|Exception|Warning)\b)")
-
-
-def machine_hit(hit: Hit) -> bool:
+def machine_hit(facts: Facts, hit: Hit) -> bool:
     """Machine output, counting ``tool: message`` lines the prose heuristic takes for sentences."""
-    return not hit.prose or bool(_TOOL_PREFIX.match(hit.cite.text))
+    return not hit.prose or hit.said in facts.lines_of(TOOL_PREFIX)

@@ -39,8 +39,6 @@ nodes explicitly or use the toolkit's CDI mode.
 
 from __future__ import annotations
 
-import re
-
 from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.gpu import SmiError
 from nccl_doctor.facts.live import DeviceNode, HostRuntime, KernelModule
@@ -48,7 +46,16 @@ from nccl_doctor.facts.run import CudaError
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.base import Rule
-from nccl_doctor.rules.driver._common import container_hits
+from nccl_doctor.signs.driver import (
+    CONTAINER_CUE,
+    DOCKER_RUN,
+    GPU_FLAGS,
+    NO_DEVICE,
+    NO_DRIVER,
+    RANK_PREFIX,
+    STUB_LIBRARY,
+    TOOLKIT_ERROR,
+)
 
 RULE = Rule(
     id="driver.container",
@@ -63,35 +70,12 @@ RULE = Rule(
     ),
 )
 
-_STUB = re.compile(r"CUDA driver is a stub library|CUDA_ERROR_STUB_LIBRARY|cudaErrorStubLibrary")
-_TOOLKIT = re.compile(
-    r"could not select device driver \"[^\"]*\" with capabilities: \[\[gpu\]\]"
-    r"|nvidia-container-cli: (?:initialization|mount|ldcache|detection) error"
-    r"|unknown or invalid runtime name: nvidia|Unknown runtime specified nvidia"
-    r"|nvidia-container-runtime[^\n]{0,40}(?:not found|no such file)",
-    re.IGNORECASE,
-)
-_NO_DRIVER = re.compile(
-    r"Found no NVIDIA driver on your system|nvidia-smi: (?:command )?not found"
-    r"|lib(?:cuda|nvidia-ml)\.so(?:\.1)?: cannot open shared object file"
-    r"|/dev/nvidia(?:-uvm|ctl|\d)\W[^\n]{0,60}No such file|cannot access '?/dev/nvidia",
-    re.IGNORECASE,
-)
-
-_NO_DEVICE = re.compile(
-    r"no CUDA GPUs are available|no CUDA-capable device is detected"
-    r"|ProcessGroupNCCL is only supported with GPUs",
-    re.IGNORECASE,
-)
-
 
 def _gpus_flag_missing(facts: Facts) -> bool:
     """A docker run command is shown without --gpus / --runtime=nvidia / nvidia devices."""
-    runs = facts.search(r"\bdocker run\b")
-    return bool(runs) and not any(
-        re.search(r"--gpus|--runtime[= ]nvidia|/dev/nvidia|NVIDIA_VISIBLE_DEVICES", h.cite.text)
-        for h in runs
-    )
+    runs = facts.seen(DOCKER_RUN)
+    flagged = facts.lines_of(GPU_FLAGS)
+    return bool(runs) and not any(h.said in flagged for h in runs)
 
 
 def _finding(
@@ -125,17 +109,17 @@ def _finding(
     )
 
 
-def _rank(item: Fact | Cite) -> int | None:
-    if isinstance(item, Fact):
-        return item.rank
-    match = re.match(r"\s*\[rank(\d+)\]", item.text)
-    return int(match.group(1)) if match else None
+def _ranks(facts: Facts, items: list[Fact | Cite]) -> list[int]:
+    """The ranks of facts, and of cited lines the ``[rankN]`` prefix of their text names."""
+    prefixed = {h.cite: h.match["rank"] for h in facts.seen_on(RANK_PREFIX, items)}
+    ranks = [i.rank if isinstance(i, Fact) else prefixed.get(i) for i in items]
+    return [int(r) for r in ranks if r is not None]
 
 
 def check(facts: Facts) -> list[Finding]:
     """Container runtime errors, or driver failures of a job that ran in a container."""
     stub: list[Fact | Cite] = [e for e in facts.of(CudaError) if e.code == 34] or [
-        h.cite for h in facts.search(_STUB)
+        h.cite for h in facts.seen(STUB_LIBRARY)
     ]
     if stub:
         return [
@@ -152,7 +136,7 @@ def check(facts: Facts) -> list[Finding]:
                 ),
             )
         ]
-    toolkit = facts.search(_TOOLKIT)
+    toolkit = facts.seen(TOOLKIT_ERROR)
     if toolkit:
         return [
             _finding(
@@ -162,7 +146,7 @@ def check(facts: Facts) -> list[Finding]:
                 Confidence.HIGH,
             )
         ]
-    cues = container_hits(facts)
+    cues = facts.seen(CONTAINER_CUE)
     if not cues:
         return []
     cue = cues[0].cite
@@ -210,11 +194,11 @@ def check(facts: Facts) -> list[Finding]:
     missing: list[Fact | Cite] = [
         e for e in facts.of(CudaError) if e.kind == "driver" and "found no" in (e.error or "")
     ]
-    missing += [h.cite for h in facts.search(_NO_DRIVER) if h.cite not in missing]
+    missing += [h.cite for h in facts.seen(NO_DRIVER) if h.cite not in missing]
     missing += [s for s in facts.of(SmiError) if s.error == "no_driver"]
     flag = _gpus_flag_missing(facts)
     if not missing and flag:
-        missing = [h.cite for h in facts.search(_NO_DEVICE)]
+        missing = [h.cite for h in facts.seen(NO_DEVICE)]
     if missing:
         first = missing[0]
         text = (first.cite if isinstance(first, Fact) else first).text.strip()[:120]
@@ -224,7 +208,7 @@ def check(facts: Facts) -> list[Finding]:
             if flag
             else ": the GPUs and driver libraries were not passed into the container"
         )
-        ranks = [r for r in (_rank(m) for m in missing) if r is not None]
+        ranks = _ranks(facts, missing)
         return [_finding(summary, [*missing[:2], cue], confidence, ranks=ranks)]
     compat = [e for e in facts.of(CudaError) if e.code == 804]
     if compat:

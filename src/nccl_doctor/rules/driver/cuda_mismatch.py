@@ -37,9 +37,8 @@ do not use the ``cuda-compat`` forward-compatibility package.
 
 from __future__ import annotations
 
-import re
-
 from nccl_doctor.facts.base import Cite, Fact
+from nccl_doctor.facts.driver import parse_cuda, parse_version
 from nccl_doctor.facts.run import CudaError
 from nccl_doctor.facts.software import SoftwareVersions
 from nccl_doctor.facts.store import Facts
@@ -53,11 +52,18 @@ from nccl_doctor.rules.driver._common import (
     machine_hit,
     max_cuda,
     min_driver,
-    parse_cuda,
-    parse_version,
     runtime_cuda,
     show,
     show_cuda,
+)
+from nccl_doctor.signs.driver import (
+    COMPAT_WORD,
+    FOUND_VERSION,
+    NEED_CUDA,
+    PROSE_CUDA,
+    PROSE_DRIVER,
+    PTX_WORD,
+    TOO_OLD,
 )
 
 RULE = Rule(
@@ -74,18 +80,6 @@ RULE = Rule(
 )
 
 _CODES = frozenset({35, 36, 222, 804})
-_TEXT = re.compile(
-    r"CUDA driver version is insufficient|driver on your system is too old"
-    r"|forward compatibility was attempted|COMPAT_NOT_SUPPORTED_ON_DEVICE"
-    r"|cudaErrorInsufficientDriver|cudaErrorCompatNotSupportedOnDevice"
-    r"|UNSUPPORTED_PTX_VERSION|PTX was compiled with an unsupported toolchain"
-    r"|unsatisfied condition: cuda\s*>=?\s*\d|cudaErrorCallRequiresNewerDriver",
-    re.IGNORECASE,
-)
-_FOUND = re.compile(r"too old \(found version (\d{4,5})\)", re.IGNORECASE)
-_NEED = re.compile(r"unsatisfied condition: cuda\s*>=?\s*(\d{1,2}\.\d{1,2})", re.IGNORECASE)
-_PROSE_DRIVER = re.compile(r"driver\D{0,40}?\b([3-9]\d\d(?:\.\d{1,3}){0,2})\b", re.IGNORECASE)
-_PROSE_CUDA = re.compile(r"\bcuda\D{0,20}?\b(1[0-3]\.\d)\b", re.IGNORECASE)
 
 
 def _code_of(err: CudaError) -> int | None:
@@ -114,15 +108,15 @@ def _errors(facts: Facts) -> tuple[list[Fact | Cite], set[int], bool]:
             codes.add(code)
     machine = bool(cites)
     seen = {c.cite if isinstance(c, Fact) else c for c in cites}
-    for hit in facts.search(_TEXT):
+    for hit in facts.seen(TOO_OLD):
         if hit.cite not in seen:
             seen.add(hit.cite)
             cites.append(hit.cite)
-            machine = machine or machine_hit(hit)
-            text = hit.cite.text.lower()
-            if _NEED.search(text):
+            machine = machine or machine_hit(facts, hit)
+            if hit.said in facts.lines_of(NEED_CUDA):
                 continue
-            codes.add(804 if "compat" in text else 222 if "ptx" in text else 35)
+            compat, ptx = facts.lines_of(COMPAT_WORD), facts.lines_of(PTX_WORD)
+            codes.add(804 if hit.said in compat else 222 if hit.said in ptx else 35)
     return cites, codes, machine
 
 
@@ -136,9 +130,9 @@ def _versions(facts: Facts) -> tuple[list[str], list[Cite], tuple[int, int] | No
         need = runtime[0]
         parts.append(f"{runtime[2]} needs a driver >= {show(min_driver(need) or (0,))}")
         cites.append(runtime[1])
-    for hit in facts.search(_NEED):
-        need = parse_cuda(hit.match.group(1))
-        parts.append(f"the container requires CUDA >= {hit.match.group(1)}")
+    for hit in facts.seen(NEED_CUDA):
+        need = parse_cuda(hit.match["cuda"])
+        parts.append(f"the container requires CUDA >= {hit.match['cuda']}")
         cites.append(hit.cite)
         break
     found = driver_version(facts)
@@ -151,27 +145,27 @@ def _versions(facts: Facts) -> tuple[list[str], list[Cite], tuple[int, int] | No
     elif dcuda:
         parts.append(f"the driver supports CUDA up to {show_cuda(dcuda[0])}")
         cites.append(dcuda[1])
-    for hit in facts.search(_FOUND):
-        cuda = parse_cuda(hit.match.group(1))
+    for hit in facts.seen(FOUND_VERSION):
+        cuda = parse_cuda(hit.match["version"])
         if cuda:
             parts.append(f"torch found a driver for CUDA {show_cuda(cuda)}")
             cites.append(hit.cite)
         break
     if not found and not dcuda:
-        for hit in facts.search(_PROSE_DRIVER):
-            parsed = parse_version(hit.match.group(1))
+        for hit in facts.seen(PROSE_DRIVER):
+            parsed = parse_version(hit.match["version"])
             supported = max_cuda(parsed) if parsed else None
             if parsed and supported:
                 parts.append(
-                    f"the reported driver {hit.match.group(1)} supports CUDA up to "
+                    f"the reported driver {hit.match['version']} supports CUDA up to "
                     f"{show_cuda(supported)}"
                 )
                 cites.append(hit.cite)
                 break
     if need is None:
-        for hit in facts.search(_PROSE_CUDA):
-            need = parse_cuda(hit.match.group(1))
-            parts.append(f"the reported CUDA is {hit.match.group(1)}")
+        for hit in facts.seen(PROSE_CUDA):
+            need = parse_cuda(hit.match["version"])
+            parts.append(f"the reported CUDA is {hit.match['version']}")
             break
     return parts, cites, need
 

@@ -35,8 +35,6 @@ breakage, enable the driver's suspend services (``nvidia-suspend``/
 
 from __future__ import annotations
 
-import re
-
 from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.host import KernelGpuMessage
 from nccl_doctor.facts.live import DeviceNode, KernelModule
@@ -44,40 +42,13 @@ from nccl_doctor.facts.run import CudaError
 from nccl_doctor.facts.store import Facts, Hit
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.base import Rule, first_distinct
-from nccl_doctor.rules.driver._common import container_hits
+from nccl_doctor.signs.driver import CONTAINER_CUE, FIRST_999, SUSPEND, UVM_MISSING, UVM_MODULE
 
 RULE = Rule(
     id="driver.uvm",
     title="The nvidia_uvm kernel module is missing or broken",
     severity=Severity.CRITICAL,
     explains=("cuda.unknown_error", "cuda.device_visibility", "launch.rank_crash"),
-)
-
-_MISSING = re.compile(
-    r"/dev/nvidia-uvm\W[^\n]{0,80}?(?:No such file|not found|does not exist|missing|cannot open)"
-    r"|(?:cannot access|No such file or directory|failed to open|cannot open)[^\n]{0,40}"
-    r"/dev/nvidia-uvm\b",
-    re.IGNORECASE,
-)
-_MODULE = re.compile(
-    r"modprobe:[^\n]{0,40}(?:FATAL|ERROR)[^\n]{0,80}nvidia[-_]uvm"
-    r"|could not insert '?nvidia[-_]uvm|nvidia[-_]uvm:[^\n]{0,60}"
-    r"(?:Unknown symbol|disagrees about version|failed|error)"
-    r"|Module nvidia[-_]uvm not found|nvidia-modprobe[^\n]{0,60}uvm[^\n]{0,60}(?:fail|error)",
-    re.IGNORECASE,
-)
-_FIRST_999 = re.compile(
-    r"cuInit[^\n]{0,60}(?:CUDA_ERROR_UNKNOWN|\b999\b|unknown error)"
-    r"|CUDA unknown error - this may be due to an incorrectly set up environment"
-    r"|cudaGetDeviceCount\(\)[^\n]{0,200}Error 999"
-    r"|CUDA initialization: CUDA unknown error",
-    re.IGNORECASE,
-)
-_SUSPEND = re.compile(
-    r"\b(?:suspend(?:ed|ing|sion)?|hibernat\w*|sleep mode|standby|"
-    r"resum(?:e|ed|ing) from (?:suspend|sleep|hibernation|standby)|after (?:it )?resuming"
-    r"|wak(?:e|es|ing) (?:up )?from (?:sleep|suspend)|lid (?:closed|open))\b",
-    re.IGNORECASE,
 )
 
 
@@ -87,19 +58,19 @@ def _module_errors(facts: Facts) -> list[Cite]:
         for k in facts.of(KernelGpuMessage)
         if k.kind == "module_load_error" and k.module and "uvm" in k.module
     ]
-    return first_distinct([*cites, *(h.cite for h in facts.search(_MODULE))])
+    return first_distinct([*cites, *(h.cite for h in facts.seen(UVM_MODULE))])
 
 
 def _first_call(facts: Facts) -> list[Cite]:
     """Error 999 at CUDA's very first call (cuInit / device count / is_available)."""
     cites = [e.cite for e in facts.of(CudaError) if e.kind == "init" and e.code == 999]
-    return first_distinct([*cites, *(h.cite for h in facts.search(_FIRST_999))])
+    return first_distinct([*cites, *(h.cite for h in facts.seen(FIRST_999))])
 
 
-def _quote(cite: Cite) -> str:
-    match = _FIRST_999.search(cite.text)
-    text = cite.text[match.start() :] if match else cite.text
-    return text.strip()[:100]
+def _quote(facts: Facts, cite: Cite) -> str:
+    """The line from where it says error 999 (all of it when no sign marks where)."""
+    at = next((h.match.start() for h in facts.seen(FIRST_999) if h.cite == cite), 0)
+    return cite.text[at:].strip()[:100]
 
 
 def _ranks(facts: Facts) -> list[int]:
@@ -145,16 +116,16 @@ def _live(facts: Facts) -> list[Cite]:
 
 def check(facts: Facts) -> list[Finding]:
     """UVM evidence: a missing node, module errors, or a first-call 999 after a suspend."""
-    missing = [h.cite for h in facts.search(_MISSING)] + _live(facts)
+    missing = [h.cite for h in facts.seen(UVM_MISSING)] + _live(facts)
     module = _module_errors(facts)
     first = _first_call(facts)
-    suspend: tuple[Hit, ...] = facts.search(_SUSPEND) if first else ()
-    in_container = bool(container_hits(facts))
+    suspend: tuple[Hit, ...] = facts.seen(SUSPEND) if first else ()
+    in_container = facts.saw(CONTAINER_CUE)
     if missing and not module and in_container:
         return []  # the node was not passed into the container: driver.container
     if missing or module:
         what = "/dev/nvidia-uvm is missing" if missing else "the nvidia_uvm module failed to load"
-        failing = f"; CUDA's first call fails with 999 ({_quote(first[0])})" if first else ""
+        failing = f"; CUDA's first call fails with 999 ({_quote(facts, first[0])})" if first else ""
         return [
             RULE.finding(
                 summary=f"{what}{failing}: CUDA cannot initialise on this node",
@@ -168,7 +139,7 @@ def check(facts: Facts) -> list[Finding]:
         return [
             RULE.finding(
                 summary=(
-                    f"CUDA's first call fails with error 999 ('{_quote(first[0])}') after "
+                    f"CUDA's first call fails with error 999 ('{_quote(facts, first[0])}') after "
                     "the machine was suspended and resumed: the nvidia_uvm module is left broken"
                 ),
                 fix=_fix(False, True),

@@ -35,15 +35,23 @@ packages against unattended upgrades.
 
 from __future__ import annotations
 
-import re
-
 from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.gpu import SmiError
 from nccl_doctor.facts.host import KernelGpuMessage
 from nccl_doctor.facts.run import CudaError
-from nccl_doctor.facts.store import Facts
+from nccl_doctor.facts.store import Facts, Hit
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.base import Rule
+from nccl_doctor.signs.driver import (
+    MISMATCH_MESSAGE,
+    MODULE_VERSION,
+    NVML_VERSION,
+    PACKAGE_MOVE,
+    PACKAGE_VERSION,
+    REBOOTED,
+    UNATTENDED,
+    UPGRADE,
+)
 
 RULE = Rule(
     id="driver.version_mismatch",
@@ -58,31 +66,6 @@ RULE = Rule(
     ),
 )
 
-_V = r"(\d{3}\.\d{1,3}(?:\.\d{1,3})?)"
-_TEXT = re.compile(
-    r"Driver/library version mismatch|API mismatch: the client has the version"
-    r"|unsupported display driver / cuda driver combination|SYSTEM_DRIVER_MISMATCH"
-    r"|cudaErrorSystemDriverMismatch",
-    re.IGNORECASE,
-)
-_MODULE = re.compile(
-    rf"NVRM version: NVIDIA UNIX [^\n]{{0,500}}?Kernel Module\s+{_V}", re.IGNORECASE
-)
-_PACKAGE = re.compile(
-    rf"^\s*(?:ii|hi|iU|iF)\s+((?:lib)?nvidia[\w.-]*?)(?::\w+)?\s+{_V}", re.IGNORECASE
-)
-_NVML = re.compile(rf"NVML library version:?\s*{_V}", re.IGNORECASE)
-_UPGRADE = re.compile(
-    rf"(?:Upgrade:|upgrade |Updated:?|Installed:?)\s[^\n]{{0,500}}?"
-    rf"((?:lib)?nvidia[\w.-]{{0,100}}?)(?::\w+)?"
-    rf"[\s(]+{_V}[^,\s)]*(?:,\s*|\s+){_V}",
-    re.IGNORECASE,
-)
-_REBOOTED = re.compile(
-    r"\b(?:reboot(?:ed|ing)?|restart(?:ed|ing)? (?:the )?(?:machine|server|node|system))\b",
-    re.IGNORECASE,
-)
-
 
 def _direct(facts: Facts) -> list[Fact | Cite]:
     """Lines where a tool says module and libraries differ."""
@@ -90,7 +73,7 @@ def _direct(facts: Facts) -> list[Fact | Cite]:
     found += [k for k in facts.of(KernelGpuMessage) if k.kind == "api_mismatch"]
     found += [e for e in facts.of(CudaError) if e.code == 803]
     seen = {f.cite if isinstance(f, Fact) else f for f in found}
-    for hit in facts.search(_TEXT, prose=False):
+    for hit in facts.seen(MISMATCH_MESSAGE, prose=False):
         if hit.cite not in seen:
             seen.add(hit.cite)
             found.append(hit.cite)
@@ -101,8 +84,8 @@ def _module(facts: Facts) -> tuple[str, Cite] | None:
     for msg in facts.of(KernelGpuMessage):
         if msg.kind == "api_mismatch" and msg.version:
             return msg.version, msg.cite
-    for hit in facts.search(_MODULE):
-        return hit.match.group(1), hit.cite
+    for hit in facts.seen(MODULE_VERSION):
+        return hit.match["version"], hit.cite
     for msg in facts.of(KernelGpuMessage):
         if msg.kind == "module_version" and msg.version:
             return msg.version, msg.cite
@@ -117,11 +100,21 @@ def _library(facts: Facts) -> tuple[str, str, Cite] | None:
     for smi in facts.of(SmiError):
         if smi.nvml_version:
             return smi.nvml_version, "the NVML library", smi.cite
-    for hit in facts.search(_NVML):
-        return hit.match.group(1), "the NVML library", hit.cite
-    for hit in facts.search(_PACKAGE):
-        return hit.match.group(2), f"the installed package {hit.match.group(1)}", hit.cite
+    for hit in facts.seen(NVML_VERSION):
+        return hit.match["version"], "the NVML library", hit.cite
+    for hit in facts.seen(PACKAGE_VERSION):
+        return hit.match["version"], f"the installed package {hit.match['package']}", hit.cite
     return None
+
+
+def _upgrades(facts: Facts) -> list[Hit]:
+    """NVIDIA packages a package manager moved: a move after the line's upgrade keyword."""
+    keyword = {h.said: h.match.end() for h in facts.seen(UPGRADE, prose=False)}
+    return [
+        h
+        for h in facts.seen(PACKAGE_MOVE, prose=False)
+        if h.said in keyword and keyword[h.said] <= h.match.start()
+    ]
 
 
 def _fix(rebooted: bool) -> list[str]:
@@ -147,7 +140,7 @@ def check(facts: Facts) -> list[Finding]:
     if differ and module and library:
         versions = f"the loaded kernel module is {module[0]} but {library[1]} is {library[0]}"
         cites += [module[1], library[2]]
-    rebooted = facts.said(_REBOOTED)
+    rebooted = facts.saw(REBOOTED)
     if direct:
         summary = f"'{_text(direct[0])}'"
         summary += f": {versions}" if versions else ": kernel module and user-space driver differ"
@@ -155,15 +148,15 @@ def check(facts: Facts) -> list[Finding]:
             summary += "; a reboot was tried, so the matching kernel module is not installed"
         return [RULE.finding(summary=summary, fix=_fix(rebooted), evidence=[*direct[:2], *cites])]
     no_driver = [s for s in facts.of(SmiError) if s.error in ("no_driver", "nvml_init")]
-    upgrades = facts.search(_UPGRADE, prose=False)
+    upgrades = _upgrades(facts)
     if no_driver and upgrades:
         up = upgrades[0].match
         how = "a package upgrade"
-        if facts.said(r"unattended-upgrade", prose=False):
+        if facts.saw(UNATTENDED, prose=False):
             how = "an unattended upgrade"
         summary = (
-            f"'{no_driver[0].message.split('. ')[0][:100]}' after {how} moved {up.group(1)} "
-            f"from {up.group(2)} to {up.group(3)}: the libraries no longer match the loaded "
+            f"'{no_driver[0].message.split('. ')[0][:100]}' after {how} moved {up['package']} "
+            f"from {up['old']} to {up['new']}: the libraries no longer match the loaded "
             "kernel module"
         )
         return [

@@ -33,14 +33,14 @@ or run on native Linux.
 
 from __future__ import annotations
 
-import re
-
 from nccl_doctor.facts.base import Cite, Fact
+from nccl_doctor.facts.driver import wsl_kernel
 from nccl_doctor.facts.run import CudaError
 from nccl_doctor.facts.software import SoftwareVersions
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.base import Rule
+from nccl_doctor.signs.driver import MICROSOFT, WSL, WSL_KERNEL, WSL_NO_DRIVER, WSL_P2P
 
 RULE = Rule(
     id="driver.wsl",
@@ -59,41 +59,27 @@ RULE = Rule(
 #: The oldest WSL kernel CUDA on WSL supports.
 MIN_KERNEL = (5, 10, 43, 3)
 
-_KERNEL = re.compile(r"\b(\d+\.\d+\.\d+(?:\.\d+)?)-microsoft-standard(?:-WSL2)?\b", re.IGNORECASE)
-_WSL = re.compile(r"microsoft-standard|/usr/lib/wsl/|\bWSL ?2?\b|/dev/dxg", re.IGNORECASE)
-_NO_DRIVER = re.compile(
-    r"Found no NVIDIA driver|libcuda\.so(?:\.1)?: cannot open|no CUDA-capable device"
-    r"|no CUDA GPUs are available|CUDA_ERROR_NO_DEVICE|couldn't communicate with the NVIDIA driver",
-    re.IGNORECASE,
-)
-_P2P = re.compile(
-    r"peer access is not supported|cudaIpc\w{0,40}[^\n]{0,60}(?:fail|error|not supported)"
-    r"|transport/p2p\.cc[^\n]{0,80}(?:fail|error|WARN)|Error while creating shared memory"
-    r"|NCCL WARN[^\n]{0,120}(?:P2P|IPC|SHM)|operation not supported",
-    re.IGNORECASE,
-)
-
 
 def _wsl(facts: Facts) -> tuple[list[Cite], bool]:
     """Lines that show WSL, and whether any is machine output."""
     cites: list[Cite] = [s.cite for s in facts.of(SoftwareVersions) if s.wsl]
     machine = bool(cites)
     seen = set(cites)
-    for hit in facts.search(_WSL):
+    for hit in facts.seen(WSL):
         if hit.cite not in seen:
             seen.add(hit.cite)
             cites.append(hit.cite)
-            machine = machine or (not hit.prose and "microsoft" in hit.cite.text.lower())
+            machine = machine or (not hit.prose and hit.said in facts.lines_of(MICROSOFT))
     return cites, machine
 
 
 def _kernel(facts: Facts) -> tuple[tuple[int, ...], str, Cite] | None:
     for soft in facts.of(SoftwareVersions):
-        match = _KERNEL.search(soft.python_platform or "")
-        if match:
-            return tuple(int(p) for p in match.group(1).split(".")), match.group(1), soft.cite
-    for hit in facts.search(_KERNEL):
-        text = hit.match.group(1)
+        release = wsl_kernel(soft.python_platform)
+        if release:
+            return tuple(int(p) for p in release.split(".")), release, soft.cite
+    for hit in facts.seen(WSL_KERNEL):
+        text = hit.match["version"]
         return tuple(int(p) for p in text.split(".")), text, hit.cite
     return None
 
@@ -110,7 +96,7 @@ def check(facts: Facts) -> list[Finding]:
     no_driver: list[Fact | Cite] = [
         e for e in facts.of(CudaError) if e.kind == "driver" and "found no" in (e.error or "")
     ]
-    no_driver += [h.cite for h in facts.search(_NO_DRIVER) if h.cite not in no_driver]
+    no_driver += [h.cite for h in facts.seen(WSL_NO_DRIVER) if h.cite not in no_driver]
     update = [
         "Update WSL from Windows: `wsl --update`, then `wsl --shutdown` and reopen it",
         "Update the Windows NVIDIA driver; do not install a Linux NVIDIA driver inside WSL",
@@ -138,7 +124,7 @@ def check(facts: Facts) -> list[Finding]:
                 confidence=Confidence.MEDIUM,
             )
         ]
-    p2p = facts.search(_P2P, prose=False)
+    p2p = facts.seen(WSL_P2P, prose=False)
     if p2p:
         return [
             RULE.finding(

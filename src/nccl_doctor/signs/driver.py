@@ -1,0 +1,229 @@
+"""Signs read by the driver rules (``rules/driver``): the driver stack, containers and WSL."""
+
+from __future__ import annotations
+
+from nccl_doctor.facts.driver import WSL_KERNEL as _WSL_KERNEL
+from nccl_doctor.facts.signs import sign
+
+_V = r"\d{3}\.\d{1,3}(?:\.\d{1,3})?"
+
+# -- shared by several driver rules ----------------------------------------
+
+CONTAINER_CUE = sign(
+    "driver.container_cue",
+    r"\b(?:docker|podman|containerd|kubernetes|kubectl|k8s|enroot|pyxis|apptainer|singularity"
+    r"|nvidia-container-(?:cli|toolkit|runtime)|--gpus\b|in(?:side)? (?:a |the )?container"
+    r"|NGC|nvcr\.io|/\.dockerenv)",
+    "the job ran in a container (a runtime, an orchestrator, an NGC image, or a person saying so)",
+)
+CUDA_DRIVER_VERSION = sign(
+    "driver.cuda_driver_version",
+    r"\bcudaDriverVersion (?P<version>\d{4,5})\b",
+    "the CUDA driver API version NCCL found (12020 is CUDA 12.2): what the driver supports",
+)
+TOOL_PREFIX = sign(
+    "driver.tool_prefix",
+    r"^\s*(?:[\w.-]+: |\[rank\d+\]:|[\w.]+(?:Error|Exception|Warning)\b)",
+    "a line a tool printed (`tool: message`, `[rankN]:`, `SomeError`) though it reads like prose",
+    case=True,
+)
+
+# -- driver.container ------------------------------------------------------
+
+STUB_LIBRARY = sign(
+    "driver.stub_library",
+    r"CUDA driver is a stub library|CUDA_ERROR_STUB_LIBRARY|cudaErrorStubLibrary",
+    "CUDA loaded the toolkit's link stub libcuda instead of the real driver (error 34)",
+    case=True,
+)
+TOOLKIT_ERROR = sign(
+    "driver.toolkit_error",
+    r"could not select device driver \"[^\"]*\" with capabilities: \[\[gpu\]\]"
+    r"|nvidia-container-cli: (?:initialization|mount|ldcache|detection) error"
+    r"|unknown or invalid runtime name: nvidia|Unknown runtime specified nvidia"
+    r"|nvidia-container-runtime[^\n]{0,40}(?:not found|no such file)",
+    "the container runtime (NVIDIA Container Toolkit) could not hand the container its GPUs",
+)
+NO_DRIVER = sign(
+    "driver.no_driver",
+    r"Found no NVIDIA driver on your system|nvidia-smi: (?:command )?not found"
+    r"|lib(?:cuda|nvidia-ml)\.so(?:\.1)?: cannot open shared object file"
+    r"|/dev/nvidia(?:-uvm|ctl|\d)\W[^\n]{0,60}No such file|cannot access '?/dev/nvidia",
+    "no NVIDIA driver, driver library or device node where the job ran",
+)
+NO_DEVICE = sign(
+    "driver.no_device",
+    r"no CUDA GPUs are available|no CUDA-capable device is detected"
+    r"|ProcessGroupNCCL is only supported with GPUs",
+    "CUDA saw no GPU at all (none passed in, none visible)",
+)
+DOCKER_RUN = sign(
+    "driver.docker_run",
+    r"\bdocker run\b",
+    "a `docker run` command is shown (its flags say whether GPUs were passed in)",
+)
+GPU_FLAGS = sign(
+    "driver.gpu_flags",
+    r"--gpus|--runtime[= ]nvidia|/dev/nvidia|NVIDIA_VISIBLE_DEVICES",
+    "a container start that passes GPUs in (--gpus, the nvidia runtime, device nodes)",
+    case=True,
+)
+RANK_PREFIX = sign(
+    "driver.rank_prefix",
+    r"^\s*\[rank(?P<rank>\d+)\]",
+    "the `[rankN]` prefix torchrun puts on a rank's line: which rank printed it",
+    case=True,
+)
+
+# -- driver.cuda_mismatch --------------------------------------------------
+
+TOO_OLD = sign(
+    "driver.too_old",
+    r"CUDA driver version is insufficient|driver on your system is too old"
+    r"|forward compatibility was attempted|COMPAT_NOT_SUPPORTED_ON_DEVICE"
+    r"|cudaErrorInsufficientDriver|cudaErrorCompatNotSupportedOnDevice"
+    r"|UNSUPPORTED_PTX_VERSION|PTX was compiled with an unsupported toolchain"
+    r"|unsatisfied condition: cuda\s*>=?\s*\d|cudaErrorCallRequiresNewerDriver",
+    "the CUDA runtime needs a newer driver (errors 35, 36, 222, 804 by message or name)",
+)
+NEED_CUDA = sign(
+    "driver.need_cuda",
+    r"unsatisfied condition: cuda\s*>=?\s*(?P<cuda>\d{1,2}\.\d{1,2})",
+    "the container toolkit refused the image: it requires at least this CUDA from the driver",
+)
+FOUND_VERSION = sign(
+    "driver.found_version",
+    r"too old \(found version (?P<version>\d{4,5})\)",
+    "the CUDA driver API version PyTorch found when it said the driver is too old",
+)
+COMPAT_WORD = sign(
+    "driver.compat_word",
+    r"compat",
+    "the line speaks of CUDA forward compatibility (cuda-compat, error 804)",
+)
+PTX_WORD = sign(
+    "driver.ptx_word",
+    r"ptx",
+    "the line speaks of PTX (code a newer toolchain built than the driver can JIT, error 222)",
+)
+PROSE_DRIVER = sign(
+    "driver.prose_driver",
+    r"driver\D{0,40}?\b(?P<version>[3-9]\d\d(?:\.\d{1,3}){0,2})\b",
+    "a driver version named in words (`driver 470.82`, `driver version: 535`)",
+)
+PROSE_CUDA = sign(
+    "driver.prose_cuda",
+    r"\bcuda\D{0,20}?\b(?P<version>1[0-3]\.\d)\b",
+    "a CUDA release named in words (`CUDA 12.1`, `cuda version 11.8`)",
+)
+
+# -- driver.uvm ------------------------------------------------------------
+
+UVM_MISSING = sign(
+    "driver.uvm_missing",
+    r"/dev/nvidia-uvm\W[^\n]{0,80}?(?:No such file|not found|does not exist|missing|cannot open)"
+    r"|(?:cannot access|No such file or directory|failed to open|cannot open)[^\n]{0,40}"
+    r"/dev/nvidia-uvm\b",
+    "the unified-memory device node /dev/nvidia-uvm does not exist",
+)
+UVM_MODULE = sign(
+    "driver.uvm_module",
+    r"modprobe:[^\n]{0,40}(?:FATAL|ERROR)[^\n]{0,80}nvidia[-_]uvm"
+    r"|could not insert '?nvidia[-_]uvm|nvidia[-_]uvm:[^\n]{0,60}"
+    r"(?:Unknown symbol|disagrees about version|failed|error)"
+    r"|Module nvidia[-_]uvm not found|nvidia-modprobe[^\n]{0,60}uvm[^\n]{0,60}(?:fail|error)",
+    "the nvidia_uvm kernel module failed to load",
+)
+FIRST_999 = sign(
+    "driver.first_999",
+    r"cuInit[^\n]{0,60}(?:CUDA_ERROR_UNKNOWN|\b999\b|unknown error)"
+    r"|CUDA unknown error - this may be due to an incorrectly set up environment"
+    r"|cudaGetDeviceCount\(\)[^\n]{0,200}Error 999"
+    r"|CUDA initialization: CUDA unknown error",
+    "CUDA's very first call (cuInit, the device count) failed with error 999 'unknown error'",
+)
+SUSPEND = sign(
+    "driver.suspend",
+    r"\b(?:suspend(?:ed|ing|sion)?|hibernat\w*|sleep mode|standby|"
+    r"resum(?:e|ed|ing) from (?:suspend|sleep|hibernation|standby)|after (?:it )?resuming"
+    r"|wak(?:e|es|ing) (?:up )?from (?:sleep|suspend)|lid (?:closed|open))\b",
+    "the machine was suspended or hibernated and resumed (which can leave nvidia_uvm broken)",
+)
+
+# -- driver.version_mismatch -----------------------------------------------
+
+MISMATCH_MESSAGE = sign(
+    "driver.mismatch_message",
+    r"Driver/library version mismatch|API mismatch: the client has the version"
+    r"|unsupported display driver / cuda driver combination|SYSTEM_DRIVER_MISMATCH"
+    r"|cudaErrorSystemDriverMismatch",
+    "a tool says the kernel module and the user-space driver are different versions",
+)
+MODULE_VERSION = sign(
+    "driver.module_version",
+    rf"NVRM version: NVIDIA UNIX [^\n]{{0,500}}?Kernel Module\s+(?P<version>{_V})",
+    "the loaded kernel module's version (/proc/driver/nvidia/version)",
+)
+PACKAGE_VERSION = sign(
+    "driver.package_version",
+    rf"^\s*(?:ii|hi|iU|iF)\s+(?P<package>(?:lib)?nvidia[\w.-]*?)(?::\w+)?\s+(?P<version>{_V})",
+    "an installed NVIDIA package and its version (a `dpkg -l` row): the user-space driver",
+)
+NVML_VERSION = sign(
+    "driver.nvml_version",
+    rf"NVML library version:?\s*(?P<version>{_V})",
+    "the NVML library's version (the user-space driver)",
+)
+UPGRADE = sign(
+    "driver.upgrade",
+    r"(?:Upgrade:|upgrade |Updated:?|Installed:?)\s",
+    "a package manager's log line that upgrades or installs packages (apt's history.log, yum)",
+)
+PACKAGE_MOVE = sign(
+    "driver.package_move",
+    rf"(?P<package>(?:lib)?nvidia[\w.-]{{0,100}}?)(?::\w{{1,40}})?"
+    rf"[\s(]+(?P<old>{_V})[^,\s)]{{0,100}}(?:,\s*|\s+)(?P<new>{_V})",
+    "an NVIDIA package moved from one version to another (on an upgrade line: see the rule)",
+)
+REBOOTED = sign(
+    "driver.rebooted",
+    r"\b(?:reboot(?:ed|ing)?|restart(?:ed|ing)? (?:the )?(?:machine|server|node|system))\b",
+    "the machine was (or was to be) rebooted: a reload of the kernel module was tried",
+)
+UNATTENDED = sign(
+    "driver.unattended",
+    r"unattended-upgrade",
+    "the upgrade was an unattended one (Ubuntu's unattended-upgrades)",
+)
+
+# -- driver.wsl ------------------------------------------------------------
+
+WSL_KERNEL = sign(
+    "driver.wsl_kernel",
+    _WSL_KERNEL.pattern,
+    "the release of a WSL2 kernel (`5.10.16.3-microsoft-standard-WSL2`)",
+)
+WSL = sign(
+    "driver.wsl",
+    r"microsoft-standard|/usr/lib/wsl/|\bWSL ?2?\b|/dev/dxg",
+    "the job runs under Windows Subsystem for Linux (a WSL kernel, its libcuda or /dev/dxg)",
+)
+MICROSOFT = sign(
+    "driver.microsoft",
+    r"microsoft",
+    "the line names Microsoft (a WSL kernel string a tool printed names it)",
+)
+WSL_NO_DRIVER = sign(
+    "driver.wsl_no_driver",
+    r"Found no NVIDIA driver|libcuda\.so(?:\.1)?: cannot open|no CUDA-capable device"
+    r"|no CUDA GPUs are available|CUDA_ERROR_NO_DEVICE"
+    r"|couldn't communicate with the NVIDIA driver",
+    "CUDA found no driver or no device (under WSL: the Windows driver's libcuda is not reached)",
+)
+WSL_P2P = sign(
+    "driver.wsl_p2p",
+    r"peer access is not supported|cudaIpc\w{0,40}[^\n]{0,60}(?:fail|error|not supported)"
+    r"|transport/p2p\.cc[^\n]{0,80}(?:fail|error|WARN)|Error while creating shared memory"
+    r"|NCCL WARN[^\n]{0,120}(?:P2P|IPC|SHM)|operation not supported",
+    "a peer-to-peer, CUDA IPC or shared-memory path failed (WSL provides none of them)",
+)
