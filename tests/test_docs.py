@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import difflib
 import re
 import sys
 from pathlib import Path
 
 import pytest
 
+from nccl_doctor.explain import REGENERATE, RULES_MARK, TABLE_MARK, catalogue_markdown
 from nccl_doctor.extras import EXTRAS
+from nccl_doctor.rules import load_rules
+from nccl_doctor.rules.base import doc_sections
 from tests.knowledge._catalogue import catalogue_ids
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -23,6 +27,46 @@ def test_catalogue_has_the_43_ids_of_v1() -> None:
     assert ids is not None
     assert len(ids) == 43
     assert {"gpu.contention", "cuda.unknown_error", "launch.rank_crash", "host.resources"} <= ids
+
+
+def test_diagnoses_md_is_what_the_rules_generate() -> None:
+    """docs/diagnoses.md is the template plus each rule's RULE and docstring, never hand-edited."""
+    template = (ROOT / "docs" / "diagnoses.md.in").read_text(encoding="utf-8")
+    want = catalogue_markdown(template)
+    have = (ROOT / "docs" / "diagnoses.md").read_text(encoding="utf-8")
+    diff = "".join(
+        list(difflib.unified_diff(have.splitlines(True), want.splitlines(True), "disk", "rules"))[
+            :30
+        ]
+    )
+    assert have == want, f"docs/diagnoses.md is stale: run `{REGENERATE}`\n{diff}"
+
+
+def test_the_generated_page_carries_every_rule_whole() -> None:
+    page = catalogue_markdown(f"intro\n{TABLE_MARK}\nmiddle\n{RULES_MARK}\n")
+    rows = re.findall(
+        r"^\| `([a-z]+\.[a-z0-9_]+)` \| (critical|warning|info) \|", page, re.MULTILINE
+    )
+    loaded = load_rules()
+    assert [r for r, _ in rows] == [r.rule.id for r in loaded]
+    assert dict(rows)["gpu.pcie_degraded"] == "warning"
+    assert page.index("intro") < page.index("| `gpu.contention` |") < page.index("middle")
+    assert (
+        page.index("middle") < page.index("### gpu.contention") < page.index("### host.resources")
+    )
+    for rule in loaded:
+        # every section of every docstring is on the page, in Markdown's backticks
+        for body in doc_sections(rule.doc).values():
+            assert body.replace("``", "`") in page, rule.rule.id
+    assert "also explains (folds under itself): `gpu.oom`, `launch.rank_crash`, `app.hang`" in page
+    # the Markdown form: reST's double backticks become single ones
+    assert "`Process 707 has 120.51 GiB memory in use`" in page
+    assert "``" not in page
+
+
+def test_a_template_without_its_marks_is_refused() -> None:
+    with pytest.raises(ValueError, match="exactly once"):
+        catalogue_markdown(f"{TABLE_MARK}\nno place for the rules\n")
 
 
 def _targets(doc: Path) -> list[Path]:

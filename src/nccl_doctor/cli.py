@@ -490,7 +490,7 @@ def _cmd_rules(_: argparse.Namespace) -> int:
 
 
 def _cmd_explain(args: argparse.Namespace) -> int:
-    from nccl_doctor.explain import explain_code, unknown  # noqa: PLC0415
+    from nccl_doctor.explain import explain_code, rule_text, unknown  # noqa: PLC0415
     from nccl_doctor.rules import CATALOGUE, get_rule  # noqa: PLC0415
 
     term = " ".join(args.rule_id)
@@ -501,9 +501,7 @@ def _cmd_explain(args: argparse.Namespace) -> int:
             raise unknown(term, CATALOGUE)
         sys.stdout.write(text)
         return EXIT_OK
-    rule = loaded.rule
-    head = f"{rule.id} — {rule.title} (default severity: {rule.severity.value})"
-    sys.stdout.write(f"{head}\n\n{loaded.doc}\n")
+    sys.stdout.write(rule_text(loaded))
     return EXIT_OK
 
 

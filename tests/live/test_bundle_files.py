@@ -97,7 +97,7 @@ def test_nvlink_text_round_trips(fake: ModuleType) -> None:
     assert text is not None
     facts = _parse(NvlinkParser(), text)
     links = [
-        (f.gpu_index, f.link, f.active, f.speed_gbyte_per_s) for f in facts if isinstance(f, NvLink)
+        (f.gpu_index, f.link, f.active, f.speed_gbytes_s) for f in facts if isinstance(f, NvLink)
     ]
     assert links == [
         (1, 0, True, 26.562),
@@ -108,6 +108,19 @@ def test_nvlink_text_round_trips(fake: ModuleType) -> None:
     counts = {(f.link, f.counter): f.count for f in facts if isinstance(f, NvLinkErrorCount)}
     assert counts[(1, "Replay Errors")] == 148
     assert counts[(0, "CRC Errors")] == 0
+
+
+def test_a_bundle_saved_with_the_old_nvlink_speed_key_reads_the_same(fake: ModuleType) -> None:
+    """Bundles written before ``speed_mbytes_s`` named NVML's MB/s ``speed_mbps``."""
+    fake.use("ok")
+    snap = collect(fake)
+    new = nvlink_text(snap)
+    for gpu in snap["gpus"]:
+        for link in gpu.get("nvlinks") or ():
+            link["speed_mbps"] = link.pop("speed_mbytes_s")
+    assert nvlink_text(snap) == new
+    assert new is not None
+    assert "\t Link 0: 26.562 GB/s" in new
 
 
 def test_failures_read_as_nvidia_smi_messages(fake: ModuleType) -> None:

@@ -237,7 +237,7 @@ def test_host_reads_become_facts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     assert "Infiniband device 'mlx5_0' port 1 status:" in ib
     facts = read_paths([str(tmp_path / "b")]).facts
     ports = sorted(
-        (p.device, p.state, p.phys_state, p.rate_gbps, p.link_layer)
+        (p.device, p.state, p.phys_state, p.rate_gbits_s, p.link_layer)
         for p in facts
         if isinstance(p, IbPort)
     )

@@ -54,7 +54,7 @@ def test_ok_reads_every_field(fake: ModuleType) -> None:
     ]
     assert [link["active"] for link in gpu1["nvlinks"]] == [True, True, True, False]
     assert gpu1["nvlinks"][1]["errors"]["Replay Errors"] == 148
-    assert gpu1["nvlinks"][0]["speed_mbps"] == 26562
+    assert gpu1["nvlinks"][0]["speed_mbytes_s"] == 26562
     assert (gpu1["fabric_state"], gpu1["fabric_status"]) == ("Completed", "Success")
     assert gpu0["fabric_state"] is None  # Not Supported reads as absent
     assert gpu0["errors"] == []

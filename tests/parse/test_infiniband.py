@@ -37,7 +37,7 @@ def test_ibstatus_roce_after_topo_legend() -> None:
         "LinkUp",
         5,
     )
-    assert (mlx0.rate_gbps, mlx0.link_width, mlx0.link_speed) == (100.0, "4X", "EDR")
+    assert (mlx0.rate_gbits_s, mlx0.link_width, mlx0.link_speed) == (100.0, "4X", "EDR")
     assert mlx0.rate_text == "100 Gb/sec (4X EDR)"
     assert mlx0.link_layer == "Ethernet"
     assert (mlx0.base_lid, mlx0.sm_lid) == (0, 0)
@@ -59,15 +59,15 @@ def test_ibstatus_h200_example_down_disabled_last_cut() -> None:
     ]
     assert {(p.state, p.phys_state) for p in ports} == {("DOWN", "Disabled")}
     mlx11, mlx2 = ports[0], ports[1]
-    assert (mlx11.base_lid, mlx11.rate_gbps, mlx11.link_speed, mlx11.link_layer) == (
+    assert (mlx11.base_lid, mlx11.rate_gbits_s, mlx11.link_speed, mlx11.link_layer) == (
         65535,
         10.0,
         "SDR",
         "InfiniBand",
     )
-    assert (mlx2.rate_gbps, mlx2.link_speed, mlx2.link_layer) == (40.0, "QDR", "Ethernet")
+    assert (mlx2.rate_gbits_s, mlx2.link_speed, mlx2.link_layer) == (40.0, "QDR", "Ethernet")
     last = ports[-1]
-    assert (last.phys_state, last.phys_state_code, last.rate_gbps) == ("Disabled", 3, None)
+    assert (last.phys_state, last.phys_state_code, last.rate_gbits_s) == ("Disabled", 3, None)
 
 
 def test_ibstatus_old_without_link_layer_and_unknown_values() -> None:
@@ -86,7 +86,7 @@ def test_ibstatus_old_without_link_layer_and_unknown_values() -> None:
         "\trate:\t\t 10\n"
     )
     one, two = _ports(IbstatusParser(), text)
-    assert (one.state, one.base_lid, one.sm_lid, one.rate_gbps, one.link_width) == (
+    assert (one.state, one.base_lid, one.sm_lid, one.rate_gbits_s, one.link_width) == (
         "INIT",
         3,
         1,
@@ -94,7 +94,7 @@ def test_ibstatus_old_without_link_layer_and_unknown_values() -> None:
         "1X",
     )
     assert one.link_layer is None
-    assert (two.port, two.default_gid, two.state, two.rate_gbps) == (2, None, None, None)
+    assert (two.port, two.default_gid, two.state, two.rate_gbits_s) == (2, None, None, None)
 
 
 # -- ibstat -----------------------------------------------------------------------
@@ -106,7 +106,7 @@ def test_ibstat_sriov_vf_down_but_linkup() -> None:
     (port,) = _ports(IbstatParser(), text)
     assert (port.tool, port.device, port.port) == ("ibstat", "mlx5_7", 1)
     assert (port.state, port.state_code, port.phys_state) == ("DOWN", None, "LinkUp")
-    assert (port.rate_gbps, port.base_lid, port.sm_lid, port.lmc) == (200.0, 65535, 1, 0)
+    assert (port.rate_gbits_s, port.base_lid, port.sm_lid, port.lmc) == (200.0, 65535, 1, 0)
     assert (port.ca_type, port.vendor_part_id, port.firmware_version) == (
         "MT4124",
         4124,
@@ -121,7 +121,7 @@ def test_ibstat_sriov_vf_down_but_linkup() -> None:
 
 def test_ibstat_cx6dx_roce_two_cas() -> None:
     ports = _ports(IbstatParser(), fixture_text("ibstat/cx6dx-mt4125-roce-100g-2port.txt"))
-    assert [(p.device, p.state, p.rate_gbps, p.link_layer) for p in ports] == [
+    assert [(p.device, p.state, p.rate_gbits_s, p.link_layer) for p in ports] == [
         ("mlx5_0", "ACTIVE", 100.0, "Ethernet"),
         ("mlx5_1", "ACTIVE", 100.0, "Ethernet"),
     ]
@@ -133,7 +133,7 @@ def test_ibstat_polling_four_space_indent_redacted_guids() -> None:
     (port,) = _ports(
         IbstatParser(), fixture_text("ibstat/cx7-ib-down-polling-redacted-guids-4space-indent.txt")
     )
-    assert (port.device, port.state, port.phys_state, port.rate_gbps) == (
+    assert (port.device, port.state, port.phys_state, port.rate_gbits_s) == (
         "mlx5_10",
         "DOWN",
         "Polling",
@@ -148,7 +148,7 @@ def test_ibstat_truncated_mlx5_10_disabled() -> None:
     text = fixture_text("ibstat/cx7-roce-mt4129-cx6-down-disabled-truncated.txt")
     ports = _ports(IbstatParser(), text)
     assert [p.device for p in ports] == ["mlx5_0", "mlx5_1", "mlx5_10"]
-    assert (ports[0].rate_gbps, ports[0].ca_type, ports[0].base_lid) == (200.0, "MT4129", 0)
+    assert (ports[0].rate_gbits_s, ports[0].ca_type, ports[0].base_lid) == (200.0, "MT4129", 0)
     last = ports[2]
     assert (last.state, last.phys_state, last.ca_type, last.firmware_version) == (
         "DOWN",
@@ -156,7 +156,7 @@ def test_ibstat_truncated_mlx5_10_disabled() -> None:
         "MT4125",
         "22.31.1014",
     )
-    assert (last.rate_gbps, last.link_layer) == (None, None)
+    assert (last.rate_gbits_s, last.link_layer) == (None, None)
 
 
 def test_ibstat_single_port_form_and_fdr10() -> None:
@@ -171,7 +171,7 @@ def test_ibstat_single_port_form_and_fdr10() -> None:
         "Link layer: InfiniBand\n"
     )
     (port,) = _ports(IbstatParser(), text)
-    assert (port.device, port.state, port.rate_gbps, port.link_speed) == (
+    assert (port.device, port.state, port.rate_gbits_s, port.link_speed) == (
         "mlx4_0",
         "INIT",
         40.0,
@@ -263,7 +263,7 @@ def test_ibv_devinfo_verbose_rate_and_phys_state() -> None:
     )
     (port,) = _ports(IbvDevinfoParser(), text)
     assert (port.state, port.phys_state, port.phys_state_code) == ("INIT", "LinkUp", 5)
-    assert (port.rate_gbps, port.link_width, port.base_lid) == (200.0, "4X", 65535)
+    assert (port.rate_gbits_s, port.link_width, port.base_lid) == (200.0, "4X", 65535)
 
 
 # -- ibdev2netdev -----------------------------------------------------------------

@@ -348,7 +348,7 @@ def test_split_timings_abort_2_28() -> None:
         1,
         "IB",
     )
-    assert (dev.provider, dev.speed_mbps, dev.adaptive_routing) == ("Mlx5", 400000, True)
+    assert (dev.provider, dev.speed_mbits_s, dev.adaptive_routing) == ("Mlx5", 400000, True)
     gdr = of_type(facts, NcclGdr)[0]
     assert (gdr.gpu, gdr.mode, gdr.read) == ("3", "Default", True)
     rings = next(e for e in of_type(facts, NcclEvent) if e.event == "connected-rings")

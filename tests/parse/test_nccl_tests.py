@@ -93,15 +93,20 @@ def test_b200_all_gather_split_by_nccl_banner() -> None:
         None,
     )
     big = row_at(facts, 1073741824)
-    assert (big.time_us, big.algbw_gbps, big.busbw_gbps, big.wrong) == (14640.0, 73.35, 36.67, 0)
-    assert (big.in_place_time_us, big.in_place_busbw_gbps, big.in_place_wrong) == (
+    assert (big.time_us, big.algbw_gbytes_s, big.busbw_gbytes_s, big.wrong) == (
+        14640.0,
+        73.35,
+        36.67,
+        0,
+    )
+    assert (big.in_place_time_us, big.in_place_busbw_gbytes_s, big.in_place_wrong) == (
         11892.0,
         45.14,
         0,
     )
     assert big.collective is None
     summary = of_type(facts, NcclTestSummary)[0]
-    assert summary.avg_busbw_gbps == 12.5463
+    assert summary.avg_busbw_gbytes_s == 12.5463
     assert (summary.out_of_bounds, summary.out_of_bounds_ok) == (0, True)
     assert summary.avg_busbw_ok is None
     assert summary.nranks == 2  # carried from the header block
@@ -123,7 +128,7 @@ def test_gh200_slingshot_srun_all_reduce() -> None:
     assert len(rows) == 25
     assert {r.collective for r in rows} == {"all_reduce"}
     last = row_at(facts, 134217728)
-    assert (last.busbw_gbps, last.in_place_busbw_gbps, last.redop, last.dtype) == (
+    assert (last.busbw_gbytes_s, last.in_place_busbw_gbytes_s, last.redop, last.dtype) == (
         132.43,
         131.99,
         "sum",
@@ -131,7 +136,11 @@ def test_gh200_slingshot_srun_all_reduce() -> None:
     )
     assert row_at(facts, 262144).time_us == 123.3
     summary = of_type(facts, NcclTestSummary)[0]
-    assert (summary.test, summary.avg_busbw_gbps, summary.nranks) == ("all_reduce_perf", 20.7448, 8)
+    assert (summary.test, summary.avg_busbw_gbytes_s, summary.nranks) == (
+        "all_reduce_perf",
+        20.7448,
+        8,
+    )
 
 
 def test_h200_mpijob_with_openmpi_warnings() -> None:
@@ -154,14 +163,14 @@ def test_h200_mpijob_with_openmpi_warnings() -> None:
     assert len(rows) == 24
     assert {r.collective for r in rows} == {"all_reduce"}  # the command line named the test
     top = row_at(facts, 8589934592)
-    assert (top.count, top.time_us, top.busbw_gbps, top.in_place_time_us) == (
+    assert (top.count, top.time_us, top.busbw_gbytes_s, top.in_place_time_us) == (
         2147483648,
         269368.0,
         31.89,
         269407.0,
     )
     summary = of_type(facts, NcclTestSummary)[0]
-    assert (summary.avg_busbw_gbps, summary.out_of_bounds, summary.rows) == (15.5188, 0, 24)
+    assert (summary.avg_busbw_gbytes_s, summary.out_of_bounds, summary.rows) == (15.5188, 0, 24)
     # the Open MPI warning boxes are not part of any block
     assert all(not (3 <= b[0].number <= 31) for b in blocks(NcclTestsParser(), text)[1:])
 
@@ -198,9 +207,13 @@ def test_newest_header_lines() -> None:
         22807,
     )
     assert row_at(facts, 1073741824).collective == "all_gather"
-    assert row_at(facts, 1073741824).busbw_gbps == 96.64
+    assert row_at(facts, 1073741824).busbw_gbytes_s == 96.64
     summary = of_type(facts, NcclTestSummary)[0]
-    assert (summary.test, summary.nranks, summary.avg_busbw_gbps) == ("all_gather_perf", 2, 58.9345)
+    assert (summary.test, summary.nranks, summary.avg_busbw_gbytes_s) == (
+        "all_gather_perf",
+        2,
+        58.9345,
+    )
 
 
 OLD_ERROR_COLUMN = """\
@@ -222,7 +235,13 @@ OLD_ERROR_COLUMN = """\
 def test_old_error_column_and_no_root() -> None:
     facts = parse(OLD_ERROR_COLUMN)
     r = row_at(facts, 33554432)
-    assert (r.root, r.time_us, r.busbw_gbps, r.wrong, r.error) == (None, 3550.1, 16.54, None, 2e-07)
+    assert (r.root, r.time_us, r.busbw_gbytes_s, r.wrong, r.error) == (
+        None,
+        3550.1,
+        16.54,
+        None,
+        2e-07,
+    )
     assert (r.in_place_time_us, r.in_place_error) == (3547.9, 2e-07)
     assert row_at(facts, 8).error == 0.0
     rank = of_type(facts, NcclTestRank)[0]
@@ -271,12 +290,12 @@ def test_failures_not_validated_and_wrong_counts() -> None:
     assert failures[1].pid == 3164639
     assert failures[2].message == "remote process exited or there was a network error"
     na = row_at(facts, 8388608)
-    assert (na.wrong, na.error, na.in_place_wrong, na.busbw_gbps) == (None, None, None, 43.02)
+    assert (na.wrong, na.error, na.in_place_wrong, na.busbw_gbytes_s) == (None, None, None, 43.02)
     bad = row_at(facts, 134217728)
     assert (bad.wrong, bad.in_place_wrong) == (96, 1000000)
     summary = of_type(facts, NcclTestSummary)[0]
     assert (summary.out_of_bounds, summary.out_of_bounds_ok) == (96, False)
-    assert (summary.avg_busbw_gbps, summary.avg_busbw_ok) == (0.123, False)
+    assert (summary.avg_busbw_gbytes_s, summary.avg_busbw_ok) == (0.123, False)
     assert summary.nranks == 2
 
 
@@ -289,8 +308,8 @@ def test_per_iteration_columns_and_a_row_alone() -> None:
     # a data row starts a block of its own (after NCCL lines interrupted the table)
     facts = parse(PER_ITERATION)
     r = of_type(facts, NcclTestRow)[0]
-    assert (r.time_us, r.busbw_gbps, r.wrong) == (25.11, 73.08, 0)
-    assert (r.in_place_time_us, r.in_place_busbw_gbps, r.in_place_wrong) == (24.60, 74.60, 0)
+    assert (r.time_us, r.busbw_gbytes_s, r.wrong) == (25.11, 73.08, 0)
+    assert (r.in_place_time_us, r.in_place_busbw_gbytes_s, r.in_place_wrong) == (24.60, 74.60, 0)
     assert r.collective is None
 
 

@@ -19,7 +19,7 @@ def test_a100_twelve_links_tab_space_indent_elided() -> None:
     assert {(link.gpu_index, link.link) for link in links if link.gpu_index == 0} == {
         (0, i) for i in range(12)
     }
-    assert all(link.active and link.speed_gbyte_per_s == 25.0 for link in links)
+    assert all(link.active and link.speed_gbytes_s == 25.0 for link in links)
     first = links[0]
     assert first.gpu_name == "NVIDIA A100-SXM4-80GB"
     assert first.uuid == "GPU-ff8a40d4-abc6-08d1-f939-15848b5d4e05"
@@ -34,7 +34,7 @@ def test_h800_eight_links_and_elided_middle_gpus() -> None:
     links = _links(fixture_text(relative))
     assert sorted({link.gpu_index for link in links}) == [0, 1, 7]
     assert len(links) == 24
-    assert {link.speed_gbyte_per_s for link in links} == {26.562}
+    assert {link.speed_gbytes_s for link in links} == {26.562}
     gpu7 = [link for link in links if link.gpu_index == 7]
     assert gpu7[0].uuid == "GPU-474d838c-171f-d249-4f45-bbc01a8eb74a"
     assert gpu7[-1].link == 7
@@ -53,8 +53,8 @@ def test_v100_inactive_links_and_redacted_uuid() -> None:
     assert {link.gpu_index for link in links} == {3}
     assert {link.uuid for link in links} == {None}
     assert links[3].state_text == "<inactive>"
-    assert links[3].speed_gbyte_per_s is None
-    assert links[0].speed_gbyte_per_s == 25.781
+    assert links[3].speed_gbytes_s is None
+    assert links[0].speed_gbytes_s == 25.781
 
 
 def test_all_links_inactive_note_per_gpu() -> None:
@@ -81,7 +81,7 @@ def test_gb200_nvlink5_eighteen_links() -> None:
     links = _links(text)
     assert len(links) == 18
     assert links[17].link == 17
-    assert links[17].speed_gbyte_per_s == 53.125
+    assert links[17].speed_gbytes_s == 53.125
 
 
 def test_error_counters() -> None:
@@ -119,7 +119,7 @@ def test_link_after_elision_has_no_gpu() -> None:
 
 def test_cut_speed_is_unknown() -> None:
     (link,) = _links("GPU 0: NVIDIA H100 (UUID: GPU-aaaaaaaa-bbbb)\n         Link 0: 26.5")
-    assert (link.active, link.speed_gbyte_per_s, link.state_text) == (None, None, "26.5")
+    assert (link.active, link.speed_gbytes_s, link.state_text) == (None, None, "26.5")
 
 
 def test_ansi_and_throughput_lines() -> None:
@@ -129,7 +129,7 @@ def test_ansi_and_throughput_lines() -> None:
         "         Link 0: 26.562 GB/s\n"
     )
     (link,) = _links(text)
-    assert (link.gpu_index, link.speed_gbyte_per_s) == (0, 26.562)
+    assert (link.gpu_index, link.speed_gbytes_s) == (0, 26.562)
 
 
 @pytest.mark.parametrize(

@@ -72,5 +72,5 @@ def test_shortfall_is_named_when_a_switch_lifts_bandwidth() -> None:
         name = "P2P" if "NCCL_P2P_DISABLE" in env else "SHM"
         return True, rerun_bw[name]
 
-    found = isolate_transport(rerun, failed=False, baseline_GBps=20.0, mark_GBps=50.0)
+    found = isolate_transport(rerun, failed=False, baseline_gbytes_s=20.0, mark_gbytes_s=50.0)
     assert found["transport"] == "SHM"

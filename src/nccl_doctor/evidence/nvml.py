@@ -147,7 +147,10 @@ def _nvlinks(call: _Calls, handle: object) -> list[dict[str, Any]]:
             count = call("nvlink", "nvmlDeviceGetNvLinkErrorCounter", handle, link, counter)
             if isinstance(count, int):
                 errors[label] = count
-        links.append({"link": link, "active": bool(state), "speed_mbps": speed, "errors": errors})
+        # NVML_FI_DEV_NVLINK_SPEED_MBPS_COMMON is in MB/s (megabytes): 26562 for 26.562 GB/s
+        links.append(
+            {"link": link, "active": bool(state), "speed_mbytes_s": speed, "errors": errors}
+        )
     return links
 
 

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from nccl_doctor.evidence.nvml import REASON_BITS, Snapshot
+from nccl_doctor.knowledge.units import mbytes_s_to_gbytes_s
 from nccl_doctor.redact import redact
 
 _NA = "N/A"
@@ -205,11 +206,14 @@ def nvlink_text(snap: Snapshot) -> str | None:
             continue
         out.append(f"GPU {gpu['index']}: {gpu.get('name') or 'GPU'} (UUID: {gpu.get('uuid')})")
         for link in links:
-            speed = link.get("speed_mbps")
+            # bundles saved before the unit was spelt out name it ``speed_mbps`` (also MB/s)
+            speed = link.get("speed_mbytes_s", link.get("speed_mbps"))
             if not link.get("active"):
                 state = "<inactive>"
+            elif isinstance(speed, int):
+                state = f"{mbytes_s_to_gbytes_s(speed):.3f} GB/s"
             else:
-                state = f"{speed / 1000:.3f} GB/s" if isinstance(speed, int) else "<active>"
+                state = "<active>"
             out.append(f"\t Link {link['link']}: {state}")
         for link in links:
             for label, count in (link.get("errors") or {}).items():

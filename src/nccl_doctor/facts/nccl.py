@@ -158,7 +158,7 @@ class NcclNet(NcclLogFact):
 class NcclIbDevice(NcclLogFact):
     """``NET/IB: [0] mlx5_0:uverbs0:1/IB provider=Mlx5 speed=400000 ... ar=0`` (NCCL >= 2.28).
 
-    ``speed_mbps`` is the port speed NCCL computed, in Mb/s.
+    ``speed_mbits_s`` is the port speed NCCL computed, in Mb/s.
     """
 
     index: int | None = None
@@ -167,7 +167,7 @@ class NcclIbDevice(NcclLogFact):
     port: int | None = None
     link_layer: str | None = None
     provider: str | None = None
-    speed_mbps: int | None = None
+    speed_mbits_s: int | None = None
     pci_path: str | None = None
     adaptive_routing: bool | None = None
 
@@ -396,7 +396,7 @@ class NcclTestRow(Fact):
     ``collective`` is the test's collective (``all_reduce``) when the block or
     an earlier block of the source named it. ``wrong`` is the ``#wrong``
     count (``None`` for ``N/A``: not validated); old builds print a maximum
-    error instead, kept in ``error``. Times in microseconds, bandwidths GB/s.
+    error instead, kept in ``error``. Times in microseconds, bandwidths GB/s (``_gbytes_s``).
     """
 
     collective: str | None = None
@@ -406,13 +406,13 @@ class NcclTestRow(Fact):
     redop: str | None = None
     root: int | None = None
     time_us: float | None = None
-    algbw_gbps: float | None = None
-    busbw_gbps: float | None = None
+    algbw_gbytes_s: float | None = None
+    busbw_gbytes_s: float | None = None
     wrong: int | None = None
     error: float | None = None
     in_place_time_us: float | None = None
-    in_place_algbw_gbps: float | None = None
-    in_place_busbw_gbps: float | None = None
+    in_place_algbw_gbytes_s: float | None = None
+    in_place_busbw_gbytes_s: float | None = None
     in_place_wrong: int | None = None
     in_place_error: float | None = None
 
@@ -427,7 +427,7 @@ class NcclTestSummary(Fact):
     """
 
     test: str | None = None
-    avg_busbw_gbps: float | None = None
+    avg_busbw_gbytes_s: float | None = None
     avg_busbw_ok: bool | None = None
     out_of_bounds: int | None = None
     out_of_bounds_ok: bool | None = None

@@ -39,15 +39,15 @@ class ProbeStep(Fact):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ProbeBandwidth(Fact):
-    """One bandwidth measurement of the probe (GB/s = 1e9 bytes/s)."""
+    """One bandwidth measurement of the probe, in GB/s (:mod:`nccl_doctor.knowledge.units`)."""
 
     kind: str
     phase: str | None = None
     gpus: tuple[int, ...] = ()
     size_bytes: int | None = None
-    algbw_GBps: float | None = None  # noqa: N815 -- unit in the name
-    busbw_GBps: float | None = None  # noqa: N815
-    expected_GBps: float | None = None  # noqa: N815
+    algbw_gbytes_s: float | None = None
+    busbw_gbytes_s: float | None = None
+    expected_gbytes_s: float | None = None
     gpu_model: str | None = None
     world: int | None = None
     transport_env: tuple[str, ...] = ()
@@ -55,9 +55,21 @@ class ProbeBandwidth(Fact):
     @property
     def ratio(self) -> float | None:
         """Measured busbw over expected, when both are known."""
-        if self.busbw_GBps is None or not self.expected_GBps:
+        if self.busbw_gbytes_s is None or not self.expected_gbytes_s:
             return None
-        return self.busbw_GBps / self.expected_GBps
+        return self.busbw_gbytes_s / self.expected_gbytes_s
+
+    # The old names, until rules/gpu/pcie_degraded.py and rules/gpu/nvlink.py read the new
+    # ones (another helper is moving those modules; tests/knowledge/test_units.py lists them).
+    @property
+    def busbw_GBps(self) -> float | None:  # noqa: N802 -- the old name, kept for two readers
+        """Deprecated: :attr:`busbw_gbytes_s`."""
+        return self.busbw_gbytes_s
+
+    @property
+    def expected_GBps(self) -> float | None:  # noqa: N802
+        """Deprecated: :attr:`expected_gbytes_s`."""
+        return self.expected_gbytes_s
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -79,7 +79,7 @@ class TopoNic(Fact):
 class NvLink(Fact):
     """One link of ``nvidia-smi nvlink -s``: active with a speed, or ``<inactive>``.
 
-    ``speed_gbyte_per_s`` is in GB/s (gigabytes) as nvidia-smi prints it;
+    ``speed_gbytes_s`` is in GB/s (gigabytes) as nvidia-smi prints it;
     ``active`` is ``None`` when the state text could not be read (cut lines).
     ``gpu_index``/``gpu_name``/``uuid`` come from the ``GPU n:`` header above
     (``None`` for a fragment without one; ``uuid`` ``None`` when redacted).
@@ -90,7 +90,7 @@ class NvLink(Fact):
     uuid: str | None
     link: int
     active: bool | None
-    speed_gbyte_per_s: float | None
+    speed_gbytes_s: float | None
     state_text: str
 
 

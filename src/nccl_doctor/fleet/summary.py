@@ -75,20 +75,20 @@ class Drift:
 
     metric: str
     latest_gbytes_s: float
-    own_median: float | None
+    own_median_gbytes_s: float | None
     sku: str | None
-    sku_median: float | None
+    sku_median_gbytes_s: float | None
     sku_peers: int = 0
 
     @property
     def vs_own_pct(self) -> float | None:
         """How far the latest value is from its own median, in percent."""
-        return _pct(self.latest_gbytes_s, self.own_median)
+        return _pct(self.latest_gbytes_s, self.own_median_gbytes_s)
 
     @property
     def vs_sku_pct(self) -> float | None:
         """How far the latest value is from the model's fleet median, in percent."""
-        return _pct(self.latest_gbytes_s, self.sku_median)
+        return _pct(self.latest_gbytes_s, self.sku_median_gbytes_s)
 
 
 def _pct(value: float, base: float | None) -> float | None:
@@ -291,9 +291,9 @@ def _drift(conn: Connection, column: str, subjects: dict[str, _Subject]) -> dict
             Drift(
                 metric=metric,
                 latest_gbytes_s=values[0],
-                own_median=_median(values[1:]),
+                own_median_gbytes_s=_median(values[1:]),
                 sku=sku,
-                sku_median=_median(peers),
+                sku_median_gbytes_s=_median(peers),
                 sku_peers=len(peers),
             )
         )

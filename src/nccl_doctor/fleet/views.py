@@ -144,10 +144,10 @@ def summary_json(s: Summary) -> dict[str, Any]:
             {
                 "metric": d.metric,
                 "latest_gbytes_s": d.latest_gbytes_s,
-                "own_median_gbytes_s": d.own_median,
+                "own_median_gbytes_s": d.own_median_gbytes_s,
                 "vs_own_pct": d.vs_own_pct,
                 "sku": d.sku,
-                "sku_median_gbytes_s": d.sku_median,
+                "sku_median_gbytes_s": d.sku_median_gbytes_s,
                 "sku_peers": d.sku_peers,
                 "vs_sku_pct": d.vs_sku_pct,
             }
@@ -181,9 +181,11 @@ def _drift_lines(s: Summary) -> list[str]:
             continue
         parts = [f"{d.latest_gbytes_s:g} GB/s"]
         if d.vs_own_pct is not None:
-            parts.append(f"{d.vs_own_pct:+g}% vs its median {d.own_median:g}")
+            parts.append(f"{d.vs_own_pct:+g}% vs its median {d.own_median_gbytes_s:g}")
         if d.vs_sku_pct is not None:
-            parts.append(f"{d.vs_sku_pct:+g}% vs {d.sku or 'its model'} median {d.sku_median:g}")
+            parts.append(
+                f"{d.vs_sku_pct:+g}% vs {d.sku or 'its model'} median {d.sku_median_gbytes_s:g}"
+            )
         if len(parts) > 1:
             out.append(f"    {d.metric}: " + ", ".join(parts))
     return out

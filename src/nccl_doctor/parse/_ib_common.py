@@ -44,7 +44,7 @@ _GUID_HEX = re.compile(r"^0x(?P<hex>[0-9a-fA-F]{1,16})$")
 _GUID_GROUPS = re.compile(r"^[0-9a-fA-F]{4}(?::[0-9a-fA-F]{4}){3}$")
 _GID = re.compile(r"^[0-9a-fA-F]{4}(?::[0-9a-fA-F]{4}){7}$")
 _WIDTH = re.compile(r"^(?P<lanes>\d{1,2})X\b")
-_LANE_SPEED = re.compile(r"^(?P<gbps>\d+(?:\.\d+)?)\s*Gbps\b")
+_LANE_SPEED = re.compile(r"^(?P<gbits_s>\d+(?:\.\d+)?)\s*Gbps\b")
 _MT = re.compile(r"^MT(?P<id>\d{3,6})\b")
 
 
@@ -78,7 +78,7 @@ def sysfs_rate(value: str) -> dict[str, Any]:
     if m is None:
         return {"rate_text": na(text)}
     return {
-        "rate_gbps": to_float(m["rate"]),
+        "rate_gbits_s": to_float(m["rate"]),
         "rate_text": text,
         "link_width": m["width"],
         "link_speed": m["speed"],
@@ -119,7 +119,7 @@ def verbs_rate(width: str | None, speed: str | None) -> float | None:
     s = _LANE_SPEED.match(speed or "")
     if not w or not s:
         return None
-    lane = to_float(s["gbps"])
+    lane = to_float(s["gbits_s"])
     return None if lane is None else int(w["lanes"]) * lane
 
 

@@ -353,7 +353,7 @@ def _net(who: Who, body: str) -> list[Fact]:
             port=to_int(m["port"]),
             link_layer=m["ll"],
             provider=kv.get("provider"),
-            speed_mbps=to_int(kv.get("speed")),
+            speed_mbits_s=to_int(kv.get("speed")),
             pci_path=kv.get("pciPath"),
             adaptive_routing=None if ar is None else ar != 0,
         )

@@ -169,7 +169,7 @@ class IbstatParser(BlockParser):
             elif key == "physical state":
                 f["phys_state"], f["phys_state_code"] = ib.phys_state(value)
             elif key == "rate" and (r := _IBSTAT_RATE.match(value)):
-                f["rate_gbps"], f["rate_text"], f["link_speed"] = (
+                f["rate_gbits_s"], f["rate_text"], f["link_speed"] = (
                     to_float(r["rate"]),
                     value,
                     r["speed"],
@@ -243,7 +243,7 @@ class IbvDevinfoParser(BlockParser):
             if port is not None:
                 rate = ib.verbs_rate(verbose.get("active_width"), verbose.get("active_speed"))
                 if rate is not None:
-                    port.fields["rate_gbps"] = rate
+                    port.fields["rate_gbits_s"] = rate
                 facts.append(port.build(at))
 
         for line in block:

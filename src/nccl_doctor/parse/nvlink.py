@@ -127,7 +127,7 @@ class NvlinkParser(BlockParser):
                     uuid=uuid,
                     link=number,
                     active=active,
-                    speed_gbyte_per_s=to_float(speed["speed"]) if speed else None,
+                    speed_gbytes_s=to_float(speed["speed"]) if speed else None,
                     state_text=rest,
                     cite=at,
                     rank=rank,

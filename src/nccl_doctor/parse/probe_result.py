@@ -78,9 +78,10 @@ def _bandwidth(d: dict[str, Any], at: dict[str, Any]) -> Fact | None:
         phase=_str(d.get("phase")),
         gpus=_ints(d.get("gpus")),
         size_bytes=_int(d.get("size_bytes")),
-        algbw_GBps=_num(d.get("algbw_GBps")),
-        busbw_GBps=_num(d.get("busbw_GBps")),
-        expected_GBps=_num(d.get("expected_GBps")),
+        # the file keeps the keys of schema 1 (docs/probe.md); the fact names the unit
+        algbw_gbytes_s=_num(d.get("algbw_GBps")),
+        busbw_gbytes_s=_num(d.get("busbw_GBps")),
+        expected_gbytes_s=_num(d.get("expected_GBps")),
         gpu_model=_str(d.get("gpu_model")),
         world=_int(d.get("world")),
         transport_env=_env(d.get("transport_env")),

@@ -23,7 +23,7 @@ from datetime import timedelta
 from typing import Any
 
 from nccl_doctor.probe.device import Dev
-from nccl_doctor.probe.formulas import algbw_gbps, busbw_gbps, chunks, expected_gbps
+from nccl_doctor.probe.formulas import algbw_gbytes_s, busbw_gbytes_s, chunks, expected_gbytes_s
 from nccl_doctor.probe.worker import Ctx
 
 _EXACT = 1 << 24
@@ -122,14 +122,14 @@ def run_one(ctx: Ctx, dev: Dev, dist: Any, coll: str, size: int) -> str:
     iters = int(ctx.spec.get("iters", 10))
     seconds = dev.timed(lambda: _op(dist, coll, inp, out), iters, warmup=2)
     if ctx.rank == 0 and not verdict.startswith("WRONG"):
-        ctx.bw(
+        ctx.bw(  # the probe file's keys (schema 1, docs/probe.md), in GB/s
             kind=coll,
             gpus=ctx.devices,
             size_bytes=nbytes,
             seconds=seconds,
-            algbw_GBps=algbw_gbps(nbytes, seconds),
-            busbw_GBps=busbw_gbps(coll, n, nbytes, seconds),
-            expected_GBps=expected_gbps(coll, dev.name(), n),
+            algbw_GBps=algbw_gbytes_s(nbytes, seconds),
+            busbw_GBps=busbw_gbytes_s(coll, n, nbytes, seconds),
+            expected_GBps=expected_gbytes_s(coll, dev.name(), n),
             gpu_model=dev.name(),
             world=n,
         )

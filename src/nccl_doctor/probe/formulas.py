@@ -31,11 +31,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from nccl_doctor.knowledge.units import gbytes_s
+
 #: collectives the probe runs, in order
 COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast")
 #: a measurement below this fraction of the expected value is "far below"
 SHORT_FRACTION = 0.5
-_GB = 1e9
 
 
 def bus_factor(collective: str, n: int) -> float:
@@ -56,24 +57,24 @@ def chunks(collective: str, n: int) -> int:
     return n if collective in ("all_gather", "reduce_scatter", "all_to_all") else 1
 
 
-def algbw_gbps(size_bytes: int, seconds: float) -> float:
+def algbw_gbytes_s(size_bytes: int, seconds: float) -> float:
     """``size / time`` in GB/s (0 for a zero time)."""
-    return size_bytes / seconds / _GB if seconds > 0 else 0.0
+    return gbytes_s(size_bytes, seconds)
 
 
-def busbw_gbps(collective: str, n: int, size_bytes: int, seconds: float) -> float:
+def busbw_gbytes_s(collective: str, n: int, size_bytes: int, seconds: float) -> float:
     """nccl-tests' bus bandwidth in GB/s."""
-    return algbw_gbps(size_bytes, seconds) * bus_factor(collective, n)
+    return algbw_gbytes_s(size_bytes, seconds) * bus_factor(collective, n)
 
 
 @dataclass(frozen=True, slots=True)
 class GpuSpec:
     """Approximate bandwidths of a GPU model, GB/s (``None`` where not applicable)."""
 
-    hbm_GBps: float  # noqa: N815 -- unit in the name, as facts spell it
-    pcie_GBps: float  # noqa: N815
-    nvlink_GBps: float | None  # noqa: N815 -- per direction, per GPU
-    collective_GBps: float  # noqa: N815 -- intra-node all_reduce busbw, large messages
+    hbm_gbytes_s: float
+    pcie_gbytes_s: float
+    nvlink_gbytes_s: float | None  # per direction, per GPU
+    collective_gbytes_s: float  # intra-node all_reduce busbw, large messages
 
 
 #: substrings of torch.cuda.get_device_name(), most specific first
@@ -111,19 +112,19 @@ def spec_for(name: str | None) -> GpuSpec | None:
     return None
 
 
-def expected_gbps(kind: str, name: str | None, n: int = 1) -> float | None:
+def expected_gbytes_s(kind: str, name: str | None, n: int = 1) -> float | None:
     """What a measurement of ``kind`` should reach on GPU model ``name``; ``None`` if unknown."""
     spec = spec_for(name)
     if spec is None:
         return None
     if kind in ("h2d", "d2h"):
-        return spec.pcie_GBps
+        return spec.pcie_gbytes_s
     if kind == "d2d":
-        return spec.hbm_GBps
+        return spec.hbm_gbytes_s
     if kind == "p2p":
-        return spec.nvlink_GBps or spec.pcie_GBps * 0.8
+        return spec.nvlink_gbytes_s or spec.pcie_gbytes_s * 0.8
     if kind in COLLECTIVES:
-        return spec.collective_GBps if n >= 2 else None
+        return spec.collective_gbytes_s if n >= 2 else None
     return None
 
 

@@ -83,8 +83,8 @@ def isolate_transport(
     rerun: EnvFn,
     *,
     failed: bool,
-    baseline_GBps: float | None,  # noqa: N803 -- unit in the name
-    mark_GBps: float | None,  # noqa: N803
+    baseline_gbytes_s: float | None,
+    mark_gbytes_s: float | None,
     names: Sequence[str] = ("P2P", "SHM", "NVLS"),
 ) -> dict[str, Any]:
     """Rerun with each transport switched off; the record names the one that cures it."""
@@ -103,9 +103,9 @@ def isolate_transport(
             not failed
             and ok
             and busbw is not None
-            and mark_GBps is not None
-            and busbw >= mark_GBps
-            and (baseline_GBps is None or busbw > 1.5 * baseline_GBps)
+            and mark_gbytes_s is not None
+            and busbw >= mark_gbytes_s
+            and (baseline_gbytes_s is None or busbw > 1.5 * baseline_gbytes_s)
         )
         if lifted:
             found, env_found = name, env

@@ -262,7 +262,7 @@ class Runner:
             else ("P2P", "SHM", "NVLS")
         )
         record = isolate_transport(
-            rerun, failed=failed, baseline_GBps=base_bw, mark_GBps=mark, names=names
+            rerun, failed=failed, baseline_gbytes_s=base_bw, mark_gbytes_s=mark, names=names
         )
         self.result["isolation"].append({"step": coll, "host": self.opts.host, **record})
         if len(self.opts.devices) < 2:

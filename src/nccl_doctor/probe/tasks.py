@@ -16,8 +16,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from nccl_doctor.knowledge.units import gbytes_s
 from nccl_doctor.probe.device import Dev, copy_seconds
-from nccl_doctor.probe.formulas import expected_gbps
+from nccl_doctor.probe.formulas import expected_gbytes_s
 from nccl_doctor.probe.worker import Ctx
 
 _MIB = 1 << 20
@@ -98,15 +99,15 @@ def device_task(ctx: Ctx) -> None:
 
         if not ctx.step(kind, run):
             return
-        gbps = factor * size / out["s"] / 1e9
-        ctx.bw(
+        moved = gbytes_s(factor * size, out["s"])
+        ctx.bw(  # the probe file's keys (schema 1, docs/probe.md), in GB/s
             kind=kind,
             gpus=gpus,
             size_bytes=size,
             seconds=out["s"],
-            algbw_GBps=gbps,
-            busbw_GBps=gbps,
-            expected_GBps=expected_gbps(kind, name),
+            algbw_GBps=moved,
+            busbw_GBps=moved,
+            expected_GBps=expected_gbytes_s(kind, name),
             gpu_model=name,
         )
 
@@ -164,14 +165,14 @@ def p2p_task(ctx: Ctx) -> None:
             return "peer access" if matrix.get(f"{i}->{j}") else "staged (no peer access)"
 
         if ctx.step(f"p2p {i}->{j}", run):
-            gbps = size / out["s"] / 1e9
-            ctx.bw(
+            moved = gbytes_s(size, out["s"])
+            ctx.bw(  # the probe file's keys (schema 1, docs/probe.md), in GB/s
                 kind="p2p",
                 gpus=[i, j],
                 size_bytes=size,
                 seconds=out["s"],
-                algbw_GBps=gbps,
-                busbw_GBps=gbps,
-                expected_GBps=expected_gbps("p2p", name) if matrix.get(f"{i}->{j}") else None,
+                algbw_GBps=moved,
+                busbw_GBps=moved,
+                expected_GBps=expected_gbytes_s("p2p", name) if matrix.get(f"{i}->{j}") else None,
                 gpu_model=name,
             )

@@ -94,15 +94,15 @@ def _probe_curves(facts: Facts | None) -> Bandwidth | None:
     curves: dict[str, list[tuple[int, float]]] = {}
     expected: list[float] = []
     for bw in facts.of(ProbeBandwidth):
-        if bw.size_bytes and bw.busbw_GBps is not None and (bw.world or 0) > 1:
-            curves.setdefault(bw.kind, []).append((bw.size_bytes, bw.busbw_GBps))
-            if bw.expected_GBps:
-                expected.append(bw.expected_GBps)
+        if bw.size_bytes and bw.busbw_gbytes_s is not None and (bw.world or 0) > 1:
+            curves.setdefault(bw.kind, []).append((bw.size_bytes, bw.busbw_gbytes_s))
+            if bw.expected_gbytes_s:
+                expected.append(bw.expected_gbytes_s)
     if not curves:
         return None
     return Bandwidth(
         series=[sorted(points) for points in curves.values()],
-        expected_gbps=max(expected) if expected else None,
+        expected_gbytes_s=max(expected) if expected else None,
         labels=list(curves),
         note="bus bandwidth by nccl-tests' formulas, from the probe result in the evidence",
     )

@@ -73,10 +73,10 @@ ul.legend{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:4px 16px;fon
 
 @dataclass(frozen=True, slots=True)
 class Bandwidth:
-    """Bandwidth curves to draw: (size_bytes, busbw_GBps) series against an expected GB/s."""
+    """Bandwidth curves to draw: (size_bytes, busbw_gbytes_s) series against an expected GB/s."""
 
     series: Sequence[Series]
-    expected_gbps: float | None
+    expected_gbytes_s: float | None
     labels: Sequence[str] = ()
     note: str = ""
     sources: Sequence[str] = field(default_factory=tuple)
@@ -335,7 +335,9 @@ def report_html(
         body.append(_picture("memory", "GPU memory by process", memory_svg(facts, clean)))
         body.append(_picture("topology", "GPU/NIC topology", topology_html(facts, clean)))
     if bandwidth is not None:
-        chart = bandwidth_svg(bandwidth.series, bandwidth.expected_gbps, labels=bandwidth.labels)
+        chart = bandwidth_svg(
+            bandwidth.series, bandwidth.expected_gbytes_s, labels=bandwidth.labels
+        )
         body.append(_picture("bandwidth", "Bus bandwidth", chart, bandwidth.note))
     body.append(_against(report, clean))
     if history is not None:

@@ -101,14 +101,14 @@ def size_label(size: float) -> str:
 
 def bandwidth_svg(
     series: Sequence[Series],
-    expected_gbps: float | None,
+    expected_gbytes_s: float | None,
     *,
     labels: Sequence[str] = (),
     title: str = "Bus bandwidth by message size",
 ) -> str:
     """A log-x chart of bus bandwidth by message size, with the expected line dashed.
 
-    ``series`` are lists of (size_bytes, busbw_GBps); sizes that are not
+    ``series`` are lists of (size_bytes, busbw_gbytes_s); sizes that are not
     positive are left out (a log axis has no place for them). ``labels``
     name the series in the legend (``series 1``... when missing).
     """
@@ -122,7 +122,7 @@ def bandwidth_svg(
     lo, hi = math.log2(min(sizes)), math.log2(max(sizes))
     if hi - lo < 1:
         lo, hi = lo - 1, hi + 1
-    peak = max([bw for one in points for _, bw in one] + [expected_gbps or 0.0]) * 1.1 or 1.0
+    peak = max([bw for one in points for _, bw in one] + [expected_gbytes_s or 0.0]) * 1.1 or 1.0
 
     def x_of(size: float) -> float:
         return left + (math.log2(size) - lo) / (hi - lo) * (right - left)
@@ -154,8 +154,8 @@ def bandwidth_svg(
         text_anchor="middle",
     )
     legend_y = top + 8
-    if expected_gbps is not None:
-        y = y_of(expected_gbps)
+    if expected_gbytes_s is not None:
+        y = y_of(expected_gbytes_s)
         svg.line(
             left,
             y,
@@ -169,7 +169,7 @@ def bandwidth_svg(
         svg.line(
             right + 14, legend_y, right + 34, legend_y, stroke="#cf222e", stroke_dasharray="6 4"
         )
-        svg.text(right + 40, legend_y + 4, f"expected {expected_gbps:g} GB/s")
+        svg.text(right + 40, legend_y + 4, f"expected {expected_gbytes_s:g} GB/s")
         legend_y += 18
     for n, one in enumerate(points):
         colour = SERIES_COLOURS[n % len(SERIES_COLOURS)]

@@ -1,7 +1,9 @@
 """Rules: facts -> findings, one module per id of the diagnosis catalogue.
 
-``CATALOGUE`` lists the ids in the order of ``spec/diagnoses.md``; a test
-keeps this list, the rule files, their docs and the spec table identical.
+``CATALOGUE`` lists the ids in the order of ``docs/diagnoses.md``, which is
+generated from these modules' ``RULE`` and docstrings
+(``scripts/gen_diagnoses.py``); tests keep this list, the rule files, their
+docs and that page identical.
 """
 
 from __future__ import annotations

@@ -226,7 +226,7 @@ def probe_figures(facts: Facts, hosts: Hosts) -> tuple[ProbeFigure, ...]:
     """
     best: dict[tuple[str | None, str, tuple[int, ...], int | None], ProbeFigure] = {}
     for bw in facts.of(ProbeBandwidth):
-        if bw.busbw_GBps is None or bw.phase == "isolation" or bw.transport_env:
+        if bw.busbw_gbytes_s is None or bw.phase == "isolation" or bw.transport_env:
             continue
         if bw.world is not None and bw.world < 2:
             continue
@@ -234,15 +234,15 @@ def probe_figures(facts: Facts, hosts: Hosts) -> tuple[ProbeFigure, ...]:
         known = best.get(key)
         if known is None and len(best) >= MAX_FIGURES:
             continue
-        if known is None or bw.busbw_GBps > known.busbw_gbytes_s:
+        if known is None or bw.busbw_gbytes_s > known.busbw_gbytes_s:
             best[key] = ProbeFigure(
                 host=key[0],
                 kind=bw.kind,
                 gpus=bw.gpus,
                 world=bw.world,
                 size_bytes=bw.size_bytes,
-                busbw_gbytes_s=round(bw.busbw_GBps, 3),
-                expected_gbytes_s=bw.expected_GBps,
+                busbw_gbytes_s=round(bw.busbw_gbytes_s, 3),
+                expected_gbytes_s=bw.expected_gbytes_s,
                 gpu_model=bw.gpu_model,
             )
     return tuple(best.values())

@@ -22,7 +22,8 @@ OpType=ALLREDUCE, ..., Timeout(ms)=1800000) ran for 1800093 milliseconds``,
 work: 18`` (a rank whose last completed work is lower is behind; equal
 counters on every reporting rank point at a rank that is not reporting),
 store-based barriers failing with ``Socket Timeout`` after ~30 minutes of
-one rank's preprocessing, heartbeat-monitor aborts; while the job still
+one rank's preprocessing, gloo's ``Timed out waiting 1800000ms for recv
+operation``, heartbeat-monitor aborts; while the job still
 hangs, ``nccl-doctor run``'s capture: ranks' Python stacks waiting in a
 collective while one is elsewhere or gone, flight-recorder dumps where one
 rank never enqueued the collective the others did, NCCL RAS counting one

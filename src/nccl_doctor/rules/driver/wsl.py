@@ -8,7 +8,8 @@ Under WSL2 the GPU belongs to the Windows driver; Linux sees it through
 distribution, the WSL kernel must be new enough (CUDA on WSL needs kernel
 5.10.43.3 or later), and several features are missing: GPU peer-to-peer and
 CUDA IPC between processes, NVLink, InfiniBand/RDMA, and pinned memory is
-limited.
+limited. Such hosts are often named ``DESKTOP-*``, a hint that is not
+evidence by itself.
 
 Why it matters
 --------------

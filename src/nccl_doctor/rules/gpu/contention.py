@@ -5,7 +5,8 @@ What it means
 The GPU process list (nvidia-smi, NVML) shows processes that are not the
 job's on the GPUs its ranks use, or PyTorch's out-of-memory message names
 another process (``Process 707 has 120.51 GiB memory in use``) beside "this
-process".
+process". Users often notice it first as uneven memory use across the job's
+GPUs.
 
 Why it matters
 --------------

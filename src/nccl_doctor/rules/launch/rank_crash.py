@@ -6,7 +6,9 @@ One worker process ended on its own: it was killed by a signal (SIGKILL from
 the kernel's OOM killer, SIGSEGV, SIGABRT, SIGBUS), or it raised a Python
 exception and exited non-zero. The launcher (torchrun, DeepSpeed, mp.spawn)
 then stopped the others, or the others waited for it in a collective until
-the watchdog fired, or saw the connection to it close.
+the watchdog fired, or saw the connection to it close (``Connection closed by
+peer``, ``Connection reset by peer``). Exit codes -9, -11 and -6 are SIGKILL,
+SIGSEGV and SIGABRT.
 
 Why it matters
 --------------
