@@ -49,7 +49,6 @@ NOT_YET: frozenset[str] = frozenset(
         "gpu/mig.py",
         "gpu/nvlink.py",
         "gpu/oom.py",
-        "host/resources.py",
         "launch/_common.py",
         "launch/duplicate_launch.py",
         "launch/port_in_use.py",
