@@ -62,13 +62,6 @@ NOT_YET: frozenset[str] = frozenset(
         "nccl/nvls.py",
         "nccl/p2p.py",
         "nccl/version_mismatch.py",
-        "net/_common.py",
-        "net/gdr.py",
-        "net/ib_config.py",
-        "net/ib_link.py",
-        "net/ib_transport.py",
-        "net/socket_interface.py",
-        "net/unreachable.py",
     }
 )
 

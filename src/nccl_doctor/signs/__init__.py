@@ -11,6 +11,6 @@ them all.
 
 from __future__ import annotations
 
-from nccl_doctor.signs import common, host, nccl
+from nccl_doctor.signs import common, host, nccl, net
 
-__all__ = ["common", "host", "nccl"]
+__all__ = ["common", "host", "nccl", "net"]
