@@ -43,7 +43,6 @@ NOT_YET: frozenset[str] = frozenset(
         "gpu/mig.py",
         "gpu/nvlink.py",
         "gpu/oom.py",
-        "host/resources.py",
         "launch/_common.py",
         "launch/duplicate_launch.py",
         "launch/port_in_use.py",
@@ -57,13 +56,6 @@ NOT_YET: frozenset[str] = frozenset(
         "nccl/nvls.py",
         "nccl/p2p.py",
         "nccl/version_mismatch.py",
-        "net/_common.py",
-        "net/gdr.py",
-        "net/ib_config.py",
-        "net/ib_link.py",
-        "net/ib_transport.py",
-        "net/socket_interface.py",
-        "net/unreachable.py",
     }
 )
 

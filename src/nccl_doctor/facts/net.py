@@ -6,10 +6,13 @@ Names are normalised across tools: ``state`` is the IB spec name (``DOWN``,
 ``INIT``, ``ARMED``, ``ACTIVE``, ``ACTIVE_DEFER``), ``phys_state`` the ibstat
 name (``Sleep``, ``Polling``, ``Disabled``, ``PortConfigurationTraining``,
 ``LinkUp``, ``LinkErrorRecovery``, ``PhyTest``), GUIDs ``0x`` + 16 hex digits.
+:func:`virtual_interface` tells a host-local network device from one that
+reaches other hosts.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from nccl_doctor.facts.base import Fact
@@ -102,3 +105,13 @@ class IbPortCounters(Fact):
     device: str
     port: int
     counters: tuple[tuple[str, int], ...]
+
+
+#: Loopback, container and VM bridges, virtual pairs: devices whose addresses
+#: other hosts cannot reach.
+_VIRTUAL = re.compile(r"(?:lo|docker\d*|virbr\d*|veth\w*|br-[0-9a-f]+|cni\d*|vmnet\d*|lxcbr\d*)")
+
+
+def virtual_interface(name: str) -> bool:
+    """Whether the network device ``name`` is loopback or a virtual bridge (``lo``, ``docker0``)."""
+    return _VIRTUAL.fullmatch(name) is not None

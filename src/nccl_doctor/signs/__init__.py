@@ -11,6 +11,6 @@ them all.
 
 from __future__ import annotations
 
-from nccl_doctor.signs import common, driver, nccl
+from nccl_doctor.signs import common, driver, host, nccl, net
 
-__all__ = ["common", "driver", "nccl"]
+__all__ = ["common", "driver", "host", "nccl", "net"]

@@ -38,9 +38,24 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from nccl_doctor.facts.run import CollectiveTimeout
-from nccl_doctor.facts.store import Facts, Hit
+from nccl_doctor.facts.signs import Sign
+from nccl_doctor.facts.store import Facts, Hit, Said
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.base import Rule
+from nccl_doctor.signs.host import (
+    CHECKPOINT_SAVE,
+    CUDA_OOM,
+    CUDA_WORD,
+    DISK_FULL,
+    FD_LIMIT,
+    MEMORY_WORDS,
+    NCCL_OWN,
+    NO_HOST_MEMORY,
+    OOM_KILLER,
+    PID_LIMIT,
+    SHM_EXHAUSTED,
+    SIGKILL,
+)
 
 RULE = Rule(
     id="host.resources",
@@ -53,7 +68,7 @@ RULE = Rule(
 @dataclass(frozen=True, slots=True)
 class _Limit:
     name: str
-    pattern: str
+    sign: Sign
     what: str
     fix: tuple[str, ...]
 
@@ -61,9 +76,7 @@ class _Limit:
 _LIMITS = (
     _Limit(
         "oom_killer",
-        r"Out of memory: Kill(?:ed)? process|invoked oom-killer|oom-kill:"
-        r"|Memory cgroup out of memory"
-        r"|oom_reaper",
+        OOM_KILLER,
         "the kernel's OOM killer killed a process: host RAM (or the cgroup limit) ran out",
         (
             "Give the job more host RAM (or a higher container/cgroup memory limit).",
@@ -75,9 +88,7 @@ _LIMITS = (
     ),
     _Limit(
         "shm",
-        r"unable to open shared memory object|insufficient shared memory \(shm\)"
-        r"|Unexpected bus error encountered in worker|unable to write to file </torch_"
-        r"|/dev/shm\b.*No space left",
+        SHM_EXHAUSTED,
         "shared memory (/dev/shm) or the shared-memory file handles of DataLoader workers ran out",
         (
             "Check the space inside the running container: df -h /dev/shm.",
@@ -94,7 +105,7 @@ _LIMITS = (
     ),
     _Limit(
         "fds",
-        r"Too many open files|\[Errno 24\]|\bEMFILE\b|received 0 items of ancdata",
+        FD_LIMIT,
         "the open-file limit (ulimit -n) was reached",
         (
             (
@@ -109,7 +120,7 @@ _LIMITS = (
     ),
     _Limit(
         "disk",
-        r"No space left on device|\[Errno 28\]|\bENOSPC\b|Disk quota exceeded|\[Errno 122\]",
+        DISK_FULL,
         "the disk (or quota) is full",
         (
             "Free space where the job writes (df -h on the checkpoint/output/cache paths).",
@@ -118,8 +129,7 @@ _LIMITS = (
     ),
     _Limit(
         "ram",
-        r"Cannot allocate memory|\[Errno 12\]|\bENOMEM\b|DefaultCPUAllocator: (?:can't|not enough)"
-        r"|std::bad_alloc|\bMemoryError\b",
+        NO_HOST_MEMORY,
         "host memory could not be allocated",
         (
             (
@@ -134,8 +144,7 @@ _LIMITS = (
     ),
     _Limit(
         "pids",
-        r"can't start new thread|pthread_create failed|fork: (?:retry: )?Resource temporarily "
-        r"unavailable|BlockingIOError: \[Errno 11\]",
+        PID_LIMIT,
         "the process/thread limit (ulimit -u, pids cgroup) was reached",
         (
             (
@@ -145,18 +154,6 @@ _LIMITS = (
         ),
     ),
 )
-
-_SIGKILL = r"exit ?code\s*[:=]?\s*-9\b|return code\s*=\s*-9\b|Signal 9 \(SIGKILL\)|\bSIGKILL\b"
-_MEMORY_WORDS = (
-    r"\b(?:out of (?:host |system |cpu )?memory|RAM|host memory|system memory|OOM)\b|内存"
-)
-
-
-def _nccl_line(hit: Hit) -> bool:
-    """NCCL's own lines and verbs calls (``ibv_reg_mr ... Cannot allocate memory``: a
-    registration limit, memlock or the CMA pool, which net.ib_config reads) are not host RAM."""
-    text = hit.cite.text
-    return "NCCL" in text or "shm/nccl-" in text or "ibv_" in text
 
 
 def _finding(limit: _Limit, hits: list[Hit]) -> Finding:
@@ -175,9 +172,13 @@ def _finding(limit: _Limit, hits: list[Hit]) -> Finding:
 
 
 def _killed_with_memory_cue(facts: Facts) -> Finding | None:
-    kills = facts.search(_SIGKILL)
-    cues = [h for h in facts.search(_MEMORY_WORDS) if "CUDA" not in h.cite.text]
-    if not kills or not cues or facts.said(r"CUDA out of memory|OutOfMemoryError"):
+    kills = facts.seen(SIGKILL)
+    words = facts.seen(MEMORY_WORDS) if kills else ()
+    if not words or facts.saw(CUDA_OOM):
+        return None
+    cuda = facts.lines_of(CUDA_WORD)  # "CUDA ... out of memory" is the GPU's
+    cues = [h for h in words if h.said not in cuda]
+    if not cues:
         return None
     return RULE.finding(
         summary=(
@@ -196,14 +197,10 @@ def _killed_with_memory_cue(facts: Facts) -> Finding | None:
 
 def _checkpoint_stall(facts: Facts) -> Finding | None:
     timeouts = facts.of(CollectiveTimeout)
-    cues = [
-        h
-        for h in facts.search(
-            r"(?:storing|saving|save|writing)\b.{0,40}checkpoint|checkpoint.{0,40}\b(?:sav|stor|writ)"
-        )
-        if h.prose
-    ]
-    if not timeouts or not cues:
+    if not timeouts:
+        return None
+    cues = [h for h in facts.seen(CHECKPOINT_SAVE) if h.prose]
+    if not cues:
         return None
     return RULE.finding(
         summary=(
@@ -226,8 +223,17 @@ def _checkpoint_stall(facts: Facts) -> Finding | None:
 
 def check(facts: Facts) -> list[Finding]:
     """The first exhausted host limit the evidence names."""
+    nccl: frozenset[Said] | None = None
     for limit in _LIMITS:
-        hits = [h for h in facts.search(limit.pattern) if not _nccl_line(h)]
+        shown = facts.seen(limit.sign)
+        if not shown:
+            continue
+        if nccl is None:
+            # NCCL's own lines and verbs calls (``ibv_reg_mr ... Cannot allocate memory``: a
+            # registration limit, memlock or the CMA pool, which net.ib_config reads) are
+            # not the host's limits
+            nccl = facts.lines_of(NCCL_OWN)
+        hits = [h for h in shown if h.said not in nccl]
         if hits:
             return [_finding(limit, hits)]
     for step in (_killed_with_memory_cue, _checkpoint_stall):

@@ -8,10 +8,11 @@ node count, machine output above a person's words.
 
 from __future__ import annotations
 
-import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
-from nccl_doctor.facts.base import Cite
+from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.host import EnvVar
 from nccl_doctor.facts.nccl import (
     NcclCommInit,
@@ -29,25 +30,23 @@ from nccl_doctor.facts.run import (
     PythonTraceback,
     WorkerExit,
 )
+from nccl_doctor.facts.signs import Sign
 from nccl_doctor.facts.store import Facts
+from nccl_doctor.signs.net import (
+    HOSTFILE,
+    MPI_HOSTS,
+    NNODES,
+    NPROC_PER_NODE,
+    PROSE_MULTI_NODE,
+    PROSE_SINGLE_NODE,
+    SETTINGS,
+    SLURM_NODES,
+    STANDALONE,
+)
+
+F = TypeVar("F", bound=Fact)
 
 _LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1", "", "unknown"}
-
-_NNODES = re.compile(r"--nnodes[= ](?P<n>\d{1,5})(?::(?P<m>\d{1,5}))?\b")
-_NPROC = re.compile(r"--nproc[_-]per[_-]node\b")
-_STANDALONE = re.compile(r"--standalone\b")
-_MPI_HOSTS = re.compile(r"(?:\s-H|\s--host)\s+(?P<h>[\w.-]+(?::\d+)?(?:,[\w.-]+(?::\d+)?)+)")
-_HOSTFILE = re.compile(r"\s(?:-hostfile|--hostfile|-machinefile|--machinefile)\s+\S+")
-_SRUN_NODES = re.compile(r"(?:--nodes[= ]|SLURM_NNODES=|\bNNODES=)(?P<n>\d{1,5})\b")
-_PROSE_MULTI = re.compile(
-    r"\b(?:two|three|four|eight|multiple|several|2|3|4|8|\d{2})\s+(?:(?!gpus?\b|cards?\b)[a-z-]+\s+)?(?:nodes?"
-    r"|machines|servers|hosts)\b|\bmu?l?ti-?\s?nodes?\b|\binter-?node\b|\bcross-?node\b|\bacross\s+(?:nodes|machines)",
-    re.IGNORECASE,
-)
-_PROSE_SINGLE = re.compile(
-    r"\b(?:single|one|1)[- ](?:node|machine|server|host)\b|\bsame (?:node|machine)\b",
-    re.IGNORECASE,
-)
 
 
 @dataclass(slots=True)
@@ -96,13 +95,13 @@ def span_of(facts: Facts) -> Span:
             list(first.values())[:3],
             hosts,
         )
-    for hit in facts.search(_NNODES):
+    for hit in facts.seen(NNODES):
         n = int(hit.match["m"] or hit.match["n"])
         if n > 1:
             return Span(True, True, f"launched with --nnodes {n}", [hit.cite])
-    for hit in facts.search(_MPI_HOSTS):
+    for hit in facts.seen(MPI_HOSTS):
         return Span(True, True, "mpirun lists several hosts", [hit.cite])
-    for hit in facts.search(_SRUN_NODES):
+    for hit in facts.seen(SLURM_NODES):
         n = int(hit.match["n"])
         if n > 1:
             return Span(True, True, f"launched on {n} nodes", [hit.cite])
@@ -113,13 +112,13 @@ def span_of(facts: Facts) -> Span:
     single = _single(facts, layouts)
     if single is not None:
         return single
-    for hit in facts.search(_HOSTFILE):
+    for hit in facts.seen(HOSTFILE):
         return Span(True, True, "launched with a hostfile", [hit.cite])
-    prose_multi = facts.search(_PROSE_MULTI)
+    prose_multi = facts.seen(PROSE_MULTI_NODE)
     if prose_multi:
         hit = prose_multi[0]
         return Span(True, False, f"the report says {hit.match.group(0)!r}", [hit.cite], hosts)
-    prose_single = facts.search(_PROSE_SINGLE)
+    prose_single = facts.seen(PROSE_SINGLE_NODE)
     if prose_single:
         hit = prose_single[0]
         return Span(False, False, f"the report says {hit.match.group(0)!r}", [hit.cite], hosts)
@@ -133,9 +132,9 @@ def _single(facts: Facts, layouts: tuple[NcclCommLayout, ...]) -> Span | None:
     counted = [f for f in layouts if f.n_nodes is not None]
     if counted and all(f.n_nodes == 1 for f in counted):
         return Span(False, True, "NCCL reports nNodes 1", [counted[0].cite])
-    for hit in facts.search(_NNODES):
+    for hit in facts.seen(NNODES):
         return Span(False, True, "launched with --nnodes 1", [hit.cite])
-    for hit in facts.search(_STANDALONE):
+    for hit in facts.seen(STANDALONE):
         return Span(False, True, "launched with --standalone", [hit.cite])
     spawned = [w for w in facts.of(WorkerExit) if w.source == "spawn"]
     if spawned:
@@ -145,14 +144,18 @@ def _single(facts: Facts, layouts: tuple[NcclCommLayout, ...]) -> Span | None:
             "ranks started by torch.multiprocessing.spawn on one host",
             [spawned[0].cite],
         )
-    for hit in facts.search(_NPROC):
+    for hit in facts.seen(NPROC_PER_NODE):
         if not hit.prose:
             return Span(False, True, "launched with --nproc-per-node only (one node)", [hit.cite])
     return None
 
 
 def env_values(facts: Facts, name: str) -> list[tuple[str, Cite]]:
-    """Values the evidence gives ``name`` (env dumps, exports, ``-x NAME=v``, NCCL's echo)."""
+    """Values the evidence gives ``name`` (env dumps, exports, ``-x NAME=v``, NCCL's echo).
+
+    ``name`` is one of the variables :data:`nccl_doctor.signs.net.SETTINGS` reads
+    in free text (``NAME=value`` on any line).
+    """
     out: list[tuple[str, Cite]] = [
         (e.value, e.cite) for e in facts.of(EnvVar) if e.name == name and e.value is not None
     ]
@@ -161,8 +164,7 @@ def env_values(facts: Facts, name: str) -> list[tuple[str, Cite]]:
         for s in facts.of(NcclEnvSetting)
         if s.name == name and s.value is not None
     ]
-    rx = re.compile(rf"(?<![A-Za-z0-9_]){re.escape(name)}=(?P<v>[^\s'\"`]+)")
-    out += [(hit.match["v"], hit.cite) for hit in facts.search(rx)]
+    out += [(hit.match["value"], hit.cite) for hit in facts.seen(SETTINGS[name])]
     return list(dict.fromkeys(out))
 
 
@@ -219,3 +221,9 @@ def hca_list(value: str) -> tuple[list[str], bool, bool]:
 def name_matches(name: str, wanted: list[str], exact: bool) -> bool:
     """Whether device/interface ``name`` is one NCCL selects for the list ``wanted``."""
     return any(name == w if exact else name.startswith(w) for w in wanted if w)
+
+
+def showing(facts: Facts, sign: Sign, items: Sequence[F]) -> list[F]:
+    """The facts of ``items`` on whose cited line (or message) ``sign`` shows, in order."""
+    at = {(h.cite.source, h.cite.line) for h in facts.seen_on(sign, items)}
+    return [i for i in items if (i.cite.source, i.cite.line) in at]

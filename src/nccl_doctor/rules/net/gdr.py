@@ -34,8 +34,6 @@ open GPU kernel modules. Rerun with ``NCCL_DEBUG=INFO`` and check for
 
 from __future__ import annotations
 
-import re
-
 from nccl_doctor.facts.host import KernelGpuMessage
 from nccl_doctor.facts.nccl import NcclGdr, NcclWarn
 from nccl_doctor.facts.store import Facts
@@ -43,6 +41,7 @@ from nccl_doctor.facts.topology import TopoLink
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.base import Rule, first_distinct
 from nccl_doctor.rules.net._common import span_of
+from nccl_doctor.signs.net import GDR_PROBLEM, GDR_WORD
 
 RULE = Rule(
     id="net.gdr",
@@ -66,14 +65,6 @@ _FIX = [
         "`via NET/IB/...` channel lines."
     ),
 ]
-_GDR_WORD = re.compile(
-    r"\b(?:GDR|GDRDMA|GPU ?Direct(?:[ -]RDMA)?|nvidia[_-]peermem|nv_peer_mem)\b", re.IGNORECASE
-)
-_PROBLEM = re.compile(
-    r"\b(?:enabl(?:e|ing)|not (?:used|working|enabled|loaded)|disabled?|can'?t|cannot|fail\w*"
-    r"|problem|issue|doesn'?t|won'?t|unable|no)\b",
-    re.IGNORECASE,
-)
 
 
 def _registration(facts: Facts) -> list[Finding]:
@@ -154,7 +145,10 @@ def _no_module(facts: Facts) -> list[Finding]:
 
 
 def _reported(facts: Facts) -> list[Finding]:
-    said = [h for h in facts.search(_GDR_WORD) if h.prose and _PROBLEM.search(h.cite.text)]
+    said = [h for h in facts.seen(GDR_WORD) if h.prose]
+    if said:
+        problem = facts.lines_of(GDR_PROBLEM)
+        said = [h for h in said if h.said in problem]
     if not said:
         return []
     close = [

@@ -35,8 +35,6 @@ link layer; use the HPC-X release built for the installed OFED.
 
 from __future__ import annotations
 
-import re
-
 from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.nccl import NcclIbDevice, NcclNet, NcclWarn
 from nccl_doctor.facts.net import IbPort, NetDevMap
@@ -44,6 +42,14 @@ from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.base import Rule, first_distinct
 from nccl_doctor.rules.net._common import env_values, hca_list, name_matches, span_of
+from nccl_doctor.signs.net import (
+    HPCX_VERSION,
+    IB_GID_INDEX,
+    IB_INCOMPATIBLE,
+    IB_RETRY_EXCEEDED,
+    OFED_VERSION,
+    ROCE,
+)
 
 RULE = Rule(
     id="net.ib_config",
@@ -58,15 +64,6 @@ RULE = Rule(
     ),
 )
 
-_INCOMPATIBLE = re.compile(
-    r"incompatible devices|device is incompatible with the local", re.IGNORECASE
-)
-_HPCX = re.compile(r"hpc-?x(?:[ _-]?v(?:ersion)?)?[\s:=-]*v?(?P<v>2\.\d{1,2})", re.IGNORECASE)
-_OFED = re.compile(
-    r"(?:MLNX[_ ]OFED(?:_LINUX)?|DOCA[_ -]OFED|\bOFED)(?:[ _-]?version)?[\s:=-]*"
-    r"(?P<v>\d{1,2}\.\d{1,2})",
-    re.IGNORECASE,
-)
 #: The MLNX OFED release line each HPC-X release was built and tested with.
 _HPCX_OFED = {
     "2.7": "5.1",
@@ -123,14 +120,14 @@ def _verbs(facts: Facts) -> list[Finding]:
     if qp:
         w = qp[0]
         gid = env_values(facts, "NCCL_IB_GID_INDEX")
-        gid_m = re.search(r"local GID index (-?\d+)", w.message)
+        gid_m = next(iter(facts.seen_on(IB_GID_INDEX, [w])), None)
         if w.errno == 22 or "Invalid argument" in w.message:
             why = (
                 "an invalid queue-pair attribute, in most cases the wrong GID index "
                 + (
                     f"(NCCL_IB_GID_INDEX={gid[0][0]})"
                     if gid
-                    else f"(GID index {gid_m.group(1)})"
+                    else f"(GID index {gid_m.match['index']})"
                     if gid_m
                     else ""
                 )
@@ -173,7 +170,7 @@ def _verbs(facts: Facts) -> list[Finding]:
                 ranks=[x.rank for x in qp if x.rank is not None],
             )
         )
-    mixed = facts.search(_INCOMPATIBLE, prose=False)
+    mixed = facts.seen(IB_INCOMPATIBLE, prose=False)
     if mixed:
         found.append(
             RULE.finding(
@@ -252,8 +249,8 @@ def _hca(facts: Facts) -> list[Finding]:
 
 
 def _stack(facts: Facts) -> list[Finding]:
-    hpcx = facts.search(_HPCX)
-    ofed = facts.search(_OFED)
+    hpcx = facts.seen(HPCX_VERSION)
+    ofed = facts.seen(OFED_VERSION) if hpcx else ()
     if not hpcx or not ofed:
         return []
     h, o = hpcx[0], ofed[0]
@@ -287,20 +284,17 @@ def _stack(facts: Facts) -> list[Finding]:
     ]
 
 
-_RETRY = re.compile(
-    r"(?:completion|status)\D{0,20}(?:with )?error\D{0,3}12\b|error 12,|status=12\b"
-)
-
-
 def _roce_gid(facts: Facts) -> list[Finding]:
     """RDMA sends time out (status 12) on RoCE while NCCL_IB_GID_INDEX is left to default."""
     retries = [w for w in facts.of(NcclWarn) if w.ib_status == 12]
-    cites = [w.cite for w in retries] or [h.cite for h in facts.search(_RETRY, prose=False)]
+    cites = [w.cite for w in retries] or [
+        h.cite for h in facts.seen(IB_RETRY_EXCEEDED, prose=False)
+    ]
     if not cites or env_values(facts, "NCCL_IB_GID_INDEX"):
         return []
     roce = [p.cite for p in facts.of(IbPort) if (p.link_layer or "").lower() == "ethernet"]
     roce += [d.cite for d in facts.of(NcclIbDevice) if (d.link_layer or "").lower() == "roce"]
-    roce += [h.cite for h in facts.search(r"\bRoCE\b|link_layer:\s*Ethernet|/RoCE\b")]
+    roce += [h.cite for h in facts.seen(ROCE)]
     if not roce:
         return []
     return [

@@ -33,8 +33,6 @@ Point NCCL_IB_HCA at ports that are ``ACTIVE`` on every node. Compare
 
 from __future__ import annotations
 
-import re
-
 from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.nccl import NcclIbDevice, NcclNet, NcclTransport
 from nccl_doctor.facts.net import IbPort, NetDevMap
@@ -48,6 +46,7 @@ from nccl_doctor.rules.net._common import (
     plural,
     span_of,
 )
+from nccl_doctor.signs.net import SETUP_HANG
 
 RULE = Rule(
     id="net.ib_link",
@@ -231,7 +230,7 @@ def check(facts: Facts) -> list[Finding]:
             )
         ]
     partial = bool(active)
-    stuck = facts.search(_STUCK)
+    stuck = facts.seen(SETUP_HANG)
     if partial and stuck:
         # a hang at connection set-up with some ports down: a rank given a down port
         # waits for a connection that never comes
@@ -265,11 +264,3 @@ def check(facts: Facts) -> list[Finding]:
             cause=not partial,
         )
     ]
-
-
-_STUCK = re.compile(
-    r"\bhang(?:s|ing)?\b.{0,40}(?:connect|connection|init|setup|bootstrap)"
-    r"|(?:connect|connection|init|setup|bootstrap)\w{0,30}.{0,40}\bhang(?:s|ing)?\b"
-    r"|hanging at \S*connect",
-    re.IGNORECASE,
-)

@@ -36,7 +36,6 @@ and check ACS/IOMMU. Rerun ``nccl-tests`` between the two hosts named.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 
 from nccl_doctor.facts.base import Cite
@@ -46,6 +45,7 @@ from nccl_doctor.findings import Finding, Severity
 from nccl_doctor.rules._probe import isolated_transport
 from nccl_doctor.rules.base import Rule, first_distinct
 from nccl_doctor.rules.net._common import plural
+from nccl_doctor.signs.net import IB_ASYNC_EVENT, IB_COMPLETION, NON_FATAL
 
 RULE = Rule(
     id="net.ib_transport",
@@ -65,13 +65,6 @@ _MEANING = {
     12: "transport retry counter exceeded: the peer never acknowledged (link, path or peer lost)",
     13: "receiver-not-ready retry exceeded",
 }
-_COMPLETION = re.compile(
-    r"Got completion (?:from peer (?P<peer>\S+) )?with (?:error |status=)"
-    r"(?:[A-Z_]+\()?(?P<code>\d{1,3})"
-)
-_ASYNC = re.compile(
-    r"NET/IB ?: (?:(?P<hca>[\w.-]+:\d+) )?(?:async fatal event|Got async event)[^\n]*"
-)
 _FIX_BY = {
     12: "Check both hosts' ports and error counters (ibstat; perfquery -x; ethtool -S <netdev> "
     "for RoCE) and the switch logs for link flaps; check whether the peer process died first.",
@@ -91,7 +84,7 @@ def check(facts: Facts) -> list[Finding]:
     seen = {(w.cite.source, w.cite.line) for w in warns}
     messages = {w.message for w in warns if w.message}  # thousands of ranks print a few
     quoted: list[tuple[Cite, int, str | None]] = []
-    for hit in facts.search(_COMPLETION, prose=False):
+    for hit in facts.seen(IB_COMPLETION, prose=False):
         key = (hit.cite.source, hit.cite.line)
         if key in seen:
             continue  # a warning's own line
@@ -100,7 +93,10 @@ def check(facts: Facts) -> list[Finding]:
             continue
         seen.add(key)
         quoted.append((hit.cite, int(hit.match["code"]), hit.match["peer"]))
-    events = [h for h in facts.search(_ASYNC, prose=False) if "non-fatal" not in h.cite.text]
+    events = list(facts.seen(IB_ASYNC_EVENT, prose=False))
+    if events:
+        non_fatal = facts.lines_of(NON_FATAL)
+        events = [h for h in events if h.said not in non_fatal]
     if not warns and not quoted and not events:
         return []
     codes: Counter[int] = Counter()

@@ -39,12 +39,11 @@ routable interface of every host (``enp4s0,enp6s0``), exclude the wrong ones
 
 from __future__ import annotations
 
-import re
-
 from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.host import EnvVar
 from nccl_doctor.facts.live import NetInterface
 from nccl_doctor.facts.nccl import NcclErrorChain, NcclNet, NcclTestFailure
+from nccl_doctor.facts.net import virtual_interface
 from nccl_doctor.facts.run import NcclErrorReport
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
@@ -55,8 +54,10 @@ from nccl_doctor.rules.net._common import (
     hca_list,
     init_completed,
     name_matches,
+    showing,
     span_of,
 )
+from nccl_doctor.signs.net import INIT_ERROR, NCCL_OR_WARN, NO_SOCKET_INTERFACE, SOCKET_FAMILY
 
 RULE = Rule(
     id="net.socket_interface",
@@ -65,18 +66,8 @@ RULE = Rule(
     explains=("nccl.internal", "nccl.env", "launch.rank_crash", "net.unreachable", "app.hang"),
 )
 
-_NO_IF = re.compile(
-    r"Bootstrap ?: no socket interface found|No usable listening interface found"
-    r"|NET/IB ?: No IP interface found|No interface found in the same subnet as remote address"
-    r"(?: (?P<remote>\S+))?"
-    r"|Unable to find (?:address|interface) for:? ?\[?(?P<gloo>[\w.:-]+)?",
-)
-_VIRTUAL = re.compile(r"^(?:lo|docker\d*|virbr\d*|veth\w*|br-[0-9a-f]+|cni\d*|vmnet\d*|lxcbr\d*)$")
-_INIT_ERR = re.compile(
-    r"internal error|invalid usage|unhandled system error|ncclInternalError|ncclInvalidUsage"
-    r"|ncclSystemError",
-    re.IGNORECASE,
-)
+#: The ncclResult_t names of a failed bootstrap (what INIT_ERROR reads in words).
+_INIT_RESULTS = frozenset({"ncclInternalError", "ncclInvalidUsage", "ncclSystemError"})
 _FIX = [
     (
         "Run `ip -br addr` on every host and note the interface that carries the hosts' "
@@ -101,17 +92,18 @@ def _ifname(facts: Facts) -> list[tuple[str, Cite, str]]:
 
 
 def _direct(facts: Facts) -> list[Finding]:
-    hits = facts.search(_NO_IF, prose=False)
+    hits = facts.seen(NO_SOCKET_INTERFACE, prose=False)
     if not hits:
         return []
     settings = _ifname(facts)
     first = hits[0]
     said = first.match.group(0)
+    gloo = first.match["unable"] is not None
     setting = ""
     if settings:
         value, _, var = settings[0]
         setting = f" with {var}={value}"
-    elif "Unable to find" in said:
+    elif gloo:
         setting = " (GLOO_SOCKET_IFNAME names an interface this host lacks)"
     hosts = sorted({h.said.host for h in hits if h.said.host})
     ranks = sorted({h.rank for h in hits if h.rank is not None})
@@ -122,7 +114,7 @@ def _direct(facts: Facts) -> list[Finding]:
         who += f" ({', '.join(hosts[:4])})"
     return [
         RULE.finding(
-            summary=f"{'Gloo' if 'Unable to find' in said else 'NCCL'} found no usable socket "
+            summary=f"{'Gloo' if gloo else 'NCCL'} found no usable socket "
             f"interface{setting}: {said.strip()!r}"
             f"{who}; communicator init cannot start without one.",
             fix=_FIX,
@@ -142,7 +134,7 @@ def _virtual(facts: Facts) -> list[Finding]:
         if net.role not in ("bootstrap", "socket") or not net.interfaces:
             continue
         name, addr = net.interfaces[0]
-        if _VIRTUAL.match(name) or addr.startswith(("127.", "::1")):
+        if virtual_interface(name) or addr.startswith(("127.", "::1")):
             bad.append(net)
     if not bad:
         return []
@@ -175,14 +167,16 @@ def _pinned(facts: Facts) -> list[Finding]:
     span = span_of(facts)
     if span.multi is not True or not span.machine:
         return []
+    tests = [t for t in facts.of(NcclTestFailure) if t.message]
     errors: list[tuple[Cite, str | None, str]] = [
-        (test.cite, test.host, test.message.strip(" /"))
-        for test in facts.of(NcclTestFailure)
-        if test.message and _INIT_ERR.search(test.message)
+        (test.cite, test.host, (test.message or "").strip(" /"))
+        for test in showing(facts, INIT_ERROR, tests)
     ]
-    for rep in facts.of(NcclErrorReport):
-        text = " ".join(x for x in (rep.reason, rep.result_name) if x)
-        if _INIT_ERR.search(text):
+    reports = facts.of(NcclErrorReport)
+    named = _init_reasons(facts, reports) if reports else set()
+    for rep in reports:
+        if rep.result_name in _INIT_RESULTS or (rep.cite.source, rep.cite.line) in named:
+            text = " ".join(x for x in (rep.reason, rep.result_name) if x)
             errors.append((rep.cite, rep.host, rep.reason or text))
     if not errors or init_completed(facts):
         return []
@@ -221,17 +215,27 @@ def _pinned(facts: Facts) -> list[Finding]:
     ]
 
 
-#: NCCL could not even open a socket of the family its interface has (IPv6 off, or a
-#: v6-only interface picked): ``Socket creation failed : Address family not supported``
-_FAMILY = re.compile(
-    r"(?:Socket creation failed|socket\(\) failed|Could not create socket)\W+"
-    r"(?:Address family not supported|EAFNOSUPPORT)",
-    re.IGNORECASE,
-)
+def _init_reasons(facts: Facts, reports: tuple[NcclErrorReport, ...]) -> set[tuple[str, int]]:
+    """Where the reports are whose reason is an init error (INIT_ERROR on their own message).
+
+    The report's message (``NCCL error in: ..., <reason>, NCCL version ...``) is
+    a line of its own; the ``Last error:`` lines cited with it are NCCL's words.
+    """
+    said = {(h.cite.source, h.cite.line, h.said.text) for h in facts.seen_on(INIT_ERROR, reports)}
+    return {
+        (r.cite.source, r.cite.line)
+        for r in reports
+        if r.reason
+        and (r.cite.source, r.cite.line, Cite.of(r.cite.source, r.cite.line, r.message).text)
+        in said
+    }
 
 
 def _family(facts: Facts) -> list[Finding]:
-    hits = [h for h in facts.search(_FAMILY) if "NCCL" in h.cite.text or "WARN" in h.cite.text]
+    hits = list(facts.seen(SOCKET_FAMILY))
+    if hits:
+        nccl = facts.lines_of(NCCL_OR_WARN)
+        hits = [h for h in hits if h.said in nccl]
     if not hits:
         return []
     return [

@@ -36,15 +36,28 @@ NCCL_SOCKET_IFNAME to the interface of that network on every node.
 
 from __future__ import annotations
 
-import re
-
 from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.nccl import NcclWarn
 from nccl_doctor.facts.run import C10dSocketError, NcclErrorReport
-from nccl_doctor.facts.store import Facts
+from nccl_doctor.facts.signs import Sign
+from nccl_doctor.facts.store import Facts, Hit
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.base import Rule, first_distinct
-from nccl_doctor.rules.net._common import crashed, failure_cites, init_completed, span_of
+from nccl_doctor.rules.net._common import (
+    crashed,
+    failure_cites,
+    init_completed,
+    showing,
+    span_of,
+)
+from nccl_doctor.signs.net import (
+    CONNECT_FAILED,
+    CONNECT_RETRIES,
+    CONNECTION_ERROR,
+    NAME_RESOLUTION,
+    NET_IB,
+    OTHER_CAUSE,
+)
 
 RULE = Rule(
     id="net.unreachable",
@@ -55,24 +68,6 @@ RULE = Rule(
 
 #: refused, timed out, host/network unreachable, connection aborted
 _NET_ERRNOS = {111, 110, 113, 101, 103}
-_RETRIES = re.compile(r"exceeded (?:retries|timeouts|error retry count)", re.IGNORECASE)
-_DNS = re.compile(
-    r"Name or service not known|Temporary failure in name resolution|nodename nor servname"
-    r"|error encountered when getting address info|No address associated with hostname",
-    re.IGNORECASE,
-)
-_TEXT = re.compile(
-    r"Connection refused|Connection timed out|No route to host|Network is unreachable"
-)
-_CONNECT_TEXT = re.compile(
-    r"[Cc]onnect to (?P<peer>\S+) (?:failed|returned) ?:? ?(?P<err>Connection refused"
-    r"|Connection timed out|No route to host|Network is unreachable"
-    r"|Software caused connection abort)(?!, retrying)"
-)
-_OTHER_CAUSE = re.compile(
-    r"shared memory|/dev/shm|Cuda failure|CUDA error|NET/IB|ibv_|Duplicate GPU|out of memory",
-    re.IGNORECASE,
-)
 _LOCAL = ("localhost", "127.", "::1", "0.0.0.0")  # noqa: S104 (addresses read, not bound)
 _FIX = [
     (
@@ -91,17 +86,10 @@ _FIX = [
 
 
 def _nccl(facts: Facts) -> list[NcclWarn]:
-    out = []
-    for w in facts.of(NcclWarn):
-        if w.ib_status is not None:
-            continue
-        if (
-            (w.call == "connect" and w.errno in _NET_ERRNOS)
-            or _RETRIES.search(w.message)
-            or _DNS.search(w.message)
-        ):
-            out.append(w)
-    return out
+    warns = [w for w in facts.of(NcclWarn) if w.ib_status is None]
+    said = {id(w) for w in showing(facts, CONNECT_RETRIES, warns)}
+    said |= {id(w) for w in showing(facts, NAME_RESOLUTION, warns)}
+    return [w for w in warns if (w.call == "connect" and w.errno in _NET_ERRNOS) or id(w) in said]
 
 
 def _store(facts: Facts) -> tuple[list[C10dSocketError], list[C10dSocketError]]:
@@ -124,6 +112,28 @@ def _store(facts: Facts) -> tuple[list[C10dSocketError], list[C10dSocketError]]:
     return hard, soft
 
 
+def _quote_other_cause(facts: Facts, reports: list[NcclErrorReport]) -> bool:
+    """Whether a report's ``Last error:`` lines (NCCL's last WARN) name another cause."""
+    quoted = {
+        (r.cite.source, r.cite.line, Cite.of(r.cite.source, r.cite.line, x.rstrip()).text)
+        for r in reports
+        for x in r.last_error
+    }
+    return any(
+        (h.cite.source, h.cite.line, h.said.text) in quoted
+        for h in facts.seen_on(OTHER_CAUSE, reports)
+    )
+
+
+def _not_ib(facts: Facts, sign: Sign) -> list[Hit]:
+    """Machine lines showing ``sign`` that are not NCCL's IB transport's (not TCP errors)."""
+    hits = facts.seen(sign, prose=False)
+    if not hits:
+        return []
+    ib = facts.lines_of(NET_IB)
+    return [h for h in hits if h.said not in ib]
+
+
 def _where(addr: str | None, port: int | None) -> str:
     if not addr:
         return "the store"
@@ -140,9 +150,9 @@ def _inferred(facts: Facts) -> list[Finding]:
     ]
     if not reports or init_completed(facts):
         return []
-    if any(_OTHER_CAUSE.search(w.message) for w in facts.of(NcclWarn)):
+    if showing(facts, OTHER_CAUSE, facts.of(NcclWarn)):
         return []
-    if any(_OTHER_CAUSE.search(line) for r in reports for line in r.last_error):
+    if _quote_other_cause(facts, reports):
         return []
     span = span_of(facts)
     if span.multi is not True:
@@ -176,7 +186,7 @@ def check(facts: Facts) -> list[Finding]:
     failed = failure_cites(facts)
     quoted = [  # NCCL's connect WARN quoted in torch's "Last error:" lines
         h
-        for h in facts.search(_CONNECT_TEXT, prose=False)
+        for h in facts.seen(CONNECT_FAILED, prose=False)
         if not any(h.cite.line == w.cite.line and h.cite.source == w.cite.source for w in warns)
     ]
     if quoted and not warns:
@@ -250,9 +260,7 @@ def check(facts: Facts) -> list[Finding]:
                 ranks=[x.rank for x in soft if x.rank is not None],
             )
         ]
-    texts = [h for h in facts.search(_DNS, prose=False) if "NET/IB" not in h.cite.text] or [
-        h for h in facts.search(_TEXT, prose=False) if "NET/IB" not in h.cite.text
-    ]
+    texts = _not_ib(facts, NAME_RESOLUTION) or _not_ib(facts, CONNECTION_ERROR)
     if texts and failed and not init_completed(facts) and not crashed(facts):
         h = texts[0]
         cites: list[Cite] = [t.cite for t in texts]

@@ -1,0 +1,73 @@
+"""Signs read by the host rules (``rules/host``): limits of the machine that ran out."""
+
+from __future__ import annotations
+
+from nccl_doctor.facts.signs import sign
+
+OOM_KILLER = sign(
+    "host.oom_killer",
+    r"Out of memory: Kill(?:ed)? process|invoked oom-killer|oom-kill:"
+    r"|Memory cgroup out of memory|oom_reaper",
+    "the kernel's OOM killer killed a process: host RAM (or the cgroup limit) ran out",
+)
+SHM_EXHAUSTED = sign(
+    "host.shm_exhausted",
+    r"unable to open shared memory object|insufficient shared memory \(shm\)"
+    r"|Unexpected bus error encountered in worker|unable to write to file </torch_"
+    r"|/dev/shm\b.{0,400}No space left",
+    "shared memory (/dev/shm) or the shared-memory file handles of DataLoader workers ran out",
+)
+FD_LIMIT = sign(
+    "host.fd_limit",
+    r"Too many open files|\[Errno 24\]|\bEMFILE\b|received 0 items of ancdata",
+    "the open-file limit (ulimit -n) was reached",
+)
+DISK_FULL = sign(
+    "host.disk_full",
+    r"No space left on device|\[Errno 28\]|\bENOSPC\b|Disk quota exceeded|\[Errno 122\]",
+    "a disk (or a quota) is full",
+)
+NO_HOST_MEMORY = sign(
+    "host.no_host_memory",
+    r"Cannot allocate memory|\[Errno 12\]|\bENOMEM\b|DefaultCPUAllocator: (?:can't|not enough)"
+    r"|std::bad_alloc|\bMemoryError\b",
+    "host memory could not be allocated (ENOMEM, the CPU allocator, bad_alloc)",
+)
+PID_LIMIT = sign(
+    "host.pid_limit",
+    r"can't start new thread|pthread_create failed|fork: (?:retry: )?Resource temporarily "
+    r"unavailable|BlockingIOError: \[Errno 11\]",
+    "no new thread or process could be started (ulimit -u, the pids cgroup)",
+)
+NCCL_OWN = sign(
+    "host.nccl_own",
+    r"NCCL|shm/nccl-|ibv_",
+    "a line of NCCL or of a verbs call: its memory errors are NCCL's or the NIC's, not host RAM",
+    case=True,
+)
+SIGKILL = sign(
+    "host.sigkill",
+    r"exit ?code\s*(?:[:=]\s*)?-9\b|return code\s*=\s*-9\b|Signal 9 \(SIGKILL\)|\bSIGKILL\b",
+    "a process killed with SIGKILL (-9), what the kernel's OOM killer sends",
+)
+MEMORY_WORDS = sign(
+    "host.memory_words",
+    r"\b(?:out of (?:host |system |cpu )?memory|RAM|host memory|system memory|OOM)\b|内存",
+    "words of host memory running out (RAM, OOM, out of memory)",
+)
+CUDA_WORD = sign(
+    "host.cuda_word",
+    r"CUDA",
+    "a line about CUDA (its memory words are about the GPU, not host RAM)",
+    case=True,
+)
+CUDA_OOM = sign(
+    "host.cuda_oom",
+    r"CUDA out of memory|OutOfMemoryError",
+    "PyTorch's GPU out-of-memory error (a GPU, not host RAM, ran out)",
+)
+CHECKPOINT_SAVE = sign(
+    "host.checkpoint_save",
+    r"(?:storing|saving|save|writing)\b.{0,40}checkpoint|checkpoint.{0,40}\b(?:sav|stor|writ)",
+    "a job said to be saving a checkpoint (slow or full storage can stall that rank)",
+)

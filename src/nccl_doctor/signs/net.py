@@ -1,0 +1,226 @@
+"""Signs read by the network rules (``rules/net``): node span, NCCL's socket and IB messages."""
+
+from __future__ import annotations
+
+from nccl_doctor.facts.signs import Sign, sign
+
+# -- how many nodes the job spans (rules/net/_common.span_of) ---------------
+
+NNODES = sign(
+    "net.nnodes",
+    r"--nnodes[= ](?P<n>\d{1,5})(?::(?P<m>\d{1,5}))?\b",
+    "torchrun's --nnodes N (or MIN:MAX): how many nodes the launch asked for",
+    case=True,
+)
+NPROC_PER_NODE = sign(
+    "net.nproc_per_node",
+    r"--nproc[_-]per[_-]node\b",
+    "a launch that sets --nproc-per-node (alone, without --nnodes, it means one node)",
+    case=True,
+)
+STANDALONE = sign(
+    "net.standalone",
+    r"--standalone\b",
+    "torchrun --standalone: a single-node launch with a local rendezvous",
+    case=True,
+)
+MPI_HOSTS = sign(
+    "net.mpi_hosts",
+    r"(?:\s-H|\s--host)\s+(?P<h>[\w.-]+(?::\d+)?(?:,[\w.-]+(?::\d+)?)+)",
+    "mpirun -H/--host with a comma list of several hosts: the job spans nodes",
+    case=True,
+)
+HOSTFILE = sign(
+    "net.hostfile",
+    r"\s(?:-hostfile|--hostfile|-machinefile|--machinefile)\s+\S+",
+    "an MPI launch from a hostfile or machinefile (usually several nodes)",
+    case=True,
+)
+SLURM_NODES = sign(
+    "net.slurm_nodes",
+    r"(?:--nodes[= ]|SLURM_NNODES=|\bNNODES=)(?P<n>\d{1,5})\b",
+    "the node count of a Slurm allocation (--nodes N, SLURM_NNODES=N, NNODES=N)",
+    case=True,
+)
+PROSE_MULTI_NODE = sign(
+    "net.prose_multi_node",
+    r"\b(?:two|three|four|eight|multiple|several|2|3|4|8|\d{2})\s+(?:(?!gpus?\b|cards?\b)[a-z-]+\s+)?"
+    r"(?:nodes?|machines|servers|hosts)\b|\bmu?l?ti-?\s?nodes?\b|\binter-?node\b|\bcross-?node\b"
+    r"|\bacross\s+(?:nodes|machines)",
+    "a person saying the job runs on several nodes or machines",
+)
+PROSE_SINGLE_NODE = sign(
+    "net.prose_single_node",
+    r"\b(?:single|one|1)[- ](?:node|machine|server|host)\b|\bsame (?:node|machine)\b",
+    "a person saying the job runs on one node or machine",
+)
+
+# -- environment settings written as NAME=value in any text -----------------
+
+
+def _setting(name: str) -> Sign:
+    return sign(
+        f"net.env_{name.lower()}",
+        rf"(?<![A-Za-z0-9_]){name}=(?P<value>[^\s'\"`]+)",
+        f"{name}=value written in a command line, an export or a sentence: the value",
+        case=True,
+    )
+
+
+#: One sign per variable the network rules read (a line often sets several, and a
+#: sign hits a line once, so one general NAME=value sign would see only the first).
+SETTINGS: dict[str, Sign] = {
+    name: _setting(name)
+    for name in ("NCCL_IB_HCA", "NCCL_IB_GID_INDEX", "NCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME")
+}
+
+# -- GPUDirect RDMA (rules/net/gdr) -----------------------------------------
+
+GDR_WORD = sign(
+    "net.gdr_word",
+    r"\b(?:GDR|GDRDMA|GPU ?Direct(?:[ -]RDMA)?|nvidia[_-]peermem|nv_peer_mem)\b",
+    "GPUDirect RDMA or its peer-memory module named in a line",
+)
+GDR_PROBLEM = sign(
+    "net.gdr_problem",
+    r"\b(?:enabl(?:e|ing)|not (?:used|working|enabled|loaded)|disabled?|can'?t|cannot|fail\w*"
+    r"|problem|issue|doesn'?t|won'?t|unable|no)\b",
+    "words of a problem or of enabling something; beside GDR_WORD, GDR is not in use",
+)
+
+# -- IB/RoCE configuration (rules/net/ib_config) ----------------------------
+
+IB_INCOMPATIBLE = sign(
+    "net.ib_incompatible",
+    r"incompatible devices|device is incompatible with the local",
+    "NCCL refused to connect IB devices of different kinds (IB with RoCE)",
+)
+HPCX_VERSION = sign(
+    "net.hpcx_version",
+    r"hpc-?x(?:[ _-]?v(?:ersion)?)?[\s:=-]*v?(?P<v>2\.\d{1,2})",
+    "the HPC-X release in use (its UCX/SHARP NCCL plugin is built for one MLNX OFED)",
+)
+OFED_VERSION = sign(
+    "net.ofed_version",
+    r"(?:MLNX[_ ]OFED(?:_LINUX)?|DOCA[_ -]OFED|\bOFED)(?:[ _-]?version)?[\s:=-]*"
+    r"(?P<v>\d{1,2}\.\d{1,2})",
+    "the installed MLNX/DOCA OFED release",
+)
+IB_GID_INDEX = sign(
+    "net.ib_gid_index",
+    r"local GID index (?P<index>-?\d{1,10})",
+    "the GID index a failed ibv_modify_qp names",
+    case=True,
+)
+IB_RETRY_EXCEEDED = sign(
+    "net.ib_retry_exceeded",
+    r"(?:completion|status)\D{0,20}(?:with )?error\D{0,3}12\b|error 12,|status=12\b",
+    "an IB completion with status 12 (transport retry counter exceeded) quoted anywhere",
+    case=True,
+)
+ROCE = sign(
+    "net.roce",
+    r"\bRoCE\b|link_layer:\s*Ethernet|/RoCE\b",
+    "a RoCE (Ethernet link layer) RDMA device named in a line",
+)
+
+# -- IB ports (rules/net/ib_link) -------------------------------------------
+
+SETUP_HANG = sign(
+    "net.setup_hang",
+    r"\bhang(?:s|ing)?\b.{0,40}(?:connect|connection|init|setup|bootstrap)"
+    r"|(?:connect|connection|init|setup|bootstrap)\w{0,30}.{0,40}\bhang(?:s|ing)?\b"
+    r"|hanging at \S*connect",
+    "a job said to hang while it sets up its connections (init, bootstrap, connect)",
+)
+
+# -- IB completion errors (rules/net/ib_transport) --------------------------
+
+IB_COMPLETION = sign(
+    "net.ib_completion",
+    r"Got completion (?:from peer (?P<peer>\S+) )?with (?:error |status=)"
+    r"(?:[A-Z_]+\()?(?P<code>\d{1,3})",
+    "NCCL's IB completion error (ibv_wc_status code, peer), also as quoted by PyTorch",
+    case=True,
+)
+IB_ASYNC_EVENT = sign(
+    "net.ib_async_event",
+    r"NET/IB ?: (?:(?P<hca>[\w.-]+:\d+) )?(?:async fatal event|Got async event)[^\n]*",
+    "an asynchronous event the RDMA adapter raised (the whole event text)",
+    case=True,
+)
+NON_FATAL = sign(
+    "net.non_fatal",
+    r"non-fatal",
+    "a line that calls its event non-fatal (an IB async event that needs no action)",
+    case=True,
+)
+
+# -- socket interfaces (rules/net/socket_interface) -------------------------
+
+NO_SOCKET_INTERFACE = sign(
+    "net.no_socket_interface",
+    r"Bootstrap ?: no socket interface found|No usable listening interface found"
+    r"|NET/IB ?: No IP interface found|No interface found in the same subnet as remote address"
+    r"(?: (?P<remote>\S+))?"
+    r"|(?P<unable>Unable to find (?:address|interface) for:? ?\[?(?P<gloo>[\w.:-]+)?)",
+    "NCCL (or Gloo: the 'unable' field) found no usable socket interface on the host",
+    case=True,
+)
+INIT_ERROR = sign(
+    "net.init_error",
+    r"internal error|invalid usage|unhandled system error|ncclInternalError|ncclInvalidUsage"
+    r"|ncclSystemError",
+    "the NCCL results a failed bootstrap returns (internal, invalid usage, system error)",
+)
+SOCKET_FAMILY = sign(
+    "net.socket_family",
+    r"(?:Socket creation failed|socket\(\) failed|Could not create socket)\W+"
+    r"(?:Address family not supported|EAFNOSUPPORT)",
+    "a socket could not be made for the interface's address family (IPv6 off or v6-only)",
+)
+NCCL_OR_WARN = sign(
+    "net.nccl_or_warn",
+    r"NCCL|WARN",
+    "a line NCCL printed or a warning (beside SOCKET_FAMILY: NCCL's own socket failed)",
+    case=True,
+)
+
+# -- unreachable peers and store (rules/net/unreachable) --------------------
+
+CONNECT_RETRIES = sign(
+    "net.connect_retries",
+    r"exceeded (?:retries|timeouts|error retry count)",
+    "NCCL gave up connecting a socket after its retries or timeouts",
+)
+NAME_RESOLUTION = sign(
+    "net.name_resolution",
+    r"Name or service not known|Temporary failure in name resolution|nodename nor servname"
+    r"|error encountered when getting address info|No address associated with hostname",
+    "a host name that did not resolve",
+)
+CONNECTION_ERROR = sign(
+    "net.connection_error",
+    r"Connection refused|Connection timed out|No route to host|Network is unreachable",
+    "the strerror text of a TCP connection that failed",
+    case=True,
+)
+CONNECT_FAILED = sign(
+    "net.connect_failed",
+    r"[Cc]onnect to (?P<peer>\S+) (?:failed|returned) ?:? ?(?P<err>Connection refused"
+    r"|Connection timed out|No route to host|Network is unreachable"
+    r"|Software caused connection abort)(?!, retrying)",
+    "NCCL's final failed connect to a peer (peer address and error), also as quoted by PyTorch",
+    case=True,
+)
+OTHER_CAUSE = sign(
+    "net.other_cause",
+    r"shared memory|/dev/shm|Cuda failure|CUDA error|NET/IB|ibv_|Duplicate GPU|out of memory",
+    "an NCCL message naming a cause other than the network between hosts",
+)
+NET_IB = sign(
+    "net.net_ib",
+    r"NET/IB",
+    "a line of NCCL's IB transport (its connection errors are not TCP ones)",
+    case=True,
+)
