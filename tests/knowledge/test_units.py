@@ -20,12 +20,10 @@ OLD_NAMES: frozenset[tuple[str, str]] = frozenset(
     {
         ("facts/probe.py", "busbw_GBps"),
         ("facts/probe.py", "expected_GBps"),
-        ("facts/net.py", "rate_gbps"),
         ("rules/gpu/pcie_degraded.py", "busbw_GBps"),
         ("rules/gpu/pcie_degraded.py", "expected_GBps"),
         ("rules/gpu/nvlink.py", "busbw_GBps"),
         ("rules/gpu/nvlink.py", "expected_GBps"),
-        ("rules/net/ib_link.py", "rate_gbps"),
     }
 )
 

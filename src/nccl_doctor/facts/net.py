@@ -60,13 +60,6 @@ class IbPort(Fact):
     max_mtu: int | None = None
     num_ports: int | None = None
 
-    # The old name, until rules/net/ib_link.py reads the new one (another helper edits
-    # that module; tests/knowledge/test_units.py lists it).
-    @property
-    def rate_gbps(self) -> float | None:
-        """Deprecated: :attr:`rate_gbits_s` (Gb/s)."""
-        return self.rate_gbits_s
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class NetDevMap(Fact):

@@ -102,11 +102,11 @@ def _degraded(ports: list[IbPort]) -> list[IbPort]:
     """Active ports at half or less of the best rate among active ports of the same layer."""
     out: list[IbPort] = []
     for layer in {p.link_layer for p in ports}:
-        same = [p for p in ports if p.link_layer == layer and p.rate_gbps]
+        same = [p for p in ports if p.link_layer == layer and p.rate_gbits_s]
         if len(same) < 2:
             continue
-        best = max(p.rate_gbps or 0.0 for p in same)
-        out.extend(p for p in same if (p.rate_gbps or 0.0) * 2 <= best)
+        best = max(p.rate_gbits_s or 0.0 for p in same)
+        out.extend(p for p in same if (p.rate_gbits_s or 0.0) * 2 <= best)
     return out
 
 
@@ -142,7 +142,9 @@ def check(facts: Facts) -> list[Finding]:
         if active:
             parts.append(f"{len(active)} active")
     if slow:
-        shown = ", ".join(f"{p.device} at {p.rate_text or p.rate_gbps}" for p in slow[:4])
+        shown = ", ".join(
+            f"{p.device} at {p.rate_text or f'{p.rate_gbits_s:g} Gb/s'}" for p in slow[:4]
+        )
         parts.append(f"active below the rate of their peers: {shown}")
     what = "; ".join(parts)
     if no_sm:
