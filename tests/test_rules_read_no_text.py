@@ -25,10 +25,7 @@ RULES = Path(nccl_doctor.signs.__file__).parent.parent / "rules"
 NOT_YET: frozenset[str] = frozenset(
     {
         "_context.py",
-        "app/_common.py",
-        "app/_origin.py",
         "app/collective_mismatch.py",
-        "app/hang.py",
         "app/param_mismatch.py",
         "app/unused_params.py",
         "cuda/_common.py",
@@ -50,7 +47,6 @@ NOT_YET: frozenset[str] = frozenset(
         "gpu/nvlink.py",
         "gpu/oom.py",
         "host/resources.py",
-        "launch/_common.py",
         "launch/duplicate_launch.py",
         "launch/port_in_use.py",
         "launch/rank_crash.py",

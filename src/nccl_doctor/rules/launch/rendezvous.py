@@ -43,7 +43,7 @@ from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.app._origin import with_roles
 from nccl_doctor.rules.base import Rule
-from nccl_doctor.rules.launch._common import HANG_WORDS
+from nccl_doctor.signs.common import HANG_WORDS
 
 RULE = Rule(
     id="launch.rendezvous",
@@ -158,7 +158,7 @@ def _from_members(facts: Facts) -> Finding | None:
         blocks[-1].append(int(hit.match.group(2)))
         last_line = hit.cite.line
     seen = set(blocks[-1])
-    hang = [h.cite for h in facts.search(HANG_WORDS) if h.prose]
+    hang = [h.cite for h in facts.seen(HANG_WORDS) if h.prose]
     if len(seen) >= expected or not hang:
         return None
     extra, extra_cites = _sbatch_fix(facts)
@@ -179,7 +179,7 @@ def _from_members(facts: Facts) -> Finding | None:
 def _from_words(facts: Facts) -> Finding | None:
     cues = [
         h
-        for h in facts.search(HANG_WORDS)
+        for h in facts.seen(HANG_WORDS)
         if h.prose and re.search(_INIT_PHASE, h.cite.text, re.IGNORECASE)
     ]
     if not cues:
