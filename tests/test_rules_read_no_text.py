@@ -25,9 +25,6 @@ RULES = Path(nccl_doctor.signs.__file__).parent.parent / "rules"
 NOT_YET: frozenset[str] = frozenset(
     {
         "_context.py",
-        "app/collective_mismatch.py",
-        "app/param_mismatch.py",
-        "app/unused_params.py",
         "cuda/_common.py",
         "cuda/device_assert.py",
         "cuda/device_visibility.py",

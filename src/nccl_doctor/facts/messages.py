@@ -34,6 +34,10 @@ _WATCHDOG = re.compile(
     re.IGNORECASE,
 )
 _TIMEOUT = re.compile(r"timed out|timeout", re.IGNORECASE)
+#: One field of a ``CollectiveFingerPrint(...)``: the op, the shapes, the dtypes, the sequence.
+_FINGERPRINT_FIELD = re.compile(
+    r"(OpType|TensorShape|TensorDtypes|SequenceNumber)=(\[[^\]]{0,400}\]|[^,\s)]{1,400})"
+)
 #: torchrun ``--log-dir`` files: ``<run>/attempt_N/<local_rank>/{stdout,stderr}.log``.
 _LOG_DIR_FILE = re.compile(r"attempt_\d+/\d+/(?:stdout|stderr|error)\.(?:log|json)$")
 
@@ -56,6 +60,14 @@ def watchdog_teardown(message: str) -> bool:
 def timed_out(tb: PythonTraceback) -> bool:
     """Whether a traceback's message (all its lines) says the call timed out."""
     return bool(_TIMEOUT.search(f"{tb.message} {' '.join(tb.message_lines)}"))
+
+
+def fingerprint_fields(fields: str) -> tuple[tuple[str, str], ...]:
+    """The ``OpType``/``TensorShape``/``TensorDtypes``/``SequenceNumber`` of a fingerprint's text.
+
+    ``fields`` is what ``CollectiveFingerPrint(`` holds, in the order printed.
+    """
+    return tuple((k, v) for k, v in _FINGERPRINT_FIELD.findall(fields))
 
 
 def torchrun_log_file(source: str) -> bool:

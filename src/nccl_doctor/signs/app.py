@@ -76,3 +76,75 @@ COLLECTIVE_CALL = sign(
     "code calling a collective (barrier(, all_reduce(, broadcast( ...)",
     case=True,
 )
+
+# -- ranks issued different collectives --------------------------------------------------------
+COLLECTIVE_MISMATCH = sign(
+    "app.collective_mismatch",
+    r"Detected mismatch between collectives on ranks",
+    "PyTorch's debug wrapper found the ranks' collective fingerprints differ",
+)
+FINGERPRINT = sign(
+    "app.fingerprint",
+    r"Rank (?P<rank>\d{1,7}) is running (?:inconsistent )?collective: "
+    r"CollectiveFingerPrint\((?P<fields>[^)]{0,200})",
+    "the collective one rank ran, as the debug wrapper's fingerprint names it",
+)
+MONITORED_BARRIER = sign(
+    "app.monitored_barrier",
+    r"Monitored Barrier encountered error|failed to pass monitoredBarrier",
+    "the debug wrapper's monitored barrier before a collective failed",
+)
+BARRIER_MISSED_BY = sign(
+    "app.barrier_missed_by",
+    r"Ranks? (?P<ranks>[\d, ]{1,200}) failed to pass monitoredBarrier",
+    "the ranks that never reached the monitored barrier",
+)
+MISMATCH_CONTEXT = sign(
+    "app.mismatch_context",
+    r"evaluat\w{0,40}|checkpoint\w{0,40}|only (?:on )?(?:the )?(?:master|rank 0)",
+    "a person placing the mismatch in evaluation, checkpointing or rank-0-only code",
+)
+
+# -- the model differs across ranks -------------------------------------------------------------
+PARAM_MISMATCH = sign(
+    "app.param_mismatch",
+    r"appears not to match (?:sizes|strides) of the same param in process"
+    r"|DDP expects same model across all ranks",
+    "DDP's cross-rank parameter check found a difference",
+)
+PARAM_SHAPES = sign(
+    "app.param_shapes",
+    r"(?:\[(?P<own>\d{1,7})\]:\s{0,10})?params?\[(?P<index>\d{1,7})\]\s{1,10}in this process "
+    r"with (?P<what>sizes|strides) \[(?P<dims>[^\]]{0,80})\] appears not to "
+    r"match (?:sizes|strides) of the same param in process (?P<peer>\d{1,7})",
+    "the parameter, its sizes or strides on this rank and the process it differs from",
+)
+PARAM_COUNT = sign(
+    "app.param_count",
+    r"Rank (?P<rank>\d{1,7}) has (?P<count>\d{1,12}) params, while rank (?P<other>\d{1,7}) has "
+    r"inconsistent (?P<other_count>\d{1,12}) params",
+    "two ranks' parameter counts, as DDP's check reports them",
+)
+
+# -- parameters that received no gradient --------------------------------------------------------
+REDUCTION_UNFINISHED = sign(
+    "app.reduction_unfinished",
+    r"Expected to have finished reduction in the prior iteration",
+    "DDP's reducer had not finished the previous iteration (a parameter got no gradient)",
+)
+NO_GRAD_NAMES = sign(
+    "app.no_grad_names",
+    r"Parameters which did not receive grad for rank (?P<rank>\d{1,7}):\s{0,10}(?P<names>.{1,400})",
+    "the parameters of one rank that received no gradient, by name",
+)
+NO_GRAD_INDICES = sign(
+    "app.no_grad_indices",
+    r"Parameter indices which did not receive grad for rank (?P<rank>\d{1,7}):\s{0,10}"
+    r"(?P<indices>[\d ]{1,400})",
+    "the indices of the parameters of one rank that received no gradient",
+)
+READY_TWICE = sign(
+    "app.ready_twice",
+    r"Expected to mark a variable ready only once",
+    "DDP marked a parameter ready twice in one backward pass (reentrant backward)",
+)
