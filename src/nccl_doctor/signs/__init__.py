@@ -11,6 +11,6 @@ them all.
 
 from __future__ import annotations
 
-from nccl_doctor.signs import common, driver, host, nccl, net
+from nccl_doctor.signs import app, common, driver, host, launch, nccl, net
 
-__all__ = ["common", "driver", "host", "nccl", "net"]
+__all__ = ["app", "common", "driver", "host", "launch", "nccl", "net"]

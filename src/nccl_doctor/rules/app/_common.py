@@ -2,18 +2,11 @@
 
 from __future__ import annotations
 
-import re
-
 from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.ranks import ranks_text
 from nccl_doctor.facts.run import DistributedError, WatchdogState
 from nccl_doctor.facts.store import Facts, Said
-
-_ELAPSED = re.compile(r"\[(?:(\d+):)?(\d{1,2}):(\d\d)<")
-_GUARDED = re.compile(
-    r"if\s+(?:\(\s*)?(?:args\.|self\.)?(?:local_rank|rank|global_rank)\s*(?:==|!=|in|not in|<|>)"
-)
-_COLLECTIVE = re.compile(r"\b(?:barrier|all_reduce|all_gather\w*|broadcast|reduce_scatter)\s*\(")
+from nccl_doctor.signs.app import COLLECTIVE_CALL, PROGRESS_ELAPSED, RANK_GUARD
 
 
 def ms_text(value: int | None) -> str:
@@ -60,9 +53,9 @@ def behind_text(states: list[WatchdogState], seq: int | None, world: int | None 
 
 def longest_elapsed(facts: Facts) -> tuple[int, Cite] | None:
     best: tuple[int, Cite] | None = None
-    for hit in facts.search(_ELAPSED, prose=False):
-        h, m, s = hit.match.groups()
-        secs = int(h or 0) * 3600 + int(m) * 60 + int(s)
+    for hit in facts.seen(PROGRESS_ELAPSED, prose=False):
+        hours, minutes, seconds = hit.match["hours"], hit.match["minutes"], hit.match["seconds"]
+        secs = int(hours or 0) * 3600 + int(minutes) * 60 + int(seconds)
         if best is None or secs > best[0]:
             best = (secs, hit.cite)
     return best
@@ -70,12 +63,16 @@ def longest_elapsed(facts: Facts) -> tuple[int, Cite] | None:
 
 def guarded_collective(facts: Facts) -> tuple[Said, Said] | None:
     """A rank check (``if args.local_rank == 0:``) with a collective right under it."""
+    guards = facts.seen(RANK_GUARD)
+    if not guards:
+        return None
     lines = facts.lines
-    for index, said in enumerate(lines):
-        if not _GUARDED.search(said.text):
-            continue
+    calls = facts.lines_of(COLLECTIVE_CALL)
+    at = {said: index for index, said in enumerate(lines)}
+    for said in (h.said for h in guards):
+        index = at[said]
         for nxt in lines[index : index + 3]:
-            if _COLLECTIVE.search(nxt.text) and nxt.cite.source == said.cite.source:
+            if nxt in calls and nxt.cite.source == said.cite.source:
                 return said, nxt
     return None
 

@@ -40,7 +40,6 @@ report.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
@@ -48,6 +47,7 @@ from dataclasses import dataclass, replace
 from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.flight import FlightDump, FlightEntry, FlightGroup
 from nccl_doctor.facts.job import world_size
+from nccl_doctor.facts.messages import peer_gone
 from nccl_doctor.facts.ranks import ranks_text
 from nccl_doctor.facts.ras import RasOpCount, RasRank
 from nccl_doctor.facts.run import (
@@ -78,10 +78,10 @@ from nccl_doctor.rules.app._labels import (
     elsewhere,
 )
 from nccl_doctor.rules.app._recorders import from_flight, from_ras
-from nccl_doctor.rules.launch._common import CASCADE, deaths, waiting_in, watchdog_aborts
+from nccl_doctor.rules.launch._common import deaths, waiting_in, watchdog_aborts
+from nccl_doctor.signs.app import GLOO_WAIT
 
 _CASCADE_CATEGORIES = ("connection_closed", "connection_reset", "broken_pipe", "recv_failed")
-_GLOO_WAIT = re.compile(r"Timed out waiting \d+ ?ms for (?:recv|send) operation")
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,7 +203,7 @@ def _from_deaths(facts: Facts, world: int | None) -> Found:
         if death.rank is None:
             continue
         error = (death.error or "").strip()
-        if error and CASCADE.search(error):
+        if error and peer_gone(error):
             out.append(
                 Label(
                     death.rank, MESSENGER, "exited after its peer went away", death.cite, REPORTED
@@ -286,7 +286,7 @@ def _from_logs(facts: Facts, world: int | None) -> Found:
     for rank, (fn, cite) in waiting_in(facts).items():
         out.append(Label(rank, MESSENGER, f"timed out waiting in {fn}", cite, REPORTED))
         ref = ref or CollectiveRef(fn, source="traceback")
-    for hit in facts.search(_GLOO_WAIT, prose=False):
+    for hit in facts.seen(GLOO_WAIT, prose=False):
         if hit.rank is not None:
             out.append(
                 Label(
@@ -301,7 +301,7 @@ def _from_logs(facts: Facts, world: int | None) -> Found:
                 )
             )
     for tb in facts.of(PythonTraceback):
-        if tb.rank is not None and tb.exc_type and CASCADE.search(tb.message or ""):
+        if tb.rank is not None and tb.exc_type and peer_gone(tb.message or ""):
             out.append(
                 Label(tb.rank, MESSENGER, "saw a peer close the connection", tb.cite, REPORTED - 2)
             )

@@ -40,17 +40,23 @@ broadcast the decision.
 
 from __future__ import annotations
 
-import re
-
 from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.failures import failures_of
 from nccl_doctor.facts.flight import FlightEntry, entry_text
+from nccl_doctor.facts.messages import fingerprint_fields
 from nccl_doctor.facts.run import DistributedError
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.app._recorders import flight_state
 from nccl_doctor.rules.base import Rule
 from nccl_doctor.rules.launch._common import collective_calls
+from nccl_doctor.signs.app import (
+    BARRIER_MISSED_BY,
+    COLLECTIVE_MISMATCH,
+    FINGERPRINT,
+    MISMATCH_CONTEXT,
+    MONITORED_BARRIER,
+)
 
 RULE = Rule(
     id="app.collective_mismatch",
@@ -59,25 +65,16 @@ RULE = Rule(
     explains=("app.hang", "launch.rank_crash"),
 )
 
-_MISMATCH = r"Detected mismatch between collectives on ranks"
-_RUNNING = re.compile(
-    r"Rank (\d+) is running (?:inconsistent )?collective: CollectiveFingerPrint\(([^)]{0,200})",
-    re.IGNORECASE,
-)
-_MONITORED = r"Monitored Barrier encountered error|failed to pass monitoredBarrier"
-_FAILED_RANK = re.compile(r"Ranks? ([\d, ]+) failed to pass monitoredBarrier", re.IGNORECASE)
-_FIELD = re.compile(r"(OpType|TensorShape|TensorDtypes|SequenceNumber)=(\[[^\]]*\]|[^,\s)]+)")
-
 
 def _fingerprints(facts: Facts) -> tuple[list[str], list[int], list[Cite]]:
     parts: list[str] = []
     ranks: list[int] = []
     cites: list[Cite] = []
-    for hit in facts.search(_RUNNING):
-        rank = int(hit.match.group(1))
+    for hit in facts.seen(FINGERPRINT):
+        rank = int(hit.match["rank"])
         if rank in ranks:
             continue
-        fields = ", ".join(f"{k}={v}" for k, v in _FIELD.findall(hit.match.group(2)))
+        fields = ", ".join(f"{k}={v}" for k, v in fingerprint_fields(hit.match["fields"]))
         parts.append(f"rank {rank} ran {fields or 'another collective'}")
         ranks.append(rank)
         cites.append(hit.cite)
@@ -181,8 +178,8 @@ def check(facts: Facts) -> list[Finding]:
     if flight is not None:
         return [flight]
     mism = [d for d in facts.of(DistributedError) if d.category == "collective_mismatch"]
-    hits = facts.search(_MISMATCH)
-    monitored = facts.search(_MONITORED)
+    hits = facts.seen(COLLECTIVE_MISMATCH)
+    monitored = facts.seen(MONITORED_BARRIER)
     if not mism and not hits and not monitored:
         waits = _different_waits(facts)
         return [waits] if waits else []
@@ -212,8 +209,8 @@ def check(facts: Facts) -> list[Finding]:
             confidence = Confidence.MEDIUM
     else:
         evidence = [h.cite for h in monitored]
-        failed = [h.match.group(1).strip() for h in facts.search(_FAILED_RANK)]
-        ranks = [int(r) for f in failed for r in re.split(r"[, ]+", f) if r.isdigit()]
+        failed = [h.match["ranks"].strip() for h in facts.seen(BARRIER_MISSED_BY)]
+        ranks = [int(r) for f in failed for r in f.replace(",", " ").split() if r.isdigit()]
         who = f"rank(s) {', '.join(failed)}" if failed else "some rank"
         summary = (
             "The debug wrapper's monitored barrier before a collective failed: "
@@ -221,11 +218,7 @@ def check(facts: Facts) -> list[Finding]:
             "different code paths"
         )
         confidence = Confidence.MEDIUM
-    cue = [
-        h.cite
-        for h in facts.search(r"evaluat\w*|checkpoint\w*|only (?:on )?(?:the )?(?:master|rank 0)")
-        if h.prose
-    ][:1]
+    cue = [h.cite for h in facts.seen(MISMATCH_CONTEXT) if h.prose][:1]
     if cue:
         summary += f" (reported around: {cue[0].text.strip()[:120]})"
     return [

@@ -47,7 +47,6 @@ long.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from dataclasses import replace
 
@@ -69,7 +68,6 @@ from nccl_doctor.rules.app._origin import Origin, analyse
 from nccl_doctor.rules.app._recorders import flight_progress, flight_state
 from nccl_doctor.rules.base import Rule
 from nccl_doctor.rules.launch._common import (
-    HANG_WORDS,
     deaths,
     hang_cues,
     missing_from_timeout,
@@ -77,6 +75,19 @@ from nccl_doctor.rules.launch._common import (
     waiting_in,
     watchdog_aborts,
 )
+from nccl_doctor.signs.app import (
+    CHECK_TIMEOUT_FRAME,
+    CHECKPOINT_WORDS,
+    GLOO_WAIT,
+    INIT_WORDS,
+    NUMEL_IN,
+    OP_TYPE,
+    RAN_FOR,
+    TIMEOUT_MS,
+    TIMEOUT_RAN,
+    WATCHDOG_CAUGHT,
+)
+from nccl_doctor.signs.common import HANG_WORDS
 
 RULE = Rule(
     id="app.hang",
@@ -84,8 +95,6 @@ RULE = Rule(
     severity=Severity.CRITICAL,
 )
 
-_WRAPPED = re.compile(r"(?:Timeout\(ms\)|ut\(ms\)|\(ms\))=(\d+)\)? ran for (\d+) milliseconds")
-_CHECKPOINT = r"checkpoint\w*|saving|save_\w+|storing|torch\.save"
 _TEARDOWN_FIX = (
     "If the stall is legitimately long (checkpointing, evaluation), raise the group timeout "
     "(init_process_group(timeout=timedelta(minutes=60))) - after ruling out a stuck rank."
@@ -101,10 +110,10 @@ def _from_timeouts(facts: Facts) -> Finding | None:
     first = group[0]
     timeout_ms = next((t.timeout_ms for t in group if t.timeout_ms), None)
     ran_ms = max((t.ran_ms for t in group if t.ran_ms), default=None)
-    wrapped = facts.search(_WRAPPED)
+    wrapped = facts.seen(TIMEOUT_RAN)
     if timeout_ms is None and wrapped:
-        timeout_ms = int(wrapped[0].match.group(1))
-        ran_ms = ran_ms or int(wrapped[0].match.group(2))
+        timeout_ms = int(wrapped[0].match["limit_ms"])
+        ran_ms = ran_ms or int(wrapped[0].match["ran_ms"])
     reporters = sorted(timed_out_ranks(facts))
     states = [s for s in facts.of(WatchdogState) if s.work_seq in (None, first.seq)]
     op = first.op_type or "a collective"
@@ -130,7 +139,7 @@ def _from_timeouts(facts: Facts) -> Finding | None:
             f"; it ran {ran_ms / timeout_ms:.0f}x the timeout before the watchdog noticed, so "
             "the watchdog thread itself was starved (GIL held, CPU stalled)"
         )
-    ckpt = [h.cite for h in facts.search(_CHECKPOINT) if h.prose][:1]
+    ckpt = [h.cite for h in facts.seen(CHECKPOINT_WORDS) if h.prose][:1]
     if ckpt:
         summary += (
             "; it coincides with a checkpoint save: the saving rank (usually rank 0) was most "
@@ -220,7 +229,7 @@ def _from_monitor(facts: Facts) -> Finding | None:
         for d in facts.of(DistributedError)
         if d.category in ("heartbeat_timeout", "watchdog_stuck")
     ]
-    recv = facts.search(r"Timed out waiting \d+ms for (?:recv|send) operation", prose=False)
+    recv = facts.seen(GLOO_WAIT, prose=False)
     if not errs and not recv:
         return None
     cites = [*(d.cite for d in errs[:2]), *(h.cite for h in recv[:2])]
@@ -288,12 +297,8 @@ def _from_dump(facts: Facts) -> Finding | None:
 
 
 def _from_code(facts: Facts) -> Finding | None:
-    hang = [
-        h
-        for h in facts.search(HANG_WORDS)
-        if h.prose
-        and not re.search(r"initiali|init_process|rendezvous", h.cite.text, re.IGNORECASE)
-    ]
+    init = facts.lines_of(INIT_WORDS)
+    hang = [h for h in facts.seen(HANG_WORDS) if h.prose and h.said not in init]
     if not hang:
         return None
     found = guarded_collective(facts)
@@ -326,21 +331,21 @@ def _from_code(facts: Facts) -> Finding | None:
 
 def _from_wrapped(facts: Facts) -> Finding | None:
     """The watchdog's timeout message, wrapped or quoted so no parser took it whole."""
-    caught = facts.search(r"(?:Watchdog caught|Caught) collective operation timeout")
+    caught = facts.seen(WATCHDOG_CAUGHT)
     if not caught:
         return None
-    op = facts.search(r"OpType=(\w+)")
-    limit = facts.search(r"Timeout\(ms\)=(\d+)")
-    ran = facts.search(r"ran for (\d+) milliseconds before timing out")
-    numel = facts.search(r"NumelIn=(\d+)")
-    what = op[0].match.group(1) if op else "a collective"
+    op = facts.seen(OP_TYPE)
+    limit = facts.seen(TIMEOUT_MS)
+    ran = facts.seen(RAN_FOR)
+    numel = facts.seen(NUMEL_IN)
+    what = op[0].match["op"] if op else "a collective"
     parts = [f"{what} timed out"]
     if ran:
-        parts.append(f"after {ms_text(int(ran[0].match.group(1)))}")
+        parts.append(f"after {ms_text(int(ran[0].match['ms']))}")
     if limit:
-        parts.append(f"(timeout {ms_text(int(limit[0].match.group(1)))})")
+        parts.append(f"(timeout {ms_text(int(limit[0].match['ms']))})")
     summary = " ".join(parts)
-    if numel and numel[0].match.group(1) == "1":
+    if numel and numel[0].match["numel"] == "1":
         summary += "; a one-element collective is a barrier-like sync, so one rank skipped a "
         summary += "barrier the others entered (a collective inside rank-0-only code)"
     return RULE.finding(
@@ -361,7 +366,7 @@ def _from_wrapped(facts: Facts) -> Finding | None:
 
 def _from_stack(facts: Facts) -> Finding | None:
     """Only the watchdog's C++ stack survived the paste: its timeout check raised."""
-    frames = facts.search(r"WorkNCCL::checkTimeout\b", prose=False)
+    frames = facts.seen(CHECK_TIMEOUT_FRAME, prose=False)
     if not frames:
         return None
     return RULE.finding(

@@ -33,13 +33,12 @@ difference.
 
 from __future__ import annotations
 
-import re
-
 from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.run import DistributedError
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Finding, Severity
 from nccl_doctor.rules.base import Rule, first_distinct
+from nccl_doctor.signs.app import PARAM_COUNT, PARAM_MISMATCH, PARAM_SHAPES
 
 RULE = Rule(
     id="app.param_mismatch",
@@ -48,50 +47,36 @@ RULE = Rule(
     explains=("launch.rank_crash",),
 )
 
-_SIZES = re.compile(
-    r"(?:\[(\d+)\]:\s*)?params?\[(\d+)\]\s+in this process with (sizes|strides) "
-    r"\[([^\]]{0,80})\] appears not to "
-    r"match (?:sizes|strides) of the same param in process (\d+)",
-    re.IGNORECASE,
-)
-_COUNT = re.compile(
-    r"Rank (\d+) has (\d+) params, while rank (\d+) has inconsistent (\d+) params", re.IGNORECASE
-)
-_ANY = (
-    r"appears not to match (?:sizes|strides) of the same param in process"
-    r"|DDP expects same model across all ranks"
-)
-
 
 def check(facts: Facts) -> list[Finding]:
     """DDP's cross-rank parameter check reporting a real difference."""
     cites: list[Cite] = [
         d.cite for d in facts.of(DistributedError) if d.category == "ddp_param_mismatch"
     ]
-    hits = facts.search(_ANY)
+    hits = facts.seen(PARAM_MISMATCH)
     cites = first_distinct([*cites, *(h.cite for h in hits)])
     if not cites:
         return []
     ranks: list[int] = []
     summary = "DDP's cross-rank check found different model parameters on different ranks"
-    for hit in facts.search(_SIZES):
+    for hit in facts.seen(PARAM_SHAPES):
         m = hit.match
-        own = int(m.group(1)) if m.group(1) else hit.rank
+        own = int(m["own"]) if m["own"] else hit.rank
         summary = (
-            f"Parameter {m.group(2)} has {m.group(3)} [{m.group(4)}] on "
+            f"Parameter {m['index']} has {m['what']} [{m['dims']}] on "
             f"{'rank ' + str(own) if own is not None else 'one rank'}, which do not "
-            f"match the same parameter in process {m.group(5)}: the models differ"
+            f"match the same parameter in process {m['peer']}: the models differ"
         )
-        ranks = [r for r in (own, int(m.group(5))) if r is not None]
+        ranks = [r for r in (own, int(m["peer"])) if r is not None]
         break
     else:
-        for hit in facts.search(_COUNT):
+        for hit in facts.seen(PARAM_COUNT):
             m = hit.match
             summary = (
-                f"Rank {m.group(1)} has {m.group(2)} parameters but rank {m.group(3)} has "
-                f"{m.group(4)}: the models differ"
+                f"Rank {m['rank']} has {m['count']} parameters but rank {m['other']} has "
+                f"{m['other_count']}: the models differ"
             )
-            ranks = [int(m.group(1)), int(m.group(3))]
+            ranks = [int(m["rank"]), int(m["other"])]
             break
     prose_only = all(h.prose for h in hits) and not facts.of(DistributedError)
     return [

@@ -31,13 +31,17 @@ checkpointing use ``use_reentrant=False`` or ``static_graph=True``.
 
 from __future__ import annotations
 
-import re
-
 from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.run import DistributedError
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.base import Rule, first_distinct
+from nccl_doctor.signs.app import (
+    NO_GRAD_INDICES,
+    NO_GRAD_NAMES,
+    READY_TWICE,
+    REDUCTION_UNFINISHED,
+)
 
 RULE = Rule(
     id="app.unused_params",
@@ -46,32 +50,26 @@ RULE = Rule(
     explains=("launch.rank_crash", "app.hang"),
 )
 
-_NAMES = re.compile(r"Parameters which did not receive grad for rank (\d+):\s*(.+)", re.IGNORECASE)
-_INDICES = re.compile(
-    r"Parameter indices which did not receive grad for rank (\d+):\s*([\d ]+)", re.IGNORECASE
-)
-_READY_TWICE = r"Expected to mark a variable ready only once"
-
 
 def check(facts: Facts) -> list[Finding]:
     """The reducer's unfinished-reduction or marked-twice errors."""
     cites: list[Cite] = [
         d.cite for d in facts.of(DistributedError) if d.category == "ddp_unused_params"
     ]
-    hits = facts.search(r"Expected to have finished reduction in the prior iteration")
+    hits = facts.seen(REDUCTION_UNFINISHED)
     cites = first_distinct([*cites, *(h.cite for h in hits)])
-    twice = facts.search(_READY_TWICE)
+    twice = facts.seen(READY_TWICE)
     if not cites and not twice:
         return []
     ranks: list[int] = []
     detail = ""
-    for hit in facts.search(_NAMES):
-        rank = int(hit.match.group(1))
+    for hit in facts.seen(NO_GRAD_NAMES):
+        rank = int(hit.match["rank"])
         ranks.append(rank)
-        detail += f"; on rank {rank} no gradient reached {hit.match.group(2).strip()[:200]}"
+        detail += f"; on rank {rank} no gradient reached {hit.match['names'].strip()[:200]}"
         cites.append(hit.cite)
-    for hit in facts.search(_INDICES):
-        detail += f" (parameter indices {hit.match.group(2).strip()})"
+    for hit in facts.seen(NO_GRAD_INDICES):
+        detail += f" (parameter indices {hit.match['indices'].strip()})"
         cites.append(hit.cite)
         break
     fix = [

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.failures import first_failure
 from nccl_doctor.facts.job import world
+from nccl_doctor.facts.messages import (
+    launch_phase,
+    peer_gone,
+    timed_out,
+    torchrun_log_file,
+    watchdog_teardown,
+)
 from nccl_doctor.facts.run import (
     ChildFailure,
     CollectiveTimeout,
@@ -18,34 +24,20 @@ from nccl_doctor.facts.run import (
     WorkerExit,
 )
 from nccl_doctor.facts.store import Facts
-
-#: A person saying the job sits there rather than dies.
-HANG_WORDS = (
-    r"\b(?:hangs?|hanging|hung|freez\w*|froze|stuck|deadlock\w*|never (?:returns|finishes))\b"
+from nccl_doctor.signs.common import HANG_WORDS
+from nccl_doctor.signs.launch import (
+    DEEPSPEED_COMMAND,
+    DEEPSPEED_EXIT,
+    ELASTIC_LOGGER,
+    LOCAL_RANK_ARG,
+    SLURM_LINE,
+    TORCHRUN_NAMED,
 )
+
 #: Signals that are the launcher (or a scheduler) stopping a process, not a crash.
 STOP_SIGNALS = frozenset({"SIGTERM", "SIGINT", "SIGHUP", "SIGUSR1", "SIGUSR2"})
 #: Exit codes that mean "killed by a signal" when a shell or launcher reports them.
 _SIGNALS = {6: "SIGABRT", 7: "SIGBUS", 9: "SIGKILL", 11: "SIGSEGV", 15: "SIGTERM", 2: "SIGINT"}
-#: Failure text that belongs to the launch phase (its own rules own it).
-LAUNCH_PHASE = re.compile(
-    r"Address already in use|EADDRINUSE|Rendezvous|store based barrier|waiting for clients"
-    r"|Timeout waiting for key|TCPStore|DistStoreError",
-    re.IGNORECASE,
-)
-#: What a survivor prints once its peer is gone.
-CASCADE = re.compile(
-    r"Connection (?:closed|reset) by (?:remote )?peer|Broken pipe|remote process exited"
-    r"|communicator (?:was|has been) aborted|Connection was likely closed",
-    re.IGNORECASE,
-)
-#: Failure text that is the watchdog tearing down a timed-out rank.
-WATCHDOG_TEXT = re.compile(
-    r"Watchdog caught collective operation timeout|collective operation timeout|"
-    r"taking the entire process down|timed out in blocking wait"
-    r"|Timed out waiting \d+ ?ms for (?:recv|send) operation|Socket Timeout",
-    re.IGNORECASE,
-)
 
 
 def signal_name(exitcode: int | None, given: str | None = None) -> str | None:
@@ -72,7 +64,7 @@ def timed_out_ranks(facts: Facts) -> set[int]:
 
 def hang_cues(facts: Facts) -> list[Cite]:
     """A person's words that the job sits there (cited lines)."""
-    return [h.cite for h in facts.search(HANG_WORDS) if h.prose]
+    return [h.cite for h in facts.seen(HANG_WORDS) if h.prose]
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,7 +105,7 @@ def _is_teardown(
     (exitcode: -6) local_rank: 0``) is the rank torchrun's summary gives that
     local rank, or, on a one-host job, the rank of that number.
     """
-    if error and (WATCHDOG_TEXT.search(error) or LAUNCH_PHASE.search(error)):
+    if error and (watchdog_teardown(error) or launch_phase(error)):
         return True
     if rank is None and local_rank is not None:
         named = {c.rank for c in facts.of(ChildFailure) if c.local_rank == local_rank}
@@ -143,7 +135,7 @@ def watchdog_aborts(facts: Facts) -> list[Death]:
     return [
         d
         for d in (*_child_deaths(facts), *_worker_deaths(facts))
-        if not (d.error and LAUNCH_PHASE.search(d.error))
+        if not (d.error and launch_phase(d.error))
         and _is_teardown(facts, d.rank, d.error, d.local_rank)
     ]
 
@@ -191,16 +183,16 @@ def _worker_deaths(facts: Facts) -> list[Death]:
             )
         )
     # DeepSpeed's launcher wraps its long command line: the exit code lands on a later line.
-    for hit in facts.search(r"exits with return code\s*=\s*(-?\d+)"):
+    for hit in facts.seen(DEEPSPEED_EXIT):
         if any(d.cite.source == hit.cite.source and d.cite.line == hit.cite.line for d in out):
             continue
-        code = int(hit.match.group(1))
+        code = int(hit.match["code"])
         if code == 0:
             continue
         local = None
-        for lr in facts.search(r"--local[_-]rank[= '\",]+(\d+)"):
+        for lr in facts.seen(LOCAL_RANK_ARG):
             if lr.cite.source == hit.cite.source and lr.cite.line <= hit.cite.line:
-                local = int(lr.match.group(1))
+                local = int(lr.match["local"])
         sig = signal_name(code)
         if sig in STOP_SIGNALS:
             continue
@@ -221,7 +213,7 @@ def _raised_death(facts: Facts) -> list[Death]:
         return []
     if not isinstance(failure.fact, PythonTraceback | CppException):
         return []
-    if len(set(facts.ranks)) < 2 or LAUNCH_PHASE.search(failure.message):
+    if len(set(facts.ranks)) < 2 or launch_phase(failure.message):
         return []
     return [
         Death(
@@ -254,7 +246,7 @@ def deaths(facts: Facts) -> list[Death]:
             if not _is_teardown(facts, d.rank, d.error, d.local_rank)
         ]
     # A rank whose own error is "the peer went away" did not die first: prefer the others.
-    found.sort(key=lambda d: bool(d.error and CASCADE.search(d.error)))
+    found.sort(key=lambda d: bool(d.error and peer_gone(d.error)))
     return found
 
 
@@ -287,7 +279,6 @@ COLLECTIVES = frozenset(
         "irecv",
     }
 )
-_TIMEOUT_MESSAGE = re.compile(r"timed out|timeout", re.IGNORECASE)
 
 
 def waiting_in(facts: Facts) -> dict[int, tuple[str, Cite]]:
@@ -296,7 +287,7 @@ def waiting_in(facts: Facts) -> dict[int, tuple[str, Cite]]:
     for tb in facts.of(PythonTraceback):
         if tb.rank is None or tb.rank in out or not tb.exc_type:
             continue
-        if not _TIMEOUT_MESSAGE.search(f"{tb.message} {' '.join(tb.message_lines)}"):
+        if not timed_out(tb):
             continue
         for file, _, fn in reversed(tb.frames):
             if fn in COLLECTIVES and "distributed" in file:
@@ -313,8 +304,7 @@ def collective_calls(facts: Facts) -> dict[int, tuple[str, Cite, bool]]:
             continue
         for file, _, fn in reversed(tb.frames):
             if fn in COLLECTIVES and "distributed" in file:
-                text = f"{tb.message} {' '.join(tb.message_lines)}"
-                out[tb.rank] = (fn, tb.cite, bool(_TIMEOUT_MESSAGE.search(text)))
+                out[tb.rank] = (fn, tb.cite, timed_out(tb))
                 break
     return out
 
@@ -335,10 +325,6 @@ def missing_from_timeout(facts: Facts) -> tuple[list[int], list[Cite]]:
     return missing, cites
 
 
-#: torchrun ``--log-dir`` files: ``<run>/attempt_N/<local_rank>/{stdout,stderr}.log``.
-_LOG_DIR_FILE = re.compile(r"attempt_\d+/\d+/(?:stdout|stderr|error)\.(?:log|json)$")
-
-
 def launcher_of(facts: Facts) -> str | None:
     """What started the ranks: ``deepspeed``, ``mp.spawn``, ``torchrun``, ``srun`` or ``None``.
 
@@ -357,14 +343,14 @@ def launcher_of(facts: Facts) -> str | None:
         return "mp.spawn"
     if "elastic" in sources or facts.of(ChildFailure):
         return "torchrun"
-    if any(_LOG_DIR_FILE.search(fact.cite.source) for fact in facts.all):
+    if any(torchrun_log_file(source) for source in {f.cite.source for f in facts.all}):
         return "torchrun"
-    if facts.said(r"torch/distributed/(?:run|elastic/)\S{0,120}?\.py:\d+\]", prose=False):
+    if facts.saw(ELASTIC_LOGGER, prose=False):
         return "torchrun"
-    if facts.said(r"(?:^|\s)srun: |slurmstepd", prose=False):
+    if facts.saw(SLURM_LINE, prose=False):
         return "srun"
-    if facts.said(r"\btorchrun\b|torch\.distributed\.(?:launch|run)\b", prose=False):
+    if facts.saw(TORCHRUN_NAMED, prose=False):
         return "torchrun"
-    if facts.said(r"\bdeepspeed\b.{0,40}--(?:num_gpus|hostfile|include)", prose=False):
+    if facts.saw(DEEPSPEED_COMMAND, prose=False):
         return "deepspeed"
     return None

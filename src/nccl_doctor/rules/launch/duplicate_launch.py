@@ -32,8 +32,6 @@ LOCAL_RANK from its environment; on multiple nodes the global rank is
 
 from __future__ import annotations
 
-import re
-
 from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.run import (
     ChildFailure,
@@ -46,6 +44,18 @@ from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.base import Rule
 from nccl_doctor.rules.launch._common import hang_cues
+from nccl_doctor.signs.launch import (
+    ELASTIC_LOGGER,
+    INIT_PROCESS_GROUP,
+    LOCAL_AS_RANK,
+    MESH_FAILURE,
+    MULTI_NODE_WORDS,
+    NNODES,
+    SPAWN_CALL,
+    SRUN_TORCHRUN,
+    TASKS_PER_NODE,
+    TORCHRUN_NAMED,
+)
 
 RULE = Rule(
     id="launch.duplicate_launch",
@@ -60,10 +70,6 @@ RULE = Rule(
     ),
 )
 
-_LOCAL_AS_RANK = r"\brank\s*=\s*(?:args\.|opt\.|opts\.|self\.|cfg\.|config\.)?local_rank\b"
-_MULTI_NODE_WORDS = (
-    r"\b(?:two|2|multiple|several|three|four)\s+(?:nodes|machines|servers|hosts)\b|multi-?node"
-)
 
 _RANK_FIX = [
     (
@@ -118,11 +124,11 @@ def _same_rank(facts: Facts) -> Finding | None:
 
 
 def _local_as_global(facts: Facts) -> Finding | None:
-    code = facts.search(_LOCAL_AS_RANK, prose=False)
-    if not code or not facts.said(r"init_process_group"):
+    code = facts.seen(LOCAL_AS_RANK, prose=False)
+    if not code or not facts.saw(INIT_PROCESS_GROUP):
         return None
-    nnodes = [h for h in facts.search(r"--nnodes[= ]+(\d+)") if int(h.match.group(1)) > 1]
-    words = facts.search(_MULTI_NODE_WORDS)
+    nnodes = [h for h in facts.seen(NNODES) if int(h.match["n"]) > 1]
+    words = facts.seen(MULTI_NODE_WORDS)
     if not nnodes and not words:
         return None
     evidence: list[Cite] = [
@@ -130,7 +136,7 @@ def _local_as_global(facts: Facts) -> Finding | None:
         *(h.cite for h in nnodes[:1]),
         *(h.cite for h in words[:1]),
     ]
-    n = nnodes[0].match.group(1) if nnodes else "several"
+    n = nnodes[0].match["n"] if nnodes else "several"
     summary = (
         f"init_process_group gets rank from the local rank ('{code[0].cite.text.strip()}') on a "
         f"{n}-node job: every node uses ranks 0..nproc-1, two processes claim each rank and the "
@@ -142,11 +148,6 @@ def _local_as_global(facts: Facts) -> Finding | None:
         evidence=[*evidence, *hang_cues(facts)[:1]],
         confidence=Confidence.MEDIUM if nnodes else Confidence.LOW,
     )
-
-
-_MESH_FAIL = re.compile(
-    r"connectFullMesh failed|Connection refused|duplicate rank|rank \d+ (?:is )?already"
-)
 
 
 def _spawn_frames(facts: Facts) -> list[PythonTraceback]:
@@ -169,19 +170,16 @@ def _elastic(facts: Facts) -> list[Cite]:
     agent = [f.cite for f in facts.of(ChildFailure)] + [
         w.cite for w in facts.of(WorkerExit) if w.source == "elastic"
     ]
-    return agent or [
-        h.cite
-        for h in facts.search(r"torch/distributed/(?:run|elastic/)\S{0,200}\.py:\d+\]", prose=False)
-    ]
+    return agent or [h.cite for h in facts.seen(ELASTIC_LOGGER, prose=False)]
 
 
 def _nested(facts: Facts) -> Finding | None:
-    spawn = facts.search(r"\bmp\.spawn\(|multiprocessing\.spawn\(|start_processes\(", prose=False)
-    launcher = facts.search(r"\btorchrun\b|torch\.distributed\.(?:launch|run)\b", prose=False)
+    spawn = facts.seen(SPAWN_CALL, prose=False)
+    launcher = facts.seen(TORCHRUN_NAMED, prose=False)
     spawned = _spawn_frames(facts)
     agent = _elastic(facts)
     if spawned and agent:
-        failed = bool(facts.search(_MESH_FAIL, prose=False)) or bool(facts.of(ChildFailure))
+        failed = facts.saw(MESH_FAILURE, prose=False) or bool(facts.of(ChildFailure))
         return RULE.finding(
             summary="Nested launch: the workers torchrun started each call mp.spawn, so every "
             "torchrun worker starts its own set of ranks 0..N-1 in the same store; the "
@@ -193,22 +191,17 @@ def _nested(facts: Facts) -> Finding | None:
                     "let mp.spawn start the ranks"
                 ),
             ],
-            evidence=[spawned[0].cite, agent[0], *(h.cite for h in facts.search(_MESH_FAIL)[:1])],
+            evidence=[spawned[0].cite, agent[0], *(h.cite for h in facts.seen(MESH_FAILURE)[:1])],
             severity=Severity.CRITICAL if failed else Severity.WARNING,
             confidence=Confidence.MEDIUM,
         )
-    srun = facts.search(r"--ntasks-per-node[= ]+(\d+)")
+    srun = facts.seen(TASKS_PER_NODE)
     evidence: list[Cite] = []
     what = ""
     if spawn and launcher:
         evidence = [spawn[0].cite, launcher[0].cite]
         what = "the script calls mp.spawn but is itself started by torchrun/launch"
-    elif (
-        srun
-        and int(srun[0].match.group(1)) > 1
-        and launcher
-        and facts.said(r"srun\b.{0,2000}\btorchrun|srun\b.{0,2000}torch\.distributed")
-    ):
+    elif srun and int(srun[0].match["n"]) > 1 and launcher and facts.saw(SRUN_TORCHRUN):
         evidence = [srun[0].cite, launcher[0].cite]
         what = "srun starts several tasks per node and each task runs torchrun"
     if not evidence:

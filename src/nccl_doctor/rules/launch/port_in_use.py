@@ -38,6 +38,14 @@ from nccl_doctor.facts.run import C10dSocketError, DistributedError, PythonTrace
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.base import Rule, first_distinct
+from nccl_doctor.signs.launch import (
+    ADDRESS_IN_USE,
+    NOBODY_ON_PORT,
+    STORE_PORT,
+    STORE_SETUP,
+    TORCHRUN_NAMED,
+    TWO_JOBS,
+)
 
 RULE = Rule(
     id="launch.port_in_use",
@@ -45,18 +53,6 @@ RULE = Rule(
     severity=Severity.CRITICAL,
     explains=("launch.rendezvous", "launch.rank_crash"),
 )
-
-_PORT_TEXT = (
-    r"--master[_-]port[= ]+[\"']?(\d{2,5})|--rdzv[_-]endpoint[= ]+\S*:(\d{2,5})"
-    r"|MASTER_PORT[= ]+[\"']?(\d{2,5})|tcp://[\w.\-\[\]:]+:(\d{2,5})"
-    r"|main_process_port[= ]+(\d{2,5})"
-)
-_TWO_JOBS = (
-    r"(?:more than one|two|2|several|multiple|another|second)\s+(?:\w+\s+)?"
-    r"(?:jobs?|trainings?|runs?|finetunes?|experiments?|processes)|at the same time|same machine"
-    r"|simultaneous\w*|in parallel"
-)
-_NOBODY = r"(?:didn't|did not|no|not|nothing)\b.{0,40}\b(?:port|using|used|occupied)"
 
 
 def _port(facts: Facts) -> tuple[int | None, Cite | None]:
@@ -66,9 +62,8 @@ def _port(facts: Facts) -> tuple[int | None, Cite | None]:
     for env in facts.of(EnvVar):
         if env.name == "MASTER_PORT" and env.value and env.value.isdigit():
             return int(env.value), env.cite
-    for hit in facts.search(_PORT_TEXT):
-        value = next(g for g in hit.match.groups() if g)
-        return int(value), hit.cite
+    for hit in facts.seen(STORE_PORT):
+        return int(hit.match["port"]), hit.cite
     return None, None
 
 
@@ -76,7 +71,7 @@ def _store_frames(facts: Facts) -> bool:
     for tb in facts.of(PythonTraceback):
         if any("TCPStore" in (fn or "") or "rendezvous" in (f or "") for f, _, fn in tb.frames):
             return True
-    return facts.said(r"TCPStore\(|_env_rendezvous_handler|_tcp_rendezvous_handler", prose=False)
+    return facts.saw(STORE_SETUP, prose=False)
 
 
 def check(facts: Facts) -> list[Finding]:
@@ -93,8 +88,7 @@ def check(facts: Facts) -> list[Finding]:
     evidence += [d.cite for d in facts.of(DistributedError) if d.category == "address_in_use"]
     evidence = first_distinct(evidence)
     if not evidence:
-        hits = facts.search(r"\bAddress already in use\b|\bEADDRINUSE\b", prose=False)
-        evidence = [h.cite for h in hits if "nccl" not in h.cite.text.lower()][:2]
+        evidence = [h.cite for h in facts.seen(ADDRESS_IN_USE, prose=False)][:2]
     if not evidence:
         return []
     port, port_cite = _port(facts)
@@ -102,9 +96,9 @@ def check(facts: Facts) -> list[Finding]:
     summary = f"The c10d store could not bind {where}: Address already in use (errno 98)"
     if port == 29500:
         summary += "; 29500 is the torchrun/torch.distributed default, shared by every job"
-    two = [h for h in facts.search(_TWO_JOBS) if h.prose]
-    nobody = [h for h in facts.search(_NOBODY) if h.prose]
-    launcher = facts.search(r"torch\.distributed\.launch|torchrun|torch\.distributed\.run")
+    two = [h for h in facts.seen(TWO_JOBS) if h.prose]
+    nobody = [h for h in facts.seen(NOBODY_ON_PORT) if h.prose]
+    launcher = facts.seen(TORCHRUN_NAMED)
     if two:
         summary += "; a second job on the same host already holds it"
     summary += "."

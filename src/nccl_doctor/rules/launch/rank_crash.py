@@ -54,6 +54,7 @@ from nccl_doctor.rules.launch._common import (
     missing_from_timeout,
     watchdog_aborts,
 )
+from nccl_doctor.signs.launch import MEMORY_WORDS
 
 RULE = Rule(
     id="launch.rank_crash",
@@ -61,8 +62,6 @@ RULE = Rule(
     severity=Severity.CRITICAL,
     explains=("app.hang", "net.unreachable"),
 )
-
-_MEMORY_CUE = r"\b(?:memory|RAM|OOM|oom-kill\w*|killed process)\b|内存"
 
 
 def _who(death: Death) -> str:
@@ -96,7 +95,7 @@ def _from_death(facts: Facts, death: Death) -> Finding:
     sig = f" ({death.signal})" if death.signal else ""
     summary = f"{_who(death).capitalize()} died first with {code}{sig}"
     fix: list[str] = []
-    memory = [h.cite for h in facts.search(_MEMORY_CUE)][:2]
+    memory = [h.cite for h in facts.seen(MEMORY_WORDS)][:2]
     if death.error:
         summary += f": {death.error[:200]}"
     elif death.signal == "SIGKILL":

@@ -35,15 +35,26 @@ node resolves and reaches MASTER_ADDR:MASTER_PORT.
 
 from __future__ import annotations
 
-import re
-
 from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.run import C10dSocketError, DistributedError, RendezvousTimeout
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.app._origin import with_roles
 from nccl_doctor.rules.base import Rule
-from nccl_doctor.rules.launch._common import HANG_WORDS
+from nccl_doctor.rules.launch._common import hang_cues
+from nccl_doctor.signs.common import HANG_WORDS
+from nccl_doctor.signs.launch import (
+    BARE_PYTHON,
+    BARRIER_DONE,
+    BARRIER_WAITING,
+    DDP_MEMBER,
+    INIT_PHASE,
+    LAUNCHER_COMMAND,
+    NNODES_FIXED,
+    NODE_PLACED,
+    SBATCH_NODES,
+    SRUN_PYTHON,
+)
 
 RULE = Rule(
     id="launch.rendezvous",
@@ -52,14 +63,6 @@ RULE = Rule(
     explains=("app.hang",),
 )
 
-_MEMBER = re.compile(
-    r"(?:initializing ddp|Initializing distributed): GLOBAL_RANK: (\d+), MEMBER: (\d+)/(\d+)",
-    re.IGNORECASE,
-)
-_INIT_PHASE = (
-    r"initiali[sz]\w* (?:ddp|distributed|process group)|init_process_group|rendezvous"
-    r"|initializing ddp"
-)
 _STRAY_ENV = ("NODE_RANK", "RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT")
 
 _FIX = [
@@ -81,17 +84,13 @@ _FIX = [
 
 
 def _sbatch_fix(facts: Facts) -> tuple[list[str], list[Cite]]:
-    nodes = facts.search(r"#SBATCH\s+(?:--nodes|-N)[= ]*(\d+)")
-    if not nodes or int(nodes[0].match.group(1)) < 2:
+    nodes = facts.seen(SBATCH_NODES)
+    if not nodes or int(nodes[0].match["n"]) < 2:
         return [], []
-    bare = [
-        h
-        for h in facts.search(r"^\s*python3?\s+\S+\.py\b")
-        if not facts.said(r"^\s*srun\b.*python")
-    ]
+    bare = [] if facts.saw(SRUN_PYTHON) else list(facts.seen(BARE_PYTHON))
     if not bare:
         return [], []
-    n = nodes[0].match.group(1)
+    n = nodes[0].match["n"]
     return (
         [
             (
@@ -104,11 +103,12 @@ def _sbatch_fix(facts: Facts) -> tuple[list[str], list[Cite]]:
 
 
 def _from_timeouts(facts: Facts) -> Finding | None:
-    completed = facts.said(r"Completed store-based barrier", prose=False)
+    completed = facts.saw(BARRIER_DONE, prose=False)
+    waiting_lines = {h.cite for h in facts.seen(BARRIER_WAITING)}
     for tmo in facts.of(RendezvousTimeout):
         if tmo.joined is not None and tmo.expected is not None and tmo.joined > tmo.expected:
             continue  # more arrivals than expected: launch.duplicate_launch
-        waiting = "Waiting in store based barrier" in tmo.cite.text
+        waiting = tmo.cite in waiting_lines
         if waiting and completed:
             continue
         count = (
@@ -145,20 +145,20 @@ def _from_timeouts(facts: Facts) -> Finding | None:
 
 
 def _from_members(facts: Facts) -> Finding | None:
-    hits = facts.search(_MEMBER)
+    hits = facts.seen(DDP_MEMBER)
     if not hits:
         return None
-    expected = max(int(h.match.group(3)) for h in hits)
+    expected = max(int(h.match["size"]) for h in hits)
     # Each block of MEMBER lines is one attempt; judge the last (most recent) one.
     blocks: list[list[int]] = [[]]
     last_line = -10
     for hit in hits:
         if hit.cite.line > last_line + 3 and blocks[-1]:
             blocks.append([])
-        blocks[-1].append(int(hit.match.group(2)))
+        blocks[-1].append(int(hit.match["member"]))
         last_line = hit.cite.line
     seen = set(blocks[-1])
-    hang = [h.cite for h in facts.search(HANG_WORDS) if h.prose]
+    hang = hang_cues(facts)
     if len(seen) >= expected or not hang:
         return None
     extra, extra_cites = _sbatch_fix(facts)
@@ -177,11 +177,8 @@ def _from_members(facts: Facts) -> Finding | None:
 
 
 def _from_words(facts: Facts) -> Finding | None:
-    cues = [
-        h
-        for h in facts.search(HANG_WORDS)
-        if h.prose and re.search(_INIT_PHASE, h.cite.text, re.IGNORECASE)
-    ]
+    init = facts.lines_of(INIT_PHASE)
+    cues = [h for h in facts.seen(HANG_WORDS) if h.prose and h.said in init]
     if not cues:
         return None
     summary = (
@@ -206,17 +203,12 @@ def _from_words(facts: Facts) -> Finding | None:
     )
 
 
-_MULTI_NODE = re.compile(r"--nnodes[= ](?P<n>\d+)(?![\d:])")
-_PLACED = re.compile(r"--node[_-]rank|--rdzv[_-](?:backend|endpoint)|--rdzv_id|\bsrun\b|--hostfile")
-
-
 def _from_launch_line(facts: Facts) -> Finding | None:
     """A multi-node launch with static rendezvous that names no node rank."""
-    for hit in facts.search(_MULTI_NODE):
-        text = hit.cite.text
-        if int(hit.match["n"]) < 2 or _PLACED.search(text):
-            continue
-        if not re.search(r"torchrun|torch\.distributed\.(?:launch|run)|multiproc|launch\.py", text):
+    placed = facts.lines_of(NODE_PLACED)
+    launchers = facts.lines_of(LAUNCHER_COMMAND)
+    for hit in facts.seen(NNODES_FIXED):
+        if int(hit.match["n"]) < 2 or hit.said in placed or hit.said not in launchers:
             continue
         return RULE.finding(
             summary=f"The launch asks for {hit.match['n']} nodes but gives no --node_rank "

@@ -1,0 +1,177 @@
+"""Signs read by the launch rules (``rules/launch``) and by who-started-the-ranks."""
+
+from __future__ import annotations
+
+from nccl_doctor.facts.signs import sign
+
+# -- which launcher started the ranks ------------------------------------------------------
+ELASTIC_LOGGER = sign(
+    "launch.elastic_logger",
+    r"torch/distributed/(?:run|elastic/)\S{0,200}?\.py:\d{1,6}\]",
+    "a log line of torchrun's elastic agent (its logger names torch/distributed/run.py ...)",
+)
+SLURM_LINE = sign(
+    "launch.slurm_line",
+    r"(?:^|\s)srun: |slurmstepd",
+    "a line Slurm's srun or slurmstepd printed: srun started the ranks",
+)
+TORCHRUN_NAMED = sign(
+    "launch.torchrun_named",
+    r"\btorchrun\b|torch\.distributed\.(?:launch|run)\b",
+    "torchrun (or torch.distributed.launch/run) is named: a command line or its usage",
+)
+DEEPSPEED_COMMAND = sign(
+    "launch.deepspeed_command",
+    r"\bdeepspeed\b.{0,40}--(?:num_gpus|hostfile|include)",
+    "a deepspeed launcher command line (with its --num_gpus/--hostfile/--include)",
+)
+DEEPSPEED_EXIT = sign(
+    "launch.deepspeed_exit",
+    r"exits with return code\s{0,20}=\s{0,20}(?P<code>-?\d{1,6})",
+    "DeepSpeed's launcher reporting a worker's exit code (its wrapped line may hold only this)",
+)
+LOCAL_RANK_ARG = sign(
+    "launch.local_rank_arg",
+    r"--local[_-]rank[= '\",]{1,10}(?P<local>\d{1,6})",
+    "a worker's --local_rank argument on a launcher's command line",
+)
+
+# -- duplicate and nested launches -----------------------------------------------------------
+LOCAL_AS_RANK = sign(
+    "launch.local_as_rank",
+    r"\brank\s{0,20}=\s{0,20}(?:args\.|opt\.|opts\.|self\.|cfg\.|config\.)?local_rank\b",
+    "code passing the local rank as the global rank (rank=args.local_rank)",
+)
+INIT_PROCESS_GROUP = sign(
+    "launch.init_process_group",
+    r"init_process_group",
+    "init_process_group is named (the code or the error sets up the process group)",
+)
+NNODES = sign(
+    "launch.nnodes",
+    r"--nnodes[= ]{1,10}(?P<n>\d{1,6})",
+    "a launch's --nnodes (the node count, the first number of a min:max range)",
+)
+MULTI_NODE_WORDS = sign(
+    "launch.multi_node_words",
+    r"\b(?:two|2|multiple|several|three|four)\s{1,10}(?:nodes|machines|servers|hosts)\b"
+    r"|multi-?node",
+    "a person saying the job spans several nodes",
+)
+MESH_FAILURE = sign(
+    "launch.mesh_failure",
+    r"connectFullMesh failed|Connection refused|duplicate rank|rank \d{1,6} (?:is )?already",
+    "gloo's full-mesh connect failing or a rank claimed twice (what duplicate ranks print)",
+    case=True,
+)
+SPAWN_CALL = sign(
+    "launch.spawn_call",
+    r"\bmp\.spawn\(|multiprocessing\.spawn\(|start_processes\(",
+    "code calling torch.multiprocessing's spawn (mp.spawn starts ranks itself)",
+)
+TASKS_PER_NODE = sign(
+    "launch.tasks_per_node",
+    r"--ntasks-per-node[= ]{1,10}(?P<n>\d{1,6})",
+    "Slurm's --ntasks-per-node (how many tasks srun starts on each node)",
+)
+SRUN_TORCHRUN = sign(
+    "launch.srun_torchrun",
+    r"srun\b.{0,2000}\btorchrun|srun\b.{0,2000}torch\.distributed",
+    "srun running torchrun (or torch.distributed.launch) on one command line",
+)
+
+# -- the store's port ----------------------------------------------------------------------
+ADDRESS_IN_USE = sign(
+    "launch.address_in_use",
+    r"(?s)^(?!.*nccl).*?\b(?:Address already in use|EADDRINUSE)\b",
+    "a bind failing with 'Address already in use' on a line that is not NCCL's own",
+)
+STORE_PORT = sign(
+    "launch.store_port",
+    r"(?:--master[_-]port[= ]{1,10}[\"']?|--rdzv[_-]endpoint[= ]{1,10}\S{0,200}:"
+    r"|MASTER_PORT[= ]{1,10}[\"']?|tcp://[\w.\-\[\]:]{1,200}:|main_process_port[= ]{1,10})"
+    r"(?P<port>\d{2,5})",
+    "the store's port as a launch flag, MASTER_PORT, a tcp:// init method or accelerate's",
+)
+TWO_JOBS = sign(
+    "launch.two_jobs",
+    r"(?:more than one|two|2|several|multiple|another|second)\s{1,10}(?:\w{1,40}\s{1,10})?"
+    r"(?:jobs?|trainings?|runs?|finetunes?|experiments?|processes)|at the same time"
+    r"|same machine|simultaneous\w{0,20}|in parallel",
+    "a person saying several jobs ran at once on the machine",
+)
+NOBODY_ON_PORT = sign(
+    "launch.nobody_on_port",
+    r"(?:didn't|did not|no|not|nothing)\b.{0,40}\b(?:port|using|used|occupied)",
+    "a person saying nothing else used the port",
+)
+STORE_SETUP = sign(
+    "launch.store_setup",
+    r"TCPStore\(|_env_rendezvous_handler|_tcp_rendezvous_handler",
+    "the script's own code or stack creating the c10d store (TCPStore, a rendezvous handler)",
+)
+
+# -- a rank that died -------------------------------------------------------------------------
+MEMORY_WORDS = sign(
+    "launch.memory_words",
+    r"\b(?:memory|RAM|OOM|oom-kill\w{0,20}|killed process)\b|内存",
+    "host memory or the OOM killer is mentioned (what a SIGKILL most often was)",
+)
+
+# -- the rendezvous ---------------------------------------------------------------------------
+DDP_MEMBER = sign(
+    "launch.ddp_member",
+    r"(?:initializing ddp|Initializing distributed): GLOBAL_RANK: (?P<rank>\d{1,7}), "
+    r"MEMBER: (?P<member>\d{1,7})/(?P<size>\d{1,7})",
+    "Lightning's 'Initializing distributed: GLOBAL_RANK: r, MEMBER: m/n' (a rank registered)",
+)
+INIT_PHASE = sign(
+    "launch.init_phase",
+    r"initiali[sz]\w{0,20} (?:ddp|distributed|process group)|init_process_group|rendezvous"
+    r"|initializing ddp",
+    "the line speaks of the job's initialisation (DDP, the process group, the rendezvous)",
+)
+SBATCH_NODES = sign(
+    "launch.sbatch_nodes",
+    r"#SBATCH\s{1,10}(?:--nodes|-N)[= ]{0,10}(?P<n>\d{1,6})",
+    "an sbatch script's node count",
+)
+BARE_PYTHON = sign(
+    "launch.bare_python",
+    r"^\s{0,40}python3?\s{1,10}\S{1,300}\.py\b",
+    "a script line that runs python directly (not through srun or a launcher)",
+)
+SRUN_PYTHON = sign(
+    "launch.srun_python",
+    r"^\s{0,40}srun\b.{0,2000}python",
+    "a script line that runs python through srun",
+)
+BARRIER_DONE = sign(
+    "launch.barrier_done",
+    r"Completed store-based barrier",
+    "c10d's store-based barrier completed (every rank arrived, at least once)",
+)
+BARRIER_WAITING = sign(
+    "launch.barrier_waiting",
+    r"Waiting in store based barrier",
+    "c10d still waiting in its store-based barrier (a progress line, not yet a failure)",
+    case=True,
+)
+NNODES_FIXED = sign(
+    "launch.nnodes_fixed",
+    r"--nnodes[= ](?P<n>\d{1,6})(?![\d:])",
+    "a launch with a fixed node count (--nnodes N, not an elastic min:max range)",
+    case=True,
+)
+NODE_PLACED = sign(
+    "launch.node_placed",
+    r"--node[_-]rank|--rdzv[_-](?:backend|endpoint)|--rdzv_id|\bsrun\b|--hostfile",
+    "a launch that places each node (a node rank, a c10d rendezvous, srun, a hostfile)",
+    case=True,
+)
+LAUNCHER_COMMAND = sign(
+    "launch.launcher_command",
+    r"torchrun|torch\.distributed\.(?:launch|run)|multiproc|launch\.py",
+    "a PyTorch launcher is named on the line (torchrun, torch.distributed.launch, launch.py)",
+    case=True,
+)

@@ -1,0 +1,190 @@
+"""The launch and app rules read their words through signs: what each sign decides, end to end.
+
+Each test runs the whole pipeline on a small piece of realistic evidence and
+checks the value a sign's captures (or its line intersections) put in the
+finding: the store port from each way a launch names it, NCCL's own
+"Address already in use" left to NCCL's rules, a fingerprint's fields, a
+collective right under a rank check (and not one further down), the
+store-barrier progress line, a multi-node launch that places its nodes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from nccl_doctor.facts.base import Cite
+from nccl_doctor.facts.messages import (
+    fingerprint_fields,
+    launch_phase,
+    peer_gone,
+    timed_out,
+    torchrun_log_file,
+    watchdog_teardown,
+)
+from nccl_doctor.facts.run import PythonTraceback
+from nccl_doctor.facts.store import Facts
+from nccl_doctor.facts.text import TextLine
+from nccl_doctor.findings import Finding
+from nccl_doctor.pipeline import diagnose_paths
+from nccl_doctor.signs.launch import ADDRESS_IN_USE
+
+
+def _findings(tmp_path: Path, text: str, rule_id: str) -> list[Finding]:
+    path = tmp_path / "evidence.txt"
+    path.write_text(text, encoding="utf-8")
+    report = diagnose_paths([str(path)])
+    return [f for f in report.findings if f.id == rule_id]
+
+
+@pytest.mark.parametrize(
+    ("launch", "port"),
+    [
+        ("torchrun --master_port=29511 train.py", 29511),
+        ("torchrun --rdzv-endpoint node1:29512 train.py", 29512),
+        ("python train.py --init_method=tcp://10.0.0.1:29513", 29513),
+        ("MASTER_PORT=29514 torchrun train.py", 29514),
+        ("accelerate launch --main_process_port 29515 train.py", 29515),
+    ],
+)
+def test_the_store_port_is_read_from_each_way_a_launch_names_it(
+    tmp_path: Path, launch: str, port: int
+) -> None:
+    found = _findings(
+        tmp_path, f"$ {launch}\nRuntimeError: Address already in use\n", "launch.port_in_use"
+    )
+    assert [f.summary for f in found] == [
+        f"The c10d store could not bind port {port}: Address already in use (errno 98)."
+    ]
+
+
+def test_nccls_own_address_in_use_is_not_the_stores() -> None:
+    lines = [
+        "node1:1234:1234 [0] misc/socket.cc:567 NCCL WARN Call to bind failed : EADDRINUSE",
+        "node1:1234:1234 [0] c10d/socket.cpp:567 bind failed : Address already in use",
+    ]
+    facts = Facts(TextLine(cite=Cite("log", i, t), text=t) for i, t in enumerate(lines, 1))
+    assert [h.cite.line for h in facts.seen(ADDRESS_IN_USE)] == [2]
+
+
+def test_a_fingerprint_mismatch_names_each_ranks_collective(tmp_path: Path) -> None:
+    text = (
+        "RuntimeError: Detected mismatch between collectives on ranks. Rank 0 is running "
+        "collective: CollectiveFingerPrint(SequenceNumber=12, OpType=ALLREDUCE, "
+        "TensorShape=[1024], TensorDtypes=Float, TensorDeviceTypes=TensorOptions(dtype=float)), "
+        "but Rank 1 is running collective: CollectiveFingerPrint(SequenceNumber=12, "
+        "OpType=BROADCAST, TensorShape=[4], TensorDtypes=Long).\n"
+        "Rank 1 is running inconsistent collective: CollectiveFingerPrint(OpType=BROADCAST, "
+        "TensorShape=[4], TensorDtypes=Long, TensorDeviceTypes=TensorOptions(dtype=long))\n"
+    )
+    found = _findings(tmp_path, text, "app.collective_mismatch")
+    assert [f.summary for f in found] == [
+        (
+            "Ranks issued different collectives (PyTorch's debug wrapper compared them): rank 0 "
+            "ran SequenceNumber=12, OpType=ALLREDUCE, TensorShape=[1024], TensorDtypes=Float; "
+            "rank 1 ran OpType=BROADCAST, TensorShape=[4], TensorDtypes=Long."
+        )
+    ]
+
+
+@pytest.mark.parametrize(("between", "fires"), [(1, True), (2, True), (3, False)])
+def test_a_collective_counts_as_guarded_only_right_under_the_rank_check(
+    tmp_path: Path, between: int, fires: bool
+) -> None:
+    body = [f"    step_{i}()" for i in range(between - 1)]
+    code = ["```", "if rank == 0:", *body, "    dist.barrier()", "```"]
+    text = "\n".join([*code, "The training hangs forever after the first epoch.", ""])
+    found = _findings(tmp_path, text, "app.hang")
+    if not fires:
+        assert found == []
+        return
+    assert [f.summary for f in found] == [
+        (
+            "The job hangs and the code guards a collective by the rank ('if rank == 0:' then "
+            "'dist.barrier()'): if the other ranks are elsewhere (or have exited), this rank "
+            "waits in it forever."
+        )
+    ]
+
+
+def test_a_hang_at_initialisation_is_not_a_guarded_collective(tmp_path: Path) -> None:
+    text = "```\nif rank == 0:\n    dist.barrier()\n```\nThe job hangs at init_process_group.\n"
+    assert _findings(tmp_path, text, "app.hang") == []
+    found = _findings(tmp_path, text, "launch.rendezvous")
+    assert [f.confidence.value for f in found] == ["low"]
+
+
+_BARRIER_SUMMARY = (
+    "Rendezvous did not complete after 1800 s: 2/4 ranks joined (store key "
+    "store_based_barrier_key:1)"
+)
+
+
+@pytest.mark.parametrize(
+    ("verb", "confidence"), [("Waiting in", "medium"), ("Timed out in", "high")]
+)
+def test_the_store_barriers_progress_line_is_only_a_medium_sign(
+    tmp_path: Path, verb: str, confidence: str
+) -> None:
+    text = (
+        f"[W socket.cpp:436] [c10d] {verb} store based barrier on rank: 0, for key: "
+        "store_based_barrier_key:1 (world_size=4, worker_count=2, timeout=0:30:00)\n"
+    )
+    found = _findings(tmp_path, text, "launch.rendezvous")
+    assert [(f.confidence.value, f.summary.split(";")[0]) for f in found] == [
+        (confidence, _BARRIER_SUMMARY)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("flags", "fires"),
+    [("--nnodes=2", True), ("--nnodes=2 --node_rank=1", False), ("--nnodes=1:2", False)],
+)
+def test_a_multi_node_launch_must_place_its_nodes(tmp_path: Path, flags: str, fires: bool) -> None:
+    text = f"python -m torch.distributed.launch --nproc_per_node=8 {flags} train.py\n"
+    found = _findings(tmp_path, text, "launch.rendezvous")
+    assert [f.summary.split(":")[0] for f in found] == (
+        ["The launch asks for 2 nodes but gives no --node_rank (and no c10d rendezvous endpoint)"]
+        if fires
+        else []
+    )
+
+
+def test_unused_parameters_are_named_per_rank(tmp_path: Path) -> None:
+    text = (
+        "RuntimeError: Expected to have finished reduction in the prior iteration before "
+        "starting a new one.\n"
+        "Parameters which did not receive grad for rank 3: head.weight, head.bias\n"
+        "Parameter indices which did not receive grad for rank 3: 10 11\n"
+    )
+    found = _findings(tmp_path, text, "app.unused_params")
+    assert [(f.subjects.ranks, f.summary.split("loss")[1]) for f in found] == [
+        ((3,), "; on rank 3 no gradient reached head.weight, head.bias (parameter indices 10 11).")
+    ]
+
+
+def _traceback(message: str, *more: str) -> PythonTraceback:
+    return PythonTraceback(
+        cite=Cite("log", 1, "Traceback"), exc_type="RuntimeError", exc_name="RuntimeError",
+        message=message,
+        message_lines=more,
+    )  # fmt: skip
+
+
+def test_a_rank_error_is_classified_by_what_it_says() -> None:
+    assert launch_phase("torch.distributed.DistStoreError: Timed out after 901 seconds")
+    assert not launch_phase("CUDA error: an illegal memory access was encountered")
+    assert peer_gone("Connection reset by peer")
+    assert not peer_gone("Connection refused")
+    assert watchdog_teardown("Timed out waiting 1800000ms for recv operation to complete")
+    assert not watchdog_teardown("NCCL error: unhandled system error")
+    assert timed_out(_traceback("NCCL communicator was aborted", "Watchdog timed out"))
+    assert not timed_out(_traceback("CUDA out of memory"))
+    assert fingerprint_fields("OpType=BROADCAST, TensorShape=[4, 2], TensorDtypes=Long") == (
+        ("OpType", "BROADCAST"),
+        ("TensorShape", "[4, 2]"),
+        ("TensorDtypes", "Long"),
+    )
+    assert torchrun_log_file("/runs/job/attempt_0/3/stderr.log")
+    assert not torchrun_log_file("/runs/job/rank3/stderr.log")
