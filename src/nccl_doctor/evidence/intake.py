@@ -31,6 +31,7 @@ from nccl_doctor.evidence.own_files import (
     is_capture_manifest,
     report_format,
 )
+from nccl_doctor.facts.messages import TORCHRUN_LOG_FILE
 from nccl_doctor.parse import file_parser
 from nccl_doctor.parse.flight_recorder import KIND as FLIGHT_RECORDER
 
@@ -42,7 +43,6 @@ PROVENANCE_NAMES = frozenset({"SOURCE.md", "SOURCES.md", "README.md"})
 #: How many leading bytes decide "binary" (a NUL byte among them).
 SNIFF_BYTES = 8192
 
-_TORCHRUN_LOG_DIR = re.compile(r"attempt_\d+/(?P<rank>\d+)/(?:stdout|stderr|error)\.(?:log|json)$")
 _RANK_IN_NAME = re.compile(r"(?:^|[/_.-])rank[_-]?(?P<rank>\d+)(?:[/_.-]|$)", re.IGNORECASE)
 _COMPRESSED_SUFFIX = re.compile(r"\.(gz|bz2|xz)$")
 #: torch's own analyzer (flight_recorder/components/loader.py) takes the rank of a dump from
@@ -83,7 +83,7 @@ def rank_from_name(name: str) -> int | None:
     torchrun ``--log-dir`` writes ``.../attempt_0/<local_rank>/stdout.log``;
     many scripts write ``rank3.log`` or ``train_rank_3.txt``.
     """
-    if m := _TORCHRUN_LOG_DIR.search(name):
+    if m := TORCHRUN_LOG_FILE.search(name):
         return int(m["rank"])
     if m := _RANK_IN_NAME.search(Path(name).name):
         return int(m["rank"])

@@ -39,7 +39,7 @@ _FINGERPRINT_FIELD = re.compile(
     r"(OpType|TensorShape|TensorDtypes|SequenceNumber)=(\[[^\]]{0,400}\]|[^,\s)]{1,400})"
 )
 #: torchrun ``--log-dir`` files: ``<run>/attempt_N/<local_rank>/{stdout,stderr}.log``.
-_LOG_DIR_FILE = re.compile(r"attempt_\d+/\d+/(?:stdout|stderr|error)\.(?:log|json)$")
+TORCHRUN_LOG_FILE = re.compile(r"attempt_\d+/(?P<rank>\d+)/(?:stdout|stderr|error)\.(?:log|json)$")
 
 
 def launch_phase(message: str) -> bool:
@@ -72,4 +72,4 @@ def fingerprint_fields(fields: str) -> tuple[tuple[str, str], ...]:
 
 def torchrun_log_file(source: str) -> bool:
     """Whether a source is a file of torchrun's ``--log-dir`` layout."""
-    return bool(_LOG_DIR_FILE.search(source))
+    return bool(TORCHRUN_LOG_FILE.search(source))
