@@ -11,6 +11,6 @@ them all.
 
 from __future__ import annotations
 
-from nccl_doctor.signs import common, gpu, nccl
+from nccl_doctor.signs import common, cuda, gpu, nccl
 
-__all__ = ["common", "gpu", "nccl"]
+__all__ = ["common", "cuda", "gpu", "nccl"]
