@@ -25,18 +25,6 @@ RULES = Path(nccl_doctor.signs.__file__).parent.parent / "rules"
 NOT_YET: frozenset[str] = frozenset(
     {
         "_context.py",
-        "cuda/_common.py",
-        "cuda/device_assert.py",
-        "cuda/device_visibility.py",
-        "cuda/illegal_access.py",
-        "cuda/unknown_error.py",
-        "gpu/_common.py",
-        "gpu/compute_mode.py",
-        "gpu/contention.py",
-        "gpu/fabric_manager.py",
-        "gpu/mig.py",
-        "gpu/nvlink.py",
-        "gpu/oom.py",
         "nccl/_common.py",
         "nccl/duplicate_gpu.py",
         "nccl/env.py",

@@ -11,6 +11,6 @@ them all.
 
 from __future__ import annotations
 
-from nccl_doctor.signs import app, common, driver, host, launch, nccl, net
+from nccl_doctor.signs import app, common, cuda, driver, gpu, host, launch, nccl, net
 
-__all__ = ["app", "common", "driver", "host", "launch", "nccl", "net"]
+__all__ = ["app", "common", "cuda", "driver", "gpu", "host", "launch", "nccl", "net"]

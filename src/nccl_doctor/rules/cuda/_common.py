@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 
 from nccl_doctor.facts.base import Cite, Fact
@@ -13,41 +12,46 @@ from nccl_doctor.facts.run import (
     NcclErrorReport,
     PythonTraceback,
 )
+from nccl_doctor.facts.signs import Sign
 from nccl_doctor.facts.store import Facts, Hit
 from nccl_doctor.rules.base import first_distinct
 
-
-def _texts(fact: Fact) -> list[str]:
-    out = [fact.cite.text]
-    for name in ("message", "traceback"):
-        value = getattr(fact, name, None)
-        if isinstance(value, str):
-            out.append(value)
-    for name in ("message_lines", "last_error", "traceback_lines"):
-        value = getattr(fact, name, None)
-        if isinstance(value, tuple):
-            out.extend(v for v in value if isinstance(v, str))
-    return out
+#: Facts that carry an error's text in their message or traceback lines.
+_CARRIERS = (PythonTraceback, CppException, NcclErrorReport, ChildFailure)
 
 
-def matching_errors(facts: Facts, pattern: re.Pattern[str]) -> list[CudaError]:
-    """CUDA error facts whose error text matches."""
-    return [e for e in facts.of(CudaError) if e.error and pattern.search(e.error)]
+def matching_errors(
+    facts: Facts, sign: Sign, errors: Iterable[CudaError] | None = None
+) -> list[CudaError]:
+    """The CUDA error facts (of ``errors``, else all) whose error text shows ``sign``.
+
+    The sign is read on each error's line; the hit counts where what it
+    matched is part of the error the parser took from that line.
+    """
+    errors = tuple(facts.of(CudaError) if errors is None else errors)
+    shown: dict[tuple[str, int], set[str]] = {}
+    for hit in facts.seen_on(sign, errors):
+        shown.setdefault((hit.cite.source, hit.cite.line), set()).add(hit.match.group(0).lower())
+    return [
+        e
+        for e in errors
+        if e.error and any(m in e.error for m in shown.get((e.cite.source, e.cite.line), ()))
+    ]
 
 
-def hits(facts: Facts, pattern: re.Pattern[str]) -> tuple[tuple[Hit, ...], bool]:
-    """Lines matching, and whether any of them is machine output."""
-    found = facts.search(pattern)
+def hits(facts: Facts, sign: Sign) -> tuple[tuple[Hit, ...], bool]:
+    """Lines where ``sign`` shows, and whether any of them is machine output."""
+    found = facts.seen(sign)
     return found, any(not h.prose for h in found)
 
 
 def ranks_of(
-    facts: Facts, pattern: re.Pattern[str], direct: Sequence[Fact] = (), lines: Sequence[Hit] = ()
+    facts: Facts, sign: Sign, direct: Sequence[Fact] = (), lines: Sequence[Hit] = ()
 ) -> list[int]:
     """The ranks that hit the error, earliest first.
 
-    Read from the error facts themselves, then from the search hits, then
-    from the exceptions and launcher summaries that carry the error text,
+    Read from the error facts themselves, then from the sign's hits, then
+    from the exceptions and launcher summaries whose lines show the sign,
     then from the launcher's root cause when the job had only that rank.
     """
     timed: list[tuple[float, int, int]] = []
@@ -64,9 +68,10 @@ def ranks_of(
     for hit in lines:
         add(hit.rank, None)
     if not timed:
-        carriers = (PythonTraceback, CppException, NcclErrorReport, ChildFailure)
-        for fact in facts.all:
-            if isinstance(fact, carriers) and any(pattern.search(t) for t in _texts(fact)):
+        carriers = [f for f in facts.all if isinstance(f, _CARRIERS)]
+        shown = {(h.cite.source, h.cite.line) for h in facts.seen_on(sign, carriers)}
+        for fact in carriers:
+            if (fact.cite.source, fact.cite.line) in shown:
                 add(fact.rank, fact.time_s)
     if not timed:
         roots = [c for c in facts.of(ChildFailure) if c.root_cause and c.rank is not None]
@@ -100,10 +105,16 @@ def dedupe(items: Iterable[Fact | Cite], limit: int = 4) -> list[Fact | Cite]:
     return first_distinct(items, limit, key=cite_of)
 
 
-def nccl_saw(facts: Facts, pattern: re.Pattern[str]) -> NcclErrorReport | None:
-    """An NCCL error report whose last error is this CUDA error (NCCL hit it)."""
-    for report in facts.of(NcclErrorReport):
-        if any(pattern.search(t) for t in report.last_error):
+def nccl_saw(facts: Facts, sign: Sign) -> NcclErrorReport | None:
+    """An NCCL error report whose last error shows ``sign`` (NCCL hit that CUDA error)."""
+    reports = facts.of(NcclErrorReport)
+    shown: dict[tuple[str, int], set[str]] = {}
+    for hit in facts.seen_on(sign, reports):
+        shown.setdefault((hit.cite.source, hit.cite.line), set()).add(hit.said.text)
+    for report in reports:
+        source, line = report.cite.source, report.cite.line
+        said = shown.get((source, line), set())
+        if any(Cite.of(source, line, t.rstrip()).text in said for t in report.last_error):
             return report
     return None
 

@@ -33,14 +33,22 @@ ids against the vocabulary. The other ranks' errors need no fix of their own.
 
 from __future__ import annotations
 
-import re
-
 from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.run import CudaError
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.base import Rule
-from nccl_doctor.rules.cuda._common import cascade, dedupe, hits, hosts_of, nccl_saw, ranks_of, who
+from nccl_doctor.rules.cuda._common import (
+    cascade,
+    dedupe,
+    hits,
+    hosts_of,
+    matching_errors,
+    nccl_saw,
+    ranks_of,
+    who,
+)
+from nccl_doctor.signs.cuda import DEVICE_ASSERT, KERNEL_LINE
 
 RULE = Rule(
     id="cuda.device_assert",
@@ -57,49 +65,43 @@ RULE = Rule(
     ),
 )
 
-_ERROR = re.compile(
-    r"device-side assert(?:ion)? triggered|cudaErrorAssert\b|CUDA_ERROR_ASSERT\b", re.IGNORECASE
-)
-_LINE = re.compile(r"\.cuh?:\d+:[^\n]{0,300}Assertion `[^`\n]{0,300}` failed")
-
-#: What a failing kernel usually means, by the kernel source it names.
+#: What a failing kernel usually means, by words (lower case) of the kernel source
+#: file or the assertion's condition, as the parser read them.
 _HINTS = (
-    (r"BinaryCrossEntropy|input_val >= zero", "BCE inputs outside [0, 1]"),
-    (r"Loss|NLL|ClassNLL|CrossEntropy|nll_loss", "a class label outside [0, n_classes)"),
-    (r"Embedding|EmbeddingBag", "a token/index id at or past the embedding size"),
-    (r"Index|Indexing|ScatterGather|scatter|gather", "an index outside the tensor's size"),
-    (r"Distributions|Multinomial", "invalid probabilities (NaN, inf or negative) for sampling"),
+    (("binarycrossentropy", "input_val >= zero"), "BCE inputs outside [0, 1]"),
+    (("loss", "nll", "crossentropy"), "a class label outside [0, n_classes)"),
+    (("embedding",), "a token/index id at or past the embedding size"),
+    (("index", "scatter", "gather"), "an index outside the tensor's size"),
+    (("distributions", "multinomial"), "invalid probabilities (NaN, inf or negative) for sampling"),
 )
 
 
 def _hint(assert_: CudaError | None) -> str | None:
     if assert_ is None:
         return None
-    where = f"{assert_.kernel_file or ''} {assert_.assertion or ''}"
-    return next((text for pat, text in _HINTS if re.search(pat, where, re.IGNORECASE)), None)
+    where = f"{assert_.kernel_file or ''} {assert_.assertion or ''}".lower()
+    return next((text for words, text in _HINTS if any(w in where for w in words)), None)
 
 
 def check(facts: Facts) -> list[Finding]:
     """Device-side assertions, with the rank that hit them."""
     asserts = [e for e in facts.of(CudaError) if e.kind == "device_assert"]
-    errors = [
-        e
-        for e in facts.of(CudaError)
-        if e.kind != "device_assert" and (e.code == 710 or (e.error and _ERROR.search(e.error)))
-    ]
-    lines, machine = hits(facts, _ERROR)
+    rest = [e for e in facts.of(CudaError) if e.kind != "device_assert"]
+    named = set(matching_errors(facts, DEVICE_ASSERT, rest))
+    errors = [e for e in rest if e.code == 710 or e in named]
+    lines, machine = hits(facts, DEVICE_ASSERT)
     if not asserts and not errors and not lines:
         return []
     machine = machine or bool(asserts or errors)
     direct: list[Fact] = [*asserts, *errors]
-    ranks = ranks_of(facts, _ERROR, direct, [h for h in lines if not h.prose])
+    ranks = ranks_of(facts, DEVICE_ASSERT, direct, [h for h in lines if not h.prose])
     hosts = hosts_of(direct, lines)
     first = asserts[0] if asserts else None
     where = ""
     if first is not None:
         name = (first.kernel_file or "").rsplit("/", 1)[-1]
-        line = re.search(r"\.cuh?:(\d+)", first.cite.text)
-        where = f" in {name}{':' + line.group(1) if line else ''}"
+        line = next((h.match["line"] for h in facts.seen_on(KERNEL_LINE, [first])), None)
+        where = f" in {name}{':' + line if line else ''}"
         if first.assertion:
             where += f" (`{first.assertion[:120]}`)"
     summary = f"{who(ranks, hosts).capitalize()} hit a device-side assertion{where}"
@@ -108,7 +110,7 @@ def check(facts: Facts) -> list[Finding]:
     hint = _hint(first)
     if hint:
         summary += f"; this kernel usually asserts on {hint}"
-    report = nccl_saw(facts, _ERROR)
+    report = nccl_saw(facts, DEVICE_ASSERT)
     if report is not None:
         summary += (
             "; the CUDA context is now unusable, so NCCL's next call failed with "

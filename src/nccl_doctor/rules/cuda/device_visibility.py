@@ -35,15 +35,21 @@ or ``cuda:0`` when the scheduler binds one GPU per task); unset or correct
 
 from __future__ import annotations
 
-import re
-
 from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.host import EnvVar
 from nccl_doctor.facts.run import CudaError, DistributedError, PythonTraceback
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.base import Rule
-from nccl_doctor.rules.cuda._common import dedupe, hits, hosts_of, ranks_of, who
+from nccl_doctor.rules.cuda._common import (
+    dedupe,
+    hits,
+    hosts_of,
+    matching_errors,
+    ranks_of,
+    who,
+)
+from nccl_doctor.signs.cuda import GPU_PER_TASK, INVALID_ORDINAL, NO_GPU, VISIBLE_DEVICES
 
 RULE = Rule(
     id="cuda.device_visibility",
@@ -52,32 +58,26 @@ RULE = Rule(
     explains=("launch.rank_crash", "launch.rendezvous", "app.hang", "net.unreachable"),
 )
 
-_ORDINAL = re.compile(
-    r"invalid device ordinal|CUDA_ERROR_INVALID_DEVICE\b|cudaErrorInvalidDevice\b"
-    r"|on CUDA device \d+ but torch\.cuda\.device_count\(\) is \d+",
-    re.IGNORECASE,
-)
-_NONE = re.compile(
-    r"no CUDA GPUs are available|no CUDA-capable device is detected|CUDA_ERROR_NO_DEVICE\b"
-    r"|cudaErrorNoDevice\b|ProcessGroupNCCL is only supported with GPUs",
-    re.IGNORECASE,
-)
-_PER_TASK = re.compile(r"--gpus-per-task|--gpu-bind|--gres-flags=enforce-binding", re.IGNORECASE)
-
 
 def _visible(facts: Facts) -> tuple[str, Cite] | None:
     for var in facts.of(EnvVar):
         if var.name == "CUDA_VISIBLE_DEVICES" and var.value is not None:
             return var.value, var.cite
-    for hit in facts.search(r"CUDA_VISIBLE_DEVICES\s*[=:]\s*['\"]?([\w,-]*)", prose=False):
-        return hit.match.group(1), hit.cite
+    for hit in facts.seen(VISIBLE_DEVICES, prose=False):
+        return hit.match["devices"], hit.cite
     return None
 
 
 def _call_site(facts: Facts) -> str | None:
     """``job.py:22`` of the user's frame that called set_device / .to / .cuda."""
-    for tb in facts.of(PythonTraceback):
-        if not (tb.message and (_ORDINAL.search(tb.message) or _NONE.search(tb.message))):
+    tracebacks = [tb for tb in facts.of(PythonTraceback) if tb.message]
+    shown = {
+        (h.cite.source, h.cite.line)
+        for sign in (INVALID_ORDINAL, NO_GPU)
+        for h in facts.seen_on(sign, tracebacks)
+    }
+    for tb in tracebacks:
+        if (tb.cite.source, tb.cite.line) not in shown:
             continue
         user = [f for f in tb.frames if "site-packages" not in f[0] and "/torch/" not in f[0]]
         if user:
@@ -88,22 +88,24 @@ def _call_site(facts: Facts) -> str | None:
 
 def check(facts: Facts) -> list[Finding]:
     """Ordinal and no-GPU errors, with the ranks, the visible devices and the launch settings."""
-    ordinal = [e for e in facts.of(CudaError) if e.code == 101 or _ORDINAL.search(e.error or "")]
-    none = [e for e in facts.of(CudaError) if e.code == 100 or _NONE.search(e.error or "")]
+    named_ordinal = set(matching_errors(facts, INVALID_ORDINAL))
+    named_none = set(matching_errors(facts, NO_GPU))
+    ordinal = [e for e in facts.of(CudaError) if e.code == 101 or e in named_ordinal]
+    none = [e for e in facts.of(CudaError) if e.code == 100 or e in named_none]
     none_pg = [d for d in facts.of(DistributedError) if d.category == "no_gpus"]
-    ord_lines, ord_machine = hits(facts, _ORDINAL)
-    none_lines, none_machine = hits(facts, _NONE)
+    ord_lines, ord_machine = hits(facts, INVALID_ORDINAL)
+    none_lines, none_machine = hits(facts, NO_GPU)
     is_ordinal = bool(ordinal or ord_lines)
     if not (is_ordinal or none or none_pg or none_lines):
         return []
     direct: list[Fact] = [*ordinal, *none, *none_pg]
     lines = ord_lines if is_ordinal else none_lines
     machine = bool(direct) or (ord_machine if is_ordinal else none_machine)
-    pattern = _ORDINAL if is_ordinal else _NONE
-    ranks = ranks_of(facts, pattern, direct, [h for h in lines if not h.prose])
+    sign = INVALID_ORDINAL if is_ordinal else NO_GPU
+    ranks = ranks_of(facts, sign, direct, [h for h in lines if not h.prose])
     hosts = hosts_of(direct, lines)
     visible = _visible(facts)
-    per_task = facts.search(_PER_TASK)
+    per_task = facts.seen(GPU_PER_TASK)
     site = _call_site(facts)
     evidence: list[Fact | Cite] = [*direct[:2], *(h.cite for h in lines[:2])]
     if is_ordinal:

@@ -36,8 +36,6 @@ if the kernel log shows a hardware Xid, treat it as a GPU fault.
 
 from __future__ import annotations
 
-import re
-
 from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.host import XidEvent
 from nccl_doctor.facts.run import CudaError
@@ -55,6 +53,7 @@ from nccl_doctor.rules.cuda._common import (
     ranks_of,
     who,
 )
+from nccl_doctor.signs.cuda import ILLEGAL_ACCESS, WATCHDOG
 
 RULE = Rule(
     id="cuda.illegal_access",
@@ -72,43 +71,33 @@ RULE = Rule(
 
 _KNOWN = tuple(e for e in cuda_errors.ERRORS if e.diagnosis_id == "cuda.illegal_access")
 _CODES = frozenset(e.code for e in _KNOWN)
-_NAMES = [n for e in _KNOWN for n in (e.name, e.driver_name) if n]
-_MESSAGES = [e.message for e in _KNOWN if e.message and e.message != "misaligned address"]
-_ERROR = re.compile(
-    "|".join(
-        [
-            *(re.escape(m) for m in _MESSAGES),
-            r"\bmisaligned address\b",
-            *(rf"\b{re.escape(n)}\b" for n in _NAMES),
-        ]
-    ),
-    re.IGNORECASE,
-)
 #: Xids that mean the GPU, not the application, faulted.
 _HARDWARE_XIDS = frozenset({48, 61, 62, 63, 64, 74, 79, 92, 94, 95, 119, 120, 121, 140, 154})
 
 
-def _name(text: str) -> str:
-    match = _ERROR.search(text)
-    return match.group(0) if match else text.strip()[:60]
+def _name(facts: Facts, error: CudaError) -> str:
+    """The fault's message or name as the error text holds it (else the start of that text)."""
+    text = error.error or ""
+    said = (h.match.group(0).lower() for h in facts.seen_on(ILLEGAL_ACCESS, [error]))
+    return next((s for s in said if s in text), text.strip()[:60])
 
 
 def check(facts: Facts) -> list[Finding]:
     """Sticky kernel faults, with the rank that hit them and whether the GPU is suspect."""
     errors = [
         e for e in facts.of(CudaError) if e.code in _CODES and e.kind != "device_assert"
-    ] or matching_errors(facts, _ERROR)
-    lines, machine = hits(facts, _ERROR)
+    ] or matching_errors(facts, ILLEGAL_ACCESS)
+    lines, machine = hits(facts, ILLEGAL_ACCESS)
     if not errors and not lines:
         return []
     machine = machine or bool(errors)
     direct: list[Fact] = list(errors)
-    ranks = ranks_of(facts, _ERROR, direct, [h for h in lines if not h.prose])
+    ranks = ranks_of(facts, ILLEGAL_ACCESS, direct, [h for h in lines if not h.prose])
     hosts = hosts_of(direct, lines)
-    error_text = _name(errors[0].error or "") if errors else _name(lines[0].match.group(0))
+    error_text = _name(facts, errors[0]) if errors else lines[0].match.group(0)
     summary = f"{who(ranks, hosts).capitalize()} hit '{error_text}'"
-    report = nccl_saw(facts, _ERROR)
-    if any("watchdog" in h.cite.text.lower() for h in lines):
+    report = nccl_saw(facts, ILLEGAL_ACCESS)
+    if facts.lines_of(WATCHDOG) & {h.said for h in lines}:
         summary += (
             "; ProcessGroupNCCL's watchdog reported it, so the kernel that faulted may be any "
             "earlier one"

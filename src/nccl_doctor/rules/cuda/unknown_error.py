@@ -33,7 +33,6 @@ the GPU alone.
 
 from __future__ import annotations
 
-import re
 from typing import NamedTuple
 
 from nccl_doctor.facts.base import Cite, Fact
@@ -45,8 +44,10 @@ from nccl_doctor.facts.run import CudaError
 from nccl_doctor.facts.software import SoftwareVersions
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
+from nccl_doctor.knowledge.gpu_boards import nvswitch_model
 from nccl_doctor.rules._context import init_phase
 from nccl_doctor.rules.base import Rule
+from nccl_doctor.signs.cuda import UNKNOWN_ERROR, UVM_NAMED
 
 RULE = Rule(
     id="cuda.unknown_error",
@@ -54,15 +55,6 @@ RULE = Rule(
     severity=Severity.CRITICAL,
     explains=("launch.rank_crash", "app.hang"),
 )
-
-_TEXT_999 = re.compile(
-    r"(?:Cuda failure|CUDA error|cudaError\w{0,60})\W+(?:999\W+)?'?unknown error|cudaErrorUnknown"
-    r"|CUDA_ERROR_UNKNOWN|Cuda failure 999",
-    re.IGNORECASE,
-)
-#: GPU models sold as HGX/DGX boards behind NVSwitch when eight sit in one node.
-_NVSWITCH_MODELS = re.compile(r"\b(?:A100|A800|H100|H800|H200|H20|B100|B200|GB200)\b")
-_UVM = re.compile(r"nvidia[-_]uvm", re.IGNORECASE)
 
 
 class Step(NamedTuple):
@@ -82,7 +74,7 @@ def _errors(facts: Facts) -> list[Fact | Cite]:
     ]
     found += [w for w in facts.of(NcclWarn) if w.cuda_error_code == 999]
     if not found:
-        found += [h.cite for h in facts.search(_TEXT_999, prose=False)[:3]]
+        found += [h.cite for h in facts.seen(UNKNOWN_ERROR, prose=False)[:3]]
     return found
 
 
@@ -136,7 +128,7 @@ def _step_fabric(facts: Facts) -> Step:
             "NVSwitch fabric state: Completed on the GPUs listed (fabric manager is fine)", []
         )
     model, count = _gpu_models(facts)
-    if model and _NVSWITCH_MODELS.search(model) and count >= 8:
+    if model and nvswitch_model(model) and count >= 8:
         return Step(
             (
                 f"Check the fabric manager: {count}x {model} is an NVSwitch (HGX) board, "
@@ -155,7 +147,7 @@ def _step_fabric(facts: Facts) -> Step:
 
 
 def _step_uvm(facts: Facts) -> Step:
-    hits = facts.search(_UVM)
+    hits = facts.seen(UVM_NAMED)
     if hits:
         return Step(
             (

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
 from nccl_doctor.facts.base import Fact
 from nccl_doctor.facts.failures import failures_of
 from nccl_doctor.facts.gpu import Gpu, MigDevice, SmiError
 from nccl_doctor.facts.host import XidEvent
+from nccl_doctor.facts.signs import Sign
 from nccl_doctor.facts.store import Facts, Hit
 from nccl_doctor.knowledge.xid import XidInfo, xid_info
 from nccl_doctor.rules.base import first_distinct
+from nccl_doctor.signs.gpu import GPU_ERROR, MULTI_GPU, NVLINK_BOARD, WEDGE
 
 
 def gpu_name(gpu: Gpu) -> str:
@@ -111,14 +112,14 @@ def first_of_each(events: Iterable[tuple[XidEvent, XidInfo]], limit: int = 4) ->
     return [event for event, _ in firsts]
 
 
-def machine_hits(facts: Facts, pattern: str) -> tuple[Hit, ...]:
-    """Hits of ``pattern`` in machine output only."""
-    return facts.search(pattern, prose=False)
+def machine_hits(facts: Facts, sign: Sign) -> tuple[Hit, ...]:
+    """Hits of ``sign`` in machine output only."""
+    return facts.seen(sign, prose=False)
 
 
-def prose_hits(facts: Facts, pattern: str) -> tuple[Hit, ...]:
-    """Hits of ``pattern`` in people's sentences only."""
-    return tuple(h for h in facts.search(pattern) if h.prose)
+def prose_hits(facts: Facts, sign: Sign) -> tuple[Hit, ...]:
+    """Hits of ``sign`` in people's sentences only."""
+    return tuple(h for h in facts.seen(sign) if h.prose)
 
 
 def mig_devices(facts: Facts) -> tuple[MigDevice, ...]:
@@ -131,41 +132,18 @@ def smi_errors(facts: Facts, *kinds: str) -> tuple[SmiError, ...]:
     return tuple(e for e in facts.of(SmiError) if e.error in kinds)
 
 
-#: GPU models that are NVLink/NVSwitch boards (SXM, HGX/DGX), from names as printed.
-NVLINK_BOARD = re.compile(
-    r"SXM|HGX|DGX|\bXE8545\b|\bXE9680\b|\bp4d|\bp5\.|\bND\d*[a-z]*[ _-]?(?:A100|H100|H200)|"
-    r"\bH100 80GB HBM3\b|\bH200\b(?! NVL)|\bB200\b|\bGB200\b|\bH800\b|\bA800-SXM",
-    re.IGNORECASE,
-)
-
-#: Words and systemd lines saying processes survive SIGKILL or only a reboot recovers.
-_WEDGE = (
-    r"still around after SIGKILL|(?:can ?not|can't|couldn't|could not|unable to) (?:be )?kill"
-    r"|unkillable|uninterruptible sleep|\bD state\b|stuck in (?:the )?(?:kernel|driver)"
-    r"|only (?:solution|way|fix|thing)[^.]{0,40}\breboot"
-    r"|reboot(?:ing)? (?:is the only|was the only)"
-    r"|State 'stop-sigterm' timed out"
-)
-_GPU_ERROR = r"CUDA error|cuda failure|\bXid\b|NVRM|GPU (?:error|fault|hang)|ggml-cuda|cudaError"
-_MULTI_GPU = (
-    r"\b(?:[2-9]|1[0-6])\s*(?:x|\*|×)\s*(?:NVIDIA\s+)?(?:Tesla\s+)?(?:A100|A800|H100|H200|H800|"
-    r"V100|B200|B100|GB200)|\b(?:[2-9]|1[0-6])\s+(?:NVIDIA\s+)?(?:A100|A800|H100|H200|H800|V100|"
-    r"B200)\b|\b(?:[2-9]|1[0-6]) ?GPUs\b"
-)
-
-
 def wedge_hits(facts: Facts) -> tuple[Hit, ...]:
     """Lines saying GPU processes could not be killed / only a reboot helped, after a GPU error."""
-    hits = facts.search(_WEDGE)
-    if not hits or not facts.said(_GPU_ERROR):
+    hits = facts.seen(WEDGE)
+    if not hits or not facts.saw(GPU_ERROR):
         return ()
     return hits
 
 
 def nvlink_board(facts: Facts) -> tuple[Hit, ...]:
     """Lines naming a multi-GPU NVLink/NVSwitch board (SXM parts, HGX/DGX, known servers)."""
-    hits = facts.search(NVLINK_BOARD)
-    multi = len({g.bus_id or g.index for g in facts.of(Gpu)}) > 1 or facts.said(_MULTI_GPU)
+    hits = facts.seen(NVLINK_BOARD)
+    multi = len({g.bus_id or g.index for g in facts.of(Gpu)}) > 1 or facts.saw(MULTI_GPU)
     return hits if hits and multi else ()
 
 

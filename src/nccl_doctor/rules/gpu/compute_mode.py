@@ -41,6 +41,7 @@ from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.base import Rule
 from nccl_doctor.rules.gpu._common import gpu_key, gpu_name, unique_gpus
+from nccl_doctor.signs.gpu import DEVICES_BUSY
 
 RULE = Rule(
     id="gpu.compute_mode",
@@ -48,8 +49,6 @@ RULE = Rule(
     severity=Severity.CRITICAL,
     explains=("launch.rank_crash", "cuda.device_visibility", "nccl.internal", "app.hang"),
 )
-
-_BUSY = r"busy or unavailable|cudaErrorDevicesUnavailable|CUDA_ERROR_DEVICE_UNAVAILABLE"
 
 
 def check(facts: Facts) -> list[Finding]:
@@ -60,7 +59,7 @@ def check(facts: Facts) -> list[Finding]:
     ]
     busy_errors += [
         h.cite
-        for h in facts.search(_BUSY)
+        for h in facts.seen(DEVICES_BUSY)
         if h.cite not in {b.cite if isinstance(b, Fact) else b for b in busy_errors}
     ]
     if not strict and not busy_errors:
@@ -81,7 +80,7 @@ def check(facts: Facts) -> list[Finding]:
         first = busy_errors[0]
         text = (first.cite if isinstance(first, Fact) else first).text.strip()
         prose_only = not any(isinstance(b, Fact) for b in busy_errors) and all(
-            h.prose for h in facts.search(_BUSY)
+            h.prose for h in facts.seen(DEVICES_BUSY)
         )
         if any(g.compute_mode == "Default" for g in unique_gpus(facts)):
             return []  # the mode is not the cause; another rule owns this error

@@ -36,7 +36,6 @@ allocate GPUs exclusively.
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from dataclasses import replace
 
@@ -48,6 +47,7 @@ from nccl_doctor.facts.run import CudaOutOfMemory
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.base import Rule
+from nccl_doctor.signs.gpu import OOM_TEXT, SMALL_BATCH
 
 RULE = Rule(
     id="gpu.contention",
@@ -151,18 +151,6 @@ def gpu_ranks_failing(failing: list[int], by_rank: dict[int, RankGpu]) -> set[in
     return {by_rank[r].gpu_index for r in failing if r in by_rank}
 
 
-#: A person saying the OOM stays when the job asks for little.
-_SMALL_ASK = re.compile(
-    r"(?:reduc\w{0,20}|lower\w{0,20}|decreas\w{0,20}|even (?:with|at)|tried)\b"
-    r".{0,40}\bbatch[ _-]?size"
-    r"|batch[ _-]?size (?:of |to |=\s*)?(?:1|2|4|8)\b.{0,60}(?:still|same|didn't|did not|not)",
-    re.IGNORECASE,
-)
-_OOM_TEXT = re.compile(
-    r"out of memory|cudaErrorMemoryAllocation|CUDA_ERROR_OUT_OF_MEMORY", re.IGNORECASE
-)
-
-
 def _held_elsewhere(facts: Facts) -> list[Finding]:
     """The OOM message's own numbers: capacity minus free minus this process is someone else."""
     for oom in facts.of(CudaOutOfMemory):
@@ -196,8 +184,8 @@ def _suspected(facts: Facts) -> list[Finding]:
     """An OOM that persists at a small batch, with no process list to check: ask for one."""
     if facts.of(GpuProcess) or facts.kinds & {"nvidia-smi", "nvidia-smi-q", "nvidia-smi-xml"}:
         return []
-    ooms = list(facts.search(_OOM_TEXT))
-    cue = facts.search(_SMALL_ASK)
+    ooms = list(facts.seen(OOM_TEXT))
+    cue = facts.seen(SMALL_BATCH)
     if not ooms or not cue:
         return []
     return [

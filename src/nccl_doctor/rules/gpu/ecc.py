@@ -54,6 +54,7 @@ from nccl_doctor.rules.gpu._common import (
     xid_summary,
     xids_for,
 )
+from nccl_doctor.signs.gpu import CORRECTABLE, SAID_ECC, UNCORRECTABLE
 
 RULE = Rule(
     id="gpu.ecc",
@@ -78,7 +79,6 @@ _FIX = [
     "Check nvidia-smi -q -d ECC,ROW_REMAPPER,PAGE_RETIREMENT and dmesg for Xid 48/63/64/94/95",
     "Run dcgmi diag -r 3; RMA the GPU if remapping failed or the errors come back",
 ]
-_ECC_TEXT = r"uncorrectable ECC error|ECC error|double[- ]bit ECC|ecc_uncorrectable"
 
 
 def _counters(facts: Facts, failed: bool) -> list[Finding]:
@@ -175,11 +175,8 @@ def check(facts: Facts) -> list[Finding]:
             )
         )
     if not findings:
-        said = [
-            h
-            for h in prose_hits(facts, _ECC_TEXT)
-            if "correctable" not in h.cite.text.lower() or "uncorrectable" in h.cite.text.lower()
-        ]
+        corrected = facts.lines_of(CORRECTABLE) - facts.lines_of(UNCORRECTABLE)
+        said = [h for h in prose_hits(facts, SAID_ECC) if h.said not in corrected]
         if said:
             findings.append(
                 RULE.finding(

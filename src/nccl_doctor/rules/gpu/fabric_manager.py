@@ -45,6 +45,7 @@ from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.base import Rule
 from nccl_doctor.rules.gpu._common import gpu_key, gpu_name, job_failed, unique_gpus
+from nccl_doctor.signs.gpu import FABRIC_MANAGER_LOG, SYSTEM_NOT_READY
 
 RULE = Rule(
     id="gpu.fabric_manager",
@@ -73,13 +74,6 @@ _FIX = [
         "reason (confidential-computing mode not set ready): check nvidia-smi conf-compute -q"
     ),
 ]
-_NOT_READY = r"system not yet initiali[sz]ed|cudaErrorSystemNotReady|CUDA_ERROR_SYSTEM_NOT_READY"
-_FM_LOG = (
-    r"fabric ?manager .{0,60}(?:don'?t|doesn'?t|does not) match"
-    r"|nvidia-fabricmanager\.service.{0,40}(?:failed|FAILURE)"
-    r"|nv-fabricmanager.{0,80}(?:error|failed)|Unit nvidia-fabricmanager\.service "
-    r"(?:not found|could not be found)"
-)
 _BAD_STATES = ("in progress", "not started", "failed", "not supported by fm")
 
 
@@ -90,7 +84,7 @@ def check(facts: Facts) -> list[Finding]:
         for e in facts.of(CudaError)
         if e.code == 802 or (e.error and "not yet initiali" in e.error)
     ]
-    quoted = [h for h in facts.search(_NOT_READY) if h.cite not in {_c(e) for e in errors}]
+    quoted = [h for h in facts.seen(SYSTEM_NOT_READY) if h.cite not in {_c(e) for e in errors}]
     machine = bool(errors) or any(not h.prose for h in quoted)
     gpus = [
         g
@@ -98,7 +92,7 @@ def check(facts: Facts) -> list[Finding]:
         if (g.fabric_state and g.fabric_state.lower() in _BAD_STATES)
         or (g.fabric_status and g.fabric_status.lower() not in ("success", "n/a", "none"))
     ]
-    log = facts.search(_FM_LOG)
+    log = facts.seen(FABRIC_MANAGER_LOG)
     if not errors and not quoted and not gpus and not log:
         return []
     parts = []

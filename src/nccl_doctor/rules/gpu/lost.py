@@ -54,6 +54,7 @@ from nccl_doctor.rules.gpu._common import (
     xid_summary,
     xids_for,
 )
+from nccl_doctor.signs.gpu import GPU_LOST, SAID_LOST
 
 RULE = Rule(
     id="gpu.lost",
@@ -85,11 +86,6 @@ _FIX = [
     "Reseat the GPU and its power cables or try another slot; update the driver and VBIOS",
     "RMA the GPU if it falls off again",
 ]
-_MACHINE = (
-    r"GPU is lost|fallen off the bus|NVML_ERROR_GPU_IS_LOST|GPU requires reset"
-    r"|Unable to determine the device handle"
-)
-_PROSE = r"fell off the bus|fallen off the bus|GPU (?:is|was) lost|GPU disappeared"
 
 
 def check(facts: Facts) -> list[Finding]:
@@ -100,7 +96,7 @@ def check(facts: Facts) -> list[Finding]:
     xids = xids_for(facts, RULE.id)
     cites: list[Cite | Fact] = [*handle[:2], *kernel[:2], *first_of_each(xids, 2)]
     if not cites:
-        cites = [h.cite for h in machine_hits(facts, _MACHINE)[:2]]
+        cites = [h.cite for h in machine_hits(facts, GPU_LOST)[:2]]
     if cites:
         buses = [e.bus_id for e in handle if e.bus_id] + [m.bus_id for m in kernel if m.bus_id]
         buses += [e.bus_id for e, _ in xids if e.bus_id]
@@ -176,7 +172,7 @@ def _gpu_state(facts: Facts) -> list[Finding]:
 
 
 def _words(facts: Facts) -> list[Finding]:
-    said = prose_hits(facts, _PROSE)
+    said = prose_hits(facts, SAID_LOST)
     if said:
         return [
             RULE.finding(

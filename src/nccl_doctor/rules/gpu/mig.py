@@ -36,8 +36,6 @@ the MIG strategy) that gives whole GPUs.
 
 from __future__ import annotations
 
-import re
-
 from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.gpu import Gpu, MigDevice
 from nccl_doctor.facts.host import EnvVar
@@ -45,6 +43,7 @@ from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.base import Rule
 from nccl_doctor.rules.gpu._common import distributed, gpu_key, gpu_name, job_failed, unique_gpus
+from nccl_doctor.signs.gpu import MIG_CUDA_FAIL, MIG_PROFILE
 
 RULE = Rule(
     id="gpu.mig",
@@ -120,25 +119,16 @@ def check(facts: Facts) -> list[Finding]:
     return findings or _named_slices(facts)
 
 
-#: A MIG profile in a device name or a report: ``A100-SXM4-80GB-MIG-3g.40gb``, ``MIG 1g.10gb``
-_PROFILE = re.compile(r"\bMIG[- ](?P<p>\d+g\.\d+gb)\b", re.IGNORECASE)
-_CUDA_FAIL = re.compile(
-    r"device >= 0 && device < num_gpus|INTERNAL ASSERT FAILED|invalid device ordinal"
-    r"|no CUDA GPUs are available|CUDA error|RuntimeError|fails?\b",
-    re.IGNORECASE,
-)
-
-
 def _named_slices(facts: Facts) -> list[Finding]:
     """No MIG state was pasted, but the devices are MIG slices and CUDA fails on them."""
-    profiles = facts.search(_PROFILE)
-    failures = facts.search(_CUDA_FAIL)
+    profiles = facts.seen(MIG_PROFILE)
+    failures = facts.seen(MIG_CUDA_FAIL)
     if not profiles or not failures:
         return []
     machine = not all(h.prose for h in (*profiles, *failures))
     return [
         RULE.finding(
-            summary=f"The job runs on MIG slices ({profiles[0].match['p']}) and CUDA fails: "
+            summary=f"The job runs on MIG slices ({profiles[0].match['profile']}) and CUDA fails: "
             "one process can use only one MIG instance (CUDA enumerates one), and NCCL cannot "
             "use P2P/NVLink between instances",
             fix=[

@@ -42,9 +42,9 @@ from nccl_doctor.facts.probe import ProbeBandwidth, far_below
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.facts.topology import NvLink, NvLinkAllInactive, NvLinkErrorCount
 from nccl_doctor.findings import Confidence, Finding, Severity
+from nccl_doctor.knowledge.gpu_boards import nvlink_board as nvlink_board_model
 from nccl_doctor.rules.base import Rule
 from nccl_doctor.rules.gpu._common import (
-    NVLINK_BOARD,
     caused_by,
     first_of_each,
     nvlink_board,
@@ -136,9 +136,7 @@ def _links(facts: Facts) -> list[Finding]:
         )
     inactive = facts.of(NvLinkAllInactive)
     listed = {a.gpu_index for a in inactive} | {lk.gpu_index for lk in links}
-    dead_gpus = [
-        a for a in inactive if a.gpu_name and NVLINK_BOARD.search(a.gpu_name) and len(listed) > 1
-    ]
+    dead_gpus = [a for a in inactive if nvlink_board_model(a.gpu_name) and len(listed) > 1]
     if dead_gpus or (inactive and any(lk.active for lk in links)):
         gone = dead_gpus or list(facts.of(NvLinkAllInactive))
         out.append(

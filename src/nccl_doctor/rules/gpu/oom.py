@@ -40,8 +40,6 @@ reserved memory is far above allocated, set
 
 from __future__ import annotations
 
-import re
-
 from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.gpu import GpuProcess
 from nccl_doctor.facts.job import job_pids
@@ -50,6 +48,7 @@ from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.base import Rule
 from nccl_doctor.rules.gpu._common import prose_hits
+from nccl_doctor.signs.gpu import FRAMEWORK_OOM, HOST_OOM, JAX, SAID_OOM, TENSORFLOW
 
 RULE = Rule(
     id="gpu.oom",
@@ -68,17 +67,6 @@ RULE = Rule(
 _FOREIGN_MIB = 512.0
 
 _OOM_ERRORS = ("out of memory", "cudaerrormemoryallocation")
-_OTHER_OOM = (
-    r"RESOURCE_EXHAUSTED:?\s*Out of memory|Out of memory while trying to allocate"
-    r"|OOM when allocating tensor|cudaErrorMemoryAllocation|CUDA_ERROR_OUT_OF_MEMORY"
-    r"|failed to allocate [\d.]+\s*[KMG]i?B .{0,40}CUDA_ERROR_OUT_OF_MEMORY"
-    r"|torch\.(?:cuda\.)?OutOfMemoryError"
-)
-_PROSE_OOM = (
-    r"\b(?:OOM|out of (?:GPU |device |CUDA |video )?memory)\b.{0,80}\b(?:GPU|CUDA|NCCL|VRAM|device)"
-    r"|\b(?:GPU|CUDA|NCCL|VRAM|device)\b.{0,80}\b(?:OOM|out of (?:GPU |device )?memory)\b"
-)
-_HOST_OOM = r"oom[- ]?kill|killed process|host memory|system memory|\bRAM\b|swap|cgroup"
 
 
 def _gib(mib: float | None) -> str:
@@ -131,12 +119,12 @@ def _fix(facts: Facts, oom: CudaOutOfMemory | None, siblings: bool) -> list[str]
             "Call torch.cuda.set_device(local_rank) before any CUDA work (and pass "
             "device_ids/map_location), so sibling ranks do not create contexts on one GPU"
         )
-    if facts.said(r"\bjax\b|\bxla\b|flax"):
+    if facts.saw(JAX):
         steps.append(
             "Leave room for NCCL: export XLA_PYTHON_CLIENT_MEM_FRACTION=0.8 (or "
             "XLA_PYTHON_CLIENT_PREALLOCATE=false) before starting, or upgrade jaxlib"
         )
-    if facts.said(r"tensorflow|\btf\b"):
+    if facts.saw(TENSORFLOW):
         steps.append("Enable TensorFlow memory growth (tf.config.experimental.set_memory_growth)")
     steps.append(
         "Reduce the per-GPU memory: smaller batch or sequence length, activation "
@@ -166,7 +154,7 @@ def check(facts: Facts) -> list[Finding]:
     errors: list[Fact] = [
         e for e in facts.of(CudaError) if e.error and any(k in e.error for k in _OOM_ERRORS)
     ]
-    others = [h.cite for h in facts.search(_OTHER_OOM, prose=False) if not h.prose]
+    others = [h.cite for h in facts.seen(FRAMEWORK_OOM, prose=False)]
     if oom is not None:
         siblings = bool(oom.other_processes)  # all of them are the job's, or we returned
         who = (
@@ -204,7 +192,8 @@ def check(facts: Facts) -> list[Finding]:
                 hosts=[e.host for e in errors if e.host],
             )
         ]
-    said = [h for h in prose_hits(facts, _PROSE_OOM) if not _host_oom(h.cite.text)]
+    host = facts.lines_of(HOST_OOM)
+    said = [h for h in prose_hits(facts, SAID_OOM) if h.said not in host]
     if said:
         return [
             RULE.finding(
@@ -225,7 +214,3 @@ def check(facts: Facts) -> list[Finding]:
             )
         ]
     return []
-
-
-def _host_oom(text: str) -> bool:
-    return re.search(_HOST_OOM, text, re.IGNORECASE) is not None

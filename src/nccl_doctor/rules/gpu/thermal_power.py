@@ -47,6 +47,7 @@ from nccl_doctor.rules.gpu._common import (
     xid_summary,
     xids_for,
 )
+from nccl_doctor.signs.gpu import SAID_OVERHEAT
 
 RULE = Rule(
     id="gpu.thermal_power",
@@ -69,10 +70,6 @@ _FIX = [
     "Read nvidia-smi -q -d PERFORMANCE,TEMPERATURE,POWER under load and the BMC/IPMI logs",
     "Move the job off the GPU until it runs at full clocks; do not raise power limits to hide it",
 ]
-_PROSE = (
-    r"over ?heat|thermal (?:shutdown|throttl)|too hot"
-    r"|throttl(?:ing|ed) .{0,30}(?:temp|power|thermal)"
-)
 
 
 def _gpu(gpu: Gpu) -> list[str]:
@@ -124,7 +121,7 @@ def check(facts: Facts) -> list[Finding]:
             )
         )
     if not findings:
-        said = prose_hits(facts, _PROSE)
+        said = prose_hits(facts, SAID_OVERHEAT)
         if said:
             findings.append(
                 RULE.finding(

@@ -1,0 +1,146 @@
+"""Signs read by the GPU rules (``rules/gpu``)."""
+
+from __future__ import annotations
+
+from nccl_doctor.facts.signs import sign
+from nccl_doctor.knowledge.gpu_boards import NVLINK_BOARD_PATTERN
+
+# -- the machine: boards, counts, wedged processes --------------------------------
+
+NVLINK_BOARD = sign(
+    "gpu.nvlink_board",
+    NVLINK_BOARD_PATTERN,
+    "a line names an NVLink/NVSwitch board part (SXM, HGX/DGX, a known server or cloud instance)",
+)
+MULTI_GPU = sign(
+    "gpu.multi_gpu",
+    r"\b(?:[2-9]|1[0-6])\s*(?:x|\*|×)\s*(?:NVIDIA\s+)?(?:Tesla\s+)?(?:A100|A800|H100|H200|H800|"
+    r"V100|B200|B100|GB200)|\b(?:[2-9]|1[0-6])\s+(?:NVIDIA\s+)?(?:A100|A800|H100|H200|H800|V100|"
+    r"B200)\b|\b(?:[2-9]|1[0-6]) ?GPUs\b",
+    "a person says the machine has several data-centre GPUs (``8x A100``, ``4 GPUs``)",
+)
+GPU_ERROR = sign(
+    "gpu.gpu_error",
+    r"CUDA error|cuda failure|\bXid\b|NVRM|GPU (?:error|fault|hang)|ggml-cuda|cudaError",
+    "a GPU-side error was printed or named (CUDA error, Xid, NVRM, a GPU fault)",
+)
+WEDGE = sign(
+    "gpu.wedge",
+    r"still around after SIGKILL|(?:can ?not|can't|couldn't|could not|unable to) (?:be )?kill"
+    r"|unkillable|uninterruptible sleep|\bD state\b|stuck in (?:the )?(?:kernel|driver)"
+    r"|only (?:solution|way|fix|thing)[^.]{0,40}\breboot"
+    r"|reboot(?:ing)? (?:is the only|was the only)"
+    r"|State 'stop-sigterm' timed out",
+    "GPU processes survive SIGKILL, or only a reboot recovered (the GPU is wedged in the driver)",
+)
+
+# -- compute mode, fabric, MIG ------------------------------------------------------
+
+DEVICES_BUSY = sign(
+    "gpu.devices_busy",
+    r"busy or unavailable|cudaErrorDevicesUnavailable|CUDA_ERROR_DEVICE_UNAVAILABLE",
+    "CUDA found the devices busy or unavailable (an exclusive or prohibited compute mode)",
+)
+SYSTEM_NOT_READY = sign(
+    "gpu.system_not_ready",
+    r"system not yet initiali[sz]ed|cudaErrorSystemNotReady|CUDA_ERROR_SYSTEM_NOT_READY",
+    "CUDA error 802: the GPUs never joined the NVLink fabric (fabric manager not ready)",
+)
+FABRIC_MANAGER_LOG = sign(
+    "gpu.fabric_manager_log",
+    r"fabric ?manager .{0,60}(?:don'?t|doesn'?t|does not) match"
+    r"|nvidia-fabricmanager\.service.{0,40}(?:failed|FAILURE)"
+    r"|nv-fabricmanager.{0,80}(?:error|failed)|Unit nvidia-fabricmanager\.service "
+    r"(?:not found|could not be found)",
+    "the fabric manager failed, is missing, or does not match the driver (its log or systemd)",
+)
+MIG_PROFILE = sign(
+    "gpu.mig_profile",
+    r"\bMIG[- ](?P<profile>\d+g\.\d+gb)\b",
+    "a MIG slice's profile in a device name or a report (``A100-SXM4-80GB-MIG-3g.40gb``)",
+)
+MIG_CUDA_FAIL = sign(
+    "gpu.mig_cuda_fail",
+    r"device >= 0 && device < num_gpus|INTERNAL ASSERT FAILED|invalid device ordinal"
+    r"|no CUDA GPUs are available|CUDA error|RuntimeError|fails?\b",
+    "CUDA (or the job) failed: what a process on MIG slices hits when it wants several devices",
+)
+
+# -- memory -----------------------------------------------------------------------
+
+OOM_TEXT = sign(
+    "gpu.oom_text",
+    r"out of memory|cudaErrorMemoryAllocation|CUDA_ERROR_OUT_OF_MEMORY",
+    "an out-of-memory error was printed or quoted (any wording)",
+)
+SMALL_BATCH = sign(
+    "gpu.small_batch",
+    r"(?:reduc\w{0,20}|lower\w{0,20}|decreas\w{0,20}|even (?:with|at)|tried)\b"
+    r".{0,40}\bbatch[ _-]?size"
+    r"|batch[ _-]?size (?:of |to |=\s*)?(?:1|2|4|8)\b.{0,60}(?:still|same|didn't|did not|not)",
+    "a person says the OOM stays at a small batch size (so something else may hold the memory)",
+)
+FRAMEWORK_OOM = sign(
+    "gpu.framework_oom",
+    r"RESOURCE_EXHAUSTED:?\s*Out of memory|Out of memory while trying to allocate"
+    r"|OOM when allocating tensor|cudaErrorMemoryAllocation|CUDA_ERROR_OUT_OF_MEMORY"
+    r"|failed to allocate [\d.]+\s*[KMG]i?B .{0,40}CUDA_ERROR_OUT_OF_MEMORY"
+    r"|torch\.(?:cuda\.)?OutOfMemoryError",
+    "a GPU allocation failed in the wording of JAX/XLA, TensorFlow, CUDA's names or torch's class",
+)
+SAID_OOM = sign(
+    "gpu.said_oom",
+    r"\b(?:OOM|out of (?:GPU |device |CUDA |video )?memory)\b.{0,80}\b(?:GPU|CUDA|NCCL|VRAM|device)"
+    r"|\b(?:GPU|CUDA|NCCL|VRAM|device)\b.{0,80}\b(?:OOM|out of (?:GPU |device )?memory)\b",
+    "a sentence says the GPU (or CUDA/NCCL) ran out of memory",
+)
+HOST_OOM = sign(
+    "gpu.host_oom",
+    r"oom[- ]?kill|killed process|host memory|system memory|\bRAM\b|swap|cgroup",
+    "the out-of-memory a line speaks of is the host's (the OOM killer, RAM, swap, a cgroup)",
+)
+JAX = sign(
+    "gpu.jax",
+    r"\bjax\b|\bxla\b|flax",
+    "the job runs JAX/XLA (which preallocates most of the GPU's memory)",
+)
+TENSORFLOW = sign(
+    "gpu.tensorflow",
+    r"tensorflow|\btf\b",
+    "the job runs TensorFlow (which takes the GPU's memory unless memory growth is on)",
+)
+
+# -- faults in words --------------------------------------------------------------
+
+SAID_ECC = sign(
+    "gpu.said_ecc",
+    r"uncorrectable ECC error|ECC error|double[- ]bit ECC|ecc_uncorrectable",
+    "a line speaks of ECC errors",
+)
+CORRECTABLE = sign(
+    "gpu.correctable",
+    r"correctable",
+    "a line says correctable (or uncorrectable: read with ``gpu.uncorrectable``)",
+)
+UNCORRECTABLE = sign(
+    "gpu.uncorrectable",
+    r"uncorrectable",
+    "a line says uncorrectable (an ECC error that is not merely a corrected one)",
+)
+SAID_OVERHEAT = sign(
+    "gpu.said_overheat",
+    r"over ?heat|thermal (?:shutdown|throttl)|too hot"
+    r"|throttl(?:ing|ed) .{0,30}(?:temp|power|thermal)",
+    "a sentence says the GPU overheats or throttles on temperature or power",
+)
+GPU_LOST = sign(
+    "gpu.lost",
+    r"GPU is lost|fallen off the bus|NVML_ERROR_GPU_IS_LOST|GPU requires reset"
+    r"|Unable to determine the device handle",
+    "NVML, nvidia-smi or the kernel says a GPU is lost (fell off the bus, needs a reset)",
+)
+SAID_LOST = sign(
+    "gpu.said_lost",
+    r"fell off the bus|fallen off the bus|GPU (?:is|was) lost|GPU disappeared",
+    "a sentence says a GPU fell off the bus or disappeared",
+)

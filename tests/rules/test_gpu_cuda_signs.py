@@ -1,0 +1,131 @@
+"""The gpu.* and cuda.* rules read what they name from signs: the captured fields reach the report.
+
+Each case runs the whole pipeline on a short, realistic log and checks a
+value that only a sign's capture or a sign read on the right line can give:
+the kernel's source line of a device assertion, the CUDA_VISIBLE_DEVICES
+value, the MIG profile, the watchdog's wording, a sentence about host memory
+or corrected ECC errors that must not count.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from nccl_doctor.findings import Finding
+from nccl_doctor.knowledge.gpu_boards import nvlink_board, nvswitch_model
+from nccl_doctor.pipeline import diagnose_paths
+
+
+def _diagnose(tmp_path: Path, **files: str) -> dict[str, Finding]:
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        (tmp_path / name.replace("_", ".", 1)).write_text(text, encoding="utf-8")
+    report = diagnose_paths([str(tmp_path)])
+    folded = [kid for _, kids in report.folded for kid in kids]
+    return {f.id: f for f in [*report.findings, *folded]}
+
+
+def test_a_device_assertion_names_its_kernel_line_its_hint_and_what_nccl_saw(
+    tmp_path: Path,
+) -> None:
+    found = _diagnose(
+        tmp_path,
+        train_log=(
+            "[rank1]:/pytorch/aten/src/ATen/native/cuda/Loss.cu:250: "
+            "nll_loss_forward_reduce_cuda_kernel_2d: block: [0,0,0], thread: [5,0,0] "
+            "Assertion `t >= 0 && t < n_classes` failed.\n"
+            "[rank1]: Traceback (most recent call last):\n"
+            '[rank1]:   File "/work/train.py", line 40, in <module>\n'
+            "[rank1]: torch.distributed.DistBackendError: NCCL error in: "
+            "/pytorch/torch/csrc/distributed/c10d/NCCLUtils.cpp:77, unhandled cuda error (run "
+            "with NCCL_DEBUG=INFO for details), NCCL version 2.26.2\n"
+            "[rank1]: ncclUnhandledCudaError: Call to CUDA function failed.\n"
+            "[rank1]: Last error:\n"
+            "[rank1]: Cuda failure 'device-side assert triggered'\n"
+        ),
+    )
+    summary = found["cuda.device_assert"].summary
+    assert summary.startswith("Rank 1 hit a device-side assertion in Loss.cu:250 (`t >= 0")
+    assert "usually asserts on a class label outside [0, n_classes)" in summary
+    assert "NCCL's next call failed with 'unhandled cuda error'" in summary
+
+
+def test_an_invalid_ordinal_reports_the_visible_devices_and_the_per_task_binding(
+    tmp_path: Path,
+) -> None:
+    found = _diagnose(
+        tmp_path,
+        train_log=(
+            "+ srun --ntasks-per-node=4 --gpus-per-task=1 python train.py\n"
+            "[rank2]: CUDA_VISIBLE_DEVICES: 2\n"
+            "[rank2]: Traceback (most recent call last):\n"
+            '[rank2]:   File "/work/train.py", line 22, in <module>\n'
+            "[rank2]:     torch.cuda.set_device(local_rank)\n"
+            "[rank2]: RuntimeError: CUDA error: invalid device ordinal\n"
+        ),
+    )
+    summary = found["cuda.device_visibility"].summary
+    assert "Rank 2 asked for a GPU index beyond those it can see" in summary
+    assert "at train.py:22" in summary
+    assert "CUDA_VISIBLE_DEVICES is 2" in summary
+    assert "the job uses `--gpus-per-task`" in summary
+
+
+def test_an_illegal_access_the_watchdog_reported_says_so(tmp_path: Path) -> None:
+    found = _diagnose(
+        tmp_path,
+        train_log=(
+            "[rank0]:[E1203 10:00:01.000000000 ProcessGroupNCCL.cpp:1537] "
+            "[PG ID 0 PG GUID 0(default_pg) Rank 0] Process group watchdog thread terminated "
+            "with exception: CUDA error: an illegal memory access was encountered\n"
+        ),
+    )
+    summary = found["cuda.illegal_access"].summary
+    assert summary.startswith("Rank 0 hit 'an illegal memory access was encountered'")
+    assert "ProcessGroupNCCL's watchdog reported it" in summary
+
+
+def test_cuda_failing_on_mig_slices_names_the_profile(tmp_path: Path) -> None:
+    found = _diagnose(
+        tmp_path,
+        train_log=(
+            "Using device NVIDIA A100-SXM4-80GB MIG 3g.40gb\n"
+            "RuntimeError: CUDA error: invalid device ordinal\n"
+        ),
+    )
+    assert found["gpu.mig"].summary.startswith(
+        "The job runs on MIG slices (3g.40gb) and CUDA fails"
+    )
+
+
+def test_a_sentence_about_a_gpu_oom_counts_unless_it_is_about_host_memory(
+    tmp_path: Path,
+) -> None:
+    gpu = _diagnose(tmp_path / "gpu", report_md="NCCL init hits an OOM on the GPU every time.\n")
+    assert gpu["gpu.oom"].summary.startswith("The report says the GPU ran out of memory")
+    host = _diagnose(
+        tmp_path / "host",
+        report_md="NCCL init hits an OOM on the GPU node when system memory runs out.\n",
+    )
+    assert "gpu.oom" not in host
+
+
+def test_words_about_ecc_errors_count_unless_they_were_all_corrected(tmp_path: Path) -> None:
+    bad = _diagnose(tmp_path / "bad", report_md="After a day we see uncorrectable ECC errors.\n")
+    assert bad["gpu.ecc"].summary.startswith("The report mentions ECC errors")
+    fine = _diagnose(
+        tmp_path / "fine", report_md="We see ECC errors on GPU 3, but all correctable ones.\n"
+    )
+    assert "gpu.ecc" not in fine
+
+
+def test_board_names_tell_nvlink_and_nvswitch_parts() -> None:
+    assert nvlink_board("NVIDIA A100-SXM4-80GB")
+    assert nvlink_board("NVIDIA H200")
+    assert not nvlink_board("NVIDIA H200 NVL")
+    assert not nvlink_board("Tesla V100-PCIE-16GB")
+    assert not nvlink_board(None)
+    assert nvswitch_model("NVIDIA H100 80GB HBM3")
+    assert not nvswitch_model("NVIDIA L40S")
+    assert not nvswitch_model("nvidia h100")  # the model list is as NVIDIA prints it
+    assert not nvswitch_model("")
