@@ -14,18 +14,9 @@ from nccl_doctor.probe.formulas import algbw_gbytes_s, busbw_gbytes_s
 PACKAGE = Path(nccl_doctor.__file__).parent
 #: Suffixes that read the same for bits and bytes once lower-cased.
 _AMBIGUOUS = ("gbps", "mbps", "kbps", "tbps")
-#: Old names kept as deprecated properties for rule modules another helper is moving;
-#: (file, name). Remove an entry when its readers read the new name: the list only shrinks.
-OLD_NAMES: frozenset[tuple[str, str]] = frozenset(
-    {
-        ("facts/probe.py", "busbw_GBps"),
-        ("facts/probe.py", "expected_GBps"),
-        ("rules/gpu/pcie_degraded.py", "busbw_GBps"),
-        ("rules/gpu/pcie_degraded.py", "expected_GBps"),
-        ("rules/gpu/nvlink.py", "busbw_GBps"),
-        ("rules/gpu/nvlink.py", "expected_GBps"),
-    }
-)
+#: Old names kept as deprecated properties while their readers move; (file, name). None is
+#: left: every reader reads the new names. The list only shrinks.
+OLD_NAMES: frozenset[tuple[str, str]] = frozenset()
 
 
 def _names(tree: ast.AST) -> set[str]:

@@ -59,18 +59,6 @@ class ProbeBandwidth(Fact):
             return None
         return self.busbw_gbytes_s / self.expected_gbytes_s
 
-    # The old names, until rules/gpu/pcie_degraded.py and rules/gpu/nvlink.py read the new
-    # ones (another helper is moving those modules; tests/knowledge/test_units.py lists them).
-    @property
-    def busbw_GBps(self) -> float | None:  # noqa: N802 -- the old name, kept for two readers
-        """Deprecated: :attr:`busbw_gbytes_s`."""
-        return self.busbw_gbytes_s
-
-    @property
-    def expected_GBps(self) -> float | None:  # noqa: N802
-        """Deprecated: :attr:`expected_gbytes_s`."""
-        return self.expected_gbytes_s
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ProbeIsolation(Fact):

@@ -202,17 +202,17 @@ def check(facts: Facts) -> list[Finding]:
 
 def _probe(facts: Facts) -> list[Finding]:
     """A probe run: peer bandwidth of some GPU pairs far below NVLink while others reach it."""
-    pairs = [b for b in facts.of(ProbeBandwidth) if b.kind == "p2p" and b.expected_GBps]
+    pairs = [b for b in facts.of(ProbeBandwidth) if b.kind == "p2p" and b.expected_gbytes_s]
     slow = [b for b in pairs if far_below(b)]
     if not slow or len(slow) == len(pairs):
         return []
     names = ", ".join(
-        f"{'->'.join(map(str, b.gpus))} {b.busbw_GBps or 0:.0f} GB/s" for b in slow[:4]
+        f"{'->'.join(map(str, b.gpus))} {b.busbw_gbytes_s or 0:.0f} GB/s" for b in slow[:4]
     )
     return [
         RULE.finding(
             summary=f"nccl-doctor probe: peer copies on {len(slow)} of {len(pairs)} GPU pairs "
-            f"run far below NVLink (about {slow[0].expected_GBps or 0:.0f} GB/s): {names}",
+            f"run far below NVLink (about {slow[0].expected_gbytes_s or 0:.0f} GB/s): {names}",
             fix=_FIX,
             evidence=slow[:3],
             gpus=[str(g) for b in slow for g in b.gpus],

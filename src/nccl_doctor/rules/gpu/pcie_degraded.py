@@ -126,8 +126,8 @@ def _probe(facts: Facts) -> list[Finding]:
     return [
         RULE.finding(
             summary=f"nccl-doctor probe: GPU {', '.join(map(str, bw.gpus))} "
-            f"{bw.kind} pinned copy at {bw.busbw_GBps or 0:.1f} GB/s, expected about "
-            f"{bw.expected_GBps or 0:.0f} GB/s for {bw.gpu_model}",
+            f"{bw.kind} pinned copy at {bw.busbw_gbytes_s or 0:.1f} GB/s, expected about "
+            f"{bw.expected_gbytes_s or 0:.0f} GB/s for {bw.gpu_model}",
             fix=[
                 "Check the link: nvidia-smi -q -d PCIE (current vs max gen/width)",
                 "Reseat the GPU or riser; check BIOS PCIe settings and NUMA binding",
