@@ -288,6 +288,8 @@ class _SourceReader:
         self.block_parser: BlockParser | None = None
         self.block_cut = False
         self.any_open = False
+        #: the stream parsers with a construct open (only feeding one changes whether it is)
+        self.open_kinds: set[str] = set()
         self.lineno = 1
         self.info_used: dict[str, int] = {}
         self.info_off: set[str] = set()
@@ -566,6 +568,8 @@ class _SourceReader:
             opened = parser.open
         except Exception as exc:  # noqa: BLE001 -- a parser bug must not end the read
             self._broke(parser.kind, line.number, exc)
+            self.open_kinds.discard(parser.kind)
+            self.any_open = bool(self.open_kinds)
             return False
         if taken:
             section = self.segment.get(parser.kind)
@@ -581,9 +585,11 @@ class _SourceReader:
                 section.hosts.add(line.host)
             self.summary.recognised_lines += 1
         self._attach(parser.kind, self._safe(parser, parser.take))
-        self.any_open = opened or any(
-            p.open for p in self.streams if p is not parser and p.kind not in self.broken
-        )
+        if opened:
+            self.open_kinds.add(parser.kind)
+        else:
+            self.open_kinds.discard(parser.kind)
+        self.any_open = bool(self.open_kinds)
         return taken
 
     def _attach(self, kind: str, facts: list[Fact]) -> None:

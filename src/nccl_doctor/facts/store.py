@@ -230,6 +230,9 @@ class Facts:
         groups: dict[str, list[int]] = {}
         odd: list[int] = []
         joined, _ = self._joined
+        if not joined.isascii():  # often only the ellipses of cut citations (_ascii_cut)
+            uncut = (joined + "\n").replace(ELLIPSIS + "\n", "\n")[:-1]
+            joined = uncut if uncut.isascii() else joined
         if joined.isascii():  # the common case: one pass over all lines at C speed
             for index, shape in enumerate(joined.lower().translate(_DIGITS_AS_ZERO).split("\n")):
                 groups.setdefault(shape, []).append(index)
