@@ -15,6 +15,7 @@ from nccl_doctor.evidence import reader
 from nccl_doctor.facts.nccl import NcclCommInit, NcclWarn
 from nccl_doctor.facts.run import PgInitOptions
 from nccl_doctor.facts.text import TextLine
+from tests.helpers import decoded_lines
 
 if TYPE_CHECKING:
     import pytest
@@ -141,14 +142,7 @@ def test_process_group_option_lists_are_informational(
     path.write_text("\n".join(lines) + "\n")
     monkeypatch.setattr(reader, "CHUNK_BYTES", 4096)  # the budget ends before the last chunks
     monkeypatch.setattr(reader, "TEXT_MAX_BYTES", 1000)  # a large log: not read as free text
-    seen: list[int] = []
-    line = reader._SourceReader._line
-
-    def counted(self: reader._SourceReader, number: int, data: bytes, mask: int) -> None:
-        seen.append(number)
-        line(self, number, data, mask)
-
-    monkeypatch.setattr(reader._SourceReader, "_line", counted)
+    seen = decoded_lines(monkeypatch)
     result = reader.read_paths([str(path)])
     options = [f for f in result.facts if isinstance(f, PgInitOptions)]
     assert len(options) == 25
@@ -206,14 +200,7 @@ def test_free_text_never_decodes_nccl_info_lines(
     ]
     path = tmp_path / "rank0.log"
     path.write_text("\n".join(lines) + "\n")
-    seen: list[int] = []
-    line = reader._SourceReader._line
-
-    def counted(self: reader._SourceReader, number: int, data: bytes, mask: int) -> None:
-        seen.append(number)
-        line(self, number, data, mask)
-
-    monkeypatch.setattr(reader._SourceReader, "_line", counted)
+    seen = decoded_lines(monkeypatch)
     result = reader.read_paths([str(path)])
     # 4 and 5 are NCCL's own INFO lines: skipped undecoded; 6 has a launcher's prefix before
     # NCCL's, so it is decoded (and then dropped, as every NCCL INFO line of free text is)
