@@ -19,9 +19,9 @@ from pathlib import Path
 from nccl_doctor.differential.context import context_of
 from nccl_doctor.differential.symptoms import symptoms_of
 from nccl_doctor.evidence.reader import read_paths
+from nccl_doctor.facts.failures import failures_of
 from nccl_doctor.pipeline import facts_of
 from nccl_doctor.triage import first_failure
-from nccl_doctor.triage_failures import failures_of
 
 
 def main() -> int:

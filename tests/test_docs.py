@@ -58,3 +58,11 @@ def test_install_hints_name_the_extras_of_pyproject() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     extras = project["optional-dependencies"]
     assert {name: tuple(extras[name]) for name in EXTRAS} == EXTRAS
+
+
+def test_the_readme_test_command_is_what_ci_runs() -> None:
+    """The README's test command is .ci/run's, byte for byte (PostgreSQL started by it)."""
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").strip().splitlines()[-1]
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert f"```sh\n{ci}\n```" in readme
+    assert "scripts/with-postgres .venv/bin/pytest" in ci

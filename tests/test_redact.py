@@ -334,6 +334,25 @@ def test_users_in_shared_filesystem_paths_are_pseudonymised() -> None:
     assert names.key() == {"user-1": "alice", "user-2": "bob", "user-3": "carol"}
 
 
+def test_gpu_uuids_are_no_host_and_cost_linear_time() -> None:
+    """A UUID looks like a host up to the missing ``:port``: the pattern must give up at once.
+
+    The peer pattern once had a nested quantifier that tried every split of a
+    UUID's digits (2^28 for one GPU UUID) before failing: a Markdown report
+    that named two GPUs by UUID never finished.
+    """
+    line = (
+        "GPUs: only in the good run: 00000000:00:06.0 (GPU-3a6604ce-40f3-c119-a61e-00137022e819)"
+        " on gpu-node-03; only in this run: GPU-c24840ec-8de1-83d5-b126-08000173ae32"
+    )
+    names = Pseudonyms(["gpu-node-03"])
+    out = names.apply(line * 20)
+    assert out.count("-a61e-00137022e819) on host-1;") == 20  # the host was replaced
+    assert "gpu-node-03" not in out
+    assert out.count("GPU-c24840ec-8de1-83d5-b126-08000173ae32") == 20
+    assert names.key() == {"host-1": "gpu-node-03"}
+
+
 @pytest.mark.parametrize(
     "token",
     [

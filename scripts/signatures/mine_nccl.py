@@ -100,6 +100,9 @@ HINTS: tuple[tuple[str, tuple[str, ...]], ...] = (
         ("net.ib_config",),
     ),
     (r"(net_ib|ibv).*([Pp]ort .*(state|DOWN|down|ACTIVE)|link is not active)", ("net.ib_link",)),
+    # ibvwrap's "Call to %s failed": a verbs call at set-up (register memory, open a device,
+    # move a queue pair to RTR/RTS): the RDMA configuration (memlock, GID, MTU, HCA)
+    (r"ibvwrap\.cc .*Call to", ("net.ib_config",)),
     (r"GDR|GPU Direct RDMA|[Pp]eermem|nv_peer_mem|dmabuf|DMA-BUF|gdrcopy|gdr_", ("net.gdr",)),
     (r"MNNVL|IMEX|[Ff]abric", ("gpu.fabric_manager",)),
     (

@@ -10,8 +10,11 @@ from pathlib import Path
 from clex import blank_comments, find_calls, read_format
 from common import PRI_MACROS
 
-# the last patch of each minor release from 2.18 on (2.24 and 2.30 included: they exist)
+# the last patch of each minor release from 2.4 on (2.24 and 2.30 included: they exist);
+# threads still quote 2.4-2.17, whose messages were often worded differently
 TAGS = (
+    "v2.4.8-1", "v2.5.7-1", "v2.6.4-1", "v2.7.8-1", "v2.8.4-1", "v2.9.9-1", "v2.10.3-1",
+    "v2.11.4-1", "v2.12.12-1", "v2.13.4-1", "v2.14.3-1", "v2.15.5-1", "v2.16.5-1", "v2.17.1-1",
     "v2.18.6-1", "v2.19.4-1", "v2.20.5-1", "v2.21.5-1", "v2.22.3-1", "v2.23.4-1",
     "v2.24.3-1", "v2.25.1-1", "v2.26.6-1", "v2.27.7-1", "v2.28.9-1", "v2.29.7-1",
     "v2.30.7-1",

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 from nccl_doctor import __version__
 from nccl_doctor.cli_output import (
     EXIT_CODES,
+    GATE_EXIT_CODES,
     add_gate_options,
     add_terminal_options,
     exit_code,
@@ -33,6 +34,9 @@ from nccl_doctor.errors import DoctorError, EvidenceError, UsageError
 
 if TYPE_CHECKING:
     from nccl_doctor.evidence.reader import ReadResult
+    from nccl_doctor.fleet.cli import Recorder
+    from nccl_doctor.render.history_chart import History
+    from nccl_doctor.report import Report
 
 EXIT_OK, EXIT_CRITICAL, EXIT_USAGE = 0, 1, 2
 #: The longest per-read deadline ``check``/``capture`` accept, in seconds.
@@ -50,6 +54,7 @@ examples:
   nccl-doctor check --fail-on warning
   nccl-doctor run -- torchrun --nproc-per-node 8 train.py
   nccl-doctor explain cudaErrorUnknown
+  nccl-doctor nodes                      # is it this node again? (the fleet history)
 
 {EXIT_CODES}
 `nccl-doctor COMMAND --help` shows a command's options and examples.
@@ -67,6 +72,8 @@ examples:
   nccl-doctor diagnose bundle.tgz --format json -o report.json
   nccl-doctor diagnose logs/ --format markdown > issue.md   # redacted, pseudonymised
   nccl-doctor diagnose logs/ --fail-on warning --quiet      # a CI gate
+  nccl-doctor diagnose failed/ --against good.json          # what changed since a good run
+  nccl-doctor diagnose node17-logs/ --record --node node17  # keep it in the fleet history
 
 {EXIT_CODES}"""
 
@@ -79,8 +86,13 @@ examples:
   nccl-doctor check
   nccl-doctor check -o node.tgz          # also keep what was read, as a bundle
   nccl-doctor check --format json --exit-zero
+  nccl-doctor check --gate                          # a node verdict for a Slurm prolog
+  nccl-doctor check --gate --from node17.tgz        # the verdict of a saved bundle
+  nccl-doctor check --record             # keep the result in the fleet history
 
-{EXIT_CODES}"""
+{EXIT_CODES}
+
+{GATE_EXIT_CODES}"""
 
 _CAPTURE_EPILOG = """\
 examples:
@@ -184,6 +196,12 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=RAW,
     )
     diagnose.add_argument(
+        "--against",
+        metavar="REF",
+        help="also show what changed against a reference run: a JSON report of "
+        "`diagnose --format json`, last-good, or a run id of the history store",
+    )
+    diagnose.add_argument(
         "--keep-names",
         action="store_true",
         help="markdown/html: keep real host names, addresses and users (pseudonymised by default)",
@@ -193,7 +211,11 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="markdown/html: write the pseudonym -> real name map to FILE (JSON, mode 0600)",
     )
+    from nccl_doctor.fleet import cli as fleet_cli  # noqa: PLC0415 -- keeps --help fast
+
+    fleet_cli.add_record_options(diagnose, node=True)
     _formats(check, ("text", "json", "markdown"))
+    check.set_defaults(format=None)  # text, or json under --gate
     check.add_argument(
         "--timeout", type=_timeout, default=5.0, metavar="S", help="deadline per read"
     )
@@ -202,6 +224,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_terminal_options(check)
     add_gate_options(check)
+    from nccl_doctor.gate import cli as gate_cli  # noqa: PLC0415 -- keeps --help fast
+
+    gate_cli.add_check_options(check)
+    fleet_cli.add_record_options(check)
     capture = sub.add_parser(
         "capture",
         help="save this node's live state as a bundle",
@@ -243,6 +269,8 @@ def build_parser() -> argparse.ArgumentParser:
     from nccl_doctor.probe import cli as probe_cli  # noqa: PLC0415 -- keeps --help fast
 
     probe_cli.add_parser(sub)
+    gate_cli.add_parser(sub)
+    fleet_cli.add_parsers(sub)
     explain = sub.add_parser(
         "explain",
         help="what a diagnosis id, CUDA error, Xid or NCCL result means",
@@ -300,13 +328,31 @@ def _cmd_diagnose(args: argparse.Namespace) -> int:
             "--pseudonym-key needs pseudonymised output",
             "use it with --format markdown or html, without --keep-names",
         )
+    recorder = _recorder(args)
+    reference = None
+    if args.against is not None:
+        from nccl_doctor.fleet import against  # noqa: PLC0415
+
+        if not against.in_store(args.against):
+            reference = against.load_report(args.against)  # a bad REF fails before the reading
     result = _read(args.paths)
     report, facts = diagnose_with_facts(result)
+    if args.against is not None:
+        reference = reference or against.resolve(
+            args.against, hosts=against.nodes_of(report), job=args.job, db=args.db
+        )
+        report = against.compared(report, reference)
+    run_id = _record(recorder, "diagnose", report, args, job=args.job, node=args.node)
     to_file = args.output is not None
     color = not to_file and use_color(args.color, sys.stdout)
     width = (args.width or 80) if to_file else text_width(args.width, sys.stdout)
     shown = facts if args.format == "html" else None
+    history = None
+    if args.format == "html":
+        history = _history_picture(report, args.db, run_id, args.node)
     names = pseudonyms(report)
+    if args.node:
+        names.host(args.node)  # named on the command line, hidden like the evidence's hosts
     rendered = render_report(
         report,
         args.format,
@@ -316,11 +362,61 @@ def _cmd_diagnose(args: argparse.Namespace) -> int:
         verbosity=args.verbosity,
         names=names,
         keep_names=args.keep_names,
+        history=history,
     )
     _emit(rendered, args.output, quiet=args.verbosity < 0)
     if args.pseudonym_key:
         _write_private(args.pseudonym_key, json.dumps(names.key(), indent=1) + "\n")
     return exit_code(report, args)
+
+
+def _recorder(args: argparse.Namespace) -> Recorder | None:
+    """The history, opened before the work when ``--record`` asks for it (a bad --db: exit 2)."""
+    if not args.record:
+        return None
+    from nccl_doctor.fleet.cli import Recorder  # noqa: PLC0415
+
+    return Recorder(args, strict=True)
+
+
+def _record(
+    recorder: Recorder | None,
+    kind: str,
+    report: Report,
+    args: argparse.Namespace,
+    *,
+    job: str | None,
+    node: str | None = None,
+) -> int | None:
+    """Record the report (redacted JSON); its run id, or ``None`` (a failure is a warning)."""
+    if recorder is None:
+        return None
+    from nccl_doctor.redact import scrub  # noqa: PLC0415
+    from nccl_doctor.render.report_json import report_json  # noqa: PLC0415
+
+    try:
+        quiet = args.verbosity < 0
+        return recorder.record(kind, report_json(report, scrub), job=job, node=node, quiet=quiet)
+    finally:
+        recorder.close()
+
+
+def _history_picture(
+    report: Report, url: str | None, current: int | None, node: str | None
+) -> History | None:
+    """The HTML report's node/GPU history, when the history has runs of its nodes or GPUs.
+
+    It only reads: a default history that does not exist is not created, and
+    a history that cannot be read costs the picture, said on stderr.
+    """
+    from nccl_doctor.fleet.db import FleetError  # noqa: PLC0415
+    from nccl_doctor.fleet.picture import history_picture  # noqa: PLC0415
+
+    try:
+        return history_picture(report.inventory, url, current=current, node=node)
+    except FleetError as exc:
+        sys.stderr.write(f"note: no history picture: {exc.message}\n")
+        return None
 
 
 def _emit(rendered: str, output: str | None, *, quiet: bool = False) -> None:
@@ -354,8 +450,13 @@ def _write_private(path: str, text: str) -> None:
 
 def _cmd_check(args: argparse.Namespace) -> int:
     from nccl_doctor import live_check  # noqa: PLC0415
+    from nccl_doctor.gate import cli as gate_cli  # noqa: PLC0415
     from nccl_doctor.render import render_report  # noqa: PLC0415
 
+    if args.gate:
+        return gate_cli.cmd_check_gate(args)
+    gate_cli.gate_only_options(args)
+    recorder = _recorder(args)
     report, cap = live_check.check(
         timeout_s=args.timeout, nvml_module=live_check.nvml_module_name(), keep=args.output
     )
@@ -363,9 +464,11 @@ def _cmd_check(args: argparse.Namespace) -> int:
         sys.stderr.write(line + "\n")
     color = use_color(args.color, sys.stdout)
     width = text_width(args.width, sys.stdout)
-    sys.stdout.write(
-        render_report(report, args.format, color=color, width=width, verbosity=args.verbosity)
-    )
+    fmt = args.format or "text"
+    sys.stdout.write(render_report(report, fmt, color=color, width=width, verbosity=args.verbosity))
+    from nccl_doctor.fleet.cli import scheduler_job  # noqa: PLC0415
+
+    _record(recorder, "check", report, args, job=args.job or scheduler_job())
     return exit_code(report, args)
 
 
@@ -410,10 +513,28 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return run_cli.cmd(args)
 
 
+def _cmd_gate(args: argparse.Namespace) -> int:
+    from nccl_doctor.gate import cli as gate_cli  # noqa: PLC0415
+
+    return gate_cli.cmd(args)
+
+
 def _cmd_probe(args: argparse.Namespace) -> int:
     from nccl_doctor.probe import cli as probe_cli  # noqa: PLC0415
 
     return probe_cli.cmd(args)
+
+
+def _cmd_history(args: argparse.Namespace) -> int:
+    from nccl_doctor.fleet import cli as fleet_cli  # noqa: PLC0415
+
+    return fleet_cli.cmd_history(args)
+
+
+def _cmd_nodes(args: argparse.Namespace) -> int:
+    from nccl_doctor.fleet import cli as fleet_cli  # noqa: PLC0415
+
+    return fleet_cli.cmd_nodes(args)
 
 
 _COMMANDS = {
@@ -425,6 +546,9 @@ _COMMANDS = {
     "explain": _cmd_explain,
     "run": _cmd_run,
     "probe": _cmd_probe,
+    "gate": _cmd_gate,
+    "history": _cmd_history,
+    "nodes": _cmd_nodes,
 }
 
 

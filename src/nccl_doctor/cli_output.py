@@ -35,6 +35,12 @@ exit codes:
   3  ran; nothing at --fail-on, but part could not be checked (verdict incomplete: a live
      check that could not read the GPUs; never with --exit-zero)"""
 
+GATE_EXIT_CODES = """\
+exit codes with --gate:
+  0  the node may take jobs: no check at --gate-fail-on (UNKNOWN too, unless --gate-fail-unknown)
+  1  the node must not take jobs (a Slurm prolog that exits non-zero drains the node)
+  2  could not run (one-line error: and hint: on stderr)"""
+
 
 class _Stream(Protocol):
     def isatty(self) -> bool: ...

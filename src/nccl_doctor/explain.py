@@ -19,7 +19,7 @@ from nccl_doctor.errors import UsageError
 from nccl_doctor.knowledge import cuda_errors, nccl_results, xid
 
 _PREFIXED = re.compile(
-    r"^(?P<kind>xid|cuda|cudaerror|nccl|ncclresult)\s*(?:error\s*)?[:#=]?\s*(?P<n>\d{1,6})$",
+    r"^(?P<kind>xid|cuda|cudaerror|nccl|ncclresult)(?:\s*error)?(?:\s*[:#=])?\s*(?P<n>\d{1,6})$",
     re.IGNORECASE,
 )
 _NUMBER = re.compile(r"^\d{1,6}$")

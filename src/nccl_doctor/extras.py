@@ -11,6 +11,7 @@ from __future__ import annotations
 EXTRAS: dict[str, tuple[str, ...]] = {
     "live": ("nvidia-ml-py>=12",),
     "probe": ("torch>=2.1",),
+    "fleet": ("psycopg[binary]>=3.1",),
 }
 
 

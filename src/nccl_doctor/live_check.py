@@ -30,6 +30,7 @@ from nccl_doctor.evidence.live import DEFAULT_TIMEOUT_S, Outcome, ReadLog
 from nccl_doctor.evidence.nvml import Snapshot, read_nvml
 from nccl_doctor.evidence.nvml_files import nvlink_text, smi_messages, smi_xml
 from nccl_doctor.facts.live import NVML_OUTCOMES
+from nccl_doctor.facts.store import Facts
 from nccl_doctor.files import replace_file, write_file
 from nccl_doctor.redact import redact, redact_data, scrub
 from nccl_doctor.report import Report
@@ -197,15 +198,24 @@ def check(
     *, timeout_s: float = DEFAULT_TIMEOUT_S, nvml_module: str = "pynvml", keep: str | None = None
 ) -> tuple[Report, Capture]:
     """Capture into a temporary folder and diagnose it (``keep``: also save the bundle there)."""
-    from nccl_doctor.pipeline import diagnose_paths  # noqa: PLC0415 -- loads the rules
+    report, _, cap = check_with_facts(timeout_s=timeout_s, nvml_module=nvml_module, keep=keep)
+    return report, cap
+
+
+def check_with_facts(
+    *, timeout_s: float = DEFAULT_TIMEOUT_S, nvml_module: str = "pynvml", keep: str | None = None
+) -> tuple[Report, Facts, Capture]:
+    """:func:`check`, with the facts the report was built from (the gate reads them)."""
+    from nccl_doctor.evidence.reader import read_paths  # noqa: PLC0415 -- loads the parsers
+    from nccl_doctor.pipeline import diagnose_with_facts  # noqa: PLC0415 -- loads the rules
 
     with tempfile.TemporaryDirectory(prefix="nccl-doctor-check-") as tmp:
         folder = Path(tmp) / BUNDLE_DIR
         cap = capture(folder, timeout_s=timeout_s, nvml_module=nvml_module)
-        report = diagnose_paths([str(folder)])
+        report, facts = diagnose_with_facts(read_paths([str(folder)]))
         if keep:
             _save(cap, Path(keep))
-    return report, cap
+    return report, facts, cap
 
 
 def _save(cap: Capture, path: Path) -> Path:

@@ -381,14 +381,15 @@ _HOST = r"[A-Za-z][A-Za-z0-9.-]*[A-Za-z0-9]|[A-Za-z]"
 #: Where a name is a peer's host: c10d's ``[host]:port`` and ``(host, port)``, NCCL's
 #: ``host<port>``, ``MASTER_ADDR=host``, ``--master_addr host``, and a bare ``host:port``
 #: whose host looks like one (a digit, dash or dot in it) and is no source file
-#: (``socket.cpp:1234``).
+#: (``socket.cpp:1234``). No nested quantifier: a GPU UUID (``GPU-3a6604ce-40f3-...``) that
+#: is no ``host:port`` must fail in linear time, not try every split of its digits.
 _PEER = re.compile(
     rf"(?<=to |at )\[(?P<a>{_HOST})\]:\d{{1,5}}\b"
     rf"|\((?P<b>{_HOST}), ?\d{{1,5}}\)"
     rf"|(?<![\w.-])(?P<c>{_HOST})<\d{{2,5}}>"
     rf"|(?:MASTER_ADDR=|--master[_-]addr[= ])[\"']?(?P<d>{_HOST})(?![\w-])"
     rf"|(?i:rdzv[_-]endpoint)[\"']?(?:\s*[=:]\s*|\s+)[\"']?(?P<e>{_HOST})(?=:\d)"
-    r"|(?<![\w./-])(?P<f>[A-Za-z][A-Za-z0-9-]*(?:[\d.-][A-Za-z0-9-]*)+):\d{4,5}(?![\w.:])"
+    r"|(?<![\w./-])(?P<f>[A-Za-z](?=[A-Za-z0-9.-]*[\d.-])[A-Za-z0-9.-]*):\d{4,5}(?![\w.:])"
 )
 _SOURCE_FILE = re.compile(
     r"(?i)\.(?:py|pyx|c|cc|cpp|cxx|cu|cuh|h|hpp|hxx|so|rs|go|java|js|ts|txt|log|json|yaml|yml|sh)$"

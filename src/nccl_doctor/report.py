@@ -7,10 +7,15 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
+from nccl_doctor.compare.fingerprint import Fingerprint
 from nccl_doctor.differential import Hypothesis
 from nccl_doctor.facts.base import Cite
 from nccl_doctor.findings import Finding
+
+if TYPE_CHECKING:
+    from nccl_doctor.compare.diff import Comparison
 
 SCHEMA_VERSION = 1
 
@@ -65,6 +70,73 @@ class Coverage:
 
 
 @dataclass(frozen=True, slots=True)
+class GpuIdentity:
+    """One GPU the evidence names: where it sits and what identifies it across runs.
+
+    ``uuid`` and ``serial`` follow the board wherever it moves; ``bus_id``
+    (nvidia-smi form) and ``index`` only within its host. ``host`` is ``None``
+    when the evidence does not say which host (see :mod:`nccl_doctor.triage.inventory`).
+    """
+
+    host: str | None
+    index: int | None = None
+    bus_id: str | None = None
+    uuid: str | None = None
+    serial: str | None = None
+    name: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeFigure:
+    """A probe's best bus bandwidth for one kind of transfer on one set of GPUs of a host."""
+
+    host: str | None
+    kind: str
+    gpus: tuple[int, ...]
+    world: int | None
+    size_bytes: int | None
+    busbw_gbytes_s: float
+    expected_gbytes_s: float | None = None
+    gpu_model: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CounterDelta:
+    """How much an error counter of a host moved between two captures (before/after a job).
+
+    ``device`` names the port (``mlx5_0/1``), GPU (its UUID, else bus id) or
+    GPU link (``GPU-... link 3``); ``gpu`` is the GPU's key when it is one.
+    A counter that went backwards was reset in between: ``delta`` is then
+    ``after`` (what it counted since the reset).
+    """
+
+    host: str | None
+    device: str
+    counter: str
+    before: int
+    after: int
+    delta: int
+    gpu: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Inventory:
+    """What the evidence says about the machines: hosts, GPUs, versions, probe figures, counters.
+
+    The fleet history records runs by these; renderers show them. ``compared``
+    lists the hosts whose error counters were read before and after (so an
+    empty ``counters`` means "nothing moved", not "not measured").
+    """
+
+    hosts: tuple[str, ...] = ()
+    gpus: tuple[GpuIdentity, ...] = ()
+    versions: tuple[tuple[str, str], ...] = ()
+    probe: tuple[ProbeFigure, ...] = ()
+    counters: tuple[CounterDelta, ...] = ()
+    compared: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class Report:
     """A diagnosis, ready to render."""
 
@@ -76,6 +148,12 @@ class Report:
     hosts: tuple[str, ...] = ()
     #: the ranked differential, after the findings (empty when a finding is decisive)
     hypotheses: tuple[Hypothesis, ...] = ()
+    #: what the run ran on and with, and its error set (``nccl_doctor.compare.fingerprint``)
+    fingerprint: Fingerprint | None = None
+    #: what changed against a reference run (``diagnose --against``), when one was given
+    against: Comparison | None = None
+    #: the hosts, GPUs, versions, probe figures and counter deltas the evidence names
+    inventory: Inventory = field(default_factory=Inventory)
 
     def top(self, k: int) -> list[str]:
         """The top-k answer: critical and warning findings' ids, then the hypotheses'."""

@@ -89,11 +89,17 @@ def test_a_healthy_run_gets_no_hypothesis(path: Path) -> None:
     assert all(f.severity.value != "critical" for f in report.findings)
 
 
-def test_a_decisive_finding_leaves_no_differential() -> None:
+def test_a_decisive_finding_is_followed_only_by_its_alternatives() -> None:
+    from nccl_doctor.triage import ALTERNATIVES
+
     report = diagnose_paths([str(CAPTURED / "zoo-h200" / "duplicate_gpu.log")])
     assert report.findings[0].id == "nccl.duplicate_gpu"
     assert report.findings[0].confidence.value == "high"
-    assert report.hypotheses == ()
+    # the same symptom's next candidates, never the finding's own id
+    assert 0 < len(report.hypotheses) <= ALTERNATIVES
+    assert [h.id for h in report.hypotheses] == ["cuda.device_visibility", "nccl.env"]
+    assert all(h.symptom.startswith("NCCL rejected its arguments") for h in report.hypotheses)
+    assert report.top(3) == ["nccl.duplicate_gpu", "cuda.device_visibility", "nccl.env"]
 
 
 def test_known_ids_are_left_out_and_probabilities_fall() -> None:

@@ -33,15 +33,23 @@ def test_the_watchdog_abort_folds_under_the_hang(paths: list[str]) -> None:
     assert (top.id, top.root_cause, top.severity.value) == ("app.hang", True, "critical")
     assert top.confidence.value == "high"
     assert "ALLREDUCE SeqNum=2" in top.summary
+    roles = {(r.role, r.ranks) for r in top.roles}
     if paths != ["lazy/console.log"]:  # the dump or NCCL's init line says the world is one rank
-        assert "the job's only rank completed work 1 and waits in 2: no peer can be behind" in (
-            top.summary
-        )
+        assert "rank 0 is the origin: the job's only rank: no peer can be behind" in top.summary
+        assert "its own GPU work queued ahead of the collective" in top.summary
         assert top.fix[0].startswith("Find what the rank's own GPU stream was doing")
+        assert roles == {("origin", (0,))}
     else:  # the console alone does not say how many ranks there were
         assert "a rank whose log is not here never joined it, or the collective itself" in (
             top.summary
         )
+        assert roles == {("messenger", (0,))}  # its watchdog only reports; the origin is unknown
+    assert top.collective is not None
+    assert (top.collective.seq, top.collective.op.lower().replace("_", "")) == (2, "allreduce")
+    if paths[0] in ("lazy", "eager", "under_run"):  # the dump names size and group
+        assert top.collective.source == "flight recorder"
+        assert top.collective.size == "[[1048576]] Float"
+        assert top.collective.process_group == "0 (default_pg)"
     folded = dict(report.folded)
     aborts = folded["app.hang"]
     assert [f.id for f in aborts] == ["launch.rank_crash"]

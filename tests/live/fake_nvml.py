@@ -14,6 +14,9 @@ The scenario comes from ``FAKE_NVML_SCENARIO`` (so the NVML child process of
 * ``lost`` — GPU 0 fine, GPU 1's handle lookup says GPU is lost.
 * ``no_devices`` — init works, no GPU.
 * ``hang`` — ``nvmlDeviceGetCount`` never returns.
+
+``FAKE_NVML_BUMP=N`` adds N to GPU 0's ECC counts and GPU 1's NVLink replay
+errors: a second read of a node whose counters moved.
 """
 
 from __future__ import annotations
@@ -127,6 +130,16 @@ def nvmlDeviceGetUUID(handle: Any) -> str:
     return f"GPU-0000000{handle.index}-1111-2222-3333-444444444444"
 
 
+def nvmlDeviceGetSerial(handle: Any) -> str:
+    _limited(handle)
+    return f"16524230{handle.index:05d}"
+
+
+def _bump() -> int:
+    """``FAKE_NVML_BUMP``: added to GPU 0's ECC and GPU 1's NVLink error counters (a later read)."""
+    return int(os.environ.get("FAKE_NVML_BUMP", "0"))
+
+
 def nvmlDeviceGetPciInfo(handle: Any) -> Any:
     return SimpleNamespace(busId=_BUS[handle.index].encode())
 
@@ -184,7 +197,8 @@ def nvmlDeviceGetTotalEccErrors(handle: Any, error_type: int, counter: int) -> i
     _limited(handle)
     if handle.index != 0:
         return 0
-    return {(0, 0): 12, (1, 0): 3, (0, 1): 120, (1, 1): 7}[(error_type, counter)]
+    counts = {(0, 0): 12, (1, 0): 3, (0, 1): 120, (1, 1): 7}
+    return counts[(error_type, counter)] + _bump()
 
 
 def nvmlDeviceGetRetiredPages(handle: Any, cause: int) -> list[int]:
@@ -266,7 +280,7 @@ def nvmlDeviceGetNvLinkState(handle: Any, link: int) -> int:
 
 
 def nvmlDeviceGetNvLinkErrorCounter(handle: Any, link: int, counter: int) -> int:
-    return 148 if (link, counter) == (1, 0) else 0
+    return 148 + _bump() if (link, counter) == (1, 0) else 0
 
 
 class c_nvmlGpuFabricInfoV_t(ctypes.Structure):

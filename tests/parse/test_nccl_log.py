@@ -6,6 +6,7 @@ import pytest
 
 from nccl_doctor.evidence.lines import lines_of
 from nccl_doctor.facts.nccl import (
+    NcclChannels,
     NcclCommInit,
     NcclCommLayout,
     NcclCudaDriver,
@@ -641,6 +642,27 @@ def test_chain_restarts_when_a_frame_repeats() -> None:
     assert all(len(c.frames) == 2 for c in chains)
 
 
+CHANNELS = """\
+vm:592:592 [0] NCCL INFO 64 coll channels, 64 collnet channels, 0 nvls channels, 64 p2p channels, 64 p2p channels per peer
+node1:4101:4190 [0] NCCL INFO 24 coll channels, 24 nvls channels, 32 p2p channels, 2 p2p channels per peer
+node1:4102:4191 [1] NCCL INFO 2 coll channels, 2 p2p channels, 2 p2p channels per peer
+"""  # noqa: E501 -- NCCL's lines as printed (2.28.9 on the H200; older forms with fewer kinds)
+
+
+def test_channel_counts_per_kind_as_printed() -> None:
+    found = of_type(parse(CHANNELS), NcclChannels)
+    assert [(c.coll, c.collnet, c.nvls, c.p2p, c.p2p_per_peer) for c in found] == [
+        (64, 64, 0, 64, 64),
+        (24, None, 24, 32, 2),
+        (2, None, None, 2, 2),
+    ]
+    assert [(c.host, c.pid, c.device) for c in found] == [
+        ("vm", 592, 0),
+        ("node1", 4101, 0),
+        ("node1", 4102, 1),
+    ]
+
+
 @pytest.mark.parametrize(
     "text",
     [
@@ -648,6 +670,7 @@ def test_chain_restarts_when_a_frame_repeats() -> None:
             p.read_bytes().decode("utf-8", errors="replace")
             for p in sorted((FORMATS / "nccl-log").glob("*.txt"))
         ),
+        CHANNELS,
         INIT_2_19,
         NEWER,
         OLD_2_4,

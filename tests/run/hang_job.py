@@ -5,7 +5,12 @@
 * ``dead``: rank 1 exits before joining the group (launched without a
   supervising launcher: a plain ``&``/``wait`` shell), the others wait in
   ``init_process_group``;
+* ``crash``: rank 1 raises in Python after the warm-up while the others
+  all_reduce (they see the connection to it close);
 * ``healthy``: every rank all_reduces for HANG_SECONDS and prints every second.
+
+The group timeout is 10 minutes, or HANG_TIMEOUT_S seconds (a job that is
+meant to time out on its own, for the post-mortem captures).
 
 Until a rank reaches the point where it hangs it prints a heartbeat every
 second (a real job logs as it starts), so the stall the wrapper sees starts
@@ -22,6 +27,7 @@ import time
 
 SCENARIO = os.environ["HANG_SCENARIO"]
 RANK = int(os.environ["RANK"])
+TIMEOUT = dt.timedelta(seconds=float(os.environ.get("HANG_TIMEOUT_S", "600")))
 _BEATING = threading.Event()
 
 
@@ -48,6 +54,11 @@ def _hang() -> None:
             dist.broadcast(torch.ones(32), src=1)
         else:
             dist.all_reduce(t)
+    elif SCENARIO == "crash":
+        if RANK == 1:
+            time.sleep(2)  # the others are in the all_reduce by now
+            raise RuntimeError("rank 1: bad batch (the job's own error)")
+        dist.all_reduce(t)
 
 
 def _healthy() -> None:
@@ -69,7 +80,7 @@ def main() -> None:
         os._exit(3)
     if SCENARIO == "dead":
         _BEATING.set()
-    dist.init_process_group("gloo", timeout=dt.timedelta(minutes=10))
+    dist.init_process_group("gloo", timeout=TIMEOUT)
     dist.all_reduce(torch.ones(4))  # warm-up: every rank is in the group
     print(f"rank {RANK} ready", flush=True)
     if SCENARIO == "healthy":

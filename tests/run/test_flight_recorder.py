@@ -9,6 +9,9 @@ import pickle
 import tarfile
 from pathlib import Path
 
+import pytest
+
+from nccl_doctor.evidence.intake import dump_rank
 from nccl_doctor.evidence.reader import read_paths
 from nccl_doctor.facts.flight import FlightDump, FlightEntry, FlightGroup
 from nccl_doctor.parse.flight_recorder import FlightRecorderParser, load_dump, looks_like_dump
@@ -107,3 +110,19 @@ def test_text_files_are_not_taken_for_dumps() -> None:
     assert not looks_like_dump(b'{"nccl_doctor_live_host": 1,\n "hostname": "x"}')
     assert not looks_like_dump(b"NCCL WARN something\n")
     assert looks_like_dump(b'{"version": "2.10", "pg_config": {}}')
+
+
+@pytest.mark.parametrize(
+    ("name", "rank"),
+    [
+        ("fr_rank3", 3),
+        ("nccl_trace_rank_12", 12),
+        ("run/hang-2/fr_rank0", 0),
+        ("dumps/fr-5.json", 5),
+        ("trace_7.pkl", 7),
+        ("dump.json", None),
+    ],
+)
+def test_the_rank_of_a_dump_is_its_names_trailing_digits(name: str, rank: int | None) -> None:
+    """As torch's own analyzer takes it (flight_recorder/components/loader.py: <prefix><rank>)."""
+    assert dump_rank(name) == rank

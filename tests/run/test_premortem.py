@@ -75,6 +75,14 @@ def _named_in_time(hang: dict[str, Any]) -> None:
     assert named_after < 60
 
 
+def _report_names_rank_1(stderr: str, why: str) -> None:
+    """The diagnosis printed while the job hung: app.hang, rank 1 the origin, and why."""
+    during = stderr[stderr.index("diagnosis of the run folder so far:") :]
+    flat = " ".join(during.split())
+    assert "CRITICAL app.hang (root cause, high confidence)" in flat
+    assert f"rank 1 is the origin: {why}" in flat
+
+
 def test_rank_stuck_in_python_before_the_collective(tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
     proc, _, err = start(
@@ -92,6 +100,7 @@ def test_rank_stuck_in_python_before_the_collective(tmp_path: Path) -> None:
     _named_in_time(hang)
     assert "rank 1: not in any collective, at run/hang_job.py:" in text
     assert "time.sleep(3600)" in text  # the line it is stuck on, printed while it hangs
+    _report_names_rank_1(text, "never joined all_reduce: not in any collective, at")
     folder = run_dir / hang["folder"]
     stacks = sorted(p.name for p in folder.glob("stacks.rank*"))
     assert [s.split(".")[1] for s in stacks] == ["rank0", "rank1"]
@@ -123,7 +132,9 @@ def test_rank_in_a_different_collective_is_ended_with_on_hang_kill(tmp_path: Pat
     assert info["ended_by"] == "on-hang kill"
     assert code == info["exit_code"] != 0
     assert "rank 0 done" not in (run_dir / "console.log").read_text(errors="replace")
-    assert "--on-hang kill: ending the job" in err.read_text(errors="replace")
+    text = err.read_text(errors="replace")
+    assert "--on-hang kill: ending the job" in text
+    _report_names_rank_1(text, "stuck in a different collective: broadcast")
 
 
 def test_dead_rank_while_the_others_wait(tmp_path: Path) -> None:
@@ -143,6 +154,7 @@ def test_dead_rank_while_the_others_wait(tmp_path: Path) -> None:
     assert "rank 0: waits in init_process_group, called at run/hang_job.py:" in text
     gone = next((run_dir / hang["folder"]).glob("stacks.rank1.*"))
     assert " state=gone " in gone.read_text()
+    _report_names_rank_1(text, "dead: its process (pid")
 
 
 def test_healthy_job_gets_no_capture_and_keeps_its_own_sitecustomize(tmp_path: Path) -> None:

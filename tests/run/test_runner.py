@@ -176,8 +176,12 @@ def test_environment_is_set_unless_the_user_set_it(tmp_path: Path) -> None:
     assert "NCCL_DEBUG" not in info["env_added"]
     assert info["launcher"] == "python"
     assert info["node_before"]["ok"] is True
-    assert "node_after" not in info  # success: no after-snapshot, no diagnosis
+    # success: no diagnosis printed; recorded in the history (the default), with the
+    # after-snapshot its counter deltas need
+    assert info["node_after"]["ok"] is True
+    run_id = info["history"]["run_id"]  # the session's history (tests/conftest.py)
     assert "diagnosis" not in err.read_text()
+    assert f"nccl-doctor run: recorded as run {run_id} (job run) in " in err.read_text()
     recorded = (run_dir / "environment.txt").read_text()
     assert "NCCL_DEBUG=INFO" in recorded
     assert "hf_abcdefghijklmnopqrstuvwxyz" not in recorded

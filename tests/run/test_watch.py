@@ -94,6 +94,8 @@ def test_watcher_captures_once_per_stall(tmp_path: Path) -> None:
             watcher.tick(began)
             time.sleep(0.05)
         assert len(got) == 1
+        while time.monotonic() <= watcher.echo_until:  # past the capture's own echo
+            time.sleep(0.05)
         again = time.monotonic()  # output again, then a new stall
         while len(got) < 2 and time.monotonic() < end:
             watcher.tick(again)
@@ -105,6 +107,39 @@ def test_watcher_captures_once_per_stall(tmp_path: Path) -> None:
     assert "capturing stacks into" in err.getvalue()
     assert "stacks: 0 dumped, 0 gone, 0 silent of 0 registered" in got[0].notes[0]
     assert not got[0].hung
+
+
+def test_what_the_capture_makes_the_job_print_is_not_progress(tmp_path: Path) -> None:
+    """On the H200 a flight-recorder dump made the job log, and each log re-armed the watch:
+    five captures of one stall (tests/fixtures/captured/premortem-ras-h200). Output while a
+    capture runs, or just after it, is its echo; output after the grace is progress."""
+    hook = StackHook()
+    got: list[Result] = []
+    watcher = Watcher(tmp_path, 0.3, hook, {}, kill=False, err=io.StringIO(), record=got.append)
+    began = time.monotonic()
+    try:
+        end = began + 60
+        while not got and time.monotonic() < end:
+            now = time.monotonic()
+            # the job "prints" while the capture runs (the echo of the dump request)
+            watcher.tick(now if watcher.thread is not None else began)
+            time.sleep(0.05)
+        assert [r.folder.name for r in got] == ["hang-1"]
+        echo = time.monotonic()  # printed right after the capture: still its echo
+        for _ in range(20):
+            watcher.tick(echo)
+            time.sleep(0.05)
+        assert len(got) == 1
+        while time.monotonic() <= watcher.echo_until:
+            time.sleep(0.05)
+        again = time.monotonic()  # the job's own output, after the grace: a new stall counts
+        while len(got) < 2 and time.monotonic() < end:
+            watcher.tick(again)
+            time.sleep(0.05)
+        assert [r.folder.name for r in got] == ["hang-1", "hang-2"]
+    finally:
+        watcher.join(30)
+        hook.close()
 
 
 def test_pending_collective_in_a_real_dump_is_a_hang_below_python(tmp_path: Path) -> None:

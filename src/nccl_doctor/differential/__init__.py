@@ -17,8 +17,10 @@ from dataclasses import dataclass
 from nccl_doctor.differential.checks import NEXT_CHECK
 from nccl_doctor.differential.context import SHIFTS, Context, context_of, shifted
 from nccl_doctor.differential.priors import PRIORS
+from nccl_doctor.differential.prose import prose_symptom
 from nccl_doctor.differential.symptoms import Symptom, symptoms_of
 from nccl_doctor.facts.base import Cite, Fact
+from nccl_doctor.facts.nccl import NcclTestFailure
 from nccl_doctor.facts.store import Facts, is_prose
 from nccl_doctor.facts.text import TextLine
 
@@ -30,6 +32,8 @@ SHOWN = 4
 #: A shift this strong brings an id in even when the class's prior does not name it.
 _STRONG = 5.0
 _ENTRY_WEIGHT = 0.05
+#: An id a strong shift brings in starts at this share of the class's top prior.
+_ENTRY_SHARE = 0.2
 #: Classes that only wrap a more specific one, when the evidence shows it too.
 _WRAPPERS = {"nccl_unhandled_cuda": ("cuda_unknown", "gpu_oom")}
 
@@ -60,8 +64,8 @@ def _candidates(symptom: Symptom, ctx: Context) -> dict[str, tuple[float, str]]:
         weight = weights[rule_id][0] if rule_id in weights else top / _HINTED
         weights[rule_id] = (weight * _HINTED, why)
     for shift in SHIFTS:
-        if shift.factor >= _STRONG and shift.id not in weights and shift.applies(ctx):
-            weights[shift.id] = (_ENTRY_WEIGHT, shift.why)
+        if shift.factor >= _STRONG and shift.id not in weights and shift.holds(ctx, symptom.cls):
+            weights[shift.id] = (top * _ENTRY_SHARE, shift.why)
     return weights
 
 
@@ -69,7 +73,7 @@ def rank(symptom: Symptom, ctx: Context, known: Iterable[str] = ()) -> list[Hypo
     """The hypotheses for one symptom, most likely first, without the ``known`` ids."""
     scored = []
     for rule_id, (weight, why) in _candidates(symptom, ctx).items():
-        factor, pro, con = shifted(ctx, rule_id)
+        factor, pro, con = shifted(ctx, rule_id, symptom.cls)
         scored.append((weight * factor, rule_id, why, pro, con))
     total = sum(s[0] for s in scored) or 1.0
     skip = set(known)
@@ -94,25 +98,45 @@ def rank(symptom: Symptom, ctx: Context, known: Iterable[str] = ()) -> list[Hypo
 
 
 def _error_lines(facts: Facts) -> tuple[Fact, ...]:
-    """Machine-output lines no parser claimed that say something failed (a bounded number)."""
-    out: list[Fact] = []
+    """Lines no parser claimed that say something failed (a bounded number).
+
+    Machine output first; then the reporter's sentences, which often quote
+    the message itself (``it fails with error while loading shared
+    libraries: libnccl.so.2``): a catalogued message in a sentence is still
+    that message, weighed after every line of machine output.
+    """
+    machine: list[Fact] = []
+    quoted: list[Fact] = []
     for line in facts.of(TextLine):
-        if _ERRORISH.search(line.text) and not is_prose(line.text):
-            out.append(line)
-            if len(out) >= _MAX_LINES:
+        if _ERRORISH.search(line.text):
+            (quoted if is_prose(line.text) else machine).append(line)
+            if len(machine) + len(quoted) >= _MAX_LINES:
                 break
-    return tuple(out)
+    return (*machine, *quoted)
 
 
 def differential(
-    facts: Facts, failures: tuple[Fact, ...], known: Iterable[str] = ()
+    facts: Facts,
+    failures: tuple[Fact, ...],
+    known: Iterable[str] = (),
+    confirmed: str | None = None,
 ) -> tuple[Hypothesis, ...]:
-    """The ranked hypotheses for the first failure's symptom class (empty without a failure)."""
+    """The ranked hypotheses for the first failure's symptom class (empty without a failure).
+
+    ``confirmed`` is the id a rule found decisive evidence for: the
+    hypotheses are then its alternatives, only where it is itself one of the
+    symptom's candidates (a device-side assertion has no alternatives among
+    the causes of the NCCL error that wraps it).
+    """
     ctx = context_of(facts)
-    symptoms = symptoms_of(failures, ctx.hang_said, _error_lines(facts))
+    # nccl-tests' own failure lines are failures too: the catalogue reads their result
+    tests = tuple(facts.of(NcclTestFailure))
+    symptoms = symptoms_of((*failures, *tests), prose_symptom(facts), _error_lines(facts))
     if not symptoms:
         return ()
     lead = symptoms[0]
     if lead.cls in _WRAPPERS:  # NCCL's "unhandled CUDA error" wraps the CUDA error it names
         lead = next((s for s in symptoms if s.cls in _WRAPPERS[lead.cls]), lead)
+    if confirmed is not None and confirmed not in _candidates(lead, ctx):
+        return ()
     return tuple(rank(lead, ctx, known)[:SHOWN])

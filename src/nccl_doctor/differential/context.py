@@ -11,38 +11,21 @@ nothing else types (a workaround that worked, "inside docker", "hangs").
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from nccl_doctor.differential.prose import cues_of
 from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.gpu import GpuProcess
 from nccl_doctor.facts.host import EnvVar
+from nccl_doctor.facts.job import job_pids, world_size
 from nccl_doctor.facts.live import HostRuntime, ShmInfo
-from nccl_doctor.facts.nccl import NcclCommLayout, NcclNet
+from nccl_doctor.facts.nccl import NcclCommLayout, NcclNet, NcclWarn
 from nccl_doctor.facts.net import IbPort
 from nccl_doctor.facts.software import SoftwareVersions
 from nccl_doctor.facts.store import Facts
-from nccl_doctor.rules._join import job_pids, world_size
 
 _TRUE = frozenset({"1", "true", "yes", "on"})
-_CONTAINER_SAID = re.compile(
-    r"\b(?:docker|container|kubernetes|k8s|pod|singularity|apptainer|enroot)\b", re.IGNORECASE
-)
-_P2P_WORKED = re.compile(
-    r"NCCL_P2P_(?:DISABLE|LEVEL)\s*=\s*\S+.{0,80}\b(?:work|fix|solv|help|resolv|runs?\b|fine)"
-    r"|\b(?:work|fix|solv|help|resolv|fine)\w*\b.{0,80}NCCL_P2P_(?:DISABLE|LEVEL)",
-    re.IGNORECASE,
-)
-_HANG_SAID = re.compile(
-    r"\b(?:hangs?|hanging|hung|freez\w*|frozen|stuck|no progress|deadlock\w*"
-    r"|never (?:ends|returns|finishes))\b",
-    re.IGNORECASE,
-)
-_SUSPEND_SAID = re.compile(r"\b(?:suspend\w*|resum(?:e|ed)|hibernat\w*|woke up)\b", re.IGNORECASE)
-_ONE_NODE_SAID = re.compile(
-    r"\bonly (?:on|with) (?:one|a single|this|that|node|machine|host)\b", re.IGNORECASE
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,15 +37,30 @@ class Context:
     local_ranks: int | None = None
     nodes: int | None = None
     ib: bool | None = None
-    p2p_workaround: Cite | None = None
     p2p_disabled: bool = False
     shm_disabled: bool = False
     ib_disabled: bool = False
     foreign_gpu_processes: int = 0
     wsl: bool = False
-    one_node_only: bool = False
-    after_suspend: bool = False
-    hang_said: Cite | None = None
+    #: the reporter's discriminating sentences (:data:`.prose.CUES`), by cue name
+    said: dict[str, Cite] = field(default_factory=dict)
+    #: IB completion statuses (ibv_wc_status) the evidence shows
+    ib_status: frozenset[int] = frozenset()
+    roce: bool = False
+
+    @property
+    def p2p_workaround(self) -> Cite | None:
+        """The reporter's sentence that a P2P setting made it work."""
+        return self.said.get("p2p_workaround")
+
+    @property
+    def multi_node(self) -> bool:
+        """Whether the job spans nodes: the evidence's hosts, else the reporter's words."""
+        return (self.nodes or 0) > 1 or (self.nodes is None and self.says("multi_node"))
+
+    def says(self, cue: str) -> bool:
+        """Whether the reporter's words hold cue ``cue``."""
+        return cue in self.said
 
 
 def _env(facts: Facts, name: str) -> str | None:
@@ -72,16 +70,12 @@ def _env(facts: Facts, name: str) -> str | None:
     return None
 
 
-def _first_prose(facts: Facts, pattern: re.Pattern[str]) -> Cite | None:
-    hits = facts.search(pattern, prose=True)
-    return next((h.cite for h in hits if h.prose), None)
-
-
 def context_of(facts: Facts) -> Context:
     """Read the discriminating facts once."""
     runtime = next(iter(facts.of(HostRuntime)), None)
+    said = cues_of(facts)
     container: bool | None = runtime.container if runtime is not None else None
-    if container is None and _first_prose(facts, _CONTAINER_SAID) is not None:
+    if container is None and "container" in said:
         container = True
     shm = [s.size_mib for s in facts.of(ShmInfo) if s.size_mib is not None]
     layouts = facts.of(NcclCommLayout)
@@ -103,8 +97,10 @@ def context_of(facts: Facts) -> Context:
         ib = False
     pids = job_pids(facts)
     foreign = {p.pid for p in facts.of(GpuProcess) if pids and p.pid not in pids}
-    wsl = bool(runtime is not None and runtime.wsl) or any(
-        s.wsl for s in facts.of(SoftwareVersions)
+    wsl = (
+        bool(runtime is not None and runtime.wsl)
+        or any(s.wsl for s in facts.of(SoftwareVersions))
+        or "wsl" in said
     )
     return Context(
         container=container,
@@ -112,15 +108,16 @@ def context_of(facts: Facts) -> Context:
         local_ranks=local,
         nodes=nodes,
         ib=ib,
-        p2p_workaround=_first_prose(facts, _P2P_WORKED),
         p2p_disabled=_env(facts, "NCCL_P2P_DISABLE") in _TRUE,
         shm_disabled=_env(facts, "NCCL_SHM_DISABLE") in _TRUE,
         ib_disabled=_env(facts, "NCCL_IB_DISABLE") in _TRUE,
         foreign_gpu_processes=len(foreign),
         wsl=wsl,
-        one_node_only=_first_prose(facts, _ONE_NODE_SAID) is not None,
-        after_suspend=_first_prose(facts, _SUSPEND_SAID) is not None,
-        hang_said=_first_prose(facts, _HANG_SAID),
+        said=said,
+        ib_status=frozenset(w.ib_status for w in facts.of(NcclWarn) if w.ib_status is not None),
+        roce=any((n.net or "") == "RoCE" for n in nets)
+        or any((dev[2] or "").lower() == "roce" for n in nets for dev in n.ib_devices)
+        or _env(facts, "NCCL_IB_GID_INDEX") is not None,
     )
 
 
@@ -132,6 +129,14 @@ class Shift:
     factor: float
     why: str
     applies: Callable[[Context], bool]
+    #: the symptom classes it weighs in (empty: all)
+    classes: frozenset[str] = frozenset()
+
+    def holds(self, ctx: Context, cls: str | None) -> bool:
+        """Whether it applies to a symptom of class ``cls`` in ``ctx``."""
+        if self.classes and cls is not None and cls not in self.classes:
+            return False
+        return self.applies(ctx)
 
 
 _NET_IDS = (
@@ -141,6 +146,22 @@ _NET_IDS = (
     "net.ib_transport",
     "net.ib_link",
 )
+
+#: Classes whose failure comes from the GPU stack under NCCL or CUDA.
+_GPU_STACK = frozenset(
+    {
+        "nccl_system",
+        "nccl_unhandled_cuda",
+        "nccl_internal",
+        "nccl_invalid",
+        "cuda_unknown",
+        "cuda_error",
+        "hang",
+        "failure",
+    }
+)
+#: Classes of a job that stopped making progress.
+_STALLS = frozenset({"hang", "collective_timeout", "aborted"})
 
 SHIFTS: tuple[Shift, ...] = (
     Shift(
@@ -205,23 +226,129 @@ SHIFTS: tuple[Shift, ...] = (
         "driver.uvm",
         4.0,
         "it began after a suspend/resume (nvidia_uvm often breaks there)",
-        lambda c: c.after_suspend,
+        lambda c: c.says("after_suspend"),
     ),
-    Shift("driver.wsl", 20.0, "runs under WSL", lambda c: c.wsl),
+    Shift(
+        "driver.wsl",
+        20.0,
+        "runs under WSL, whose GPU stack lacks what NCCL expects (PCI sysfs, P2P, IPC)",
+        lambda c: c.wsl,
+        _GPU_STACK,
+    ),
+    Shift(
+        "host.resources",
+        1.5,
+        "runs under WSL, whose VM has its own memory and swap limits (.wslconfig)",
+        lambda c: c.wsl,
+        frozenset({"killed", "host_oom"}),
+    ),
+    # the reporter's sentences (.prose.CUES)
+    Shift(
+        "nccl.p2p",
+        3.0,
+        "the same code works with gloo or on one GPU: NCCL's GPU-to-GPU path is at fault",
+        lambda c: c.says("nccl_only"),
+    ),
+    Shift(
+        "nccl.shm",
+        1.5,
+        "the same code works with gloo or on one GPU: NCCL's GPU-to-GPU path is at fault",
+        lambda c: c.says("nccl_only"),
+    ),
+    Shift(
+        "nccl.host_identity",
+        8.0,
+        "several containers share one machine: NCCL's host hash decides what they share",
+        lambda c: c.says("containers_same_host"),
+    ),
     *(
-        Shift(i, 2.0, "it fails only on one node", lambda c: c.one_node_only)
+        Shift(
+            i,
+            f,
+            "it fails only when certain nodes are combined: they are set up differently",
+            lambda c: c.says("node_groups"),
+        )
+        for i, f in (("nccl.version_mismatch", 6.0), ("nccl.env", 2.0))
+    ),
+    *(
+        Shift(i, f, "it comes and goes with a library version", lambda c: c.says("version_said"))
+        for i, f in (("nccl.internal", 6.0), ("nccl.version_mismatch", 5.0))
+    ),
+    *(
+        Shift(
+            i,
+            f,
+            "the hang comes after training ran (end of epoch, checkpoint): application-side",
+            lambda c: c.says("late_hang"),
+            _STALLS,
+        )
+        for i, f in (
+            ("app.hang", 3.0),
+            ("app.collective_mismatch", 2.0),
+            ("nccl.p2p", 0.3),
+            ("net.socket_interface", 0.3),
+            ("nccl.shm", 0.5),
+        )
+    ),
+    *(
+        Shift(
+            i,
+            f,
+            "it hangs at start-up across nodes: the rendezvous or bootstrap never completes",
+            lambda c: c.says("startup_hang") and c.multi_node and not c.says("version_said"),
+            _STALLS,
+        )
+        for i, f in (("launch.rendezvous", 8.0), ("net.socket_interface", 2.0), ("nccl.p2p", 0.3))
+    ),
+    *(
+        Shift(
+            i,
+            f,
+            "the whole machine freezes, not only the job: hardware or driver",
+            lambda c: c.says("system_freeze"),
+            _STALLS,
+        )
+        for i, f in (("gpu.nvlink", 6.0), ("gpu.xid", 3.0), ("app.hang", 0.3))
+    ),
+    Shift(
+        "net.ib_config",
+        6.0,
+        "the reporter names a verbs set-up call failing (ibv_reg_mr, ibv_modify_qp...)",
+        lambda c: c.says("verbs_call"),
+    ),
+    # IB completion statuses (ibv_wc_status, rdma-core's verbs.h)
+    *(
+        Shift(
+            i,
+            f,
+            "IB completion status 4/8/10 (protection or access error): "
+            "the NIC may not touch the GPU buffer",
+            lambda c: bool(c.ib_status & {4, 8, 10}),
+        )
+        for i, f in (("net.gdr", 8.0), ("nccl.p2p", 2.0))
+    ),
+    Shift(
+        "net.ib_config",
+        4.0,
+        "IB completion status 12 (retry exceeded) on RoCE: GID, MTU or lossless settings",
+        lambda c: 12 in c.ib_status and c.roce,
+    ),
+    *(
+        Shift(i, 2.0, "it fails only on one node", lambda c: c.says("one_node_only"))
         for i in ("gpu.xid", "gpu.ecc", "net.ib_link", "host.resources")
     ),
 )
 
 
-def shifted(ctx: Context, rule_id: str) -> tuple[float, list[str], list[str]]:
-    """The product of the shifts that apply to ``rule_id``, with reasons for and against."""
+def shifted(
+    ctx: Context, rule_id: str, cls: str | None = None
+) -> tuple[float, list[str], list[str]]:
+    """The product of the shifts that apply to ``rule_id`` (for class ``cls``), with reasons."""
     factor = 1.0
     pro: list[str] = []
     con: list[str] = []
     for shift in SHIFTS:
-        if shift.id == rule_id and shift.applies(ctx):
+        if shift.id == rule_id and shift.holds(ctx, cls):
             factor *= shift.factor
             (pro if shift.factor > 1 else con).append(shift.why)
     return factor, pro, con

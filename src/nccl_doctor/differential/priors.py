@@ -151,6 +151,48 @@ PRIORS: dict[str, tuple[Prior, ...]] = {
         _p("gpu.xid", 0.08, "a GPU that stopped responding", "llama3"),
         _p("app.collective_mismatch", 0.08, "ranks wait in different collectives", "torch-docs"),
     ),
+    "slow": (
+        _p("net.gdr", 0.22, "inter-node traffic staged through host memory: GPUDirect RDMA off"),
+        _p("nccl.p2p", 0.14, "PCIe ACS/IOMMU reroutes GPU peer traffic through the CPU"),
+        _p("net.ib_link", 0.12, "a port trained below its rate, or down to one rail"),
+        _p("gpu.pcie_degraded", 0.12, "a GPU's PCIe link runs below its width or generation"),
+        _p("net.socket_interface", 0.10, "NCCL fell back to TCP sockets on a slow interface"),
+        _p("nccl.env", 0.10, "an NCCL_* setting disabled a transport or limited channels"),
+        _p("gpu.nvlink", 0.08, "NVLink links down: traffic goes over PCIe"),
+        _p("launch.duplicate_launch", 0.06, "ranks ran as separate jobs: no traffic between them"),
+        _p("gpu.thermal_power", 0.06, "GPUs throttled by heat or power cap", "llama3"),
+    ),
+    "gpu_imbalance": (
+        _p(
+            "cuda.device_visibility",
+            0.60,
+            "each rank also opens a context on GPU 0 (no set_device, or a checkpoint "
+            "loaded without map_location)",
+            "torch-docs",
+        ),
+        _p("gpu.contention", 0.25, "another job's processes hold the GPU", "judgement"),
+        _p("nccl.duplicate_gpu", 0.15, "several ranks were given the same GPU", "torch-docs"),
+    ),
+    "library_missing": (
+        _p("nccl.version_mismatch", 0.40, "the NCCL the program needs is not the one on the path"),
+        _p("driver.container", 0.25, "the driver's libraries were not injected into the container"),
+        _p(
+            "driver.cuda_mismatch",
+            0.20,
+            "the CUDA runtime libraries are missing or another version",
+        ),
+        _p(
+            "nccl.env",
+            0.15,
+            "LD_LIBRARY_PATH or a plugin path points at the wrong place",
+            "judgement",
+        ),
+    ),
+    "driver_error": (
+        _p("driver.version_mismatch", 0.50, "kernel module and user-space driver differ"),
+        _p("driver.container", 0.25, "the container runtime injected the wrong driver libraries"),
+        _p("gpu.lost", 0.25, "NVML cannot reach a GPU that fell off the bus", "llama3"),
+    ),
     "desync": (
         _p("app.collective_mismatch", 0.70, "ranks called different collectives", "torch-docs"),
         _p("app.param_mismatch", 0.15, "models differ across ranks", "torch-docs"),

@@ -78,10 +78,14 @@ LABELS = {
     "crashed": "a rank crashed (SIGSEGV / SIGBUS)",
     "aborted": "a rank aborted (SIGABRT)",
     "hang": "the job hangs without an error (the reporter's words)",
+    "slow": "the job or a benchmark is slow, with no error (the reporter's words)",
+    "gpu_imbalance": "the job's processes or memory land on GPU 0 or on GPUs it did not ask for",
     "desync": "ranks issued different collectives (a desync report)",
     "cuda_error": "a CUDA call failed",
     "xid": "the driver logged a GPU fault (Xid)",
     "host_oom": "the kernel's OOM killer ended a process",
+    "library_missing": "a shared library could not be loaded",
+    "driver_error": "the NVIDIA driver or NVML failed",
     "failure": "a rank failed with an error no rule explains",
 }
 
@@ -128,6 +132,8 @@ def class_of(fact: Fact) -> str | None:
         return "gpu_oom"
     if isinstance(fact, CollectiveTimeout):
         return "collective_timeout"
+    if isinstance(fact, C10dSocketError) and fact.action == "resolve":
+        return None  # c10d's warning that one address family has no address: it tries the other
     if isinstance(fact, RendezvousTimeout | C10dSocketError):
         return "store_timeout"
     if isinstance(fact, ChildFailure | WorkerExit):
@@ -158,20 +164,29 @@ def _from_catalogue(fact: Fact) -> Symptom | None:
     return Symptom(sig.symptom, fact.cite, fact.rank, sig.id, where, sig.hint_ids)
 
 
+def symptom_of(fact: Fact) -> Symptom | None:
+    """The symptom one failure fact shows: its typed class, else its catalogued message."""
+    cls = class_of(fact)
+    return Symptom(cls, fact.cite, fact.rank) if cls else _from_catalogue(fact)
+
+
 def symptoms_of(
-    failures: tuple[Fact, ...], hang_said: Cite | None, lines: tuple[Fact, ...] = ()
+    failures: tuple[Fact, ...],
+    said: tuple[str, Cite, str] | None,
+    lines: tuple[Fact, ...] = (),
 ) -> list[Symptom]:
     """The symptom classes of ``failures`` (in their order), or the generic one.
 
     A failure whose type does not tell its class is looked up in the
     signature catalogue; so are ``lines`` (error lines no parser claimed),
-    when no failure fact says anything. ``hang_said`` is the reporter's
-    sentence that the job hangs. Each class appears once, at its first failure.
+    when no failure fact says anything. ``said`` is the class the reporter's
+    words name (:func:`.prose.prose_symptom`: class, line, why), weighed
+    below machine output: it opens a symptom only where nothing else does.
+    Each class appears once, at its first failure.
     """
     found: dict[str, Symptom] = {}
     for fact in failures:
-        cls = class_of(fact)
-        symptom = Symptom(cls, fact.cite, fact.rank) if cls else _from_catalogue(fact)
+        symptom = symptom_of(fact)
         if symptom is not None and symptom.cls not in found:
             found[symptom.cls] = symptom
     if not found:
@@ -179,8 +194,9 @@ def symptoms_of(
             symptom = _from_catalogue(fact)
             if symptom is not None and symptom.cls not in found:
                 found[symptom.cls] = symptom
-    if not found and hang_said is not None:
-        found["hang"] = Symptom("hang", hang_said)
+    if not found and said is not None:
+        cls, cite, why = said
+        found[cls] = Symptom(cls, cite, signature="the reporter's words", where=why)
     if not found:
         first = next((f for f in failures if _any_failure(f)), None)
         if first is not None:

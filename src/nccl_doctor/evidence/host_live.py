@@ -12,6 +12,7 @@ the package metadata and NCCL's from the library file next to it.
 
 from __future__ import annotations
 
+import functools
 import importlib.metadata
 import os
 import re
@@ -51,6 +52,37 @@ _CONTAINER_MARKS = (
     ("lxc", "lxc"),
 )
 _SYSFS_IB = Path("/sys/class/infiniband")
+#: The error counters of an RDMA port kept for before/after deltas: the IB spec's
+#: ``counters/`` (PortCounters, as perfquery names them in snake case) ...
+IB_COUNTERS = (
+    "symbol_error",
+    "link_error_recovery",
+    "link_downed",
+    "port_rcv_errors",
+    "port_rcv_remote_physical_errors",
+    "port_rcv_switch_relay_errors",
+    "port_xmit_discards",
+    "port_xmit_constraint_errors",
+    "port_rcv_constraint_errors",
+    "local_link_integrity_errors",
+    "excessive_buffer_overrun_errors",
+    "VL15_dropped",
+    "port_xmit_wait",
+)
+#: ... and the transport errors mlx5 adds under ``hw_counters/``.
+IB_HW_COUNTERS = (
+    "local_ack_timeout_err",
+    "packet_seq_err",
+    "out_of_sequence",
+    "rnr_nak_retry_err",
+    "implied_nak_seq_err",
+    "req_cqe_error",
+    "resp_cqe_error",
+    "req_remote_access_errors",
+    "resp_remote_access_errors",
+)
+#: At most this many RDMA ports have their counters read.
+MAX_IB_PORTS = 64
 #: The host reads of one capture take at most this many per-read deadlines in all.
 BUDGET_READS = 6
 _SYSFS_NET = Path("/sys/class/net")
@@ -183,6 +215,39 @@ def _ibstatus(r: _Reader) -> str | None:
         body = "".join(f"\t{key}:\t {value}\n" for key, value in fields if value is not None)
         blocks.append(f"Infiniband device '{device}' port {number} status:\n{body}")
     return "\n".join(blocks) if blocks else None
+
+
+def _port_counters(port: Path) -> dict[str, int]:
+    """The error counters of one port that exist and read as integers (a helper thread's job)."""
+    out: dict[str, int] = {}
+    for folder, names in (("counters", IB_COUNTERS), ("hw_counters", IB_HW_COUNTERS)):
+        for name in names:
+            try:
+                with (port / folder / name).open("rb") as handle:
+                    text = handle.read(64).decode("ascii", "replace").strip()
+            except OSError:
+                continue  # this HCA or driver does not have it
+            if text.isdigit():
+                out[name] = int(text)
+    return out
+
+
+def _ib_counters(r: _Reader) -> list[dict[str, Any]]:
+    """Each RDMA port's error counters, one deadline per port (``ib_counters`` of host.json)."""
+    base = r.root / str(_SYSFS_IB).lstrip("/")
+    out: list[dict[str, Any]] = []
+    for port in sorted(base.glob("*/ports/*"))[:MAX_IB_PORTS]:
+        what = f"{port}/counters"
+        if not port.name.isdigit() or r.spent(what):
+            continue
+        done, found = call(what, functools.partial(_port_counters, port), r.timeout_s)
+        if found is None:
+            r.log.add(done)
+        elif found:
+            out.append(
+                {"device": port.parent.parent.name, "port": int(port.name), "counters": found}
+            )
+    return out
 
 
 def _net(r: _Reader) -> list[dict[str, Any]]:
@@ -342,6 +407,7 @@ def read_host(
         "fabric_manager": _fabric_manager(r, present),
         "kernel_log": kernel,
         "net": _net(r),
+        "ib_counters": _ib_counters(r),
         "shm": _shm(r),
         "limits": {
             "memlock": _limit(resource.RLIMIT_MEMLOCK),

@@ -31,8 +31,8 @@ from nccl_doctor.evidence.own_files import (
     is_capture_manifest,
     report_format,
 )
+from nccl_doctor.parse import file_parser
 from nccl_doctor.parse.flight_recorder import KIND as FLIGHT_RECORDER
-from nccl_doctor.parse.flight_recorder import looks_like_dump
 
 #: Files that describe a folder of evidence rather than hold it (an incident's
 #: SOURCE note quotes the error it documents). Skipped when a folder is walked,
@@ -45,6 +45,9 @@ SNIFF_BYTES = 8192
 _TORCHRUN_LOG_DIR = re.compile(r"attempt_\d+/(?P<rank>\d+)/(?:stdout|stderr|error)\.(?:log|json)$")
 _RANK_IN_NAME = re.compile(r"(?:^|[/_.-])rank[_-]?(?P<rank>\d+)(?:[/_.-]|$)", re.IGNORECASE)
 _COMPRESSED_SUFFIX = re.compile(r"\.(gz|bz2|xz)$")
+#: torch's own analyzer (flight_recorder/components/loader.py) takes the rank of a dump from
+#: the trailing digits of its name (``<prefix><rank>``); a ``.json``/``.pkl`` suffix is allowed.
+_DUMP_RANK = re.compile(r"(?P<rank>\d{1,9})(?:\.(?:json|pkl|pickle))?$")
 _SPECIAL = {
     stat.S_IFIFO: "a named pipe (FIFO)",
     stat.S_IFSOCK: "a socket",
@@ -69,7 +72,8 @@ class Opened:
     stream: BinaryIO
     size: int | None
     default_rank: int | None
-    #: a whole-file kind read without the line reader (``flight-recorder``), else ``None``
+    #: a whole-file kind read without the line reader (``flight-recorder``, the JSON of
+    #: ``ncclras``), else ``None``
     file_kind: str | None = None
 
 
@@ -84,6 +88,14 @@ def rank_from_name(name: str) -> int | None:
     if m := _RANK_IN_NAME.search(Path(name).name):
         return int(m["rank"])
     return None
+
+
+def dump_rank(name: str) -> int | None:
+    """The rank of a flight-recorder dump: named as a log's, else its name's trailing digits."""
+    found = rank_from_name(name)
+    if found is None and (m := _DUMP_RANK.search(Path(name).name)):
+        found = int(m["rank"])
+    return found
 
 
 def _is_binary(head: bytes) -> bool:
@@ -261,9 +273,10 @@ class Intake:
         if why := self._own(name, head):
             self.note(name, why)
             return
-        if looks_like_dump(head):
+        if (whole := file_parser(head)) is not None:
             self.opened += 1
-            yield Opened(name, stream, size, rank_from_name(name), FLIGHT_RECORDER)
+            rank = dump_rank(name) if whole.kind == FLIGHT_RECORDER else None
+            yield Opened(name, stream, size, rank, whole.kind)
             return
         if _is_binary(head):
             self.note(name, "binary file (not text): skipped")

@@ -224,9 +224,11 @@ def _gpu(nv: ModuleType, index: int) -> dict[str, Any]:
     mode = call("compute_mode", "nvmlDeviceGetComputeMode", handle)
     name = call("name", "nvmlDeviceGetName", handle)
     uuid = call("uuid", "nvmlDeviceGetUUID", handle)
+    serial = call("serial", "nvmlDeviceGetSerial", handle)
     gpu.update(
         name=_text(name) if name is not None else None,
         uuid=_text(uuid) if uuid is not None else None,
+        serial=_text(serial) if serial is not None else None,
         bus_id=_text(pci.busId) if pci is not None else None,
         memory_total_mib=_mib(getattr(memory, "total", None)),
         memory_used_mib=_mib(getattr(memory, "used", None)),

@@ -77,6 +77,7 @@ def _write_gpu(root: ET.Element, gpu: dict[str, Any]) -> None:
             ET.SubElement(fb, tag).text = _NA if value is None else f"{value} MiB"
     if not len(migs):
         migs.text = "None"
+    w.put(node, "serial", "serial")
     w.put(node, "uuid", "uuid")
     pci = w.section("pci")
     w.put(pci, "pci_bus_id", "bus_id")

@@ -38,10 +38,8 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _HEADS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("text", re.compile(rf"{_G}: (?:{_WORDS.upper()})  \(\d+ findings?, \d+ root causes?\)")),
     ("markdown", re.compile(rf"## {_G}: \*\*(?:{_WORDS})\*\*\s*$", re.MULTILINE)),
-    # anchored with \A: matched at the start of the first line only, never searched (a search
-    # would try every "a.b — " of a long line and rescan the rest from each)
-    ("explain", re.compile(r"\A[a-z]+(?:\.[a-z0-9_]+)+ — .* \(default severity: [a-z]+\)\s*$")),
-    ("rules", re.compile(r"\A[a-z]+(?:\.[a-z0-9_]+)+ +(?:critical|warning|info) +\S")),
+    ("explain", re.compile(r"^[a-z]+(?:\.[a-z0-9_]+)+ — .* \(default severity: [a-z]+\)\s*$")),
+    ("rules", re.compile(r"^[a-z]+(?:\.[a-z0-9_]+)+ +(?:critical|warning|info) +\S")),
 )
 _HTML_START = re.compile(r"<!DOCTYPE html>", re.IGNORECASE)
 _HTML_MARK = re.compile(

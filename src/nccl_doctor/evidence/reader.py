@@ -38,10 +38,8 @@ from nccl_doctor.evidence.prefilter import Prefilter, Tagged, make_prefilter
 from nccl_doctor.facts.attribution import assign_ranks, process_ranks
 from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.text import TextLine
-from nccl_doctor.parse import BLOCK_PARSERS, STREAM_PARSERS
+from nccl_doctor.parse import BLOCK_PARSERS, FILE_PARSERS, STREAM_PARSERS
 from nccl_doctor.parse.base import INFO_BUDGET, INFO_FLOOR, BlockParser, StreamParser
-from nccl_doctor.parse.flight_recorder import MAX_BYTES as FILE_MAX_BYTES
-from nccl_doctor.parse.flight_recorder import FlightRecorderParser
 from nccl_doctor.redact import LineGate, safe_line, scrub
 
 T = TypeVar("T")
@@ -671,16 +669,16 @@ def _gated(fact: Fact) -> Fact:
 
 
 def _read_whole(opened: Opened, notes: list[Note]) -> tuple[list[Section], SourceSummary]:
-    """A whole-file kind (a flight-recorder dump): read at once, parsed by its file parser."""
+    """A whole-file kind (a flight-recorder dump, a JSON RAS report): read at once, parsed."""
     name = safe_line(opened.name)
     summary = SourceSummary(name)
+    parser = next(p for p in FILE_PARSERS if p.kind == opened.file_kind)()
     try:
-        data = opened.stream.read(FILE_MAX_BYTES + 1)
+        data = opened.stream.read(parser.max_bytes + 1)
     except OSError as exc:
         notes.append(Note(name, f"read failed part way: {exc}"))
         return [], summary
     summary.bytes_read = len(data)
-    parser = FlightRecorderParser()
     try:
         facts, messages = parser.parse(data, name, opened.default_rank)
     except Exception as exc:  # noqa: BLE001 -- a parser bug must not end the read

@@ -13,9 +13,11 @@ group status cite line 1), text = a one-line rendering.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from nccl_doctor.facts.base import Fact
+from nccl_doctor.facts.stacks import capture_of
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -74,3 +76,42 @@ def entry_text(entry: FlightEntry) -> str:
         f"{entry.op or '?'} seq {entry.seq if entry.seq is not None else '?'} ({group}) "
         f"{entry.state or '?'}, in {sizes} {','.join(entry.input_dtypes) or '?'}"
     )
+
+
+def latest(
+    dumps: Iterable[FlightDump], groups: Iterable[FlightGroup], entries: Iterable[FlightEntry]
+) -> tuple[list[FlightGroup], list[FlightEntry]]:
+    """The groups and entries of each rank's latest dump, when a rank was dumped more than once.
+
+    The pre-mortem dumps every rank once per capture (``hang-1/fr_rank0``,
+    ``hang-2/fr_rank0`` ...) and the watchdog may dump it again when it
+    fires: the same stall, N copies. Per rank, the dump whose newest entry is
+    the newest wins; among equal ones, the one of the latest capture, and a
+    dump outside any capture folder (written when the watchdog gave up)
+    after every capture. Dumps without a rank are all kept.
+    """
+    groups, entries = list(groups), list(entries)
+    newest: dict[str, int] = {}
+    for entry in entries:
+        if entry.time_created_ns is not None:
+            src = entry.cite.source
+            newest[src] = max(newest.get(src, 0), entry.time_created_ns)
+    chosen: dict[int, str] = {}
+    for dump in dumps:
+        if dump.rank is None:
+            continue
+        src = dump.cite.source
+        best = chosen.get(dump.rank)
+        if best is None or _order(src, newest) > _order(best, newest):
+            chosen[dump.rank] = src
+    keep = set(chosen.values())
+
+    def kept(fact: FlightGroup | FlightEntry) -> bool:
+        return fact.rank is None or fact.rank not in chosen or fact.cite.source in keep
+
+    return [g for g in groups if kept(g)], [e for e in entries if kept(e)]
+
+
+def _order(source: str, newest: dict[str, int]) -> tuple[int, float]:
+    number = capture_of(source)
+    return newest.get(source, 0), float("inf") if number is None else number

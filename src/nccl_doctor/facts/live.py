@@ -92,6 +92,18 @@ class NvmlOutcome(Fact):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class CaptureHost(Fact):
+    """The host a capture was read on (``"hostname"`` of host.json).
+
+    The other files of the same capture (its nvidia-smi XML, kernel log,
+    NVLink counters) describe this host. ``host`` of the fact itself stays
+    the line's attribution, so rules that count hosts are not changed by it.
+    """
+
+    hostname: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class KernelModule(Fact):
     """Whether a kernel module of the NVIDIA stack is loaded (``/proc/modules``)."""
 

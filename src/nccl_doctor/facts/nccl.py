@@ -16,6 +16,7 @@ siblings print: the devices, one row per message size and the summary.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from nccl_doctor.facts.base import Fact
@@ -98,6 +99,22 @@ class NcclCommLayout(NcclLogFact):
     local_ranks: int | None = None
     local_rank: int | None = None
     mnnvl: int | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NcclChannels(NcclLogFact):
+    """``64 coll channels, 64 collnet channels, 0 nvls channels, 64 p2p channels, ...``.
+
+    How many channels a communicator built, per kind, as NCCL printed them at
+    the end of init (``None`` for a kind the line did not name; older releases
+    print fewer kinds). ``p2p_per_peer`` is ``p2p channels per peer``.
+    """
+
+    coll: int | None = None
+    collnet: int | None = None
+    nvls: int | None = None
+    p2p: int | None = None
+    p2p_per_peer: int | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -431,3 +448,30 @@ class NcclTestFailure(Fact):
     source_line: int | None = None
     message: str | None = None
     pid: int | None = None
+
+
+_HEX_DIGITS = re.compile(r"[0-9a-fA-F]+")
+
+
+def to_hex(text: str | None) -> int | None:
+    """A hexadecimal integer with or without ``0x``, else ``None``."""
+    if text is None:
+        return None
+    s = text.strip()
+    if s[:2].lower() == "0x":
+        s = s[2:]
+    if not s or len(s) > 16 or not _HEX_DIGITS.fullmatch(s):
+        return None
+    return int(s, 16)
+
+
+def nccl_bus_id(raw: str | None) -> str | None:
+    """NCCL's ``%lx`` bus id (``1c000``) as ``00000000:1C:00.0``, else ``None``."""
+    value = to_hex(raw)
+    if value is None:
+        return None
+    domain = value >> 20
+    if domain > 0xFFFFFFFF:
+        return None
+    bus, dev, func = (value >> 12) & 0xFF, (value >> 4) & 0xFF, value & 0xF
+    return f"{domain:08X}:{bus:02X}:{dev:02X}.{func:X}"

@@ -78,3 +78,20 @@ class NetDevMap(Fact):
     description: str | None = None
     firmware_version: str | None = None
     port_state: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IbPortCounters(Fact):
+    """The error counters of one RDMA port as a live capture read them from sysfs.
+
+    ``counters`` are (name, value) pairs with the sysfs file names:
+    ``symbol_error``, ``link_downed``, ``port_rcv_errors``... from
+    ``ports/N/counters/`` and mlx5's ``hw_counters/`` (``local_ack_timeout_err``,
+    ``packet_seq_err``...); a counter the HCA does not have is absent. The
+    values count since the driver loaded (or the counters were cleared): only
+    a difference between two reads says what happened in between.
+    """
+
+    device: str
+    port: int
+    counters: tuple[tuple[str, int], ...]

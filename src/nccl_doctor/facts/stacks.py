@@ -12,14 +12,25 @@ wrapper alike.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from nccl_doctor.facts.base import Cite, Fact
+from nccl_doctor.facts.ranks import ranks_text
 
 #: (file, line, function) of one frame, as printed.
 Frame = tuple[str, int | None, str | None]
+
+#: The folder a pre-mortem capture writes into (``<run>/hang-<n>/``).
+_CAPTURE_FOLDER = re.compile(r"(?:^|[/\\])hang-(?P<n>\d{1,6})[/\\]")
+
+
+def capture_of(source: str) -> int | None:
+    """The pre-mortem capture a file belongs to (``.../hang-3/fr_rank0`` -> 3), else ``None``."""
+    found = _CAPTURE_FOLDER.search(source)
+    return int(found["n"]) if found else None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -220,11 +231,6 @@ def describe(pos: Position) -> str:
     return f"{who}: not in any collective, at {where_text}"
 
 
-def _names(ranks: Iterable[int]) -> str:
-    ranks = sorted(ranks)
-    return ("rank " if len(ranks) == 1 else "ranks ") + ", ".join(map(str, ranks))
-
-
 def verdict(found: Sequence[Position]) -> Verdict:
     """Which ranks are behind, from where every captured rank is."""
     ranked = [p for p in found if p.rank is not None] or list(found)
@@ -239,8 +245,8 @@ def verdict(found: Sequence[Position]) -> Verdict:
         return tuple(sorted(p.rank for p in group if p.rank is not None))
 
     if gone:
-        text = f"{_names(named(gone))} {'is' if len(gone) == 1 else 'are'} gone while " + (
-            f"{_names(named(waiting))} {'waits' if len(waiting) == 1 else 'wait'} for "
+        text = f"{ranks_text(named(gone))} {'is' if len(gone) == 1 else 'are'} gone while " + (
+            f"{ranks_text(named(waiting))} {'waits' if len(waiting) == 1 else 'wait'} for "
             f"{'it' if len(gone) == 1 else 'them'}"
             if waiting
             else "the others run on"
@@ -250,8 +256,8 @@ def verdict(found: Sequence[Position]) -> Verdict:
         ops = sorted({p.op or "?" for p in waiting})
         one = len(elsewhere) == 1
         text = (
-            f"{_names(named(elsewhere))} {'is' if one else 'are'} not in any collective while "
-            f"{_names(named(waiting))} {'waits' if len(waiting) == 1 else 'wait'} in "
+            f"{ranks_text(named(elsewhere))} {'is' if one else 'are'} not in any collective while "
+            f"{ranks_text(named(waiting))} {'waits' if len(waiting) == 1 else 'wait'} in "
             f"{', '.join(ops)}: {'it is' if one else 'they are'} behind"
         )
         return Verdict(True, named(elsewhere), text, lines, cites, tuple(ranked))
@@ -261,7 +267,7 @@ def verdict(found: Sequence[Position]) -> Verdict:
             top = max(counts.values())
             odd = [p for p in waiting if counts[p.op] < top] or waiting
             text = "the ranks wait in different collectives: " + "; ".join(
-                f"{_names(named([p for p in waiting if p.op == op]))} in {op}"
+                f"{ranks_text(named([p for p in waiting if p.op == op]))} in {op}"
                 for op in sorted(counts, key=lambda o: (counts[o], o or ""))
             )
             return Verdict(True, named(odd), text, lines, cites, tuple(ranked))
@@ -270,7 +276,7 @@ def verdict(found: Sequence[Position]) -> Verdict:
         missing = sorted(set(range(size)) - set(key)) if size else []
         text = f"every captured rank waits in {op}"
         if missing:
-            text += f"; {_names(missing)} were not captured (another node?): look there"
+            text += f"; {ranks_text(missing)} were not captured (another node?): look there"
             return Verdict(True, tuple(missing), text, lines, cites, tuple(ranked))
         text += (
             ": the rank that is behind was not captured (another node), or their "

@@ -18,6 +18,7 @@ from typing import TypeVar
 
 from nccl_doctor.facts.base import ELLIPSIS, Cite, Fact
 from nccl_doctor.facts.literals import holds, required_words
+from nccl_doctor.facts.signs import Sign
 from nccl_doctor.facts.text import TextLine
 
 T = TypeVar("T", bound=Fact)
@@ -30,7 +31,8 @@ _MACHINE = re.compile(
         \[?\d{4}-\d\d-\d\d | \[?\d\d:\d\d:\d\d | [IWEF]\d{4}\s | \[rank\d+\] | \[default\d+\]
       | [\w.-]+:\d+:\d+\s\[\d+\] | Traceback\b | File\s"
       | \w*(?:\.\w+)*(?:Error|Exception|Warning)\b\s?: | [A-Z]{2,}\ (?:Error|error|ERROR)\s?:
-      | NCCL\s | RuntimeError | torch\. | \$\s | >>> | [|+=-]{3} | \w+=\S | /\S+:\d+
+      | NCCL\s(?:INFO|WARN|TRACE|version|[Ee]rror|failure) | RuntimeError | torch\. | \$\s | >>>
+      | [|+=-]{3} | \w+=\S | /\S+:\d+
       | \S+\.(?:py|cc|cpp|h):\d+ | \d+:\s | \s{4}
       | [a-z][a-z0-9_.-]*:\s+(?:[Ee]rror|ERROR|cannot|[Ff]ailed|[Uu]nable|[Nn]o\ such|[Ww]arning
                                |WARNING|fatal|[Cc]ommand\ not\ found|[Ii]nvalid|[Cc]ould\ not
@@ -179,7 +181,7 @@ class Facts:
     def derived(self, name: str, compute: Callable[[Facts], V]) -> V:
         """A value derived from these facts (they never change), computed once per ``name``.
 
-        The computation keeps its one home (``triage_failures.failures_of``...);
+        The computation keeps its one home (``facts.failures.failures_of``...);
         the store only remembers the answer for the rules that ask again.
         """
         if name not in self._derived:
@@ -315,6 +317,29 @@ class Facts:
     def said(self, pattern: str | re.Pattern[str], *, prose: bool = True) -> bool:
         """Whether any line matches ``pattern``."""
         return bool(self.search(pattern, prose=prose))
+
+    def seen(self, sign: Sign, *, prose: bool = True) -> tuple[Hit, ...]:
+        """The cited lines where ``sign`` shows, each with its captured fields.
+
+        Rules read text only through signs: each sign is read once over the
+        lines (the first rule to ask pays; the rest share the hits).
+        ``prose=False`` keeps machine output only.
+        """
+        hits = self.search(sign.regex)
+        return hits if prose else tuple(h for h in hits if not h.prose)
+
+    def saw(self, sign: Sign, *, prose: bool = True) -> bool:
+        """Whether ``sign`` shows on any line."""
+        return bool(self.seen(sign, prose=prose))
+
+    def seen_on(self, sign: Sign, items: Iterable[Cite | Fact]) -> tuple[Hit, ...]:
+        """The hits of ``sign`` on the lines of ``items`` (citations or facts), in line order."""
+        at = {(c.source, c.line) for c in (i if isinstance(i, Cite) else i.cite for i in items)}
+        return tuple(h for h in self.seen(sign) if (h.cite.source, h.cite.line) in at)
+
+    def lines_of(self, sign: Sign) -> frozenset[Said]:
+        """The lines where ``sign`` shows, to test another sign's hits against."""
+        return frozenset(h.said for h in self.seen(sign))
 
     @cached_property
     def ranks(self) -> tuple[int, ...]:

@@ -20,8 +20,8 @@ NOMINAL_MIB: tuple[tuple[re.Pattern[str], int], ...] = (
     (re.compile(r"\bH200\b", re.IGNORECASE), 143771),
     (re.compile(r"\bH100 80GB HBM3\b", re.IGNORECASE), 81559),
     (re.compile(r"\bL40S\b", re.IGNORECASE), 46068),
-    (re.compile(r"\bA100\b.*\b80\s?GB\b", re.IGNORECASE), 81920),
-    (re.compile(r"\bA100\b.*\b40\s?GB\b", re.IGNORECASE), 40960),
+    (re.compile(r"\bA100\b.{0,80}?\b80\s?GB\b", re.IGNORECASE), 81920),
+    (re.compile(r"\bA100\b.{0,80}?\b40\s?GB\b", re.IGNORECASE), 40960),
     (re.compile(r"\bV100-PCIE-16GB\b", re.IGNORECASE), 16160),
 )
 

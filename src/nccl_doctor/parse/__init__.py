@@ -6,7 +6,7 @@ specific format comes before a more general one.
 
 from __future__ import annotations
 
-from nccl_doctor.parse.base import BlockParser, StreamParser
+from nccl_doctor.parse.base import BlockParser, FileParser, StreamParser
 from nccl_doctor.parse.collect_env import CollectEnvParser
 from nccl_doctor.parse.env import EnvParser
 from nccl_doctor.parse.flight_recorder import FlightRecorderParser
@@ -19,6 +19,7 @@ from nccl_doctor.parse.infiniband import (
 from nccl_doctor.parse.live_host import LiveHostParser
 from nccl_doctor.parse.nccl_log import NcclLogParser
 from nccl_doctor.parse.nccl_tests import NcclTestsParser
+from nccl_doctor.parse.ncclras import RasJsonParser, RasTextParser
 from nccl_doctor.parse.nvidia_smi import NvidiaSmiParser
 from nccl_doctor.parse.nvidia_smi_q import NvidiaSmiQParser
 from nccl_doctor.parse.nvidia_smi_xml import NvidiaSmiXmlParser
@@ -46,6 +47,7 @@ BLOCK_PARSERS: tuple[type[BlockParser], ...] = (
     LiveHostParser,
     ProbeResultParser,
     RunManifestParser,
+    RasTextParser,
 )
 
 STREAM_PARSERS: tuple[type[StreamParser], ...] = (
@@ -60,9 +62,15 @@ STREAM_PARSERS: tuple[type[StreamParser], ...] = (
 #: Every evidence kind a parser reads, in the order of the public list.
 KINDS: tuple[str, ...] = tuple(p.kind for p in BLOCK_PARSERS + STREAM_PARSERS)
 
-#: Parsers of whole files the line reader does not read (binary dumps).
-FILE_PARSERS: tuple[type[FlightRecorderParser], ...] = (FlightRecorderParser,)
-KINDS = (*KINDS, *(p.kind for p in FILE_PARSERS))
+#: Parsers of whole files the line reader does not read (binary dumps, JSON reports).
+FILE_PARSERS: tuple[type[FileParser], ...] = (FlightRecorderParser, RasJsonParser)
+KINDS = tuple(dict.fromkeys((*KINDS, *(p.kind for p in FILE_PARSERS))))
+
+
+def file_parser(head: bytes) -> type[FileParser] | None:
+    """The whole-file parser of a file whose first bytes are ``head``, if any."""
+    return next((p for p in FILE_PARSERS if p.sniff(head)), None)
+
 
 __all__ = [
     "BLOCK_PARSERS",
@@ -70,5 +78,7 @@ __all__ = [
     "KINDS",
     "STREAM_PARSERS",
     "BlockParser",
+    "FileParser",
     "StreamParser",
+    "file_parser",
 ]

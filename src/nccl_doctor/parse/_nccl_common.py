@@ -14,7 +14,6 @@ from nccl_doctor.facts.base import Cite
 #: Longer numbers are absurd in these outputs; refuse them rather than guess.
 _MAX_DIGITS = 20
 _FLOAT = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
-_HEX = re.compile(r"[0-9a-fA-F]+")
 
 #: ``ncclResult_t`` names by number (nccl.h, stable since NCCL 2.0).
 RESULT_NAMES: dict[int, str] = {
@@ -102,18 +101,6 @@ def to_int(text: str | None) -> int | None:
     return int(s)
 
 
-def to_hex(text: str | None) -> int | None:
-    """A hexadecimal integer with or without ``0x``, else ``None``."""
-    if text is None:
-        return None
-    s = text.strip()
-    if s[:2].lower() == "0x":
-        s = s[2:]
-    if not s or len(s) > 16 or not _HEX.fullmatch(s):
-        return None
-    return int(s, 16)
-
-
 def to_float(text: str | None) -> float | None:
     """A decimal or scientific number (``12.5``, ``1.2e+05``), else ``None``."""
     if text is None:
@@ -128,18 +115,6 @@ def to_float(text: str | None) -> float | None:
     if not math.isfinite(value):
         return None
     return value
-
-
-def nccl_bus_id(raw: str | None) -> str | None:
-    """NCCL's ``%lx`` bus id (``1c000``) as ``00000000:1C:00.0``, else ``None``."""
-    value = to_hex(raw)
-    if value is None:
-        return None
-    domain = value >> 20
-    if domain > 0xFFFFFFFF:
-        return None
-    bus, dev, func = (value >> 12) & 0xFF, (value >> 4) & 0xFF, value & 0xF
-    return f"{domain:08X}:{bus:02X}:{dev:02X}.{func:X}"
 
 
 def errno_of(text: str | None) -> int | None:

@@ -11,6 +11,7 @@ import re
 
 from nccl_doctor.facts.base import Fact
 from nccl_doctor.facts.nccl import (
+    NcclChannels,
     NcclCommInit,
     NcclCommLayout,
     NcclCudaDriver,
@@ -21,15 +22,9 @@ from nccl_doctor.facts.nccl import (
     NcclInitTiming,
     NcclNet,
     NcclPlugin,
-)
-from nccl_doctor.parse._nccl_common import (
-    Who,
-    errno_of,
     nccl_bus_id,
-    strip_value,
-    to_float,
-    to_int,
 )
+from nccl_doctor.parse._nccl_common import Who, errno_of, strip_value, to_float, to_int
 
 _PTR = r"0x[0-9a-fA-F]{1,16}|\(nil\)"
 _HEXV = rf"{_PTR}|-?[0-9a-fA-F]{{1,16}}"
@@ -93,6 +88,7 @@ _NVLS_BIND = re.compile(
 _P2P_OFF = re.compile(
     r"P2P is disabled between (?:NVLINK )?connected GPUs (?P<a>\d+) and (?P<b>\d+)"
 )
+_CHANNELS = re.compile(r"(?P<n>\d{1,5}) (?P<kind>[a-z][a-z0-9]*) channels(?P<peer> per peer)?")
 _RINGS = re.compile(r"Connected all rings(?:, use ring PXN (?P<pxn>\d+) GDR (?P<gdr>\d+))?")
 _RETRY = re.compile(
     r"(?:Call to (?P<call>\w+)|(?P<call2>connect|accept) to (?P<peer>\S+)) "
@@ -112,6 +108,8 @@ def parse_info(who: Who, body: str) -> tuple[list[Fact], bool]:
             return [_timing(who, m)], False
     if "nNodes" in body and (m := _LAYOUT.search(body)):
         return [_layout(who, body, m)], False
+    if " coll channels" in body:
+        return [_channels(who, body)], False
     if body.startswith(("NET/", "Bootstrap")):
         return _net(who, body), True
     if "GPU Direct RDMA" in body and (m := _GDR.search(body)):
@@ -251,6 +249,27 @@ def _layout(who: Who, body: str, m: re.Match[str]) -> NcclCommLayout:
         local_ranks=kv.get("localRanks"),
         local_rank=kv.get("localRank"),
         mnnvl=kv.get("MNNVL"),
+    )
+
+
+def _channels(who: Who, body: str) -> NcclChannels:
+    """``N coll channels, N collnet channels, N nvls channels, N p2p channels, N ... per peer``."""
+    counts: dict[str, int | None] = {}
+    for m in _CHANNELS.finditer(body):
+        key = "p2p_per_peer" if m["kind"] == "p2p" and m["peer"] else m["kind"]
+        if key in ("coll", "collnet", "nvls", "p2p", "p2p_per_peer"):
+            counts.setdefault(key, to_int(m["n"]))
+    return NcclChannels(
+        cite=who.cite,
+        rank=who.rank,
+        host=who.host,
+        pid=who.pid,
+        device=who.device,
+        coll=counts.get("coll"),
+        collnet=counts.get("collnet"),
+        nvls=counts.get("nvls"),
+        p2p=counts.get("p2p"),
+        p2p_per_peer=counts.get("p2p_per_peer"),
     )
 
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import re
 
-from nccl_doctor.facts.nccl import NcclWarn
-from nccl_doctor.parse._nccl_common import Who, errno_of, nccl_bus_id, to_int, wc_status_name
+from nccl_doctor.facts.nccl import NcclWarn, nccl_bus_id
+from nccl_doctor.parse._nccl_common import Who, errno_of, to_int, wc_status_name
 
 _CUDA = re.compile(
     r"(?:Cuda failure|CUDA error|cuda failure)(?: (?P<code>-?\d{1,6}))? '(?P<text>[^']*)'?"

@@ -10,7 +10,10 @@ Evidence comes in two shapes:
   :class:`StreamParser` is fed the lines of one source in order, keeps what
   state it needs (a traceback spans lines), and emits facts.
 
-Both are pure: no I/O, no imports of torch/NVML/subprocess, and they never
+A third shape, :class:`FileParser`, reads a whole file at once: a binary
+flight-recorder dump, a JSON report whose structure is the evidence.
+
+All are pure: no I/O, no imports of torch/NVML/subprocess, and they never
 raise on odd input. Unknown values are ``None``.
 
 ``anchors`` are literal substrings, at least one of which every line the
@@ -114,3 +117,20 @@ class StreamParser(ABC):
     def finish(self) -> list[Fact]:
         """Close open constructs at the end of the source and return the last facts."""
         return self.take()
+
+
+class FileParser(ABC):
+    """Parses one whole file (binary, or a JSON document) that the line reader does not read."""
+
+    kind: ClassVar[str]
+    #: larger files are not read (a coverage note says so)
+    max_bytes: ClassVar[int]
+
+    @classmethod
+    @abstractmethod
+    def sniff(cls, head: bytes) -> bool:
+        """Whether a file whose first bytes are ``head`` is this kind's."""
+
+    @abstractmethod
+    def parse(self, data: bytes, source: str, rank: int | None) -> tuple[list[Fact], list[str]]:
+        """Facts of the file and coverage notes. Never raises."""

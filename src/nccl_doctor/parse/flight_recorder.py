@@ -29,6 +29,7 @@ from typing import Any, ClassVar
 from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.flight import FlightDump, FlightEntry, FlightGroup, entry_text
 from nccl_doctor.parse import _pickle
+from nccl_doctor.parse.base import FileParser
 
 #: The evidence kind.
 KIND = "flight-recorder"
@@ -130,10 +131,16 @@ def _ranks(value: object) -> tuple[int, ...]:
     return tuple(r for r in map(_int, _first(value, MAX_RANKS)) if r is not None)
 
 
-class FlightRecorderParser:
+class FlightRecorderParser(FileParser):
     """Reads one whole dump file; not a line parser (the file is binary)."""
 
     kind: ClassVar[str] = KIND
+    max_bytes: ClassVar[int] = MAX_BYTES
+
+    @classmethod
+    def sniff(cls, head: bytes) -> bool:
+        """A pickle header or a JSON dump's opening."""
+        return looks_like_dump(head)
 
     def parse(self, data: bytes, source: str, rank: int | None) -> tuple[list[Fact], list[str]]:
         """Facts of one dump, and coverage notes. Never raises."""

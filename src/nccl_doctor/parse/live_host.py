@@ -17,6 +17,7 @@ from typing import Any
 from nccl_doctor.evidence.lines import Line
 from nccl_doctor.facts.base import Fact
 from nccl_doctor.facts.live import (
+    CaptureHost,
     DeviceNode,
     FabricManagerState,
     GpuProcessOwner,
@@ -29,6 +30,7 @@ from nccl_doctor.facts.live import (
     NvmlOutcome,
     ShmInfo,
 )
+from nccl_doctor.facts.net import IbPortCounters
 from nccl_doctor.parse._values import cite
 from nccl_doctor.parse.base import BlockParser
 
@@ -86,6 +88,10 @@ def _nvml(v: Any, at: dict[str, Any]) -> list[Fact]:
             )
         )
     return facts
+
+
+def _hostname(v: Any, at: dict[str, Any]) -> list[Fact]:
+    return [CaptureHost(**at, hostname=name)] if (name := _str(v)) else []
 
 
 def _modules(v: Any, at: dict[str, Any]) -> list[Fact]:
@@ -234,8 +240,23 @@ def _procs(v: Any, at: dict[str, Any]) -> list[Fact]:
     return out
 
 
+def _ib_counters(v: Any, at: dict[str, Any]) -> list[Fact]:
+    out: list[Fact] = []
+    for item in _list(v):
+        d = _dict(item)
+        device, port = _str(d.get("device")), _int(d.get("port"))
+        counters = tuple(
+            (k, x) for k, x in sorted(_dict(d.get("counters")).items()) if _int(x) is not None
+        )
+        if device and port is not None and counters:
+            out.append(IbPortCounters(**at, device=device, port=port, counters=counters))
+    return out
+
+
 _Section = Callable[[Any, dict[str, Any]], list[Fact]]
 _SECTIONS: dict[str, _Section] = {
+    "hostname": _hostname,
+    "ib_counters": _ib_counters,
     "nvml": _nvml,
     "modules": _modules,
     "device_nodes": _nodes,

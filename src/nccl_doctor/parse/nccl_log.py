@@ -107,6 +107,7 @@ class NcclLogParser(StreamParser):
     info_anchors: ClassVar[tuple[str, ...]] = (
         "nranks ",
         "nNodes",
+        " coll channels",
         "NET/",
         "Bootstrap",
         "Using network",

@@ -31,9 +31,10 @@ from nccl_doctor.facts.nccl import (
     NcclTestRank,
     NcclTestRow,
     NcclTestSummary,
+    to_hex,
 )
 from nccl_doctor.parse._blocktext import StatefulBlockParser
-from nccl_doctor.parse._nccl_common import to_float, to_hex, to_int
+from nccl_doctor.parse._nccl_common import to_float, to_int
 from nccl_doctor.parse._values import cite
 
 _TEST = re.compile(

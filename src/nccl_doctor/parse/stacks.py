@@ -56,7 +56,7 @@ _SPY_FRAME = re.compile(
     r"^\s+(?P<func>\S.{0,300}?) \((?P<file>[^()]{1,1000}?):(?P<line>\d{1,9})\)\s*$"
 )
 _SPY_DETAIL = re.compile(r"^\s{6,}\S")  # --locals / Arguments: lines under a frame
-_FIELD = re.compile(r"(\w+)=(\S*)")
+_FIELD = re.compile(r"(?<!\w)(\w+)=(\S*)")
 _MAX_FRAMES = 300
 _MAX_OPEN = 1024
 

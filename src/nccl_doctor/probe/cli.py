@@ -28,6 +28,7 @@ examples:
   nccl-doctor probe --gpus 0,1 --full -o probe.json
   nccl-doctor probe --device cpu          # a gloo self-test, no GPU needed
   torchrun --nnodes 2 --nproc-per-node 1 ... -m nccl_doctor.probe
+  nccl-doctor probe --full --record       # keep the figures: `nccl-doctor nodes` shows drift
 
 exit codes:
   0  every step passed; no finding at or above --fail-on
@@ -71,6 +72,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                    help="do not rerun failing collectives to isolate the cause")  # fmt: skip
     p.add_argument("--inject", help=argparse.SUPPRESS)
     add_gate_options(p)
+    from nccl_doctor.fleet.cli import add_record_options  # noqa: PLC0415
+
+    add_record_options(p)
     return p
 
 
@@ -135,8 +139,11 @@ def _render(render_report: Any, report_: Any, fmt: str) -> str:
         return str(report_markdown(report_, redact))
 
 
-def report(result: dict[str, Any], args: argparse.Namespace) -> int:
-    """Save the result, diagnose it, print the summary and the report; the exit code."""
+def report(result: dict[str, Any], args: argparse.Namespace, recorder: Any = None) -> int:
+    """Save the result, diagnose it, print the summary and the report; the exit code.
+
+    ``recorder`` (a :class:`nccl_doctor.fleet.cli.Recorder`) keeps the report in the history.
+    """
     from nccl_doctor.pipeline import diagnose_paths  # noqa: PLC0415
     from nccl_doctor.probe.result import write_result  # noqa: PLC0415
     from nccl_doctor.render import render_report  # noqa: PLC0415
@@ -157,14 +164,28 @@ def report(result: dict[str, Any], args: argparse.Namespace) -> int:
     else:
         sys.stderr.write(summary_text(result))
     sys.stdout.write(_render(render_report, report_, args.format))
+    if recorder is not None:
+        _record(recorder, report_, args)
     if getattr(args, "exit_zero", False):
         return EXIT_OK
     failed = not result["summary"].get("ok", False)
     return EXIT_CRITICAL if failed else exit_code(report_, args)
 
 
+def _record(recorder: Any, report_: Any, args: argparse.Namespace) -> None:
+    from nccl_doctor.fleet.cli import scheduler_job  # noqa: PLC0415
+    from nccl_doctor.redact import scrub  # noqa: PLC0415
+    from nccl_doctor.render.report_json import report_json  # noqa: PLC0415
+
+    try:
+        recorder.record("probe", report_json(report_, scrub), job=args.job or scheduler_job())
+    finally:
+        recorder.close()
+
+
 def cmd(args: argparse.Namespace) -> int:
     """Run ``nccl-doctor probe``: this node, or many nodes under torchrun/srun."""
+    from nccl_doctor.fleet.cli import Recorder  # noqa: PLC0415
     from nccl_doctor.probe.distributed import detect, run_distributed  # noqa: PLC0415
     from nccl_doctor.probe.runner import Runner, WorkerStartError  # noqa: PLC0415
     from nccl_doctor.render.probe_progress import make_progress  # noqa: PLC0415
@@ -174,6 +195,8 @@ def cmd(args: argparse.Namespace) -> int:
         args.device = "cuda" if args.device == "auto" else args.device
         args.force = True if world.local_rank else args.force
     opts = options(args)
+    leader = world is None or world.rank == 0
+    recorder = Recorder(args, strict=True) if leader and getattr(args, "record", False) else None
     progress = make_progress(world is None or world.rank == 0)
     opts.progress = progress
     abandoned = False
@@ -182,7 +205,7 @@ def cmd(args: argparse.Namespace) -> int:
         nonlocal abandoned
         progress.close()
         abandoned = bool(result.get("abandoned_workers"))
-        return report(result, args)
+        return report(result, args, recorder)
 
     try:
         if world is not None and world.world > 1:

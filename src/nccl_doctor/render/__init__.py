@@ -11,16 +11,19 @@ from nccl_doctor.report import Report
 
 if TYPE_CHECKING:
     from nccl_doctor.facts.store import Facts
+    from nccl_doctor.render.history_chart import History
     from nccl_doctor.render.html import Bandwidth
 
 FORMATS = ("text", "json", "markdown", "html")
 
 
 def pseudonyms(report: Report) -> Pseudonyms:
-    """The pseudonyms of one report: its hosts and every finding's subject hosts."""
-    hosts = set(report.hosts)
+    """The pseudonyms of one report: its hosts (inventory too), every finding's, the reference's."""
+    hosts = set(report.hosts) | set(report.inventory.hosts)
     for finding in report.findings:
         hosts.update(finding.subjects.hosts)
+    if report.against is not None:
+        hosts.update(report.against.hosts)
     return Pseudonyms(hosts)
 
 
@@ -34,13 +37,16 @@ def render_report(
     verbosity: int = 0,
     names: Pseudonyms | None = None,
     keep_names: bool = False,
+    history: History | None = None,
 ) -> str:
     """The report in ``fmt``: secrets redacted always; Markdown and HTML also pseudonymised.
 
     ``facts`` feed the pictures of the HTML report (timeline, GPU memory,
     topology) and its raw evidence; without them the page has neither.
     ``width``, ``color`` and ``verbosity`` (-1 brief, 0, 1 every evidence
-    line whole) shape the text format only.
+    line whole) shape the text format only. ``history`` (the fleet history of
+    the report's nodes and GPUs, built by ``nccl_doctor.fleet.picture``) adds
+    the HTML report's history picture.
     Markdown and HTML, made to be shared, replace hosts, addresses and users
     by pseudonyms (``names``, else the report's own :func:`pseudonyms`; its
     :meth:`~Pseudonyms.key` then maps them back), unless ``keep_names``.
@@ -60,7 +66,14 @@ def render_report(
         if fmt == "markdown":
             return report_markdown(report, clean)
         bandwidth = _probe_curves(facts)
-        return report_html(report, facts, clean, bandwidth=bandwidth, pseudonymised=not keep_names)
+        return report_html(
+            report,
+            facts,
+            clean,
+            bandwidth=bandwidth,
+            pseudonymised=not keep_names,
+            history=history,
+        )
 
     if keep_names:
         return shared(scrub)

@@ -18,7 +18,9 @@ from dataclasses import dataclass, field
 from nccl_doctor import GENERATOR, __version__
 from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.store import Facts
-from nccl_doctor.findings import Finding
+from nccl_doctor.findings import Finding, FixStep
+from nccl_doctor.render.against import outline, title
+from nccl_doctor.render.history_chart import History, history_svg
 from nccl_doctor.render.memory_chart import memory_svg
 from nccl_doctor.render.pictures import timeline_svg, topology_html
 from nccl_doctor.render.svg import Series, bandwidth_svg, esc
@@ -64,6 +66,8 @@ ul.legend{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:4px 16px;fon
 .swatch{display:inline-block;min-width:38px;text-align:center;border-radius:3px}
 .note{color:#57606a;font-size:13px}details>summary{cursor:pointer}
 .raw pre{max-height:480px;overflow:auto}footer{color:#57606a;font-size:12px;margin-top:30px}
+.kind{display:inline-block;min-width:74px;font-size:11px;text-transform:uppercase;color:#57606a}
+.k-workaround{color:#9a6700;font-weight:700}.masks{color:#57606a;font-size:12.5px}
 """
 
 
@@ -106,6 +110,16 @@ def _evidence(cites: Sequence[Cite], clean: Clean) -> str:
     return out
 
 
+def _step(step: FixStep, clean: Clean) -> str:
+    """One fix step with its kind; a workaround says what it masks."""
+    kind = step.kind.value
+    masks = f'<div class="masks">masks the cause: {esc(step.masks)}</div>' if step.masks else ""
+    return (
+        f'<li data-kind="{kind}"><span class="kind k-{kind}">{kind}</span> '
+        f"{_inline(clean(step.text))}{masks}</li>"
+    )
+
+
 def _finding(n: int, f: Finding, kids: tuple[Finding, ...], clean: Clean) -> str:
     sev = f.severity.value
     tag = " · <strong>root cause</strong>" if f.root_cause else ""
@@ -121,7 +135,7 @@ def _finding(n: int, f: Finding, kids: tuple[Finding, ...], clean: Clean) -> str
     if f.detail:
         out.append("<ul>" + "".join(f"<li>{_inline(clean(d))}</li>" for d in f.detail) + "</ul>")
     if f.fix:
-        steps = "".join(f"<li>{_inline(clean(step))}</li>" for step in f.fix)
+        steps = "".join(_step(step, clean) for step in f.steps)
         out.append(f'<div><strong>Fix</strong><ol class="fix">{steps}</ol></div>')
     if f.evidence:
         out.append(f"<div><strong>Evidence</strong>{_evidence(f.evidence, clean)}</div>")
@@ -210,6 +224,23 @@ def _hypotheses(report: Report, clean: Clean) -> str:
     )
 
 
+def _against(report: Report, clean: Clean) -> str:
+    """What changed against the reference run (``--against``), the retry explanation first."""
+    if report.against is None:
+        return ""
+    out = [f'<section id="against"><h2>{esc(clean(title(report.against)))}</h2>']
+    for n, (heading, items) in enumerate(outline(report.against)):
+        retry = n == 0 and report.against.retry is not None
+        tag, cls = ("ol", ' class="retry"') if retry else ("ul", "")
+        out.append(f"<p><strong>{_inline(clean(heading))}</strong></p>")
+        if items:
+            out.append(f"<{tag}{cls}>")
+            out.extend(f"<li>{_inline(clean(item))}</li>" for item in items)
+            out.append(f"</{tag}>")
+    out.append("</section>")
+    return "".join(out)
+
+
 def _coverage(report: Report, clean: Clean) -> str:
     cov = report.coverage
     out = ['<section id="coverage"><h2>Coverage</h2>']
@@ -272,10 +303,12 @@ def report_html(
     *,
     bandwidth: Bandwidth | None = None,
     pseudonymised: bool = True,
+    history: History | None = None,
 ) -> str:
     """The whole page; without ``facts`` it has no pictures and no raw evidence.
 
-    ``pseudonymised`` says, in the footer, whether ``clean`` hid the names.
+    ``pseudonymised`` says, in the footer, whether ``clean`` hid the names;
+    ``history`` (the fleet history of the report's nodes and GPUs) adds its picture.
     """
     roots = [f.id for f in report.findings if f.root_cause]
     title = f"{GENERATOR}: {report.verdict.value}" + (f" — {roots[0]}" if roots else "")
@@ -304,6 +337,11 @@ def report_html(
     if bandwidth is not None:
         chart = bandwidth_svg(bandwidth.series, bandwidth.expected_gbps, labels=bandwidth.labels)
         body.append(_picture("bandwidth", "Bus bandwidth", chart, bandwidth.note))
+    body.append(_against(report, clean))
+    if history is not None:
+        note = "Each square is a recorded run of that node or GPU"
+        note += f" ({clean(history.source)})." if history.source else "."
+        body.append(_picture("history", "Node and GPU history", history_svg(history, clean), note))
     body.append(_coverage(report, clean))
     if facts is not None:
         body.append(_raw(facts, clean))

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from nccl_doctor import GENERATOR
-from nccl_doctor.findings import Finding
+from nccl_doctor.findings import Finding, FixStep
+from nccl_doctor.render.against import outline, title
 from nccl_doctor.report import Report
 
 MAX_EVIDENCE = 8
@@ -69,7 +70,7 @@ def _finding(n: int, f: Finding, clean: Callable[[str], str]) -> list[str]:
     if f.fix:
         out.append("**Fix**")
         out.append("")
-        out.extend(f"{i}. {_inline(clean(step))}" for i, step in enumerate(f.fix, 1))
+        out.extend(_step(i, step, clean) for i, step in enumerate(f.steps, 1))
         out.append("")
     if f.evidence:
         out.append(f"<details><summary>Evidence ({len(f.evidence)} lines)</summary>")
@@ -85,6 +86,14 @@ def _finding(n: int, f: Finding, clean: Callable[[str], str]) -> list[str]:
         out.append("</details>")
         out.append("")
     return out
+
+
+def _step(n: int, step: FixStep, clean: Callable[[str], str]) -> str:
+    """One fix step with its kind; a workaround says what it masks."""
+    kind = step.kind.value
+    tag = f"**{kind}**" if step.masks else f"*{kind}*"
+    line = f"{n}. {tag} — {_inline(clean(step.text))}"
+    return line + (f" *(masks the cause: {_plain(step.masks)})*" if step.masks else "")
 
 
 def _folded(kids: tuple[Finding, ...], clean: Callable[[str], str]) -> list[str]:
@@ -103,6 +112,21 @@ def _summary(findings: tuple[Finding, ...], clean: Callable[[str], str]) -> list
         for n, f in enumerate(findings, 1)
     )
     out.append("")
+    return out
+
+
+def _against(report: Report, clean: Callable[[str], str]) -> list[str]:
+    """What changed against the reference run (``--against``), the retry explanation first."""
+    assert report.against is not None  # noqa: S101 -- the caller checked
+    out = [f"### {_inline(clean(title(report.against)))}", ""]
+    for n, (heading, items) in enumerate(outline(report.against)):
+        retry = n == 0 and report.against.retry is not None
+        out.append(f"**{_inline(clean(heading))}**" + (":" if items else ""))
+        out.append("")
+        lead = "1." if retry else "-"
+        out.extend(f"{lead} {_inline(clean(item))}" for item in items)
+        if items:
+            out.append("")
     return out
 
 
@@ -140,6 +164,8 @@ def report_markdown(report: Report, clean: Callable[[str], str]) -> str:
             for n, h in enumerate(report.hypotheses, 1)
         )
         out.append("")
+    if report.against is not None:
+        out.extend(_against(report, clean))
     cov = report.coverage
     if cov.missing or cov.next_steps or cov.evidence or cov.unchecked:
         out.append("<details><summary>Coverage</summary>")

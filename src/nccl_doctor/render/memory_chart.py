@@ -16,12 +16,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from nccl_doctor.facts.gpu import Gpu, GpuProcess, GpuProcessTable
+from nccl_doctor.facts.job import job_pids
 from nccl_doctor.facts.run import CudaOutOfMemory
 from nccl_doctor.facts.software import SoftwareVersions
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.knowledge.gpu_memory import nominal_total_mib
 from nccl_doctor.render.svg import Svg
-from nccl_doctor.rules._join import job_pids
 
 Clean = Callable[[str], str]
 GpuKey = tuple[str, str]  # (readout, "GPU n")

@@ -13,13 +13,12 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from nccl_doctor.facts.failures import Failure, failures_of
+from nccl_doctor.facts.job import world_size
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.facts.topology import TopoMatrix
 from nccl_doctor.render.svg import Svg, esc, nice_step
 from nccl_doctor.report import Report
-from nccl_doctor.rules._join import world_size
-from nccl_doctor.rules.launch._common import world_size as launch_world_size
-from nccl_doctor.triage_failures import Failure, failures_of
 
 Clean = Callable[[str], str]
 MAX_ROWS = 64
@@ -42,12 +41,6 @@ def _row(failure: Failure) -> str:
     return LAUNCHER if failure.launcher else UNATTRIBUTED
 
 
-def _world(facts: Facts) -> int:
-    """The job's world size where the evidence states or implies it (0 when it does not)."""
-    sizes = [world_size(facts) or 0, launch_world_size(facts)[0] or 0]
-    return max(sizes)
-
-
 def _rows(fails: list[Failure], facts: Facts) -> tuple[list[str], set[str], int]:
     """The timeline's rows, the rows any line of evidence belongs to, and how many were left out.
 
@@ -59,7 +52,7 @@ def _rows(fails: list[Failure], facts: Facts) -> tuple[list[str], set[str], int]
     heard = {f"rank {r}" for r in facts.ranks}
     failed = {_row(f) for f in fails}
     ranks = {f.rank for f in fails if f.rank is not None} | set(facts.ranks)
-    world = _world(facts)
+    world = world_size(facts) or 0
     total = world + sum(1 for r in ranks if not 0 <= r < world)  # |ranks | range(world)|
     extra = [r for r in (LAUNCHER, UNATTRIBUTED) if r in failed]
     if total + len(extra) <= MAX_ROWS:

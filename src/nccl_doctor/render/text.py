@@ -19,6 +19,7 @@ from rich.text import Text
 from nccl_doctor import GENERATOR
 from nccl_doctor.findings import Finding
 from nccl_doctor.redact import scrub
+from nccl_doctor.render.against import outline, title
 from nccl_doctor.report import Report
 
 _SEVERITY_STYLE = {"critical": "bold red", "warning": "yellow", "info": "cyan"}
@@ -30,6 +31,7 @@ _VERDICT_STYLE = {
     "incomplete": "bold magenta",
 }
 MAX_EVIDENCE = 6
+_KIND_STYLE = {"workaround": "yellow"}
 
 
 class _Out:
@@ -94,8 +96,11 @@ def _finding(out: _Out, n: int, finding: Finding) -> None:
         out.para(line, 3, "- ")
     if finding.fix:
         out.add("   Fix:\n", "bold")
-        for i, step in enumerate(finding.fix, 1):
-            out.para(step, 5, f"{i}. ")
+        for i, step in enumerate(finding.steps, 1):
+            lead = f"{i}. "
+            out.para(f"[{step.kind.value}] {step.text}", 5, lead, _KIND_STYLE.get(step.kind.value))
+            if step.masks:
+                out.para(f"masks the cause: {step.masks}", 5 + len(lead), style="dim")
     if finding.evidence:
         out.add("   Evidence:\n", "bold")
         shown = len(finding.evidence) if out.whole else MAX_EVIDENCE
@@ -121,6 +126,19 @@ def _hypotheses(out: _Out, report: Report) -> None:
             out.para("against: " + "; ".join(h.against), 3)
         if h.check:
             out.para(f"check: {h.check} - {h.tells}", 3)
+
+
+def _against(out: _Out, report: Report) -> None:
+    """What changed against the reference run, the retry explanation first."""
+    if report.against is None:
+        return
+    out.add("\n")
+    out.para(title(report.against) + ":", 0, style="bold")
+    for n, (heading, items) in enumerate(outline(report.against)):
+        retry = n == 0 and report.against.retry is not None
+        out.para(heading + (":" if items else ""), 0, style="bold" if retry else None)
+        for i, item in enumerate(items, 1):
+            out.para(item, 3, f"{i}. " if retry else "- ")
 
 
 def _coverage(out: _Out, report: Report) -> None:
@@ -156,6 +174,10 @@ def _brief(out: _Out, report: Report) -> None:
         line += "  (root cause)" if finding.root_cause else ""
         room = out.width - 1 - 9
         out.add((line if len(line) <= room else line[: room - 1] + "…") + "\n")
+    retry = report.against.retry if report.against is not None else None
+    if retry is not None and retry.reasons:  # --against: the one line that answers "why"
+        line = f"{'retry':9}{out.clean(retry.reasons[0].text)}"
+        out.add((line if len(line) < out.width else line[: out.width - 2] + "…") + "\n")
     for h in () if report.findings else report.hypotheses:  # a failure is never a blank line
         out.add(f"{'possible':9}", "dim")
         out.add(
@@ -200,6 +222,7 @@ def report_text(
         if finding.id in folded:
             _folded(out, folded[finding.id])
     _hypotheses(out, report)
+    _against(out, report)
     _coverage(out, report)
     return _rendered(out, width, color)
 

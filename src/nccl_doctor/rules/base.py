@@ -16,6 +16,7 @@ from typing import TypeVar
 
 from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.findings import Confidence, Finding, Severity, Subjects
+from nccl_doctor.knowledge.workarounds import ordered
 
 DOC_SECTIONS = ("What it means", "Why it matters", "Evidence", "Fix")
 
@@ -72,7 +73,11 @@ class Rule:
         detail: Sequence[str] = (),
         title: str | None = None,
     ) -> Finding:
-        """A finding of this rule; evidence may be given as facts or citations."""
+        """A finding of this rule; evidence may be given as facts or citations.
+
+        The fix steps keep their order, except that every workaround (a switch
+        that masks the cause) moves after the steps that check or repair it.
+        """
         cites: list[Cite] = []
         seen: set[tuple[str, int]] = set()
         for item in evidence:
@@ -86,7 +91,7 @@ class Rule:
             confidence=confidence,
             title=title or self.title,
             summary=summary,
-            fix=tuple(fix),
+            fix=ordered(tuple(fix)),
             evidence=tuple(cites),
             subjects=Subjects(
                 ranks=tuple(sorted(set(ranks))),

@@ -25,6 +25,12 @@ examples:
   nccl-doctor run --dir runs/try1 -- srun -N 2 python train.py
   nccl-doctor run --format json -- python -m torch.distributed.run ... train.py
   nccl-doctor run --stall 60 --on-hang kill -- torchrun --nproc-per-node 8 train.py
+  nccl-doctor run --db postgresql://doctor@db/fleet -- srun -N 8 python train.py
+
+fleet history: every run is recorded (job: SLURM_JOB_ID etc., else the run folder's name)
+with the counters that moved on the node during the job; `nccl-doctor nodes` and
+`nccl-doctor history` read it. --no-record turns it off; a history that cannot be written
+is a warning, never the job's failure.
 
 pre-mortem: after --stall S seconds without output the wrapper dumps every rank's Python
 stacks (py-spy, else faulthandler through a signal: the job gets a sitecustomize in front
@@ -92,12 +98,16 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="after a pre-mortem that shows a hang: leave the job alone (wait, the default) "
         "or end it (kill: SIGTERM, SIGKILL after --grace)",
     )
+    from nccl_doctor.fleet.cli import add_record_options  # noqa: PLC0415
+
+    add_record_options(parser, default_on=True)
     parser.add_argument("argv", nargs=argparse.REMAINDER, metavar="-- CMD", help="the command")
     return parser
 
 
 def cmd(args: argparse.Namespace) -> int:
     """Run the job; its exit status is the return value."""
+    from nccl_doctor.run.history import RunHistory  # noqa: PLC0415
     from nccl_doctor.run.runner import run  # noqa: PLC0415 -- keeps --help fast
 
     argv = list(args.argv)
@@ -123,4 +133,5 @@ def cmd(args: argparse.Namespace) -> int:
         snapshots=not args.no_snapshot,
         stall_s=args.stall,
         on_hang=args.on_hang,
+        history=RunHistory(args.db, args.job) if args.record else None,
     )

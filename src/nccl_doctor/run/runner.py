@@ -28,12 +28,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
-from typing import Any, BinaryIO, TextIO
+from typing import TYPE_CHECKING, Any, BinaryIO, TextIO
 
 from nccl_doctor import __version__
 from nccl_doctor.errors import UsageError
 from nccl_doctor.redact import redact
 from nccl_doctor.run import reap
+from nccl_doctor.run.history import RunHistory
 from nccl_doctor.run.setup import (
     CONSOLE_LOG,
     child_env,
@@ -48,6 +49,9 @@ from nccl_doctor.run.setup import (
 from nccl_doctor.run.stacks import StackHook
 from nccl_doctor.run.tee import ConsoleLog, Tee, note
 from nccl_doctor.run.watch import PIPE_STEM, STALL_S, Result, Watcher
+
+if TYPE_CHECKING:
+    from nccl_doctor.report import Report
 
 #: Seconds between a forwarded signal and SIGKILL of the job's group.
 GRACE_S = 10.0
@@ -249,8 +253,12 @@ def run(
     terminal: BinaryIO | None = None,
     terminal_err: BinaryIO | None = None,
     err: TextIO | None = None,
+    history: RunHistory | None = None,
 ) -> int:
-    """Run ``cmd`` with diagnostics on; returns its exit status (128+N for signal N)."""
+    """Run ``cmd`` with diagnostics on; returns its exit status (128+N for signal N).
+
+    ``history`` records the run in the fleet history (``None``: not recorded).
+    """
     if not cmd:
         raise UsageError("no command to run", "nccl-doctor run -- torchrun ... train.py")
     err = err if err is not None else sys.stderr
@@ -282,6 +290,8 @@ def run(
         "stall_s": stall_s if hook is not None else None,
         "on_hang": on_hang,
     }
+    if history is not None:
+        history.check(err)
     if snapshots:
         manifest["node_before"] = _snapshot(folder / "node-before", user_env)
     record.manifest(manifest)
@@ -345,11 +355,20 @@ def run(
         sigkilled_after_grace=job.killed,
         elapsed_s=round(time.monotonic() - begin, 3),
     )
-    if code != 0 and snapshots:
+    recording = history is not None and history.on
+    if snapshots and (code != 0 or recording):  # recording: the counters' "after", also on success
         manifest["node_after"] = _snapshot(folder / "node-after", user_env)
     record.manifest(manifest)
+    report = None
     if code != 0 and job.proc is not None:
-        _diagnose(folder, fmt, code, err)
+        report = _diagnose(folder, fmt, code, err)
+    elif recording:
+        report = _quiet_diagnosis(folder, err)
+    if history is not None and report is not None:
+        run_id = history.record(report, folder, err)
+        if run_id is not None:
+            manifest["history"] = {"run_id": run_id, "db": history.shown}
+            record.manifest(manifest)
     return code
 
 
@@ -369,12 +388,13 @@ def _leftover_line(ended: dict[str, Any]) -> str:
     return f"the job left {len(pids)} process(es) running ({shown}): ended them{killed}"
 
 
-def _diagnose(folder: Path, fmt: str, code: int, err: TextIO) -> None:
+def _diagnose(folder: Path, fmt: str, code: int, err: TextIO) -> Report | None:
     """Print the diagnosis of the run folder; an interrupt or a bug only costs the report."""
     from nccl_doctor.pipeline import diagnose_paths  # noqa: PLC0415 -- loads the rules
     from nccl_doctor.render import render_report  # noqa: PLC0415
 
     err.write(f"nccl-doctor run: the job exited with status {code}; diagnosis of {folder}:\n")
+    report = None
     try:
         report = diagnose_paths([str(folder)])
         err.write(render_report(report, fmt))
@@ -384,3 +404,17 @@ def _diagnose(folder: Path, fmt: str, code: int, err: TextIO) -> None:
         err.write(f"nccl-doctor run: diagnosis failed ({type(exc).__name__}: {exc})\n")
     err.write(f"nccl-doctor run: later: nccl-doctor diagnose {folder}\n")
     err.flush()
+    return report
+
+
+def _quiet_diagnosis(folder: Path, err: TextIO) -> Report | None:
+    """The diagnosis of a run that succeeded, for the history only (nothing printed)."""
+    from nccl_doctor.pipeline import diagnose_paths  # noqa: PLC0415 -- loads the rules
+
+    try:
+        return diagnose_paths([str(folder)])
+    except KeyboardInterrupt:
+        return None
+    except Exception as exc:  # noqa: BLE001 -- the job's status matters more than the history
+        note(err, f"not recorded: the diagnosis failed ({type(exc).__name__}: {exc})")
+        return None

@@ -25,7 +25,8 @@ both are printed on stderr. The job is left alone, or with ``--on-hang
 kill`` ended like a forwarded SIGTERM - only when the capture shows a hang
 (a rank waits in a collective, a rank is gone, or the flight recorder has a
 collective that never completed), never for a job that is only quiet. One
-capture per stall: the next needs progress first.
+capture per stall: the next needs progress first, and what the capture
+itself makes the job print (its echo, up to ECHO_S after it) is no progress.
 """
 
 from __future__ import annotations
@@ -48,6 +49,8 @@ from nccl_doctor.run.stacks import StackHook
 
 #: Default of ``--stall``: well under the usual 10-minute watchdog.
 STALL_S = 120.0
+#: After a capture, output within this many seconds is its echo, not the job's progress.
+ECHO_S = 2.0
 #: How often the run folder is looked at for progress.
 SCAN_S = 1.0
 #: The most captures of one run (each is a folder of files).
@@ -224,6 +227,11 @@ def _diagnose(folder: Path, result: Result) -> None:
     pending = [e for e in facts.of(FlightEntry) if e.state in ("scheduled", "started")]
     result.hung = found.hung or bool(pending)
     result.named, result.summary = found.named, found.summary
+    hang = next((f for f in report.findings if f.id == "app.hang"), None)
+    roles = hang.roles if hang else ()
+    origin = sorted({r for role in roles if role.role == "origin" for r in role.ranks})
+    if origin and not result.named:  # held below Python: the flight recorder or RAS named it
+        result.named = tuple(origin)
     lines = [f"where each rank is (Python stacks in {result.folder}):"]
     for pos, line in zip(found.positions, found.lines, strict=True):
         lines.append(f"  {line}")
@@ -285,6 +293,8 @@ class Watcher:
         self.next_scan = 0.0
         self.fired = False
         self.count = 0
+        #: Output before this (monotonic) time is the capture's own echo, not progress.
+        self.echo_until = 0.0
         self.thread: threading.Thread | None = None
         self.result: Result | None = None
 
@@ -298,7 +308,8 @@ class Watcher:
                         sizes[entry.name] = entry.stat().st_size
         if sizes != self.sizes:
             self.sizes = sizes
-            self.progress = now
+            if self.thread is None and now > self.echo_until:
+                self.progress = now
 
     def tick(self, last_output: float) -> bool:
         """Look for a stall, print a finished capture; ``True``: end the job (--on-hang kill)."""
@@ -306,7 +317,7 @@ class Watcher:
         if now >= self.next_scan:
             self.next_scan = now + SCAN_S
             self._scan(now)
-        if last_output > self.progress:
+        if last_output > self.progress and self.thread is None and last_output > self.echo_until:
             self.progress = last_output
             self.fired = False  # progress again: the next stall gets its own capture
         if self.thread is not None:
@@ -339,6 +350,9 @@ class Watcher:
         if self.thread is None or self.thread.is_alive() or self.result is None:
             return False
         result, self.thread, self.result = self.result, None, None
+        # what the capture made the job print (a flight-recorder dump's log lines, NCCL's
+        # answer to RAS) is not progress: only output after a short grace re-arms the watch
+        self.echo_until = time.monotonic() + ECHO_S
         self.record(result)
         self._say(f"the job still runs; pre-mortem {result.folder.name}:")
         with contextlib.suppress(OSError, ValueError):

@@ -1,7 +1,9 @@
 """The signature catalogue: messages that matter for diagnosis, kept as data.
 
 One JSON Lines file per library (``nccl``, ``torch``, ``gloo``, ``cuda``,
-``driver``, ``kernel``) beside this module. Each line is one message a
+``driver``, ``kernel``, ``rdma`` for libibverbs' completion statuses,
+``system`` for the dynamic loader's and the shells' lines, ``nccl_tests`` for
+nccl-tests' own failure lines) beside this module. Each line is one message a
 library prints, mined from that library's own source (file:line at each
 release tag read) or, for the kernel and driver lines, from their vendors'
 documentation: its format string, a pattern (Python ``re`` syntax that
@@ -25,7 +27,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-LIBRARIES = ("nccl", "torch", "gloo", "cuda", "driver", "kernel")
+LIBRARIES = ("nccl", "torch", "gloo", "cuda", "driver", "kernel", "rdma", "system", "nccl_tests")
 SYMPTOMS = frozenset(
     {
         "nccl_system",
@@ -45,6 +47,8 @@ SYMPTOMS = frozenset(
         "desync",
         "xid",
         "host_oom",
+        "library_missing",
+        "driver_error",
         "info",
     }
 )
@@ -132,7 +136,7 @@ def _check_pattern(pattern: str) -> list[str]:
 def _strip_classes(pattern: str) -> str:
     """``pattern`` with escapes and bracket classes blanked (so ``[$*]`` is no anchor)."""
     out = re.sub(r"\\.", "__", pattern)
-    return re.sub(r"\[\^?\]?[^\]]*\]", "_", out)
+    return re.sub(r"\[\^?\]?[^\][]*\]", "_", out)
 
 
 def _parse(obj: Any, where: str) -> Signature:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from nccl_doctor.facts.base import Cite
+from nccl_doctor.facts.ranks import ranks_text
 from nccl_doctor.facts.run import DistributedError, WatchdogState
 from nccl_doctor.facts.store import Facts, Said
 
@@ -32,11 +33,11 @@ def behind_text(states: list[WatchdogState], seq: int | None, world: int | None 
     laggards = sorted(r for r, c in done.items() if c == low and r is not None)
     if len(set(done.values())) > 1:
         return (
-            f"; rank(s) {', '.join(map(str, laggards))} are behind (last completed work {low}, "
-            f"others {max(done.values())})"
+            f"; {ranks_text(laggards)} {'is' if len(laggards) == 1 else 'are'} behind (last "
+            f"completed work {low}, others {max(done.values())})"
         )
     enq = {s.last_enqueued for s in states if s.last_enqueued is not None}
-    who = ", ".join(str(r) for r in sorted(r for r in done if r is not None))
+    who = ranks_text(r for r in done if r is not None)
     if world == 1:
         return (
             f"; the job's only rank completed work {low} and waits in {seq or low + 1}: no peer "
@@ -50,7 +51,7 @@ def behind_text(states: list[WatchdogState], seq: int | None, world: int | None 
             "own GPU work queued before it, or the transport between them, stalled)"
         )
     return (
-        f"; rank(s) {who} completed work {low} and wait in {seq or low + 1} "
+        f"; {who} completed work {low} and wait in {seq or low + 1} "
         f"(last enqueued {max(enq) if enq else '?'}): they are not behind - a rank whose log "
         "is not here never joined it, or the collective itself did not finish (a rank's own GPU "
         "work queued before it, or the transport, stalled)"

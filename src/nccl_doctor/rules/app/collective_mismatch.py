@@ -43,13 +43,14 @@ from __future__ import annotations
 import re
 
 from nccl_doctor.facts.base import Cite
+from nccl_doctor.facts.failures import failures_of
 from nccl_doctor.facts.flight import FlightEntry, entry_text
 from nccl_doctor.facts.run import DistributedError
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
+from nccl_doctor.rules.app._recorders import flight_state
 from nccl_doctor.rules.base import Rule
 from nccl_doctor.rules.launch._common import collective_calls
-from nccl_doctor.triage_failures import failures_of
 
 RULE = Rule(
     id="app.collective_mismatch",
@@ -135,7 +136,8 @@ def _different_waits(facts: Facts) -> Finding | None:
 def _from_flight(facts: Facts) -> Finding | None:
     """Flight-recorder dumps whose entries at one sequence id differ in op, sizes or dtypes."""
     at: dict[tuple[str, int], dict[int, FlightEntry]] = {}
-    for e in facts.of(FlightEntry):
+    _, entries = flight_state(facts)  # each rank's latest dump
+    for e in entries:
         if e.rank is not None and e.seq is not None and e.pg_id is not None and not e.is_p2p:
             at.setdefault((e.pg_id, e.seq), {}).setdefault(e.rank, e)
     for (pg, seq), by_rank in sorted(at.items(), key=lambda item: item[0][1]):

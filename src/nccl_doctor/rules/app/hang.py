@@ -22,7 +22,15 @@ OpType=ALLREDUCE, ..., Timeout(ms)=1800000) ran for 1800093 milliseconds``,
 work: 18`` (a rank whose last completed work is lower is behind; equal
 counters on every reporting rank point at a rank that is not reporting),
 store-based barriers failing with ``Socket Timeout`` after ~30 minutes of
-one rank's preprocessing, heartbeat-monitor aborts.
+one rank's preprocessing, heartbeat-monitor aborts; while the job still
+hangs, ``nccl-doctor run``'s capture: ranks' Python stacks waiting in a
+collective while one is elsewhere or gone, flight-recorder dumps where one
+rank never enqueued the collective the others did, NCCL RAS counting one
+rank short, dead or in error. Each rank is labelled: the **origin** (never
+joined, dead, stuck in a different collective, an error of its own, or its
+own GPU work ahead of the collective did not finish), **lagging** (behind,
+waiting on the origin) or **messenger** (it only reports), and the
+collective where they diverge is named.
 
 Fix
 ---
@@ -42,11 +50,13 @@ import re
 from collections import Counter
 from dataclasses import replace
 
-from nccl_doctor.facts.flight import FlightEntry, FlightGroup
-from nccl_doctor.facts.run import ChildFailure, CollectiveTimeout, DistributedError, WatchdogState
+from nccl_doctor.facts.flight import FlightDump
+from nccl_doctor.facts.ranks import ranks_text
+from nccl_doctor.facts.ras import RasReport
+from nccl_doctor.facts.run import CollectiveTimeout, DistributedError, WatchdogState
+from nccl_doctor.facts.stacks import StackCapture, ThreadStack, capture_of, positions, verdict
 from nccl_doctor.facts.store import Facts
-from nccl_doctor.findings import Confidence, Finding, Severity
-from nccl_doctor.rules._join import world_size
+from nccl_doctor.findings import ORIGIN, Confidence, Finding, Severity
 from nccl_doctor.rules.app._common import (
     behind_text,
     dump_summary,
@@ -54,6 +64,8 @@ from nccl_doctor.rules.app._common import (
     longest_elapsed,
     ms_text,
 )
+from nccl_doctor.rules.app._origin import Origin, analyse
+from nccl_doctor.rules.app._recorders import flight_progress, flight_state
 from nccl_doctor.rules.base import Rule
 from nccl_doctor.rules.launch._common import (
     HANG_WORDS,
@@ -97,14 +109,21 @@ def _from_timeouts(facts: Facts) -> Finding | None:
     op = first.op_type or "a collective"
     seq = f" SeqNum={first.seq}" if first.seq is not None else ""
     numel = f", NumelOut={first.numel_out}" if first.numel_out else ""
-    who = f"rank(s) {', '.join(map(str, reporters))}" if reporters else "the reporting rank"
-    summary = (
-        f"{op}{seq}{numel} timed out on {who} after {ms_text(ran_ms)} "
-        f"(timeout {ms_text(timeout_ms)})" + behind_text(states, first.seq, _world(facts))
-    )
+    origin = analyse(facts)
     missing, _ = missing_from_timeout(facts)
-    if missing:
-        summary += f"; rank(s) {', '.join(map(str, missing))} did not report the timeout"
+    if _named(origin):
+        summary = (
+            f"{op}{seq}{numel} timed out after {ms_text(ran_ms)} (timeout {ms_text(timeout_ms)}); "
+            + origin.sentence()
+        )
+    else:
+        who = ranks_text(reporters) if reporters else "the reporting rank"
+        summary = (
+            f"{op}{seq}{numel} timed out on {who} after {ms_text(ran_ms)} "
+            f"(timeout {ms_text(timeout_ms)})" + behind_text(states, first.seq, origin.world)
+        )
+        if missing:
+            summary += f"; {ranks_text(missing)} did not report the timeout"
     if timeout_ms and ran_ms and ran_ms > 3 * timeout_ms:
         summary += (
             f"; it ran {ran_ms / timeout_ms:.0f}x the timeout before the watchdog noticed, so "
@@ -129,7 +148,7 @@ def _from_timeouts(facts: Facts) -> Finding | None:
             "rank-0-only code."
         ),
     ]
-    if _world(facts) == 1:
+    if origin.world == 1:
         fix = [
             (
                 "Find what the rank's own GPU stream was doing before the collective: a long or "
@@ -152,7 +171,12 @@ def _from_timeouts(facts: Facts) -> Finding | None:
     return RULE.finding(
         summary=summary + ".",
         fix=fix,
-        evidence=[*(t.cite for t in group[:3]), *(s.cite for s in states[:2]), *ckpt],
+        evidence=[
+            *origin.cites(2),
+            *(t.cite for t in group[:3]),
+            *(s.cite for s in states[:2]),
+            *ckpt,
+        ],
         ranks=reporters,
         confidence=Confidence.MEDIUM if crashed else Confidence.HIGH,
     )
@@ -202,25 +226,25 @@ def _from_monitor(facts: Facts) -> Finding | None:
     ranks = [d.rank for d in errs if d.rank is not None]
     ranks += [h.rank for h in recv if h.rank is not None]
     waits = waiting_in(facts)
+    origin = analyse(facts)
     if recv and waits:
-        parts = ", ".join(f"rank {r} in {fn}()" for r, (fn, _) in sorted(waits.items()))
-        summary = (
-            f"{parts[0].upper()}{parts[1:]} timed out waiting for its peers "
-            f"({recv[0].match.group(0)}): a peer never joined the collective in time"
-        )
-        cites += [c for _, c in waits.values()][:2]
-        quiet = _quiet_ranks(facts, set(ranks) | set(waits))
-        if quiet:
-            names = ", ".join(str(c.rank) for c in quiet)
-            summary += (
-                f"; rank {names} reported no error before the launcher stopped it, so it is "
-                "the rank that was behind (stuck or slow)"
+        fns = ", ".join(f + "()" for f in sorted({fn for fn, _ in waits.values()}))
+        if _named(origin):
+            summary = f"Gloo's {fns} timed out ({recv[0].match.group(0)}); {origin.sentence()}"
+        else:
+            who = ranks_text(waits)
+            their = "its" if len(waits) == 1 else "their"
+            summary = (
+                f"{who[0].upper()}{who[1:]} timed out waiting for {their} peers in {fns} "
+                f"({recv[0].match.group(0)}): a peer never joined the collective in time"
             )
-            cites += [c.cite for c in quiet[:2]]
+        cites += [c for _, c in waits.values()][:2]
     else:
         summary = "A rank stopped making progress: " + (
             errs[0].message[:160] if errs else recv[0].cite.text.strip()[:160]
         )
+        if _named(origin):
+            summary += "; " + origin.sentence()
     return RULE.finding(
         summary=summary + ".",
         fix=[
@@ -230,20 +254,10 @@ def _from_monitor(facts: Facts) -> Finding | None:
                 "collective only some ranks call)."
             ),
         ],
-        evidence=cites,
+        evidence=[*origin.cites(2), *cites],
         ranks=ranks,
         confidence=Confidence.MEDIUM,
     )
-
-
-def _quiet_ranks(facts: Facts, reporting: set[int]) -> list[ChildFailure]:
-    """Ranks the launcher had to stop (SIGTERM) that printed no error of their own."""
-    stopped = [
-        c
-        for c in facts.of(ChildFailure)
-        if c.rank is not None and c.signal_name in ("SIGTERM", "SIGINT") and c.rank not in reporting
-    ]
-    return sorted({c.rank: c for c in stopped}.values(), key=lambda c: c.rank or 0)
 
 
 def _from_dump(facts: Facts) -> Finding | None:
@@ -373,98 +387,127 @@ def _from_stack(facts: Facts) -> Finding | None:
 _STAGES = ("enqueued", "started", "completed")
 
 
-def _flight_progress(facts: Facts) -> dict[str, dict[int, list[int]]]:
-    """Per process group and rank: the last enqueued, started and completed collective."""
-    out: dict[str, dict[int, list[int]]] = {}
-    for group in facts.of(FlightGroup):
-        if group.rank is not None:
-            row = out.setdefault(group.pg_id, {}).setdefault(group.rank, [0, 0, 0])
-            got = (group.last_enqueued, group.last_started, group.last_completed)
-            row[:] = [max(r, g or 0) for r, g in zip(row, got, strict=True)]
-    for entry in facts.of(FlightEntry):
-        if entry.rank is None or entry.seq is None or entry.is_p2p or entry.pg_id is None:
-            continue
-        row = out.setdefault(entry.pg_id, {}).setdefault(entry.rank, [0, 0, 0])
-        reached = {"scheduled": 1, "started": 2, "completed": 3}.get(entry.state or "", 1)
-        for stage in range(reached):
-            row[stage] = max(row[stage], entry.seq)
-    return out
-
-
 def _from_flight(facts: Facts) -> Finding | None:
     """Flight-recorder dumps of several ranks: the rank whose collective sequence is behind."""
-    for pg, ranks in _flight_progress(facts).items():
+    for pg, ranks in flight_progress(facts).items():
         if len(ranks) < 2:
             continue
-        for stage, word in enumerate(_STAGES):
-            done = {rank: row[stage] for rank, row in ranks.items()}
-            low, high = min(done.values()), max(done.values())
-            if low == high:
-                continue
-            behind = sorted(r for r, v in done.items() if v == low)
-            ahead = sorted(r for r, v in done.items() if v > low)
-            missed = next(
+        behind = next(
+            (
+                (stage, low)
+                for stage in range(len(_STAGES))
+                if (low := min(row[stage] for row in ranks.values()))
+                < max(row[stage] for row in ranks.values())
+            ),
+            None,
+        )
+        if behind is None:
+            continue
+        origin = analyse(facts)
+        stage, low = behind
+        late = sorted(r for r, row in ranks.items() if row[stage] == low)
+        summary = (
+            f"Flight-recorder dumps of {ranks_text(ranks)} (process group {pg}): "
+            f"{ranks_text(late)} {'is' if len(late) == 1 else 'are'} behind, last "
+            f"{_STAGES[stage]} collective {low or 'none'}"
+        )
+        if _named(origin):
+            summary += "; " + origin.sentence()
+        groups, _ = flight_state(facts)
+        cites = [g.cite for g in groups if g.rank in late and g.pg_id == pg]
+        return RULE.finding(
+            summary=summary + ".",
+            fix=[
                 (
-                    e
-                    for e in facts.of(FlightEntry)
-                    if e.rank in ahead and e.pg_id == pg and e.seq == low + 1 and not e.is_p2p
+                    f"Look at what {ranks_text(late)} did instead: their stack "
+                    "(py-spy dump --pid PID), their log, the code path before that "
+                    "collective (rank-only work, uneven batches, a stall in I/O)."
                 ),
-                None,
-            )
-            what = f"{missed.op} seq {low + 1}" if missed else f"collective seq {low + 1}"
-            who = ", ".join(map(str, behind))
-            others = ", ".join(map(str, ahead))
-            summary = (
-                f"Flight-recorder dumps of ranks {', '.join(map(str, sorted(ranks)))}: rank(s) "
-                f"{who} are behind in process group {pg}: last {word} collective {low or 'none'}, "
-                f"while rank(s) {others} reached {high}; rank(s) {who} never {word} {what}"
-            )
-            if missed is not None:
-                sizes = [list(x) for x in missed.input_sizes]
-                summary += (
-                    f" (rank {missed.rank}'s entry: {missed.state}, in {sizes} "
-                    f"{','.join(missed.input_dtypes)}, timeout {ms_text(missed.timeout_ms)})"
-                )
-            cites = [g.cite for g in facts.of(FlightGroup) if g.rank in behind and g.pg_id == pg]
-            return RULE.finding(
-                summary=summary + ".",
-                fix=[
-                    (
-                        f"Look at what rank(s) {who} did instead of {what}: their stack "
-                        "(py-spy dump --pid PID), their log, the code path before that "
-                        "collective (rank-only work, uneven batches, a stall in I/O)."
-                    ),
-                    (
-                        "Make every rank issue the same collectives in the same order "
-                        "(DistributedSampler with drop_last, DDP's Join for uneven inputs)."
-                    ),
-                    _TEARDOWN_FIX,
-                ],
-                evidence=[*cites[:2], *([missed.cite] if missed else [])],
-                ranks=behind,
-                confidence=Confidence.HIGH,
-            )
+                (
+                    "Make every rank issue the same collectives in the same order "
+                    "(DistributedSampler with drop_last, DDP's Join for uneven inputs)."
+                ),
+                _TEARDOWN_FIX,
+            ],
+            evidence=[*origin.cites(2), *cites[:2]],
+            ranks=late,
+            confidence=Confidence.HIGH,
+        )
     return None
 
 
-def _world(facts: Facts) -> int | None:
-    """The job's size: stated by the process group or NCCL, else the default group's dump."""
-    stated = world_size(facts)
-    if stated:
-        return stated
-    groups = [len(g.group_ranks) for g in facts.of(FlightGroup) if g.group_ranks]
-    return max(groups) if groups else None
+def _from_capture(facts: Facts) -> Finding | None:
+    """A pre-mortem capture (or stack dumps of several ranks) taken while the job hung.
+
+    ``nccl-doctor run`` writes ``hang-<n>/`` only after a stall: stacks, flight
+    recorder or RAS read from there show a job that stopped making progress.
+    """
+    found = verdict(positions([*facts.of(StackCapture), *facts.of(ThreadStack)]))
+    numbers = [
+        n
+        for f in (*facts.of(StackCapture), *facts.of(FlightDump), *facts.of(RasReport))
+        if (n := capture_of(f.cite.source)) is not None
+    ]
+    origin = analyse(facts)
+    _, entries = flight_state(facts)
+    pending = [
+        e for e in entries if e.state in ("scheduled", "started") and capture_of(e.cite.source)
+    ]
+    ranked = [p for p in found.positions if p.rank is not None]
+    stalled_stacks = found.hung and (bool(numbers) or (len(ranked) > 1 and bool(found.named)))
+    if not (stalled_stacks or pending or (numbers and _named(origin))):
+        return None
+    last = max(numbers, default=0)
+    caps = [c for c in facts.of(StackCapture) if (c.capture or 0) == last]
+    stalled = max((c.stalled_s or 0 for c in caps), default=0)
+    lead = "The job hangs"
+    if last:
+        lead += f" (nccl-doctor run's capture hang-{last}"
+        lead += f", {stalled:.0f} s without progress)" if stalled else ")"
+    summary = lead + ": " + (origin.sentence() if _named(origin) else found.summary)
+    return RULE.finding(
+        summary=summary + ".",
+        fix=[
+            (
+                "Look at the origin's own code at the line its stack shows (rank-only work, I/O, "
+                "a dataloader, a collective only some ranks call) or, if it is in a collective "
+                "already, at the GPU work queued before it."
+            ),
+            (
+                "Make every rank issue the same collectives in the same order; move long "
+                "rank-local work out of the training loop or before the process group exists."
+            ),
+            (
+                "The watchdog will end the job at the process-group timeout: end it now "
+                "(nccl-doctor run --on-hang kill) once the origin is known."
+            ),
+        ],
+        evidence=[*origin.cites(3), *found.cites[:2]],
+        ranks=[x.rank for x in origin.of(ORIGIN)] or list(found.named),
+        confidence=Confidence.HIGH if _named(origin) else Confidence.MEDIUM,
+    )
+
+
+def _named(origin: Origin) -> bool:
+    """Whether the evidence names a rank as the origin (or one as lagging)."""
+    return any(x.role != "messenger" for x in origin.labels)
 
 
 def check(facts: Facts) -> list[Finding]:
     """Watchdog timeouts, long store barriers, stalled ranks, rank-guarded collectives.
 
-    A rank its watchdog took down after the timeout is folded under the hang.
+    The finding carries the ranks' roles (origin, lagging, messenger) and the
+    collective where they diverge, where the evidence tells them. A rank its
+    watchdog took down after the timeout is folded under the hang.
     """
     found = _check(facts)
-    if found and watchdog_aborts(facts) and "launch.rank_crash" not in found[0].explains:
-        found = [replace(found[0], explains=(*found[0].explains, "launch.rank_crash"))]
-    return found
+    if not found:
+        return []
+    origin = analyse(facts)
+    finding = replace(found[0], roles=origin.roles(), collective=origin.collective)
+    if watchdog_aborts(facts) and "launch.rank_crash" not in finding.explains:
+        finding = replace(finding, explains=(*finding.explains, "launch.rank_crash"))
+    return [finding]
 
 
 def _check(facts: Facts) -> list[Finding]:
@@ -475,6 +518,7 @@ def _check(facts: Facts) -> list[Finding]:
         _from_store_timeout,
         _from_monitor,
         _from_dump,
+        _from_capture,
         _from_code,
     )
     for step in (*steps, _from_stack):

@@ -39,13 +39,13 @@ from typing import NamedTuple
 from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.gpu import Gpu, GpuProcess, SmiError
 from nccl_doctor.facts.host import KernelGpuMessage, XidEvent
+from nccl_doctor.facts.job import job_pids, rank_gpus
 from nccl_doctor.facts.nccl import NcclWarn
 from nccl_doctor.facts.run import CudaError
 from nccl_doctor.facts.software import SoftwareVersions
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules._context import init_phase
-from nccl_doctor.rules._join import job_pids, rank_gpus
 from nccl_doctor.rules.base import Rule
 
 RULE = Rule(

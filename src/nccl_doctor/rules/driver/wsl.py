@@ -172,7 +172,10 @@ def check(facts: Facts) -> list[Finding]:
                 f"The job runs under {kernel_text}: no GPU peer-to-peer, CUDA IPC, NVLink or "
                 "InfiniBand, and limited pinned memory"
             ),
-            fix=["For multi-GPU NCCL under WSL set NCCL_P2P_DISABLE=1, or use native Linux"],
+            fix=[
+                "Run multi-GPU NCCL jobs on native Linux",
+                "Under WSL, set NCCL_P2P_DISABLE=1 (WSL has no GPU peer-to-peer; slower)",
+            ],
             evidence=evidence,
             severity=Severity.INFO,
             confidence=Confidence.HIGH if machine else Confidence.LOW,

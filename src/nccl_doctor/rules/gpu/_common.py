@@ -6,16 +6,12 @@ import re
 from collections.abc import Iterable
 
 from nccl_doctor.facts.base import Fact
-from nccl_doctor.facts.gpu import Gpu, GpuProcess, MigDevice, SmiError
-from nccl_doctor.facts.host import KernelGpuMessage, XidEvent
-from nccl_doctor.facts.run import LauncherSignal
+from nccl_doctor.facts.failures import failures_of
+from nccl_doctor.facts.gpu import Gpu, MigDevice, SmiError
+from nccl_doctor.facts.host import XidEvent
 from nccl_doctor.facts.store import Facts, Hit
 from nccl_doctor.knowledge.xid import XidInfo, xid_info
 from nccl_doctor.rules.base import first_distinct
-from nccl_doctor.triage_failures import failures_of
-
-#: Facts whose ``pid`` is not (necessarily) a process of the job.
-_NOT_JOB = (GpuProcess, XidEvent, KernelGpuMessage, LauncherSignal)
 
 
 def gpu_name(gpu: Gpu) -> str:
@@ -44,18 +40,6 @@ def unique_gpus(facts: Facts) -> list[Gpu]:
         key = gpu.bus_id or f"{gpu.host}:{gpu.cite.source}:{gpu.index}:{gpu.cite.line}"
         chosen.setdefault(key, gpu)
     return sorted(chosen.values(), key=lambda g: (g.cite.source, g.cite.line))
-
-
-def job_pids(facts: Facts) -> set[int]:
-    """PIDs the evidence shows belong to the job (launcher exits, NCCL log prefixes...)."""
-    pids: set[int] = set()
-    for fact in facts.all:
-        if isinstance(fact, _NOT_JOB):
-            continue
-        pid = getattr(fact, "pid", None)
-        if isinstance(pid, int) and pid > 0:
-            pids.add(pid)
-    return pids
 
 
 def job_failed(facts: Facts) -> bool:

@@ -40,13 +40,13 @@ from collections import defaultdict
 from dataclasses import replace
 
 from nccl_doctor.facts.base import Cite, Fact
+from nccl_doctor.facts.failures import failures_of
 from nccl_doctor.facts.gpu import Gpu, GpuProcess
+from nccl_doctor.facts.job import RankGpu, job_pids, rank_gpus
 from nccl_doctor.facts.run import CudaOutOfMemory
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
-from nccl_doctor.rules._join import RankGpu, job_pids, rank_gpus
 from nccl_doctor.rules.base import Rule
-from nccl_doctor.triage_failures import failures_of
 
 RULE = Rule(
     id="gpu.contention",

@@ -44,11 +44,12 @@ import re
 
 from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.gpu import GpuProcess
+from nccl_doctor.facts.job import job_pids
 from nccl_doctor.facts.run import CudaError, CudaOutOfMemory
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.base import Rule
-from nccl_doctor.rules.gpu._common import job_pids, prose_hits
+from nccl_doctor.rules.gpu._common import prose_hits
 
 RULE = Rule(
     id="gpu.oom",

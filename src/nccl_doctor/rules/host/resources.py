@@ -153,8 +153,10 @@ _MEMORY_WORDS = (
 
 
 def _nccl_line(hit: Hit) -> bool:
+    """NCCL's own lines and verbs calls (``ibv_reg_mr ... Cannot allocate memory``: a
+    registration limit, memlock or the CMA pool, which net.ib_config reads) are not host RAM."""
     text = hit.cite.text
-    return "NCCL" in text or "shm/nccl-" in text
+    return "NCCL" in text or "shm/nccl-" in text or "ibv_" in text
 
 
 def _finding(limit: _Limit, hits: list[Hit]) -> Finding:

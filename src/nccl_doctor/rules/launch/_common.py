@@ -6,19 +6,18 @@ import re
 from dataclasses import dataclass
 
 from nccl_doctor.facts.base import Cite
-from nccl_doctor.facts.host import EnvVar
+from nccl_doctor.facts.failures import first_failure
+from nccl_doctor.facts.job import world
 from nccl_doctor.facts.run import (
     ChildFailure,
     CollectiveTimeout,
     CppException,
     DistributedError,
-    PgInitOptions,
     PythonTraceback,
     WatchdogState,
     WorkerExit,
 )
 from nccl_doctor.facts.store import Facts
-from nccl_doctor.triage_failures import first_failure
 
 #: A person saying the job sits there rather than dies.
 HANG_WORDS = (
@@ -60,29 +59,6 @@ def signal_name(exitcode: int | None, given: str | None = None) -> str | None:
     if 128 < exitcode < 160:
         return _SIGNALS.get(exitcode - 128)
     return None
-
-
-def world_size(facts: Facts) -> tuple[int | None, list[Cite]]:
-    """The size of the default group, where the evidence prints or implies it."""
-    sizes = [o for o in facts.of(PgInitOptions) if o.size and (o.pg in (None, "0") or not o.pg)]
-    if sizes:
-        best = max(sizes, key=lambda o: o.size or 0)
-        return best.size, [best.cite]
-    for env in facts.of(EnvVar):
-        if env.name == "WORLD_SIZE" and env.value and env.value.isdigit():
-            return int(env.value), [env.cite]
-    nproc = facts.search(r"--nproc[_-]per[_-]node[= ]+(\d+)")
-    if nproc:
-        nnodes = facts.search(r"--nnodes[= ]+(\d+)\b(?!:)")
-        n = int(nproc[0].match.group(1))
-        cites = [nproc[0].cite]
-        if nnodes:
-            n *= int(nnodes[0].match.group(1))
-            cites.append(nnodes[0].cite)
-        elif facts.said(r"--nnodes[= ]+\d+:\d+"):
-            return None, []
-        return n, cites
-    return None, []
 
 
 def timed_out_ranks(facts: Facts) -> set[int]:
@@ -349,7 +325,10 @@ def missing_from_timeout(facts: Facts) -> tuple[list[int], list[Cite]]:
     reporters = timed_out_ranks(facts)
     if not timeouts or not reporters:
         return [], []
-    size, cites = world_size(facts)
+    stated = world(facts)
+    if stated.how not in ("process group", "WORLD_SIZE", "launcher"):
+        return [], []  # a communicator or a dump may be a subgroup: its absent ranks prove nothing
+    size, cites = stated.size, list(stated.cites)
     if size is None or size > 4096 or max(reporters) >= size:
         return [], []
     missing = [r for r in range(size) if r not in reporters]
@@ -380,7 +359,7 @@ def launcher_of(facts: Facts) -> str | None:
         return "torchrun"
     if any(_LOG_DIR_FILE.search(fact.cite.source) for fact in facts.all):
         return "torchrun"
-    if facts.said(r"torch/distributed/(?:run|elastic/)\S*\.py:\d+\]", prose=False):
+    if facts.said(r"torch/distributed/(?:run|elastic/)\S{0,120}?\.py:\d+\]", prose=False):
         return "torchrun"
     if facts.said(r"(?:^|\s)srun: |slurmstepd", prose=False):
         return "srun"

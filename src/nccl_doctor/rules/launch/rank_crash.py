@@ -39,9 +39,11 @@ error; raising timeouts or changing NCCL settings will not help.
 from __future__ import annotations
 
 from nccl_doctor.facts.base import Cite
+from nccl_doctor.facts.ranks import ranks_text
 from nccl_doctor.facts.run import CollectiveTimeout, DistributedError, LauncherSignal
 from nccl_doctor.facts.store import Facts
-from nccl_doctor.findings import Confidence, Finding, Severity
+from nccl_doctor.findings import LAGGING, MESSENGER, Confidence, Finding, Severity
+from nccl_doctor.rules.app._origin import analyse, with_roles
 from nccl_doctor.rules.base import Rule
 from nccl_doctor.rules.launch._common import (
     Death,
@@ -138,14 +140,17 @@ def _inferred(facts: Facts) -> Finding | None:
     missing, size_cites = missing_from_timeout(facts)
     if not missing or hang_cues(facts):
         return None
+    origin = analyse(facts)
+    if all(origin.stuck(r) for r in missing):
+        return None  # its own output shows it alive and elsewhere: the hang's origin, app.hang
     timeouts = facts.of(CollectiveTimeout)
     first = timeouts[0]
     reporters = sorted({t.rank for t in timeouts if t.rank is not None})
-    names = ", ".join(str(r) for r in missing)
+    names = ranks_text(missing)
     op = f"{first.op_type} SeqNum={first.seq}" if first.seq is not None else f"{first.op_type}"
     summary = (
-        f"Rank{'s' if len(missing) > 1 else ''} {names} never reported the {op} timeout that "
-        f"rank{'s' if len(reporters) > 1 else ''} {', '.join(map(str, reporters))} hit: "
+        f"{names[0].upper()}{names[1:]} never reported the {op} timeout that "
+        f"{ranks_text(reporters)} hit: "
         f"{'they' if len(missing) > 1 else 'it'} most likely died or stalled first (an "
         "exception, a kill, or a long rank-local step such as a checkpoint save) and the "
         "others waited for it."
@@ -195,9 +200,9 @@ def check(facts: Facts) -> list[Finding]:
     """A rank that died on its own, one missing from the others' timeout, or a watchdog abort."""
     found = deaths(facts)
     if found:
-        return [_from_death(facts, found[0])]
+        return [with_roles(facts, _from_death(facts, found[0]), tell=(LAGGING, MESSENGER))]
     inferred = _inferred(facts)
     if inferred:
-        return [inferred]
+        return [with_roles(facts, inferred, tell=(LAGGING, MESSENGER))]
     aborts = watchdog_aborts(facts)
     return [_from_abort(aborts[0])] if aborts else []

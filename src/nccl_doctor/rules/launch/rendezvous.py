@@ -41,6 +41,7 @@ from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.run import C10dSocketError, DistributedError, RendezvousTimeout
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
+from nccl_doctor.rules.app._origin import with_roles
 from nccl_doctor.rules.base import Rule
 from nccl_doctor.rules.launch._common import HANG_WORDS
 
@@ -118,13 +119,14 @@ def _from_timeouts(facts: Facts) -> Finding | None:
         waited = f" after {tmo.waited_s:g} s" if tmo.waited_s else ""
         key = f" (store key {tmo.key})" if tmo.key else ""
         summary = f"Rendezvous did not complete{waited}: {count}{key}."
-        return RULE.finding(
+        found = RULE.finding(
             summary=summary,
             fix=_FIX,
             evidence=[tmo],
             ranks=[tmo.rank] if tmo.rank is not None else [],
             confidence=Confidence.MEDIUM if waiting else Confidence.HIGH,
         )
+        return with_roles(facts, found)
     for err in facts.of(DistributedError):
         if err.category in ("rendezvous_timeout", "rendezvous_connection", "rendezvous_error"):
             summary = f"The launcher's rendezvous failed: {err.message[:200] or err.cite.text}."

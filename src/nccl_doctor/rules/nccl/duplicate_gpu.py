@@ -37,11 +37,10 @@ from __future__ import annotations
 import re
 
 from nccl_doctor.facts.base import Cite, Fact
-from nccl_doctor.facts.nccl import NcclWarn
+from nccl_doctor.facts.nccl import NcclWarn, nccl_bus_id
 from nccl_doctor.facts.run import DistributedError
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
-from nccl_doctor.parse._nccl_common import nccl_bus_id
 from nccl_doctor.rules.base import Rule
 
 RULE = Rule(

@@ -92,9 +92,8 @@ def check(facts: Facts) -> list[Finding]:
         ),
         (
             "Until the fabric is repaired, run with NCCL_NVLS_ENABLE=0 (NVLS off; slower "
-            "all-reduce but it runs)"
+            "all-reduce but it runs); remove it once nvidia-smi shows the fabric healthy"
         ),
-        "Remove NCCL_NVLS_ENABLE=0 once nvidia-smi shows the fabric healthy",
     ]
     if evidence:
         cites = first_distinct(evidence, 3)

@@ -152,8 +152,11 @@ def check(facts: Facts) -> list[Finding]:
             "Disable PCIe ACS in the BIOS (or with setpci on the switches/root ports) and boot "
             "with iommu=pt (amd_iommu=off / intel_iommu=off if that is not enough)"
         ),
-        "On a VM, enable GPU peer-to-peer in the hypervisor, or keep NCCL_P2P_DISABLE=1 there",
-        "Remove NCCL_P2P_DISABLE once p2pBandwidthLatencyTest passes",
+        "On a VM, enable GPU peer-to-peer in the hypervisor (or run on bare metal)",
+        (
+            "Until then, NCCL_P2P_DISABLE=1 keeps jobs running (slower); remove it once "
+            "p2pBandwidthLatencyTest passes"
+        ),
     ]
     if failure:
         return [

@@ -32,15 +32,19 @@ check ``df -h /dev/shm``. Remove stale ``/dev/shm/nccl-*`` files of killed jobs.
 
 from __future__ import annotations
 
-import re
-
 from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.nccl import NcclWarn
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules._probe import isolated_transport
 from nccl_doctor.rules.base import Rule, first_distinct
-from nccl_doctor.rules.nccl._common import machine, text_of
+from nccl_doctor.signs.nccl import (
+    CONTAINER_SHM,
+    CONTAINER_START,
+    SHM_ERROR,
+    SHM_PATH,
+    SHM_SIZE,
+)
 
 RULE = Rule(
     id="nccl.shm",
@@ -48,14 +52,6 @@ RULE = Rule(
     severity=Severity.CRITICAL,
     explains=("launch.rank_crash", "host.resources", "cuda.unknown_error", "nccl.internal"),
 )
-
-_SHM_ERR = (
-    r"Error while (?:creating|attaching to) shared memory segment|failed to extend /dev/shm|"
-    r"(?:posix_fallocate|shm_open|ftruncate|mmap)\b.{0,40}(?:/dev/shm|failed).{0,60}"
-    r"No space left on device|/dev/shm\S*.{0,60}No space left on device|"
-    r"unable to (?:allocate|create) shared memory|shared memory segment.{0,40}failed"
-)
-_DOCKER = r"\bdocker (?:run|create)\b|\bnvidia-docker run\b|\bpodman run\b"
 
 
 def _segment(facts: Facts) -> tuple[list[Cite | Fact], str | None, int | None, bool]:
@@ -67,10 +63,10 @@ def _segment(facts: Facts) -> tuple[list[Cite | Fact], str | None, int | None, b
         if "shared memory" in text.lower() or (warn.path or "").startswith("/dev/shm"):  # noqa: S108
             out.append(warn)
             path, size = path or warn.path, size or warn.size_bytes
-    out.extend(h.cite for h in machine(facts, _SHM_ERR))
+    out.extend(h.cite for h in facts.seen(SHM_ERROR, prose=False))
     if out:
         return first_distinct(out, 3), path, size, True
-    quoted = [h.cite for h in facts.search(_SHM_ERR)[:2]]
+    quoted = [h.cite for h in facts.seen(SHM_ERROR)[:2]]
     return list(quoted), None, None, False
 
 
@@ -81,19 +77,16 @@ def check(facts: Facts) -> list[Finding]:
     evidence, path, size, from_machine = _segment(facts)
     if not evidence:
         return []
-    text = " ".join(text_of(e) for e in evidence)
-    if path is None and (m := re.search(r"/dev/shm/\S+?(?=[\s)`'\"]|$)", text)):  # noqa: S108
-        path = m.group(0)
-    if size is None and (m := re.search(r"size (\d+)", text)):
-        size = int(m.group(1))
-    docker = [
-        h
-        for h in facts.search(_DOCKER)
-        if not re.search(r"--shm-size|--ipc[= ]host", h.said.text, re.IGNORECASE)
-    ]
+    if path is None:
+        path = next((h.match["path"] for h in facts.seen_on(SHM_PATH, evidence)), None)
+    if size is None:
+        size = next((int(h.match["size"]) for h in facts.seen_on(SHM_SIZE, evidence)), None)
+    sized = facts.lines_of(CONTAINER_SHM)
+    docker = [h for h in facts.seen(CONTAINER_START) if h.said not in sized]
     where = path or "/dev/shm"  # noqa: S108
     amount = f" ({size / 2**20:.1f} MiB)" if size else ""
-    attach = "attaching" in text.lower() and "creating" not in text.lower()
+    verbs = {h.match["verb"] for h in facts.seen_on(SHM_ERROR, evidence)}
+    attach = "attaching to" in verbs and "creating" not in verbs
     verb = "attach to the shared-memory segment" if attach else "create its shared-memory segment"
     summary = f"NCCL could not {verb} {where}{amount}"
     fix = [

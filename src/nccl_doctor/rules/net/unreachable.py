@@ -105,12 +105,19 @@ def _nccl(facts: Facts) -> list[NcclWarn]:
 
 
 def _store(facts: Facts) -> tuple[list[C10dSocketError], list[C10dSocketError]]:
-    """(hard failures: timeouts and resolve errors, retried connect errors)."""
+    """(hard failures: timeouts and resolve errors, retried connect errors).
+
+    A resolve error alone is c10d's warning that one address family (IPv6 or
+    IPv4) has no address for the host (``[W socket.cpp] The IPv6 network
+    addresses of (...) cannot be retrieved``): the client goes on with the
+    other family, and only fails when it reaches no address at all (a
+    ``connect``/``connect_timeout`` error). It counts only beside such a failure.
+    """
     hard, soft = [], []
-    for e in facts.of(C10dSocketError):
-        if e.role != "client":
-            continue
-        if e.action in ("connect_timeout", "resolve"):
+    errors = [e for e in facts.of(C10dSocketError) if e.role == "client"]
+    reached = any(e.action != "resolve" for e in errors)
+    for e in errors:
+        if e.action == "connect_timeout" or (e.action == "resolve" and reached):
             hard.append(e)
         elif e.action == "connect" and e.errno in _NET_ERRNOS:
             soft.append(e)

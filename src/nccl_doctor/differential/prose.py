@@ -1,0 +1,201 @@
+"""The reporter's words: the prose signatures, weighed below machine output.
+
+People describe what a log would show ("it hangs", "just says killed",
+"bandwidth is only 33 GB/s", "7 extra processes on GPU0") and what they
+tried ("works with NCCL_P2P_DISABLE=1", "works with gloo", "fine with NCCL
+2.18"). Two tables hold those words, each row with its reason:
+
+- :data:`PROSE_SYMPTOMS`: sentences that name a failure's class. They open a
+  symptom only where no machine output (a typed failure, a catalogued
+  message) does: a log outranks a paraphrase of it.
+- :data:`CUES`: sentences that discriminate between causes (a workaround
+  that worked, where and when it fails); :mod:`.context` turns them into
+  shifts.
+
+Only prose lines (:func:`nccl_doctor.facts.store.is_prose`) are read here;
+machine output is never matched against these words.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from nccl_doctor.facts.base import Cite
+from nccl_doctor.facts.store import Facts
+
+
+@dataclass(frozen=True, slots=True)
+class ProseSymptom:
+    """A sentence shape that names a symptom class, and why it does."""
+
+    cls: str
+    pattern: re.Pattern[str]
+    why: str
+
+
+def _rx(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern, re.IGNORECASE)
+
+
+_NUM = r"\d{1,3}(?:\.\d{1,3}){1,2}"
+
+#: In order: the first class whose words appear opens the symptom.
+PROSE_SYMPTOMS: tuple[ProseSymptom, ...] = (
+    ProseSymptom(
+        "collective_timeout",
+        _rx(
+            r"\bwatchdog\b.{0,60}\b(?:time[sd]? ?out|timeout|abort)"
+            r"|\bcollective[- ]time ?out|\bNCCL (?:collective )?time ?out"
+        ),
+        "the reporter names the watchdog's collective timeout",
+    ),
+    ProseSymptom(
+        "gpu_oom",
+        _rx(r"\b(?:CUDA|GPU) out of memory\b|\bran out of (?:GPU )?memory\b"),
+        "the reporter says it ran out of GPU memory",
+    ),
+    ProseSymptom(
+        "killed",
+        _rx(
+            r"\b(?:says|said|prints?|printed|shows?|got|gets|was|were|being|just)\s+killed\b"
+            r"|\bOOM[- ]kill"
+        ),
+        "the reporter says the process was killed (the shell's 'Killed': SIGKILL)",
+    ),
+    ProseSymptom(
+        "crashed",
+        _rx(r"\bseg(?:mentation )?fault\w*|\bbus error\b|\bSIGSEGV\b|\bSIGBUS\b"),
+        "the reporter says a process crashed natively (segfault / bus error)",
+    ),
+    ProseSymptom(
+        "store_timeout",
+        _rx(
+            r"\bTCP connect\(\)|\bconnect\(\) (?:error|fail\w*)|\bconnection refused\b"
+            r"|\brendezvous\b.{0,40}\b(?:fail\w*|time[sd]? ?out)"
+        ),
+        "the reporter says connecting to the store or the rendezvous failed",
+    ),
+    ProseSymptom(
+        "gpu_imbalance",
+        _rx(
+            r"\b(?:extra|additional|more|other)\s+(?:\d+\s+)?process\w*\b.{0,40}\bGPU ?#?0\b"
+            r"|\bprocess\w*\b.{0,100}\b(?:memory|space)\b.{0,20}\bon GPU[ /#]?0\b"
+            r"|\b(?:unbalanced|imbalanced|uneven)\b.{0,20}\b(?:GPU )?(?:memory|load|usage)"
+            r"|\bprocess\w* on (?:the )?(?:unused|other|all) GPUs\b"
+            r"|\b(?:executed|running|runs|lands?|ends? up) on (?:the )?GPU (?:with index )?0\b"
+        ),
+        "the reporter sees the job's processes or memory on GPU 0 (or GPUs it did not ask for)",
+    ),
+    ProseSymptom(
+        "slow",
+        _rx(
+            r"\b(?:slow|low|poor|degraded|reduced)\b.{0,40}"
+            r"\b(?:bandwidth|busbw|bus bw|performance|throughput)"
+            r"|\b(?:bandwidth|busbw|performance|throughput)\b.{0,40}"
+            r"\b(?:is|was|only|drops?)\b.{0,20}\b(?:low|slow|only|\d{1,3} ?%)"
+            r"|\bperformance degradation\b"
+        ),
+        "the reporter says the job or a benchmark is slow (a bandwidth problem, no error)",
+    ),
+    ProseSymptom(
+        "hang",
+        _rx(
+            r"\b(?:hangs?|hanging|hung|freez\w*|frozen|stuck\w*|no progress|deadlock\w*"
+            r"|never (?:ends|returns|finishes))\b"
+        ),
+        "the reporter says the job hangs",
+    ),
+    ProseSymptom(
+        "failure",
+        _rx(r"\b(?:fail\w*|crash\w*|errors?|dies|died|kills?|abort\w*|broken|breaks)\b"),
+        "the reporter says it fails, with no message the catalogue knows",
+    ),
+)
+
+
+#: Discriminating sentences: name -> the words. Read by :func:`cues_of`.
+CUES: dict[str, re.Pattern[str]] = {
+    # a P2P setting made it work
+    "p2p_workaround": _rx(
+        r"NCCL_P2P_(?:DISABLE|LEVEL)\s*=\s*\S+.{0,80}\b(?:work|fix|solv|help|resolv|runs?\b|fine)"
+        r"|\b(?:work|fix|solv|help|resolv|fine)\w*\b.{0,80}NCCL_P2P_(?:DISABLE|LEVEL)"
+    ),
+    # the same code works with gloo, or on one GPU: NCCL's intra-node transport is at fault
+    "nccl_only": _rx(
+        r"\bworks?\b.{0,40}\b(?:with|using|on) (?:the )?`?gloo\b|\bgloo\b.{0,30}\bworks?\b"
+        r"|\bworks? (?:fine |well )?(?:with|on) (?:a )?single GPU|single GPU\b.{0,30}\bworks?\b"
+        r"|\bworks? (?:fine |well )?(?:with|on) (?:one|1) GPU\b"
+    ),
+    "container": _rx(r"\b(?:docker|container|kubernetes|k8s|pods?|singularity|apptainer|enroot)\b"),
+    # two containers of one machine: NCCL's host identity decides what they share
+    "containers_same_host": _rx(
+        r"\b(?:multiple|several|two|\d+)\s+(?:docker\s+)?containers?\b.{0,60}"
+        r"\bsame (?:machine|node|host|server)\b"
+        r"|\bacross (?:the )?(?:docker )?containers? (?:in|on) (?:the )?same (?:machine|node|host)"
+    ),
+    "wsl": _rx(r"\bWSL ?2?\b|\bWindows Subsystem for Linux\b"),
+    "multi_node": _rx(
+        r"\bmulti[- ]?node\b|\b(?:multiple|several|two|\d+) (?:\w+ )?(?:nodes|hosts|machines)\b"
+        r"|\b(?:num[_-]?nodes|nnodes)\s*(?:>=?|=)\s*[2-9]|\bacross (?:the )?nodes\b"
+    ),
+    "one_node_only": _rx(r"\bonly (?:on|with) (?:one|a single|this|that|node|machine|host)\b"),
+    # some nodes fail together while each group works: the nodes are not configured alike
+    "node_groups": _rx(
+        r"\b(?:nodes?|hosts?)\b[^.]{0,40}\b(?:from|between)\b[^.]{0,40}\bwith\b[^.]{0,60}"
+        r"\b(?:results? in|hangs?|fails?)"
+        r"|\beach (?:group|pair) works\b|\b(?:groups?|pairs?) of nodes\b.{0,40}\bwork"
+    ),
+    # a verbs call named as failing: RDMA set-up (memory registration, queue pairs)
+    "verbs_call": _rx(r"\bibv_(?:reg_mr|modify_qp|create_qp|create_cq|open_device|alloc_pd)\w*"),
+    "after_suspend": _rx(r"\b(?:suspend\w*|resum(?:e|ed)|hibernat\w*|woke up)\b"),
+    # the failure comes and goes with a library version: a bug or a second library
+    "version_said": _rx(
+        rf"\b(?:works?|worked|fine|no (?:problem|issue)s?)\b.{{0,60}}\b(?:version |v)?{_NUM}\b"
+        rf"|\b{_NUM}\b[^.\n]{{0,40}}\b(?:works?|worked|is fine)\b"
+        r"|\bregression\b|\b(?:after|since) (?:an? )?(?:upgrad|updat)\w*"
+        r"|\bdowngrad\w*\b.{0,40}\b(?:fix|work|solv)"
+    ),
+    # the hang comes after training ran: an application or data problem, not set-up
+    "late_hang": _rx(
+        r"\bend of (?:(?:an?|the|each|first|single|every) )*epoch|\bcheckpoint\w*"
+        r"|\bafter (?:\d+|some|many|a few|several) (?:steps|iterations|epochs|batches|hours)"
+        r"|\bran (?:clean|fine|well) for\b|\bmid[- ]training\b|\bvalidation\b|\beval(?:uation)?\b"
+    ),
+    # the hang is at start-up: connection set-up, not the application
+    "startup_hang": _rx(
+        r"\b(?:hang|hung|stuck|freez)\w*\b.{0,30}\b(?:at|during|on) "
+        r"(?:start ?up|startup|the start|init\w*|communicator init\w*|the first collective)"
+        r"|\binit\w*\b.{0,30}\bhangs?\b"
+    ),
+    # the whole machine freezes, not just the job: hardware or driver
+    "system_freeze": _rx(
+        r"\b(?:system|machine|computer|desktop|os)\b.{0,20}\b(?:freez\w*|frozen|hangs?|locks? up)"
+    ),
+}
+
+
+def said(facts: Facts, name: str) -> Cite | None:
+    """The first prose line with the words of cue ``name``."""
+    hits = facts.search(CUES[name], prose=True)
+    return next((h.cite for h in hits if h.prose), None)
+
+
+def cues_of(facts: Facts) -> dict[str, Cite]:
+    """Every cue the reporter's sentences hold, with the first line that holds it."""
+    out: dict[str, Cite] = {}
+    for name in CUES:
+        cite = said(facts, name)
+        if cite is not None:
+            out[name] = cite
+    return out
+
+
+def prose_symptom(facts: Facts) -> tuple[str, Cite, str] | None:
+    """The first class the reporter's words name, its line and why (``None`` when none)."""
+    for row in PROSE_SYMPTOMS:
+        hits = facts.search(row.pattern, prose=True)
+        cite = next((h.cite for h in hits if h.prose), None)
+        if cite is not None:
+            return row.cls, cite, row.why
+    return None

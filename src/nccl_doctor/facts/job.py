@@ -1,0 +1,156 @@
+"""Joins across kinds of evidence: which GPU each rank used, which PIDs are the job's.
+
+A rank's GPU is read, most direct first, from NCCL's own init line
+(``cudaDev 2 busId 41000``), from an error that names the device
+(``GPU 2 has a total capacity``, ``cuda:2``), and, for a single-node job with
+no ``CUDA_VISIBLE_DEVICES``, from the convention every launcher follows:
+local rank ``r`` takes GPU ``r`` (``device_ids=[rank]``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from nccl_doctor.facts.base import Cite, Fact
+from nccl_doctor.facts.flight import FlightGroup
+from nccl_doctor.facts.host import EnvVar
+from nccl_doctor.facts.nccl import NcclCommInit, NcclLogFact
+from nccl_doctor.facts.ras import RasOpCount, RasRank
+from nccl_doctor.facts.run import (
+    ChildFailure,
+    CudaOutOfMemory,
+    PgInitOptions,
+    PythonTraceback,
+    WorkerExit,
+)
+from nccl_doctor.facts.stacks import StackCapture
+from nccl_doctor.facts.store import Facts
+
+_CUDA_DEV = re.compile(r"\bcuda:(\d{1,2})\b")
+
+
+@dataclass(frozen=True, slots=True)
+class RankGpu:
+    """The GPU one rank used, and how that is known (``nccl``, ``error``, ``convention``)."""
+
+    rank: int
+    gpu_index: int | None
+    bus_id: str | None
+    how: str
+    cite: Cite | None
+
+
+@dataclass(frozen=True, slots=True)
+class World:
+    """The job's world size, the lines that state it and how it is known."""
+
+    size: int | None
+    cites: tuple[Cite, ...] = ()
+    #: "process group" (the default one), "largest group", "nccl" (the largest communicator),
+    #: "WORLD_SIZE", "launcher", "flight recorder", "stacks" or "NCCL RAS"
+    how: str = ""
+
+
+def world(facts: Facts) -> World:
+    """The job's size, from the most direct statement (computed once per evidence).
+
+    The default process group's own init line first, then the largest group
+    or NCCL communicator (no group is larger than the world), then the
+    ``WORLD_SIZE`` variable, then the launcher's ``--nproc-per-node`` times
+    ``--nnodes`` (an elastic ``--nnodes 1:4`` says no size), then the largest
+    group a flight-recorder dump, a pre-mortem's stacks or NCCL RAS shows.
+    """
+    return facts.derived("world", _world)
+
+
+def world_size(facts: Facts) -> int | None:
+    """The job's world size where the evidence states or implies it (:func:`world`)."""
+    return world(facts).size
+
+
+def _world(facts: Facts) -> World:
+    options = [o for o in facts.of(PgInitOptions) if o.size]
+    default = [o for o in options if not o.pg or o.pg == "0"]
+    if default:
+        best = max(default, key=lambda o: o.size or 0)
+        return World(best.size, (best.cite,), "process group")
+    stated: list[tuple[int, Cite, str]] = [(o.size or 0, o.cite, "largest group") for o in options]
+    stated += [(i.nranks, i.cite, "nccl") for i in facts.of(NcclCommInit) if i.nranks]
+    if stated:
+        size, cite, how = max(stated, key=lambda s: s[0])
+        return World(size, (cite,), how)
+    for env in facts.of(EnvVar):
+        if env.name == "WORLD_SIZE" and env.value and env.value.isdigit():
+            return World(int(env.value), (env.cite,), "WORLD_SIZE")
+    nproc = facts.search(r"--nproc[_-]per[_-]node[= ]+(\d+)")
+    if nproc:
+        nnodes = facts.search(r"--nnodes[= ]+(\d+)\b(?!:)")
+        if not nnodes and facts.said(r"--nnodes[= ]+\d+:\d+"):
+            return World(None)
+        n = int(nproc[0].match.group(1))
+        cites = [nproc[0].cite]
+        if nnodes:
+            n *= int(nnodes[0].match.group(1))
+            cites.append(nnodes[0].cite)
+        return World(n, tuple(cites), "launcher")
+    seen: list[tuple[int, Cite, str]] = [
+        (len(g.group_ranks), g.cite, "flight recorder")
+        for g in facts.of(FlightGroup)
+        if g.group_ranks
+    ]
+    seen += [(c.world_size, c.cite, "stacks") for c in facts.of(StackCapture) if c.world_size]
+    seen += [(r.comm_size, r.cite, "NCCL RAS") for r in facts.of(RasRank) if r.comm_size]
+    seen += [(r.comm_size, r.cite, "NCCL RAS") for r in facts.of(RasOpCount) if r.comm_size]
+    if seen:
+        size, cite, how = max(seen, key=lambda s: s[0])
+        return World(size, (cite,), how)
+    return World(None)
+
+
+def _visible_devices(facts: Facts) -> str | None:
+    for var in facts.of(EnvVar):
+        if var.name == "CUDA_VISIBLE_DEVICES":
+            return var.value or ""
+    hits = facts.search(r"CUDA_VISIBLE_DEVICES\s*=\s*([\w,-]*)", prose=False)
+    return hits[0].match.group(1) if hits else None
+
+
+def rank_gpus(facts: Facts) -> dict[int, RankGpu]:
+    """Each rank's GPU, from the most direct evidence available."""
+    found: dict[int, RankGpu] = {}
+    for init in facts.of(NcclCommInit):
+        rank = init.comm_rank if init.comm_rank is not None else init.rank
+        if rank is None or rank in found or (init.cuda_dev is None and init.bus_id is None):
+            continue
+        if len(facts.hosts) > 1 and init.host is None:
+            continue
+        found[rank] = RankGpu(rank, init.nvml_dev or init.cuda_dev, init.bus_id, "nccl", init.cite)
+    for oom in facts.of(CudaOutOfMemory):
+        if oom.rank is not None and oom.rank not in found and oom.gpu_index is not None:
+            found[oom.rank] = RankGpu(oom.rank, oom.gpu_index, None, "error", oom.cite)
+    for tb in facts.of(PythonTraceback):
+        match = _CUDA_DEV.search(tb.message)
+        if tb.rank is not None and tb.rank not in found and match:
+            found[tb.rank] = RankGpu(tb.rank, int(match.group(1)), None, "error", tb.cite)
+    size = world_size(facts)
+    single_host = len(facts.hosts) <= 1
+    if size and single_host and not _visible_devices(facts):
+        for rank in range(size):
+            found.setdefault(rank, RankGpu(rank, rank, None, "convention", None))
+    return found
+
+
+def job_pids(facts: Facts) -> set[int]:
+    """PIDs the evidence shows belong to the job (log prefixes, launcher reports, the
+    processes ``nccl-doctor run`` captured stacks of)."""
+    pids: set[int] = set()
+    for fact in facts.all:
+        if isinstance(fact, NcclLogFact | ChildFailure | WorkerExit | StackCapture) and fact.pid:
+            pids.add(fact.pid)
+    return pids
+
+
+def first_of(facts: Facts, classes: tuple[type[Fact], ...]) -> Fact | None:
+    """The first fact of any of ``classes``, in reading order."""
+    return next((f for f in facts.all if isinstance(f, classes)), None)

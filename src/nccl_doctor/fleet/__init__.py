@@ -1,0 +1,34 @@
+"""Fleet memory: every result recorded per node and GPU, and read back over time.
+
+:func:`open_store` opens the history (SQLite in the user's data folder by
+default, PostgreSQL by URL: :mod:`nccl_doctor.fleet.db`); :class:`Store`
+records JSON reports and answers the history's questions. This package sits
+beside the renderers: it reads reports (their JSON), never rules. What only
+reading needs (:mod:`nccl_doctor.fleet.read`) loads when first used, so that
+recording stays cheap. Beside the store: ``--against`` references
+(:mod:`nccl_doctor.fleet.against`) and the scheduler's actions
+(:mod:`nccl_doctor.fleet.actions`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from nccl_doctor.fleet.db import FleetError
+from nccl_doctor.fleet.store import Store, open_store
+
+if TYPE_CHECKING:
+    from nccl_doctor.fleet.read import StoredFinding, StoredGpu, StoredRun
+
+_READ = ("StoredFinding", "StoredGpu", "StoredRun")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _READ:
+        from nccl_doctor.fleet import read  # noqa: PLC0415 -- loaded when first used
+
+        return getattr(read, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = ["FleetError", "Store", "StoredFinding", "StoredGpu", "StoredRun", "open_store"]

@@ -1,0 +1,185 @@
+"""The reporter's words, quoted messages and discriminating cues: each fires, and stays silent.
+
+Every case runs the whole pipeline on a small, realistic bug report.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from nccl_doctor.differential.signatures import signature_of
+from nccl_doctor.pipeline import diagnose_paths
+from nccl_doctor.report import Report
+
+
+def _diagnose(tmp_path: Path, text: str) -> Report:
+    path = tmp_path / "report.txt"
+    path.write_text(text)
+    return diagnose_paths([str(path)])
+
+
+def _critical(report: Report) -> list[str]:
+    return [f.id for f in report.findings if f.severity.value == "critical"]
+
+
+def test_a_hang_at_the_end_of_an_epoch_is_the_application_first(tmp_path: Path) -> None:
+    report = _diagnose(
+        tmp_path,
+        "Training with DDP on 4 GPUs always hangs at the end of the first epoch.\n"
+        "Nothing is printed, the GPUs stay busy.\n",
+    )
+    assert report.top(1) == ["app.hang"]
+    lead = report.hypotheses[0]
+    assert any("after training ran" in reason for reason in lead.for_)
+    p2p = next(h for h in report.hypotheses if h.id == "nccl.p2p")
+    assert any("after training ran" in reason for reason in p2p.against)
+
+
+def test_a_hang_without_the_late_cue_keeps_p2p_first(tmp_path: Path) -> None:
+    report = _diagnose(tmp_path, "Training with DDP on 4 GPUs hangs, nothing is printed.\n")
+    assert report.top(1) == ["nccl.p2p"]
+
+
+def test_works_with_gloo_points_at_nccls_gpu_path(tmp_path: Path) -> None:
+    report = _diagnose(
+        tmp_path,
+        "A two-GPU all_reduce gets stuck forever on this server.\n"
+        "The same script works with the gloo backend.\n",
+    )
+    assert report.top(1) == ["nccl.p2p"]
+    assert any("works with gloo" in r for r in report.hypotheses[0].for_)
+
+
+def test_a_multi_node_start_up_hang_is_the_rendezvous(tmp_path: Path) -> None:
+    text = "Multi-node runs hang at startup, single node is fine.\n"
+    assert _diagnose(tmp_path, text).top(1) == ["launch.rendezvous"]
+    one_node = _diagnose(tmp_path, "The run hangs at startup on my workstation.\n")
+    assert one_node.top(1) != ["launch.rendezvous"]
+
+
+def test_processes_on_gpu0_are_the_rank_to_gpu_mapping(tmp_path: Path) -> None:
+    report = _diagnose(
+        tmp_path,
+        "Unbalanced GPU memory with DDP\n"
+        "There are 7 additional processes on GPU0, each takes about 500 MB.\n",
+    )
+    assert report.top(1) == ["cuda.device_visibility"]
+    assert report.hypotheses[0].symptom.startswith("the job's processes or memory land on GPU 0")
+    assert _critical(report) == []
+
+
+def test_a_healthy_question_gets_no_hypothesis(tmp_path: Path) -> None:
+    report = _diagnose(tmp_path, "How do I pick the GPU each rank uses with torchrun?\n")
+    assert report.hypotheses == ()
+    assert _critical(report) == []
+
+
+def test_the_loader_names_the_missing_library(tmp_path: Path) -> None:
+    nccl = _diagnose(
+        tmp_path,
+        "./build/all_gather_perf: error while loading shared libraries: libnccl.so.2: "
+        "cannot open shared object file: No such file or directory\n",
+    )
+    assert nccl.hypotheses[0].symptom == "a shared library could not be loaded"
+    assert nccl.top(1) == ["nccl.version_mismatch"]
+    cuda = _diagnose(
+        tmp_path,
+        "python: error while loading shared libraries: libcuda.so.1: "
+        "cannot open shared object file: No such file or directory\n",
+    )
+    assert cuda.top(1) == ["driver.container"]
+
+
+def test_nvml_version_mismatch_is_the_driver(tmp_path: Path) -> None:
+    report = _diagnose(
+        tmp_path, "agent | 2024/01/02 10:00:00 Error: nvml: Driver/library version mismatch\n"
+    )
+    assert report.top(1) == ["driver.version_mismatch"]
+
+
+def test_c10d_ipv6_warning_alone_is_not_a_failure(tmp_path: Path) -> None:
+    warning = (
+        "[W socket.cpp:601] [c10d] The IPv6 network addresses of (node-a, 29500) cannot be "
+        "retrieved (gai error: -2 - Name or service not known).\n"
+    )
+    report = _diagnose(tmp_path, warning + "epoch 1 step 100 loss 0.31\n")
+    assert _critical(report) == []
+    assert report.hypotheses == ()
+    failing = _diagnose(
+        tmp_path,
+        warning + "[E socket.cpp:957] [c10d] The client socket has timed out after 900s while "
+        "trying to connect to (node-a, 29500).\n",
+    )
+    assert "net.unreachable" in failing.top(3)
+
+
+def test_verbs_enomem_is_not_host_memory(tmp_path: Path) -> None:
+    verbs = _diagnose(
+        tmp_path,
+        "NCCL init dies on the worker: `ibv_reg_mr_iova2 failed: Cannot allocate memory`, "
+        "MemFree is 88 GiB.\n",
+    )
+    assert "host.resources" not in _critical(verbs)
+    assert verbs.top(1) == ["net.ib_config"]
+    host = _diagnose(tmp_path, "OSError: [Errno 12] Cannot allocate memory\n")
+    assert host.top(1) == ["host.resources"]
+
+
+def test_old_nccl_formats_are_in_the_catalogue() -> None:
+    sig = signature_of(
+        "node1:1:2 [0] transport/net_ib.cc:840 NCCL WARN NET/IB : Got completion with error 12, "
+        "opcode 1, len 32, vendor err 129"
+    )
+    assert sig is not None
+    assert sig.versions.first.startswith("2.")
+    assert int(sig.versions.first.split(".")[1]) < 18
+    assert "net.ib_transport" in sig.hint_ids
+    qp = signature_of("misc/ibvwrap.cc:284 NCCL WARN Call to ibv_modify_qp failed with error 110")
+    assert qp is not None
+    assert "net.ib_config" in qp.hint_ids
+
+
+def test_ib_protection_errors_point_at_gpudirect(tmp_path: Path) -> None:
+    report = _diagnose(
+        tmp_path,
+        "n2:25146:25854 [0] ib_plugin.c:1105 NCCL WARN NET/IB : Got completion from peer "
+        "10.0.0.1<49189> with error 4, opcode 5327, len 5327, vendor err 81 (Send)\n",
+    )
+    assert report.top(1) == ["net.ib_transport"]
+    assert report.top(2)[1] == "net.gdr"
+    retry = _diagnose(
+        tmp_path,
+        "n2:25146:25854 [0] ib_plugin.c:1105 NCCL WARN NET/IB : Got completion from peer "
+        "10.0.0.1<49189> with error 12, opcode 5327, len 5327, vendor err 129 (Send)\n",
+    )
+    assert "net.gdr" not in retry.top(3)
+
+
+def test_wsl_weighs_on_nccl_errors_not_on_a_killed_process(tmp_path: Path) -> None:
+    nccl = _diagnose(
+        tmp_path,
+        "all_reduce_perf does not run under WSL2 on my desktop.\n"
+        "DESKTOP: Test NCCL failure common.cu:777 'unhandled system error'\n",
+    )
+    assert nccl.top(1) == ["driver.wsl"]
+    killed = _diagnose(
+        tmp_path, "Killed\n\nUnder WSL2 the loader just says killed after the model loads.\n"
+    )
+    assert killed.top(1) == ["host.resources"]
+
+
+def test_a_version_that_works_points_at_an_nccl_bug(tmp_path: Path) -> None:
+    text = (
+        "alltoall_perf on 16 nodes hangs at communicator initialization with NCCL 2.19.3.\n"
+        "With NCCL 2.18.6 it works.\n"
+    )
+    assert _diagnose(tmp_path, text).top(1) == ["nccl.internal"]
+
+
+def test_containers_sharing_a_machine_point_at_host_identity(tmp_path: Path) -> None:
+    text = (
+        "NCCL crashes at init when two containers of the job are scheduled on the same machine.\n"
+    )
+    assert _diagnose(tmp_path, text).top(1) == ["nccl.host_identity"]
+    alone = "NCCL crashes at init inside one docker container.\n"
+    assert "nccl.host_identity" not in _diagnose(tmp_path, alone).top(3)
