@@ -236,3 +236,26 @@ def test_a_parser_says_how_many_lines_each_source_reads(
             "12 lines of the whole read were spent); warnings and errors were read in full"
         ),
     ]  # env: a file's 5 environments lines stay within its floor of 8: no note
+
+
+def test_a_small_source_keeps_no_informational_line_past_its_budget_as_free_text(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A small log is read line by line for free text; the option lists and variable lines
+    past their budgets are skipped as in a large one, but a sentence naming a variable stays."""
+    monkeypatch.setattr(reader, "INFO_BUDGET", 5)
+    options = [
+        f"[I1106 01:00:{k:02d}.000000 ProcessGroupNCCL.cpp:905] [PG ID {k} PG GUID {k}(tp) "
+        f"Rank 1] ProcessGroupNCCL initialization options: size: 8, global rank: 1, "
+        f"TIMEOUT(ms): 600000, USE_HIGH_PRIORITY_STREAM: 0, SPLIT_FROM: 0, PG Name: {k}"
+        for k in range(20)
+    ]
+    variables = [f"NCCL_VAR_{k}=value{k}" for k in range(20)]
+    sentence = "It works when I set NCCL_P2P_DISABLE=1 on every node"
+    path = tmp_path / "rank1.log"
+    path.write_text("\n".join([*options, *variables, sentence]) + "\n")
+    result = reader.read_paths([str(path)])
+    texts = [f.text for f in result.facts if isinstance(f, TextLine)]
+    assert sum(isinstance(f, PgInitOptions) for f in result.facts) == 5
+    assert not [t for t in texts if "initialization options" in t or t.startswith("NCCL_VAR_")]
+    assert texts == [sentence]
