@@ -227,6 +227,14 @@ def watchdog(x: Rank, rng: random.Random) -> list[str]:
     ]
 
 
+def python_traceback(prefix: str, frames: list[tuple[str, int, str, str]]) -> list[str]:
+    """A Python traceback's header and frames (file, line, function, code), each line prefixed."""
+    out = [f"{prefix}Traceback (most recent call last):"]
+    for file, line, func, code in frames:
+        out += [f'{prefix}  File "{file}", line {line}, in {func}', f"{prefix}    {code}"]
+    return out
+
+
 def torchrun_summary(bad: Rank, agent: int, exitcode: int = -6) -> list[str]:
     """torchrun's own failure: its traceback and the ChildFailedError table."""
     elastic = f"{PY}/torch/distributed"
@@ -308,10 +316,7 @@ def failure_tail(ranks: list[Rank], rng: random.Random) -> list[str]:
             "return Variable._execution_engine.run_backward(  # Calls into the C++ engine",
         ),
     ]
-    out.append(f"{d}Traceback (most recent call last):")
-    for file, line, func, code in frames:
-        out.append(f'{d}  File "{file}", line {line}, in {func}')
-        out.append(f"{d}    {code}")
+    out += python_traceback(d, frames)
     out += [
         (
             f"{d}torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/"

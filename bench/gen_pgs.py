@@ -49,6 +49,7 @@ from gen_log import (
     glog,
     interleave,
     make_ranks,
+    python_traceback,
     torchrun_summary,
     watchdog,
 )
@@ -177,11 +178,8 @@ def _invalid_usage(x: Rank, me: int, other: int, device: int) -> list[str]:
         (f"{dist}/c10d_logger.py", 83, "wrapper", "return func(*args, **kwargs)"),
         (f"{dist}/distributed_c10d.py", 4159, "barrier", "work = group.barrier(opts=opts)"),
     ]
-    out = [f"{pre}Traceback (most recent call last):"]
-    for file, line, func, code in frames:
-        out += [f'{pre}  File "{file}", line {line}, in {func}', f"{pre}    {code}"]
     return [
-        *out,
+        *python_traceback(pre, frames),
         (
             f"{pre}torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/"
             "c10d/NCCLUtils.hpp:317, invalid usage (run with NCCL_DEBUG=WARN for details), "

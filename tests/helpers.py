@@ -1,13 +1,17 @@
-"""Small helpers to run one parser over text, without the reader."""
+"""Small helpers to run one parser over text without the reader, and to watch the reader."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
+from nccl_doctor.evidence import reader
 from nccl_doctor.evidence.lines import Line, lines_of
 from nccl_doctor.facts.base import Fact
 from nccl_doctor.parse.base import BlockParser, StreamParser
+
+if TYPE_CHECKING:
+    import pytest
 
 T = TypeVar("T", bound=Fact)
 
@@ -58,3 +62,16 @@ def parse_stream(parser: StreamParser, text: str, source: str = "<text>") -> lis
 def of_type(facts: list[Fact], cls: type[T]) -> list[T]:
     """The facts of one class, in order."""
     return [fact for fact in facts if isinstance(fact, cls)]
+
+
+def decoded_lines(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The numbers of the lines the reader decodes from now on (filled as it reads)."""
+    seen: list[int] = []
+    line = reader._SourceReader._line
+
+    def counted(self: reader._SourceReader, number: int, data: bytes, mask: int) -> None:
+        seen.append(number)
+        line(self, number, data, mask)
+
+    monkeypatch.setattr(reader._SourceReader, "_line", counted)
+    return seen

@@ -15,6 +15,7 @@ from nccl_doctor.evidence import reader
 from nccl_doctor.facts.nccl import NcclCommInit, NcclWarn
 from nccl_doctor.facts.run import PgInitOptions
 from nccl_doctor.facts.text import TextLine
+from tests.helpers import decoded_lines
 
 if TYPE_CHECKING:
     import pytest
@@ -141,14 +142,7 @@ def test_process_group_option_lists_are_informational(
     path.write_text("\n".join(lines) + "\n")
     monkeypatch.setattr(reader, "CHUNK_BYTES", 4096)  # the budget ends before the last chunks
     monkeypatch.setattr(reader, "TEXT_MAX_BYTES", 1000)  # a large log: not read as free text
-    seen: list[int] = []
-    line = reader._SourceReader._line
-
-    def counted(self: reader._SourceReader, number: int, data: bytes, mask: int) -> None:
-        seen.append(number)
-        line(self, number, data, mask)
-
-    monkeypatch.setattr(reader._SourceReader, "_line", counted)
+    seen = decoded_lines(monkeypatch)
     result = reader.read_paths([str(path)])
     options = [f for f in result.facts if isinstance(f, PgInitOptions)]
     assert len(options) == 25
@@ -206,14 +200,7 @@ def test_free_text_never_decodes_nccl_info_lines(
     ]
     path = tmp_path / "rank0.log"
     path.write_text("\n".join(lines) + "\n")
-    seen: list[int] = []
-    line = reader._SourceReader._line
-
-    def counted(self: reader._SourceReader, number: int, data: bytes, mask: int) -> None:
-        seen.append(number)
-        line(self, number, data, mask)
-
-    monkeypatch.setattr(reader._SourceReader, "_line", counted)
+    seen = decoded_lines(monkeypatch)
     result = reader.read_paths([str(path)])
     # 4 and 5 are NCCL's own INFO lines: skipped undecoded; 6 has a launcher's prefix before
     # NCCL's, so it is decoded (and then dropped, as every NCCL INFO line of free text is)
@@ -249,3 +236,26 @@ def test_a_parser_says_how_many_lines_each_source_reads(
             "12 lines of the whole read were spent); warnings and errors were read in full"
         ),
     ]  # env: a file's 5 environments lines stay within its floor of 8: no note
+
+
+def test_a_small_source_keeps_no_informational_line_past_its_budget_as_free_text(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A small log is read line by line for free text; the option lists and variable lines
+    past their budgets are skipped as in a large one, but a sentence naming a variable stays."""
+    monkeypatch.setattr(reader, "INFO_BUDGET", 5)
+    options = [
+        f"[I1106 01:00:{k:02d}.000000 ProcessGroupNCCL.cpp:905] [PG ID {k} PG GUID {k}(tp) "
+        f"Rank 1] ProcessGroupNCCL initialization options: size: 8, global rank: 1, "
+        f"TIMEOUT(ms): 600000, USE_HIGH_PRIORITY_STREAM: 0, SPLIT_FROM: 0, PG Name: {k}"
+        for k in range(20)
+    ]
+    variables = [f"NCCL_VAR_{k}=value{k}" for k in range(20)]
+    sentence = "It works when I set NCCL_P2P_DISABLE=1 on every node"
+    path = tmp_path / "rank1.log"
+    path.write_text("\n".join([*options, *variables, sentence]) + "\n")
+    result = reader.read_paths([str(path)])
+    texts = [f.text for f in result.facts if isinstance(f, TextLine)]
+    assert sum(isinstance(f, PgInitOptions) for f in result.facts) == 5
+    assert not [t for t in texts if "initialization options" in t or t.startswith("NCCL_VAR_")]
+    assert texts == [sentence]

@@ -9,6 +9,7 @@ import pytest
 
 from nccl_doctor.evidence import reader
 from nccl_doctor.facts.host import XidEvent
+from tests.helpers import decoded_lines
 
 XID = "NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, GPU has fallen off the bus."
 
@@ -66,14 +67,7 @@ def test_runs_of_blank_lines_in_free_text_are_passed_at_once(
     path = tmp_path / "blank.log"
     path.write_bytes(b"\n" * 500_000 + b"  \r\n\t\n" + XID.encode() + b"\n" * 500_001 + b"end\n")
     assert path.stat().st_size <= reader.TEXT_MAX_BYTES  # read as free text, line by line
-    seen: list[int] = []
-    line = reader._SourceReader._line
-
-    def counted(self: reader._SourceReader, number: int, data: bytes, mask: int) -> None:
-        seen.append(number)
-        line(self, number, data, mask)
-
-    monkeypatch.setattr(reader._SourceReader, "_line", counted)
+    seen = decoded_lines(monkeypatch)
     result = reader.read_paths([str(path)])
     assert seen == [500_003, 1_000_004]
     (xid,) = [f for f in result.facts if isinstance(f, XidEvent)]

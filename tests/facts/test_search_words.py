@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from nccl_doctor.facts.base import Cite
-from nccl_doctor.facts.literals import prefiltered, required_words
+from nccl_doctor.facts.literals import prefiltered, required_words, shape_blind
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.facts.text import TextLine
 from tests.regex_adversary import PACKAGE
@@ -135,3 +135,66 @@ def test_a_cut_ascii_line_is_searched_by_its_words() -> None:
     assert [h.cite.line for h in facts.search(r"environments")] == [1]
     assert [h.cite.line for h in facts.search(r"segfault")] == [2]  # ſ folds to s
     assert facts.search(r"nothing like this") == ()
+
+
+@pytest.mark.parametrize(
+    ("pattern", "flags", "blind"),
+    [
+        (r"out of memory", re.IGNORECASE, True),
+        (r"out of memory", 0, False),  # case tells lines of one shape apart
+        (r"\bGPU ?#?0\b", re.IGNORECASE, True),  # a 0 in the pattern: a shape only gains
+        (r"NCCL 2\.\d", re.IGNORECASE, False),  # the 2 is a 0 in the shape
+        (r"[1-9]\d", re.IGNORECASE, False),
+        (r"[0-9]\d{1,3}", re.IGNORECASE, True),
+        (r"[^0]", re.IGNORECASE, False),
+        (r"[^5]x", re.IGNORECASE, True),
+        (r"(?!0)\w", re.IGNORECASE, False),  # a negative lookahead must not tell digits apart
+        (r"(?!\d)\w", re.IGNORECASE, True),
+        (r"(a)\1", re.IGNORECASE, False),
+        (r"\Aabc", re.IGNORECASE, False),
+        (r"(?-i:Abc)", re.IGNORECASE, False),
+        (r"a\nb", re.IGNORECASE, False),
+        (r"\S{2}[^\S5]", re.IGNORECASE, True),
+    ],
+)
+def test_shape_blind_patterns(pattern: str, flags: int, blind: bool) -> None:
+    assert shape_blind(pattern, flags) is blind
+
+
+def _shape(text: str) -> str:
+    return text.lower().translate(str.maketrans("123456789", "000000000"))
+
+
+@pytest.mark.parametrize("regex", PATTERNS, ids=lambda r: r.pattern[:60])
+def test_a_shape_blind_pattern_matches_the_shape_of_every_line_it_matches(
+    regex: re.Pattern[str],
+) -> None:
+    """What lets ``Facts.search`` rule out a shape's lines by the shape alone."""
+    if not shape_blind(regex.pattern, regex.flags):
+        return
+    for text in CORPUS:
+        if text.isascii() and regex.search(text):
+            assert regex.search(_shape(text)), text
+
+
+def test_a_search_matches_each_shape_once_not_each_line() -> None:
+    """Four thousand ranks' lines of one shape cost one match of a shape-blind pattern."""
+    texts = [
+        f"[rank{r}]:host{r % 7}:{4000 + r}:{r} [0] NCCL INFO Bootstrap : Using eth0"
+        for r in range(4000)
+    ]
+    facts = Facts(TextLine(cite=Cite("a.log", i + 1, t), text=t) for i, t in enumerate(texts))
+    calls: list[str] = []
+
+    class Counting:
+        """A pattern whose searches are counted."""
+
+        pattern, flags = r"\bWSL\b|\bbootstrap\b.{0,9}\bwsl", re.IGNORECASE
+
+        def search(self, text: str) -> re.Match[str] | None:
+            calls.append(text)
+            return re.search(self.pattern, text, self.flags)
+
+    assert shape_blind(Counting.pattern, Counting.flags)
+    assert facts.search(Counting()) == ()  # type: ignore[arg-type]
+    assert 0 < len(calls) <= 4  # one per shape: the rank's number has 1 to 4 digits

@@ -159,11 +159,17 @@ class _Raw(io.RawIOBase):
         self._stream = stream
         # one read of the layer below at a time: an error there then loses nothing read before
         self._read = getattr(stream, "read1", stream.read)
+        # ...straight into the caller's buffer where the layer can (a file: one copy, not two)
+        self._into: Callable[[memoryview], int | None] | None = getattr(stream, "readinto1", None)
+        if self._into is None and isinstance(stream, io.RawIOBase):
+            self._into = stream.readinto
 
     def readable(self) -> bool:
         return True
 
     def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
+        if self._into is not None:
+            return self._into(memoryview(buffer)) or 0
         data = self._read(len(buffer))
         n = len(data)
         buffer[:n] = data

@@ -158,8 +158,8 @@ class Attributor:
         explicit = False
         for _ in range(8):
             first = text[:1]
-            if not first:
-                break
+            if not first or text.startswith("NCCL "):
+                break  # no prefix starts so: NCCL's own message (the most common line) begins
             if first.isalpha() and first not in _SYSLOG_FIRST:
                 # most log lines: only a host-like prefix (NCCL's, compose's) can start here
                 if m := _NCCL.match(text):

@@ -37,6 +37,7 @@ from nccl_doctor.evidence.lines import Attributor, Line
 from nccl_doctor.evidence.prefilter import Prefilter, Tagged, make_prefilter
 from nccl_doctor.facts.attribution import assign_ranks, process_ranks
 from nccl_doctor.facts.base import Cite, Fact
+from nccl_doctor.facts.store import is_prose
 from nccl_doctor.facts.text import TextLine
 from nccl_doctor.parse import BLOCK_PARSERS, FILE_PARSERS, STREAM_PARSERS
 from nccl_doctor.parse.base import INFO_BUDGET, INFO_FLOOR, BlockParser, StreamParser
@@ -286,9 +287,17 @@ class _SourceReader:
         self.block_parser: BlockParser | None = None
         self.block_cut = False
         self.any_open = False
+        #: the stream parsers with a construct open (only feeding one changes whether it is)
+        self.open_kinds: set[str] = set()
         self.lineno = 1
         self.info_used: dict[str, int] = {}
         self.info_off: set[str] = set()
+        #: the info anchors of the kinds whose budget ended: never kept as free text, or only
+        #: in a person's sentence (see StreamParser.info_in_prose)
+        self.spent_output: tuple[str, ...] = ()
+        self.spent_prose: tuple[str, ...] = ()
+        #: ``spent_output`` as one pattern over bytes, for lines not decoded yet
+        self.spent_bytes: re.Pattern[bytes] | None = None
         self.info_limit = {p.kind: budgets.info_limit(p) for p in self.streams}
         self.info_floor = {p.kind: info_floor(p) for p in self.streams}
         self.info_left = dict(self.info_limit)
@@ -392,13 +401,17 @@ class _SourceReader:
                     mask
                     or in_block
                     or end - pos > LINE_MAX_BYTES
-                    or not _NCCL_INFO.match(buf, pos, end)
+                    or (
+                        not _NCCL_INFO.match(buf, pos, end)
+                        and not (self.spent_bytes and self.spent_bytes.search(buf, pos, end))
+                    )
                 ):
                     self._line(n, buf[pos:end], mask)
                     if self.closing and pos in self.closing:
                         self._close_info(self.closing.pop(pos), n)
                 # else: an INFO line of NCCL's no parser asked for, which free text never
-                # keeps (see _unclaimed); skipped undecoded, as in a large source
+                # keeps (see _unclaimed), or an informational line past its kind's budget
+                # (see _past_budget); skipped undecoded, as in a large source
             elif si < len(spans):
                 start, end, mask = spans[si]
                 si += 1
@@ -474,10 +487,21 @@ class _SourceReader:
                 return
         self._unclaimed(line)
 
+    def _past_budget(self, line: Line) -> bool:
+        """Whether ``line`` is an informational line of a kind whose budget ended (its coverage
+        note says the later ones were skipped): a small source is read line by line, and such
+        lines are not kept as free text either (a sentence naming a variable still is)."""
+        raw = line.raw
+        if any(a in raw for a in self.spent_output):
+            return True
+        return any(a in raw for a in self.spent_prose) and not is_prose(line.text)
+
     def _unclaimed(self, line: Line) -> None:
         """Keep a line no parser claimed as free text, while the source is small."""
         if not self.text or not line.text.strip() or line.text.startswith("NCCL INFO"):
             return  # NCCL's INFO lines no parser wanted are detail, not free text
+        if self._past_budget(line):
+            return
         if self.text_lines >= TEXT_MAX_LINES:
             self.text = False
             self.notes.append(
@@ -513,6 +537,13 @@ class _SourceReader:
         limit = self.info_limit[kind]
         self.info_off.add(kind)
         self.wanted &= ~bit
+        j = bit.bit_length() - 1 - _INFO
+        if STREAM_PARSERS[j].info_in_prose:
+            self.spent_prose += _GROUPS[_INFO + j]
+        else:
+            self.spent_output += _GROUPS[_INFO + j]
+            words = sorted({a.encode() for a in self.spent_output}, key=len, reverse=True)
+            self.spent_bytes = re.compile(b"|".join(map(re.escape, words)))
         floor = self.info_floor[kind]
         if limit <= floor < INFO_BUDGET:  # one of many sources: one note for them all
             count, _ = self.budgets.floored.get(kind, (0, floor))
@@ -564,6 +595,8 @@ class _SourceReader:
             opened = parser.open
         except Exception as exc:  # noqa: BLE001 -- a parser bug must not end the read
             self._broke(parser.kind, line.number, exc)
+            self.open_kinds.discard(parser.kind)
+            self.any_open = bool(self.open_kinds)
             return False
         if taken:
             section = self.segment.get(parser.kind)
@@ -579,9 +612,11 @@ class _SourceReader:
                 section.hosts.add(line.host)
             self.summary.recognised_lines += 1
         self._attach(parser.kind, self._safe(parser, parser.take))
-        self.any_open = opened or any(
-            p.open for p in self.streams if p is not parser and p.kind not in self.broken
-        )
+        if opened:
+            self.open_kinds.add(parser.kind)
+        else:
+            self.open_kinds.discard(parser.kind)
+        self.any_open = bool(self.open_kinds)
         return taken
 
     def _attach(self, kind: str, facts: list[Fact]) -> None:

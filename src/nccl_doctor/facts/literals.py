@@ -76,6 +76,96 @@ def prefiltered(regex: re.Pattern[str]) -> Callable[[str], re.Match[str] | None]
     return quick
 
 
+@functools.lru_cache(maxsize=2048)
+def shape_blind(pattern: str, flags: int = 0) -> bool:
+    """Whether the pattern matches an ASCII line's *shape* wherever it matches the line.
+
+    The shape is the line in lower case with the digits ``1``-``9`` as ``0``
+    (how :class:`~nccl_doctor.facts.store.Facts` groups the lines that differ
+    in numbers only). So it is when the pattern ignores case throughout, tells
+    no digit from ``0`` (no literal ``1``-``9``, no class holding one of them
+    without ``0``, nothing that holds a ``0`` out), has no backreference and
+    no ``\\A``/``\\Z`` and no newline (a shape holds a line's newlines as
+    spaces): a shape that does not match then rules out all its lines.
+    ``False`` when unsure.
+    """
+    if not flags & re.IGNORECASE or "\n" in pattern or "\\n" in pattern:
+        return False
+    try:
+        tree = _sre_parse.parse(pattern, flags)
+    except (re.error, RecursionError, OverflowError):
+        return False
+    return _blind(list(tree.data), negated=False)
+
+
+_DIGITS = tuple(range(ord("0"), ord("9") + 1))
+#: Anchors a search of shapes joined by newlines does not keep.
+_STRING_ENDS = frozenset({_sre.AT_BEGINNING_STRING, _sre.AT_END_STRING})
+
+
+def _digit_set(op: Any, av: Any) -> tuple[bool, ...] | None:
+    """Which of ``0``-``9`` one character item matches (``None``: not a character item)."""
+    if op is _sre.LITERAL:
+        return tuple(d == av for d in _DIGITS)
+    if op is _sre.NOT_LITERAL:
+        return tuple(d != av for d in _DIGITS)
+    if op is _sre.ANY:
+        return (True,) * 10
+    if op is _sre.CATEGORY:  # \d, \w, \s, \S...: every digit alike
+        name = str(av)
+        return (("NOT" in name) != ("DIGIT" in name or "WORD" in name),) * 10
+    if op is _sre.IN:
+        negate = False
+        hits = [False] * 10
+        for item_op, item_av in av:
+            if item_op is _sre.NEGATE:
+                negate = True
+                continue
+            if item_op is _sre.RANGE:
+                low, high = item_av
+                found: tuple[bool, ...] = tuple(low <= d <= high for d in _DIGITS)
+            else:  # an item not known: taken as one that tells digits apart
+                found = _digit_set(item_op, item_av) or (False,) + (True,) * 9
+            hits = [a or b for a, b in zip(hits, found, strict=True)]
+        return tuple(h != negate for h in hits)
+    return None
+
+
+def _blind(items: list[Any], *, negated: bool) -> bool:
+    """:func:`shape_blind` of a parsed sequence (``negated``: inside a negative lookaround,
+    where every digit must be treated alike)."""
+    for op, av in items:
+        digits = _digit_set(op, av)
+        if digits is not None:
+            uniform = all(d == digits[0] for d in digits)
+            if not (uniform if negated else digits[0] or not any(digits)):
+                return False
+        elif op is _sre.SUBPATTERN:
+            if av[2] & re.IGNORECASE or not _blind(list(av[3]), negated=negated):
+                return False
+        elif op is _sre.BRANCH:
+            if not all(_blind(list(branch), negated=negated) for branch in av[1]):
+                return False
+        elif op in _REPEATS:
+            if not _blind(list(av[2]), negated=negated):
+                return False
+        elif _ATOMIC is not None and op is _ATOMIC:
+            if not _blind(list(av), negated=negated):
+                return False
+        elif op is _sre.ASSERT:
+            if not _blind(list(av[1]), negated=negated):
+                return False
+        elif op is _sre.ASSERT_NOT:
+            if not _blind(list(av[1]), negated=True):
+                return False
+        elif op is _sre.AT:
+            if av in _STRING_ENDS:
+                return False
+        else:  # backreferences, conditionals, anything not known to be safe
+            return False
+    return True
+
+
 def holds(lowered: str, clauses: tuple[Clause, ...]) -> bool:
     """Whether a lower-case ASCII text holds a word of every clause."""
     return all(any(w in lowered for w in clause if w.isascii()) for clause in clauses)

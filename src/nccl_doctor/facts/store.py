@@ -17,7 +17,7 @@ from functools import cached_property
 from typing import TypeVar
 
 from nccl_doctor.facts.base import ELLIPSIS, Cite, Fact
-from nccl_doctor.facts.literals import holds, required_words
+from nccl_doctor.facts.literals import holds, required_words, shape_blind
 from nccl_doctor.facts.signs import Sign
 from nccl_doctor.facts.text import TextLine
 
@@ -91,6 +91,7 @@ class Hit:
 
 #: Digits do not tell lines apart when looking for words: ``rank 12`` and ``rank 7`` are one shape.
 _DIGITS_AS_ZERO = str.maketrans("123456789", "000000000")
+_DIGIT_BYTES_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,9 +100,11 @@ class _Shapes:
 
     Four thousand ranks print one error four thousand times, differing in
     numbers only: looking for a word among the shapes costs one line, not
-    four thousand. ``text`` joins the shapes by newlines, ``starts`` is where
-    each begins, ``members`` the indexes (in :attr:`Facts.lines`) of the lines
-    of each shape, and ``odd`` the lines that are not ASCII (always searched).
+    four thousand, and so does a pattern that cannot tell the lines of a shape
+    apart (:func:`~nccl_doctor.facts.literals.shape_blind`). ``text`` joins
+    the shapes by newlines, ``starts`` is where each begins, ``members`` the
+    indexes (in :attr:`Facts.lines`) of the lines of each shape, and ``odd``
+    the lines that are not ASCII (always searched).
     """
 
     text: str
@@ -127,6 +130,21 @@ class _Shapes:
                 if index + 1 >= len(self.starts):
                     break
                 pos = self.text.find(word, self.starts[index + 1])
+        return found
+
+    def matching(self, regex: re.Pattern[str], among: Iterable[int] | None = None) -> set[int]:
+        """The shapes (all, or those ``among``) in which a shape-blind ``regex`` matches."""
+        if among is not None:
+            return {index for index in among if regex.search(self.shape(index))}
+        joined = re.compile(regex.pattern, regex.flags | re.MULTILINE)
+        found: set[int] = set()
+        pos, size = 0, len(self.text)
+        while pos <= size and (m := joined.search(self.text, pos)) is not None:
+            index = bisect.bisect_right(self.starts, m.start()) - 1
+            found.add(index)
+            if index + 1 >= len(self.starts):
+                break
+            pos = self.starts[index + 1]
         return found
 
 
@@ -228,18 +246,26 @@ class Facts:
 
     @cached_property
     def _shapes(self) -> _Shapes:
-        """The distinct shapes of the ASCII lines, for finding words (see :class:`_Shapes`)."""
+        """The distinct shapes of the ASCII lines, for finding words (see :class:`_Shapes`).
+
+        A line cut with its ellipsis counts as ASCII (no ASCII word or letter
+        is the ellipsis) and keeps it in its shape, as a pattern sees it.
+        """
         groups: dict[str, list[int]] = {}
         odd: list[int] = []
         joined, _ = self._joined
-        if joined.isascii():  # the common case: one pass over all lines at C speed
-            for index, shape in enumerate(joined.lower().translate(_DIGITS_AS_ZERO).split("\n")):
+        # often only the ellipses of cut citations (_ascii_cut) are not ASCII
+        uncut = joined if joined.isascii() else (joined + "\n").replace(ELLIPSIS + "\n", "\n")
+        if uncut.isascii():  # the common case: one pass over all lines at C speed
+            # as bytes, where lower() and translate() are table lookups (the ellipsis's UTF-8
+            # bytes are none of the ASCII letters and digits they change)
+            shaped = joined.encode().lower().translate(_DIGIT_BYTES_AS_ZERO).decode()
+            for index, shape in enumerate(shaped.split("\n")):
                 groups.setdefault(shape, []).append(index)
         else:
             for index, said in enumerate(self.lines):
-                text = _ascii_cut(said.text)
-                if text.isascii():
-                    shape = text.replace("\n", " ").lower().translate(_DIGITS_AS_ZERO)
+                if _ascii_cut(said.text).isascii():
+                    shape = said.text.replace("\n", " ").lower().translate(_DIGITS_AS_ZERO)
                     groups.setdefault(shape, []).append(index)
                 else:
                     odd.append(index)
@@ -272,6 +298,9 @@ class Facts:
         clauses = required_words(regex.pattern, regex.flags)
         if clauses is not None:
             return self._scan_words(regex, prose, clauses)
+        if shape_blind(regex.pattern, regex.flags):
+            shapes = self._shapes
+            return self._confirm(regex, prose, list(shapes.odd), shapes.matching(regex))
         text, starts = self._joined
         joined = re.compile(regex.pattern, regex.flags | re.MULTILINE)
         lines = self.lines
@@ -293,11 +322,18 @@ class Facts:
         """Match the lines that hold a word of every clause (and the non-ASCII lines)."""
         shapes = self._shapes
         masked = tuple(tuple(w.translate(_DIGITS_AS_ZERO) for w in c) for c in clauses)
-        found = shapes.holding(masked[0])
-        candidates = list(shapes.odd)
-        for shape in sorted(found):
-            if holds(shapes.shape(shape), masked[1:]):
-                candidates.extend(shapes.members[shape])
+        found = [s for s in shapes.holding(masked[0]) if holds(shapes.shape(s), masked[1:])]
+        if shape_blind(regex.pattern, regex.flags):
+            return self._confirm(regex, prose, list(shapes.odd), shapes.matching(regex, found))
+        return self._confirm(regex, prose, list(shapes.odd), found)
+
+    def _confirm(
+        self, regex: re.Pattern[str], prose: bool, candidates: list[int], found: Iterable[int]
+    ) -> list[Hit]:
+        """Match each of the ``candidates`` lines and the lines of the ``found`` shapes."""
+        shapes = self._shapes
+        for shape in found:
+            candidates.extend(shapes.members[shape])
         lines = self.lines
         hits: list[Hit] = []
         seen: dict[str, re.Match[str] | None] = {}  # many ranks print the very same message

@@ -88,6 +88,9 @@ class StreamParser(ABC):
     #: how many of them every source may read however many sources there are
     #: (``None``: INFO_FLOOR)
     info_floor: ClassVar[int | None] = None
+    #: whether people write the info anchors in sentences too (variable names): past the
+    #: budget, a line holding one is still kept as free text when it reads like prose
+    info_in_prose: ClassVar[bool] = False
 
     def __init__(self) -> None:
         self._out: list[Fact] = []

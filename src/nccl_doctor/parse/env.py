@@ -112,6 +112,8 @@ class EnvParser(StreamParser):
     )
     #: a process's first few: what NCCL says the environment set, torch's settings line
     info_floor: ClassVar[int | None] = 8
+    #: "works with NCCL_P2P_DISABLE=1" is a person's sentence
+    info_in_prose: ClassVar[bool] = True
 
     def __init__(self) -> None:
         super().__init__()

@@ -51,20 +51,24 @@ def render_report(
     by pseudonyms (``names``, else the report's own :func:`pseudonyms`; its
     :meth:`~Pseudonyms.key` then maps them back), unless ``keep_names``.
     """
-    from nccl_doctor.render.html import report_html  # noqa: PLC0415 -- lazy per format
-    from nccl_doctor.render.markdown import report_markdown  # noqa: PLC0415
-    from nccl_doctor.render.report_json import report_json  # noqa: PLC0415
-    from nccl_doctor.render.text import report_text  # noqa: PLC0415
-
+    # each format imports its renderer alone (HTML's pictures and rich are not cheap)
     if fmt == "json":
+        from nccl_doctor.render.report_json import report_json  # noqa: PLC0415
+
         return json.dumps(report_json(report, scrub), ensure_ascii=False, indent=1) + "\n"
     if fmt not in ("markdown", "html"):
+        from nccl_doctor.render.text import report_text  # noqa: PLC0415
+
         return report_text(report, width=width, color=color, clean=scrub, verbosity=verbosity)
     names = names if names is not None else pseudonyms(report)
 
     def shared(clean: Callable[[str], str]) -> str:
         if fmt == "markdown":
+            from nccl_doctor.render.markdown import report_markdown  # noqa: PLC0415
+
             return report_markdown(report, clean)
+        from nccl_doctor.render.html import report_html  # noqa: PLC0415
+
         bandwidth = _probe_curves(facts)
         return report_html(
             report,
