@@ -9,8 +9,10 @@ from pathlib import Path
 
 import pytest
 
+import nccl_doctor.signs  # noqa: F401 -- imports every sign table, so registered() holds them
 from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.literals import prefiltered, required_words, shape_blind
+from nccl_doctor.facts.signs import registered
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.facts.text import TextLine
 from tests.regex_adversary import PACKAGE
@@ -65,8 +67,10 @@ def _corpus() -> list[str]:
 
 
 def _search_patterns() -> list[re.Pattern[str]]:
-    """Every pattern the package hands to ``facts.search``/``facts.said`` (literal or global)."""
-    found: dict[tuple[str, int], re.Pattern[str]] = {}
+    """Every pattern the store searches: each sign's, and those handed to ``facts.search``."""
+    found: dict[tuple[str, int], re.Pattern[str]] = {
+        (s.regex.pattern, s.regex.flags): s.regex for s in registered()
+    }
     for path in sorted(PACKAGE.rglob("*.py")):
         if path.name == "__main__.py":
             continue
