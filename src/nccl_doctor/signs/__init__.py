@@ -11,6 +11,6 @@ them all.
 
 from __future__ import annotations
 
-from nccl_doctor.signs import common, nccl
+from nccl_doctor.signs import common, context, nccl
 
-__all__ = ["common", "nccl"]
+__all__ = ["common", "context", "nccl"]
