@@ -8,7 +8,8 @@ from dataclasses import dataclass
 
 from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.nccl import NcclCommInit, NcclLogFact, NcclTransport, NcclVersion
-from nccl_doctor.facts.run import CollectiveTimeout, NcclErrorReport, PgEnvironment
+from nccl_doctor.facts.run import NcclErrorReport, PgEnvironment
+from nccl_doctor.facts.signs import Sign
 from nccl_doctor.facts.software import PythonPackage, SoftwareVersions
 from nccl_doctor.facts.store import Facts, Hit
 from nccl_doctor.knowledge.nccl_versions import parse_version
@@ -71,21 +72,17 @@ def same_version(a: str, b: str) -> bool:
     return parse_version(a) == parse_version(b)
 
 
-def machine(facts: Facts, pattern: str) -> tuple[Hit, ...]:
-    """Hits on machine output only."""
-    return facts.search(pattern, prose=False)
+def machine(facts: Facts, sign: Sign | str) -> tuple[Hit, ...]:
+    """Hits of ``sign`` on machine output only (a pattern until every rule reads signs)."""
+    if isinstance(sign, Sign):
+        return facts.seen(sign, prose=False)
+    return facts.search(sign, prose=False)
 
 
-def prose(facts: Facts, pattern: str) -> tuple[Hit, ...]:
-    """Hits on people's sentences only."""
-    return tuple(h for h in facts.search(pattern) if h.prose)
-
-
-def hang_evidence(facts: Facts) -> list[Cite | Fact]:
-    """What says the job hung: collective timeouts, then hang words (a few)."""
-    out: list[Cite | Fact] = list(facts.of(CollectiveTimeout)[:2])
-    out.extend(h.cite for h in facts.search(HANG_RE)[:2])
-    return out
+def prose(facts: Facts, sign: Sign | str) -> tuple[Hit, ...]:
+    """Hits of ``sign`` on people's sentences only (a pattern until every rule reads signs)."""
+    hits = facts.seen(sign) if isinstance(sign, Sign) else facts.search(sign)
+    return tuple(h for h in hits if h.prose)
 
 
 def rank_hosts(facts: Facts) -> dict[int, str]:
