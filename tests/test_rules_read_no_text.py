@@ -57,8 +57,6 @@ NOT_YET: frozenset[str] = frozenset(
         "nccl/_common.py",
         "nccl/env.py",
         "nccl/internal.py",
-        "nccl/nvls.py",
-        "nccl/p2p.py",
         "nccl/version_mismatch.py",
         "net/_common.py",
         "net/gdr.py",

@@ -92,3 +92,55 @@ GPUS_PER_NODE = sign(
     r"|--nproc[_-]per[_-]node[= ](?P<p>\d+)",
     "how many nodes of how many GPUs each the job uses",
 )
+
+# -- NVLS (nccl.nvls) -----------------------------------------------------------------------
+
+NVLS_FAILED = sign(
+    "nccl.nvls_failed",
+    r"Failed to (?:bind|create|map|allocate) NVLink SHARP|NVLS\b.{0,40}\b(?:failed|error)",
+    "NCCL could not set up NVLink SHARP (NVSwitch multicast) memory",
+)
+NVLS_OFF_WORKED = sign(
+    "nccl.nvls_off_worked",
+    r"NCCL_NVLS_ENABLE\s*=\s*0.{0,80}\b(?:works?|worked|fix(?:es|ed)?|solv(?:es|ed)|"
+    r"help(?:s|ed)?|resolv(?:es|ed))\b|\b(?:works?|worked|fix(?:es|ed)?|solv(?:es|ed)|"
+    r"resolv(?:es|ed))\b.{0,80}NCCL_NVLS_ENABLE\s*=\s*0",
+    "someone says the job works with NVLS turned off (NCCL_NVLS_ENABLE=0)",
+)
+CUDA_ERROR_QUOTED = sign(
+    "nccl.cuda_error_quoted",
+    r"CUDA error (?P<code>\d+) '(?P<name>[^']*)'",
+    "a CUDA error number and name as NCCL quotes them (CUDA error 401 'name')",
+    case=True,
+)
+
+# -- peer-to-peer (nccl.p2p) ----------------------------------------------------------------
+
+PEER_ACCESS_FAILED = sign(
+    "nccl.peer_access_failed",
+    r"peer access is not supported|peer mapping resources exhausted|"
+    r"cudaErrorPeerAccess\w+|CUDA_ERROR_PEER_ACCESS\w+|"
+    r"(?:cudaIpcOpenMemHandle|cuIpcOpenMemHandle|cuMemImportFromShareableHandle)\S{0,200} failed|"
+    r"P2P/IPC\S{0,200} (?:failed|error)",
+    "CUDA or NCCL could not open peer access or a CUDA IPC handle between two GPUs",
+)
+P2P_OFF_WORKED = sign(
+    "nccl.p2p_off_worked",
+    r"NCCL_P2P_DISABLE\s*=\s*1.{0,80}\b(?:works?|worked|fix(?:es|ed)?|solv(?:es|ed)|"
+    r"help(?:s|ed)?|resolv(?:es|ed)|runs?|succeed\w*|no (?:longer|more) hang\w*|"
+    r"work(?:s|ed)? ?around|did the trick)\b|"
+    r"\b(?:works?|worked|fix(?:es|ed)?|solv(?:es|ed)|help(?:s|ed)?|resolv(?:es|ed)|"
+    r"runs? fine)\b.{0,80}NCCL_P2P_(?:DISABLE\s*=\s*1|LEVEL\s*=\s*(?:LOC|0|NODE|PHB))",
+    "someone says the job works with GPU peer-to-peer off (NCCL_P2P_DISABLE=1, NCCL_P2P_LEVEL)",
+)
+NEGATED = sign(
+    "nccl.negated",
+    r"\b(?:not|n't|never|still|even|neither|nor|without success)\b",
+    "a line that negates or doubts what it says (a workaround that did NOT work)",
+)
+P2P_PLATFORM = sign(
+    "nccl.p2p_platform",
+    r"\bACS\b|\bIOMMU\b|amd_iommu|intel_iommu|iommu=pt|"
+    r"\b(?:virtual machine|hypervisor|KVM|VMware|Hyper-V|passthrough|vfio)\b",
+    "PCIe ACS, an IOMMU or a hypervisor, which break GPU peer-to-peer",
+)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from nccl_doctor.facts.base import Cite, Fact
@@ -13,12 +13,6 @@ from nccl_doctor.facts.signs import Sign
 from nccl_doctor.facts.software import PythonPackage, SoftwareVersions
 from nccl_doctor.facts.store import Facts, Hit
 from nccl_doctor.knowledge.nccl_versions import parse_version
-
-#: Words of a hang, as logs and reporters put it.
-HANG_RE = (
-    r"\b(?:hangs?|hanging|hung|deadlock(?:ed|s)?|stuck|freez(?:e|es|ing)|froze|"
-    r"never (?:returns?|finish(?:es)?|completes?)|no progress|gets? blocked)\b"
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +77,12 @@ def prose(facts: Facts, sign: Sign | str) -> tuple[Hit, ...]:
     """Hits of ``sign`` on people's sentences only (a pattern until every rule reads signs)."""
     hits = facts.seen(sign) if isinstance(sign, Sign) else facts.search(sign)
     return tuple(h for h in hits if h.prose)
+
+
+def seen_in_order(facts: Facts, sign: Sign, items: Iterable[Cite | Fact]) -> Iterator[Hit]:
+    """The hits of ``sign`` on the lines of ``items``, item by item in the order given."""
+    for item in items:
+        yield from facts.seen_on(sign, (item,))
 
 
 def rank_hosts(facts: Facts) -> dict[int, str]:
