@@ -55,7 +55,6 @@ NOT_YET: frozenset[str] = frozenset(
         "launch/rank_crash.py",
         "launch/rendezvous.py",
         "nccl/_common.py",
-        "nccl/internal.py",
         "nccl/version_mismatch.py",
         "net/_common.py",
         "net/gdr.py",

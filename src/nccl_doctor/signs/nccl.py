@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from nccl_doctor.facts.signs import sign
+from nccl_doctor.knowledge.nccl_versions import MIN_NCCL_FOR_GPU
 
 SHM_ERROR = sign(
     "nccl.shm_error",
@@ -163,4 +164,56 @@ SETTING_WORKED = sign(
     r"\b(?P<name>(?:TORCH_)?NCCL_\w+)\s*=\s*(?:\S{1,199}|(?=(?P<run>\S{1,200}))(?P=run).{0,80})"
     r"\b(?:works?|worked|fix\w*|solv\w*|help\w*)\b",
     "someone says setting an NCCL_*/TORCH_NCCL_* variable made the job work, and which",
+)
+
+# -- internal errors and crashes (nccl.internal) --------------------------------------------
+
+INTERNAL_ERROR = sign(
+    "nccl.internal_error",
+    r"internal error - please report this issue to the NCCL developers|ncclInternalError",
+    "NCCL's own words for ncclInternalError, wherever they are quoted",
+)
+HEAP_CORRUPTION = sign(
+    "nccl.heap_corruption",
+    r"free\(\): (?:corrupted|invalid)|double free or corruption|"
+    r"malloc\(\): (?:corrupted|memory corruption|unaligned|invalid)|"
+    r"corrupted size vs\.? prev_size|munmap_chunk\(\): invalid pointer|malloc_consolidate\(\)",
+    "glibc aborted the process on heap corruption",
+)
+SEGFAULT = sign(
+    "nccl.segfault",
+    r"Segmentation fault|SIGSEGV|Signal: Segmentation|signal 11\b",
+    "a process died of a segmentation fault",
+)
+NCCL_PROCESS = sign(
+    "nccl.nccl_process",
+    r"libnccl[\w.-]{0,200}\.so|nccl-tests|\b(?:all_reduce|all_gather|alltoall|broadcast|"
+    r"reduce_scatter|sendrecv|reduce|gather|scatter|hypercube)_perf\b",
+    "the process runs NCCL code: libnccl named, or an nccl-tests binary",
+)
+NCCL_LIBRARY = sign(
+    "nccl.nccl_library",
+    r"libnccl[\w.-]{0,200}\.so",
+    "libnccl named (a backtrace frame, a loaded library)",
+)
+NCCL_TESTS = sign(
+    "nccl.nccl_tests",
+    r"nccl-tests|(?<!\w)\w+_perf\b",
+    "nccl-tests or one of its *_perf binaries is named",
+)
+#: The GPU generations that need a minimum NCCL release, one sign each: a line naming
+#: both ``B200`` and ``GB200`` shows each.
+NEW_GPUS = {
+    gpu: sign(f"nccl.gpu_{gpu.lower()}", rf"\b{gpu}\b", f"the evidence names a {gpu} GPU")
+    for gpu in MIN_NCCL_FOR_GPU
+}
+VERSION_SAID = sign(
+    "nccl.version_said",
+    r"\bnccl[ -]?v?(?P<version>2\.\d{1,2}\.\d{1,2})\b",
+    "an NCCL release named in words or a package name (nccl 2.18.1, NCCL-v2.21.5)",
+)
+TIMED_OUT = sign(
+    "nccl.timed_out",
+    r"Watchdog caught|timed out",
+    "the job's watchdog or a wait timed out",
 )

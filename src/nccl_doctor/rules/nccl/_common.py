@@ -109,25 +109,6 @@ def transports(facts: Facts, kinds: Iterable[str]) -> list[NcclTransport]:
     return [t for t in facts.of(NcclTransport) if t.kind.upper() in wanted]
 
 
-#: Prefixes that wrap a message line: ``(pid=1)``, ``[rank3]:``, vLLM ``ERROR 04-07 .. x.py:45]``.
-_PREFIX = re.compile(
-    r"^(?:\([^)]*\)\s*)?(?:\[rank\d+\]:\s*)?(?:[A-Z]+ \d\d-\d\d [\d:.]+ \S+?:\d+\]\s*)?"
-)
-
-
-def last_error_lines(facts: Facts) -> list[str]:
-    """The line after each ``Last error:`` of a PyTorch NCCL error, without its prefixes."""
-    by_place = {(s.cite.source, s.cite.line): s.text for s in facts.lines}
-    out: dict[str, None] = {}
-    for hit in facts.search(r"Last error:\s*$"):
-        nxt = by_place.get((hit.cite.source, hit.cite.line + 1))
-        if nxt:
-            text = _PREFIX.sub("", nxt.strip())
-            if text:
-                out[text] = None
-    return list(out)
-
-
 def warn_text(line: str) -> str:
     """An NCCL WARN line without its ``host:pid:tid [dev] file:line NCCL WARN`` prefix."""
     return line.split("NCCL WARN", 1)[-1].strip()
