@@ -54,8 +54,6 @@ NOT_YET: frozenset[str] = frozenset(
         "launch/port_in_use.py",
         "launch/rank_crash.py",
         "launch/rendezvous.py",
-        "nccl/_common.py",
-        "nccl/version_mismatch.py",
         "net/_common.py",
         "net/gdr.py",
         "net/ib_config.py",

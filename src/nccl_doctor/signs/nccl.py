@@ -217,3 +217,56 @@ TIMED_OUT = sign(
     r"Watchdog caught|timed out",
     "the job's watchdog or a wait timed out",
 )
+
+# -- versions and builds (nccl.version_mismatch) --------------------------------------------
+
+UNHANDLED_CUDA = sign(
+    "nccl.unhandled_cuda",
+    r"unhandled cuda error|ncclSuccess \(1 vs\.? 0\)|ncclUnhandledCudaError",
+    "NCCL failed a CUDA call (ncclUnhandledCudaError)",
+)
+CUDA_FAILURE_DETAIL = sign(
+    "nccl.cuda_failure_detail",
+    r"Cuda failure|CUDA error \d+|cudaError\w+",
+    "a CUDA error with its number or name: the detail behind an unhandled cuda error",
+)
+CUDA_RUNTIME_VERSION = sign(
+    "nccl.cuda_runtime_version",
+    r"\bCUDA (?:runtime )?version:?\s*(?P<code>\d{4,5})\b",
+    "the CUDA runtime an application prints it uses, as CUDA's number (12020 is 12.2)",
+)
+CUDA_DRIVER_VERSION = sign(
+    "nccl.cuda_driver_version",
+    r"\bCUDA driver version:?\s*(?P<code>\d{4,5})\b",
+    "the CUDA version the driver supports, as CUDA's number (12020 is 12.2)",
+)
+SECOND_BINDING = sign(
+    "nccl.second_binding",
+    r"pynccl|cupy[./]cuda[./]nccl|vLLM is using nccl",
+    "NCCL called through a second binding (vLLM's pynccl, CuPy) with its own libnccl",
+)
+VLLM_NCCL = sign(
+    "nccl.vllm_nccl",
+    r"VLLM_NCCL_SO_PATH|vLLM is using nccl",
+    "vLLM says which libnccl it loads (or is told to)",
+)
+TORCH_NCCL = sign(
+    "nccl.torch_nccl",
+    r"(?:nccl\.version\(\)|NCCL version).{0,80}?\((?P<major>2), ?(?P<minor>\d{1,2}), "
+    r"?(?P<patch>\d{1,2})\)",
+    "the NCCL torch runs, as torch.cuda.nccl.version() prints it: (2, 10, 3)",
+    case=True,
+)
+INSTALLED_NCCL = sign(
+    "nccl.installed_nccl",
+    r"\b(?:libnccl2?|libnccl-dev|nvidia-nccl(?:-cu\d+)?|nccl)[ -]+(?:==\s*)?v?"
+    r"(?P<version>2\.\d{1,2}\.\d{1,2})",
+    "a system or pip NCCL package and its version (libnccl2 2.15.5-1, nvidia-nccl-cu12 2.18.1)",
+)
+NCCL_FILE = sign(
+    "nccl.nccl_file",
+    r"(?<!\S)(?P<path>\S*libnccl(?:\.so\.|2?[-_](?:devel[-_]|dev[-_]|static[-_])?)"
+    r"(?P<v>2\.\d{1,2}\.\d{1,2})(?:-\d+\+cuda(?P<cuda>\d+(?:\.\d+)*))?\S*)",
+    "an NCCL library or package file on disk, its version and the CUDA it was built for",
+    case=True,
+)

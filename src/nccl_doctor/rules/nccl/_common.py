@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
@@ -54,11 +53,18 @@ def nccl_versions(facts: Facts, *, runtime: bool = False) -> list[SeenVersion]:
 
 def nccl_packages(facts: Facts) -> list[PythonPackage]:
     """pip/conda rows of an NCCL package (``nvidia-nccl-cu12``, conda ``nccl``)."""
-    return [
-        p
-        for p in facts.of(PythonPackage)
-        if re.fullmatch(r"nvidia-nccl(?:-cu\d+)?|nccl|libnccl\d?", p.name.lower())
-    ]
+    return [p for p in facts.of(PythonPackage) if _is_nccl_package(p.name.lower())]
+
+
+def _is_nccl_package(name: str) -> bool:
+    """``nvidia-nccl``, ``nvidia-nccl-cu12``, ``nccl``, ``libnccl``, ``libnccl2`` (lower case)."""
+    if name in ("nvidia-nccl", "nccl", "libnccl"):
+        return True
+    cuda = name.removeprefix("nvidia-nccl-cu")
+    if cuda != name:
+        return cuda.isdecimal()
+    digit = name.removeprefix("libnccl")
+    return digit != name and len(digit) == 1 and digit.isdecimal()
 
 
 def same_version(a: str, b: str) -> bool:
@@ -66,17 +72,14 @@ def same_version(a: str, b: str) -> bool:
     return parse_version(a) == parse_version(b)
 
 
-def machine(facts: Facts, sign: Sign | str) -> tuple[Hit, ...]:
-    """Hits of ``sign`` on machine output only (a pattern until every rule reads signs)."""
-    if isinstance(sign, Sign):
-        return facts.seen(sign, prose=False)
-    return facts.search(sign, prose=False)
+def machine(facts: Facts, sign: Sign) -> tuple[Hit, ...]:
+    """Hits of ``sign`` on machine output only."""
+    return facts.seen(sign, prose=False)
 
 
-def prose(facts: Facts, sign: Sign | str) -> tuple[Hit, ...]:
-    """Hits of ``sign`` on people's sentences only (a pattern until every rule reads signs)."""
-    hits = facts.seen(sign) if isinstance(sign, Sign) else facts.search(sign)
-    return tuple(h for h in hits if h.prose)
+def prose(facts: Facts, sign: Sign) -> tuple[Hit, ...]:
+    """Hits of ``sign`` on people's sentences only."""
+    return tuple(h for h in facts.seen(sign) if h.prose)
 
 
 def seen_in_order(facts: Facts, sign: Sign, items: Iterable[Cite | Fact]) -> Iterator[Hit]:
