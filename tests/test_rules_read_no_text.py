@@ -21,21 +21,6 @@ from nccl_doctor.facts.signs import SignError, registered, sign
 
 RULES = Path(nccl_doctor.signs.__file__).parent.parent / "rules"
 
-#: Modules not yet moved onto signs (the list only shrinks).
-NOT_YET: frozenset[str] = frozenset(
-    {
-        "_context.py",
-        "nccl/_common.py",
-        "nccl/duplicate_gpu.py",
-        "nccl/env.py",
-        "nccl/host_identity.py",
-        "nccl/internal.py",
-        "nccl/nvls.py",
-        "nccl/p2p.py",
-        "nccl/version_mismatch.py",
-    }
-)
-
 
 def _reads_text(path: Path) -> list[str]:
     """How a module reads raw text: ``re`` imported, a text search called."""
@@ -60,15 +45,7 @@ def _modules() -> list[Path]:
 
 @pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(RULES)))
 def test_a_rule_module_reads_no_raw_text(path: Path) -> None:
-    name = str(path.relative_to(RULES))
-    if name in NOT_YET:
-        pytest.skip("not yet moved onto signs")
     assert _reads_text(path) == []
-
-
-def test_the_not_yet_list_names_only_modules_that_still_read_text() -> None:
-    stale = [name for name in NOT_YET if not _reads_text(RULES / name)]
-    assert stale == []
 
 
 def test_the_checker_sees_each_way_of_reading_text(tmp_path: Path) -> None:

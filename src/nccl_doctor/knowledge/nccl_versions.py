@@ -68,6 +68,11 @@ def compare_versions(a: str, b: str) -> int | None:
     return (va > vb) - (va < vb)
 
 
+#: First NCCL release supporting a GPU generation (NVIDIA/nccl#1611, maintainer), most
+#: specific name first (``GB200`` before ``B200``).
+MIN_NCCL_FOR_GPU: dict[str, str] = {"GB200": "2.25.1", "B200": "2.25.1", "Blackwell": "2.25.1"}
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class KnownIssue:
     """A bug of some NCCL releases that makes jobs fail, hang or corrupt data."""

@@ -8,18 +8,29 @@ not run yet.
 
 from __future__ import annotations
 
-import re
-
 from nccl_doctor.facts.run import PythonTraceback
 from nccl_doctor.facts.store import Facts
+from nccl_doctor.signs.context import COMM_INIT, NCCL_WARN
 
 #: Frames that mean "the communicator is being created or first used".
-INIT_FRAMES = re.compile(
-    r"^(?:_verify_params?(?:_shape)?_across_processes|_sync_module_states|_sync_params_and_buffers"
-    r"|init_process_group|new_group|barrier|_store_based_barrier|_new_process_group_helper"
-    r"|broadcast_object_list|_broadcast_coalesced|_sync_module_buffers)$"
+INIT_FRAMES = frozenset(
+    {
+        "_verify_param_across_processes",
+        "_verify_params_across_processes",
+        "_verify_param_shape_across_processes",
+        "_verify_params_shape_across_processes",
+        "_sync_module_states",
+        "_sync_params_and_buffers",
+        "init_process_group",
+        "new_group",
+        "barrier",
+        "_store_based_barrier",
+        "_new_process_group_helper",
+        "broadcast_object_list",
+        "_broadcast_coalesced",
+        "_sync_module_buffers",
+    }
 )
-_INIT_TEXT = re.compile(r"commInit|ncclCommInitRank|init\.cc|bootstrap", re.IGNORECASE)
 
 
 def init_phase(facts: Facts, rank: int | None = None) -> str | None:
@@ -28,13 +39,13 @@ def init_phase(facts: Facts, rank: int | None = None) -> str | None:
         if rank is not None and tb.rank is not None and tb.rank != rank:
             continue
         names = [name for _, _, name in tb.frames if name]
-        hit = next((n for n in reversed(names) if INIT_FRAMES.match(n)), None)
+        hit = next((n for n in reversed(names) if n in INIT_FRAMES), None)
         if hit is None:
             continue
         ddp = any(n == "__init__" for n in names) and any("verify" in n for n in names)
         if ddp:
             return f"while DistributedDataParallel.__init__ checked parameters ({hit})"
         return f"in {hit}, the first use of the communicator"
-    if facts.said(_INIT_TEXT, prose=False) and facts.said(r"NCCL WARN", prose=False):
+    if facts.saw(COMM_INIT, prose=False) and facts.saw(NCCL_WARN, prose=False):
         return "while NCCL created the communicator"
     return None

@@ -11,6 +11,17 @@ them all.
 
 from __future__ import annotations
 
-from nccl_doctor.signs import app, common, cuda, driver, gpu, host, launch, nccl, net
+from nccl_doctor.signs import app, common, context, cuda, driver, gpu, host, launch, nccl, net
 
-__all__ = ["app", "common", "cuda", "driver", "gpu", "host", "launch", "nccl", "net"]
+__all__ = [
+    "app",
+    "common",
+    "context",
+    "cuda",
+    "driver",
+    "gpu",
+    "host",
+    "launch",
+    "nccl",
+    "net",
+]

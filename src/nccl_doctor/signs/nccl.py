@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from nccl_doctor.facts.signs import sign
+from nccl_doctor.knowledge.nccl_versions import MIN_NCCL_FOR_GPU
 
 SHM_ERROR = sign(
     "nccl.shm_error",
@@ -31,4 +32,241 @@ CONTAINER_SHM = sign(
     "nccl.container_shm",
     r"--shm-size|--ipc[= ]host",
     "a container start that sizes /dev/shm or shares the host's IPC namespace",
+)
+
+# -- duplicate GPU, several machines (nccl.duplicate_gpu, nccl.host_identity) --------------
+
+DUPLICATE_GPU = sign(
+    "nccl.duplicate_gpu",
+    r"Duplicate GPU detected(?:\s*:\s*rank (?P<rank_a>\d+) and rank (?P<rank_b>\d+) "
+    r"both on CUDA device (?P<device>[0-9a-f]+))?",
+    "NCCL refused two ranks on one GPU (bus id in NCCL's hex form), and which ranks",
+)
+TWO_MACHINES = sign(
+    "nccl.two_machines",
+    r"\b(?:two|2|multiple|several) (?:nodes|machines|servers|hosts)\b",
+    "the job is said to run on more than one machine",
+)
+SEVERAL_MACHINES = sign(
+    "nccl.several_machines",
+    r"\b(?:two|2|three|3|four|4|multiple|several) (?:nodes|machines|servers|hosts)\b",
+    "the job is said to run on two to four (or several) machines",
+)
+MULTI_NODE = sign(
+    "nccl.multi_node",
+    r"multi-?node|multiple nodes|several nodes",
+    "the job is called multi-node",
+)
+LAUNCH_HOSTS = sign(
+    "nccl.launch_hosts",
+    r"(?:^|\s)(?:-H|--?host)\s+(?P<hosts>[\w.:,-]+)",
+    "the host list of an mpirun/horovodrun -H/--host option (name[:slots],...)",
+    case=True,
+)
+LAUNCH_NODES = sign(
+    "nccl.launch_nodes",
+    r"--nnodes[=\s]+(?P<nnodes>\d+)|(?:^|\s)(?:srun|salloc|sbatch)\b.{0,2000}?\s-N\s*(?P<slurm>\d+)",
+    "how many nodes a torchrun --nnodes or a Slurm -N asks for",
+    case=True,
+)
+LAUNCH_SLOTS = sign(
+    "nccl.launch_slots",
+    r"(?:-npernode|--npernode|--nproc[-_]per[-_]node|--ntasks-per-node)[=\s]+(?P<slots>\d+)|"
+    r"--map-by\s+ppr:(?P<ppr>\d+):node|(?:^|\s)(?P<pernode>-pernode|--pernode)\b",
+    "how many ranks per machine a launch command asks for",
+    case=True,
+)
+INTRA_TRANSPORT = sign(
+    "nccl.intra_transport",
+    r"\bvia (?P<via>(?:P2P|SHM)\b.*)",
+    "NCCL connected two ranks with an intra-host transport (P2P or SHM), and which",
+)
+RING_EDGE = sign(
+    "nccl.ring_edge",
+    r"\b(?P<a>\d+)\[(?P<da>\d+)\] -> (?P<b>\d+)\[(?P<db>\d+)\] via (?P<t>P2P|SHM)\S*",
+    "a ring/channel edge of an intra-host transport: rank[device] -> rank[device]",
+    case=True,
+)
+GPUS_PER_NODE = sign(
+    "nccl.gpus_per_node",
+    r"(?<!\d)(?P<n>\d+) (?:nodes?|machines?|servers?),? (?:each )?with (?P<g>\d+) ?(?:x )?gpus?"
+    r"|--nproc[_-]per[_-]node[= ](?P<p>\d+)",
+    "how many nodes of how many GPUs each the job uses",
+)
+
+# -- NVLS (nccl.nvls) -----------------------------------------------------------------------
+
+NVLS_FAILED = sign(
+    "nccl.nvls_failed",
+    r"Failed to (?:bind|create|map|allocate) NVLink SHARP|NVLS\b.{0,40}\b(?:failed|error)",
+    "NCCL could not set up NVLink SHARP (NVSwitch multicast) memory",
+)
+NVLS_OFF_WORKED = sign(
+    "nccl.nvls_off_worked",
+    r"NCCL_NVLS_ENABLE\s*=\s*0.{0,80}\b(?:works?|worked|fix(?:es|ed)?|solv(?:es|ed)|"
+    r"help(?:s|ed)?|resolv(?:es|ed))\b|\b(?:works?|worked|fix(?:es|ed)?|solv(?:es|ed)|"
+    r"resolv(?:es|ed))\b.{0,80}NCCL_NVLS_ENABLE\s*=\s*0",
+    "someone says the job works with NVLS turned off (NCCL_NVLS_ENABLE=0)",
+)
+CUDA_ERROR_QUOTED = sign(
+    "nccl.cuda_error_quoted",
+    r"CUDA error (?P<code>\d+) '(?P<name>[^']*)'",
+    "a CUDA error number and name as NCCL quotes them (CUDA error 401 'name')",
+    case=True,
+)
+
+# -- peer-to-peer (nccl.p2p) ----------------------------------------------------------------
+
+PEER_ACCESS_FAILED = sign(
+    "nccl.peer_access_failed",
+    r"peer access is not supported|peer mapping resources exhausted|"
+    r"cudaErrorPeerAccess\w+|CUDA_ERROR_PEER_ACCESS\w+|"
+    r"(?:cudaIpcOpenMemHandle|cuIpcOpenMemHandle|cuMemImportFromShareableHandle)\S{0,200} failed|"
+    r"P2P/IPC\S{0,200} (?:failed|error)",
+    "CUDA or NCCL could not open peer access or a CUDA IPC handle between two GPUs",
+)
+P2P_OFF_WORKED = sign(
+    "nccl.p2p_off_worked",
+    r"NCCL_P2P_DISABLE\s*=\s*1.{0,80}\b(?:works?|worked|fix(?:es|ed)?|solv(?:es|ed)|"
+    r"help(?:s|ed)?|resolv(?:es|ed)|runs?|succeed\w*|no (?:longer|more) hang\w*|"
+    r"work(?:s|ed)? ?around|did the trick)\b|"
+    r"\b(?:works?|worked|fix(?:es|ed)?|solv(?:es|ed)|help(?:s|ed)?|resolv(?:es|ed)|"
+    r"runs? fine)\b.{0,80}NCCL_P2P_(?:DISABLE\s*=\s*1|LEVEL\s*=\s*(?:LOC|0|NODE|PHB))",
+    "someone says the job works with GPU peer-to-peer off (NCCL_P2P_DISABLE=1, NCCL_P2P_LEVEL)",
+)
+NEGATED = sign(
+    "nccl.negated",
+    r"\b(?:not|n't|never|still|even|neither|nor|without success)\b",
+    "a line that negates or doubts what it says (a workaround that did NOT work)",
+)
+P2P_PLATFORM = sign(
+    "nccl.p2p_platform",
+    r"\bACS\b|\bIOMMU\b|amd_iommu|intel_iommu|iommu=pt|"
+    r"\b(?:virtual machine|hypervisor|KVM|VMware|Hyper-V|passthrough|vfio)\b",
+    "PCIe ACS, an IOMMU or a hypervisor, which break GPU peer-to-peer",
+)
+
+# -- NCCL settings (nccl.env) ---------------------------------------------------------------
+
+ALGO_FORCED = sign(
+    "nccl.algo_forced",
+    r"no algorithm/protocol available for function (?P<fn>\w+)(?: with datatype (?P<dt>\w+))?"
+    r".{0,40}?(?P<var>NCCL_(?:ALGO|PROTO)) was set to (?P<val>[\w,;:^-]+)",
+    "NCCL_ALGO/NCCL_PROTO left NCCL no algorithm for a collective, and its value",
+)
+#: ``NAME=value`` then a word of success at most 80 characters after the value's first 1-200
+#: non-space characters (``\S{1,200}.{0,80}`` as it was, which retried every split of
+#: the two on a long run: seconds on a 10 KB line). The same lines match: the success word
+#: starts inside the first 199 of the value's run, or at most 80 characters after the run
+#: (taken whole, to 200, by the look-ahead and back-reference, so it is not split again).
+SETTING_WORKED = sign(
+    "nccl.setting_worked",
+    r"\b(?P<name>(?:TORCH_)?NCCL_\w+)\s*=\s*(?:\S{1,199}|(?=(?P<run>\S{1,200}))(?P=run).{0,80})"
+    r"\b(?:works?|worked|fix\w*|solv\w*|help\w*)\b",
+    "someone says setting an NCCL_*/TORCH_NCCL_* variable made the job work, and which",
+)
+
+# -- internal errors and crashes (nccl.internal) --------------------------------------------
+
+INTERNAL_ERROR = sign(
+    "nccl.internal_error",
+    r"internal error - please report this issue to the NCCL developers|ncclInternalError",
+    "NCCL's own words for ncclInternalError, wherever they are quoted",
+)
+HEAP_CORRUPTION = sign(
+    "nccl.heap_corruption",
+    r"free\(\): (?:corrupted|invalid)|double free or corruption|"
+    r"malloc\(\): (?:corrupted|memory corruption|unaligned|invalid)|"
+    r"corrupted size vs\.? prev_size|munmap_chunk\(\): invalid pointer|malloc_consolidate\(\)",
+    "glibc aborted the process on heap corruption",
+)
+SEGFAULT = sign(
+    "nccl.segfault",
+    r"Segmentation fault|SIGSEGV|Signal: Segmentation|signal 11\b",
+    "a process died of a segmentation fault",
+)
+NCCL_PROCESS = sign(
+    "nccl.nccl_process",
+    r"libnccl[\w.-]{0,200}\.so|nccl-tests|\b(?:all_reduce|all_gather|alltoall|broadcast|"
+    r"reduce_scatter|sendrecv|reduce|gather|scatter|hypercube)_perf\b",
+    "the process runs NCCL code: libnccl named, or an nccl-tests binary",
+)
+NCCL_LIBRARY = sign(
+    "nccl.nccl_library",
+    r"libnccl[\w.-]{0,200}\.so",
+    "libnccl named (a backtrace frame, a loaded library)",
+)
+NCCL_TESTS = sign(
+    "nccl.nccl_tests",
+    r"nccl-tests|(?<!\w)\w+_perf\b",
+    "nccl-tests or one of its *_perf binaries is named",
+)
+#: The GPU generations that need a minimum NCCL release, one sign each: a line naming
+#: both ``B200`` and ``GB200`` shows each.
+NEW_GPUS = {
+    gpu: sign(f"nccl.gpu_{gpu.lower()}", rf"\b{gpu}\b", f"the evidence names a {gpu} GPU")
+    for gpu in MIN_NCCL_FOR_GPU
+}
+VERSION_SAID = sign(
+    "nccl.version_said",
+    r"\bnccl[ -]?v?(?P<version>2\.\d{1,2}\.\d{1,2})\b",
+    "an NCCL release named in words or a package name (nccl 2.18.1, NCCL-v2.21.5)",
+)
+TIMED_OUT = sign(
+    "nccl.timed_out",
+    r"Watchdog caught|timed out",
+    "the job's watchdog or a wait timed out",
+)
+
+# -- versions and builds (nccl.version_mismatch) --------------------------------------------
+
+UNHANDLED_CUDA = sign(
+    "nccl.unhandled_cuda",
+    r"unhandled cuda error|ncclSuccess \(1 vs\.? 0\)|ncclUnhandledCudaError",
+    "NCCL failed a CUDA call (ncclUnhandledCudaError)",
+)
+CUDA_FAILURE_DETAIL = sign(
+    "nccl.cuda_failure_detail",
+    r"Cuda failure|CUDA error \d+|cudaError\w+",
+    "a CUDA error with its number or name: the detail behind an unhandled cuda error",
+)
+CUDA_RUNTIME_VERSION = sign(
+    "nccl.cuda_runtime_version",
+    r"\bCUDA (?:runtime )?version:?\s*(?P<code>\d{4,5})\b",
+    "the CUDA runtime an application prints it uses, as CUDA's number (12020 is 12.2)",
+)
+CUDA_DRIVER_VERSION = sign(
+    "nccl.cuda_driver_version",
+    r"\bCUDA driver version:?\s*(?P<code>\d{4,5})\b",
+    "the CUDA version the driver supports, as CUDA's number (12020 is 12.2)",
+)
+SECOND_BINDING = sign(
+    "nccl.second_binding",
+    r"pynccl|cupy[./]cuda[./]nccl|vLLM is using nccl",
+    "NCCL called through a second binding (vLLM's pynccl, CuPy) with its own libnccl",
+)
+VLLM_NCCL = sign(
+    "nccl.vllm_nccl",
+    r"VLLM_NCCL_SO_PATH|vLLM is using nccl",
+    "vLLM says which libnccl it loads (or is told to)",
+)
+TORCH_NCCL = sign(
+    "nccl.torch_nccl",
+    r"(?:nccl\.version\(\)|NCCL version).{0,80}?\((?P<major>2), ?(?P<minor>\d{1,2}), "
+    r"?(?P<patch>\d{1,2})\)",
+    "the NCCL torch runs, as torch.cuda.nccl.version() prints it: (2, 10, 3)",
+    case=True,
+)
+INSTALLED_NCCL = sign(
+    "nccl.installed_nccl",
+    r"\b(?:libnccl2?|libnccl-dev|nvidia-nccl(?:-cu\d+)?|nccl)[ -]+(?:==\s*)?v?"
+    r"(?P<version>2\.\d{1,2}\.\d{1,2})",
+    "a system or pip NCCL package and its version (libnccl2 2.15.5-1, nvidia-nccl-cu12 2.18.1)",
+)
+NCCL_FILE = sign(
+    "nccl.nccl_file",
+    r"(?<!\S)(?P<path>\S*libnccl(?:\.so\.|2?[-_](?:devel[-_]|dev[-_]|static[-_])?)"
+    r"(?P<v>2\.\d{1,2}\.\d{1,2})(?:-\d+\+cuda(?P<cuda>\d+(?:\.\d+)*))?\S*)",
+    "an NCCL library or package file on disk, its version and the CUDA it was built for",
+    case=True,
 )

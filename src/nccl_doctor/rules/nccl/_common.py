@@ -2,22 +2,16 @@
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.nccl import NcclCommInit, NcclLogFact, NcclTransport, NcclVersion
-from nccl_doctor.facts.run import CollectiveTimeout, NcclErrorReport, PgEnvironment
+from nccl_doctor.facts.run import NcclErrorReport, PgEnvironment
+from nccl_doctor.facts.signs import Sign
 from nccl_doctor.facts.software import PythonPackage, SoftwareVersions
 from nccl_doctor.facts.store import Facts, Hit
 from nccl_doctor.knowledge.nccl_versions import parse_version
-
-#: Words of a hang, as logs and reporters put it.
-HANG_RE = (
-    r"\b(?:hangs?|hanging|hung|deadlock(?:ed|s)?|stuck|freez(?:e|es|ing)|froze|"
-    r"never (?:returns?|finish(?:es)?|completes?)|no progress|gets? blocked)\b"
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,11 +53,18 @@ def nccl_versions(facts: Facts, *, runtime: bool = False) -> list[SeenVersion]:
 
 def nccl_packages(facts: Facts) -> list[PythonPackage]:
     """pip/conda rows of an NCCL package (``nvidia-nccl-cu12``, conda ``nccl``)."""
-    return [
-        p
-        for p in facts.of(PythonPackage)
-        if re.fullmatch(r"nvidia-nccl(?:-cu\d+)?|nccl|libnccl\d?", p.name.lower())
-    ]
+    return [p for p in facts.of(PythonPackage) if _is_nccl_package(p.name.lower())]
+
+
+def _is_nccl_package(name: str) -> bool:
+    """``nvidia-nccl``, ``nvidia-nccl-cu12``, ``nccl``, ``libnccl``, ``libnccl2`` (lower case)."""
+    if name in ("nvidia-nccl", "nccl", "libnccl"):
+        return True
+    cuda = name.removeprefix("nvidia-nccl-cu")
+    if cuda != name:
+        return cuda.isdecimal()
+    digit = name.removeprefix("libnccl")
+    return digit != name and len(digit) == 1 and digit.isdecimal()
 
 
 def same_version(a: str, b: str) -> bool:
@@ -71,21 +72,20 @@ def same_version(a: str, b: str) -> bool:
     return parse_version(a) == parse_version(b)
 
 
-def machine(facts: Facts, pattern: str) -> tuple[Hit, ...]:
-    """Hits on machine output only."""
-    return facts.search(pattern, prose=False)
+def machine(facts: Facts, sign: Sign) -> tuple[Hit, ...]:
+    """Hits of ``sign`` on machine output only."""
+    return facts.seen(sign, prose=False)
 
 
-def prose(facts: Facts, pattern: str) -> tuple[Hit, ...]:
-    """Hits on people's sentences only."""
-    return tuple(h for h in facts.search(pattern) if h.prose)
+def prose(facts: Facts, sign: Sign) -> tuple[Hit, ...]:
+    """Hits of ``sign`` on people's sentences only."""
+    return tuple(h for h in facts.seen(sign) if h.prose)
 
 
-def hang_evidence(facts: Facts) -> list[Cite | Fact]:
-    """What says the job hung: collective timeouts, then hang words (a few)."""
-    out: list[Cite | Fact] = list(facts.of(CollectiveTimeout)[:2])
-    out.extend(h.cite for h in facts.search(HANG_RE)[:2])
-    return out
+def seen_in_order(facts: Facts, sign: Sign, items: Iterable[Cite | Fact]) -> Iterator[Hit]:
+    """The hits of ``sign`` on the lines of ``items``, item by item in the order given."""
+    for item in items:
+        yield from facts.seen_on(sign, (item,))
 
 
 def rank_hosts(facts: Facts) -> dict[int, str]:
@@ -110,25 +110,6 @@ def transports(facts: Facts, kinds: Iterable[str]) -> list[NcclTransport]:
     """NCCL transports of the given kinds (``P2P``, ``SHM``, ``NET``...)."""
     wanted = {k.upper() for k in kinds}
     return [t for t in facts.of(NcclTransport) if t.kind.upper() in wanted]
-
-
-#: Prefixes that wrap a message line: ``(pid=1)``, ``[rank3]:``, vLLM ``ERROR 04-07 .. x.py:45]``.
-_PREFIX = re.compile(
-    r"^(?:\([^)]*\)\s*)?(?:\[rank\d+\]:\s*)?(?:[A-Z]+ \d\d-\d\d [\d:.]+ \S+?:\d+\]\s*)?"
-)
-
-
-def last_error_lines(facts: Facts) -> list[str]:
-    """The line after each ``Last error:`` of a PyTorch NCCL error, without its prefixes."""
-    by_place = {(s.cite.source, s.cite.line): s.text for s in facts.lines}
-    out: dict[str, None] = {}
-    for hit in facts.search(r"Last error:\s*$"):
-        nxt = by_place.get((hit.cite.source, hit.cite.line + 1))
-        if nxt:
-            text = _PREFIX.sub("", nxt.strip())
-            if text:
-                out[text] = None
-    return list(out)
 
 
 def warn_text(line: str) -> str:

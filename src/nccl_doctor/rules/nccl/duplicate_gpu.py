@@ -34,25 +34,19 @@ nccl.host_identity).
 
 from __future__ import annotations
 
-import re
-
 from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.nccl import NcclWarn, nccl_bus_id
 from nccl_doctor.facts.run import DistributedError
-from nccl_doctor.facts.store import Facts
+from nccl_doctor.facts.store import Facts, Hit
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.base import Rule
+from nccl_doctor.signs.nccl import DUPLICATE_GPU, TWO_MACHINES
 
 RULE = Rule(
     id="nccl.duplicate_gpu",
     title="Two ranks on the same GPU",
     severity=Severity.CRITICAL,
     explains=("launch.rank_crash", "cuda.device_visibility", "app.hang"),
-)
-
-_DUP = re.compile(
-    r"Duplicate GPU detected(?:\s*:\s*rank (\d+) and rank (\d+) both on CUDA device ([0-9a-f]+))?",
-    re.IGNORECASE,
 )
 
 
@@ -62,32 +56,29 @@ def check(facts: Facts) -> list[Finding]:
     ranks: set[int] = set()
     devices: list[str] = []
     lines: set[int] = set()
-    texts: list[tuple[str, Cite | Fact, int | None]] = [
-        (e.message, e, e.rank) for e in facts.of(DistributedError) if e.category == "duplicate_gpu"
-    ]
+    shown: list[tuple[Cite | Fact, int | None, Hit]] = []
+    errors = [e for e in facts.of(DistributedError) if e.category == "duplicate_gpu"]
     warns = [w for w in facts.of(NcclWarn) if "duplicate gpu" in w.message.lower()]
-    texts += [(w.message, w, w.rank) for w in warns]
     ranks.update(r for w in warns for r in w.ranks)
-    texts += [(h.said.text, h.cite, h.rank) for h in facts.search(r"Duplicate GPU detected")]
-    for text, item, rank in texts:
-        match = _DUP.search(text)
-        if not match:
-            continue
+    for fact in [*errors, *warns]:
+        shown.extend((fact, fact.rank, h) for h in facts.seen_on(DUPLICATE_GPU, (fact,))[:1])
+    shown += [(h.cite, h.rank, h) for h in facts.seen(DUPLICATE_GPU)]
+    for item, rank, hit in shown:
         cite = item if isinstance(item, Cite) else item.cite
         if cite.line not in lines and len(evidence) < 3:
             lines.add(cite.line)
             evidence.append(item)
         if rank is not None:
             ranks.add(rank)
-        if match.group(1):
-            ranks.update((int(match.group(1)), int(match.group(2))))
-            if match.group(3) not in devices:
-                devices.append(match.group(3))
+        if hit.match["rank_a"]:
+            ranks.update((int(hit.match["rank_a"]), int(hit.match["rank_b"])))
+            if hit.match["device"] not in devices:
+                devices.append(hit.match["device"])
     if not evidence:
         return []
     gpu_text = ", ".join(f"{d} (PCI {nccl_bus_id(d) or '?'})" for d in devices) or "one GPU"
     rank_text = " and ".join(str(r) for r in sorted(ranks)) or "two ranks"
-    several_hosts = facts.said(r"\b(?:two|2|multiple|several) (?:nodes|machines|servers|hosts)\b")
+    several_hosts = facts.saw(TWO_MACHINES)
     fix = [
         (
             "Call torch.cuda.set_device(int(os.environ['LOCAL_RANK'])) (or pass "

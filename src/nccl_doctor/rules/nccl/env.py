@@ -33,7 +33,6 @@ NCCL took.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from nccl_doctor.facts.base import Fact
@@ -50,6 +49,7 @@ from nccl_doctor.facts.store import Facts, is_prose
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.knowledge import nccl_env
 from nccl_doctor.rules.base import Rule
+from nccl_doctor.signs.nccl import ALGO_FORCED, SETTING_WORKED
 
 RULE = Rule(
     id="nccl.env",
@@ -179,16 +179,9 @@ def _problems(sets: list[_Set], skip: tuple[str, ...]) -> list[tuple[str, Fact, 
     return out
 
 
-_FORCED = re.compile(
-    r"no algorithm/protocol available for function (?P<fn>\w+)(?: with datatype (?P<dt>\w+))?"
-    r".{0,40}?(?P<var>NCCL_(?:ALGO|PROTO)) was set to (?P<val>[\w,;:^-]+)",
-    re.IGNORECASE,
-)
-
-
 def _forced(facts: Facts) -> list[Finding]:
     """NCCL refused a collective because NCCL_ALGO/NCCL_PROTO left it no algorithm."""
-    hits = facts.search(_FORCED, prose=False)
+    hits = facts.seen(ALGO_FORCED, prose=False)
     if not hits:
         return []
     m = hits[0].match
@@ -223,12 +216,7 @@ def check(facts: Facts) -> list[Finding]:
         return forced
     findings = forced + _graph_failure(facts, sets)
     blamed = {c.text for f in findings for c in f.evidence}
-    tested = {
-        h.match.group(1)
-        for h in facts.search(
-            r"\b((?:TORCH_)?NCCL_\w+)\s*=\s*\S{1,200}.{0,80}\b(?:works?|worked|fix\w*|solv\w*|help\w*)\b"
-        )
-    }
+    tested = {h.match["name"] for h in facts.seen(SETTING_WORKED)}
     problems = [
         p
         for p in _problems(sets, _irrelevant(facts))

@@ -33,14 +33,22 @@ machines and that inter-machine channels use ``NET/...``.
 
 from __future__ import annotations
 
-import re
-
 from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.nccl import NcclCommInit, NcclCommLayout, NcclNet
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.base import Rule
 from nccl_doctor.rules.nccl._common import machine, nccl_hosts, rank_hosts, transports
+from nccl_doctor.signs.nccl import (
+    GPUS_PER_NODE,
+    INTRA_TRANSPORT,
+    LAUNCH_HOSTS,
+    LAUNCH_NODES,
+    LAUNCH_SLOTS,
+    MULTI_NODE,
+    RING_EDGE,
+    SEVERAL_MACHINES,
+)
 
 RULE = Rule(
     id="nccl.host_identity",
@@ -49,40 +57,29 @@ RULE = Rule(
     explains=("nccl.p2p", "nccl.shm", "nccl.duplicate_gpu", "app.hang", "launch.rank_crash"),
 )
 
-_HOSTLIST = re.compile(r"(?:^|\s)(?:-H|--?host)\s+([\w.:,-]+)")
-_NNODES = re.compile(r"--nnodes[=\s]+(\d+)|(?:^|\s)(?:srun|salloc|sbatch)\b.{0,2000}?\s-N\s*(\d+)")
-_WORDS = r"\b(?:two|2|three|3|four|4|multiple|several) (?:nodes|machines|servers|hosts)\b"
-_INTRA = r"\bvia (?:P2P|SHM)\b"
-
 
 def _launch_hosts(facts: Facts) -> tuple[int, list[Cite]]:
     """How many machines the launch command names, and the lines that say so."""
     best, cites = 0, []
-    for hit in facts.search(_HOSTLIST, prose=False):
-        names = {h.split(":")[0] for h in hit.match.group(1).split(",") if h.split(":")[0]}
+    for hit in facts.seen(LAUNCH_HOSTS, prose=False):
+        names = {h.split(":")[0] for h in hit.match["hosts"].split(",") if h.split(":")[0]}
         if len(names) > best:
             best, cites = len(names), [hit.cite]
-    for hit in facts.search(_NNODES, prose=False):
-        n = int(hit.match.group(1) or hit.match.group(2))
+    for hit in facts.seen(LAUNCH_NODES, prose=False):
+        n = int(hit.match["nnodes"] or hit.match["slurm"])
         if n > best:
             best, cites = n, [hit.cite]
     return best, cites
 
 
-_SLOTS = re.compile(
-    r"(?:-npernode|--npernode|--nproc[-_]per[-_]node|--ntasks-per-node)[=\s]+(\d+)|"
-    r"--map-by\s+ppr:(\d+):node|(?:^|\s)(-pernode|--pernode)\b"
-)
-
-
 def _slots_per_host(facts: Facts) -> int | None:
     """Ranks per machine the launch command asks for, when it says."""
-    for hit in facts.search(_HOSTLIST, prose=False):
-        parts = [h.split(":") for h in hit.match.group(1).split(",") if h]
+    for hit in facts.seen(LAUNCH_HOSTS, prose=False):
+        parts = [h.split(":") for h in hit.match["hosts"].split(",") if h]
         if parts and all(len(p) == 2 and p[1].isdigit() for p in parts):
             return min(int(p[1]) for p in parts)
-    for hit in facts.search(_SLOTS, prose=False):
-        return 1 if hit.match.group(3) else int(hit.match.group(1) or hit.match.group(2))
+    for hit in facts.seen(LAUNCH_SLOTS, prose=False):
+        return 1 if hit.match["pernode"] else int(hit.match["slots"] or hit.match["ppr"])
     return None
 
 
@@ -118,30 +115,19 @@ def _addresses_per_host(facts: Facts) -> dict[str, dict[str, Cite]]:
     return out
 
 
-#: a ring/channel edge of any NCCL version: ``6[6] -> 10[2] via P2P/IPC``
-_EDGE = re.compile(
-    r"\b(?P<a>\d+)\[(?P<da>\d+)\] -> (?P<b>\d+)\[(?P<db>\d+)\] via (?P<t>P2P|SHM)\S*"
-)
-_PER_NODE = re.compile(
-    r"(?<!\d)(?P<n>\d+) (?:nodes?|machines?|servers?),? (?:each )?with (?P<g>\d+) ?(?:x )?gpus?"
-    r"|--nproc[_-]per[_-]node[= ](?P<p>\d+)",
-    re.IGNORECASE,
-)
-
-
 def _blocks_crossed(facts: Facts, fix: list[str]) -> list[Finding]:
     """P2P/SHM edges between ranks that sit in different node blocks of the launch."""
-    edges = facts.search(_EDGE, prose=False)
+    edges = facts.seen(RING_EDGE, prose=False)
     if not edges:
         return []
     per_node = None
-    for hit in facts.search(_PER_NODE):
+    for hit in facts.seen(GPUS_PER_NODE):
         per_node = int(hit.match["g"] or hit.match["p"])
         break
     multi = (
-        facts.said(_WORDS)
-        or facts.said(r"multi-?node|multiple nodes|several nodes")
-        or any(h.match["n"] and int(h.match["n"]) > 1 for h in facts.search(_PER_NODE))
+        facts.saw(SEVERAL_MACHINES)
+        or facts.saw(MULTI_NODE)
+        or any(h.match["n"] and int(h.match["n"]) > 1 for h in facts.seen(GPUS_PER_NODE))
     )
     devices = {int(h.match[k]) for h in edges for k in ("da", "db")}
     per_node = per_node or (max(devices) + 1 if devices else None)
@@ -156,7 +142,7 @@ def _blocks_crossed(facts: Facts, fix: list[str]) -> list[Finding]:
                     f"{per_node} GPUs per node they are on different machines: NCCL takes the "
                     "machines for one host",
                     fix=fix,
-                    evidence=[hit.cite, *(h.cite for h in facts.search(_PER_NODE)[:1])],
+                    evidence=[hit.cite, *(h.cite for h in facts.seen(GPUS_PER_NODE)[:1])],
                     ranks=[a, b],
                     confidence=Confidence.MEDIUM,
                 )
@@ -172,7 +158,7 @@ def check(facts: Facts) -> list[Finding]:
     layouts = _world_layouts(facts)
     slots = _slots_per_host(facts)
     intra = transports(facts, ["P2P", "SHM"])
-    intra_hits = machine(facts, _INTRA)
+    intra_hits = machine(facts, INTRA_TRANSPORT)
     intra_cites = [t.cite for t in intra] or [h.cite for h in intra_hits]
     if not hosts:
         hosts = list(dict.fromkeys(h.said.host for h in intra_hits if h.said.host))
@@ -248,7 +234,7 @@ def check(facts: Facts) -> list[Finding]:
         seen = f"the hostname '{hosts[0]}'" if hosts else "one hostname"
         via = intra[0].transport if intra else None
         if via is None and intra_hits:
-            via = intra_hits[0].said.text.split("via", 1)[-1].strip()
+            via = intra_hits[0].match["via"].strip()
         what = "nNodes 1" if layouts and not crosses else f"{via or 'P2P/SHM'}"
         return [
             RULE.finding(
@@ -264,12 +250,13 @@ def check(facts: Facts) -> list[Finding]:
         ]
     if blocks := _blocks_crossed(facts, fix):
         return blocks
-    if layouts and facts.said(_WORDS) and not hosts[1:]:
+    said = facts.seen(SEVERAL_MACHINES)
+    if layouts and said and not hosts[1:]:
         return [
             RULE.finding(
                 summary="The job is said to span several machines, but NCCL reports nNodes 1",
                 fix=fix,
-                evidence=[layouts[0], facts.search(_WORDS)[0].cite],
+                evidence=[layouts[0], said[0].cite],
                 severity=Severity.WARNING,
                 confidence=Confidence.LOW,
             )

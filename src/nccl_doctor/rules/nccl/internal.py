@@ -33,16 +33,27 @@ same version, and report the failure to NVIDIA/nccl with the
 
 from __future__ import annotations
 
-import re
-
 from nccl_doctor.facts.base import Cite, Fact
+from nccl_doctor.facts.last_error import last_error_lines
 from nccl_doctor.facts.nccl import NcclErrorChain, NcclTestFailure
 from nccl_doctor.facts.run import NcclErrorReport
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
-from nccl_doctor.knowledge.nccl_versions import compare_versions, known_issues
+from nccl_doctor.knowledge.nccl_versions import MIN_NCCL_FOR_GPU, compare_versions, known_issues
 from nccl_doctor.rules.base import Rule
-from nccl_doctor.rules.nccl._common import last_error_lines, machine, nccl_versions
+from nccl_doctor.rules.nccl._common import machine, nccl_versions
+from nccl_doctor.signs.common import HANG_WORDS
+from nccl_doctor.signs.nccl import (
+    HEAP_CORRUPTION,
+    INTERNAL_ERROR,
+    NCCL_LIBRARY,
+    NCCL_PROCESS,
+    NCCL_TESTS,
+    NEW_GPUS,
+    SEGFAULT,
+    TIMED_OUT,
+    VERSION_SAID,
+)
 
 RULE = Rule(
     id="nccl.internal",
@@ -50,19 +61,6 @@ RULE = Rule(
     severity=Severity.CRITICAL,
     explains=("launch.rank_crash", "app.hang", "host.resources"),
 )
-
-_HEAP = (
-    r"free\(\): (?:corrupted|invalid)|double free or corruption|"
-    r"malloc\(\): (?:corrupted|memory corruption|unaligned|invalid)|"
-    r"corrupted size vs\.? prev_size|munmap_chunk\(\): invalid pointer|malloc_consolidate\(\)"
-)
-_SEGV = r"Segmentation fault|SIGSEGV|Signal: Segmentation|signal 11\b"
-_NCCL_PROC = (
-    r"libnccl[\w.-]*\.so|nccl-tests|\b(?:all_reduce|all_gather|alltoall|broadcast|"
-    r"reduce_scatter|sendrecv|reduce|gather|scatter|hypercube)_perf\b"
-)
-#: First NCCL release supporting a GPU generation (NVIDIA/nccl#1611, maintainer).
-_MIN_FOR_GPU = {"GB200": "2.25.1", "B200": "2.25.1", "Blackwell": "2.25.1"}
 
 
 def _version(facts: Facts) -> str | None:
@@ -79,7 +77,7 @@ def _known(version: str | None, *, crash: bool = False) -> list[str]:
         for i in known_issues(version)
         if i.diagnosis_id == RULE.id
         and (
-            re.search(r"crash|segfault|corrupt", f"{i.summary} {i.symptom}")
+            any(word in f"{i.summary} {i.symptom}" for word in ("crash", "segfault", "corrupt"))
             if crash
             else i.affected_from is not None
         )
@@ -88,8 +86,8 @@ def _known(version: str | None, *, crash: bool = False) -> list[str]:
 
 def _gpu_floor(facts: Facts, version: str | None) -> tuple[str, str, bool | None] | None:
     """(GPU, minimum NCCL, whether the version is too old) for a GPU named in the evidence."""
-    for gpu, floor in _MIN_FOR_GPU.items():
-        if facts.said(rf"\b{gpu}\b"):
+    for gpu, floor in MIN_NCCL_FOR_GPU.items():
+        if facts.saw(NEW_GPUS[gpu]):
             old = None if version is None else (compare_versions(version, floor) or 0) < 0
             return gpu, floor, old
     return None
@@ -115,16 +113,12 @@ def _fix(version: str | None, floor: tuple[str, str, bool | None] | None) -> lis
     return steps
 
 
-_SAID_VERSION = re.compile(r"\bnccl[ -]?v?(2\.\d{1,2}\.\d{1,2})\b", re.IGNORECASE)
-_HANG_WORDS = re.compile(r"\bhang(?:s|ing)?\b|\bhung\b|\bstuck\b|\bfreez\w+", re.IGNORECASE)
-
-
 def _known_hang(facts: Facts, version: str | None) -> list[Finding]:
     """A hang on an NCCL release with a known hang bug: upgrade before debugging."""
-    said = facts.search(_SAID_VERSION)
+    said = facts.seen(VERSION_SAID)
     if version is None and said:
-        version = said[0].match.group(1)
-    hangs = facts.search(_HANG_WORDS) or facts.search(r"Watchdog caught|timed out", prose=False)
+        version = said[0].match["version"]
+    hangs = facts.seen(HANG_WORDS) or facts.seen(TIMED_OUT, prose=False)
     if version is None or not hangs:
         return []
     # only regressions of a bounded range with no special condition: "every release
@@ -132,7 +126,7 @@ def _known_hang(facts: Facts, version: str | None) -> list[Finding]:
     issues = [
         i
         for i in known_issues(version)
-        if re.search(r"hang", f"{i.summary} {i.symptom}")
+        if "hang" in f"{i.summary} {i.symptom}"
         and i.affected_from is not None
         and i.condition is None
     ]
@@ -166,19 +160,12 @@ def check(facts: Facts) -> list[Finding]:
     return found or _quoted(facts) or _known_hang(facts, _version(facts))
 
 
-#: NCCL's own text for ncclInternalError, quoted in a title or a sentence
-_INTERNAL_TEXT = re.compile(
-    r"internal error - please report this issue to the NCCL developers|ncclInternalError",
-    re.IGNORECASE,
-)
-
-
 def _quoted(facts: Facts) -> list[Finding]:
     """Only words carry it (a title quoting nccl-tests or torch): still NCCL's internal error."""
-    hits = facts.search(_INTERNAL_TEXT)
+    hits = facts.seen(INTERNAL_ERROR)
     if not hits:
         return []
-    version = _version(facts) or next((h.match.group(1) for h in facts.search(_SAID_VERSION)), None)
+    version = _version(facts) or next((h.match["version"] for h in facts.seen(VERSION_SAID)), None)
     v218 = version is not None and version.startswith("2.18.")
     note = (
         "; NCCL 2.18 reports network and peer failures as internal errors, so check the "
@@ -237,14 +224,14 @@ def _check(facts: Facts) -> list[Finding]:
                 detail=known,
             )
         ]
-    crash = list(machine(facts, _HEAP)) or list(machine(facts, _SEGV))
+    crash = list(machine(facts, HEAP_CORRUPTION)) or list(machine(facts, SEGFAULT))
     if not crash:
         return []
-    in_nccl = facts.search(_NCCL_PROC)
+    in_nccl = facts.seen(NCCL_PROCESS)
     if not in_nccl:
         return []
-    heap = bool(machine(facts, _HEAP))
-    frames = machine(facts, r"libnccl[\w.-]*\.so")
+    heap = bool(machine(facts, HEAP_CORRUPTION))
+    frames = machine(facts, NCCL_LIBRARY)
     known = _known(version, crash=True)
     kind = "heap corruption" if heap else "a segfault"
     text = crash[0].said.text.strip()[:80]
@@ -261,10 +248,7 @@ def _check(facts: Facts) -> list[Finding]:
             fix=_fix(version, floor),
             evidence=[crash[0].cite, *[h.cite for h in (frames or in_nccl)[:1]]],
             confidence=Confidence.MEDIUM
-            if known
-            or frames
-            or (floor and floor[2])
-            or (heap and facts.said(r"nccl-tests|(?<!\w)\w+_perf\b"))
+            if known or frames or (floor and floor[2]) or (heap and facts.saw(NCCL_TESTS))
             else Confidence.LOW,
             hosts=[],
             detail=known,

@@ -34,28 +34,20 @@ remove it once the fabric is healthy.
 
 from __future__ import annotations
 
-import re
-
 from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.nccl import NcclErrorChain, NcclEvent, NcclWarn
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules._probe import isolated_transport
 from nccl_doctor.rules.base import Rule, first_distinct
-from nccl_doctor.rules.nccl._common import machine, text_of, warn_text
+from nccl_doctor.rules.nccl._common import machine, seen_in_order, text_of, warn_text
+from nccl_doctor.signs.nccl import CUDA_ERROR_QUOTED, NVLS_FAILED, NVLS_OFF_WORKED
 
 RULE = Rule(
     id="nccl.nvls",
     title="NVLink SHARP (NVLS) multicast setup failed",
     severity=Severity.CRITICAL,
     explains=("cuda.unknown_error", "launch.rank_crash", "app.hang"),
-)
-
-_BIND = r"Failed to (?:bind|create|map|allocate) NVLink SHARP|NVLS\b.{0,40}\b(?:failed|error)"
-_WORKED = (
-    r"NCCL_NVLS_ENABLE\s*=\s*0.{0,80}\b(?:works?|worked|fix(?:es|ed)?|solv(?:es|ed)|"
-    r"help(?:s|ed)?|resolv(?:es|ed))\b|\b(?:works?|worked|fix(?:es|ed)?|solv(?:es|ed)|"
-    r"resolv(?:es|ed))\b.{0,80}NCCL_NVLS_ENABLE\s*=\s*0"
 )
 
 
@@ -79,8 +71,8 @@ def check(facts: Facts) -> list[Finding]:
     evidence += [
         c for c in facts.of(NcclErrorChain) if any(f[0].endswith("nvls.cc") for f in c.frames)
     ]
-    evidence.extend(h.cite for h in machine(facts, _BIND))
-    worked = [h.cite for h in facts.search(_WORKED)[:1]]
+    evidence.extend(h.cite for h in machine(facts, NVLS_FAILED))
+    worked = [h.cite for h in facts.seen(NVLS_OFF_WORKED)[:1]]
     fix = [
         (
             "Check the NVSwitch fabric: nvidia-smi -q | grep -A3 Fabric must show State "
@@ -98,8 +90,8 @@ def check(facts: Facts) -> list[Finding]:
     if evidence:
         cites = first_distinct(evidence, 3)
         if not detail:
-            m = re.search(r"CUDA error (\d+) '([^']*)'", " ".join(text_of(c) for c in cites))
-            detail = f"CUDA error {m.group(1)} '{m.group(2)}'" if m else ""
+            quoted = next(seen_in_order(facts, CUDA_ERROR_QUOTED, cites), None)
+            detail = f"CUDA error {quoted.match['code']} '{quoted.match['name']}'" if quoted else ""
         text = detail or warn_text(text_of(cites[0]))[:120]
         return [
             RULE.finding(

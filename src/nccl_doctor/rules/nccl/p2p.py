@@ -37,8 +37,6 @@ the hypervisor or keep P2P disabled, and update the driver. Remove
 
 from __future__ import annotations
 
-import re
-
 from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.nccl import (
     NcclErrorChain,
@@ -53,14 +51,9 @@ from nccl_doctor.facts.software import CpuInfo
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.base import Rule, first_distinct
-from nccl_doctor.rules.nccl._common import (
-    HANG_RE,
-    machine,
-    prose,
-    text_of,
-    transports,
-    warn_text,
-)
+from nccl_doctor.rules.nccl._common import machine, prose, text_of, transports, warn_text
+from nccl_doctor.signs.common import HANG_WORDS
+from nccl_doctor.signs.nccl import NEGATED, P2P_OFF_WORKED, P2P_PLATFORM, PEER_ACCESS_FAILED
 
 RULE = Rule(
     id="nccl.p2p",
@@ -68,27 +61,6 @@ RULE = Rule(
     severity=Severity.CRITICAL,
     explains=("app.hang", "launch.rank_crash", "cuda.unknown_error"),
 )
-
-_PEER_ERR = (
-    r"peer access is not supported|peer mapping resources exhausted|"
-    r"cudaErrorPeerAccess\w+|CUDA_ERROR_PEER_ACCESS\w+|"
-    r"(?:cudaIpcOpenMemHandle|cuIpcOpenMemHandle|cuMemImportFromShareableHandle)\S* failed|"
-    r"P2P/IPC\S* (?:failed|error)"
-)
-_WORKAROUND = (
-    r"NCCL_P2P_DISABLE\s*=\s*1.{0,80}\b(?:works?|worked|fix(?:es|ed)?|solv(?:es|ed)|"
-    r"help(?:s|ed)?|resolv(?:es|ed)|runs?|succeed\w*|no (?:longer|more) hang\w*|"
-    r"work(?:s|ed)? ?around|did the trick)\b|"
-    r"\b(?:works?|worked|fix(?:es|ed)?|solv(?:es|ed)|help(?:s|ed)?|resolv(?:es|ed)|"
-    r"runs? fine)\b.{0,80}NCCL_P2P_(?:DISABLE\s*=\s*1|LEVEL\s*=\s*(?:LOC|0|NODE|PHB))"
-)
-_PLATFORM = (
-    r"\bACS\b|\bIOMMU\b|amd_iommu|intel_iommu|iommu=pt|"
-    r"\b(?:virtual machine|hypervisor|KVM|VMware|Hyper-V|passthrough|vfio)\b"
-)
-
-
-_NEG = re.compile(r"\b(?:not|n't|never|still|even|neither|nor|without success)\b", re.IGNORECASE)
 
 
 def _p2p_failure(facts: Facts) -> list[Cite | Fact]:
@@ -100,8 +72,15 @@ def _p2p_failure(facts: Facts) -> list[Cite | Fact]:
         for w in facts.of(NcclWarn)
         if (w.file or "").endswith("p2p.cc") or w.cuda_error_code == 217
     ]
-    out.extend(h.cite for h in machine(facts, _PEER_ERR))
+    out.extend(h.cite for h in machine(facts, PEER_ACCESS_FAILED))
     return first_distinct(out, 3)
+
+
+def _workaround(facts: Facts) -> list[Cite]:
+    """Lines saying the job works with P2P off, leaving out those that negate it (two)."""
+    said = facts.seen(P2P_OFF_WORKED)
+    negated = facts.lines_of(NEGATED) if said else frozenset()
+    return [h.cite for h in said if h.said not in negated][:2]
 
 
 def _first_collective_hang(facts: Facts) -> list[Cite | Fact]:
@@ -128,12 +107,12 @@ def check(facts: Facts) -> list[Finding]:
     if probe := _probe(facts):
         return probe
     failure = _p2p_failure(facts)
-    workaround = [h.cite for h in facts.search(_WORKAROUND) if not _NEG.search(h.said.text)][:2]
-    platform = [h.cite for h in facts.search(_PLATFORM)[:2]]
+    workaround = _workaround(facts)
+    platform = [h.cite for h in facts.seen(P2P_PLATFORM)[:2]]
     vm = [c for c in facts.of(CpuInfo) if c.hypervisor_vendor]
     p2p = transports(facts, ["P2P"])
     hang_machine = _first_collective_hang(facts)
-    hang_words = [h.cite for h in facts.search(HANG_RE)[:2]]
+    hang_words = [h.cite for h in facts.seen(HANG_WORDS)[:2]]
     host, n_gpus = _single_host_gpus(facts)
     no_rows = (
         bool(facts.of(NcclTestRank))
@@ -210,7 +189,7 @@ def check(facts: Facts) -> list[Finding]:
                 hosts=[host],
             )
         ]
-    if platform and (vm or prose(facts, _PLATFORM)) and hang_machine:
+    if platform and (vm or prose(facts, P2P_PLATFORM)) and hang_machine:
         return [
             RULE.finding(
                 summary="The first collective hangs on a host with an IOMMU/ACS or "

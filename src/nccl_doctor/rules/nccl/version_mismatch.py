@@ -37,8 +37,6 @@ nccl`` and ``dpkg -l | grep nccl``.
 
 from __future__ import annotations
 
-import re
-
 from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.host import EnvVar
 from nccl_doctor.facts.nccl import NcclVersion, NcclWarn
@@ -48,6 +46,17 @@ from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.knowledge.nccl_versions import parse_version
 from nccl_doctor.rules.base import Rule
 from nccl_doctor.rules.nccl._common import nccl_packages, nccl_versions
+from nccl_doctor.signs.nccl import (
+    CUDA_DRIVER_VERSION,
+    CUDA_FAILURE_DETAIL,
+    CUDA_RUNTIME_VERSION,
+    INSTALLED_NCCL,
+    NCCL_FILE,
+    SECOND_BINDING,
+    TORCH_NCCL,
+    UNHANDLED_CUDA,
+    VLLM_NCCL,
+)
 
 RULE = Rule(
     id="nccl.version_mismatch",
@@ -70,8 +79,6 @@ _FIX = [
         "nccl and dpkg -l | grep nccl"
     ),
 ]
-_UNHANDLED = r"unhandled cuda error|ncclSuccess \(1 vs\.? 0\)|ncclUnhandledCudaError"
-_SECOND = r"pynccl|cupy[./]cuda[./]nccl|vLLM is using nccl"
 
 
 def _cuda_of(code: str) -> str:
@@ -118,7 +125,7 @@ def _shadowing(facts: Facts, failed: bool) -> list[Finding]:
         e
         for e in facts.of(EnvVar)
         if e.name in ("LD_PRELOAD", "LD_LIBRARY_PATH", "VLLM_NCCL_SO_PATH")
-        and re.search(r"nccl", e.value or "", re.IGNORECASE)
+        and "nccl" in (e.value or "").lower()
     ]
     if not envs:
         return []
@@ -136,9 +143,9 @@ def _shadowing(facts: Facts, failed: bool) -> list[Finding]:
 
 
 def _second_binding(facts: Facts, reports: list[NcclErrorReport]) -> list[Finding]:
-    second = list(facts.search(_SECOND, prose=False))
+    second = list(facts.seen(SECOND_BINDING, prose=False))
     packages = nccl_packages(facts)
-    if not second or not (packages or facts.said(r"VLLM_NCCL_SO_PATH|vLLM is using nccl")):
+    if not second or not (packages or facts.saw(VLLM_NCCL)):
         return []
     bad = [r for r in reports if r.result_name in _SUSPECT]
     if not bad or any(w.cuda_error_code is not None for w in facts.of(NcclWarn)):
@@ -173,16 +180,16 @@ _SUSPECT = ("ncclInvalidUsage", "ncclInternalError", "ncclUnhandledCudaError", "
 
 
 def _cuda_build(facts: Facts) -> list[Finding]:
-    unhandled = facts.search(_UNHANDLED)
-    if not unhandled or facts.said(r"Cuda failure|CUDA error \d+|cudaError\w+"):
+    unhandled = facts.seen(UNHANDLED_CUDA)
+    if not unhandled or facts.saw(CUDA_FAILURE_DETAIL):
         return []
     nccl_cuda = next((v.cuda_version for v in facts.of(NcclVersion) if v.cuda_version), None)
-    app = facts.search(r"\bCUDA (?:runtime )?version:?\s*(\d{4,5})\b", prose=False)
-    driver = facts.search(r"\bCUDA driver version:?\s*(\d{4,5})\b", prose=False)
+    app = facts.seen(CUDA_RUNTIME_VERSION, prose=False)
+    driver = facts.seen(CUDA_DRIVER_VERSION, prose=False)
     if not app or not driver:
         return []
-    app_cuda = _cuda_of(app[0].match.group(1))
-    if int(app[0].match.group(1)) >= int(driver[0].match.group(1)) and not nccl_cuda:
+    app_cuda = _cuda_of(app[0].match["code"])
+    if int(app[0].match["code"]) >= int(driver[0].match["code"]) and not nccl_cuda:
         return []
     evidence: list[Cite | Fact] = [unhandled[0].cite, app[0].cite, *[d.cite for d in driver[:1]]]
     if nccl_cuda:
@@ -194,7 +201,7 @@ def _cuda_build(facts: Facts) -> list[Finding]:
         )
         confidence = Confidence.HIGH
     else:
-        drv = f" under a CUDA {_cuda_of(driver[0].match.group(1))} driver"
+        drv = f" under a CUDA {_cuda_of(driver[0].match['code'])} driver"
         summary = (
             f"NCCL failed with 'unhandled cuda error' and no CUDA error detail in an "
             f"application built with CUDA {app_cuda}{drv}: the installed libnccl is most "
@@ -221,32 +228,21 @@ def _cuda_build(facts: Facts) -> list[Finding]:
     ]
 
 
-#: what torch says it runs: ``torch.cuda.nccl.version()`` prints ``(2, 10, 3)``
-_TORCH_NCCL = re.compile(
-    r"(?:nccl\.version\(\)|NCCL version).{0,80}?\((2), ?(\d{1,2}), ?(\d{1,2})\)"
-)
-#: a system or pip NCCL: ``libnccl2 2.15.5-1``, ``nccl 2.15.5-1``, ``nvidia-nccl-cu12 2.18.1``
-_SYSTEM_NCCL = re.compile(
-    r"\b(?:libnccl2?|libnccl-dev|nvidia-nccl(?:-cu\d+)?|nccl)[ -]+(?:==\s*)?v?"
-    r"(2\.\d{1,2}\.\d{1,2})",
-    re.IGNORECASE,
-)
-
-
 def _bundled(facts: Facts) -> list[Finding]:
     """torch reports one NCCL while another is installed: torch's own copy wins."""
-    torch_hits = facts.search(_TORCH_NCCL)
+    torch_hits = facts.seen(TORCH_NCCL)
     if not torch_hits:
         return []
-    torch_version = ".".join(torch_hits[0].match.groups())
+    m = torch_hits[0].match
+    torch_version = f"{m['major']}.{m['minor']}.{m['patch']}"
     others = [
         h
-        for h in facts.search(_SYSTEM_NCCL)
-        if h.match.group(1) != torch_version and h.cite != torch_hits[0].cite
+        for h in facts.seen(INSTALLED_NCCL)
+        if h.match["version"] != torch_version and h.cite != torch_hits[0].cite
     ]
     if not others:
         return []
-    system = others[0].match.group(1)
+    system = others[0].match["version"]
     prose = torch_hits[0].prose and others[0].prose
     return [
         RULE.finding(
@@ -271,19 +267,11 @@ def _bundled(facts: Facts) -> list[Finding]:
     ]
 
 
-#: NCCL's files on disk: ``/usr/lib64/libnccl.so.2.9.9``, ``libnccl-2.8.3-1+cuda10.1.x86_64.rpm``,
-#: ``libnccl2_2.18.1-1+cuda12.1_amd64.deb``
-_NCCL_FILES = re.compile(
-    r"(?<!\S)(?P<path>\S*libnccl(?:\.so\.|2?[-_](?:devel[-_]|dev[-_]|static[-_])?)"
-    r"(?P<v>2\.\d{1,2}\.\d{1,2})(?:-\d+\+cuda(?P<cuda>\d+(?:\.\d+)*))?\S*)"
-)
-
-
 def _installed_twice(facts: Facts) -> list[Finding]:
     """Two NCCL releases on one machine: the loader takes whichever libnccl.so.2 points to."""
     found: dict[str, Cite] = {}
     cudas: dict[str, str] = {}
-    for hit in facts.search(_NCCL_FILES):
+    for hit in facts.seen(NCCL_FILE):
         version = hit.match["v"]
         found.setdefault(version, hit.cite)
         if hit.match["cuda"]:
