@@ -24,6 +24,8 @@ import time
 
 import pytest
 
+import nccl_doctor.signs  # noqa: F401 -- imports every sign table, so registered() holds them
+from nccl_doctor.facts.signs import registered
 from tests.regex_adversary import Found, Shape, package_patterns, shapes
 
 SIZES = (1_000, 10_000, 100_000, 1_000_000)
@@ -95,7 +97,10 @@ def test_the_package_patterns_are_all_found() -> None:
     assert len(PATTERNS) > 400
     assert "nccl_doctor.parse._nccl_warn._ADDR" in where
     assert any(w.startswith("nccl_doctor.parse._c10d._ERRORS") for w in where)  # a table
-    assert any(w.startswith("nccl_doctor/rules/") for w in where)  # facts.search("...")
+    found = {(f.pattern.pattern, f.pattern.flags) for f in PATTERNS}
+    signs = {(s.regex.pattern, s.regex.flags) for s in registered()}
+    assert len(signs) > 150
+    assert signs <= found  # every sign the rules read (held by the rule modules that import it)
     assert r"(?P<n>\d{1,4}) (?P<t>.+)" in texts  # re.match(...) inside a function
     modes = {f.where: f.mode for f in PATTERNS}
     assert modes["nccl_doctor.evidence.lines._NCCL"] == "match"  # only ever .match()ed
