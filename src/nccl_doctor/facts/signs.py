@@ -49,11 +49,6 @@ class Sign:
             raise SignError(f"sign {self.id}: {exc}") from None
         object.__setattr__(self, "regex", compiled)
 
-    @property
-    def fields(self) -> tuple[str, ...]:
-        """The names of the pattern's captures, in order."""
-        return tuple(self.regex.groupindex)
-
 
 _REGISTRY: dict[str, Sign] = {}
 

@@ -1,10 +1,12 @@
 """All facts of one diagnosis, indexed by type and as searchable text.
 
 Rules read typed facts (``facts.of(Gpu)``) where a parser understood the
-evidence, and search the text (``facts.search(...)``) where only words are
-left: an error line no parser claims, or a sentence of a bug report ("works
-with NCCL_P2P_DISABLE=1"). Every line of text keeps its citation, and whether
-it is *prose* (a person's words, weighed below machine output).
+evidence, and signs (``facts.seen(SIGN)``, :mod:`nccl_doctor.facts.signs`)
+where only words are left: an error line no parser claims, or a sentence of a
+bug report ("works with NCCL_P2P_DISABLE=1"). The store reads each sign once
+over the cited lines; ``search`` is that read, kept for the layers above the
+rules (the differential's prose). Every line of text keeps its citation, and
+whether it is *prose* (a person's words, weighed below machine output).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import TypeVar
 
 from nccl_doctor.facts.base import ELLIPSIS, Cite, Fact
 from nccl_doctor.facts.literals import holds, required_words, shape_blind
+from nccl_doctor.facts.run import PythonTraceback
 from nccl_doctor.facts.signs import Sign
 from nccl_doctor.facts.text import TextLine
 
@@ -406,8 +409,8 @@ def _extra_lines(fact: Fact) -> tuple[str, ...]:
     if isinstance(message, str) and message.strip() and "\n" not in message:
         out.append(message)
     # a traceback's frames, as Python printed them: which library raised is in the file names
-    for frame in getattr(fact, "frames", ()) or ():
-        if isinstance(frame, tuple) and len(frame) == 3:
-            path, number, func = frame
+    # (a live thread's stack, ThreadStack, is not a failure's text and stays out)
+    if isinstance(fact, PythonTraceback):
+        for path, number, func in fact.frames:
             out.append(f'File "{path}", line {number}' + (f", in {func}" if func else ""))
     return tuple(dict.fromkeys(o.rstrip() for o in out))
