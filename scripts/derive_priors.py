@@ -16,12 +16,11 @@ import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from nccl_doctor.differential.context import context_of
-from nccl_doctor.differential.symptoms import symptoms_of
+from nccl_doctor.differential import lead_symptom
 from nccl_doctor.evidence.reader import read_paths
 from nccl_doctor.facts.failures import failures_of
 from nccl_doctor.pipeline import facts_of
-from nccl_doctor.triage import first_failure
+from nccl_doctor.triage import differential_order, first_failure
 
 
 def main() -> int:
@@ -37,11 +36,9 @@ def main() -> int:
                 continue
             paths = [str(p) for p in spec_path.parent.iterdir() if p.name != "case.json"]
             facts = facts_of(read_paths(paths))
-            first, _ = first_failure(facts)
-            rest = [f.fact for f in failures_of(facts) if not f.cascade]
-            ordered = ([first.fact] if first else []) + rest
-            symptoms = symptoms_of(tuple(ordered), context_of(facts).hang_said)
-            table[symptoms[0].cls if symptoms else "(no symptom)"][expected] += 1
+            failure, _ = first_failure(facts)
+            lead = lead_symptom(facts, differential_order(failures_of(facts), failure))
+            table[lead.cls if lead else "(no symptom)"][expected] += 1
     for cls, counts in sorted(table.items()):
         total = sum(counts.values())
         row = ", ".join(f"{rule_id} {n}" for rule_id, n in counts.most_common())

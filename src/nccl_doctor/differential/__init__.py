@@ -122,6 +122,24 @@ def _error_lines(facts: Facts) -> tuple[Fact, ...]:
     return (*machine, *quoted)
 
 
+def lead_symptom(facts: Facts, failures: tuple[Fact, ...]) -> Symptom | None:
+    """The symptom the differential ranks causes for: the first failure's, or the evidence's."""
+    # nccl-tests' own failure lines are failures too: the catalogue reads their result
+    tests = tuple(facts.of(NcclTestFailure))
+    symptoms = symptoms_of(
+        (*failures, *tests),
+        prose_symptom(facts),
+        _error_lines(facts),
+        facts.of(PythonTraceback),
+    )
+    if not symptoms:
+        return None
+    lead = symptoms[0]
+    if lead.cls in _WRAPPERS:  # NCCL's "unhandled CUDA error" wraps the CUDA error it names
+        lead = next((s for s in symptoms if s.cls in _WRAPPERS[lead.cls]), lead)
+    return lead
+
+
 def differential(
     facts: Facts,
     failures: tuple[Fact, ...],
@@ -135,20 +153,10 @@ def differential(
     symptom's candidates (a device-side assertion has no alternatives among
     the causes of the NCCL error that wraps it).
     """
-    ctx = context_of(facts)
-    # nccl-tests' own failure lines are failures too: the catalogue reads their result
-    tests = tuple(facts.of(NcclTestFailure))
-    symptoms = symptoms_of(
-        (*failures, *tests),
-        prose_symptom(facts),
-        _error_lines(facts),
-        facts.of(PythonTraceback),
-    )
-    if not symptoms:
+    lead = lead_symptom(facts, failures)
+    if lead is None:
         return ()
-    lead = symptoms[0]
-    if lead.cls in _WRAPPERS:  # NCCL's "unhandled CUDA error" wraps the CUDA error it names
-        lead = next((s for s in symptoms if s.cls in _WRAPPERS[lead.cls]), lead)
+    ctx = context_of(facts)
     if confirmed is not None and confirmed not in _candidates(lead, ctx):
         return ()
     return tuple(rank(lead, ctx, known)[:SHOWN])

@@ -155,6 +155,14 @@ def _is_text(fact: Fact) -> bool:
     return type(fact).__name__ == "TextLine"
 
 
+def differential_order(failures: Sequence[Failure], failure: Failure | None) -> tuple[Fact, ...]:
+    """The failures the differential reads: the first, the ranks' own, the launcher's last."""
+    first = failure.fact if failure is not None else None
+    own = [f.fact for f in failures if not f.cascade and not f.launcher and f.fact is not first]
+    launcher = [f.fact for f in failures if f.launcher]
+    return (*([first] if first is not None else []), *own, *launcher)
+
+
 def hypotheses_of(
     standing: Sequence[Finding], facts: Facts, failures: Sequence[Failure], failure: Failure | None
 ) -> tuple[Hypothesis, ...]:
@@ -171,10 +179,7 @@ def hypotheses_of(
     decisive = bool(
         lead and lead.severity is Severity.CRITICAL and lead.confidence is Confidence.HIGH
     )
-    first = failure.fact if failure is not None else None
-    own = [f.fact for f in failures if not f.cascade and not f.launcher and f.fact is not first]
-    launcher = [f.fact for f in failures if f.launcher]
-    ordered = (*([first] if first is not None else []), *own, *launcher)
+    ordered = differential_order(failures, failure)
     known = {f.id for f in standing if f.severity is not Severity.INFO}
     if decisive and lead is not None:
         return differential(facts, ordered, known, confirmed=lead.id)[:ALTERNATIVES]
