@@ -5,56 +5,39 @@ PyTorch, gloo, CUDA, the driver and the kernel print, mined from their own
 source, each with the symptom class it signals and the ids it points to. A
 failure fact whose type does not say its class (an NCCL WARN, a c10d error, a
 traceback's message, an error line no parser claims) is looked up here. Each
-signature is indexed by the literal its pattern starts with, so a line costs
-one substring test per signature and a regex only where the literal is there.
+signature is indexed by the words every match of its pattern holds, anywhere
+in it (:func:`~nccl_doctor.facts.literals.required_words`: CUDA's messages
+follow one of several prefixes), so a line costs a few substring tests per
+signature and a regex only where the words are there.
 """
 
 from __future__ import annotations
 
 import functools
 
+from nccl_doctor.facts.literals import Clause, holds, required_words
 from nccl_doctor.knowledge.signatures import Signature, load_signatures
 
-#: Characters that end a pattern's leading literal.
-_META = frozenset(".^$*+?{}[]|()")
-#: A leading literal shorter than this anchors too little to index by.
-_MIN_LITERAL = 8
+#: A signature whose longest required word is shorter than this anchors too little to index.
+_MIN_WORD = 8
 
 
-def leading_literal(pattern: str) -> str:
-    """The literal text every match of ``pattern`` starts with (escapes resolved)."""
-    out: list[str] = []
-    i = 0
-    while i < len(pattern):
-        ch = pattern[i]
-        if ch == "\\":
-            nxt = pattern[i + 1 : i + 2]
-            if not nxt or nxt.isalnum():
-                break  # \d, \s, \b...: a class, not a literal
-            out.append(nxt)
-            i += 2
-            continue
-        if ch in _META:
-            # a quantifier applies to the character before it: that one is not certain
-            if ch in "*+?{" and out:
-                out.pop()
-            break
-        out.append(ch)
-        i += 1
-    return "".join(out)
+def _specificity(clauses: tuple[Clause, ...]) -> int:
+    """The length of the longest word a match must hold (a one-word clause)."""
+    return max((len(c[0]) for c in clauses if len(c) == 1), default=0)
 
 
 @functools.cache
-def _index() -> tuple[tuple[str, Signature], ...]:
+def _index() -> tuple[tuple[tuple[Clause, ...], Signature], ...]:
     indexed = []
     for sig in load_signatures():
         if sig.symptom == "info":
             continue
-        literal = leading_literal(sig.pattern)
-        if len(literal) >= _MIN_LITERAL:
-            indexed.append((literal, sig))
-    # the longest literal first: the most specific message wins
-    return tuple(sorted(indexed, key=lambda item: -len(item[0])))
+        clauses = required_words(sig.pattern)
+        if clauses and _specificity(clauses) >= _MIN_WORD:
+            indexed.append((clauses, sig))
+    # the longest required word first: the most specific message wins
+    return tuple(sorted(indexed, key=lambda item: -_specificity(item[0])))
 
 
 def signature_of(text: str) -> Signature | None:
@@ -63,7 +46,8 @@ def signature_of(text: str) -> Signature | None:
     Patterns compile on first use (cached), so a diagnosis pays only for the
     messages its lines could be.
     """
-    for literal, sig in _index():
-        if literal in text and sig.compiled().search(text):
+    lowered = text.lower()
+    for clauses, sig in _index():
+        if holds(lowered, clauses) and sig.compiled().search(text):
             return sig
     return None
