@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "src"))
 
 from common import OUT_DIR, escape, write_jsonl
 
-from nccl_doctor.knowledge.cuda_errors import ERRORS
+from nccl_doctor.knowledge.cuda_errors import ERRORS, symptom_class
 
 JCUDA_FILE = "JCudaJava/src/main/java/jcuda/runtime/cudaError.java"
 JCUDA_TAGS = ("version-10.0.0-RC01", "version-10.1.0-RC01")
@@ -47,9 +47,7 @@ def cuda_rows() -> list[dict[str, Any]]:
     for err in ERRORS:
         if not err.message or not err.name or err.code == 0:
             continue
-        symptom = (
-            "gpu_oom" if err.code == 2 else ("cuda_unknown" if err.code == 999 else "cuda_error")
-        )
+        symptom = symptom_class(err)
         rows.append({
             "id": f"cuda.error.{_snake(err.name)}",
             "library": "cuda",

@@ -153,29 +153,40 @@ def test_a_message_only_the_catalogue_knows_gets_its_class_and_hints() -> None:
 
 
 @pytest.mark.parametrize(
-    ("line", "signature"),
+    ("line", "signature", "symptom"),
     [
         # CUDA's messages follow one of several prefixes: indexed by the message itself
-        ("RuntimeError: CUDA error: device-side assert triggered", "cuda.error.assert"),
+        (
+            "RuntimeError: CUDA error: device-side assert triggered",
+            "cuda.error.assert",
+            "cuda_fault",
+        ),
         (
             (
                 "transport/p2p.cc:210 NCCL WARN Cuda failure 700 'an illegal memory access was "
                 "encountered'"
             ),
             "cuda.error.illegal_address",
+            "cuda_fault",
         ),
         (
             "RuntimeError: CUDA error: uncorrectable ECC error encountered",
             "cuda.error.eccuncorrectable",
+            "cuda_fault",
+        ),
+        (
+            "RuntimeError: CUDA error: no CUDA-capable device is detected",
+            "cuda.error.no_device",
+            "cuda_device",
         ),
     ],
 )
-def test_catalogue_reads_messages_behind_a_prefix(line: str, signature: str) -> None:
+def test_catalogue_reads_messages_behind_a_prefix(line: str, signature: str, symptom: str) -> None:
     from nccl_doctor.differential.signatures import signature_of
 
     sig = signature_of(line)
     assert sig is not None
-    assert (sig.id, sig.symptom) == (signature, "cuda_error")
+    assert (sig.id, sig.symptom) == (signature, symptom)
 
 
 def test_every_failure_signature_is_indexed() -> None:

@@ -219,6 +219,32 @@ PRIORS: dict[str, tuple[Prior, ...]] = {
         _p("gpu.oom", 0.10, "an allocation failed"),
         _p("driver.uvm", 0.08, "the UVM module is missing"),
     ),
+    # CUDA's errors by family (knowledge.cuda_errors.symptom_class)
+    "cuda_fault": (
+        _p("cuda.illegal_access", 0.30, "the job's own kernel touched memory it does not own"),
+        _p("cuda.device_assert", 0.14, "a kernel's assertion (an index out of range)"),
+        _p("gpu.xid", 0.16, "the GPU faulted under the kernel", "llama3"),
+        _p("gpu.ecc", 0.14, "HBM errors take the context down (Llama 3: HBM 17.2%)", "llama3"),
+        _p("nccl.internal", 0.08, "a fault inside an NCCL kernel (fixed in a later release)"),
+        _p("gpu.nvlink", 0.06, "an NVLink error under a peer access (Xid 74)"),
+        _p("nccl.p2p", 0.06, "a peer-to-peer copy through a broken P2P path (ACS/IOMMU)"),
+    ),
+    "cuda_device": (
+        _p("cuda.device_visibility", 0.40, "the rank asks for a GPU index it cannot see"),
+        _p("gpu.mig", 0.14, "MIG instances are the only devices, one per process", "judgement"),
+        _p("gpu.compute_mode", 0.14, "exclusive compute mode and the GPU is taken"),
+        _p("driver.container", 0.12, "the container was given no GPU devices"),
+        _p("gpu.contention", 0.10, "another process holds the GPU", "judgement"),
+        _p("nccl.duplicate_gpu", 0.10, "several ranks were given the same GPU", "torch-docs"),
+    ),
+    "cuda_driver": (
+        _p("driver.cuda_mismatch", 0.28, "the CUDA runtime needs a newer driver"),
+        _p("driver.version_mismatch", 0.20, "kernel module and user-space driver differ"),
+        _p("driver.container", 0.18, "the container runtime injected the wrong driver libraries"),
+        _p("gpu.fabric_manager", 0.12, "HGX: the fabric manager is down (error 802)"),
+        _p("driver.uvm", 0.12, "nvidia_uvm is missing: CUDA cannot start"),
+        _p("driver.wsl", 0.05, "WSL's driver stack lacks what the runtime needs", "judgement"),
+    ),
     "xid": (
         _p("gpu.xid", 0.60, "the driver logged a GPU fault", "llama3"),
         _p("gpu.lost", 0.20, "the GPU fell off the bus or needs a reset", "llama3"),

@@ -28,6 +28,7 @@ from nccl_doctor.facts.run import (
     RendezvousTimeout,
     WorkerExit,
 )
+from nccl_doctor.knowledge import cuda_errors
 
 #: ncclResult_t by number (src/nccl.h.in): the class each result opens.
 NCCL_RESULT_CLASS = {
@@ -84,6 +85,9 @@ LABELS = {
     "gpu_imbalance": "the job's processes or memory land on GPU 0 or on GPUs it did not ask for",
     "desync": "ranks issued different collectives (a desync report)",
     "cuda_error": "a CUDA call failed",
+    "cuda_fault": "a kernel or the GPU faulted (a sticky CUDA error: the context is lost)",
+    "cuda_device": "CUDA could not give the process the GPU it asked for",
+    "cuda_driver": "the CUDA driver or runtime could not start (versions, initialisation)",
     "xid": "the driver logged a GPU fault (Xid)",
     "host_oom": "the kernel's OOM killer ended a process",
     "library_missing": "a shared library could not be loaded",
@@ -169,10 +173,45 @@ def _from_catalogue(fact: Fact) -> Symptom | None:
     return Symptom(sig.symptom, fact.cite, fact.rank, sig.id, where, sig.hint_ids)
 
 
+def _cuda_entry(fact: CudaError) -> cuda_errors.CudaError | None:
+    """The CUDA error a fact names: by its message, else its number (pre-10.1 aware)."""
+    if fact.error and (err := cuda_errors.by_message(fact.error)) is not None:
+        return err
+    if fact.code is None:
+        return None
+    if fact.kind == "legacy" and (old := cuda_errors.legacy_by_code(fact.code)) is not None:
+        return old[1]
+    return cuda_errors.by_code(fact.code)
+
+
+def _cuda_symptom(fact: CudaError) -> Symptom | None:
+    """A CUDA error's class and the id its catalogue row points at, from its number or name.
+
+    However it was printed (PyTorch's ``CUDA error: X``, NCCL's ``Cuda failure
+    N 'X'``, THC's ``cuda runtime error (N)``, a ``CUDA_ERROR_X`` name), the
+    error is one row of CUDA's enum (:mod:`nccl_doctor.knowledge.cuda_errors`).
+    """
+    if fact.kind in ("driver", "async_note"):
+        return None
+    err = _cuda_entry(fact)
+    if err is None:
+        return None
+    cls = cuda_errors.symptom_class(err)
+    hints = (err.diagnosis_id,) if err.diagnosis_id else ()
+    if fact.kind == "device_assert":
+        hints = ("cuda.device_assert",)
+    name = err.name or err.driver_name or f"CUDA error {err.code}"
+    return Symptom(cls, fact.cite, fact.rank, name, "CUDA's error enum", hints)
+
+
 def symptom_of(fact: Fact) -> Symptom | None:
     """The symptom one failure fact shows: its typed class, else its catalogued message."""
     cls = class_of(fact)
-    return Symptom(cls, fact.cite, fact.rank) if cls else _from_catalogue(fact)
+    if cls:
+        return Symptom(cls, fact.cite, fact.rank)
+    if isinstance(fact, CudaError) and (cuda := _cuda_symptom(fact)) is not None:
+        return cuda
+    return _from_catalogue(fact)
 
 
 def _phase(tracebacks: tuple[PythonTraceback, ...]) -> Symptom | None:

@@ -101,7 +101,10 @@ class CudaError(Fact):
     error'``), ``init`` (``Unexpected error from cudaGetDeviceCount() ...
     Error 802: system not yet initialized``), ``driver`` (``CUDA driver
     error``/``Found no NVIDIA driver``/``driver ... is too old``) or
-    ``device_assert`` (a kernel's ``Assertion `...` failed.`` line). ``error``
+    ``device_assert`` (a kernel's ``Assertion `...` failed.`` line), ``legacy``
+    (PyTorch <= 1.4's ``cuda runtime error (N) : X``) or ``named`` (the error's
+    runtime or driver name, ``cudaErrorAssert``/``CUDA_ERROR_UNKNOWN``, as other
+    wrappers print it; ``error`` is then the catalogue's message). ``error``
     is the error text in lower case without a trailing period, ``code`` the
     number printed with it. Kind ``async_note`` (``asynchronous_note``
     ``True``, ``error`` ``None``) is the ``CUDA kernel errors might be

@@ -338,6 +338,35 @@ for _e in ERRORS:
             _BY_NAME[_name.lower()] = _e
 
 
+#: Ids of a kernel's or the GPU's fault: the context is lost (sticky errors are of this kind).
+_FAULT_IDS = frozenset({"cuda.illegal_access", "cuda.device_assert", "gpu.ecc", "gpu.nvlink"})
+#: Ids of a process that cannot have the GPU it asked for.
+_DEVICE_IDS = frozenset({"cuda.device_visibility", "gpu.compute_mode"})
+
+
+def symptom_class(err: CudaError) -> str:
+    """The differential's symptom class of a CUDA error (nccl_doctor.differential.priors).
+
+    ``gpu_oom`` and ``cuda_unknown`` for 2 and 999; ``cuda_fault`` for a
+    kernel's or the GPU's fault (sticky errors, ECC, NVLink); ``cuda_device``
+    for a GPU the process cannot have (no device, bad ordinal, exclusive mode);
+    ``cuda_driver`` for a driver or runtime that cannot start (initialisation,
+    stub library, version mismatches, the fabric not ready); else ``cuda_error``.
+    """
+    diagnosis = err.diagnosis_id or ""
+    if err.code == 2:
+        return "gpu_oom"
+    if err.code == 999:
+        return "cuda_unknown"
+    if err.sticky or diagnosis in _FAULT_IDS:
+        return "cuda_fault"
+    if diagnosis in _DEVICE_IDS:
+        return "cuda_device"
+    if err.code == 3 or diagnosis.startswith("driver.") or diagnosis == "gpu.fabric_manager":
+        return "cuda_driver"
+    return "cuda_error"
+
+
 def by_code(code: int | str) -> CudaError | None:
     """The error with this number (int or decimal text), else ``None``."""
     if isinstance(code, bool):

@@ -7,6 +7,7 @@ import re
 from nccl_doctor.evidence.lines import Line
 from nccl_doctor.facts.base import Fact
 from nccl_doctor.facts.run import CudaError, CudaOutOfMemory
+from nccl_doctor.knowledge import cuda_errors
 from nccl_doctor.parse._runtext import clip, size_mib, to_int, who
 from nccl_doctor.parse._values import cite
 
@@ -36,6 +37,14 @@ _ASSERT = re.compile(
     r"(?<![^\s:])(?P<file>[^\s:]+\.cuh?):(?P<ln>\d{1,7}): [^\n]{0,300}?"
     r"Assertion `(?P<a>[^\n]{0,300})` failed"
 )
+#: A CUDA error by its runtime or driver name, as other wrappers print it (CuPy's and
+#: Numba's ``cudaErrorAssert: ...``, TensorFlow's and JAX's ``failed call to cuInit:
+#: CUDA_ERROR_UNKNOWN``, ``CUDA_ERROR_ECC_UNCORRECTABLE: uncorrectable ECC error``)
+_NAMED = re.compile(
+    r"(?<![A-Za-z0-9_])(?P<name>cudaError[A-Z][A-Za-z]{1,60}|CUDA_ERROR_[A-Z][A-Z_]{1,60})"
+    r"(?![A-Za-z0-9_])"
+)
+_FAILED = re.compile(r"(?i)fail|error|returned|abort")
 _OOM = re.compile(r"CUDA out of memory\.?")
 _TRIED = re.compile(rf"Tried to allocate (?P<n>[\d.]{{1,20}}) ?(?P<u>{_UNIT})")
 _NEW_CAP = re.compile(
@@ -70,6 +79,8 @@ CUDA_KEYWORDS: tuple[str, ...] = (
     "Assertion `",
     "CUDA out of memory",
     "CUDA kernel errors might be asynchronously reported",
+    "cudaError",
+    "CUDA_ERROR_",
 )
 
 
@@ -104,11 +115,31 @@ def cuda_facts(line: Line, text: str, rank: int | None) -> list[Fact]:
                 kernel_file=m["file"],
             )
         )
+    if not out and ("cudaError" in text or "CUDA_ERROR_" in text):
+        out.extend(_named(line, text, rank))
     if "asynchronously reported" in text:
         out.append(CudaError(**base, kind="async_note", asynchronous_note=True))
     if "CUDA out of memory" in text:
         out.append(_oom(line, text, rank))
     return out
+
+
+def _named(line: Line, text: str, rank: int | None) -> list[Fact]:
+    """The first CUDA error named on a line that no other wording of an error matched.
+
+    Only where the line reports it (the name followed by its message, or a
+    line that says something failed), not a line of code that compares a
+    status with it (``if (err == cudaErrorNotReady)``).
+    """
+    if "==" in text or "!=" in text:
+        return []
+    for m in _NAMED.finditer(text):
+        err = cuda_errors.by_name(m["name"])
+        reported = text[m.end() : m.end() + 1] == ":" or _FAILED.search(text[: m.start()])
+        if err is not None and err.code != 0 and reported:
+            message = err.message or m["name"]
+            return [CudaError(**who(line, rank), kind="named", error=_norm(message), code=err.code)]
+    return []
 
 
 def _norm(text: str) -> str:

@@ -27,6 +27,7 @@ from nccl_doctor.evidence.lines import Line
 from nccl_doctor.facts.base import Fact
 from nccl_doctor.facts.run import ChildFailure
 from nccl_doctor.parse._c10d import classify, context, nccl_report, options_facts
+from nccl_doctor.parse._cuda import CUDA_KEYWORDS
 from nccl_doctor.parse._runtext import body, clip, signal_of, to_int
 from nccl_doctor.parse._values import cite
 from nccl_doctor.parse.base import StreamParser
@@ -146,13 +147,7 @@ class TorchrunParser(StreamParser):
         "Default process group has not been initialized",
         "Could not acquire GIL",
         " FAILED",
-        "CUDA error: ",
-        "Cuda failure ",
-        "cudaGetDeviceCount",
-        "CUDA driver",
-        "NVIDIA driver on your system",
-        "Assertion `",
-        "CUDA out of memory",
+        *CUDA_KEYWORDS,
     )
     #: every rank prints these for every process group it joins: 400,000 lines in a big job
     info_anchors: ClassVar[tuple[str, ...]] = (
