@@ -12,6 +12,7 @@ per incident come from ``scripts/score_incidents.py``.
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -46,3 +47,20 @@ def test_healthy_incidents_get_no_critical(corpus: str) -> None:
     healthy = [r for r in rows if r["expected"] == "none"]
     assert healthy
     assert all(r["top1"] for r in healthy), healthy
+
+
+def test_derive_priors_counts_each_incident_under_its_lead_symptom(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The script the priors table cites reads the lead symptom as the differential does."""
+    from derive_priors import main
+
+    sys.argv = ["derive_priors.py", str(ROOT / "tests" / "fixtures" / "incidents")]
+    assert main() == 0
+    lines = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()}
+    cases = (ROOT / "tests" / "fixtures" / "incidents").glob("*/case.json")
+    failing = sum(json.loads(case.read_text())["expected"] != "none" for case in cases)
+    counted = sum(int(line.split("n=")[1].split()[0]) for line in lines.values())
+    assert counted == failing
+    assert "launch.port_in_use 2" in lines["store_create"]
+    assert "nccl.shm 1" in lines["nccl_system"]

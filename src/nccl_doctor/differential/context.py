@@ -212,7 +212,7 @@ SHIFTS: tuple[Shift, ...] = (
     Shift(
         "nccl.p2p", 0.2, "NCCL_P2P_DISABLE=1 is set and it still fails", lambda c: c.p2p_disabled
     ),
-    *(Shift(i, 1.6, "the job spans several nodes", lambda c: (c.nodes or 0) > 1) for i in _NET_IDS),
+    *(Shift(i, 1.6, "the job spans several nodes", lambda c: c.multi_node) for i in _NET_IDS),
     *(Shift(i, 0.3, "the job runs on one node", lambda c: c.nodes == 1) for i in _NET_IDS[2:]),
     Shift("net.unreachable", 0.5, "the job runs on one node", lambda c: c.nodes == 1),
     *(Shift(i, 1.5, "InfiniBand/RoCE is in use", lambda c: c.ib is True) for i in _NET_IDS[2:]),

@@ -14,10 +14,13 @@ signature and a regex only where the words are there.
 from __future__ import annotations
 
 import functools
+import re
 
 from nccl_doctor.facts.literals import Clause, holds, required_words
 from nccl_doctor.knowledge.signatures import Signature, load_signatures
 
+#: The C library's error texts (strerror, gai_strerror): what many messages quote.
+_GENERIC = re.compile(r"^system\.(?:errno|gai)\.")
 #: A signature whose longest required word is shorter than this anchors too little to index.
 _MIN_WORD = 8
 
@@ -36,8 +39,14 @@ def _index() -> tuple[tuple[tuple[Clause, ...], Signature], ...]:
         clauses = required_words(sig.pattern)
         if clauses and _specificity(clauses) >= _MIN_WORD:
             indexed.append((clauses, sig))
-    # the longest required word first: the most specific message wins
-    return tuple(sorted(indexed, key=lambda item: -_specificity(item[0])))
+    # a library's own message before the C library's error text it may quote; then the
+    # longest required word first: the most specific message wins
+    return tuple(
+        sorted(
+            indexed,
+            key=lambda item: (_GENERIC.search(item[1].id) is not None, -_specificity(item[0])),
+        )
+    )
 
 
 def signature_of(text: str) -> Signature | None:

@@ -206,6 +206,8 @@ def _cuda_symptom(fact: CudaError) -> Symptom | None:
 
 def symptom_of(fact: Fact) -> Symptom | None:
     """The symptom one failure fact shows: its typed class, else its catalogued message."""
+    if isinstance(fact, C10dSocketError) and fact.action == "resolve":
+        return None  # c10d's warning that one address family has no address: it tries the other
     cls = class_of(fact)
     if cls:
         return Symptom(cls, fact.cite, fact.rank)

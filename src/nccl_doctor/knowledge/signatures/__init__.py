@@ -42,6 +42,7 @@ SYMPTOMS = frozenset(
         "cuda_driver",
         "collective_timeout",
         "store_timeout",
+        "store_create",
         "gpu_oom",
         "killed",
         "crashed",
