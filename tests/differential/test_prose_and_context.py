@@ -244,3 +244,20 @@ def test_a_segfault_is_not_a_bus_error(tmp_path: Path) -> None:
     lead = report.hypotheses[0]
     assert lead.symptom == "a rank crashed (SIGSEGV)"
     assert lead.id == "launch.rank_crash"
+
+
+def test_a_report_that_says_it_does_not_work_is_a_failure(tmp_path: Path) -> None:
+    english = _diagnose(tmp_path, "Training on 3 GPUs stops working after an hour.\n")
+    assert english.hypotheses[0].symptom == "a rank failed with an error no rule explains"
+    assert _critical(english) == []
+    # Chinese: "in a container torchrun starts many training processes, cannot train"
+    chinese = _diagnose(
+        tmp_path, "使用torchrun启动分布式训练，每个容器里产生很多个训练进程，无法训练\n"
+    )
+    assert chinese.hypotheses[0].symptom == "a rank failed with an error no rule explains"
+    assert chinese.hypotheses[0].id == "nccl.shm"  # a container: shared memory first
+
+
+def test_a_question_about_what_works_is_not_a_failure(tmp_path: Path) -> None:
+    report = _diagnose(tmp_path, "Does NCCL work with two GPUs of different models?\n")
+    assert report.hypotheses == ()

@@ -117,7 +117,12 @@ PROSE_SYMPTOMS: tuple[ProseSymptom, ...] = (
     ),
     ProseSymptom(
         "failure",
-        _rx(r"\b(?:fail\w*|crash\w*|errors?|dies|died|kills?|abort\w*|broken|breaks)\b"),
+        _rx(
+            r"\b(?:fail\w*|crash\w*|errors?|dies|died|kills?|abort\w*|broken|breaks)\b"
+            r"|\b(?:does ?n[o']t|do ?n[o']t|not|stops?|stopped) work(?:s|ing)?\b"
+            # Chinese: an error is reported, error, failed, crashed, cannot (train / run)
+            r"|报错|错误|失败|崩溃|无法"
+        ),
         "the reporter says it fails, with no message the catalogue knows",
     ),
 )
