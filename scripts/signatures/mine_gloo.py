@@ -33,11 +33,11 @@ DROP = ("peer", "lost")
 PEER_GONE = ("launch.rank_crash", "net.unreachable")
 # (id, anchor over the message, symptom, hints)
 KEEP: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
-    ("gloo.tcp.connection_closed", r"^Connection closed by peer", "crashed", PEER_GONE),
-    ("gloo.tcp.read_error", r"^Read error ", "crashed", PEER_GONE),
-    ("gloo.tcp.socket_closed", r"^Socket closed ", "crashed", PEER_GONE),
-    ("gloo.tcp.socket_unexpectedly_closed", r"^Socket unexpectedly closed", "crashed", PEER_GONE),
-    ("gloo.tcp.writev_error", r"^writev ", "crashed", PEER_GONE),
+    ("gloo.tcp.connection_closed", r"^Connection closed by peer", "connection", PEER_GONE),
+    ("gloo.tcp.read_error", r"^Read error ", "connection", PEER_GONE),
+    ("gloo.tcp.socket_closed", r"^Socket closed ", "connection", PEER_GONE),
+    ("gloo.tcp.socket_unexpectedly_closed", r"^Socket unexpectedly closed", "connection", PEER_GONE),
+    ("gloo.tcp.writev_error", r"^writev ", "connection", PEER_GONE),
     ("gloo.tcp.read_timeout", r"^Read timeout ", "collective_timeout", ("app.hang",)),
     ("gloo.tcp.write_timeout", r"^Write timeout ", "collective_timeout", ("app.hang",)),
     ("gloo.tcp.connect_timeout", r"^Connect timeout ", "collective_timeout",
@@ -45,11 +45,11 @@ KEEP: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
     ("gloo.tcp.op_timeout", r"^Timed out waiting ", "collective_timeout", ("app.hang",)),
     ("gloo.tcp.app_timeout_closure", r"^Application timeout caused pair closure", "collective_timeout",
      ("app.hang",)),
-    ("gloo.tcp.no_address_for", r"Unable to find address for", "crashed", ("net.socket_interface",)),
-    ("gloo.tcp.connect_to_self", r"Cannot connect to self", "crashed", ("nccl.host_identity",)),
-    ("gloo.tcp.bind_failed", r"\. bind: ", "crashed", ("launch.port_in_use",)),
-    ("gloo.tcp.connect_failed", r"\. connect: ", "crashed", ("net.unreachable",)),
-    ("gloo.tcp.accept_failed", r"\. accept: ", "crashed", ("host.resources",)),
+    ("gloo.tcp.no_address_for", r"Unable to find address for", "connection", ("net.socket_interface",)),
+    ("gloo.tcp.connect_to_self", r"Cannot connect to self", "connection", ("nccl.host_identity",)),
+    ("gloo.tcp.bind_failed", r"\. bind: ", "connection", ("launch.port_in_use",)),
+    ("gloo.tcp.connect_failed", r"\. connect: ", "connection", ("net.unreachable",)),
+    ("gloo.tcp.accept_failed", r"\. accept: ", "connection", ("host.resources",)),
 )  # fmt: skip
 
 

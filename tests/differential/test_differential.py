@@ -211,3 +211,42 @@ def test_catalogue_lookup_names_real_messages() -> None:
     assert xid is not None
     assert xid.symptom == "xid"
     assert signature_of("epoch 3 step 100 loss 0.25 lr 3e-4") is None
+
+
+def test_every_class_the_catalogue_names_has_priors() -> None:
+    from nccl_doctor.knowledge.signatures import SYMPTOMS, load_signatures
+
+    assert SYMPTOMS - {"info"} <= set(PRIORS)
+    assert {s.symptom for s in load_signatures()} <= SYMPTOMS
+
+
+def test_ddps_usage_error_is_followed_by_the_training_codes_other_mistakes(
+    tmp_path: Path,
+) -> None:
+    evidence = tmp_path / "ddp.txt"
+    evidence.write_text(
+        "[rank1]: Traceback (most recent call last):\n"
+        '[rank1]:   File "train.py", line 120, in <module>\n'
+        "[rank1]:     loss = model(batch).sum()\n"
+        "[rank1]: RuntimeError: Expected to have finished reduction in the prior iteration "
+        "before starting a new one. This error indicates that your module has parameters that "
+        "were not used in producing loss. You can enable unused parameter detection by passing "
+        "the keyword argument `find_unused_parameters=True` to "
+        "`torch.nn.parallel.DistributedDataParallel`.\n"
+    )
+    report = diagnose_paths([str(evidence)])
+    assert report.top(3) == ["app.unused_params", "app.param_mismatch", "app.collective_mismatch"]
+    assert report.hypotheses[0].symptom.startswith("DDP refused the model")
+
+
+def test_a_gloo_pair_closed_by_its_peer_is_a_connection_not_a_native_crash(
+    tmp_path: Path,
+) -> None:
+    evidence = tmp_path / "gloo.txt"
+    evidence.write_text(
+        "RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:598] Connection closed "
+        "by peer [10.0.3.7]:19443\n"
+    )
+    report = diagnose_paths([str(evidence)])
+    assert report.hypotheses[0].symptom.startswith("a TCP connection between ranks")
+    assert [h.id for h in report.hypotheses][:2] == ["launch.rank_crash", "net.unreachable"]

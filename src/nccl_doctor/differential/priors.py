@@ -81,10 +81,12 @@ PRIORS: dict[str, tuple[Prior, ...]] = {
         _p("nccl.version_mismatch", 0.08, "ranks built against different NCCL"),
     ),
     "nccl_remote": (
-        _p("launch.rank_crash", 0.32, "a peer process died; its side closed", "judgement"),
         _p("net.ib_transport", 0.24, "RDMA completion errors (retry exceeded, link flap)"),
-        _p("gpu.xid", 0.16, "a GPU on the peer faulted", "llama3"),
-        _p("net.ib_link", 0.14, "an IB/RoCE port went down"),
+        _p("launch.rank_crash", 0.18, "a peer process died; its side closed", "judgement"),
+        _p("net.ib_config", 0.16, "the queue pairs were set up wrong (GID, MTU, HCA)"),
+        _p("gpu.xid", 0.12, "a GPU on the peer faulted", "llama3"),
+        _p("net.ib_link", 0.12, "an IB/RoCE port went down"),
+        _p("net.gdr", 0.10, "the NIC may not touch the GPU buffer (remote access error)"),
         _p("host.resources", 0.08, "the peer host ran out of memory"),
     ),
     "cuda_unknown": (
@@ -103,7 +105,7 @@ PRIORS: dict[str, tuple[Prior, ...]] = {
     ),
     "collective_timeout": (
         _p("app.hang", 0.24, "one rank stuck or slow in its own work", "torch-docs"),
-        _p("launch.rank_crash", 0.18, "a peer died and never joined", "judgement"),
+        _p("launch.rank_crash", 0.12, "a peer died and never joined", "judgement"),
         _p("app.collective_mismatch", 0.16, "ranks issued different collectives", "torch-docs"),
         _p("nccl.p2p", 0.14, "P2P transfers never complete (ACS/IOMMU)"),
         _p("net.ib_transport", 0.10, "RDMA stalls between nodes"),
@@ -113,8 +115,14 @@ PRIORS: dict[str, tuple[Prior, ...]] = {
     "store_timeout": (
         _p("launch.rendezvous", 0.30, "not every worker joined (world size, node missing)"),
         _p("net.unreachable", 0.26, "the store's address or port cannot be reached"),
-        _p("launch.rank_crash", 0.16, "the store's host process died", "judgement"),
         _p("net.socket_interface", 0.12, "the store advertised an unreachable interface"),
+        _p(
+            "app.hang",
+            0.10,
+            "rank 0 was still busy (data preparation) when the others' store timeout ran out",
+            "torch-docs",
+        ),
+        _p("launch.rank_crash", 0.08, "the store's host process died", "judgement"),
         _p("launch.port_in_use", 0.10, "the store port is taken"),
         _p("launch.duplicate_launch", 0.06, "two launches share one store"),
     ),
@@ -124,14 +132,29 @@ PRIORS: dict[str, tuple[Prior, ...]] = {
         _p("cuda.device_visibility", 0.12, "every rank allocates on GPU 0"),
     ),
     "killed": (
-        _p("host.resources", 0.50, "the kernel's OOM killer ends the biggest process", "judgement"),
-        _p("launch.rank_crash", 0.50, "a rank was killed; the others followed", "judgement"),
+        _p("host.resources", 0.55, "the kernel's OOM killer ends the biggest process", "judgement"),
+        _p("launch.rank_crash", 0.25, "a rank was killed; the others followed", "judgement"),
+        _p(
+            "app.hang",
+            0.12,
+            "a stuck rank was killed by the watchdog's heartbeat monitor or the scheduler",
+            "torch-docs",
+        ),
+        _p(
+            "gpu.xid",
+            0.08,
+            "the GPU faulted and the driver's recovery killed the process",
+            "llama3",
+        ),
     ),
     "crashed": (
-        _p("launch.rank_crash", 0.50, "a native crash in one rank", "judgement"),
-        _p("nccl.version_mismatch", 0.16, "two NCCL/CUDA libraries loaded in one process"),
+        _p("nccl.version_mismatch", 0.22, "two NCCL/CUDA libraries loaded in one process"),
+        _p("launch.rank_crash", 0.16, "a native crash in one rank", "judgement"),
+        _p("nccl.internal", 0.14, "an NCCL bug"),
+        _p("nccl.shm", 0.12, "NCCL's shared-memory segment gone or too small (a bad mapping)"),
         _p("host.resources", 0.12, "memory exhausted on the host"),
-        _p("nccl.internal", 0.10, "an NCCL bug"),
+        _p("driver.cuda_mismatch", 0.08, "the CUDA libraries loaded do not match each other"),
+        _p("gpu.contention", 0.06, "another process left the GPU in a bad state", "judgement"),
     ),
     # SIGBUS: a page of a memory-mapped file could not be backed. NCCL maps its SHM segments
     # from /dev/shm (NCCL's troubleshooting guide: Docker's 64 MB /dev/shm ends in SIGBUS)
@@ -207,6 +230,33 @@ PRIORS: dict[str, tuple[Prior, ...]] = {
         _p("driver.version_mismatch", 0.50, "kernel module and user-space driver differ"),
         _p("driver.container", 0.25, "the container runtime injected the wrong driver libraries"),
         _p("gpu.lost", 0.25, "NVML cannot reach a GPU that fell off the bus", "llama3"),
+    ),
+    # DDP's own checks (reducer.cpp, comm.cpp): the training code, not the stack
+    "ddp_usage": (
+        _p(
+            "app.unused_params",
+            0.45,
+            "parameters that get no gradient in an iteration",
+            "torch-docs",
+        ),
+        _p(
+            "app.param_mismatch",
+            0.30,
+            "the model differs across ranks (shapes, order)",
+            "torch-docs",
+        ),
+        _p("app.collective_mismatch", 0.15, "ranks ran different code paths", "torch-docs"),
+        _p("app.hang", 0.10, "one rank skipped or repeated an iteration", "judgement"),
+    ),
+    # gloo's TCP pairs (gloo/transport/tcp): a peer's socket closed, or none could be opened
+    "connection": (
+        _p("launch.rank_crash", 0.24, "the peer process died and its sockets closed", "judgement"),
+        _p("net.unreachable", 0.22, "the peers cannot connect (firewall, routes)"),
+        _p("net.socket_interface", 0.20, "gloo bound an interface peers cannot reach"),
+        _p("app.hang", 0.10, "a peer stuck past the timeout closed the pair", "judgement"),
+        _p("host.resources", 0.08, "the host ran out of memory or file descriptors"),
+        _p("launch.port_in_use", 0.08, "a port gloo needed was taken"),
+        _p("nccl.host_identity", 0.08, "two containers took each other for the same host"),
     ),
     "desync": (
         _p("app.collective_mismatch", 0.70, "ranks called different collectives", "torch-docs"),

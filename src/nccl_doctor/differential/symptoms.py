@@ -95,6 +95,8 @@ LABELS = {
     "store_create": "the c10d store could not be set up (a traceback through the rendezvous)",
     "cuda_init": "CUDA failed to initialise (a traceback through torch.cuda's first call)",
     "comm_init": "the first collective failed (where NCCL builds its communicator)",
+    "ddp_usage": "DDP refused the model or its gradients (a usage error in the training code)",
+    "connection": "a TCP connection between ranks failed or closed (gloo's sockets)",
     "failure": "a rank failed with an error no rule explains",
 }
 

@@ -54,6 +54,9 @@ SYMPTOMS = frozenset(
         "host_oom",
         "library_missing",
         "driver_error",
+        "ddp_usage",
+        "connection",
+        "failure",
         "info",
     }
 )
