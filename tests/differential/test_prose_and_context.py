@@ -261,3 +261,28 @@ def test_a_report_that_says_it_does_not_work_is_a_failure(tmp_path: Path) -> Non
 def test_a_question_about_what_works_is_not_a_failure(tmp_path: Path) -> None:
     report = _diagnose(tmp_path, "Does NCCL work with two GPUs of different models?\n")
     assert report.hypotheses == ()
+
+
+def test_a_setting_that_made_it_work_points_at_what_it_steers(tmp_path: Path) -> None:
+    report = _diagnose(
+        tmp_path,
+        "Two nodes, 8 GPUs each: training hangs at the first all_reduce.\n"
+        "Setting NCCL_IB_DISABLE=1 fixed it, but it is slow now.\n",
+    )
+    top = report.hypotheses[0]
+    assert top.id.startswith("net.ib_")
+    assert "the reporter says NCCL_IB_DISABLE=1 made it work (it steers " in " ".join(top.for_)
+    reverse = _diagnose(
+        tmp_path, "It crashes at init. Solved it by exporting NCCL_SOCKET_IFNAME=eth0 on both.\n"
+    )
+    assert reverse.hypotheses[0].id == "net.socket_interface"
+
+
+def test_a_setting_that_did_not_help_points_nowhere(tmp_path: Path) -> None:
+    report = _diagnose(
+        tmp_path,
+        "Two nodes, 8 GPUs each: training hangs at the first all_reduce.\n"
+        "NCCL_IB_DISABLE=1 did not help, it still hangs.\n",
+    )
+    assert all("made it work" not in r for h in report.hypotheses for r in h.for_)
+    assert not report.hypotheses[0].id.startswith("net.ib_")

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from nccl_doctor.differential.checks import NEXT_CHECK
 from nccl_doctor.differential.prose import cues_of
 from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.gpu import GpuProcess
@@ -24,6 +25,8 @@ from nccl_doctor.facts.nccl import NcclCommLayout, NcclNet, NcclWarn
 from nccl_doctor.facts.net import IbPort
 from nccl_doctor.facts.software import SoftwareVersions
 from nccl_doctor.facts.store import Facts
+from nccl_doctor.knowledge.topics import ID_TOPICS
+from nccl_doctor.signs.settings import Worked, settings_that_worked
 
 _TRUE = frozenset({"1", "true", "yes", "on"})
 
@@ -48,10 +51,12 @@ class Context:
     ib_status: frozenset[int] = frozenset()
     roce: bool = False
 
-    @property
-    def p2p_workaround(self) -> Cite | None:
-        """The reporter's sentence that a P2P setting made it work."""
-        return self.said.get("p2p_workaround")
+    #: the settings someone says made the job work (:mod:`nccl_doctor.signs.settings`)
+    worked: tuple[Worked, ...] = ()
+
+    def worked_on(self, rule_id: str) -> Worked | None:
+        """The setting that made the job work and steers what ``rule_id`` is about, if any."""
+        return next((w for w in self.worked if rule_id in steered(w.topics)), None)
 
     @property
     def multi_node(self) -> bool:
@@ -114,6 +119,7 @@ def context_of(facts: Facts) -> Context:
         foreign_gpu_processes=len(foreign),
         wsl=wsl,
         said=said,
+        worked=settings_that_worked(facts),
         ib_status=frozenset(w.ib_status for w in facts.of(NcclWarn) if w.ib_status is not None),
         roce=any((n.net or "") == "RoCE" for n in nets)
         or any((dev[2] or "").lower() == "roce" for n in nets for dev in n.ib_devices)
@@ -131,6 +137,8 @@ class Shift:
     applies: Callable[[Context], bool]
     #: the symptom classes it weighs in (empty: all)
     classes: frozenset[str] = frozenset()
+    #: the reason in the context's own words, where it names what it saw
+    explain: Callable[[Context], str] | None = None
 
     def holds(self, ctx: Context, cls: str | None) -> bool:
         """Whether it applies to a symptom of class ``cls`` in ``ctx``."""
@@ -168,6 +176,44 @@ _GPU_STACK = frozenset(
 #: Classes of a job that stopped making progress.
 _STALLS = frozenset({"hang", "collective_timeout", "aborted"})
 
+
+def _worked_shift(rule_id: str) -> Shift:
+    return Shift(
+        rule_id,
+        6.0,
+        "the reporter says a setting that steers it made the job work",
+        lambda c: c.worked_on(rule_id) is not None,
+        explain=lambda c: _worked_why(c, rule_id),
+    )
+
+
+def _worked_why(ctx: Context, rule_id: str) -> str:
+    setting = ctx.worked_on(rule_id)
+    said = f"{setting.name}={setting.value}" if setting is not None else "a setting"
+    return f"the reporter says {said} made it work (it steers {rule_id})"
+
+
+#: Topics a setting can steer that name no part where a cause could be.
+_NO_PART = frozenset({"ncclvar", "debug", "nodes", "gpus"})
+
+
+def steered(topics: tuple[str, ...]) -> frozenset[str]:
+    """The ids a setting about ``topics`` points at: those about its first topic first.
+
+    An id whose first topic is the setting's first (``NCCL_IB_*``: the IB
+    ids) is what it steers; where none is, those with it as second topic
+    (``NCCL_ALGO``: an NCCL bug).
+    """
+    first = next((t for t in topics if t not in _NO_PART), None)
+    if first is None:
+        return frozenset()
+    for depth in (1, 2):
+        found = frozenset(i for i, about in ID_TOPICS.items() if first in about[:depth])
+        if found:
+            return found
+    return frozenset()
+
+
 SHIFTS: tuple[Shift, ...] = (
     Shift(
         "nccl.shm",
@@ -203,12 +249,6 @@ SHIFTS: tuple[Shift, ...] = (
     ),
     Shift("nccl.shm", 0.2, "one rank per node: SHM is not used", lambda c: c.local_ranks == 1),
     Shift("nccl.p2p", 0.2, "one rank per node: P2P is not used", lambda c: c.local_ranks == 1),
-    Shift(
-        "nccl.p2p",
-        6.0,
-        "the reporter says a P2P setting made it work",
-        lambda c: c.p2p_workaround is not None,
-    ),
     Shift(
         "nccl.p2p", 0.2, "NCCL_P2P_DISABLE=1 is set and it still fails", lambda c: c.p2p_disabled
     ),
@@ -348,6 +388,8 @@ SHIFTS: tuple[Shift, ...] = (
         Shift(i, 2.0, "it fails only on one node", lambda c: c.says("one_node_only"))
         for i in ("gpu.xid", "gpu.ecc", "net.ib_link", "host.resources")
     ),
+    # a setting that made it work points at what it steers (P2P, SHM, IB, sockets...)
+    *(_worked_shift(i) for i in ID_TOPICS if i in NEXT_CHECK),
 )
 
 
@@ -361,5 +403,6 @@ def shifted(
     for shift in SHIFTS:
         if shift.id == rule_id and shift.holds(ctx, cls):
             factor *= shift.factor
-            (pro if shift.factor > 1 else con).append(shift.why)
+            why = shift.explain(ctx) if shift.explain is not None else shift.why
+            (pro if shift.factor > 1 else con).append(why)
     return factor, pro, con

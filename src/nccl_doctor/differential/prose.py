@@ -130,14 +130,6 @@ PROSE_SYMPTOMS: tuple[ProseSymptom, ...] = (
 
 #: Discriminating sentences: name -> the words. Read by :func:`cues_of`.
 CUES: dict[str, re.Pattern[str]] = {
-    # a P2P setting made it work
-    # (one gap after "=", not a value run then a gap: a failing line costs one pass over it;
-    # the lookahead rejects a position by its first letter before trying each word)
-    "p2p_workaround": _rx(
-        r"NCCL_P2P_(?:DISABLE|LEVEL)\s{0,3}=.{1,100}"
-        r"\b(?=[wfshr])(?:work|fix|solv|help|resolv|runs?\b|fine)"
-        r"|\b(?=[wfshr])(?:work|fix|solv|help|resolv|fine)\w{0,20}\b.{0,80}NCCL_P2P_(?:DISABLE|LEVEL)"
-    ),
     # the same code works with gloo, or on one GPU: NCCL's intra-node transport is at fault
     "nccl_only": _rx(
         r"\bworks?\b.{0,40}\b(?:with|using|on) (?:the )?`?gloo\b|\bgloo\b.{0,30}\bworks?\b"

@@ -125,20 +125,6 @@ PEER_ACCESS_FAILED = sign(
     r"P2P/IPC\S{0,200} (?:failed|error)",
     "CUDA or NCCL could not open peer access or a CUDA IPC handle between two GPUs",
 )
-P2P_OFF_WORKED = sign(
-    "nccl.p2p_off_worked",
-    r"NCCL_P2P_DISABLE\s*=\s*1.{0,80}\b(?:works?|worked|fix(?:es|ed)?|solv(?:es|ed)|"
-    r"help(?:s|ed)?|resolv(?:es|ed)|runs?|succeed\w*|no (?:longer|more) hang\w*|"
-    r"work(?:s|ed)? ?around|did the trick)\b|"
-    r"\b(?:works?|worked|fix(?:es|ed)?|solv(?:es|ed)|help(?:s|ed)?|resolv(?:es|ed)|"
-    r"runs? fine)\b.{0,80}NCCL_P2P_(?:DISABLE\s*=\s*1|LEVEL\s*=\s*(?:LOC|0|NODE|PHB))",
-    "someone says the job works with GPU peer-to-peer off (NCCL_P2P_DISABLE=1, NCCL_P2P_LEVEL)",
-)
-NEGATED = sign(
-    "nccl.negated",
-    r"\b(?:not|n't|never|still|even|neither|nor|without success)\b",
-    "a line that negates or doubts what it says (a workaround that did NOT work)",
-)
 P2P_PLATFORM = sign(
     "nccl.p2p_platform",
     r"\bACS\b|\bIOMMU\b|amd_iommu|intel_iommu|iommu=pt|"

@@ -50,10 +50,12 @@ from nccl_doctor.facts.run import CollectiveTimeout, CudaError, WatchdogState
 from nccl_doctor.facts.software import CpuInfo
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
+from nccl_doctor.knowledge.workarounds import mask_of
 from nccl_doctor.rules.base import Rule, first_distinct
 from nccl_doctor.rules.nccl._common import machine, prose, text_of, transports, warn_text
 from nccl_doctor.signs.common import HANG_WORDS
-from nccl_doctor.signs.nccl import NEGATED, P2P_OFF_WORKED, P2P_PLATFORM, PEER_ACCESS_FAILED
+from nccl_doctor.signs.nccl import P2P_PLATFORM, PEER_ACCESS_FAILED
+from nccl_doctor.signs.settings import settings_that_worked
 
 RULE = Rule(
     id="nccl.p2p",
@@ -77,10 +79,12 @@ def _p2p_failure(facts: Facts) -> list[Cite | Fact]:
 
 
 def _workaround(facts: Facts) -> list[Cite]:
-    """Lines saying the job works with P2P off, leaving out those that negate it (two)."""
-    said = facts.seen(P2P_OFF_WORKED)
-    negated = facts.lines_of(NEGATED) if said else frozenset()
-    return [h.cite for h in said if h.said not in negated][:2]
+    """Lines saying the job works with P2P off or limited, not those that negate it (two)."""
+    return [
+        w.cite
+        for w in settings_that_worked(facts)
+        if w.name.startswith("NCCL_P2P_") and mask_of(w.name, w.value) is not None
+    ][:2]
 
 
 def _first_collective_hang(facts: Facts) -> list[Cite | Fact]:

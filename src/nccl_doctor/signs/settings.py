@@ -1,0 +1,65 @@
+"""A setting someone says made the job work, and what it points at.
+
+"Works with ``NCCL_P2P_DISABLE=1``", "setting ``NCCL_IB_DISABLE=1`` fixed
+it", "solved by ``NCCL_SOCKET_IFNAME=eth0``": a switch that changed the
+outcome names the part of NCCL it steers (:func:`nccl_doctor.knowledge.topics.variable_topics`:
+P2P, shared memory, InfiniBand, sockets...), and that part is where the
+cause is, whether the switch masks it (``knowledge.workarounds``) or sets it
+right. One sign reads those sentences for every reader (the P2P rule, the
+differential); a sentence that negates or doubts (``did not help``,
+``still hangs``) is not one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from nccl_doctor.facts.base import Cite
+from nccl_doctor.facts.signs import sign
+from nccl_doctor.facts.store import Facts
+from nccl_doctor.knowledge.topics import variable_topics
+
+_NAME = r"(?:TORCH_)?(?:NCCL|GLOO)_[A-Z0-9_]{2,40}"
+_VALUE = r"[\^\w.,:+-]{1,40}"
+_WORKED = (
+    r"(?=[wfshrdn])(?:works?\b|worked|fix(?:es|ed)?\b|solv(?:es|ed)\b|help(?:s|ed)?\b"
+    r"|resolv(?:es|ed)\b|runs? (?:fine|well|ok)|fine\b|did the trick|no (?:longer|more) hang)"
+)
+
+SETTING_WORKED = sign(
+    "settings.worked",
+    rf"\b(?P<name>{_NAME})\s{{0,3}}=\s{{0,3}}(?P<value>{_VALUE}).{{0,100}}?\b{_WORKED}"
+    rf"|\b{_WORKED}.{{0,80}}?\b(?P<name2>{_NAME})\s{{0,3}}=\s{{0,3}}(?P<value2>{_VALUE})",
+    "someone says the job works with an NCCL/gloo setting (NCCL_P2P_DISABLE=1 fixed it)",
+)
+NEGATED = sign(
+    "settings.negated",
+    r"\b(?:not|n't|never|still|even|neither|nor|without success)\b",
+    "a line that negates or doubts what it says (a workaround that did NOT work)",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Worked:
+    """A setting (``name=value``) a line says made the job work, and what it steers."""
+
+    name: str
+    value: str
+    topics: tuple[str, ...]
+    cite: Cite
+
+
+def settings_that_worked(facts: Facts) -> tuple[Worked, ...]:
+    """Every setting a line says made the job work, leaving out lines that negate it."""
+    hits = facts.seen(SETTING_WORKED)
+    if not hits:
+        return ()
+    negated = facts.lines_of(NEGATED)
+    out: list[Worked] = []
+    for hit in hits:
+        if hit.said in negated:
+            continue
+        name = (hit.match["name"] or hit.match["name2"] or "").upper()
+        value = (hit.match["value"] or hit.match["value2"] or "").strip(".,")
+        out.append(Worked(name, value, variable_topics(name), hit.cite))
+    return tuple(out)
