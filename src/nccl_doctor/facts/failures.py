@@ -25,6 +25,7 @@ from dataclasses import dataclass, replace
 
 from nccl_doctor.facts.base import Fact
 from nccl_doctor.facts.literals import prefiltered
+from nccl_doctor.facts.messages import PEER_GONE_TEXT
 from nccl_doctor.facts.nccl import NcclWarn
 from nccl_doctor.facts.run import (
     C10dSocketError,
@@ -42,15 +43,15 @@ from nccl_doctor.facts.run import (
 )
 from nccl_doctor.facts.store import Facts
 
-#: What survivors print once a peer is gone, or once they are told to stop.
+#: What survivors print once a peer is gone (:data:`~nccl_doctor.facts.messages.PEER_GONE_TEXT`),
+#: or once they are told to stop.
 CASCADE_TEXT = re.compile(
-    r"Connection (?:closed|reset) by (?:remote )?peer|Broken pipe|"
-    r"communicator (?:was|has been) aborted|process group (?:was|has been) aborted|"
-    r"remote process exited|SignalException|Signals?\.SIGTERM|received signal SIGTERM|"
+    PEER_GONE_TEXT + r"|process group (?:was|has been) aborted|"
+    r"SignalException|Signals?\.SIGTERM|received signal SIGTERM|"
     r"Got signal: ?15|KeyboardInterrupt|ProcessGroupNCCL is shutting down|"
     r"Terminating the process after|another rank failed|peer (?:rank )?\d* ?(?:closed|exited)|"
     # c10d's TCPStore client once the store's host (rank 0) has gone
-    r"Connection was likely closed|remote (?:server|end) shutdown or crash",
+    r"remote (?:server|end) shutdown or crash",
     re.IGNORECASE,
 )
 

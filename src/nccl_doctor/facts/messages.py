@@ -20,12 +20,12 @@ _LAUNCH_PHASE = re.compile(
     r"|Timeout waiting for key|TCPStore|DistStoreError",
     re.IGNORECASE,
 )
-#: What a survivor prints once its peer is gone.
-_PEER_GONE = re.compile(
+#: What a survivor prints once its peer is gone (facts.failures's cascade text holds these too).
+PEER_GONE_TEXT = (
     r"Connection (?:closed|reset) by (?:remote )?peer|Broken pipe|remote process exited"
-    r"|communicator (?:was|has been) aborted|Connection was likely closed",
-    re.IGNORECASE,
+    r"|communicator (?:was|has been) aborted|Connection was likely closed"
 )
+_PEER_GONE = re.compile(PEER_GONE_TEXT, re.IGNORECASE)
 #: Failure text that is the watchdog tearing down a timed-out rank.
 _WATCHDOG = re.compile(
     r"Watchdog caught collective operation timeout|collective operation timeout|"
