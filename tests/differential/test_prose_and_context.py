@@ -286,3 +286,28 @@ def test_a_setting_that_did_not_help_points_nowhere(tmp_path: Path) -> None:
     )
     assert all("made it work" not in r for h in report.hypotheses for r in h.for_)
     assert not report.hypotheses[0].id.startswith("net.ib_")
+
+
+def test_a_hypervisor_under_the_gpus_weighs_for_p2p_on_one_node_and_gdr_across(
+    tmp_path: Path,
+) -> None:
+    one = _diagnose(
+        tmp_path,
+        "NCCL hangs with 4 GPUs in a KVM virtual machine (GPU passthrough).\n",
+    )
+    assert one.hypotheses[0].id == "nccl.p2p"
+    assert any("hypervisor" in r for r in one.hypotheses[0].for_)
+    across = _diagnose(
+        tmp_path,
+        "Slow inter-node all_reduce_perf bandwidth on two VMs with GPU passthrough, IB SR-IOV.\n",
+    )
+    gdr = next(h for h in across.hypotheses if h.id == "net.gdr")
+    assert any("GPUDirect traffic too" in r for r in gdr.for_)
+
+
+def test_geforce_cards_weigh_for_p2p_and_datacentre_cards_do_not(tmp_path: Path) -> None:
+    geforce = _diagnose(tmp_path, "Training hangs on 2x GeForce RTX 4090 with DDP.\n")
+    p2p = next(h for h in geforce.hypotheses if h.id == "nccl.p2p")
+    assert any("GeForce/TITAN" in r for r in p2p.for_)
+    a100 = _diagnose(tmp_path, "Training hangs on 2x A100 PCIe with DDP.\n")
+    assert all("GeForce/TITAN" not in r for h in a100.hypotheses for r in h.for_)

@@ -17,15 +17,18 @@ from dataclasses import dataclass, field
 from nccl_doctor.differential.checks import NEXT_CHECK
 from nccl_doctor.differential.prose import cues_of
 from nccl_doctor.facts.base import Cite
-from nccl_doctor.facts.gpu import GpuProcess
+from nccl_doctor.facts.gpu import Gpu, GpuProcess
 from nccl_doctor.facts.host import EnvVar
 from nccl_doctor.facts.job import job_pids, world_size
 from nccl_doctor.facts.live import HostRuntime, ShmInfo
 from nccl_doctor.facts.nccl import NcclCommLayout, NcclNet, NcclWarn
 from nccl_doctor.facts.net import IbPort
-from nccl_doctor.facts.software import SoftwareVersions
+from nccl_doctor.facts.software import CpuInfo, SoftwareVersions
 from nccl_doctor.facts.store import Facts
+from nccl_doctor.knowledge.gpu_boards import consumer_board
 from nccl_doctor.knowledge.topics import ID_TOPICS
+from nccl_doctor.signs.gpu import CONSUMER_BOARD
+from nccl_doctor.signs.nccl import P2P_PLATFORM
 from nccl_doctor.signs.settings import Worked, settings_that_worked
 
 _TRUE = frozenset({"1", "true", "yes", "on"})
@@ -44,6 +47,10 @@ class Context:
     shm_disabled: bool = False
     ib_disabled: bool = False
     foreign_gpu_processes: int = 0
+    #: PCIe ACS, an IOMMU or a hypervisor under the GPUs (they break peer-to-peer)
+    p2p_platform: bool = False
+    #: GeForce/TITAN boards, which have no PCIe peer-to-peer between cards
+    consumer_gpus: bool = False
     wsl: bool = False
     #: the reporter's discriminating sentences (:data:`.prose.CUES`), by cue name
     said: dict[str, Cite] = field(default_factory=dict)
@@ -117,6 +124,9 @@ def context_of(facts: Facts) -> Context:
         shm_disabled=_env(facts, "NCCL_SHM_DISABLE") in _TRUE,
         ib_disabled=_env(facts, "NCCL_IB_DISABLE") in _TRUE,
         foreign_gpu_processes=len(foreign),
+        p2p_platform=facts.saw(P2P_PLATFORM) or any(c.hypervisor_vendor for c in facts.of(CpuInfo)),
+        consumer_gpus=any(consumer_board(g.name) for g in facts.of(Gpu))
+        or facts.saw(CONSUMER_BOARD),
         wsl=wsl,
         said=said,
         worked=settings_that_worked(facts),
@@ -251,6 +261,26 @@ SHIFTS: tuple[Shift, ...] = (
     Shift("nccl.p2p", 0.2, "one rank per node: P2P is not used", lambda c: c.local_ranks == 1),
     Shift(
         "nccl.p2p", 0.2, "NCCL_P2P_DISABLE=1 is set and it still fails", lambda c: c.p2p_disabled
+    ),
+    Shift(
+        "nccl.p2p",
+        3.0,
+        "PCIe ACS, an IOMMU or a hypervisor sits under the GPUs: each can break peer-to-peer",
+        lambda c: c.p2p_platform and c.local_ranks != 1,
+    ),
+    Shift(
+        "net.gdr",
+        3.0,
+        "PCIe ACS, an IOMMU or a hypervisor sits under the GPUs: each reroutes the NIC's "
+        "GPUDirect traffic too",
+        lambda c: c.p2p_platform and c.multi_node,
+    ),
+    Shift(
+        "nccl.p2p",
+        2.0,
+        "GeForce/TITAN cards: no PCIe peer-to-peer between them, and NCCL's P2P set-up has "
+        "hung where the driver claimed it",
+        lambda c: c.consumer_gpus and c.local_ranks != 1,
     ),
     *(Shift(i, 1.6, "the job spans several nodes", lambda c: c.multi_node) for i in _NET_IDS),
     *(Shift(i, 0.3, "the job runs on one node", lambda c: c.nodes == 1) for i in _NET_IDS[2:]),

@@ -147,7 +147,8 @@ CUES: dict[str, re.Pattern[str]] = {
     ),
     "wsl": _rx(r"\bWSL ?2?\b|\bWindows Subsystem for Linux\b"),
     "multi_node": _rx(
-        r"\bmulti[- ]?node\b|\b(?:multiple|several|two|\d+) (?:\w+ )?(?:nodes|hosts|machines)\b"
+        r"\b(?:multi|inter)[- ]?node\b"
+        r"|\b(?:multiple|several|two|\d+) (?:\w+ )?(?:nodes|hosts|machines)\b"
         r"|\b(?:num[_-]?nodes|nnodes)\s*(?:>=?|=)\s*[2-9]|\bacross (?:the )?nodes\b"
         # Chinese: multi-machine, several machines, multi-node
         r"|多机|多台(?:机器|服务器)|多节点|多个节点"

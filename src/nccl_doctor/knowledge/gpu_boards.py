@@ -25,6 +25,20 @@ _NVLINK_BOARD = re.compile(NVLINK_BOARD_PATTERN, re.IGNORECASE)
 _NVSWITCH_MODELS = re.compile(r"\b(?:A100|A800|H100|H800|H200|H20|B100|B200|GB200)\b")
 
 
+#: GeForce and TITAN boards (as printed): the driver gives them no PCIe peer-to-peer
+#: between cards (only over an NVLink bridge), and NCCL's P2P set-up has hung on them where
+#: the driver said otherwise (RTX 4090 with drivers before the fix); NCCL then needs SHM.
+CONSUMER_BOARD_PATTERN = (
+    r"\bGeForce\b|\bTITAN (?:RTX|V|Xp?)\b|\bRTX ?(?:20|30|40|50)[5-9]0(?: ?Ti| ?SUPER)?\b"
+)
+_CONSUMER_BOARD = re.compile(CONSUMER_BOARD_PATTERN, re.IGNORECASE)
+
+
+def consumer_board(model: str | None) -> bool:
+    """Whether ``model`` names a GeForce/TITAN board (no PCIe peer-to-peer between cards)."""
+    return bool(model) and _CONSUMER_BOARD.search(model or "") is not None
+
+
 def nvlink_board(model: str | None) -> bool:
     """Whether ``model`` names an NVLink/NVSwitch board part (SXM, HGX/DGX, known servers)."""
     return bool(model) and _NVLINK_BOARD.search(model or "") is not None

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from nccl_doctor.facts.signs import sign
-from nccl_doctor.knowledge.gpu_boards import NVLINK_BOARD_PATTERN
+from nccl_doctor.knowledge.gpu_boards import CONSUMER_BOARD_PATTERN, NVLINK_BOARD_PATTERN
 
 # -- the machine: boards, counts, wedged processes --------------------------------
 
@@ -11,6 +11,11 @@ NVLINK_BOARD = sign(
     "gpu.nvlink_board",
     NVLINK_BOARD_PATTERN,
     "a line names an NVLink/NVSwitch board part (SXM, HGX/DGX, a known server or cloud instance)",
+)
+CONSUMER_BOARD = sign(
+    "gpu.consumer_board",
+    CONSUMER_BOARD_PATTERN,
+    "a line names a GeForce/TITAN board (no PCIe peer-to-peer between such cards)",
 )
 MULTI_GPU = sign(
     "gpu.multi_gpu",
