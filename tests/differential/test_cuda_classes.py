@@ -149,3 +149,36 @@ def test_every_error_with_a_diagnosis_has_a_family_whose_priors_name_it() -> Non
         if err.diagnosis_id and cls not in ("cuda_unknown", "gpu_oom"):
             named = {p.id for p in PRIORS[cls]}
             assert err.diagnosis_id in named or cls == "cuda_error", (err.name, cls)
+
+
+H200 = Path(__file__).resolve().parents[1] / "fixtures" / "captured" / "cuda-errors-h200"
+
+
+@pytest.mark.parametrize(
+    ("capture", "finding", "cls", "alternatives"),
+    [
+        (
+            "invalid_ordinal.txt",
+            "cuda.device_visibility",
+            "cuda_device",
+            ["gpu.compute_mode", "gpu.mig"],
+        ),
+        (
+            "device_assert.txt",
+            "cuda.device_assert",
+            "cuda_fault",
+            ["cuda.illegal_access", "gpu.xid"],
+        ),
+    ],
+)
+def test_real_cuda_errors_on_the_h200_open_their_family(
+    capture: str, finding: str, cls: str, alternatives: list[str]
+) -> None:
+    report = diagnose_paths([str(H200 / capture)])
+    assert report.findings[0].id == finding
+    assert [h.id for h in report.hypotheses] == alternatives
+    facts = facts_of(read_paths([str(H200 / capture)]))
+    failure, _ = first_failure(facts)
+    lead = lead_symptom(facts, differential_order(failures_of(facts), failure))
+    assert lead is not None
+    assert lead.cls == cls
