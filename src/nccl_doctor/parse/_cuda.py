@@ -14,7 +14,7 @@ from nccl_doctor.parse._values import cite
 _UNIT = r"(?:[KMGT]i?B|bytes|B)"
 #: PyTorch's ``CUDA error: X``; C++ extensions' ``CUDA Error: X at file.cpp:62`` (vLLM)
 _CUDA_ERROR = re.compile(
-    r"CUDA [Ee]rror: (?P<err>[^\n]{1,200}?)(?:\.\s|\s\(|\s+at\s+\S+:\d+|\.?\s*$)"
+    r"CUDA [Ee]rror: (?P<err>[^\n]{1,200}?)(?:\.\s|\s\(|\s{1,8}at\s{1,8}\S{1,300}:\d|\.?\s*$)"
 )
 _CUDA_FAILURE = re.compile(r"Cuda failure (?:(?P<code>\d{1,5}) )?'(?P<err>[^'\n]{1,200})'?")
 #: PyTorch <= 1.4 (THC): ``cuda runtime error (30) : unknown error at f.cpp:50`` and
@@ -22,7 +22,7 @@ _CUDA_FAILURE = re.compile(r"Cuda failure (?:(?P<code>\d{1,5}) )?'(?P<err>[^'\n]
 #: 10.1 the runtime numbered cudaErrorUnknown 30 (999 since).
 _LEGACY = re.compile(
     r"(?:cuda runtime error \((?P<code>\d{1,5})\)|THCudaCheck FAIL file=\S{1,300} line=\d{1,7}"
-    r" error=(?P<code2>\d{1,5})) : (?P<err>[^\n]{1,200}?)(?: at \S+:\d+)?\s*$"
+    r" error=(?P<code2>\d{1,5})) : (?P<err>[^\n]{1,200}?)(?: at \S{1,300}:\d{1,7})?\s*$"
 )
 _INIT = re.compile(
     r"cudaGetDeviceCount\(\)[^\n]{0,500}?Error (?P<code>\d{1,5}): "
