@@ -14,6 +14,7 @@ per incident come from ``scripts/score_incidents.py``.
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -65,3 +66,36 @@ def test_derive_priors_counts_each_incident_under_its_lead_symptom(
     assert counted == failing
     assert "launch.port_in_use 2" in lines["store_create"]
     assert "nccl.shm 1" in lines["nccl_system"]
+
+
+DEV = ("incidents-dev-2026-12", "incidents", "incidents-heldout", "incidents-blind")
+
+
+def test_each_common_classs_commonest_cause_is_among_its_first_three_priors(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The priors table is checked against the development corpora's counts (never a blind one).
+
+    For every symptom class that leads at least 7 development incidents, the id
+    those incidents most often turned out to be is one of the class's three
+    largest priors: a table that drifted from the evidence fails here.
+    """
+    from derive_priors import main
+
+    from nccl_doctor.differential.priors import PRIORS
+
+    sys.argv = ["derive_priors.py", *(str(ROOT / "tests" / "fixtures" / c) for c in DEV)]
+    assert main() == 0
+    checked = []
+    for line in capsys.readouterr().out.splitlines():
+        cls, n_text, rest = re.fullmatch(r"(.+?)\s+n=\s*(\d+)\s+(.*)", line).groups()  # type: ignore[union-attr]
+        n = int(n_text)
+        counts = [item.rsplit(" ", 1) for item in rest.split(", ")]
+        commonest, most = counts[0][0], int(counts[0][1])
+        tied = {i for i, c in counts if int(c) == most}
+        if cls not in PRIORS or n < 7 or len(tied) > 2:
+            continue
+        first3 = [p.id for p in sorted(PRIORS[cls], key=lambda p: -p.weight)[:3]]
+        assert tied & set(first3), (cls, commonest, first3)
+        checked.append(cls)
+    assert len(checked) >= 8, checked

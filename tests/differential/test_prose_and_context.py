@@ -311,3 +311,16 @@ def test_geforce_cards_weigh_for_p2p_and_datacentre_cards_do_not(tmp_path: Path)
     assert any("GeForce/TITAN" in r for r in p2p.for_)
     a100 = _diagnose(tmp_path, "Training hangs on 2x A100 PCIe with DDP.\n")
     assert all("GeForce/TITAN" not in r for h in a100.hypotheses for r in h.for_)
+
+
+def test_the_fabric_manager_is_a_cause_only_on_nvswitch_boards(tmp_path: Path) -> None:
+    text = (
+        "RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda "
+        "functions before calling NumCudaDevices() that might have already set an error? Error "
+        "803: system has unsupported display driver / cuda driver combination\n"
+    )
+    hgx = _diagnose(tmp_path, "8x H100 SXM (HGX) node, CUDA fails to start.\n" + text)
+    fm = next(h for h in hgx.hypotheses if h.id == "gpu.fabric_manager")
+    assert "the GPUs sit on an NVLink/NVSwitch board" in fm.for_
+    pcie = _diagnose(tmp_path, "Two GeForce RTX 3090 cards, CUDA fails to start.\n" + text)
+    assert "gpu.fabric_manager" not in [h.id for h in pcie.hypotheses][:3]

@@ -25,9 +25,9 @@ from nccl_doctor.facts.nccl import NcclCommLayout, NcclNet, NcclWarn
 from nccl_doctor.facts.net import IbPort
 from nccl_doctor.facts.software import CpuInfo, SoftwareVersions
 from nccl_doctor.facts.store import Facts
-from nccl_doctor.knowledge.gpu_boards import consumer_board
+from nccl_doctor.knowledge.gpu_boards import consumer_board, nvlink_board
 from nccl_doctor.knowledge.topics import ID_TOPICS
-from nccl_doctor.signs.gpu import CONSUMER_BOARD
+from nccl_doctor.signs.gpu import CONSUMER_BOARD, NVLINK_BOARD
 from nccl_doctor.signs.nccl import P2P_PLATFORM
 from nccl_doctor.signs.settings import Worked, settings_that_worked
 
@@ -51,6 +51,8 @@ class Context:
     p2p_platform: bool = False
     #: GeForce/TITAN boards, which have no PCIe peer-to-peer between cards
     consumer_gpus: bool = False
+    #: whether the GPUs sit on an NVLink/NVSwitch board (SXM, HGX/DGX); ``None``: not said
+    nvlink_board: bool | None = None
     wsl: bool = False
     #: the reporter's discriminating sentences (:data:`.prose.CUES`), by cue name
     said: dict[str, Cite] = field(default_factory=dict)
@@ -114,6 +116,7 @@ def context_of(facts: Facts) -> Context:
         or any(s.wsl for s in facts.of(SoftwareVersions))
         or "wsl" in said
     )
+    consumer = any(consumer_board(g.name) for g in facts.of(Gpu)) or facts.saw(CONSUMER_BOARD)
     return Context(
         container=container,
         shm_mib=min(shm) if shm else None,
@@ -125,8 +128,8 @@ def context_of(facts: Facts) -> Context:
         ib_disabled=_env(facts, "NCCL_IB_DISABLE") in _TRUE,
         foreign_gpu_processes=len(foreign),
         p2p_platform=facts.saw(P2P_PLATFORM) or any(c.hypervisor_vendor for c in facts.of(CpuInfo)),
-        consumer_gpus=any(consumer_board(g.name) for g in facts.of(Gpu))
-        or facts.saw(CONSUMER_BOARD),
+        consumer_gpus=consumer,
+        nvlink_board=_board(facts, consumer),
         wsl=wsl,
         said=said,
         worked=settings_that_worked(facts),
@@ -135,6 +138,16 @@ def context_of(facts: Facts) -> Context:
         or any((dev[2] or "").lower() == "roce" for n in nets for dev in n.ib_devices)
         or _env(facts, "NCCL_IB_GID_INDEX") is not None,
     )
+
+
+def _board(facts: Facts, consumer: bool) -> bool | None:
+    """NVLink/NVSwitch board or not: the GPUs' own names first, then the evidence's words."""
+    names = [g.name for g in facts.of(Gpu) if g.name]
+    if any(nvlink_board(n) for n in names) or (not names and facts.saw(NVLINK_BOARD)):
+        return True
+    if names or consumer:
+        return False
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,6 +245,20 @@ SHIFTS: tuple[Shift, ...] = (
         lambda c: c.container is True,
     ),
     Shift("driver.container", 2.0, "runs in a container", lambda c: c.container is True),
+    # NVSwitch's fabric manager exists only on NVLink boards (HGX/DGX, SXM parts)
+    *(
+        Shift(i, 2.0, "the GPUs sit on an NVLink/NVSwitch board", lambda c: c.nvlink_board is True)
+        for i in ("gpu.fabric_manager", "nccl.nvls")
+    ),
+    *(
+        Shift(
+            i,
+            0.1,
+            "the GPUs are PCIe cards, not an NVSwitch board: no fabric manager, no NVLS",
+            lambda c: c.nvlink_board is False,
+        )
+        for i in ("gpu.fabric_manager", "nccl.nvls")
+    ),
     Shift(
         "nccl.shm",
         6.0,

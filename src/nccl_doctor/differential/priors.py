@@ -47,8 +47,9 @@ PRIORS: dict[str, tuple[Prior, ...]] = {
         _p("net.unreachable", 0.12, "peers cannot connect (firewall, routes, MASTER_ADDR)"),
         _p("nccl.p2p", 0.10, "P2P/IPC across GPUs fails (ACS, IOMMU, virtualisation)"),
         _p("host.resources", 0.10, "a system call failed on host limits (fds, memlock, memory)"),
-        _p("net.ib_config", 0.10, "IB verbs set-up failed (memlock, GID, HCA)"),
-        _p("launch.rank_crash", 0.08, "a peer died and its sockets closed", "judgement"),
+        # the development corpora: IB set-up 5 of 13, SHM 5
+        _p("net.ib_config", 0.16, "IB verbs set-up failed (memlock, GID, HCA)"),
+        _p("launch.rank_crash", 0.06, "a peer died and its sockets closed", "judgement"),
         _p("nccl.version_mismatch", 0.06, "ranks speak different NCCL versions"),
         _p("driver.container", 0.06, "the container lacks devices or IPC namespace"),
     ),
@@ -274,10 +275,11 @@ PRIORS: dict[str, tuple[Prior, ...]] = {
     ),
     # CUDA's errors by family (knowledge.cuda_errors.symptom_class)
     "cuda_fault": (
-        _p("cuda.illegal_access", 0.30, "the job's own kernel touched memory it does not own"),
+        # the development corpora: ECC 5 of 9, assert 2, illegal access 2
+        _p("cuda.illegal_access", 0.24, "the job's own kernel touched memory it does not own"),
+        _p("gpu.ecc", 0.22, "HBM errors take the context down (Llama 3: HBM 17.2%)", "llama3"),
         _p("cuda.device_assert", 0.14, "a kernel's assertion (an index out of range)"),
-        _p("gpu.xid", 0.16, "the GPU faulted under the kernel", "llama3"),
-        _p("gpu.ecc", 0.14, "HBM errors take the context down (Llama 3: HBM 17.2%)", "llama3"),
+        _p("gpu.xid", 0.14, "the GPU faulted under the kernel", "llama3"),
         _p("nccl.internal", 0.08, "a fault inside an NCCL kernel (fixed in a later release)"),
         _p("gpu.nvlink", 0.06, "an NVLink error under a peer access (Xid 74)"),
         _p("nccl.p2p", 0.06, "a peer-to-peer copy through a broken P2P path (ACS/IOMMU)"),
@@ -294,7 +296,8 @@ PRIORS: dict[str, tuple[Prior, ...]] = {
         _p("driver.cuda_mismatch", 0.28, "the CUDA runtime needs a newer driver"),
         _p("driver.version_mismatch", 0.20, "kernel module and user-space driver differ"),
         _p("driver.container", 0.18, "the container runtime injected the wrong driver libraries"),
-        _p("gpu.fabric_manager", 0.12, "HGX: the fabric manager is down (error 802)"),
+        # the development corpora: the fabric manager 3 of 7
+        _p("gpu.fabric_manager", 0.20, "HGX: the fabric manager is down (error 802)"),
         _p("driver.uvm", 0.12, "nvidia_uvm is missing: CUDA cannot start"),
         _p("driver.wsl", 0.05, "WSL's driver stack lacks what the runtime needs", "judgement"),
     ),
