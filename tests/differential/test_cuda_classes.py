@@ -166,8 +166,8 @@ H200 = Path(__file__).resolve().parents[1] / "fixtures" / "captured" / "cuda-err
         (
             "device_assert.txt",
             "cuda.device_assert",
-            "cuda_fault",
-            ["cuda.illegal_access", "gpu.xid"],
+            "cuda_assert",
+            ["cuda.illegal_access"],
         ),
     ],
 )

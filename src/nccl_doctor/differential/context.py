@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from nccl_doctor.differential.checks import NEXT_CHECK
 from nccl_doctor.differential.prose import cues_of
 from nccl_doctor.facts.base import Cite
-from nccl_doctor.facts.gpu import Gpu, GpuProcess
+from nccl_doctor.facts.gpu import GpuProcess
 from nccl_doctor.facts.host import EnvVar
-from nccl_doctor.facts.job import job_pids, world_size
+from nccl_doctor.facts.job import gpu_models, job_pids, world_size
 from nccl_doctor.facts.live import HostRuntime, ShmInfo
 from nccl_doctor.facts.nccl import NcclCommLayout, NcclNet, NcclWarn
 from nccl_doctor.facts.net import IbPort
@@ -116,7 +116,7 @@ def context_of(facts: Facts) -> Context:
         or any(s.wsl for s in facts.of(SoftwareVersions))
         or "wsl" in said
     )
-    consumer = any(consumer_board(g.name) for g in facts.of(Gpu)) or facts.saw(CONSUMER_BOARD)
+    consumer = any(consumer_board(n) for n in gpu_models(facts)) or facts.saw(CONSUMER_BOARD)
     return Context(
         container=container,
         shm_mib=min(shm) if shm else None,
@@ -142,7 +142,7 @@ def context_of(facts: Facts) -> Context:
 
 def _board(facts: Facts, consumer: bool) -> bool | None:
     """NVLink/NVSwitch board or not: the GPUs' own names first, then the evidence's words."""
-    names = [g.name for g in facts.of(Gpu) if g.name]
+    names = gpu_models(facts)
     if any(nvlink_board(n) for n in names) or (not names and facts.saw(NVLINK_BOARD)):
         return True
     if names or consumer:
@@ -188,6 +188,7 @@ _GPU_STACK = frozenset(
         "cuda_unknown",
         "cuda_error",
         "cuda_fault",
+        "cuda_assert",
         "cuda_device",
         "cuda_driver",
         "hang",

@@ -284,6 +284,12 @@ PRIORS: dict[str, tuple[Prior, ...]] = {
         _p("gpu.nvlink", 0.06, "an NVLink error under a peer access (Xid 74)"),
         _p("nccl.p2p", 0.06, "a peer-to-peer copy through a broken P2P path (ACS/IOMMU)"),
     ),
+    # cudaErrorAssert: a kernel checked its own input; memory corrupted by an earlier fault can
+    # make the index it checks garbage
+    "cuda_assert": (
+        _p("cuda.device_assert", 0.80, "the kernel's assertion: an index or value out of range"),
+        _p("cuda.illegal_access", 0.20, "an earlier out-of-bounds write corrupted what it checked"),
+    ),
     "cuda_device": (
         _p("cuda.device_visibility", 0.40, "the rank asks for a GPU index it cannot see"),
         _p("gpu.mig", 0.14, "MIG instances are the only devices, one per process", "judgement"),

@@ -86,6 +86,7 @@ LABELS = {
     "desync": "ranks issued different collectives (a desync report)",
     "cuda_error": "a CUDA call failed",
     "cuda_fault": "a kernel or the GPU faulted (a sticky CUDA error: the context is lost)",
+    "cuda_assert": "a kernel's device-side assertion failed (the job's own index or value)",
     "cuda_device": "CUDA could not give the process the GPU it asked for",
     "cuda_driver": "the CUDA driver or runtime could not start (versions, initialisation)",
     "xid": "the driver logged a GPU fault (Xid)",
@@ -200,8 +201,8 @@ def _cuda_symptom(fact: CudaError) -> Symptom | None:
         return None
     cls = cuda_errors.symptom_class(err)
     hints = (err.diagnosis_id,) if err.diagnosis_id else ()
-    if fact.kind == "device_assert":
-        hints = ("cuda.device_assert",)
+    if fact.kind == "device_assert":  # the kernel's assertion line itself
+        cls, hints = "cuda_assert", ("cuda.device_assert",)
     name = err.name or err.driver_name or f"CUDA error {err.code}"
     return Symptom(cls, fact.cite, fact.rank, name, "CUDA's error enum", hints)
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.flight import FlightGroup
+from nccl_doctor.facts.gpu import Gpu
 from nccl_doctor.facts.host import EnvVar
 from nccl_doctor.facts.nccl import NcclCommInit, NcclLogFact
 from nccl_doctor.facts.ras import RasOpCount, RasRank
@@ -24,6 +25,7 @@ from nccl_doctor.facts.run import (
     PythonTraceback,
     WorkerExit,
 )
+from nccl_doctor.facts.software import SoftwareVersions
 from nccl_doctor.facts.stacks import StackCapture
 from nccl_doctor.facts.store import Facts
 
@@ -139,6 +141,14 @@ def rank_gpus(facts: Facts) -> dict[int, RankGpu]:
         for rank in range(size):
             found.setdefault(rank, RankGpu(rank, rank, None, "convention", None))
     return found
+
+
+def gpu_models(facts: Facts) -> list[str]:
+    """The GPU model names the evidence gives: NVML's/nvidia-smi's GPUs, then collect_env's."""
+    names = [g.name for g in facts.of(Gpu) if g.name]
+    for versions in facts.of(SoftwareVersions):
+        names += [name for _, name in versions.gpu_models or ()]
+    return names
 
 
 def job_pids(facts: Facts) -> set[int]:

@@ -347,7 +347,8 @@ _DEVICE_IDS = frozenset({"cuda.device_visibility", "gpu.compute_mode"})
 def symptom_class(err: CudaError) -> str:
     """The differential's symptom class of a CUDA error (nccl_doctor.differential.priors).
 
-    ``gpu_oom`` and ``cuda_unknown`` for 2 and 999; ``cuda_fault`` for a
+    ``gpu_oom`` and ``cuda_unknown`` for 2 and 999; ``cuda_assert`` for a
+    kernel's device-side assertion (710); ``cuda_fault`` for a
     kernel's or the GPU's fault (sticky errors, ECC, NVLink); ``cuda_device``
     for a GPU the process cannot have (no device, bad ordinal, exclusive mode);
     ``cuda_driver`` for a driver or runtime that cannot start (initialisation,
@@ -358,6 +359,8 @@ def symptom_class(err: CudaError) -> str:
         return "gpu_oom"
     if err.code == 999:
         return "cuda_unknown"
+    if err.code == 710:  # cudaErrorAssert: the kernel's own assertion, not the GPU's fault
+        return "cuda_assert"
     if err.sticky or diagnosis in _FAULT_IDS:
         return "cuda_fault"
     if diagnosis in _DEVICE_IDS:

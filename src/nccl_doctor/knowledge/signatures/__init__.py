@@ -38,6 +38,7 @@ SYMPTOMS = frozenset(
         "cuda_unknown",
         "cuda_error",
         "cuda_fault",
+        "cuda_assert",
         "cuda_device",
         "cuda_driver",
         "collective_timeout",

@@ -38,10 +38,9 @@ from typing import NamedTuple
 from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.gpu import Gpu, GpuProcess, SmiError
 from nccl_doctor.facts.host import KernelGpuMessage, XidEvent
-from nccl_doctor.facts.job import job_pids, rank_gpus
+from nccl_doctor.facts.job import gpu_models, job_pids, rank_gpus
 from nccl_doctor.facts.nccl import NcclWarn
 from nccl_doctor.facts.run import CudaError
-from nccl_doctor.facts.software import SoftwareVersions
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.knowledge.gpu_boards import nvswitch_model
@@ -79,9 +78,7 @@ def _errors(facts: Facts) -> list[Fact | Cite]:
 
 
 def _gpu_models(facts: Facts) -> tuple[str | None, int]:
-    names = [g.name for g in facts.of(Gpu) if g.name]
-    for versions in facts.of(SoftwareVersions):
-        names += [name for _, name in versions.gpu_models or ()]
+    names = gpu_models(facts)
     return (names[0] if names else None), len(names)
 
 
