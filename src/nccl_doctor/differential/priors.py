@@ -48,7 +48,7 @@ PRIORS: dict[str, tuple[Prior, ...]] = {
         _p("nccl.p2p", 0.10, "P2P/IPC across GPUs fails (ACS, IOMMU, virtualisation)"),
         _p("host.resources", 0.10, "a system call failed on host limits (fds, memlock, memory)"),
         # the development corpora: IB set-up 5 of 13, SHM 5
-        _p("net.ib_config", 0.16, "IB verbs set-up failed (memlock, GID, HCA)"),
+        _p("net.ib_config", 0.15, "IB verbs set-up failed (memlock, GID, HCA)"),
         _p("launch.rank_crash", 0.06, "a peer died and its sockets closed", "judgement"),
         _p("nccl.version_mismatch", 0.06, "ranks speak different NCCL versions"),
         _p("driver.container", 0.06, "the container lacks devices or IPC namespace"),

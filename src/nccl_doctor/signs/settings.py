@@ -22,8 +22,9 @@ from nccl_doctor.knowledge.topics import variable_topics
 _NAME = r"(?:TORCH_)?(?:NCCL|GLOO)_[A-Z0-9_]{2,40}"
 _VALUE = r"[\^\w.,:+-]{1,40}"
 _WORKED = (
-    r"(?=[wfshrdn])(?:works?\b|worked|fix(?:es|ed)?\b|solv(?:es|ed)\b|help(?:s|ed)?\b"
-    r"|resolv(?:es|ed)\b|runs? (?:fine|well|ok)|fine\b|did the trick|no (?:longer|more) hang)"
+    r"(?=[wfshrdn])(?:work(?:s|ed)? ?around|works?\b|worked|fix(?:es|ed)?\b|solv(?:es|ed)\b"
+    r"|help(?:s|ed)?\b|resolv(?:es|ed)\b|runs?\b|fine\b|succeed\w{0,4}|did the trick"
+    r"|no (?:longer|more) hang)"
 )
 
 SETTING_WORKED = sign(
