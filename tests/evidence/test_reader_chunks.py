@@ -73,3 +73,15 @@ def test_runs_of_blank_lines_in_free_text_are_passed_at_once(
     (xid,) = [f for f in result.facts if isinstance(f, XidEvent)]
     assert xid.cite.line == 500_003
     assert result.sources[0].lines == 1_000_004
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_newlines_counts_what_bytes_count_counts(seed: int) -> None:
+    rng = random.Random(seed)
+    size = reader._COUNT_PIECE * 3 + rng.randrange(1000)
+    data = bytes(rng.choice(b"ab\n\r ") for _ in range(size))
+    for _ in range(50):
+        start = rng.randrange(size)
+        stop = rng.choice([size, rng.randrange(start, size + 1), start + reader._COUNT_PIECE])
+        assert reader.newlines(data, start, stop) == data.count(b"\n", start, stop)
+    assert reader.newlines(data, 0, size) == data.count(b"\n") > size // 6

@@ -36,14 +36,14 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import importlib
-import os
 import platform
 import re
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
-from pathlib import Path
 from typing import Any, ClassVar
+
+from nccl_doctor.cache import cache_dir, write_atomic
 
 __all__ = [
     "HyperscanPrefilter",
@@ -218,11 +218,6 @@ def _hs_escape(data: bytes) -> bytes:
     )
 
 
-def _cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "nccl-doctor"
-
-
 def _hs_database(hyperscan: Any, expressions: Sequence[bytes], *, cache: bool) -> Any:
     """A compiled block-mode database of ``expressions`` (ids 0, 1, ...), cached on disk.
 
@@ -240,7 +235,7 @@ def _hs_database(hyperscan: Any, expressions: Sequence[bytes], *, cache: bool) -
             platform.machine().encode(),
         )
     ).hexdigest()[:32]
-    path = _cache_dir() / f"prefilter-{key}.hsdb"
+    path = cache_dir() / f"prefilter-{key}.hsdb"
     ids = list(range(len(expressions)))
 
     def compiled() -> Any:
@@ -255,13 +250,7 @@ def _hs_database(hyperscan: Any, expressions: Sequence[bytes], *, cache: bool) -
         db.scratch = hyperscan.Scratch(db)
         return db
     db = compiled()
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_bytes(hyperscan.dumpb(db))
-        tmp.replace(path)
-    except OSError:
-        pass  # a cache we cannot write only costs the compile next time
+    write_atomic(path, hyperscan.dumpb(db))  # one we cannot write costs the compile next time
     return db
 
 

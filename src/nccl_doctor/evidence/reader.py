@@ -47,6 +47,8 @@ T = TypeVar("T")
 
 #: Bytes read at a time.
 CHUNK_BYTES = 512 << 10
+#: Newlines are counted in pieces of this many bytes (see :func:`newlines`).
+_COUNT_PIECE = 32 << 10
 #: Longer lines are cut to this many bytes (with a coverage note): no message needs more,
 #: and it bounds what one line costs the parsers, whatever their patterns.
 LINE_MAX_BYTES = 64 << 10
@@ -210,6 +212,24 @@ class Budgets:
                 )
             )
         return out
+
+
+def newlines(data: bytes, start: int, stop: int) -> int:
+    """The newlines in ``data[start:stop]``, counted at ``memchr`` speed.
+
+    ``bytes.count`` of one byte is a byte-by-byte loop in CPython (about
+    1.3 GB/s, half of ``grep``'s whole time on a large log); deleting the
+    newlines with ``replace`` finds them with ``memchr``, several times
+    faster. The copies are made in pieces small enough to come from the
+    allocator's free lists, not from fresh pages.
+    """
+    if stop - start <= _COUNT_PIECE:
+        return data.count(b"\n", start, stop)
+    found = 0
+    for at in range(start, stop, _COUNT_PIECE):
+        piece = data[at : min(at + _COUNT_PIECE, stop)]
+        found += len(piece) - len(piece.replace(b"\n", b""))
+    return found
 
 
 def _line_chunks(
@@ -389,7 +409,7 @@ class _SourceReader:
             if self.text and not in_block and (blank := _BLANKS.match(buf, pos, size)):
                 # free text: blank lines are read by nothing (a blank line and a skipped one
                 # end the attributor's context alike), so a run of them is passed at once
-                n += buf.count(b"\n", pos, blank.end())
+                n += newlines(buf, pos, blank.end())
                 pos = blank.end()
                 continue
             if in_block or self.text:
@@ -417,12 +437,12 @@ class _SourceReader:
                 si += 1
                 if not mask & self.wanted:
                     continue  # only for a spent budget: passed with the lines around it
-                n += buf.count(b"\n", pos, start)
+                n += newlines(buf, pos, start)
                 self._line(n, buf[start:end], mask & self.wanted)
                 if self.closing and start in self.closing:
                     self._close_info(self.closing.pop(start), n)
             else:
-                n += buf.count(b"\n", pos, size)
+                n += newlines(buf, pos, size)
                 if buf[size - 1] != 10:
                     n += 1
                 break
