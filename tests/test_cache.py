@@ -110,3 +110,14 @@ def test_a_foreign_entry_is_recomputed(
     kept.put("0\0out of memory", value)
     assert not literals.known("out of memory")
     assert literals.analysis("out of memory") == ((("out of memory",),), False)
+
+
+def test_the_file_stays_where_the_cache_was_when_made(
+    home: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    kept = JsonCache("t")
+    kept.put("a", 1)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "elsewhere"))
+    kept.save()  # as at exit, after a test's environment was undone
+    assert json.loads((home / "t.json").read_text()) == {"a": 1}
+    assert not (tmp_path / "elsewhere").exists()

@@ -49,14 +49,11 @@ class JsonCache:
     def __init__(self, name: str, most: int = 4096) -> None:
         self.name = name
         self.most = most
+        #: the file, where the environment put the cache when this cache was made
+        self.path = cache_dir() / f"{name}.json"
         self._entries: dict[str, Any] | None = None
         self._added: dict[str, Any] = {}
         self._at_exit = False
-
-    @property
-    def path(self) -> Path:
-        """The file (looked up each time: the cache folder follows the environment)."""
-        return cache_dir() / f"{self.name}.json"
 
     def _load(self) -> dict[str, Any]:
         try:

@@ -115,7 +115,7 @@ def _kept() -> JsonCache | None:
     except OSError:
         return None
     key = hashlib.sha256(source + sys.version.encode()).hexdigest()[:32]
-    return JsonCache(f"patterns-{key}")
+    return JsonCache(f"patterns-{key}", most=1024)  # the signs and a few hundred more
 
 
 def _decoded(value: object) -> Analysis | None:
