@@ -28,6 +28,7 @@ LAYERS: dict[str, int] = {
     "redact": 0,
     "extras": 0,
     "files": 0,
+    "cache": 0,
     "knowledge": 0,
     # 1: the facts and what is derived from them (failures, world size, rank -> GPU)
     "facts": 1,

@@ -73,3 +73,51 @@ def test_runs_of_blank_lines_in_free_text_are_passed_at_once(
     (xid,) = [f for f in result.facts if isinstance(f, XidEvent)]
     assert xid.cite.line == 500_003
     assert result.sources[0].lines == 1_000_004
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_newlines_counts_what_bytes_count_counts(seed: int) -> None:
+    rng = random.Random(seed)
+    size = reader._COUNT_PIECE * 3 + rng.randrange(1000)
+    data = bytes(rng.choice(b"ab\n\r ") for _ in range(size))
+    for _ in range(50):
+        start = rng.randrange(size)
+        stop = rng.choice([size, rng.randrange(start, size + 1), start + reader._COUNT_PIECE])
+        assert reader.newlines(data, start, stop) == data.count(b"\n", start, stop)
+    assert reader.newlines(data, 0, size) == data.count(b"\n") > size // 6
+
+
+def test_small_files_share_one_buffer_and_keep_their_own_lines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(reader, "CHUNK_BYTES", 997)
+    monkeypatch.setattr(reader, "SHARED_BUFFER_MAX", 1_000_000)
+    folder = tmp_path / "ranks"
+    folder.mkdir()
+    expected: dict[str, list[int]] = {}
+    for seed in (1, 2, 3, 4):  # seeds 2 and 4 end without a newline
+        path, lines = _log(tmp_path, seed)
+        path.rename(folder / path.name)
+        expected[str(folder / path.name)] = lines
+    big = folder / "zz-big.log"  # over SHARED_BUFFER_MAX: fresh bytes per read
+    big.write_text(("x" * 99 + "\n") * 12_000 + XID + "\n")
+    expected[str(big)] = [12_001]
+    buffers: list[bytearray | None] = []
+    reads = reader._reads
+
+    def spy(stream: object, buffer: bytearray | None) -> object:
+        buffers.append(buffer)
+        return reads(stream, buffer)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(reader, "_reads", spy)
+    result = reader.read_paths([str(folder)])
+    found: dict[str, list[int]] = {}
+    for fact in result.facts:
+        if isinstance(fact, XidEvent):
+            found.setdefault(fact.cite.source, []).append(fact.cite.line)
+    assert found == expected
+    assert [s.lines for s in result.sources] == [3000, 3000, 3000, 3000, 12_001]
+    shared = buffers[0]
+    assert shared is not None
+    assert len(shared) == 997
+    assert buffers == [shared] * 4 + [None]

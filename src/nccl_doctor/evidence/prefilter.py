@@ -36,14 +36,14 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import importlib
-import os
 import platform
 import re
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
-from pathlib import Path
 from typing import Any, ClassVar
+
+from nccl_doctor.cache import cache_dir, write_atomic
 
 __all__ = [
     "HyperscanPrefilter",
@@ -80,7 +80,7 @@ def literals(anchors: Sequence[str]) -> tuple[tuple[bytes, ...], bool]:
     return tuple(sorted(kept)), empty
 
 
-def _all_lines(buf: bytes) -> list[tuple[int, int]]:
+def _all_lines(buf: bytes | bytearray) -> list[tuple[int, int]]:
     """Every line of ``buf``."""
     spans: list[tuple[int, int]] = []
     find, size, pos = buf.find, len(buf), 0
@@ -113,7 +113,7 @@ class Prefilter(ABC):
         self._literals, self._every_line = literals(self.anchors)
         self._group_literals = [literals(g) for g in self.groups]
 
-    def line_spans(self, buf: bytes) -> list[tuple[int, int]]:
+    def line_spans(self, buf: bytes | bytearray) -> list[tuple[int, int]]:
         """``(start, end)`` of each line of ``buf`` holding an anchor, in order, each once.
 
         ``end`` is the offset of the line's ``\\n`` (or ``len(buf)`` for a last
@@ -125,7 +125,7 @@ class Prefilter(ABC):
             return []
         return self._spans(buf)
 
-    def window_spans(self, data: bytes, start: int, stop: int) -> list[tuple[int, int]]:
+    def window_spans(self, data: bytes | bytearray, start: int, stop: int) -> list[tuple[int, int]]:
         """:meth:`line_spans` of ``data[start:stop]``, as offsets into ``data``.
 
         The reader's chunks are windows of whole lines in the bytes it read, so
@@ -136,7 +136,7 @@ class Prefilter(ABC):
         return [(a + start, b + start) for a, b in self.line_spans(data[start:stop])]
 
     def tagged_spans(
-        self, data: bytes, start: int, stop: int, limit: int | None = None
+        self, data: bytes | bytearray, start: int, stop: int, limit: int | None = None
     ) -> list[Tagged]:
         """:meth:`window_spans` with the mask of the groups each line holds.
 
@@ -158,7 +158,7 @@ class Prefilter(ABC):
         return out
 
     @abstractmethod
-    def _spans(self, buf: bytes) -> list[tuple[int, int]]:
+    def _spans(self, buf: bytes | bytearray) -> list[tuple[int, int]]:
         """:meth:`line_spans` for a non-empty buffer and at least one literal."""
 
 
@@ -193,7 +193,7 @@ class RePrefilter(Prefilter):
         # no literal contains another, so none is a prefix of another: the trie is exact
         self._search = re.compile(_trie(self._literals) if self._literals else b"(?!)").search
 
-    def _spans(self, buf: bytes) -> list[tuple[int, int]]:
+    def _spans(self, buf: bytes | bytearray) -> list[tuple[int, int]]:
         spans: list[tuple[int, int]] = []
         search, find, rfind, size = self._search, buf.find, buf.rfind, len(buf)
         pos = 0
@@ -218,11 +218,6 @@ def _hs_escape(data: bytes) -> bytes:
     )
 
 
-def _cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "nccl-doctor"
-
-
 def _hs_database(hyperscan: Any, expressions: Sequence[bytes], *, cache: bool) -> Any:
     """A compiled block-mode database of ``expressions`` (ids 0, 1, ...), cached on disk.
 
@@ -240,7 +235,7 @@ def _hs_database(hyperscan: Any, expressions: Sequence[bytes], *, cache: bool) -
             platform.machine().encode(),
         )
     ).hexdigest()[:32]
-    path = _cache_dir() / f"prefilter-{key}.hsdb"
+    path = cache_dir() / f"prefilter-{key}.hsdb"
     ids = list(range(len(expressions)))
 
     def compiled() -> Any:
@@ -255,13 +250,7 @@ def _hs_database(hyperscan: Any, expressions: Sequence[bytes], *, cache: bool) -
         db.scratch = hyperscan.Scratch(db)
         return db
     db = compiled()
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_bytes(hyperscan.dumpb(db))
-        tmp.replace(path)
-    except OSError:
-        pass  # a cache we cannot write only costs the compile next time
+    write_atomic(path, hyperscan.dumpb(db))  # one we cannot write costs the compile next time
     return db
 
 
@@ -306,7 +295,7 @@ class HyperscanPrefilter(Prefilter):
             self._db = _hs_database(hyperscan, expressions, cache=cache)
 
     def _scan(
-        self, view: bytes | memoryview, offset: int, limit: int | None = None
+        self, view: bytes | bytearray | memoryview, offset: int, limit: int | None = None
     ) -> tuple[list[int], list[int]]:
         """The offsets (plus ``offset``) of the newlines of matching lines, and their masks.
 
@@ -344,12 +333,12 @@ class HyperscanPrefilter(Prefilter):
             ends, masks = sorted(merged), [merged[at] for at in sorted(merged)]
         return ends, masks
 
-    def _spans(self, buf: bytes) -> list[tuple[int, int]]:
+    def _spans(self, buf: bytes | bytearray) -> list[tuple[int, int]]:
         data = buf if buf.endswith(b"\n") else buf + b"\n"
         ends, _ = self._scan(data, 0)
         return _spans_of(buf, ends, 0)
 
-    def window_spans(self, data: bytes, start: int, stop: int) -> list[tuple[int, int]]:
+    def window_spans(self, data: bytes | bytearray, start: int, stop: int) -> list[tuple[int, int]]:
         """Scans the window in place (a memoryview), when it ends at a newline."""
         if self._every_line or not self._literals or stop <= start or data[stop - 1] != 10:
             return super().window_spans(data, start, stop)
@@ -357,7 +346,7 @@ class HyperscanPrefilter(Prefilter):
         return _spans_of(data, ends, start)
 
     def tagged_spans(
-        self, data: bytes, start: int, stop: int, limit: int | None = None
+        self, data: bytes | bytearray, start: int, stop: int, limit: int | None = None
     ) -> list[Tagged]:
         """The masks come from the scan itself: one report per group and line."""
         if self._every_line or not self._literals or stop <= start or data[stop - 1] != 10:
@@ -367,7 +356,7 @@ class HyperscanPrefilter(Prefilter):
         return [(a, b, m) for (a, b), m in zip(spans, masks, strict=True)]
 
 
-def _spans_of(data: bytes, ends: list[int], start: int) -> list[tuple[int, int]]:
+def _spans_of(data: bytes | bytearray, ends: list[int], start: int) -> list[tuple[int, int]]:
     """The lines ending at ``ends`` (offsets of their newlines), none starting before ``start``."""
     spans: list[tuple[int, int]] = []
     rfind, prev = data.rfind, start
@@ -401,8 +390,8 @@ class Re2Prefilter(Prefilter):
             pattern, options=options
         ).finditer
 
-    def _spans(self, buf: bytes) -> list[tuple[int, int]]:
-        return [hit.span() for hit in self._finditer(buf)]
+    def _spans(self, buf: bytes | bytearray) -> list[tuple[int, int]]:
+        return [hit.span() for hit in self._finditer(bytes(buf))]
 
 
 #: Implementations, fastest first.

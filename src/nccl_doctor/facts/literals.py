@@ -22,10 +22,14 @@ such a line can hold) needs no looking for.
 from __future__ import annotations
 
 import functools
+import hashlib
 import re
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
+
+from nccl_doctor.cache import JsonCache
 
 if sys.version_info >= (3, 11):
     from re import _constants as _sre
@@ -96,6 +100,65 @@ def shape_blind(pattern: str, flags: int = 0) -> bool:
     except (re.error, RecursionError, OverflowError):
         return False
     return _blind(list(tree.data), negated=False)
+
+
+#: What :func:`analysis` answers: :func:`required_words` and :func:`shape_blind`.
+Analysis = tuple[tuple[Clause, ...] | None, bool]
+
+
+@functools.lru_cache(maxsize=1)
+def _kept() -> JsonCache | None:
+    """The analyses of earlier runs, in a file named by this module's code and the Python
+    version (a changed rule of analysis or syntax never reads an old one)."""
+    try:
+        source = Path(__file__).read_bytes()
+    except OSError:
+        return None
+    key = hashlib.sha256(source + sys.version.encode()).hexdigest()[:32]
+    return JsonCache(f"patterns-{key}", most=1024)  # the signs and a few hundred more
+
+
+def _decoded(value: object) -> Analysis | None:
+    """An analysis as kept in JSON, or ``None`` when it is not one."""
+    if not isinstance(value, list) or len(value) != 2 or not isinstance(value[1], bool):
+        return None
+    clauses = value[0]
+    if clauses is None:
+        return None, value[1]
+    if not isinstance(clauses, list) or not all(
+        isinstance(c, list) and c and all(isinstance(w, str) for w in c) for c in clauses
+    ):
+        return None
+    return tuple(tuple(c) for c in clauses), value[1]
+
+
+def known(pattern: str, flags: int = 0) -> bool:
+    """Whether an earlier run analysed ``pattern`` (which then compiled: only a compiled
+    pattern is analysed)."""
+    kept = _kept()
+    return kept is not None and _decoded(kept.get(f"{flags}\0{pattern}")) is not None
+
+
+def analysis(pattern: str, flags: int = 0) -> Analysis:
+    """:func:`required_words` and :func:`shape_blind` of a pattern (``re.error`` if it does
+    not compile).
+
+    Reading a pattern's syntax tree costs about as much as compiling it; the
+    answers are kept between runs (:mod:`nccl_doctor.cache`), so a run that
+    searches for two hundred signs, most absent from the evidence, neither
+    parses nor compiles those. Only a pattern that compiled is kept.
+    """
+    key = f"{flags}\0{pattern}"
+    kept = _kept()
+    found = _decoded(kept.get(key)) if kept is not None else None
+    if found is not None:
+        return found
+    re.compile(pattern, flags)  # raises for a pattern that does not compile (re caches it)
+    found = required_words(pattern, flags), shape_blind(pattern, flags)
+    if kept is not None:
+        clauses = None if found[0] is None else [list(c) for c in found[0]]
+        kept.put(key, [clauses, found[1]])  # as JSON reads it back
+    return found
 
 
 _DIGITS = tuple(range(ord("0"), ord("9") + 1))

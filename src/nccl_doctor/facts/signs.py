@@ -18,6 +18,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from nccl_doctor.facts.literals import analysis, known
+
 #: A sign id: dotted lower-case words, the first naming the table (``nccl.shm_error``).
 _ID = re.compile(r"[a-z][a-z0-9_]*(?:\.[a-z0-9_]+)+")
 
@@ -32,22 +34,39 @@ class Sign:
 
     ``pattern`` is matched case-insensitively unless ``case`` is set.
     ``about`` says what the sign tells a rule (shown by ``docs``/tests).
+    The pattern is compiled when first needed (:attr:`regex`): most signs of
+    a run find no line holding their words (:mod:`nccl_doctor.facts.literals`)
+    and are never compiled; whether it compiles is known when it is declared.
     """
 
     id: str
     pattern: str
     about: str
     case: bool = False
-    regex: re.Pattern[str] = field(init=False, repr=False)
+    _regex: re.Pattern[str] | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if not _ID.fullmatch(self.id):
-            raise SignError(f"sign id {self.id!r} is not dotted lower-case words")
-        try:
-            compiled = re.compile(self.pattern, 0 if self.case else re.IGNORECASE)
-        except re.error as exc:
-            raise SignError(f"sign {self.id}: {exc}") from None
-        object.__setattr__(self, "regex", compiled)
+            raise SignError(f"sign {self.id!r} is not dotted lower-case words")
+        if not known(self.pattern, self.flags):  # else an earlier run compiled it
+            analysis(self.regex.pattern, self.flags)  # compiled now: SignError if it does not
+
+    @property
+    def flags(self) -> int:
+        """The flags the pattern is compiled with."""
+        return 0 if self.case else re.IGNORECASE
+
+    @property
+    def regex(self) -> re.Pattern[str]:
+        """The compiled pattern."""
+        compiled = self._regex
+        if compiled is None:
+            try:
+                compiled = re.compile(self.pattern, self.flags)
+            except re.error as exc:
+                raise SignError(f"sign {self.id}: {exc}") from None
+            object.__setattr__(self, "_regex", compiled)
+        return compiled
 
 
 _REGISTRY: dict[str, Sign] = {}

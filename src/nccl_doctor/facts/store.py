@@ -19,7 +19,7 @@ from functools import cached_property
 from typing import TypeVar
 
 from nccl_doctor.facts.base import ELLIPSIS, Cite, Fact
-from nccl_doctor.facts.literals import holds, required_words, shape_blind
+from nccl_doctor.facts.literals import analysis, holds
 from nccl_doctor.facts.run import PythonTraceback
 from nccl_doctor.facts.signs import Sign
 from nccl_doctor.facts.text import TextLine
@@ -290,18 +290,27 @@ class Facts:
         matched on its own, so the result is exactly a per-line search.
         """
         regex = re.compile(pattern, re.IGNORECASE) if isinstance(pattern, str) else pattern
-        key = (f"{regex.pattern}\0{regex.flags}", prose)
+        return self._search(regex.pattern, regex.flags, lambda: regex, prose)
+
+    def _search(
+        self, pattern: str, flags: int, regex: Callable[[], re.Pattern[str]], prose: bool
+    ) -> tuple[Hit, ...]:
+        """:meth:`search`; ``regex`` compiles the pattern, called only when a line may match."""
+        key = (f"{pattern}\0{flags}", prose)
         found = self._searches.get(key)
         if found is None:
-            found = tuple(self._scan(regex, prose))
+            found = tuple(self._scan(pattern, flags, regex, prose))
             self._searches[key] = found
         return found
 
-    def _scan(self, regex: re.Pattern[str], prose: bool) -> list[Hit]:
-        clauses = required_words(regex.pattern, regex.flags)
+    def _scan(
+        self, pattern: str, flags: int, compiled: Callable[[], re.Pattern[str]], prose: bool
+    ) -> list[Hit]:
+        clauses, blind = analysis(pattern, flags)
         if clauses is not None:
-            return self._scan_words(regex, prose, clauses)
-        if shape_blind(regex.pattern, regex.flags):
+            return self._scan_words(compiled, blind, prose, clauses)
+        regex = compiled()
+        if blind:
             shapes = self._shapes
             return self._confirm(regex, prose, list(shapes.odd), shapes.matching(regex))
         text, starts = self._joined
@@ -320,13 +329,20 @@ class Facts:
         return hits
 
     def _scan_words(
-        self, regex: re.Pattern[str], prose: bool, clauses: tuple[tuple[str, ...], ...]
+        self,
+        compiled: Callable[[], re.Pattern[str]],
+        blind: bool,
+        prose: bool,
+        clauses: tuple[tuple[str, ...], ...],
     ) -> list[Hit]:
         """Match the lines that hold a word of every clause (and the non-ASCII lines)."""
         shapes = self._shapes
         masked = tuple(tuple(w.translate(_DIGITS_AS_ZERO) for w in c) for c in clauses)
         found = [s for s in shapes.holding(masked[0]) if holds(shapes.shape(s), masked[1:])]
-        if shape_blind(regex.pattern, regex.flags):
+        if not found and not shapes.odd:
+            return []  # no line can match: the pattern need not even be compiled
+        regex = compiled()
+        if blind:
             return self._confirm(regex, prose, list(shapes.odd), shapes.matching(regex, found))
         return self._confirm(regex, prose, list(shapes.odd), found)
 
@@ -361,7 +377,7 @@ class Facts:
         lines (the first rule to ask pays; the rest share the hits).
         ``prose=False`` keeps machine output only.
         """
-        hits = self.search(sign.regex)
+        hits = self._search(sign.pattern, sign.flags, lambda: sign.regex, True)
         return hits if prose else tuple(h for h in hits if not h.prose)
 
     def saw(self, sign: Sign, *, prose: bool = True) -> bool:
