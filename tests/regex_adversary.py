@@ -50,6 +50,7 @@ else:  # pragma: no cover -- Python 3.10
 
 import nccl_doctor
 from nccl_doctor.facts.literals import required_words
+from nccl_doctor.facts.signs import Sign
 
 PACKAGE = Path(nccl_doctor.__file__).parent
 
@@ -123,6 +124,8 @@ def _reachable(value: Any, depth: int, seen: set[int]) -> Iterator[re.Pattern[st
             yield value
     elif isinstance(getattr(value, "__self__", None), re.Pattern):  # a bound .search/.match
         yield from _reachable(value.__self__, depth, seen)
+    elif isinstance(value, Sign):  # compiled on first use: the pattern it will run
+        yield value.regex
     elif isinstance(value, dict):
         for k, v in value.items():
             yield from _reachable(k, depth + 1, seen)

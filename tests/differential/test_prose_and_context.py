@@ -324,3 +324,22 @@ def test_the_fabric_manager_is_a_cause_only_on_nvswitch_boards(tmp_path: Path) -
     assert "the GPUs sit on an NVLink/NVSwitch board" in fm.for_
     pcie = _diagnose(tmp_path, "Two GeForce RTX 3090 cards, CUDA fails to start.\n" + text)
     assert "gpu.fabric_manager" not in [h.id for h in pcie.hypotheses][:3]
+
+
+def test_a_stall_across_nodes_is_the_network_before_p2p(tmp_path: Path) -> None:
+    across = _diagnose(tmp_path, "Training on two nodes hangs at the first all_reduce.\n")
+    ids = [h.id for h in across.hypotheses]
+    assert ids[0] == "net.socket_interface"
+    assert "nccl.p2p" not in ids  # weighed down below the four shown
+    one = _diagnose(
+        tmp_path, "Training on one machine with 4 GPUs hangs at the first all_reduce.\n"
+    )
+    assert one.hypotheses[0].id == "nccl.p2p"
+
+
+def test_the_whole_machine_freezing_is_hardware_not_a_job_on_a_machine(tmp_path: Path) -> None:
+    frozen = _diagnose(tmp_path, "During training the whole machine freezes and needs a reboot.\n")
+    assert frozen.hypotheses[0].id == "gpu.nvlink"
+    assert any("the whole machine freezes" in r for r in frozen.hypotheses[0].for_)
+    job = _diagnose(tmp_path, "On a machine with 8 GPUs the job hangs at the first step.\n")
+    assert all("the whole machine freezes" not in r for h in job.hypotheses for r in h.for_)

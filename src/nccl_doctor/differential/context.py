@@ -246,6 +246,23 @@ SHIFTS: tuple[Shift, ...] = (
         lambda c: c.container is True,
     ),
     Shift("driver.container", 2.0, "runs in a container", lambda c: c.container is True),
+    # a job that stalls across nodes: the network and the launch first (the development
+    # corpora: none of 10 multi-node hangs was P2P, 7 of 20 single-node ones were)
+    *(
+        Shift(
+            i,
+            f,
+            "it stalls across nodes: the network and the launch come before the GPUs of one node",
+            lambda c: c.multi_node,
+            _STALLS,
+        )
+        for i, f in (
+            ("nccl.p2p", 0.3),
+            ("nccl.shm", 0.5),
+            ("launch.rendezvous", 1.5),
+            ("launch.duplicate_launch", 1.5),
+        )
+    ),
     # NVSwitch's fabric manager exists only on NVLink boards (HGX/DGX, SXM parts)
     *(
         Shift(i, 2.0, "the GPUs sit on an NVLink/NVSwitch board", lambda c: c.nvlink_board is True)

@@ -189,8 +189,11 @@ CUES: dict[str, re.Pattern[str]] = {
         r"|\binit\w*\b.{0,30}\bhangs?\b"
     ),
     # the whole machine freezes, not just the job: hardware or driver
+    # ("the machine freezes", "system completely hangs"; not "a machine with 4 GPUs hangs",
+    # where the job hangs on the machine)
     "system_freeze": _rx(
-        r"\b(?:system|machine|computer|desktop|os)\b.{0,20}\b(?:freez\w*|frozen|hangs?|locks? up)"
+        r"\b(?:system|machine|computer|desktop|os)\s+(?:\w+\s+)?"
+        r"(?:freez\w*|froze|frozen|hangs?|hung|locks? up|becomes? unresponsive)\b"
     ),
 }
 
