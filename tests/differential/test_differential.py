@@ -8,8 +8,8 @@ import pytest
 
 from nccl_doctor.differential import differential
 from nccl_doctor.differential.checks import NEXT_CHECK
-from nccl_doctor.differential.context import SHIFTS
 from nccl_doctor.differential.priors import PRIORS
+from nccl_doctor.differential.shifts import SHIFTS
 from nccl_doctor.differential.symptoms import LABELS
 from nccl_doctor.evidence.reader import read_paths
 from nccl_doctor.pipeline import diagnose_paths, facts_of

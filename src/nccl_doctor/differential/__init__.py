@@ -15,10 +15,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from nccl_doctor.differential.checks import NEXT_CHECK
-from nccl_doctor.differential.context import SHIFTS, Context, context_of, shifted
+from nccl_doctor.differential.context import Context, context_of
 from nccl_doctor.differential.phases import WHERE
 from nccl_doctor.differential.priors import PRIORS
 from nccl_doctor.differential.prose import prose_symptom
+from nccl_doctor.differential.shifts import SHIFTS, shifted
 from nccl_doctor.differential.symptoms import Symptom, symptoms_of
 from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.nccl import NcclTestFailure

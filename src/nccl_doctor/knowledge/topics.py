@@ -107,3 +107,24 @@ def variable_topics(name: str) -> tuple[str, ...]:
 def id_topics(rule_id: str) -> tuple[str, ...]:
     """The topics a catalogue id is about (empty for an id this table does not know)."""
     return ID_TOPICS.get(rule_id, ())
+
+
+#: Topics a setting can steer that name no part where a cause could be.
+_NO_PART = frozenset({"ncclvar", "debug", "nodes", "gpus"})
+
+
+def steered(topics: tuple[str, ...]) -> frozenset[str]:
+    """The ids a setting about ``topics`` points at: those about its first topic first.
+
+    An id whose first topic is the setting's first (``NCCL_IB_*``: the IB
+    ids) is what it steers; where none is, those with it as second topic
+    (``NCCL_ALGO``: an NCCL bug).
+    """
+    first = next((t for t in topics if t not in _NO_PART), None)
+    if first is None:
+        return frozenset()
+    for depth in (1, 2):
+        found = frozenset(i for i, about in ID_TOPICS.items() if first in about[:depth])
+        if found:
+            return found
+    return frozenset()

@@ -1,0 +1,327 @@
+"""How each discriminating fact shifts the weights: a data table, each row with its reason.
+
+A :class:`Shift` multiplies one id's weight when its condition holds in the
+:class:`~nccl_doctor.differential.context.Context` (for the symptom classes
+it names), and says why; :func:`shifted` applies every row to one id.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from nccl_doctor.differential.checks import NEXT_CHECK
+from nccl_doctor.differential.context import Context
+from nccl_doctor.knowledge.topics import ID_TOPICS
+
+
+@dataclass(frozen=True, slots=True)
+class Shift:
+    """When ``applies`` holds, multiply ``id``'s weight by ``factor``, because ``why``."""
+
+    id: str
+    factor: float
+    why: str
+    applies: Callable[[Context], bool]
+    #: the symptom classes it weighs in (empty: all)
+    classes: frozenset[str] = frozenset()
+    #: the reason in the context's own words, where it names what it saw
+    explain: Callable[[Context], str] | None = None
+
+    def holds(self, ctx: Context, cls: str | None) -> bool:
+        """Whether it applies to a symptom of class ``cls`` in ``ctx``."""
+        if self.classes and cls is not None and cls not in self.classes:
+            return False
+        return self.applies(ctx)
+
+
+_NET_IDS = (
+    "net.socket_interface",
+    "net.unreachable",
+    "net.ib_config",
+    "net.ib_transport",
+    "net.ib_link",
+)
+
+#: Classes whose failure comes from the GPU stack under NCCL or CUDA.
+_GPU_STACK = frozenset(
+    {
+        "nccl_system",
+        "nccl_unhandled_cuda",
+        "nccl_internal",
+        "nccl_invalid",
+        "cuda_unknown",
+        "cuda_error",
+        "cuda_fault",
+        "cuda_assert",
+        "cuda_device",
+        "cuda_driver",
+        "hang",
+        "cuda_init",
+        "comm_init",
+        "failure",
+    }
+)
+#: Classes of a job that stopped making progress.
+_STALLS = frozenset({"hang", "collective_timeout", "aborted"})
+
+
+def _worked_shift(rule_id: str) -> Shift:
+    return Shift(
+        rule_id,
+        6.0,
+        "the reporter says a setting that steers it made the job work",
+        lambda c: c.worked_on(rule_id) is not None,
+        explain=lambda c: _worked_why(c, rule_id),
+    )
+
+
+def _worked_why(ctx: Context, rule_id: str) -> str:
+    setting = ctx.worked_on(rule_id)
+    said = f"{setting.name}={setting.value}" if setting is not None else "a setting"
+    return f"the reporter says {said} made it work (it steers {rule_id})"
+
+
+SHIFTS: tuple[Shift, ...] = (
+    Shift(
+        "nccl.shm",
+        3.0,
+        "runs in a container (Docker's /dev/shm is 64 MB)",
+        lambda c: c.container is True,
+    ),
+    Shift("driver.container", 2.0, "runs in a container", lambda c: c.container is True),
+    # a job that stalls across nodes: the network and the launch first (the development
+    # corpora: none of 10 multi-node hangs was P2P, 7 of 20 single-node ones were)
+    *(
+        Shift(
+            i,
+            f,
+            "it stalls across nodes: the network and the launch come before the GPUs of one node",
+            lambda c: c.multi_node,
+            _STALLS,
+        )
+        for i, f in (
+            ("nccl.p2p", 0.3),
+            ("nccl.shm", 0.5),
+            ("launch.rendezvous", 1.5),
+            ("launch.duplicate_launch", 1.5),
+        )
+    ),
+    # NVSwitch's fabric manager exists only on NVLink boards (HGX/DGX, SXM parts)
+    *(
+        Shift(i, 2.0, "the GPUs sit on an NVLink/NVSwitch board", lambda c: c.nvlink_board is True)
+        for i in ("gpu.fabric_manager", "nccl.nvls")
+    ),
+    *(
+        Shift(
+            i,
+            0.1,
+            "the GPUs are PCIe cards, not an NVSwitch board: no fabric manager, no NVLS",
+            lambda c: c.nvlink_board is False,
+        )
+        for i in ("gpu.fabric_manager", "nccl.nvls")
+    ),
+    Shift(
+        "nccl.shm",
+        6.0,
+        "shared memory (/dev/shm) is under 512 MiB",
+        lambda c: c.shm_mib is not None and c.shm_mib < 512,
+    ),
+    Shift(
+        "nccl.shm",
+        0.2,
+        "shared memory (/dev/shm) is 1 GiB or more",
+        lambda c: c.shm_mib is not None and c.shm_mib >= 1024,
+    ),
+    Shift("nccl.shm", 0.1, "NCCL_SHM_DISABLE=1 is set: SHM is not used", lambda c: c.shm_disabled),
+    Shift(
+        "nccl.shm",
+        1.5,
+        "several ranks share a node (SHM/P2P are used)",
+        lambda c: (c.local_ranks or 0) > 1,
+    ),
+    Shift(
+        "nccl.p2p",
+        1.5,
+        "several ranks share a node (SHM/P2P are used)",
+        lambda c: (c.local_ranks or 0) > 1,
+    ),
+    Shift("nccl.shm", 0.2, "one rank per node: SHM is not used", lambda c: c.local_ranks == 1),
+    Shift("nccl.p2p", 0.2, "one rank per node: P2P is not used", lambda c: c.local_ranks == 1),
+    Shift(
+        "nccl.p2p", 0.2, "NCCL_P2P_DISABLE=1 is set and it still fails", lambda c: c.p2p_disabled
+    ),
+    Shift(
+        "nccl.p2p",
+        3.0,
+        "PCIe ACS, an IOMMU or a hypervisor sits under the GPUs: each can break peer-to-peer",
+        lambda c: c.p2p_platform and c.local_ranks != 1,
+    ),
+    Shift(
+        "net.gdr",
+        3.0,
+        "PCIe ACS, an IOMMU or a hypervisor sits under the GPUs: each reroutes the NIC's "
+        "GPUDirect traffic too",
+        lambda c: c.p2p_platform and c.multi_node,
+    ),
+    Shift(
+        "nccl.p2p",
+        2.0,
+        "GeForce/TITAN cards: no PCIe peer-to-peer between them, and NCCL's P2P set-up has "
+        "hung where the driver claimed it",
+        lambda c: c.consumer_gpus and c.local_ranks != 1,
+    ),
+    *(Shift(i, 1.6, "the job spans several nodes", lambda c: c.multi_node) for i in _NET_IDS),
+    *(Shift(i, 0.3, "the job runs on one node", lambda c: c.nodes == 1) for i in _NET_IDS[2:]),
+    Shift("net.unreachable", 0.5, "the job runs on one node", lambda c: c.nodes == 1),
+    *(Shift(i, 1.5, "InfiniBand/RoCE is in use", lambda c: c.ib is True) for i in _NET_IDS[2:]),
+    *(
+        Shift(i, 0.2, "NCCL uses sockets, not InfiniBand", lambda c: c.ib is False)
+        for i in _NET_IDS[2:]
+    ),
+    *(Shift(i, 0.2, "NCCL_IB_DISABLE=1 is set", lambda c: c.ib_disabled) for i in _NET_IDS[2:]),
+    Shift(
+        "gpu.contention",
+        4.0,
+        "other processes hold the job's GPUs",
+        lambda c: c.foreign_gpu_processes > 0,
+    ),
+    Shift(
+        "driver.uvm",
+        4.0,
+        "it began after a suspend/resume (nvidia_uvm often breaks there)",
+        lambda c: c.says("after_suspend"),
+    ),
+    Shift(
+        "driver.wsl",
+        20.0,
+        "runs under WSL, whose GPU stack lacks what NCCL expects (PCI sysfs, P2P, IPC)",
+        lambda c: c.wsl,
+        _GPU_STACK,
+    ),
+    Shift(
+        "host.resources",
+        1.5,
+        "runs under WSL, whose VM has its own memory and swap limits (.wslconfig)",
+        lambda c: c.wsl,
+        frozenset({"killed", "host_oom"}),
+    ),
+    # the reporter's sentences (.prose.CUES)
+    Shift(
+        "nccl.p2p",
+        3.0,
+        "the same code works with gloo or on one GPU: NCCL's GPU-to-GPU path is at fault",
+        lambda c: c.says("nccl_only"),
+    ),
+    Shift(
+        "nccl.shm",
+        1.5,
+        "the same code works with gloo or on one GPU: NCCL's GPU-to-GPU path is at fault",
+        lambda c: c.says("nccl_only"),
+    ),
+    Shift(
+        "nccl.host_identity",
+        8.0,
+        "several containers share one machine: NCCL's host hash decides what they share",
+        lambda c: c.says("containers_same_host"),
+    ),
+    *(
+        Shift(
+            i,
+            f,
+            "it fails only when certain nodes are combined: they are set up differently",
+            lambda c: c.says("node_groups"),
+        )
+        for i, f in (("nccl.version_mismatch", 6.0), ("nccl.env", 2.0))
+    ),
+    *(
+        Shift(i, f, "it comes and goes with a library version", lambda c: c.says("version_said"))
+        for i, f in (("nccl.internal", 6.0), ("nccl.version_mismatch", 5.0))
+    ),
+    *(
+        Shift(
+            i,
+            f,
+            "the hang comes after training ran (end of epoch, checkpoint): application-side",
+            lambda c: c.says("late_hang"),
+            _STALLS,
+        )
+        for i, f in (
+            ("app.hang", 3.0),
+            ("app.collective_mismatch", 2.0),
+            ("nccl.p2p", 0.3),
+            ("net.socket_interface", 0.3),
+            ("nccl.shm", 0.5),
+        )
+    ),
+    *(
+        Shift(
+            i,
+            f,
+            "it hangs at start-up across nodes: the rendezvous or bootstrap never completes",
+            lambda c: c.says("startup_hang") and c.multi_node and not c.says("version_said"),
+            _STALLS,
+        )
+        for i, f in (("launch.rendezvous", 8.0), ("net.socket_interface", 2.0), ("nccl.p2p", 0.3))
+    ),
+    *(
+        Shift(
+            i,
+            f,
+            "the whole machine freezes, not only the job: hardware or driver",
+            lambda c: c.says("system_freeze"),
+            _STALLS,
+        )
+        for i, f in (("gpu.nvlink", 6.0), ("gpu.xid", 3.0), ("app.hang", 0.3))
+    ),
+    Shift(
+        "net.socket_interface",
+        6.0,
+        "the host's name resolves to the loopback address: peers are told to connect to it",
+        lambda c: c.says("loopback_host"),
+    ),
+    Shift(
+        "net.ib_config",
+        6.0,
+        "the reporter names a verbs set-up call failing (ibv_reg_mr, ibv_modify_qp...)",
+        lambda c: c.says("verbs_call"),
+    ),
+    # IB completion statuses (ibv_wc_status, rdma-core's verbs.h)
+    *(
+        Shift(
+            i,
+            f,
+            "IB completion status 4/8/10 (protection or access error): "
+            "the NIC may not touch the GPU buffer",
+            lambda c: bool(c.ib_status & {4, 8, 10}),
+        )
+        for i, f in (("net.gdr", 8.0), ("nccl.p2p", 2.0))
+    ),
+    Shift(
+        "net.ib_config",
+        4.0,
+        "IB completion status 12 (retry exceeded) on RoCE: GID, MTU or lossless settings",
+        lambda c: 12 in c.ib_status and c.roce,
+    ),
+    *(
+        Shift(i, 2.0, "it fails only on one node", lambda c: c.says("one_node_only"))
+        for i in ("gpu.xid", "gpu.ecc", "net.ib_link", "host.resources")
+    ),
+    # a setting that made it work points at what it steers (P2P, SHM, IB, sockets...)
+    *(_worked_shift(i) for i in ID_TOPICS if i in NEXT_CHECK),
+)
+
+
+def shifted(
+    ctx: Context, rule_id: str, cls: str | None = None
+) -> tuple[float, list[str], list[str]]:
+    """The product of the shifts that apply to ``rule_id`` (for class ``cls``), with reasons."""
+    factor = 1.0
+    pro: list[str] = []
+    con: list[str] = []
+    for shift in SHIFTS:
+        if shift.id == rule_id and shift.holds(ctx, cls):
+            factor *= shift.factor
+            why = shift.explain(ctx) if shift.explain is not None else shift.why
+            (pro if shift.factor > 1 else con).append(why)
+    return factor, pro, con
