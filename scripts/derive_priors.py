@@ -1,11 +1,12 @@
 """Count, per symptom class, which causes the development corpora confirm.
 
-For every incident of the given folders (never a held-out corpus), the first
+For every incident of the given folders (never a blind corpus), the first
 failure's symptom class is read the way the differential reads it, and the
 incident's expected id is tallied under it. The counts are what the priors
 table (``nccl_doctor.differential.priors``) is checked against.
 
-    python scripts/derive_priors.py tests/fixtures/incidents tests/fixtures/incidents-heldout
+    python scripts/derive_priors.py tests/fixtures/incidents-dev-2026-12 tests/fixtures/incidents \
+        tests/fixtures/incidents-heldout tests/fixtures/incidents-blind
 """
 
 from __future__ import annotations

@@ -30,16 +30,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "src"))
 
 from common import OUT_DIR, escape, write_jsonl
 
-from nccl_doctor.knowledge.cuda_errors import ERRORS, symptom_class
+from nccl_doctor.knowledge.cuda_errors import ERRORS, catalogue_id, symptom_class
 
 JCUDA_FILE = "JCudaJava/src/main/java/jcuda/runtime/cudaError.java"
 JCUDA_TAGS = ("version-10.0.0-RC01", "version-10.1.0-RC01")
 CUDA_CONTEXT = r"(?:CUDA error: |Cuda failure (?:-?\d{1,4} )?'|CUDA error -?\d{1,4} ')"
 CUDA_VERSIONS = {"first": "12.x", "last": "13.x", "seen": ["12.x", "13.x"]}
-
-
-def _snake(name: str) -> str:
-    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name.removeprefix("cudaError")).lower()
 
 
 def cuda_rows() -> list[dict[str, Any]]:
@@ -49,7 +45,7 @@ def cuda_rows() -> list[dict[str, Any]]:
             continue
         symptom = symptom_class(err)
         rows.append({
-            "id": f"cuda.error.{_snake(err.name)}",
+            "id": catalogue_id(err),
             "library": "cuda",
             "level": "error",
             "where": [f"nccl_doctor.knowledge.cuda_errors:{err.code}"],

@@ -134,6 +134,11 @@ def test_a_named_error_becomes_a_fact_with_its_number_and_message() -> None:
         "cudaStreamQuery returns cudaErrorNotReady until the kernel is done",  # prose, no failure
         "result: cudaSuccess",
         "cudaErrorNoSuchThing: not an error CUDA has",
+        "    case cudaErrorMemoryAllocation:",  # a switch over statuses
+        "cudaDeviceEnablePeerAccess returned cudaErrorPeerAccessAlreadyEnabled, ignoring",
+        "cudaStreamQuery returned CUDA_ERROR_NOT_READY, polling again",  # a status, no failure
+        "  return cudaErrorNotSupported;  // fallback",
+        "static cudaError_t check(cudaError_t e) { return e; } // cudaErrorInvalidValue",
     ],
 )
 def test_a_name_that_reports_no_error_stays_silent(text: str) -> None:

@@ -343,3 +343,79 @@ def test_the_whole_machine_freezing_is_hardware_not_a_job_on_a_machine(tmp_path:
     assert any("the whole machine freezes" in r for r in frozen.hypotheses[0].for_)
     job = _diagnose(tmp_path, "On a machine with 8 GPUs the job hangs at the first step.\n")
     assert all("the whole machine freezes" not in r for h in job.hypotheses for r in h.for_)
+
+
+HEALTHY = "epoch 0 step 100 loss 2.31\n{line}\nepoch 1 step 200 loss 1.97\ntraining finished\n"
+
+
+def test_a_programs_own_chinese_or_tip_lines_are_not_a_failure(tmp_path: Path) -> None:
+    for line in (
+        "epoch 1 验证集错误率: 3.2%  准确率: 96.8%",  # an error *rate*
+        "提示: 无法连接到 wandb，已切换到离线模式",  # a program's tip: offline mode
+        "Tip: if auto-resume does not work, pass --resume explicitly.",
+    ):
+        report = _diagnose(tmp_path, HEALTHY.format(line=line))
+        assert report.hypotheses == (), line
+        assert _critical(report) == [], line
+
+
+def test_a_setting_on_a_command_line_or_at_its_default_is_no_workaround(tmp_path: Path) -> None:
+    for line in (
+        "NCCL_P2P_DISABLE=0 python -m torch.distributed.run --nproc_per_node 8 train.py",
+        "Launching with NCCL_IB_HCA=mlx5_0,mlx5_1 for the fine-tuning job",
+        "With NCCL_SOCKET_IFNAME=eth0 the bootstrap works, but the first allreduce hangs.",
+    ):
+        report = _diagnose(tmp_path, line + "\nTraining on two nodes hangs.\n")
+        assert all("made it work" not in r for h in report.hypotheses for r in h.for_), line
+
+
+def test_a_negated_multi_node_is_one_node(tmp_path: Path) -> None:
+    for text in (
+        "This is not an inter-node job: one node, 8 GPUs, and it hangs.\n",
+        "We never ran multi-node; single node with 4 GPUs hangs.\n",
+    ):
+        assert _diagnose(tmp_path, text).hypotheses[0].id == "nccl.p2p", text
+
+
+def test_a_host_limit_in_the_data_loader_is_no_nccl_error(tmp_path: Path) -> None:
+    report = _diagnose(
+        tmp_path,
+        "Traceback (most recent call last):\n"
+        '  File "/usr/lib/python3.10/multiprocessing/popen_fork.py", line 66, in _launch\n'
+        "    parent_r, child_w = os.pipe()\n"
+        "OSError: [Errno 24] Too many open files\n",
+    )
+    assert report.top(1) == ["host.resources"]
+    assert all("NCCL" not in h.symptom for h in report.hypotheses)
+    assert report.hypotheses[0].symptom.startswith("a system call hit a host limit")
+
+
+def test_a_python_error_in_the_jobs_own_code_is_the_ranks_own_bug(tmp_path: Path) -> None:
+    report = _diagnose(
+        tmp_path,
+        "[rank0]: Traceback (most recent call last):\n"
+        '[rank0]:   File "/workspace/data.py", line 44, in collate\n'
+        '[rank0]:     ids = [s["input_ids"] for s in samples]\n'
+        "[rank0]: KeyError: 'input_ids'\n",
+    )
+    assert report.top(1) == ["launch.rank_crash"]
+    assert report.hypotheses[0].symptom.startswith("the job's own code raised")
+    assert "nccl.p2p" not in report.top(3)
+
+
+def test_pcie_cards_are_no_nvswitch_board_and_eight_h20s_are(tmp_path: Path) -> None:
+    from nccl_doctor.differential.context import context_of
+    from nccl_doctor.evidence.reader import read_paths
+    from nccl_doctor.pipeline import facts_of
+
+    def board(smi: str) -> bool | None:
+        path = tmp_path / "collect_env.txt"
+        path.write_text(
+            "PyTorch version: 2.4.1+cu121\nIs CUDA available: True\n"
+            "GPU models and configuration:\n" + smi + "\nNvidia driver version: 550.54.15\n"
+        )
+        return context_of(facts_of(read_paths([str(path)]))).nvlink_board
+
+    assert board("GPU 0: NVIDIA H100 PCIe\nGPU 1: NVIDIA H100 PCIe") is False
+    assert board("\n".join(f"GPU {i}: NVIDIA H20" for i in range(8))) is True
+    assert board("GPU 0: NVIDIA H20\nGPU 1: NVIDIA H20") is None

@@ -11,6 +11,7 @@ else types ("inside docker", "hangs", "after an upgrade").
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from nccl_doctor.differential.prose import cues_of
@@ -23,13 +24,19 @@ from nccl_doctor.facts.nccl import NcclCommLayout, NcclNet, NcclWarn
 from nccl_doctor.facts.net import IbPort
 from nccl_doctor.facts.software import CpuInfo, SoftwareVersions
 from nccl_doctor.facts.store import Facts
-from nccl_doctor.knowledge.gpu_boards import consumer_board, nvlink_board
+from nccl_doctor.knowledge.gpu_boards import consumer_board, nvlink_board, nvswitch_model
 from nccl_doctor.knowledge.topics import steered
+from nccl_doctor.knowledge.workarounds import is_switch, mask_of
 from nccl_doctor.signs.gpu import CONSUMER_BOARD, NVLINK_BOARD
 from nccl_doctor.signs.nccl import P2P_PLATFORM
 from nccl_doctor.signs.settings import Worked, settings_that_worked
 
 _TRUE = frozenset({"1", "true", "yes", "on"})
+#: A GPU name that says PCIe card (``NVIDIA H100 PCIe``, ``Tesla V100-PCIE-32GB``), or a
+#: model only sold as one.
+_PCIE = re.compile(r"PCIe|\b(?:T4|L4|L40S?|A2|A10G?|A16|A40|RTX A\d{4}|Quadro)\b", re.IGNORECASE)
+#: GPUs of one node an HGX board holds.
+_HGX_GPUS = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,7 +137,7 @@ def context_of(facts: Facts) -> Context:
         nvlink_board=_board(facts, consumer),
         wsl=wsl,
         said=said,
-        worked=settings_that_worked(facts),
+        worked=tuple(w for w in settings_that_worked(facts) if w.prose and _changes(w)),
         ib_status=frozenset(w.ib_status for w in facts.of(NcclWarn) if w.ib_status is not None),
         roce=any((n.net or "") == "RoCE" for n in nets)
         or any((dev[2] or "").lower() == "roce" for n in nets for dev in n.ib_devices)
@@ -138,11 +145,21 @@ def context_of(facts: Facts) -> Context:
     )
 
 
+def _changes(setting: Worked) -> bool:
+    """Whether a setting turns something off or sets it (``NCCL_P2P_DISABLE=0`` changes nothing)."""
+    return not is_switch(setting.name) or mask_of(setting.name, setting.value) is not None
+
+
 def _board(facts: Facts, consumer: bool) -> bool | None:
-    """NVLink/NVSwitch board or not: the GPUs' own names first, then the evidence's words."""
+    """NVLink/NVSwitch board or PCIe cards: the GPUs' own names first, then the evidence's words.
+
+    ``None`` where neither says (a model sold both ways, named alone).
+    """
     names = gpu_models(facts)
+    if consumer or any(_PCIE.search(n) for n in names):
+        return False
     if any(nvlink_board(n) for n in names) or (not names and facts.saw(NVLINK_BOARD)):
         return True
-    if names or consumer:
-        return False
+    if len(names) >= _HGX_GPUS and any(nvswitch_model(n) for n in names):
+        return True
     return None

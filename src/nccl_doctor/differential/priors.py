@@ -15,8 +15,8 @@ Sources, named in each row:
   public threads, to be replaced by counts from the development corpus as it
   grows (``scripts/derive_priors.py`` prints them).
 - ``dev-corpus``: counts of the development corpora's incidents (never a
-  held-out one) whose lead symptom is that class, as
-  ``scripts/derive_priors.py`` prints them.
+  blind one: ``incidents-blind-2026-12*``) whose lead symptom is that class,
+  as ``scripts/derive_priors.py`` prints them.
 - ``llama3``: Meta's Llama 3 paper, 419 unexpected interruptions in 54 days:
   GPU 58.7% (of which HBM 17.2%), software 12.9%, network 8.4%, host 2.9%.
 """
@@ -326,6 +326,13 @@ PRIORS: dict[str, tuple[Prior, ...]] = {
         _p("gpu.ecc", 0.12, "HBM errors (Xid 48/63/64/94/95)", "llama3"),
         _p("gpu.nvlink", 0.08, "NVLink errors (Xid 74)"),
     ),
+    # the C library's ENOMEM / EMFILE / ENOSPC (system.jsonl), whoever printed them
+    "host_limit": (
+        _p("host.resources", 0.60, "host RAM, ulimit -n or a full disk", "judgement"),
+        _p("nccl.shm", 0.20, "shared memory full or too small (64 MB in Docker)"),
+        _p("net.ib_config", 0.12, "the locked-memory limit (ulimit -l) for registered buffers"),
+        _p("driver.container", 0.08, "the container's own limits are lower than the host's"),
+    ),
     "host_oom": (
         _p("host.resources", 0.75, "host RAM ran out; the OOM killer chose a rank", "judgement"),
         _p("launch.rank_crash", 0.25, "a rank was killed; the others followed", "judgement"),
@@ -359,6 +366,13 @@ PRIORS: dict[str, tuple[Prior, ...]] = {
         _p("net.ib_config", 0.08, "IB verbs set-up failed (memlock, GID, HCA)"),
         _p("nccl.version_mismatch", 0.06, "ranks or libraries differ in NCCL version"),
         _p("driver.container", 0.06, "the container lacks devices or the IPC namespace"),
+    ),
+    # a builtin exception in the job's own code (KeyError, ValueError...): the rank's own bug
+    "app_error": (
+        _p("launch.rank_crash", 0.70, "the job's own exception ended a rank; the others followed"),
+        _p("app.collective_mismatch", 0.12, "one rank took another path and failed", "judgement"),
+        _p("host.resources", 0.10, "a file or resource the code reads is missing or full"),
+        _p("cuda.device_visibility", 0.08, "the code asks for a device it cannot see", "judgement"),
     ),
     # a failure no message classifies: the causes are as many as the corpora hold; the
     # weights follow the development corpora's counts for the class (scripts/derive_priors.py:

@@ -32,6 +32,8 @@ class ProseSymptom:
     cls: str
     pattern: re.Pattern[str]
     why: str
+    #: a line that also holds these words does not count (a program's tip, a condition)
+    unless: re.Pattern[str] | None = None
 
 
 def _rx(pattern: str) -> re.Pattern[str]:
@@ -41,6 +43,8 @@ def _rx(pattern: str) -> re.Pattern[str]:
 
 
 _NUM = r"\d{1,3}(?:\.\d{1,3}){1,2}"
+#: Not right after a negation ("not an inter-node job", "never ran multi-node").
+_NOT_SAID = r"(?<!not )(?<!not a )(?<!not an )(?<!never )(?<!never ran )(?<!no )(?<!without )"
 
 #: In order: the first class whose words appear opens the symptom.
 PROSE_SYMPTOMS: tuple[ProseSymptom, ...] = (
@@ -120,10 +124,16 @@ PROSE_SYMPTOMS: tuple[ProseSymptom, ...] = (
         _rx(
             r"\b(?:fail\w*|crash\w*|errors?|dies|died|kills?|abort\w*|broken|breaks)\b"
             r"|\b(?:does ?n[o']t|do ?n[o']t|not|stops?|stopped) work(?:s|ing)?\b"
-            # Chinese: an error is reported, error, failed, crashed, cannot (train / run)
-            r"|报错|错误|失败|崩溃|无法"
+            # Chinese: an error is reported, error (not an error rate), failed, crashed, cannot
+            # train / run / start / connect...
+            r"|报错|错误(?!率)|失败|崩溃|无法(?:训练|运行|启动|使用|正常|进行|完成|连接|通信|初始化)"
         ),
         "the reporter says it fails, with no message the catalogue knows",
+        # a program's hint or a condition ("if auto-resume does not work, ...", "提示: ...")
+        _rx(
+            r"^\s*(?:tips?|hint|note|提示)\s*[:：]"
+            r"|\b(?:if|whether|in case)\b[^.;]{0,60}\b(?:does ?n[o']t|do ?n[o']t|not) work"
+        ),
     ),
 )
 
@@ -147,8 +157,9 @@ CUES: dict[str, re.Pattern[str]] = {
     ),
     "wsl": _rx(r"\bWSL ?2?\b|\bWindows Subsystem for Linux\b"),
     "multi_node": _rx(
-        r"\b(?:multi|inter)[- ]?node\b"
-        r"|\b(?:multiple|several|two|\d+) (?:\w+ )?(?:nodes|hosts|machines)\b"
+        # (not "this is not an inter-node job", "we never ran multi-node")
+        rf"{_NOT_SAID}\b(?:multi|inter)[- ]?node\b"
+        rf"|{_NOT_SAID}\b(?:multiple|several|two|\d+) (?:\w+ )?(?:nodes|hosts|machines)\b"
         r"|\b(?:num[_-]?nodes|nnodes)\s*(?:>=?|=)\s*[2-9]|\bacross (?:the )?nodes\b"
         # Chinese: multi-machine, several machines, multi-node
         r"|多机|多台(?:机器|服务器)|多节点|多个节点"
@@ -192,7 +203,8 @@ CUES: dict[str, re.Pattern[str]] = {
     # ("the machine freezes", "system completely hangs"; not "a machine with 4 GPUs hangs",
     # where the job hangs on the machine)
     "system_freeze": _rx(
-        r"\b(?:system|machine|computer|desktop|os)\s+(?:\w+\s+)?"
+        r"\b(?:system|machine|computer|desktop|os)\s+"
+        r"(?:(?!(?:training|job|process|program|script|run|model|server)\b)\w+\s+)?"
         r"(?:freez\w*|froze|frozen|hangs?|hung|locks? up|becomes? unresponsive)\b"
     ),
 }
@@ -218,7 +230,14 @@ def prose_symptom(facts: Facts) -> tuple[str, Cite, str] | None:
     """The first class the reporter's words name, its line and why (``None`` when none)."""
     for row in PROSE_SYMPTOMS:
         hits = facts.search(row.pattern, prose=True)
-        cite = next((h.cite for h in hits if h.prose), None)
+        cite = next(
+            (
+                h.cite
+                for h in hits
+                if h.prose and (row.unless is None or not row.unless.search(h.cite.text))
+            ),
+            None,
+        )
         if cite is not None:
             return row.cls, cite, row.why
     return None

@@ -91,6 +91,7 @@ LABELS = {
     "cuda_driver": "the CUDA driver or runtime could not start (versions, initialisation)",
     "xid": "the driver logged a GPU fault (Xid)",
     "host_oom": "the kernel's OOM killer ended a process",
+    "host_limit": "a system call hit a host limit (memory, file descriptors, disk or /dev/shm)",
     "library_missing": "a shared library could not be loaded",
     "driver_error": "the NVIDIA driver or NVML failed",
     "store_create": "the c10d store could not be set up (a traceback through the rendezvous)",
@@ -98,6 +99,7 @@ LABELS = {
     "comm_init": "the first collective failed (where NCCL builds its communicator)",
     "ddp_usage": "DDP refused the model or its gradients (a usage error in the training code)",
     "connection": "a TCP connection between ranks failed or closed (gloo's sockets)",
+    "app_error": "the job's own code raised a Python exception (its data or logic)",
     "failure": "a rank failed with an error no rule explains",
 }
 
@@ -132,8 +134,15 @@ def _signal(exitcode: int | None, name: str | None) -> str | None:
     return _SIGNAL_CLASS.get(name) if name else None
 
 
+def _tries_another(fact: Fact) -> bool:
+    """c10d's warning that one address family has no address: it tries the other (no failure)."""
+    return isinstance(fact, C10dSocketError) and fact.action == "resolve"
+
+
 def class_of(fact: Fact) -> str | None:
     """The symptom class a failure fact opens, or ``None`` for one that opens none."""
+    if _tries_another(fact):
+        return None
     if isinstance(fact, NcclErrorReport):
         return _nccl_class(fact)
     if isinstance(fact, CudaError):
@@ -144,13 +153,51 @@ def class_of(fact: Fact) -> str | None:
         return "gpu_oom"
     if isinstance(fact, CollectiveTimeout):
         return "collective_timeout"
-    if isinstance(fact, C10dSocketError) and fact.action == "resolve":
-        return None  # c10d's warning that one address family has no address: it tries the other
     if isinstance(fact, RendezvousTimeout | C10dSocketError):
         return "store_timeout"
     if isinstance(fact, ChildFailure | WorkerExit):
         return _signal(fact.exitcode, fact.signal_name)
     return None
+
+
+#: Python's own exceptions that a job's code raises about its data and logic (builtins).
+_APP_EXCEPTIONS = frozenset(
+    {
+        "KeyError",
+        "IndexError",
+        "ValueError",
+        "TypeError",
+        "AttributeError",
+        "NameError",
+        "UnboundLocalError",
+        "ZeroDivisionError",
+        "AssertionError",
+        "NotImplementedError",
+        "FileNotFoundError",
+        "IsADirectoryError",
+        "JSONDecodeError",
+        "UnicodeDecodeError",
+        "RecursionError",
+        "StopIteration",
+    }
+)
+#: Python's exceptions for a module or a shared library that could not be loaded.
+_IMPORT_EXCEPTIONS = frozenset({"ImportError", "ModuleNotFoundError"})
+
+
+def _python_class(fact: Fact) -> str:
+    """A failure no message classifies: the job's own code, a missing library, or unknown.
+
+    A builtin exception about data or logic (``KeyError: 'input_ids'``) is the
+    job's own error; an import that failed is a library problem. Anything else
+    (``RuntimeError`` carries every torch error) stays a generic failure.
+    """
+    name = fact.exc_name if isinstance(fact, PythonTraceback) else None
+    if name in _APP_EXCEPTIONS:
+        return "app_error"
+    if name in _IMPORT_EXCEPTIONS:
+        return "library_missing"
+    return "failure"
 
 
 def _any_failure(fact: Fact) -> bool:
@@ -203,14 +250,14 @@ def _cuda_symptom(fact: CudaError) -> Symptom | None:
     hints = (err.diagnosis_id,) if err.diagnosis_id else ()
     if fact.kind == "device_assert":  # the kernel's assertion line itself
         cls, hints = "cuda_assert", ("cuda.device_assert",)
-    name = err.name or err.driver_name or f"CUDA error {err.code}"
-    return Symptom(cls, fact.cite, fact.rank, name, "CUDA's error enum", hints)
+    signature = cuda_errors.catalogue_id(err) or err.name or err.driver_name
+    return Symptom(cls, fact.cite, fact.rank, signature, "CUDA's error enum", hints)
 
 
 def symptom_of(fact: Fact) -> Symptom | None:
     """The symptom one failure fact shows: its typed class, else its catalogued message."""
-    if isinstance(fact, C10dSocketError) and fact.action == "resolve":
-        return None  # c10d's warning that one address family has no address: it tries the other
+    if _tries_another(fact):
+        return None
     cls = class_of(fact)
     if cls:
         return Symptom(cls, fact.cite, fact.rank)
@@ -247,9 +294,12 @@ def symptoms_of(
     appears once, at its first failure.
     """
     found: dict[str, Symptom] = {}
+    generic: Symptom | None = None  # a catalogued message that only says a rank failed
     for fact in failures:
         symptom = symptom_of(fact)
-        if symptom is not None and symptom.cls not in found:
+        if symptom is not None and symptom.cls == "failure":
+            generic = generic or symptom
+        elif symptom is not None and symptom.cls not in found:
             found[symptom.cls] = symptom
     if not found:
         for fact in lines:
@@ -263,6 +313,9 @@ def symptoms_of(
         found[cls] = Symptom(cls, cite, signature="the reporter's words", where=why)
     if not found:
         first = next((f for f in failures if _any_failure(f)), None)
-        if first is not None:
-            found["failure"] = Symptom("failure", first.cite, first.rank)
+        cls = _python_class(first) if first is not None else "failure"
+        if cls == "failure" and generic is not None:
+            found[cls] = generic
+        elif first is not None:
+            found[cls] = Symptom(cls, first.cite, first.rank)
     return list(found.values())

@@ -20,6 +20,7 @@ an old log's ``error 30`` can be read: :func:`legacy_by_code`.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 
@@ -342,6 +343,18 @@ for _e in ERRORS:
 _FAULT_IDS = frozenset({"cuda.illegal_access", "cuda.device_assert", "gpu.ecc", "gpu.nvlink"})
 #: Ids of a process that cannot have the GPU it asked for.
 _DEVICE_IDS = frozenset({"cuda.device_visibility", "gpu.compute_mode"})
+
+
+def catalogue_id(err: CudaError) -> str | None:
+    """The signature catalogue's id of this error's message (``cuda.error.illegal_address``).
+
+    ``None`` for an error the catalogue holds no message of (no runtime name or
+    no verified message).
+    """
+    if not err.message or not err.name or err.code == 0:
+        return None
+    words = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", err.name.removeprefix("cudaError"))
+    return "cuda.error." + words.lower()
 
 
 def symptom_class(err: CudaError) -> str:

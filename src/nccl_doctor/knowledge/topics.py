@@ -110,7 +110,7 @@ def id_topics(rule_id: str) -> tuple[str, ...]:
 
 
 #: Topics a setting can steer that name no part where a cause could be.
-_NO_PART = frozenset({"ncclvar", "debug", "nodes", "gpus"})
+_NO_PART = frozenset({"ncclvar", "debug", "nodes", "gpus", "torch"})
 
 
 def steered(topics: tuple[str, ...]) -> frozenset[str]:

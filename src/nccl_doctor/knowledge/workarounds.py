@@ -224,6 +224,11 @@ class StepKind:
         return self.mask.reason if self.mask is not None else None
 
 
+def is_switch(name: str) -> bool:
+    """Whether ``name`` is one of the masking switches (whatever its value)."""
+    return name in _BY_NAME
+
+
 def mask_of(name: str, value: str | None) -> Mask | None:
     """The masking switch ``name=value`` is, if any."""
     mask = _BY_NAME.get(name)

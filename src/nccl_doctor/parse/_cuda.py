@@ -44,7 +44,10 @@ _NAMED = re.compile(
     r"(?<![A-Za-z0-9_])(?P<name>cudaError[A-Z][A-Za-z]{1,60}|CUDA_ERROR_[A-Z][A-Z_]{1,60})"
     r"(?![A-Za-z0-9_])"
 )
-_FAILED = re.compile(r"(?i)fail|error|returned|abort")
+#: A word saying a call failed (whole words: ``cudaError_t`` holds none).
+_FAILED = re.compile(r"(?i)\b(?:fail(?:ed|ure|s)?|error|returned|abort(?:ed)?)\b")
+#: A line of C/C++ that handles a status: ``case X:``, ``return X;``, ``switch (``.
+_CODE = re.compile(r"\bcase\s+\w+\s*:|\breturn\s+\w+\s*;|\bswitch\s*\(")
 _OOM = re.compile(r"CUDA out of memory\.?")
 _TRIED = re.compile(rf"Tried to allocate (?P<n>[\d.]{{1,20}}) ?(?P<u>{_UNIT})")
 _NEW_CAP = re.compile(
@@ -124,19 +127,29 @@ def cuda_facts(line: Line, text: str, rank: int | None) -> list[Fact]:
     return out
 
 
+#: Statuses CUDA returns that are no failure: not ready yet, already enabled or registered,
+#: the runtime unloading at exit (after the job's own end or an earlier error).
+_NOT_FAILURES = frozenset({0, 4, 600, 704, 712})
+
+
 def _named(line: Line, text: str, rank: int | None) -> list[Fact]:
     """The first CUDA error named on a line that no other wording of an error matched.
 
-    Only where the line reports it (the name followed by its message, or a
-    line that says something failed), not a line of code that compares a
-    status with it (``if (err == cudaErrorNotReady)``).
+    Only where the line reports it: the name followed by its own message
+    (``CUDA_ERROR_ECC_UNCORRECTABLE: uncorrectable ECC error encountered``), or
+    a line saying a call failed (``failed call to cuInit: CUDA_ERROR_UNKNOWN``);
+    never a line of code that tests a status (``case cudaErrorMemoryAllocation:``,
+    ``if (err == cudaErrorNotReady)``), nor a status that is no failure.
     """
-    if "==" in text or "!=" in text:
+    if "==" in text or "!=" in text or _CODE.search(text):
         return []
     for m in _NAMED.finditer(text):
         err = cuda_errors.by_name(m["name"])
-        reported = text[m.end() : m.end() + 1] == ":" or _FAILED.search(text[: m.start()])
-        if err is not None and err.code != 0 and reported:
+        if err is None or err.code in _NOT_FAILURES:
+            continue
+        after = text[m.end() : m.end() + 200].lstrip(": ").lower()
+        own = bool(err.message) and after.startswith((err.message or "").lower())
+        if own or _FAILED.search(text[: m.start()]):
             message = err.message or m["name"]
             return [CudaError(**who(line, rank), kind="named", error=_norm(message), code=err.code)]
     return []

@@ -140,17 +140,6 @@ ALGO_FORCED = sign(
     r".{0,40}?(?P<var>NCCL_(?:ALGO|PROTO)) was set to (?P<val>[\w,;:^-]+)",
     "NCCL_ALGO/NCCL_PROTO left NCCL no algorithm for a collective, and its value",
 )
-#: ``NAME=value`` then a word of success at most 80 characters after the value's first 1-200
-#: non-space characters (``\S{1,200}.{0,80}`` as it was, which retried every split of
-#: the two on a long run: seconds on a 10 KB line). The same lines match: the success word
-#: starts inside the first 199 of the value's run, or at most 80 characters after the run
-#: (taken whole, to 200, by the look-ahead and back-reference, so it is not split again).
-SETTING_WORKED = sign(
-    "nccl.setting_worked",
-    r"\b(?P<name>(?:TORCH_)?NCCL_\w+)\s*=\s*(?:\S{1,199}|(?=(?P<run>\S{1,200}))(?P=run).{0,80})"
-    r"\b(?:works?|worked|fix\w*|solv\w*|help\w*)\b",
-    "someone says setting an NCCL_*/TORCH_NCCL_* variable made the job work, and which",
-)
 
 # -- internal errors and crashes (nccl.internal) --------------------------------------------
 

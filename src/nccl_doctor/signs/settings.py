@@ -6,12 +6,14 @@ outcome names the part of NCCL it steers (:func:`nccl_doctor.knowledge.topics.va
 P2P, shared memory, InfiniBand, sockets...), and that part is where the
 cause is, whether the switch masks it (``knowledge.workarounds``) or sets it
 right. One sign reads those sentences for every reader (the P2P rule, the
-differential); a sentence that negates or doubts (``did not help``,
-``still hangs``) is not one.
+settings rule, the differential); a sentence that negates or doubts (``did
+not help``, ``still hangs``, ``works, but the first allreduce hangs``) is not
+one.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from nccl_doctor.facts.base import Cite
@@ -20,23 +22,32 @@ from nccl_doctor.facts.store import Facts
 from nccl_doctor.knowledge.topics import variable_topics
 
 _NAME = r"(?:TORCH_)?(?:NCCL|GLOO)_[A-Z0-9_]{2,40}"
-_VALUE = r"[\^\w.,:+-]{1,40}"
+#: A value, taken whole by the look-ahead and back-reference (so a long run of digits is not
+#: split again for every gap the search tries after it).
+_VALUE = r"(?=(?P<{0}>[\^\w.,:+-]{{1,40}}))(?P={0})"
 _WORKED = (
     r"(?=[wfshrdn])(?:work(?:s|ed)? ?around|works?\b|worked|fix(?:es|ed)?\b|solv(?:es|ed)\b"
-    r"|help(?:s|ed)?\b|resolv(?:es|ed)\b|runs?\b|fine\b|succeed\w{0,4}|did the trick"
-    r"|no (?:longer|more) hang)"
+    r"|help(?:s|ed)?\b|resolv(?:es|ed)\b|(?<![.\w])runs?\b(?!-)|fine\b(?!-)|succeed\w{0,4}"
+    r"|did the trick|no (?:longer|more) hang)"
 )
 
 SETTING_WORKED = sign(
     "settings.worked",
-    rf"\b(?P<name>{_NAME})\s{{0,3}}=\s{{0,3}}(?P<value>{_VALUE}).{{0,100}}?\b{_WORKED}"
-    rf"|\b{_WORKED}.{{0,80}}?\b(?P<name2>{_NAME})\s{{0,3}}=\s{{0,3}}(?P<value2>{_VALUE})",
+    rf"\b(?P<name>{_NAME})\s{{0,3}}=\s{{0,3}}{_VALUE.format('value')}.{{0,100}}?\b{_WORKED}"
+    rf"|\b{_WORKED}.{{0,80}}?\b(?P<name2>{_NAME})\s{{0,3}}=\s{{0,3}}{_VALUE.format('value2')}",
     "someone says the job works with an NCCL/gloo setting (NCCL_P2P_DISABLE=1 fixed it)",
 )
 NEGATED = sign(
     "settings.negated",
     r"\b(?:not|n't|never|still|even|neither|nor|without success)\b",
     "a line that negates or doubts what it says (a workaround that did NOT work)",
+)
+#: Right after the hit, in its sentence: it worked *but* still fails ("the bootstrap works,
+#: but the first allreduce hangs"); a contrast about speed ("but it is slower") keeps it.
+_CONTRAST = re.compile(
+    r"^[^.;]{0,20}\bbut\b[^.;]{0,60}\b(?:hangs?|hung|fails?|failed|crash\w{0,4}|errors?"
+    r"|stuck|freez\w{0,4})\b",
+    re.IGNORECASE,
 )
 
 
@@ -48,6 +59,8 @@ class Worked:
     value: str
     topics: tuple[str, ...]
     cite: Cite
+    #: whether a person wrote it (a sentence), not a program's output or a command line
+    prose: bool
 
 
 def settings_that_worked(facts: Facts) -> tuple[Worked, ...]:
@@ -58,9 +71,9 @@ def settings_that_worked(facts: Facts) -> tuple[Worked, ...]:
     negated = facts.lines_of(NEGATED)
     out: list[Worked] = []
     for hit in hits:
-        if hit.said in negated:
+        if hit.said in negated or _CONTRAST.search(hit.cite.text[hit.match.end() :]):
             continue
         name = (hit.match["name"] or hit.match["name2"] or "").upper()
         value = (hit.match["value"] or hit.match["value2"] or "").strip(".,")
-        out.append(Worked(name, value, variable_topics(name), hit.cite))
+        out.append(Worked(name, value, variable_topics(name), hit.cite, hit.prose))
     return tuple(out)

@@ -53,11 +53,13 @@ SYMPTOMS = frozenset(
         "desync",
         "xid",
         "host_oom",
+        "host_limit",
         "library_missing",
         "driver_error",
         "ddp_usage",
         "connection",
         "failure",
+        "app_error",
         "info",
     }
 )

@@ -49,7 +49,8 @@ from nccl_doctor.facts.store import Facts, is_prose
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.knowledge import nccl_env
 from nccl_doctor.rules.base import Rule
-from nccl_doctor.signs.nccl import ALGO_FORCED, SETTING_WORKED
+from nccl_doctor.signs.nccl import ALGO_FORCED
+from nccl_doctor.signs.settings import settings_that_worked
 
 RULE = Rule(
     id="nccl.env",
@@ -216,7 +217,7 @@ def check(facts: Facts) -> list[Finding]:
         return forced
     findings = forced + _graph_failure(facts, sets)
     blamed = {c.text for f in findings for c in f.evidence}
-    tested = {h.match["name"] for h in facts.seen(SETTING_WORKED)}
+    tested = {w.name for w in settings_that_worked(facts)}
     problems = [
         p
         for p in _problems(sets, _irrelevant(facts))
