@@ -10,3 +10,9 @@ HANG_WORDS = sign(
     r"|never (?:returns|finishes))\b",
     "a person saying the job sits there rather than dies",
 )
+CARRIES_ON = sign(
+    "common.carries_on",
+    r"\b(?:continu(?:ing|es)|retrying|will retry|trying (?:again|another|port|\d+)|falling back"
+    r"|fall(?:s|ing)? back|ignor(?:ing|ed)|skipping)\b",
+    "the program says it handled the error and goes on (a warning, not the failure)",
+)

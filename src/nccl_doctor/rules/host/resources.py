@@ -42,6 +42,7 @@ from nccl_doctor.facts.signs import Sign
 from nccl_doctor.facts.store import Facts, Hit, Said
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.base import Rule
+from nccl_doctor.signs.common import CARRIES_ON
 from nccl_doctor.signs.host import (
     CHECKPOINT_SAVE,
     CUDA_OOM,
@@ -231,8 +232,8 @@ def check(facts: Facts) -> list[Finding]:
         if nccl is None:
             # NCCL's own lines and verbs calls (``ibv_reg_mr ... Cannot allocate memory``: a
             # registration limit, memlock or the CMA pool, which net.ib_config reads) are
-            # not the host's limits
-            nccl = facts.lines_of(NCCL_OWN)
+            # not the host's limits; nor is a warning its program goes on after
+            nccl = facts.lines_of(NCCL_OWN) | facts.lines_of(CARRIES_ON)
         hits = [h for h in shown if h.said not in nccl]
         if hits:
             return [_finding(limit, hits)]

@@ -38,6 +38,7 @@ from nccl_doctor.facts.run import C10dSocketError, DistributedError, PythonTrace
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.base import Rule, first_distinct
+from nccl_doctor.signs.common import CARRIES_ON
 from nccl_doctor.signs.launch import (
     ADDRESS_IN_USE,
     NOBODY_ON_PORT,
@@ -86,9 +87,12 @@ def check(facts: Facts) -> list[Finding]:
             evidence.append(err.cite)
             direct = True
     evidence += [d.cite for d in facts.of(DistributedError) if d.category == "address_in_use"]
-    evidence = first_distinct(evidence)
-    if not evidence:
-        evidence = [h.cite for h in facts.seen(ADDRESS_IN_USE, prose=False)][:2]
+    # a program that went on after it (another port, a retry: tensorboard's 6006) did not fail
+    goes_on = {(h.cite.source, h.cite.line) for h in facts.seen(CARRIES_ON)}
+    evidence = first_distinct([c for c in evidence if (c.source, c.line) not in goes_on])
+    if not evidence:  # the bare message
+        hits = facts.seen(ADDRESS_IN_USE, prose=False)
+        evidence = [h.cite for h in hits if (h.cite.source, h.cite.line) not in goes_on][:2]
     if not evidence:
         return []
     port, port_cite = _port(facts)
