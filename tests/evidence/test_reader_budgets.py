@@ -282,3 +282,18 @@ def test_a_small_source_keeps_no_informational_line_past_its_budget_as_free_text
     assert sum(isinstance(f, PgInitOptions) for f in result.facts) == 5
     assert not [t for t in texts if "initialization options" in t or t.startswith("NCCL_VAR_")]
     assert texts == [sentence]
+
+
+def test_sources_past_the_budget_share_one_pattern_of_spent_anchors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A small source past a budget skips that kind's lines undecoded with one pattern of its
+    anchors: built once for the read, not once a file."""
+    monkeypatch.setattr(reader, "INFO_BUDGET", 10)
+    for rank in range(6):
+        _rank_file(tmp_path, rank, 12)
+    reader._any_of.cache_clear()
+    reader.read_paths([str(tmp_path)])
+    # rank0 spends nccl-log's budget at its line 10; ranks 1-5 begin past it: the same anchors
+    info = reader._any_of.cache_info()
+    assert (info.misses, info.hits) == (1, 5)

@@ -30,6 +30,7 @@ gigabyte log of one kind stays one section.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -175,6 +176,13 @@ def _mask_of(text: str) -> int:
         if any(a in text for a in group):
             mask |= 1 << bit
     return mask
+
+
+@functools.lru_cache(maxsize=64)
+def _any_of(anchors: tuple[str, ...]) -> re.Pattern[bytes]:
+    """One pattern over bytes for any of ``anchors`` (the same few sets in every source)."""
+    words = sorted({a.encode() for a in anchors}, key=len, reverse=True)
+    return re.compile(b"|".join(map(re.escape, words)))
 
 
 def _size(n: int) -> str:
@@ -676,8 +684,7 @@ class _SourceReader:
             self.spent_prose += _GROUPS[_INFO + j]
         else:
             self.spent_output += _GROUPS[_INFO + j]
-            words = sorted({a.encode() for a in self.spent_output}, key=len, reverse=True)
-            self.spent_bytes = re.compile(b"|".join(map(re.escape, words)))
+            self.spent_bytes = _any_of(self.spent_output)
 
     def _close_info(self, closing: tuple[str, int], number: int) -> None:
         """A kind's informational budget ended at line ``number``: no more of its lines."""
