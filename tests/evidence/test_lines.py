@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
+from nccl_doctor.evidence import lines
 from nccl_doctor.evidence.lines import Attributor, lines_of
 
 
@@ -138,3 +141,27 @@ def test_skipped_lines_end_spawn_context() -> None:
 def test_default_rank_of_a_per_rank_file() -> None:
     lines = lines_of("plain line\n[rank7]:other\n", default_rank=3)
     assert [x.rank for x in lines] == [3, 7]
+
+
+def test_the_spawn_pattern_runs_only_on_lines_naming_a_process(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """mp.spawn's header is looked for with its literal first: an INFO line costs no search."""
+    searched: list[str] = []
+    pattern = lines._SPAWN
+
+    class Counted:
+        def search(self, text: str) -> re.Match[str] | None:
+            searched.append(text)
+            return pattern.search(text)
+
+    monkeypatch.setattr(lines, "_SPAWN", Counted())
+    attributor = lines.Attributor("x.log")
+    header = "-- Process 2 terminated with the following error:"
+    got = [
+        attributor.line(1, "node1:10:10 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/IPC"),
+        attributor.line(2, header),
+        attributor.line(3, "RuntimeError: CUDA error: out of memory"),
+    ]
+    assert searched == [header]
+    assert [x.rank for x in got] == [None, 2, 2]

@@ -2,8 +2,9 @@
 
 The informational lines of each kind (NCCL's per-communicator INFO chatter,
 PyTorch's per-process-group option lists) are read up to one budget for the
-whole read, with a floor per source; free text is kept from the first MiBs of
-small sources in all; NCCL's INFO lines are never decoded as free text.
+whole read; past it, a source reads only what says who its processes are (the
+first communicator init line of each); free text is kept from the first MiBs
+of small sources in all; NCCL's INFO lines are never decoded as free text.
 """
 
 from __future__ import annotations
@@ -24,9 +25,9 @@ if TYPE_CHECKING:
 def _init(rank: int, i: int) -> str:
     """One communicator init line of ``rank`` (an informational line of nccl-log)."""
     return (
-        f"node{rank // 8}:{1000 + rank}:{1000 + rank} [{rank % 8}] NCCL INFO ncclCommInitRank "
-        f"comm 0x{0x55D000 + i:x} rank {rank % 8} nranks 8 cudaDev {rank % 8} nvmlDev {rank % 8} "
-        f"busId 18000 commId 0x{i:x} - Init START"
+        f"node{rank // 8}:{1000 + rank}:{1000 + rank + i % 2} [{rank % 8}] NCCL INFO "
+        f"ncclCommInitRank comm 0x{0x55D000 + i:x} rank {rank % 8} nranks 8 cudaDev {rank % 8} "
+        f"nvmlDev {rank % 8} busId 18000 commId 0x{i:x} - Init START"
     )
 
 
@@ -56,14 +57,15 @@ def test_per_rank_files_share_the_informational_budget(
         for name in ("rank0.log", "rank1.log", "rank2.log", "rank3.log", "rank4.log")
     }
     # the first file reads all of its 40; the second what the read has left (20); the rest
-    # their first 5 each
+    # only their process's first init line (of its first 5: the floor), whatever its thread
     assert per_source == {
         "rank0.log": 40,
         "rank1.log": 20,
-        "rank2.log": 5,
-        "rank3.log": 5,
-        "rank4.log": 5,
+        "rank2.log": 1,
+        "rank3.log": 1,
+        "rank4.log": 1,
     }
+    assert {(f.rank, f.cite.line) for f in inits if f.cite.source.endswith("rank3.log")} == {(3, 1)}
     # warnings are read in full past every budget
     (warn,) = [f for f in result.facts if isinstance(f, NcclWarn)]
     assert warn.cite.source.endswith("rank4.log")
@@ -80,8 +82,9 @@ def test_per_rank_files_share_the_informational_budget(
         (
             "(all inputs)",
             (
-                "nccl-log: 3 more source(s) read only their first 5 informational lines each (the "
-                "60 lines of the whole read were spent); warnings and errors were read in full"
+                "nccl-log: 3 more source(s) read none of its informational lines (the 60 lines of "
+                "the whole read were spent) but the first of each process holding cudaDev; "
+                "warnings and errors were read in full"
             ),
         ),
     ]
@@ -209,10 +212,28 @@ def test_free_text_never_decodes_nccl_info_lines(
     assert (text.text, text.cite.line) == ("the loss went to nan here", 3)
 
 
-def test_a_parser_says_how_many_lines_each_source_reads(
+def test_a_node_log_past_the_budget_reads_each_process_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A rank's first two option lists are its default group's: torchrun reads two a file."""
+    """A node's log interleaves its eight ranks: past the budget, the first init line of each
+    of them is read (rank, device, bus id), and none of their later communicators'."""
+    monkeypatch.setattr(reader, "INFO_BUDGET", 10)
+    _rank_file(tmp_path, 0, 10)  # spends the budget
+    node = [_init(rank, i) for i in range(3) for rank in range(8, 16)]
+    (tmp_path / "z-node1.log").write_text("\n".join(node) + "\n")
+    seen = decoded_lines(monkeypatch)
+    result = reader.read_paths([str(tmp_path)])
+    inits = [f for f in result.facts if isinstance(f, NcclCommInit)]
+    later = [(f.rank, f.cite.line) for f in inits if f.cite.source.endswith("z-node1.log")]
+    assert later == [(rank % 8, rank - 7) for rank in range(8, 16)]
+    # of its first 16 (INFO_FLOOR) lines holding cudaDev, the first of each process: 8
+    assert seen == [*range(1, 11), *range(1, 9)]
+
+
+def test_past_the_budget_option_lists_are_not_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PyTorch's option lists are informational like the rest: no floor per file."""
     monkeypatch.setattr(reader, "INFO_BUDGET", 12)
     for rank in range(4):
         lines = [
@@ -223,19 +244,21 @@ def test_a_parser_says_how_many_lines_each_source_reads(
         (tmp_path / f"rank{rank}.log").write_text("\n".join(lines) + "\n")
     result = reader.read_paths([str(tmp_path)])
     options = [f for f in result.facts if isinstance(f, PgInitOptions)]
-    # rank 0 reads its 10 lines (5 option lists), the others their first two (one list)
+    # rank 0 reads its 10 lines (5 option lists), rank 1 the 2 left (one list), the others none
     assert [(o.rank, o.pg_name) for o in options] == [
         *((0, str(pg)) for pg in range(5)),
         (1, "0"),
-        (2, "0"),
-        (3, "0"),
     ]
     assert [n.message for n in result.notes if n.source == "(all inputs)"] == [
         (
-            "torchrun: 3 more source(s) read only their first 2 informational lines each (the "
-            "12 lines of the whole read were spent); warnings and errors were read in full"
+            "torchrun: 2 more source(s) read none of its informational lines (the 12 lines of "
+            "the whole read were spent); warnings and errors were read in full"
         ),
-    ]  # env: a file's 5 environments lines stay within its floor of 8: no note
+        (  # the environments lines name TORCH_ variables: 5 a file, 12 for the read
+            "env: 1 more source(s) read none of its informational lines (the 12 lines of the "
+            "whole read were spent); warnings and errors were read in full"
+        ),
+    ]
 
 
 def test_a_small_source_keeps_no_informational_line_past_its_budget_as_free_text(
@@ -259,3 +282,18 @@ def test_a_small_source_keeps_no_informational_line_past_its_budget_as_free_text
     assert sum(isinstance(f, PgInitOptions) for f in result.facts) == 5
     assert not [t for t in texts if "initialization options" in t or t.startswith("NCCL_VAR_")]
     assert texts == [sentence]
+
+
+def test_sources_past_the_budget_share_one_pattern_of_spent_anchors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A small source past a budget skips that kind's lines undecoded with one pattern of its
+    anchors: built once for the read, not once a file."""
+    monkeypatch.setattr(reader, "INFO_BUDGET", 10)
+    for rank in range(6):
+        _rank_file(tmp_path, rank, 12)
+    reader._any_of.cache_clear()
+    reader.read_paths([str(tmp_path)])
+    # rank0 spends nccl-log's budget at its line 10; ranks 1-5 begin past it: the same anchors
+    info = reader._any_of.cache_info()
+    assert (info.misses, info.hits) == (1, 5)

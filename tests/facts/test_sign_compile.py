@@ -63,3 +63,28 @@ def test_a_broken_pattern_is_refused_and_never_kept(kept: JsonCache) -> None:
             _declared("test.broken", "(?<=a+)b")  # parses, but look-behind must be fixed-width
         kept.save()
         assert not literals.known("(?<=a+)b", re.IGNORECASE)
+
+
+def test_required_words_are_read_once_and_kept_for_the_next_run(
+    kept: JsonCache, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The signature catalogue indexes a thousand patterns by their words each run: read from
+    the syntax tree once, then from the cache (a pattern that does not compile, each time)."""
+    pattern = r"(?:Cuda|CUDA) failure \d+ '(?P<what>[^']+)'"
+    broken = "(?<=a+)b failure"  # parses (it has words), but does not compile
+    literals.required_words.cache_clear()
+    first = literals.required_words(pattern), literals.required_words(broken)
+    assert first == (((" failure ",), ("uda",)), (("b failure",),))
+    kept.save()
+    reads: list[str] = []
+    read = literals._required_words
+
+    def counted(p: str, flags: int) -> tuple[literals.Clause, ...] | None:
+        reads.append(p)
+        return read(p, flags)
+
+    monkeypatch.setattr(literals, "_required_words", counted)
+    literals.required_words.cache_clear()  # the next run
+    assert (literals.required_words(pattern), literals.required_words(broken)) == first
+    assert reads == [broken]
+    literals.required_words.cache_clear()

@@ -211,7 +211,7 @@ class Attributor:
             md = g["md"]
             time_s = _month_day_seconds(int(md[:-2]), int(md[-2:]), g["hms"])
             clock = "glog" if time_s is not None else None
-        if spawn := _SPAWN.search(text):
+        if "-- Process " in text and (spawn := _SPAWN.search(text)):  # the literal: ~5x faster
             self._spawn_rank = int(spawn["rank"])
             rank = self._spawn_rank
         elif explicit or not text.strip():

@@ -16,7 +16,10 @@ Which parsers' anchors a line holds comes from the prefilter's scan itself
 
 Budgets bound what a read costs whatever its size or number of files: the
 informational lines of each kind (``info_anchors``) and the free text of
-small sources are shared by all the sources of one read (see :class:`Budgets`).
+small sources are shared by all the sources of one read (see :class:`Budgets`);
+past its kind's budget, a source reads only the lines that say who its
+processes are (``floor_anchors``: NCCL's communicator init line), the first
+of each process.
 
 Sections: each block is a section of its own kind. Stream lines (logs) form
 one section per kind within a *segment*, the stretch between blocks and
@@ -27,6 +30,7 @@ gigabyte log of one kind stays one section.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -74,21 +78,30 @@ _FENCE = re.compile(r"\s*(?:```+|~~~+)\s*(?:[\w+.-]+\s*)?$")
 _BLANKS = re.compile(rb"[ \t\r\n]*\n")
 #: A line NCCL printed at INFO level, its prefix as :mod:`.lines` strips it: never free text.
 _NCCL_INFO = re.compile(rb"[\w.-]+:\d+:\d+ \[\d+\] NCCL INFO ")
+#: Who printed an NCCL INFO line: its host and pid, and its CUDA device (not the thread).
+_NCCL_WHO = re.compile(rb"([\w.-]+:\d+):\d+ (\[\d+\]) NCCL INFO ")
 
 #: The anchor groups, one bit each: every block parser's, every stream parser's, the code
-#: fences, then every stream parser's info anchors (:data:`_INFO`, scanned while budgeted).
+#: fences, then every stream parser's info anchors (:data:`_INFO`, scanned while budgeted),
+#: then every stream parser's floor anchors (:data:`_FLOOR`, scanned up to its floor).
 _GROUPS: tuple[tuple[str, ...], ...] = (
     *(p.anchors for p in BLOCK_PARSERS),
     *(p.anchors for p in STREAM_PARSERS),
     _FENCES,
     *(p.info_anchors for p in STREAM_PARSERS),
+    *(p.floor_anchors for p in STREAM_PARSERS),
 )
 _STREAM = len(BLOCK_PARSERS)
 _INFO = _STREAM + len(STREAM_PARSERS) + 1
+_FLOOR = _INFO + len(STREAM_PARSERS)
 _BLOCK_BITS = (1 << _STREAM) - 1
 _ALWAYS_BITS = (1 << _INFO) - 1
-#: each stream parser's bits: its anchors' and its info anchors'
-_PARSER_BITS = tuple((1 << (_STREAM + j)) | (1 << (_INFO + j)) for j in range(len(STREAM_PARSERS)))
+_FLOOR_BITS = ((1 << len(STREAM_PARSERS)) - 1) << _FLOOR
+#: each stream parser's bits: its anchors', its info anchors' and its floor anchors'
+_PARSER_BITS = tuple(
+    (1 << (_STREAM + j)) | (1 << (_INFO + j)) | (1 << (_FLOOR + j))
+    for j in range(len(STREAM_PARSERS))
+)
 
 
 @dataclass(slots=True)
@@ -134,16 +147,20 @@ _PREFILTERS: dict[str, Prefilter] = {}
 
 
 def _prefilter(key: str) -> Prefilter:
-    """A compiled prefilter: ``""`` for every always-anchor, a parser's kind for its info anchors.
+    """A compiled prefilter: ``""`` for every always-anchor, a parser's kind for its info
+    anchors, ``floor:`` and its kind for its floor anchors.
 
     The first has one group per parser (and the fences), so its spans say
-    which parsers a line is for. Info anchors get prefilters of their own so
-    that, when a parser's budget is spent, the reader simply stops scanning
-    with that one: no recompiling.
+    which parsers a line is for. Info and floor anchors get prefilters of
+    their own so that, when a parser's budget is spent, the reader simply
+    stops scanning with that one: no recompiling.
     """
     found = _PREFILTERS.get(key)
     if found is None:
-        if key:
+        if key.startswith("floor:"):
+            anchors = [a for p in STREAM_PARSERS if p.kind == key[6:] for a in p.floor_anchors]
+            found = make_prefilter(anchors, cache=True)
+        elif key:
             anchors = [a for p in STREAM_PARSERS if p.kind == key for a in p.info_anchors]
             found = make_prefilter(anchors, cache=True)
         else:
@@ -161,12 +178,19 @@ def _mask_of(text: str) -> int:
     return mask
 
 
+@functools.lru_cache(maxsize=64)
+def _any_of(anchors: tuple[str, ...]) -> re.Pattern[bytes]:
+    """One pattern over bytes for any of ``anchors`` (the same few sets in every source)."""
+    words = sorted({a.encode() for a in anchors}, key=len, reverse=True)
+    return re.compile(b"|".join(map(re.escape, words)))
+
+
 def _size(n: int) -> str:
     return f"{n >> 20} MiB" if n >= 1 << 20 and not n % (1 << 20) else f"{n} bytes"
 
 
 def info_floor(parser: StreamParser) -> int:
-    """The informational lines of its kind every source may read."""
+    """The lines holding its floor anchors each source looks at, past the budget too."""
     return INFO_FLOOR if parser.info_floor is None else parser.info_floor
 
 
@@ -176,17 +200,17 @@ class Budgets:
 
     ``text_bytes``: bytes of small sources still to be read as free text.
     ``info``: informational lines still to be read, per parser kind; a source
-    reads up to :data:`INFO_BUDGET` of a kind while the read has them left,
-    and its first few in any case (the parser's ``info_floor``, else
-    :data:`INFO_FLOOR`). ``floored`` counts, per kind, the sources that
-    stopped at the floor, and ``texts_skipped`` the small sources read without
-    free text, for one coverage note each. :meth:`buffer` is the memory small
-    sources are read into.
+    reads up to :data:`INFO_BUDGET` of a kind while the read has them left
+    (past it, only the first line of each process holding the parser's
+    ``floor_anchors``). ``floored`` counts, per kind, the sources holding
+    such lines that began past the budget, and ``texts_skipped`` the small
+    sources read without free text, for one coverage note each.
+    :meth:`buffer` is the memory small sources are read into.
     """
 
     text_bytes: int = field(default_factory=lambda: TEXT_TOTAL_BYTES)
     info: dict[str, int] = field(default_factory=dict)
-    floored: dict[str, tuple[int, int]] = field(default_factory=dict)
+    floored: dict[str, int] = field(default_factory=dict)
     texts_skipped: int = 0
     _buffer: bytearray = field(default_factory=bytearray, repr=False)
 
@@ -198,19 +222,24 @@ class Budgets:
 
     def info_limit(self, parser: StreamParser) -> int:
         """The informational lines of ``parser``'s kind the next source may read."""
-        left = self.info.get(parser.kind, INFO_BUDGET)
-        return min(INFO_BUDGET, max(info_floor(parser), left))
+        return min(INFO_BUDGET, self.info.get(parser.kind, INFO_BUDGET))
 
     def notes(self) -> list[Note]:
         """The coverage notes of the whole read."""
+        floors = {p.kind: p.floor_anchors for p in STREAM_PARSERS}
         out = [
             Note(
                 "(all inputs)",
-                f"{kind}: {count} more source(s) read only their first {floor} "
-                f"informational lines each (the {INFO_BUDGET} lines of the whole read were "
-                "spent); warnings and errors were read in full",
+                f"{kind}: {count} more source(s) read none of its informational lines (the "
+                f"{INFO_BUDGET} lines of the whole read were spent)"
+                + (
+                    f" but the first of each process holding {', '.join(floors[kind])}"
+                    if floors.get(kind)
+                    else ""
+                )
+                + "; warnings and errors were read in full",
             )
-            for kind, (count, floor) in self.floored.items()
+            for kind, count in self.floored.items()
         ]
         if self.texts_skipped:
             out.append(
@@ -349,7 +378,6 @@ class _SourceReader:
         #: ``spent_output`` as one pattern over bytes, for lines not decoded yet
         self.spent_bytes: re.Pattern[bytes] | None = None
         self.info_limit = {p.kind: budgets.info_limit(p) for p in self.streams}
-        self.info_floor = {p.kind: info_floor(p) for p in self.streams}
         self.info_left = dict(self.info_limit)
         #: where a budget ends: the offset of its last line in the chunk, its kind and bit
         self.closing: dict[int, tuple[str, int]] = {}
@@ -376,9 +404,30 @@ class _SourceReader:
             for j, p in enumerate(self.streams)
             if p.info_anchors
         }
+        #: the floor prefilters still scanned, each with its group's bit, the lines each may
+        #: still find, and the processes whose line was read (see :meth:`_floor_spans`)
+        self.floor_prefilters = {
+            p.kind: (1 << (_FLOOR + j), _prefilter("floor:" + p.kind))
+            for j, p in enumerate(self.streams)
+            if p.floor_anchors
+        }
+        self.floor_left = {p.kind: info_floor(p) for p in self.streams if p.floor_anchors}
+        self.floor_seen: set[tuple[str, bytes]] = set()
         #: the groups still read: a chunk's spans are found before its lines spend a budget,
         #: and a line held only for a spent one is then passed undecoded like the rest
-        self.wanted = _ALWAYS_BITS | sum(bit for bit, _ in self.info_prefilters.values())
+        self.wanted = (
+            _ALWAYS_BITS
+            | sum(bit for bit, _ in self.info_prefilters.values())
+            | sum(bit for bit, _ in self.floor_prefilters.values())
+        )
+        #: the kinds that begin past their budget, each scanned for its first line only: whether
+        #: the source held any (for the coverage note of all such sources)
+        self.past_budget: dict[str, Prefilter] = {}
+        for kind, (bit, prefilter) in list(self.info_prefilters.items()):
+            if self.info_limit[kind] <= 0:
+                del self.info_prefilters[kind]
+                self.past_budget[kind] = prefilter
+                self._spend(kind, bit)
 
     # -- the byte loop -------------------------------------------------
     def read(self, stream: BinaryIO) -> None:
@@ -410,7 +459,11 @@ class _SourceReader:
         lines it has left, and the prefilter is dropped when none are left.
         """
         spans = self.prefilter.tagged_spans(data, start, stop)
-        if not self.info_prefilters:
+        for kind, prefilter in list(self.past_budget.items()):
+            if prefilter.tagged_spans(data, start, stop, 1):
+                del self.past_budget[kind]
+                self.budgets.floored[kind] = self.budgets.floored.get(kind, 0) + 1
+        if not self.info_prefilters and not self.floor_prefilters:
             return spans
         merged = {a: (b, m) for a, b, m in spans}
         for kind, (bit, prefilter) in list(self.info_prefilters.items()):
@@ -426,7 +479,40 @@ class _SourceReader:
             for a, b, _ in found:
                 seen = merged.get(a)
                 merged[a] = (b, bit) if seen is None else (b, seen[1] | bit)
+        if self.floor_prefilters:
+            self._floor_spans(data, start, stop, merged)
         return [(a, b, m) for a, (b, m) in sorted(merged.items())]
+
+    def _floor_spans(
+        self, data: bytes | bytearray, start: int, stop: int, merged: dict[int, tuple[int, int]]
+    ) -> None:
+        """Add to ``merged`` the lines of ``data[start:stop]`` that say who a process is (a
+        parser's floor anchors): of the first ``info_floor`` a source holds, the first of each
+        process (NCCL's host, pid and device), unless the budget read it already.
+
+        A per-rank log prints an init line per communicator, hundreds; its first tells the
+        rank, device and bus id. A log of a node's eight ranks tells eight.
+        """
+        for kind, (bit, prefilter) in list(self.floor_prefilters.items()):
+            left = self.floor_left[kind]
+            found = prefilter.tagged_spans(data, start, stop, left)
+            if not found:
+                continue
+            self.floor_left[kind] = left - len(found)
+            if len(found) == left:
+                del self.floor_prefilters[kind]
+            for a, b, _ in found:
+                who = _NCCL_WHO.search(data, a, b)
+                key = (kind, who[1] + who[2]) if who is not None else None
+                seen = merged.get(a)
+                if seen is not None:  # read for the budget
+                    merged[a] = (b, seen[1] | bit)
+                elif key is None or key not in self.floor_seen:
+                    merged[a] = (b, bit)
+                else:
+                    continue
+                if key is not None:
+                    self.floor_seen.add(key)
 
     def _spent(self) -> None:
         """Give back to the read what this source did not use of the shared budgets."""
@@ -502,7 +588,8 @@ class _SourceReader:
             decoded = decoded.replace("\r", " ")
         raw = self.gate(number, decoded)
         if mask and raw != decoded:
-            mask = _mask_of(raw) & self.wanted  # the gate took something out: what is left
+            # the gate took something out: what is left (a floor line only as the scan found it)
+            mask = _mask_of(raw) & self.wanted & (mask | ~_FLOOR_BITS)
         line = self.attributor.line(number, raw)
         if line.time_s is not None:
             self.times[number] = (line.time_s, line.clock)
@@ -588,10 +675,8 @@ class _SourceReader:
             )
         )
 
-    def _close_info(self, closing: tuple[str, int], number: int) -> None:
-        """A kind's informational budget ended at line ``number``: no more of its lines."""
-        kind, bit = closing
-        limit = self.info_limit[kind]
+    def _spend(self, kind: str, bit: int) -> None:
+        """No more informational lines of ``kind`` (its group's ``bit``) in this source."""
         self.info_off.add(kind)
         self.wanted &= ~bit
         j = bit.bit_length() - 1 - _INFO
@@ -599,13 +684,13 @@ class _SourceReader:
             self.spent_prose += _GROUPS[_INFO + j]
         else:
             self.spent_output += _GROUPS[_INFO + j]
-            words = sorted({a.encode() for a in self.spent_output}, key=len, reverse=True)
-            self.spent_bytes = re.compile(b"|".join(map(re.escape, words)))
-        floor = self.info_floor[kind]
-        if limit <= floor < INFO_BUDGET:  # one of many sources: one note for them all
-            count, _ = self.budgets.floored.get(kind, (0, floor))
-            self.budgets.floored[kind] = (count + 1, floor)
-            return
+            self.spent_bytes = _any_of(self.spent_output)
+
+    def _close_info(self, closing: tuple[str, int], number: int) -> None:
+        """A kind's informational budget ended at line ``number``: no more of its lines."""
+        kind, bit = closing
+        limit = self.info_limit[kind]
+        self._spend(kind, bit)
         self.notes.append(
             Note(
                 self.name,

@@ -53,9 +53,24 @@ _ATOMIC = getattr(_sre, "ATOMIC_GROUP", None)
 Clause = tuple[str, ...]
 
 
-@functools.lru_cache(maxsize=2048)
+@functools.lru_cache(maxsize=4096)
 def required_words(pattern: str, flags: int = 0) -> tuple[Clause, ...] | None:
-    """Clauses of words; every match holds a word of each. ``None``: no clause worth it."""
+    """Clauses of words; every match holds a word of each. ``None``: no clause worth it.
+
+    Kept between runs with the rest of the pattern's :func:`analysis` (the
+    signature catalogue's thousand patterns cost ~0.1 s to read each run); a
+    pattern that does not compile is read each time.
+    """
+    if _kept() is None:
+        return _required_words(pattern, flags)
+    try:
+        return analysis(pattern, flags)[0]
+    except (re.error, RecursionError, OverflowError):
+        return _required_words(pattern, flags)
+
+
+def _required_words(pattern: str, flags: int) -> tuple[Clause, ...] | None:
+    """:func:`required_words`, read from the pattern's syntax tree."""
     try:
         tree = _sre_parse.parse(pattern, flags)
     except (re.error, RecursionError, OverflowError):
@@ -115,7 +130,8 @@ def _kept() -> JsonCache | None:
     except OSError:
         return None
     key = hashlib.sha256(source + sys.version.encode()).hexdigest()[:32]
-    return JsonCache(f"patterns-{key}", most=1024)  # the signs and a few hundred more
+    # the signs, the signature catalogue's patterns and a thousand more
+    return JsonCache(f"patterns-{key}", most=4096)
 
 
 def _decoded(value: object) -> Analysis | None:
@@ -154,7 +170,7 @@ def analysis(pattern: str, flags: int = 0) -> Analysis:
     if found is not None:
         return found
     re.compile(pattern, flags)  # raises for a pattern that does not compile (re caches it)
-    found = required_words(pattern, flags), shape_blind(pattern, flags)
+    found = _required_words(pattern, flags), shape_blind(pattern, flags)
     if kept is not None:
         clauses = None if found[0] is None else [list(c) for c in found[0]]
         kept.put(key, [clauses, found[1]])  # as JSON reads it back

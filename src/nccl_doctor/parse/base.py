@@ -25,10 +25,13 @@ A stream parser may also declare ``info_anchors``: anchors of informational
 lines that repeat by the thousand in verbose logs (NCCL's per-channel
 transport lines, init lines of every communicator). The lines holding them
 are offered up to a budget (:data:`INFO_BUDGET` lines of each kind for all
-the sources of one read, and at least :data:`INFO_FLOOR` of each source); after
-that the reader stops looking for them and says so in a coverage note, so a
-gigabyte of ``NCCL_DEBUG=INFO``, in one file or a thousand, costs what its
-warnings and errors cost.
+the sources of one read); after that the reader stops looking for them and
+says so in a coverage note, so a gigabyte of ``NCCL_DEBUG=INFO``, in one file
+or a thousand, costs what its warnings and errors cost. What tells who a
+process is (NCCL's communicator init line: rank, CUDA device, bus id, comm id)
+is read from every source past the budget too: a parser's ``floor_anchors``
+name those lines, and each source reads the first of them of each process
+among its first ``info_floor`` (:data:`INFO_FLOOR`).
 """
 
 from __future__ import annotations
@@ -72,8 +75,9 @@ class BlockParser(ABC):
 
 #: Lines offered per stream parser through ``info_anchors`` alone, for all sources of a read.
 INFO_BUDGET = 2_000
-#: ...and from each source at least (a per-rank log's first communicator init), unless the
-#: parser says how many of its kind tell about a process (``StreamParser.info_floor``).
+#: Lines holding a ``floor_anchors`` word each source looks at past the budget (the first of
+#: each process is read: a node's eight ranks print theirs together), unless the parser says
+#: otherwise (``StreamParser.info_floor``).
 INFO_FLOOR = 16
 
 
@@ -85,8 +89,10 @@ class StreamParser(ABC):
     anchors: ClassVar[tuple[str, ...]]
     #: anchors of repetitive informational lines, read up to INFO_BUDGET (see above)
     info_anchors: ClassVar[tuple[str, ...]] = ()
-    #: how many of them every source may read however many sources there are
-    #: (``None``: INFO_FLOOR)
+    #: anchors of the informational lines that say who a process is: past the budget, each
+    #: source still reads the first of each process among its first ``info_floor`` of them
+    floor_anchors: ClassVar[tuple[str, ...]] = ()
+    #: how many ``floor_anchors`` lines each source looks at (``None``: INFO_FLOOR)
     info_floor: ClassVar[int | None] = None
     #: whether people write the info anchors in sentences too (variable names): past the
     #: budget, a line holding one is still kept as free text when it reads like prose

@@ -110,8 +110,6 @@ class EnvParser(StreamParser):
         "PMIX_",
         "NVSHMEM_",
     )
-    #: a process's first few: what NCCL says the environment set, torch's settings line
-    info_floor: ClassVar[int | None] = 8
     #: "works with NCCL_P2P_DISABLE=1" is a person's sentence
     info_in_prose: ClassVar[bool] = True
 

@@ -125,6 +125,9 @@ class NcclLogParser(StreamParser):
         "Connected all",
         "NVLS",
     )
+    #: a communicator's init line: the rank, its CUDA device, bus id and comm id (what the
+    #: duplicate-GPU and host-identity rules need of every process)
+    floor_anchors: ClassVar[tuple[str, ...]] = ("cudaDev",)
 
     def __init__(self) -> None:
         super().__init__()

@@ -154,8 +154,6 @@ class TorchrunParser(StreamParser):
         "ProcessGroupNCCL initialization options",
         "ProcessGroupNCCL environments",
     )
-    #: a rank's first two are its default group's options and environment
-    info_floor: ClassVar[int | None] = 2
 
     def __init__(self) -> None:
         super().__init__()
