@@ -121,3 +121,16 @@ def test_the_file_stays_where_the_cache_was_when_made(
     kept.save()  # as at exit, after a test's environment was undone
     assert json.loads((home / "t.json").read_text()) == {"a": 1}
     assert not (tmp_path / "elsewhere").exists()
+
+
+def test_only_the_newest_files_of_a_kind_are_kept(home: Path) -> None:
+    import os
+
+    for i in range(cache.KEEP + 3):  # one per version of the code: each writes a new file
+        path = home / f"patterns-v{i}.json"
+        cache.write_atomic(path, b"{}")
+        os.utime(path, (1_000_000 + i, 1_000_000 + i))
+    cache.write_atomic(home / "prefilter-x.hsdb", b"db")  # another kind: not counted with them
+    kept = sorted(p.name for p in home.glob("patterns-*.json"))
+    assert kept == [f"patterns-v{i}.json" for i in range(3, cache.KEEP + 3)]
+    assert (home / "prefilter-x.hsdb").exists()

@@ -24,9 +24,15 @@ def cache_dir() -> Path:
     return Path(base) / "nccl-doctor"
 
 
+#: Files of one kind (``patterns-*.json``, ``prefilter-*.hsdb``) kept: the newest few. Each
+#: new version of nccl-doctor (or of Python, or of the anchors) writes a new one.
+KEEP = 4
+
+
 def write_atomic(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` through a temporary file and a rename (readers see all or
-    nothing); a failure leaves the cache as it was."""
+    nothing), then drop all but the :data:`KEEP` newest files of its kind; a failure leaves
+    the cache as it was."""
     with contextlib.suppress(OSError):
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".{os.getpid()}.tmp")
@@ -36,6 +42,21 @@ def write_atomic(path: Path, data: bytes) -> None:
         except OSError:
             with contextlib.suppress(OSError):
                 tmp.unlink()
+            return
+        _prune(path)
+
+
+def _prune(path: Path) -> None:
+    """Remove the older files of ``path``'s kind (same name up to its first ``-``, same suffix)."""
+    kind = path.name.split("-", 1)[0]
+    siblings = []
+    for other in path.parent.glob(f"{kind}-*{path.suffix}"):
+        with contextlib.suppress(OSError):
+            siblings.append((other.stat().st_mtime, other))
+    for _, old in sorted(siblings, reverse=True)[KEEP:]:
+        if old != path:
+            with contextlib.suppress(OSError):
+                old.unlink()
 
 
 class JsonCache:
