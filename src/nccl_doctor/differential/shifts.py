@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from nccl_doctor.differential.checks import NEXT_CHECK
 from nccl_doctor.differential.context import Context
+from nccl_doctor.knowledge.cuda_errors import CUDA_CLASSES
 from nccl_doctor.knowledge.topics import ID_TOPICS
 
 
@@ -50,12 +51,7 @@ _GPU_STACK = frozenset(
         "nccl_unhandled_cuda",
         "nccl_internal",
         "nccl_invalid",
-        "cuda_unknown",
-        "cuda_error",
-        "cuda_fault",
-        "cuda_assert",
-        "cuda_device",
-        "cuda_driver",
+        *CUDA_CLASSES,
         "hang",
         "cuda_init",
         "comm_init",

@@ -357,6 +357,12 @@ def catalogue_id(err: CudaError) -> str | None:
     return "cuda.error." + words.lower()
 
 
+#: The symptom classes :func:`symptom_class` answers with, besides ``gpu_oom``.
+CUDA_CLASSES = frozenset(
+    {"cuda_unknown", "cuda_error", "cuda_fault", "cuda_assert", "cuda_device", "cuda_driver"}
+)
+
+
 def symptom_class(err: CudaError) -> str:
     """The differential's symptom class of a CUDA error (nccl_doctor.differential.priors).
 

@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
+from nccl_doctor.knowledge.cuda_errors import CUDA_CLASSES
+
 LIBRARIES = ("nccl", "torch", "gloo", "cuda", "driver", "kernel", "rdma", "system", "nccl_tests")
 SYMPTOMS = frozenset(
     {
@@ -35,12 +37,7 @@ SYMPTOMS = frozenset(
         "nccl_internal",
         "nccl_invalid",
         "nccl_remote",
-        "cuda_unknown",
-        "cuda_error",
-        "cuda_fault",
-        "cuda_assert",
-        "cuda_device",
-        "cuda_driver",
+        *CUDA_CLASSES,
         "collective_timeout",
         "store_timeout",
         "store_create",
