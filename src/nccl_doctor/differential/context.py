@@ -121,7 +121,8 @@ def context_of(facts: Facts) -> Context:
         or any(s.wsl for s in facts.of(SoftwareVersions))
         or "wsl" in said
     )
-    consumer = any(consumer_board(n) for n in gpu_models(facts)) or facts.saw(CONSUMER_BOARD)
+    models = gpu_models(facts)
+    consumer = any(consumer_board(n) for n in models) or facts.saw(CONSUMER_BOARD)
     return Context(
         container=container,
         shm_mib=min(shm) if shm else None,
@@ -134,7 +135,7 @@ def context_of(facts: Facts) -> Context:
         foreign_gpu_processes=len(foreign),
         p2p_platform=facts.saw(P2P_PLATFORM) or any(c.hypervisor_vendor for c in facts.of(CpuInfo)),
         consumer_gpus=consumer,
-        nvlink_board=_board(facts, consumer),
+        nvlink_board=_board(facts, models, consumer),
         wsl=wsl,
         said=said,
         worked=tuple(w for w in settings_that_worked(facts) if w.prose and _changes(w)),
@@ -150,12 +151,11 @@ def _changes(setting: Worked) -> bool:
     return not is_switch(setting.name) or mask_of(setting.name, setting.value) is not None
 
 
-def _board(facts: Facts, consumer: bool) -> bool | None:
+def _board(facts: Facts, names: list[str], consumer: bool) -> bool | None:
     """NVLink/NVSwitch board or PCIe cards: the GPUs' own names first, then the evidence's words.
 
     ``None`` where neither says (a model sold both ways, named alone).
     """
-    names = gpu_models(facts)
     if consumer or any(_PCIE.search(n) for n in names):
         return False
     if any(nvlink_board(n) for n in names) or (not names and facts.saw(NVLINK_BOARD)):

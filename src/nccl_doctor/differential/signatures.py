@@ -14,13 +14,12 @@ signature and a regex only where the words are there.
 from __future__ import annotations
 
 import functools
-import re
 
 from nccl_doctor.facts.literals import Clause, holds, required_words
 from nccl_doctor.knowledge.signatures import Signature, load_signatures
 
 #: The C library's error texts (strerror, gai_strerror): what many messages quote.
-_GENERIC = re.compile(r"^system\.(?:errno|gai)\.")
+_GENERIC = ("system.errno.", "system.gai.")
 #: A signature whose longest required word is shorter than this anchors too little to index.
 _MIN_WORD = 8
 
@@ -44,7 +43,7 @@ def _index() -> tuple[tuple[tuple[Clause, ...], Signature], ...]:
     return tuple(
         sorted(
             indexed,
-            key=lambda item: (_GENERIC.search(item[1].id) is not None, -_specificity(item[0])),
+            key=lambda item: (item[1].id.startswith(_GENERIC), -_specificity(item[0])),
         )
     )
 

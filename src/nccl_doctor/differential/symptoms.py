@@ -140,9 +140,10 @@ def _tries_another(fact: Fact) -> bool:
 
 
 def class_of(fact: Fact) -> str | None:
-    """The symptom class a failure fact opens, or ``None`` for one that opens none."""
-    if _tries_another(fact):
-        return None
+    """The symptom class a failure fact opens, or ``None`` for one that opens none.
+
+    (:func:`symptom_of` has already set aside c10d's harmless resolve warning.)
+    """
     if isinstance(fact, NcclErrorReport):
         return _nccl_class(fact)
     if isinstance(fact, CudaError):
