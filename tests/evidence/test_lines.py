@@ -165,3 +165,34 @@ def test_the_spawn_pattern_runs_only_on_lines_naming_a_process(
     ]
     assert searched == [header]
     assert [x.rank for x in got] == [None, 2, 2]
+
+
+_VLLM = (
+    "(VllmWorkerProcess pid=221) ERROR x.py:238] NCCL error in: a.hpp:268, unhandled "
+    "system error (run with NCCL_DEBUG=INFO for details), NCCL version "
+)
+
+
+@pytest.mark.parametrize(
+    ("raw", "text"),
+    [
+        # inline code the markdown closed on the line after: the lone backtick goes
+        (
+            _VLLM + "2.21.5`",
+            _VLLM.split("] ", 1)[0].removeprefix("(VllmWorkerProcess pid=221) ")
+            + "] "
+            + _VLLM.split("] ", 1)[1]
+            + "2.21.5",
+        ),
+        ("`E cuda_driver.cc:491] failed call to cuInit: CUDA_ERROR_UNKNOWN", None),
+        # a pair, a fence, a backtick inside the message: unchanged
+        ("`RuntimeError: Address already in use`", "`RuntimeError: Address already in use`"),
+        ("```", "```"),
+        ("```text", "```text"),
+        ("darknet: ./src/utils.c:297: error: Assertion `0' failed.", None),
+    ],
+)
+def test_markdown_backtick_left_over(raw: str, text: str | None) -> None:
+    line = Attributor("s").line(1, raw)
+    assert line.text == (text if text is not None else raw.lstrip("`"))
+    assert line.raw == raw

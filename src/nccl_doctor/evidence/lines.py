@@ -220,7 +220,22 @@ class Attributor:
             rank = self._spawn_rank
         if rank is None:
             rank = self.default_rank
+        if text.endswith("`") or text.startswith("`"):
+            text = _unquoted(text)
         return Line(self.source, number, raw, text, rank, host, pid, device, time_s, clock)
+
+
+def _unquoted(text: str) -> str:
+    """``text`` without the one backtick of markdown inline code its line holds no pair of.
+
+    A log pasted into an issue keeps what the markdown around it left behind:
+    ``...NCCL version 2.21.5` `` (the quote closed on the next line) would
+    otherwise hide the message's end from the parsers. A balanced pair, a
+    fence, or a backtick inside the message stays as it is.
+    """
+    if text.count("`") % 2 == 0 or text.startswith("``") or text.endswith("``"):
+        return text
+    return text[1:] if text.startswith("`") else text[:-1]
 
 
 def lines_of(text: str, source: str = "<text>", default_rank: int | None = None) -> list[Line]:
