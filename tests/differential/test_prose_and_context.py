@@ -359,6 +359,32 @@ def test_a_programs_own_chinese_or_tip_lines_are_not_a_failure(tmp_path: Path) -
         assert _critical(report) == [], line
 
 
+def test_an_error_measured_or_said_to_be_absent_is_not_a_failure(tmp_path: Path) -> None:
+    for line in (
+        "[rank0]: Epoch 3: train loss 0.412, validation error 0.087, took 41.2 s",
+        "Evaluation finished. Word error rate on dev-clean is 3.1% and it did not crash.",
+        "INFO: no errors found in the dataset check; 0 files failed to decode",
+        "checkpoint saved without any error; none of the ranks failed",
+        "mean absolute error: 0.42, error bars from 5 seeds",
+    ):
+        report = _diagnose(tmp_path, HEALTHY.format(line=line))
+        assert report.hypotheses == (), line
+        assert report.verdict.value != "failed", line
+
+
+def test_a_failure_beside_a_measure_or_a_negation_is_still_a_failure(tmp_path: Path) -> None:
+    for line in (
+        "It runs without error on 1 GPU but fails on 2 GPUs.",
+        "validation error 0.087 at epoch 3, then the training crashes",
+        "I get error 13 when I launch it on the second node",
+        "there are no errors in the log but it crashes after 10 minutes",
+    ):
+        report = _diagnose(tmp_path, line + "\n")
+        assert [h.symptom for h in report.hypotheses[:1]] == [
+            "a rank failed with an error no rule explains"
+        ], line
+
+
 def test_a_setting_on_a_command_line_or_at_its_default_is_no_workaround(tmp_path: Path) -> None:
     for line in (
         "NCCL_P2P_DISABLE=0 python -m torch.distributed.run --nproc_per_node 8 train.py",

@@ -19,6 +19,7 @@ machine output is never matched against these words.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from nccl_doctor.facts.base import Cite
@@ -34,6 +35,16 @@ class ProseSymptom:
     why: str
     #: a line that also holds these words does not count (a program's tip, a condition)
     unless: re.Pattern[str] | None = None
+    #: whether one match of ``pattern`` in a line says so (``None``: every match does)
+    counts: Callable[[str, re.Match[str]], bool] | None = None
+
+    def said_in(self, text: str) -> bool:
+        """Whether ``text`` says what the row names (one match that counts, no ``unless``)."""
+        if self.unless is not None and self.unless.search(text):
+            return False
+        if self.counts is None:
+            return True
+        return any(self.counts(text, m) for m in self.pattern.finditer(text))
 
 
 def _rx(pattern: str) -> re.Pattern[str]:
@@ -43,6 +54,32 @@ def _rx(pattern: str) -> re.Pattern[str]:
 
 
 _NUM = r"\d{1,3}(?:\.\d{1,3}){1,2}"
+#: What, said just before a failure word, says there was none ("no errors", "did not crash",
+#: "0 files failed", "without any error").
+_NONE_BEFORE = _rx(
+    r"(?:\bno|\bnot|n't|\bnever|\bwithout(?: any)?|\b0|\bzero|\bnone of the) (?:[\w-]{1,30} )?$"
+)
+#: An error that is a measure, not a failure ("validation error 0.087", "word error rate").
+_MEASURE_AFTER = _rx(
+    r" ?(?:rates?\b|ratios?\b|bars?\b|%|[:=]? {0,3}[-+]?\d{0,6}\.\d|[:=]? {0,3}\d{1,3} ?%)"
+)
+_MEASURE_BEFORE = _rx(
+    r"\b(?:validation|val|train(?:ing)?|test|eval\w*|word|char\w*|token|mean|squared|absolute"
+    r"|relative|reconstruction|prediction|quantization|approximation|rounding|top-?\d"
+    r"|classification|bit|frame|phone|label|standard|numerical|fp\d{1,2}|bf16) $"
+)
+
+
+def _says_failure(text: str, match: re.Match[str]) -> bool:
+    """Whether one failure word of a sentence reports a failure (not none, not a measure)."""
+    before = text[max(0, match.start() - 40) : match.start()]
+    if _NONE_BEFORE.search(before):
+        return False
+    if match.group().lower().startswith("error"):
+        return not (_MEASURE_BEFORE.search(before) or _MEASURE_AFTER.match(text, match.end()))
+    return True
+
+
 #: Not right after a negation ("not an inter-node job", "never ran multi-node").
 _NOT_SAID = r"(?<!not )(?<!not a )(?<!not an )(?<!never )(?<!never ran )(?<!no )(?<!without )"
 
@@ -134,6 +171,7 @@ PROSE_SYMPTOMS: tuple[ProseSymptom, ...] = (
             r"^\s*(?:tips?|hint|note|提示)\s*[:：]"
             r"|\b(?:if|whether|in case)\b[^.;]{0,60}\b(?:does ?n[o']t|do ?n[o']t|not) work"
         ),
+        _says_failure,
     ),
 )
 
@@ -230,14 +268,7 @@ def prose_symptom(facts: Facts) -> tuple[str, Cite, str] | None:
     """The first class the reporter's words name, its line and why (``None`` when none)."""
     for row in PROSE_SYMPTOMS:
         hits = facts.search(row.pattern, prose=True)
-        cite = next(
-            (
-                h.cite
-                for h in hits
-                if h.prose and (row.unless is None or not row.unless.search(h.cite.text))
-            ),
-            None,
-        )
+        cite = next((h.cite for h in hits if h.prose and row.said_in(h.cite.text)), None)
         if cite is not None:
             return row.cls, cite, row.why
     return None
