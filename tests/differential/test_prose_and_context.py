@@ -366,6 +366,8 @@ def test_an_error_measured_or_said_to_be_absent_is_not_a_failure(tmp_path: Path)
         "INFO: no errors found in the dataset check; 0 files failed to decode",
         "checkpoint saved without any error; none of the ranks failed",
         "mean absolute error: 0.42, error bars from 5 seeds",
+        "CUDA error checking enabled: CUDA_LAUNCH_BLOCKING=1",
+        "elastic: failover to the spare node is on; node failure rate budget 2 per day",
     ):
         report = _diagnose(tmp_path, HEALTHY.format(line=line))
         assert report.hypotheses == (), line

@@ -60,9 +60,16 @@ _NONE_BEFORE = _rx(
     r"(?:\bno|\bnot|n't|\bnever|\bwithout(?: any)?|\b0|\bzero|\bnone of the) (?:[\w-]{1,30} )?$"
 )
 #: An error that is a measure, not a failure ("validation error 0.087", "word error rate").
-_MEASURE_AFTER = _rx(
-    r" ?(?:rates?\b|ratios?\b|bars?\b|%|[:=]? {0,3}[-+]?\d{0,6}\.\d|[:=]? {0,3}\d{1,3} ?%)"
+_MEASURE_AFTER = _rx(r" ?(?:%|[:=]? {0,3}[-+]?\d{0,6}\.\d|[:=]? {0,3}\d{1,3} ?%)")
+#: A failure word that names a mechanism or a measure, not an event ("CUDA error checking
+#: enabled", "error handling", "failure rate", "fault tolerance").
+_ATTRIBUTE_AFTER = _rx(
+    r"[ -](?:checking|checks?|handling|handlers?|reporting|correction|correcting|detection"
+    r"|tolerance|tolerant|threshold|budget|feedback|propagation|injection|analysis|domains?"
+    r"|rates?|ratios?|bars?|modes?|policy|policies|semantics)\b"
 )
+#: Words the failure pattern matches that name no failure.
+_NOT_EVENTS = frozenset({"failover", "failsafe", "failback", "failures_allowed"})
 _MEASURE_BEFORE = _rx(
     r"\b(?:validation|val|train(?:ing)?|test|eval\w*|word|char\w*|token|mean|squared|absolute"
     r"|relative|reconstruction|prediction|quantization|approximation|rounding|top-?\d"
@@ -73,9 +80,12 @@ _MEASURE_BEFORE = _rx(
 def _says_failure(text: str, match: re.Match[str]) -> bool:
     """Whether one failure word of a sentence reports a failure (not none, not a measure)."""
     before = text[max(0, match.start() - 40) : match.start()]
-    if _NONE_BEFORE.search(before):
+    word = match.group().lower()
+    if _NONE_BEFORE.search(before) or word in _NOT_EVENTS:
         return False
-    if match.group().lower().startswith("error"):
+    if _ATTRIBUTE_AFTER.match(text, match.end()):
+        return False
+    if word.startswith("error"):
         return not (_MEASURE_BEFORE.search(before) or _MEASURE_AFTER.match(text, match.end()))
     return True
 
