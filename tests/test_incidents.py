@@ -7,7 +7,7 @@ changed for it (70% top-1 then), and has been worked on since;
 ``incidents-dev-2026-12`` (90 real threads) was scored once before any tuning
 (46% top-1, 50% top-3, 27% empty) and is now development data; 14 more
 (``INDEX-D.md``) were scored once before tuning on them (43% / 57%), 10 more
-(``INDEX-E.md``) likewise (60% / 60%). The figures
+(``INDEX-E.md``) likewise (60% / 60%), 11 more (``INDEX-F.md``) likewise (45% / 45%). The figures
 per incident come from ``scripts/score_incidents.py``.
 """
 
