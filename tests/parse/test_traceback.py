@@ -146,6 +146,21 @@ def test_traceback_cut_before_its_exception(
     assert (tb.innermost[0].rsplit("/", 1)[-1], *tb.innermost[1:]) == innermost
 
 
+@pytest.mark.parametrize("cut", ["  File", "[...]", "..."])
+def test_frames_cut_by_the_person_who_pasted_them_keep_the_exception(cut: str) -> None:
+    text = (
+        "Traceback (most recent call last):\n"
+        '  File "/w/train_net.py", line 68, in build_train_loader\n'
+        "    return build_detection_train_loader(cfg, mapper=mapper)\n"
+        f"{cut}\n"
+        "KeyError: \"Dataset 'xxxx-train' is not registered!\"\n"
+    )
+    (tb,) = tracebacks(text)
+    assert (tb.exc_name, tb.cite.line, tb.truncated) == ("KeyError", 5, True)
+    assert tb.message == "\"Dataset 'xxxx-train' is not registered!\""
+    assert len(tb.frames) == 1
+
+
 # -- inline samples ----------------------------------------------------------------------
 INTERLEAVED = """\
 [rank0]:Traceback (most recent call last):

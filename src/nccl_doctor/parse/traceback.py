@@ -55,6 +55,8 @@ _FRAME = re.compile(
 _EXC = re.compile(
     r"(?P<type>[A-Za-z_][\w.]{0,200}?(?:\.<locals>\.[\w.]{1,100})?)(?::(?: (?P<msg>.*)|\s*)|\s*)"
 )
+#: What stands for frames cut out of a pasted traceback.
+_CUT_MARKS = frozenset({"[...]", "[…]", "...", "…", "File"})
 _CHAIN = (
     "During handling of the above exception",
     "The above exception was the direct cause",
@@ -253,6 +255,11 @@ class TracebackParser(StreamParser):
         if not stripped:
             report.blanks += 1
             return report.blanks <= 2
+        if stripped in _CUT_MARKS:
+            # the person who pasted it cut frames here ("[...]", a frame cut at "File"):
+            # the exception line after the cut still ends this report
+            report.truncated = True
+            return True
         indent = len(text) - len(text.lstrip())
         code = report.frame_indent is None or indent > report.frame_indent
         if (text[:1].isspace() and code) or stripped.startswith("File "):
