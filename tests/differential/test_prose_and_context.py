@@ -447,3 +447,43 @@ def test_pcie_cards_are_no_nvswitch_board_and_eight_h20s_are(tmp_path: Path) -> 
     assert board("GPU 0: NVIDIA H100 PCIe\nGPU 1: NVIDIA H100 PCIe") is False
     assert board("\n".join(f"GPU {i}: NVIDIA H20" for i in range(8))) is True
     assert board("GPU 0: NVIDIA H20\nGPU 1: NVIDIA H20") is None
+
+
+def test_chinese_killed_without_an_error_is_the_host_killing_a_rank(tmp_path: Path) -> None:
+    # "case one: no error reported, just killed" - 无报错 says there was no error message
+    report = _diagnose(
+        tmp_path, "训练中经常出现killed\n情况一：无报错，直接killed，执行的命令如图。\n"
+    )
+    assert report.hypotheses[0].symptom.startswith("a rank was killed")
+    assert report.hypotheses[0].id == "host.resources"
+    # no 'killed' word: "no error reported" alone opens no failure, "an error is reported" does
+    assert _diagnose(tmp_path, "训练正常结束，无报错。\n").hypotheses == ()
+    assert _diagnose(tmp_path, "多卡训练时报错\n").hypotheses != ()
+
+
+def test_a_job_that_fits_on_other_nodes_is_short_of_memory_on_this_one(tmp_path: Path) -> None:
+    report = _diagnose(
+        tmp_path,
+        "Title: cn119 fails to allocate GPU memory\n"
+        "Each time I submit a job on cn119 I get a CUDA error about failing to allocate memory.\n"
+        "The same job on a different node works fine.\n",
+    )
+    assert report.hypotheses[0].symptom == "CUDA ran out of memory"
+    assert [h.id for h in report.hypotheses[:2]] == ["gpu.contention", "gpu.oom"]
+    alone = _diagnose(tmp_path, "Title: training fails to allocate GPU memory at batch 64\n")
+    assert [h.id for h in alone.hypotheses[:2]] == ["gpu.oom", "gpu.contention"]
+
+
+def test_the_exceptions_own_type_outranks_the_reporters_words(tmp_path: Path) -> None:
+    report = _diagnose(
+        tmp_path,
+        "This error will trigger when I set --num-gpus 2, any advice will be welcome.\n"
+        "Traceback (most recent call last):\n"
+        '  File "tools/train_net.py", line 68, in build_train_loader\n'
+        "    return build_detection_train_loader(cfg, mapper=mapper)\n"
+        "[...]\n"
+        "KeyError: \"Dataset 'xxxx-train' is not registered!\"\n",
+    )
+    lead = report.hypotheses[0]
+    assert lead.symptom == "the job's own code raised a Python exception (its data or logic)"
+    assert lead.id == "launch.rank_crash"

@@ -105,7 +105,11 @@ PROSE_SYMPTOMS: tuple[ProseSymptom, ...] = (
     ),
     ProseSymptom(
         "gpu_oom",
-        _rx(r"\b(?:CUDA|GPU) out of memory\b|\bran out of (?:GPU )?memory\b"),
+        _rx(
+            r"\b(?:CUDA|GPU) out of memory\b|\bran out of (?:GPU )?memory\b"
+            r"|\b(?:fail\w*|unable) to allocate (?:GPU|CUDA|device) memory\b"
+            r"|\bCUDA error\b.{0,30}\b(?:fail\w* to )?allocat\w* (?:GPU )?memory\b"
+        ),
         "the reporter says it ran out of GPU memory",
     ),
     ProseSymptom(
@@ -113,6 +117,8 @@ PROSE_SYMPTOMS: tuple[ProseSymptom, ...] = (
         _rx(
             r"\b(?:says|said|prints?|printed|shows?|got|gets|was|were|being|just)\s+killed\b"
             r"|\bOOM[- ]kill"
+            # Chinese: "just killed", "killed appears", "was killed" (the shell's word, quoted)
+            r"|(?:直接|就|被|出现|显示|提示)\s?killed\b"
         ),
         "the reporter says the process was killed (the shell's 'Killed': SIGKILL)",
     ),
@@ -173,7 +179,8 @@ PROSE_SYMPTOMS: tuple[ProseSymptom, ...] = (
             r"|\b(?:does ?n[o']t|do ?n[o']t|not|stops?|stopped) work(?:s|ing)?\b"
             # Chinese: an error is reported, error (not an error rate), failed, crashed, cannot
             # train / run / start / connect...
-            r"|报错|错误(?!率)|失败|崩溃|无法(?:训练|运行|启动|使用|正常|进行|完成|连接|通信|初始化)"
+            # (not "无报错" / "没有报错": no error was reported)
+            r"|(?<!无)(?<!没有)(?<!没)报错|错误(?!率)|失败|崩溃|无法(?:训练|运行|启动|使用|正常|进行|完成|连接|通信|初始化)"
         ),
         "the reporter says it fails, with no message the catalogue knows",
         # a program's hint or a condition ("if auto-resume does not work, ...", "提示: ...")
@@ -218,7 +225,15 @@ CUES: dict[str, re.Pattern[str]] = {
         r"|\b(?:hostname|host name)\b.{0,60}\b(?:resolv\w*|points?|maps?|mapped)\b.{0,20}"
         r"\b(?:to )?(?:127\.0\.[01]\.1|localhost|loopback)\b"
     ),
-    "one_node_only": _rx(r"\bonly (?:on|with) (?:one|a single|this|that|node|machine|host)\b"),
+    # it fails on one node only: "only on this node", "the same job on another node works fine"
+    "one_node_only": _rx(
+        r"\bonly (?:on|with) (?:one|a single|this|that|node|machine|host)\b"
+        r"|\b(?:same|this) (?:job|code|script|command|program|model|config\w*)\b.{0,30}"
+        r"\b(?:on|with) (?:a |an |the )?(?:different|another|other) (?:nodes?|machines?|hosts?"
+        r"|servers?)\b.{0,20}\b(?:works?|worked|runs? fine|is fine|passe[sd])"
+        r"|\b(?:works?|worked|runs? fine) (?:fine |well )?on (?:all )?(?:the )?(?:other|different)"
+        r" (?:nodes|machines|hosts|servers)\b"
+    ),
     # some nodes fail together while each group works: the nodes are not configured alike
     "node_groups": _rx(
         r"\b(?:nodes?|hosts?)\b[^.]{0,40}\b(?:from|between)\b[^.]{0,40}\bwith\b[^.]{0,60}"

@@ -299,6 +299,18 @@ SHIFTS: tuple[Shift, ...] = (
         "IB completion status 12 (retry exceeded) on RoCE: GID, MTU or lossless settings",
         lambda c: 12 in c.ib_status and c.roce,
     ),
+    # the same job fits on the other nodes: its own size is not the cause, something on this
+    # node holds the memory (a stale process, another user's job)
+    *(
+        Shift(
+            i,
+            f,
+            "the same job runs on other nodes: what differs is this node, not the job's size",
+            lambda c: c.says("one_node_only"),
+            frozenset({"gpu_oom"}),
+        )
+        for i, f in (("gpu.contention", 3.0), ("gpu.oom", 0.3))
+    ),
     *(
         Shift(i, 2.0, "it fails only on one node", lambda c: c.says("one_node_only"))
         for i in ("gpu.xid", "gpu.ecc", "net.ib_link", "host.resources")

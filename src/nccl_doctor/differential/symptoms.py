@@ -288,7 +288,9 @@ def symptoms_of(
     signature catalogue; so are ``lines`` (error lines no parser claimed),
     when no failure fact says anything. Then the place a traceback failed
     (:mod:`.phases`: the store, CUDA's initialisation, the first
-    collective), also for a traceback pasted without its exception line.
+    collective), also for a traceback pasted without its exception line;
+    then the exception's own type where it tells the class (a builtin
+    exception about the job's data or logic, an import that failed).
     ``said`` is the class the reporter's words name
     (:func:`.prose.prose_symptom`: class, line, why), weighed below machine
     output: it opens a symptom only where nothing else does. Each class
@@ -309,12 +311,16 @@ def symptoms_of(
                 found[symptom.cls] = symptom
     if not found and (phase := _phase(tracebacks)) is not None:
         found[phase.cls] = phase
+    first = next((f for f in failures if _any_failure(f)), None)
+    cls = _python_class(first) if first is not None else "failure"
+    if not found and first is not None and cls != "failure":
+        # the exception's own type (KeyError, ImportError) is machine output: it outranks
+        # the reporter's words
+        found[cls] = Symptom(cls, first.cite, first.rank)
     if not found and said is not None:
-        cls, cite, why = said
-        found[cls] = Symptom(cls, cite, signature="the reporter's words", where=why)
+        said_cls, cite, why = said
+        found[said_cls] = Symptom(said_cls, cite, signature="the reporter's words", where=why)
     if not found:
-        first = next((f for f in failures if _any_failure(f)), None)
-        cls = _python_class(first) if first is not None else "failure"
         if cls == "failure" and generic is not None:
             found[cls] = generic
         elif first is not None:
