@@ -88,11 +88,11 @@ def check(facts: Facts) -> list[Finding]:
             direct = True
     evidence += [d.cite for d in facts.of(DistributedError) if d.category == "address_in_use"]
     # a program that went on after it (another port, a retry: tensorboard's 6006) did not fail
-    goes_on = {(h.cite.source, h.cite.line) for h in facts.seen(CARRIES_ON)}
-    evidence = first_distinct([c for c in evidence if (c.source, c.line) not in goes_on])
+    goes_on = {said.cite for said in facts.lines_of(CARRIES_ON)}
+    evidence = first_distinct([c for c in evidence if c not in goes_on])
     if not evidence:  # the bare message
         hits = facts.seen(ADDRESS_IN_USE, prose=False)
-        evidence = [h.cite for h in hits if (h.cite.source, h.cite.line) not in goes_on][:2]
+        evidence = [h.cite for h in hits if h.said not in facts.lines_of(CARRIES_ON)][:2]
     if not evidence:
         return []
     port, port_cite = _port(facts)
