@@ -1,0 +1,151 @@
+"""The stack under and around PyTorch, read from its own messages: gloo, the driver and its
+tools, the kernel, the launchers other than torchrun.
+
+Each family: a realistic line of it runs through the whole pipeline and gives
+its symptom class and the ids its mechanism points at; where a harmless line
+looks like it, that line stays silent.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from nccl_doctor.differential.signatures import signature_of
+from nccl_doctor.pipeline import diagnose_paths
+from nccl_doctor.report import Report
+
+
+def _report(tmp_path: Path, text: str, name: str = "log.txt") -> Report:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return diagnose_paths([str(path)])
+
+
+def _lead(report: Report) -> tuple[str, str]:
+    """The first hypothesis's id and the catalogued message it was read from."""
+    first = report.hypotheses[0]
+    return first.id, first.for_[0]
+
+
+# --- gloo -----------------------------------------------------------------------------------
+
+GLOO_SIZE_MISMATCH = (
+    "Traceback (most recent call last):\n"
+    '  File "train.py", line 88, in <module>\n'
+    "    dist.all_reduce(t)\n"
+    '  File "/usr/lib/python3/dist-packages/torch/distributed/distributed_c10d.py", line 1292, '
+    "in all_reduce\n"
+    "    work = default_pg.allreduce([tensor], opts)\n"
+    "RuntimeError: [enforce fail at ../third_party/gloo/gloo/transport/tcp/pair.cc:446] "
+    "op.preamble.length <= op.nbytes. 8773512 vs 8386560\n"
+)
+GLOO_LOOPBACK_REFUSED = (
+    "Traceback (most recent call last):\n"
+    '  File "main.py", line 40, in <module>\n'
+    '    dist.init_process_group(backend="gloo", init_method="env://")\n'
+    "RuntimeError: [/opt/conda/conda-bld/pytorch_1616554793803/work/third_party/gloo/gloo/"
+    "transport/tcp/pair.cc:799] connect [127.0.1.1]:31582: Connection refused\n"
+)
+
+
+def test_gloos_receive_larger_than_posted_is_a_collective_mismatch(tmp_path: Path) -> None:
+    """The peer sent more bytes than this rank's buffer holds: different collectives or sizes
+    (before, the traceback's place made it NCCL's first-collective class: /dev/shm first)."""
+    report = _report(tmp_path, GLOO_SIZE_MISMATCH)
+    first, why = _lead(report)
+    assert first == "app.collective_mismatch"
+    assert "gloo.tcp.recv_size_mismatch" in why
+    assert report.hypotheses[0].symptom.startswith("ranks issued different collectives")
+    assert "nccl.shm" not in [h.id for h in report.hypotheses]
+
+
+def test_gloos_2026_wording_of_the_size_check_and_its_emoji_sign_off() -> None:
+    mismatch = signature_of(
+        "RuntimeError: [enforce fail at gloo/transport/tcp/pair.cc:456] op.preamble.length <= "
+        "op.nbytes. 4096 vs 1024. Received data size doesn't match expected size. Is there a "
+        "distributed collective mismatch in your code?"
+    )
+    assert mismatch is not None
+    assert (mismatch.id, mismatch.symptom) == ("gloo.tcp.recv_size_mismatch_2", "desync")
+    closed = signature_of(
+        "RuntimeError: [gloo/transport/tcp/pair.cc:544] Connection closed by peer "
+        "[10.0.3.7]:19443. This is typically caused by a remote worker crashing. Check the logs "
+        "of the remote worker before reporting an error. GLHF!"  # the emoji lost in a paste
+    )
+    assert closed is not None
+    assert (closed.id, closed.symptom) == ("gloo.tcp.connection_closed_2", "connection")
+    assert closed.hint_ids == ("launch.rank_crash", "net.unreachable")
+
+
+def test_gloos_connect_refused_at_a_loopback_address_is_the_interface_first(
+    tmp_path: Path,
+) -> None:
+    """Gloo before 2023 reports the asynchronous connect's error with the peer's address."""
+    report = _report(tmp_path, GLOO_LOOPBACK_REFUSED)
+    first, why = _lead(report)
+    assert first == "net.socket_interface"
+    assert "gloo.tcp.connect_peer_failed" in why
+    assert report.hypotheses[0].symptom.startswith("a TCP connection between ranks")
+
+
+@pytest.mark.parametrize(
+    ("line", "ident", "symptom"),
+    [
+        (
+            (
+                "RuntimeError: [enforce fail at gloo/transport/ibverbs/buffer.cc:51] "
+                "mr_ != nullptr. ibv_reg_mr: Cannot allocate memory (did you run into the locked "
+                "memory limit?)"
+            ),
+            "gloo.ibverbs.reg_mr_memlock",
+            "host_limit",
+        ),
+        (
+            (
+                "RuntimeError: [enforce fail at gloo/transport/ibverbs/pair.cc:496] wc->status == "
+                "IBV_WC_SUCCESS. 5 vs 0. Recv for slot 3: Work Request Flushed Error"
+            ),
+            "gloo.ibverbs.completion_error",
+            "connection",
+        ),
+        (
+            "RuntimeError: [gloo/transport/tcp/pair.h:311] Connect timeout [10.0.0.9]:49321",
+            "gloo.tcp.connect_timeout",
+            "collective_timeout",
+        ),
+        (
+            (
+                "RuntimeError: [gloo/transport/uv/pair.cc:102] Error connecting to "
+                "[192.168.1.20]:61100: connection refused"
+            ),
+            "gloo.uv.connect_error",
+            "connection",
+        ),
+        (
+            (
+                "gloo::IoException: [gloo/rendezvous/file_store.cc:151] Wait timeout for key(s): "
+                "[rank_1]"
+            ),
+            "gloo.rdzv.wait_timeout",
+            "store_timeout",
+        ),
+    ],
+)
+def test_gloo_lines_read_as_their_class(line: str, ident: str, symptom: str) -> None:
+    """(A completion status libibverbs names, ``transport retry counter exceeded``, is read
+    as that status: the rdma catalogue's longer words are the more specific message.)"""
+    sig = signature_of(line)
+    assert sig is not None
+    assert (sig.id, sig.symptom) == (ident, symptom)
+
+
+def test_gloos_healthy_connection_summary_opens_no_class(tmp_path: Path) -> None:
+    report = _report(
+        tmp_path,
+        "[Gloo] Rank 1 is connected to 1 peer ranks. Expected number of connected peer ranks "
+        "is : 1\nepoch 0 step 100 loss 1.92\n",
+    )
+    assert report.hypotheses == ()
+    assert all(f.severity.value != "critical" for f in report.findings)
