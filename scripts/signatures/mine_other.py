@@ -1,4 +1,5 @@
-"""Write ``cuda.jsonl``, ``cuda_legacy.json``, ``driver.jsonl`` and ``kernel.jsonl``.
+"""Write ``cuda.jsonl``, ``cuda_legacy.json`` and ``kernel.jsonl`` (``mine_driver.py`` writes
+``driver.jsonl``).
 
 Usage: ``python scripts/signatures/mine_other.py [/path/to/jcuda/git-dir]``
 
@@ -12,8 +13,7 @@ Usage: ``python scripts/signatures/mine_other.py [/path/to/jcuda/git-dir]``
   repositories read; the numbers come from JCuda's ``cudaError.java``, which
   mirrors ``driver_types.h`` of each CUDA release, at tags
   ``version-10.0.0-RC01`` (CUDA 10.0) and ``version-10.1.0-RC01`` (CUDA 10.1).
-* driver and kernel: line shapes from NVIDIA's open GPU kernel modules and
-  Linux sources, quoted in the ``where`` of each row.
+* kernel: line shapes from the Linux sources, quoted in the ``where`` of each row.
 """
 
 from __future__ import annotations
@@ -94,8 +94,6 @@ def legacy_codes(mirror: Path) -> dict[str, Any]:
 
 KERNEL_SRC = "linux mm/oom_kill.c"
 CURRENT = {"first": "current", "last": "current", "seen": ["current"]}
-XID_SRC = "NVIDIA/open-gpu-kernel-modules src/nvidia/src/kernel/gpu/rc/kernel_rc.c"
-PCI = r"(?P<pci>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2})"
 
 
 def _doc(ident: str, library: str, where: str, fmt: str, pattern: str, fields: list[str],
@@ -110,32 +108,6 @@ def _doc(ident: str, library: str, where: str, fmt: str, pattern: str, fields: l
         row["example"] = example  # a line of this shape (made up here, values invented)
     return row
 
-
-DRIVER_ROWS = [
-    _doc("driver.nvrm.xid", "driver", XID_SRC,
-         "NVRM: Xid (PCI:%04x:%02x:%02x): %d, pid=%s, name=%s, %s",
-         r"NVRM: Xid \((?:PCI:)?" + PCI + r"\): (?P<xid>\d{1,4}), (?P<detail>[^\n]{0,400})",
-         ["pci", "xid", "detail"], "xid", ["gpu.xid"],
-         "the Xid number decides the meaning (knowledge.xid); drivers before ~450 print "
-         "'NVRM: Xid (0000:01:00): 31, ...' without 'PCI:', which the pattern also takes",
-         example="NVRM: Xid (PCI:0000:3b:00): 79, pid=4242, name=python, GPU has fallen off the bus."),
-    _doc("driver.nvrm.xid_mig", "driver", XID_SRC,
-         "NVRM: Xid (PCI:%04x:%02x:%02x GPU-I:%02u GPU-CI:%02u): %d, pid=%s, name=%s, %s",
-         r"NVRM: Xid \(PCI:" + PCI + r" GPU-I:(?P<gpu_instance>\d{1,3}) GPU-CI:"
-         r"(?P<compute_instance>\d{1,3})\): (?P<xid>\d{1,4}), (?P<detail>[^\n]{0,400})",
-         ["pci", "gpu_instance", "compute_instance", "xid", "detail"], "xid", ["gpu.xid", "gpu.mig"],
-         "an Xid attributed to a MIG GPU/compute instance"),
-    _doc("driver.nvrm.fallen_off_bus", "driver", "NVIDIA driver kernel log (Xid 79 text)",
-         "NVRM: GPU %04x:%02x:%02x.%x: GPU has fallen off the bus.",
-         r"NVRM: GPU (?P<pci>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-9a-fA-F]): GPU has "
-         r"fallen off the bus", ["pci"], "xid", ["gpu.lost", "gpu.xid"],
-         "printed with Xid 79; the GPU needs a reset or reboot",
-         example="NVRM: GPU 0000:3b:00.0: GPU has fallen off the bus."),
-    _doc("driver.nvml.gpu_lost", "driver", "NVML nvmlErrorString(NVML_ERROR_GPU_IS_LOST)",
-         "The GPU has fallen off the bus or has otherwise become inaccessible",
-         r"GPU has fallen off the bus or has otherwise become inaccessible", [], "xid", ["gpu.lost"],
-         "nvidia-smi's and NVML's words for a lost GPU", "literal"),
-]  # fmt: skip
 
 KERNEL_ROWS = [
     _doc("kernel.oom.killed_process", "kernel", KERNEL_SRC + " __oom_kill_process",
@@ -189,7 +161,6 @@ KERNEL_ROWS = [
 def main(argv: list[str]) -> int:
     mirror = Path(argv[1]) if len(argv) > 1 else Path("/work/.mirror/jcuda+jcuda/repo")
     print(write_jsonl("cuda", cuda_rows()))
-    print(write_jsonl("driver", DRIVER_ROWS))
     print(write_jsonl("kernel", KERNEL_ROWS))
     legacy = OUT_DIR / "cuda_legacy.json"
     legacy.write_text(json.dumps(legacy_codes(mirror), indent=1) + "\n", encoding="utf-8")

@@ -149,3 +149,132 @@ def test_gloos_healthy_connection_summary_opens_no_class(tmp_path: Path) -> None
     )
     assert report.hypotheses == ()
     assert all(f.severity.value != "critical" for f in report.findings)
+
+
+# --- the NVIDIA driver and its tools ------------------------------------------------------------
+
+
+def test_nvidia_smi_that_cannot_reach_the_driver_ranks_the_module_then_the_container(
+    tmp_path: Path,
+) -> None:
+    """A typed nvidia-smi error no rule confirms is still read as the message it is (the
+    report was empty before: the differential read only unclaimed lines)."""
+    report = _report(
+        tmp_path,
+        "root@node3:~# nvidia-smi\n"
+        "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make "
+        "sure that the latest NVIDIA driver is installed and running.\n",
+    )
+    assert [h.id for h in report.hypotheses][:2] == ["driver.version_mismatch", "driver.container"]
+    assert "driver.smi.no_driver" in report.hypotheses[0].for_[0]
+    assert report.hypotheses[0].symptom.startswith("the NVIDIA driver or NVML failed")
+
+
+def test_the_driver_failing_to_bring_a_gpu_up_points_at_a_lost_gpu(tmp_path: Path) -> None:
+    report = _report(
+        tmp_path,
+        "[  412.118203] NVRM: GPU 0000:3b:00.0: RmInitAdapter failed! (0x22:0x56:762)\n"
+        "[  412.118270] NVRM: GPU 0000:3b:00.0: rm_init_adapter failed, device minor number 0\n",
+    )
+    first, why = _lead(report)
+    assert first == "gpu.lost"
+    assert "driver.nvrm.rm_init_adapter_failed" in why
+
+
+def test_nvml_unknown_error_in_pynvml_points_at_the_container_first(tmp_path: Path) -> None:
+    report = _report(
+        tmp_path,
+        "Traceback (most recent call last):\n"
+        '  File "monitor.py", line 12, in <module>\n'
+        "    pynvml.nvmlInit()\n"
+        "pynvml.NVMLError_Unknown: Unknown Error\n",
+    )
+    first, why = _lead(report)
+    assert first == "driver.container"
+    assert "driver.nvml.unknown" in why
+
+
+@pytest.mark.parametrize(
+    ("line", "ident", "symptom", "hint"),
+    [
+        (
+            "pynvml.nvml.NVMLError_DriverNotLoaded: Driver Not Loaded",
+            "driver.nvml.driver_not_loaded",
+            "driver_error",
+            "driver.version_mismatch",
+        ),
+        (
+            # the container runtime's hook failed on the host: the CLI's stage is the message
+            "nvidia-container-cli: initialization error: nvml error: driver not loaded: unknown",
+            "driver.nvc.init_error",
+            "driver_error",
+            "driver.container",
+        ),
+        (
+            (
+                "stderr: nvidia-container-cli: requirement error: unsatisfied condition: "
+                "cuda>=12.4, please update your driver to a newer version, or use an earlier cuda "
+                "container: unknown"
+            ),
+            "driver.nvc.unsatisfied_condition_2",
+            "cuda_driver",
+            "driver.cuda_mismatch",
+        ),
+        (
+            (
+                "nvidia-container-cli: device error: GPU-9c416c82-d801-d28f-0867-dd438d4be914: "
+                "unknown device: unknown"
+            ),
+            "driver.nvc.device_error",
+            "cuda_device",
+            "cuda.device_visibility",
+        ),
+        (
+            (
+                "load library failed: libnvidia-ml.so.1: cannot open shared object file: no such "
+                "file or directory"
+            ),
+            "driver.nvc.load_library_failed",
+            "library_missing",
+            "driver.container",
+        ),
+        (
+            "[ 1043.221] NVRM: API mismatch: the client 'nvidia-smi' (pid 4242)",
+            "driver.nvrm.api_mismatch_2",
+            "driver_error",
+            "driver.version_mismatch",
+        ),
+        (
+            "modprobe: ERROR: could not insert 'nvidia_uvm': No such device",
+            "driver.modprobe.uvm_insert_failed",
+            "driver_error",
+            "driver.uvm",
+        ),
+        (
+            "Unable to determine the device handle for GPU0000:3B:00.0: Unknown Error",
+            "driver.smi.device_handle",  # on the host: a GPU that stopped answering
+            "xid",
+            "gpu.lost",
+        ),
+    ],
+)
+def test_driver_lines_read_as_their_class(line: str, ident: str, symptom: str, hint: str) -> None:
+    sig = signature_of(line)
+    assert sig is not None
+    assert (sig.id, sig.symptom) == (ident, symptom)
+    assert sig.hint_ids[0] == hint
+
+
+def test_harmless_nvml_and_driver_lines_open_no_class(tmp_path: Path) -> None:
+    """A monitoring library's query the GPU does not offer, the UVM module's load line and a
+    CIFS mount's error are no failure of the GPU stack."""
+    assert signature_of("pynvml.NVMLError_NotSupported: Not Supported") is None
+    assert signature_of("mount error(13): Permission denied") is None
+    report = _report(
+        tmp_path,
+        "[    5.301] nvidia-uvm: Loaded the UVM driver, major device number 510.\n"
+        "WARNING: pynvml.NVMLError_NotSupported: Not Supported (power draw)\n"
+        "epoch 1 step 200 loss 0.91\n",
+    )
+    assert report.hypotheses == ()
+    assert all(f.severity.value != "critical" for f in report.findings)
