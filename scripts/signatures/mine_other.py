@@ -93,6 +93,7 @@ def legacy_codes(mirror: Path) -> dict[str, Any]:
 
 
 KERNEL_SRC = "linux mm/oom_kill.c"
+AER_SRC = "linux drivers/pci/pcie/aer.c"
 CURRENT = {"first": "current", "last": "current", "seen": ["current"]}
 
 
@@ -100,7 +101,7 @@ def _doc(ident: str, library: str, where: str, fmt: str, pattern: str, fields: l
          symptom: str, hints: list[str], note: str, style: str = "printf", example: str = ""
          ) -> dict[str, Any]:  # fmt: skip
     row = {
-        "id": ident, "library": library, "level": "error", "where": [where], "versions": CURRENT,
+        "id": ident, "library": library, "level": "info" if symptom == "info" else "error", "where": [where], "versions": CURRENT,
         "format": fmt, "format_style": style, "pattern": pattern, "fields": fields,
         "symptom": symptom, "hint_ids": hints, "note": note,
     }  # fmt: skip
@@ -155,6 +156,57 @@ KERNEL_ROWS = [
          r"INFO: task (?P<comm>[^\n:]{1,64}):(?P<pid>\d{1,10}) blocked for more than "
          r"(?P<seconds>\d{1,10}) seconds\.", ["comm", "pid", "seconds"], "hang", ["app.hang"],
          "a task stuck in uninterruptible sleep (often a driver or filesystem call)"),
+    _doc("kernel.oom.reaper", "kernel", KERNEL_SRC + " oom_reap_task_mm",
+         "oom_reaper: reaped process %d (%s), now anon-rss:%lukB, file-rss:%lukB, "
+         "shmem-rss:%lukB",
+         r"oom_reaper: reaped process (?P<pid>\d{1,10}) \((?P<comm>[^\n)]{0,64})\)",
+         ["pid", "comm"], "host_oom", ["host.resources", "launch.rank_crash"],
+         "the OOM reaper freed a killed process's memory: the OOM killer chose it just before",
+         example="oom_reaper: reaped process 4242 (python), now anon-rss:0kB, file-rss:0kB, "
+         "shmem-rss:0kB"),
+    _doc("kernel.gpf", "kernel", "linux arch/x86/kernel/traps.c (general protection fault)",
+         "%s[%d] general protection fault ip:%lx sp:%lx error:%lx",
+         r"\[(?P<pid>\d{1,10})\] general protection fault ip:(?P<ip>[0-9a-fA-F]{1,16}) "
+         r"sp:(?P<sp>[0-9a-fA-F]{1,16}) error:(?P<error>[0-9a-fA-F]{1,8})",
+         ["pid", "ip", "sp", "error"], "crashed", ["launch.rank_crash"],
+         "a process died of SIGSEGV from a bad (non-canonical) pointer, often prefixed 'traps: '",
+         example="traps: python[4242] general protection fault ip:7f3a1c2b3d4e sp:7ffd5e6f7a80 "
+         "error:0 in libc.so.6[7f3a1c200000+195000]"),
+    # PCIe Advanced Error Reporting (drivers/pci/pcie/aer.c aer_print_error and
+    # aer_print_port_info; aer_error_severity_string spells 'Uncorrected'/'Corrected', newer
+    # kernels 'Uncorrectable'/'Correctable')
+    _doc("kernel.aer.bus_error_uncorrected", "kernel", AER_SRC + " aer_print_error",
+         "PCIe Bus Error: severity=%s, type=%s, (%s)",
+         r"PCIe Bus Error: severity=Uncorrect(?:ed|able) \((?P<severity>Fatal|Non-Fatal)\), "
+         r"type=(?P<type>[^\n,]{1,40}), \((?P<agent>[^\n)]{1,40})\)",
+         ["severity", "type", "agent"], "pcie_error", ["gpu.lost", "gpu.pcie_degraded"],
+         "a PCIe transaction failed beyond the link's own retry; a Fatal one resets the link, "
+         "and a GPU behind it falls off the bus (Xid 79)",
+         example="pcieport 0000:00:03.0: PCIe Bus Error: severity=Uncorrected (Fatal), "
+         "type=Transaction Layer, (Receiver ID)"),
+    _doc("kernel.aer.error_received", "kernel", AER_SRC + " aer_print_port_info",
+         "%s%s error received: %04x:%02x:%02x.%d",
+         r"Uncorrect(?:ed|able) \((?P<severity>Fatal|Non-Fatal)\) error received: "
+         r"(?P<pci>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])",
+         ["severity", "pci"], "pcie_error", ["gpu.lost", "gpu.pcie_degraded"],
+         "the root port names the device that reported the error (the GPU's bus id, or a "
+         "switch above it)",
+         example="pcieport 0000:00:03.0: AER: Uncorrected (Non-Fatal) error received: "
+         "0000:3b:00.0"),
+    _doc("kernel.aer.corrected", "kernel", AER_SRC + " aer_print_error",
+         "PCIe Bus Error: severity=%s, type=%s, (%s)",
+         r"PCIe Bus Error: severity=Correct(?:ed|able), type=(?P<type>[^\n,]{1,40}), "
+         r"\((?P<agent>[^\n)]{1,40})\)", ["type", "agent"], "info", ["gpu.pcie_degraded"],
+         "the link corrected it by itself (a retried TLP): no failure; a steady stream of them "
+         "is a marginal link or riser",
+         example="pcieport 0000:00:01.1: PCIe Bus Error: severity=Corrected, type=Physical "
+         "Layer, (Receiver ID)"),
+    _doc("kernel.aer.corrected_received", "kernel", AER_SRC + " aer_print_port_info",
+         "%s%s error received: %04x:%02x:%02x.%d",
+         r"Correct(?:ed|able) error received: "
+         r"(?P<pci>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])", ["pci"], "info",
+         ["gpu.pcie_degraded"], "the root port's line before a corrected error's report",
+         example="pcieport 0000:00:01.1: AER: Corrected error received: 0000:01:00.0"),
 ]  # fmt: skip
 
 

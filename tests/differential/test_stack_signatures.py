@@ -278,3 +278,104 @@ def test_harmless_nvml_and_driver_lines_open_no_class(tmp_path: Path) -> None:
     )
     assert report.hypotheses == ()
     assert all(f.severity.value != "critical" for f in report.findings)
+
+
+# --- the kernel -----------------------------------------------------------------------------
+
+
+def test_an_uncorrectable_pcie_error_points_at_the_gpu_and_its_link(tmp_path: Path) -> None:
+    report = _report(
+        tmp_path,
+        "[86211.445] pcieport 0000:00:03.0: AER: Uncorrected (Fatal) error received: "
+        "0000:3b:00.0\n"
+        "[86211.445] nvidia 0000:3b:00.0: PCIe Bus Error: severity=Uncorrected (Fatal), "
+        "type=Transaction Layer, (Receiver ID)\n",
+    )
+    assert [h.id for h in report.hypotheses][:2] == ["gpu.lost", "gpu.pcie_degraded"]
+    assert report.hypotheses[0].symptom.startswith("the kernel logged an uncorrectable PCIe")
+
+
+def test_corrected_pcie_errors_are_no_failure(tmp_path: Path) -> None:
+    """The link retried and fixed them; people worry about the stream of them in dmesg."""
+    assert (
+        signature_of(
+            "pcieport 0000:00:01.1: PCIe Bus Error: severity=Corrected, type=Physical Layer, "
+            "(Receiver ID)"
+        )
+        is None
+    )
+    report = _report(
+        tmp_path,
+        "[ 101.2] pcieport 0000:00:01.1: AER: Corrected error received: 0000:01:00.0\n"
+        "[ 101.2] nvidia 0000:01:00.0: PCIe Bus Error: severity=Corrected, type=Physical "
+        "Layer, (Receiver ID)\n"
+        "epoch 2 step 300 loss 0.71\n",
+    )
+    assert report.hypotheses == ()
+    assert all(f.severity.value != "critical" for f in report.findings)
+
+
+def test_the_kernels_hung_task_warning_is_a_hang(tmp_path: Path) -> None:
+    """It says no 'error': the lookup reads it all the same."""
+    report = _report(
+        tmp_path,
+        "[ 7380.112] INFO: task python:4242 blocked for more than 120 seconds.\n"
+        '[ 7380.112] "echo 0 > /proc/sys/kernel/hung_task_timeout_secs" disables this '
+        "message.\n",
+    )
+    first, why = _lead(report)
+    assert first == "app.hang"
+    assert "kernel.hung_task" in why
+
+
+@pytest.mark.parametrize(
+    ("line", "ident", "symptom"),
+    [
+        (
+            (
+                "oom_reaper: reaped process 4242 (python), now anon-rss:0kB, file-rss:0kB, "
+                "shmem-rss:0kB"
+            ),
+            "kernel.oom.reaper",
+            "host_oom",
+        ),
+        (
+            (
+                "traps: python[4242] general protection fault ip:7f3a1c2b3d4e sp:7ffd5e6f7a80 "
+                "error:0 in libc.so.6[7f3a1c200000+195000]"
+            ),
+            "kernel.gpf",
+            "crashed",
+        ),
+        (
+            (
+                "nvidia 0000:3b:00.0: PCIe Bus Error: severity=Uncorrectable (Non-Fatal), "
+                "type=Transaction Layer, (Requester ID)"
+            ),
+            "kernel.aer.bus_error_uncorrected",
+            "pcie_error",
+        ),
+    ],
+)
+def test_kernel_lines_read_as_their_class(line: str, ident: str, symptom: str) -> None:
+    sig = signature_of(line)
+    assert sig is not None
+    assert (sig.id, sig.symptom) == (ident, symptom)
+
+
+def test_harmless_means_an_info_message_not_a_failures_wrapper() -> None:
+    """A corrected PCIe error is harmless; c10d's 'NCCL error in:' (class info, level error:
+    a typed fact reads its cause) still says something failed, so the reporter may quote it."""
+    from nccl_doctor.differential.signatures import harmless
+
+    corrected = harmless("pcieport 0000:00:01.1: AER: Corrected error received: 0000:01:00.0")
+    assert corrected is not None
+    assert corrected.id == "kernel.aer.corrected_received"
+    assert (
+        harmless(
+            "torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/"
+            "c10d/NCCLUtils.hpp:268, unhandled system error (run with NCCL_DEBUG=INFO for "
+            "details), NCCL version 2.21.5"
+        )
+        is None
+    )

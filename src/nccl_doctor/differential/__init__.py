@@ -33,6 +33,7 @@ from nccl_doctor.facts.text import TextLine
 _ERRORISH = re.compile(
     r"(?i)error|fail|warn|abort|timed? ?out|refused|killed|denied|xid|unable"
     r"|fault|core dumped|signal"  # the shell's and the C library's lines for a fatal signal
+    r"|blocked for more than"  # the kernel's hung-task warning (INFO: task ... blocked ...)
 )
 _MAX_LINES = 300
 #: How many hypotheses a report shows.

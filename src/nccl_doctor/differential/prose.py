@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from nccl_doctor.differential.signatures import harmless
 from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.store import Facts
 
@@ -73,6 +74,8 @@ PROSE_SYMPTOMS: tuple[ProseSymptom, ...] = (
         "bus_error",
         _rx(r"\bbus error\b|\bSIGBUS\b"),
         "the reporter says a process died of a bus error (SIGBUS)",
+        # the kernel's PCIe AER report (kernel.aer.*) is no signal: its own class, or harmless
+        unless=_rx(r"\bPCIe Bus Error\b"),
     ),
     ProseSymptom(
         "crashed",
@@ -234,7 +237,9 @@ def prose_symptom(facts: Facts) -> tuple[str, Cite, str] | None:
             (
                 h.cite
                 for h in hits
-                if h.prose and (row.unless is None or not row.unless.search(h.cite.text))
+                if h.prose
+                and (row.unless is None or not row.unless.search(h.cite.text))
+                and harmless(h.cite.text) is None
             ),
             None,
         )

@@ -30,10 +30,16 @@ def _specificity(clauses: tuple[Clause, ...]) -> int:
 
 
 @functools.cache
-def _index() -> tuple[tuple[tuple[Clause, ...], Signature], ...]:
+def _index(info: bool = False) -> tuple[tuple[tuple[Clause, ...], Signature], ...]:
+    """The failure signatures (``info``: the harmless ones), most specific first.
+
+    Harmless is a message of class ``info`` printed at level ``info``: a row of
+    class ``info`` at level ``error`` (c10d's ``NCCL error in:`` wrapper, whose
+    cause a typed fact reads) still says something failed.
+    """
     indexed = []
     for sig in load_signatures():
-        if sig.symptom == "info":
+        if (sig.symptom == "info") != info or (info and sig.level != "info"):
             continue
         clauses = required_words(sig.pattern)
         if clauses and _specificity(clauses) >= _MIN_WORD:
@@ -56,6 +62,20 @@ def signature_of(text: str) -> Signature | None:
     """
     lowered = text.lower()
     for clauses, sig in _index():
+        if holds(lowered, clauses) and sig.compiled().search(text):
+            return sig
+    return None
+
+
+def harmless(text: str) -> Signature | None:
+    """The catalogued harmless message ``text`` holds (an ``info`` signature), if any.
+
+    What the stack prints when nothing failed but people worry (a corrected
+    PCIe error, a monitoring query the GPU does not offer): such a line is
+    never the reporter's words for a failure.
+    """
+    lowered = text.lower()
+    for clauses, sig in _index(info=True):
         if holds(lowered, clauses) and sig.compiled().search(text):
             return sig
     return None

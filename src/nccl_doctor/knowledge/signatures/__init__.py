@@ -8,12 +8,12 @@ shells' lines, ``nccl_tests`` for nccl-tests' own failure lines) beside this
 module. Each line is one message a library prints, mined from that library's
 own source (file:line at each release tag read) or, for what is closed source
 (nvidia-smi) or outside the repositories read (the Linux kernel), from its
-vendor's documentation or source named in ``where``: its format string, a pattern (Python ``re`` syntax that
-Hyperscan also compiles: no backreferences, no lookaround, no ``$``, every
-repeat bounded), the names of its captures, the symptom class it signals and
-the catalogue ids (``docs/diagnoses.md``) it points to. ``scripts/signatures``
-holds the miners that wrote the files; ``scripts/signature_counts.py`` counts
-them by library and version.
+vendor's documentation or source named in ``where``: its format string, a
+pattern (Python ``re`` syntax that Hyperscan also compiles: no backreferences,
+no lookaround, no ``$``, every repeat bounded), the names of its captures,
+the symptom class it signals and the catalogue ids (``docs/diagnoses.md``) it
+points to. ``scripts/signatures`` holds the miners that wrote the files;
+``scripts/signature_counts.py`` counts them by library and version.
 
 A pattern matches the message text, not the line: it starts at the
 message's first literal (NCCL's ``host:pid:tid [dev] ... NCCL WARN`` prefix is
@@ -57,6 +57,7 @@ SYMPTOMS = frozenset(
         "driver_error",
         "ddp_usage",
         "connection",
+        "pcie_error",
         "failure",
         "app_error",
         "info",
