@@ -379,3 +379,87 @@ def test_harmless_means_an_info_message_not_a_failures_wrapper() -> None:
         )
         is None
     )
+
+
+# --- launchers besides torchrun ---------------------------------------------------------------
+
+
+def test_deepspeeds_child_killed_by_sigkill_is_the_oom_killer_first(tmp_path: Path) -> None:
+    """Python's returncode -9: the launcher's child died of SIGKILL, not of its own error."""
+    report = _report(
+        tmp_path,
+        "[2024-05-01 10:00:00,118] [INFO] [launch.py:315:sigkill_handler] Killing subprocess "
+        "51234\n"
+        "[2024-05-01 10:00:00,123] [ERROR] [launch.py:321:sigkill_handler] ['/usr/bin/python', "
+        "'-u', 'train.py', '--local_rank=3', '--deepspeed'] exits with return code = -9\n",
+    )
+    first, why = _lead(report)
+    assert first == "host.resources"
+    assert "deepspeed.launch.exit_code_sigkill" in why
+    assert report.hypotheses[0].symptom.startswith("a rank was killed")
+
+
+@pytest.mark.parametrize(
+    ("code", "ident", "symptom"),
+    [
+        ("-11", "deepspeed.launch.exit_code_sigsegv", "crashed"),
+        ("-7", "deepspeed.launch.exit_code_sigbus", "bus_error"),
+        ("1", "deepspeed.launch.exit_code", "failure"),
+    ],
+)
+def test_deepspeeds_exit_code_names_the_signal(code: str, ident: str, symptom: str) -> None:
+    sig = signature_of(f"['/usr/bin/python', '-u', 'train.py'] exits with return code = {code}")
+    assert sig is not None
+    assert (sig.id, sig.symptom) == (ident, symptom)
+
+
+def test_horovods_tensor_shape_mismatch_is_a_collective_mismatch(tmp_path: Path) -> None:
+    report = _report(
+        tmp_path,
+        "Traceback (most recent call last):\n"
+        '  File "train_hvd.py", line 91, in <module>\n'
+        "    hvd.allreduce(grad)\n"
+        "horovod.common.exceptions.HorovodInternalError: ncclAllReduce failed: Mismatched "
+        "ALLREDUCE tensor shapes: One rank sent a tensor of shape [1024, 10], but another rank "
+        "sent a tensor of shape [1024, 12].\n",
+    )
+    first, why = _lead(report)
+    assert first == "app.collective_mismatch"
+    assert "horovod.common.mismatch" in why
+
+
+def test_horovods_shutdown_is_the_cascade_of_a_rank_that_failed_or_left(tmp_path: Path) -> None:
+    report = _report(
+        tmp_path,
+        "[1,0]<stderr>:tensorflow.python.framework.errors_impl.UnknownError: Horovod has been "
+        "shut down. This was caused by an exception on one of the ranks or an attempt to "
+        "allreduce, allgather or broadcast a tensor after one of the ranks finished execution. "
+        "If the shutdown was caused by an exception, you should see the exception in the log "
+        "before the first shutdown message.\n",
+    )
+    assert [h.id for h in report.hypotheses][:2] == ["launch.rank_crash", "app.collective_mismatch"]
+
+
+def test_accelerates_rtx_4000_guard_points_at_p2p() -> None:
+    sig = signature_of(
+        "NotImplementedError: Using RTX 4000 series doesn't support faster communication "
+        'broadband via P2P or IB. Please set `NCCL_P2P_DISABLE="1"` and `NCCL_IB_DISABLE="1" or '
+        "use `accelerate launch` which will do this automatically."
+    )
+    assert sig is not None
+    assert (sig.id, sig.hint_ids) == ("accelerate.state.rtx4000_p2p", ("nccl.p2p",))
+
+
+def test_accelerates_defaults_warning_opens_no_class(tmp_path: Path) -> None:
+    """Every `accelerate launch` without a config prints it; it is never the failure."""
+    report = _report(
+        tmp_path,
+        "The following values were not passed to `accelerate launch` and had defaults used "
+        "instead:\n"
+        "\t`--num_machines` was set to a value of `1`\n"
+        "To avoid this warning pass in values for each of the problematic parameters or run "
+        "`accelerate config`.\n"
+        "epoch 0: loss=2.11\n",
+    )
+    assert report.hypotheses == ()
+    assert all(f.severity.value != "critical" for f in report.findings)

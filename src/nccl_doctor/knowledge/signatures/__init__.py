@@ -4,8 +4,9 @@ One JSON Lines file per library (``nccl``, ``torch``, ``gloo``, ``cuda``,
 ``driver`` for the NVIDIA driver and its tools: NVRM's kernel lines, NVML's
 error strings, nvidia-smi, nvidia-container-cli; ``kernel``, ``rdma`` for
 libibverbs' completion statuses, ``system`` for the dynamic loader's and the
-shells' lines, ``nccl_tests`` for nccl-tests' own failure lines) beside this
-module. Each line is one message a library prints, mined from that library's
+shells' lines, ``nccl_tests`` for nccl-tests' own failure lines, and the
+launchers besides torchrun: ``deepspeed``, ``horovod``, ``accelerate``) beside
+this module. Each line is one message a library prints, mined from that library's
 own source (file:line at each release tag read) or, for what is closed source
 (nvidia-smi) or outside the repositories read (the Linux kernel), from its
 vendor's documentation or source named in ``where``: its format string, a
@@ -31,7 +32,20 @@ from typing import Any
 
 from nccl_doctor.knowledge.cuda_errors import CUDA_CLASSES
 
-LIBRARIES = ("nccl", "torch", "gloo", "cuda", "driver", "kernel", "rdma", "system", "nccl_tests")
+LIBRARIES = (
+    "nccl",
+    "torch",
+    "gloo",
+    "cuda",
+    "driver",
+    "kernel",
+    "rdma",
+    "system",
+    "nccl_tests",
+    "deepspeed",
+    "horovod",
+    "accelerate",
+)
 SYMPTOMS = frozenset(
     {
         "nccl_system",
