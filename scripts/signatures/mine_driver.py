@@ -59,8 +59,9 @@ OGKM_FILES = (
     "kernel-open/nvidia-uvm/uvm.c",
 )
 # release commits ("Bump version to ..."): the fork has no tags
-NVC_COMMITS = (("e3a2035", "1.0.0-rc.2"), ("7f13d03", "1.3.0"), ("20f53b0", "1.7.0"),
-               ("ac1bcd9", "1.11.0"), ("3796f7f", "1.13.1"), ("63d366e", "2024-10-17"))  # fmt: skip
+NVC_COMMITS = (("e3a2035", "nvc-1.0.0-rc.2"), ("7f13d03", "nvc-1.3.0"), ("20f53b0", "nvc-1.7.0"),
+               ("ac1bcd9", "nvc-1.11.0"), ("3796f7f", "nvc-1.13.1"),
+               ("63d366e", "nvc-2024-10-17"))  # fmt: skip
 PCI = "%04x:%02x:%02x.%x"
 
 # nvmlReturn_t name -> (symptom, hints, bare: the text alone is distinctive enough)
@@ -165,7 +166,7 @@ def nvml_rows(mirror: Path) -> list[dict[str, Any]]:
             text, seen, where = texts.setdefault(m.group(1), (m.group(2), [], []))
             if text != m.group(2):
                 raise SystemExit(f"{m.group(1)}: {text!r} became {m.group(2)!r} at {tag}")
-            seen.append(tag)
+            seen.append(f"dcgm-{tag}")
             where.append(f"{NVML_STRINGS}:{line}@{tag}")
         header = _git(mirror, "show", f"{tag}:{NVML_HEADER}")
         codes.update((n, int(v)) for n, v in re.findall(r"(NVML_ERROR_\w+)\s*=\s*(\d+)", header))
@@ -184,7 +185,7 @@ def nvml_rows(mirror: Path) -> list[dict[str, Any]]:
             "note": f"nvmlErrorString({codes[name]}), NVML's table as DCGM carries it; printed "
             "as 'Failed to initialize NVML: <text>' (nvidia-smi, DCGM), pynvml's "
             f"'NVMLError_{_camel(name)}: <text>', libnvidia-container's 'nvml error: <text>' "
-            "(lower-cased)",
+            "(lower-cased); versions are the DCGM tags that carry the table",
             "example": f"Failed to initialize NVML: {text}",
         })  # fmt: skip
     return rows
@@ -297,7 +298,7 @@ def nvc_rows(mirror: Path) -> list[dict[str, Any]]:
     return _mine(NVC_KEEP, found, args_of, labels,
                  "libnvidia-container lower-cases the cause after the last ':'; Docker quotes "
                  "the CLI's line in 'error running hook #0 ... stderr: nvidia-container-cli: "
-                 "...'; versions are release commits (NVIDIA/libnvidia-container history)")  # fmt: skip
+                 "...'; versions are nvc-<release> commits (NVIDIA/libnvidia-container history)")  # fmt: skip
 
 
 CURRENT = {"first": "current", "last": "current", "seen": ["current"]}
