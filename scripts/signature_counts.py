@@ -14,8 +14,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 from nccl_doctor.knowledge.signatures import LIBRARIES, load_signatures
 
 
-def _version_key(version: str) -> tuple[int | str, ...]:
-    return tuple(int(p) if p.isdigit() else p for p in version.replace("-", ".").split("."))
+def _version_key(version: str) -> tuple[tuple[int, int | str], ...]:
+    """Numbers in order, words after them (labels of several sources mix in one library)."""
+    return tuple(
+        (0, int(p)) if p.isdigit() else (1, p) for p in version.replace("-", ".").split(".")
+    )
 
 
 def main(argv: list[str]) -> int:

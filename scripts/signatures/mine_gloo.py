@@ -1,14 +1,20 @@
-"""Mine Gloo's TCP transport errors into ``signatures/gloo.jsonl``.
+"""Mine Gloo's transport and rendezvous errors into ``signatures/gloo.jsonl``.
 
 Usage: ``python scripts/signatures/mine_gloo.py /path/to/gloo/git-dir``
+(the default is a mirror of github.com/pytorch/gloo, where
+facebookincubator/gloo moved; it holds the older history too).
 
 Gloo has no release tags; PyTorch pins a commit as the ``third_party/gloo``
-submodule. The commits read here (:data:`COMMITS`) are the last before three
-dates that bracket PyTorch 2.1 (2023-08), 2.4 (2024-05) and the newest
-snapshot (2025-05); a version label is the commit's date. A message is the
-argument list of ``GLOO_ERROR_MSG``/``GLOO_ENFORCE*``/``signalException``,
-literals kept and expressions written as ``{name}``; Gloo prefixes each
-with ``[file:line] ``.
+submodule. The commits read here (:data:`COMMITS`) are the last before dates
+that bracket PyTorch 1.9 (2021-05), 1.13 (2022-09), 2.1 (2023-08), 2.4
+(2024-05), a 2025 snapshot (2025-05) and the newest (2026-04); a version
+label is the commit's date. A message is the argument list of
+``GLOO_ERROR_MSG``/``GLOO_ENFORCE*``/``signalException``, literals kept and
+expressions written as ``{name}``; Gloo prefixes each with ``[file:line] ``
+(``[enforce fail at file:line] `` for an enforce). A binary enforce with no
+message of its own (``GLOO_ENFORCE_LE(op.preamble.length, op.nbytes)``)
+prints its condition as the source spells it, then ``<lhs> vs <rhs>``: the
+condition is kept as literal text, the only words such a line has.
 """
 
 from __future__ import annotations
@@ -24,13 +30,32 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from clex import blank_comments, find_calls
 from common import pattern_for, write_jsonl
 
-COMMITS = (("01a0c81", "2023-08-24"), ("c82c8b9", "2024-05-24"), ("cc44198", "2025-05-16"))
-DIRS = ("gloo/transport/tcp", "gloo/common", "gloo/rendezvous")
+COMMITS = (
+    ("c22a5cf", "2021-05-21"),
+    ("e6d509b", "2022-09-20"),
+    ("01a0c81", "2023-08-24"),
+    ("c82c8b9", "2024-05-24"),
+    ("cc44198", "2025-05-16"),
+    ("70dc360", "2026-04-20"),
+)
+# tcp: Linux's transport (and its TLS pairs); uv: libuv's, what PyTorch uses on Windows and
+# macOS; ibverbs: RDMA pairs
+DIRS = (
+    "gloo/transport/tcp",
+    "gloo/transport/uv",
+    "gloo/transport/ibverbs",
+    "gloo/common",
+    "gloo/rendezvous",
+)
 MACROS = ("GLOO_ERROR_MSG", "GLOO_ENFORCE", "GLOO_ENFORCE_EQ", "GLOO_ENFORCE_NE", "GLOO_ENFORCE_GT",
           "GLOO_ENFORCE_GE", "GLOO_ENFORCE_LT", "GLOO_ENFORCE_LE", "signalException",
           "GLOO_THROW_IO_EXCEPTION", "GLOO_THROW")  # fmt: skip
 DROP = ("peer", "lost")
 PEER_GONE = ("launch.rank_crash", "net.unreachable")
+# the remote side sent more bytes than the local receive was posted for: the ranks called
+# different collectives, or one collective with different sizes (Gloo's own words since 2026:
+# "Is there a distributed collective mismatch in your code?")
+MISMATCH = ("app.collective_mismatch",)
 # (id, anchor over the message, symptom, hints)
 KEEP: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
     ("gloo.tcp.connection_closed", r"^Connection closed by peer", "connection", PEER_GONE),
@@ -50,6 +75,37 @@ KEEP: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
     ("gloo.tcp.bind_failed", r"\. bind: ", "connection", ("launch.port_in_use",)),
     ("gloo.tcp.connect_failed", r"\. connect: ", "connection", ("net.unreachable",)),
     ("gloo.tcp.accept_failed", r"\. accept: ", "connection", ("host.resources",)),
+    # Pair::prepareRead: the preamble announces more bytes than the posted buffer holds
+    ("gloo.tcp.recv_size_mismatch",
+     r"^op\.preamble\.length <= op\.nbytes|Received data size doesn't match", "desync", MISMATCH),
+    ("gloo.tcp.recv_out_of_bounds", r"^op\.preamble\.roffset \+ op\.preamble\.length <= ",
+     "desync", MISMATCH),
+    # Pair::handleConnected (before 2023): the asynchronous connect's SO_ERROR, ECONNREFUSED
+    # when nothing listens at the address the peer advertised (a hostname that resolves to
+    # 127.0.1.1, the wrong interface) or the peer is gone
+    ("gloo.tcp.connect_peer_failed", r"^connect \{peer", "connection",
+     ("net.socket_interface", "net.unreachable")),
+    ("gloo.tcp.pair_not_connected", r"Pair is not connected ", "connection", PEER_GONE),
+    ("gloo.tcp.no_interface_for", r"Unable to find interface for", "connection",
+     ("net.socket_interface",)),
+    ("gloo.tls.ssl_io_failed", r"^SSL_(?:read|write) ", "connection", PEER_GONE),
+    ("gloo.uv.connect_error", r"^Error connecting to ", "connection",
+     ("net.unreachable", "net.socket_interface")),
+    # ibverbs: registering memory, completions, timeouts
+    ("gloo.ibverbs.reg_mr_memlock", r"ibv_reg_mr: .*locked memory limit", "host_limit",
+     ("net.ib_config", "host.resources")),
+    ("gloo.ibverbs.reg_mr_peer_mem", r"ibv_reg_mr: .*nv_peer_mem", "failure", ("net.gdr",)),
+    ("gloo.ibverbs.create_cq_failed", r"ibv_create_cq failed", "host_limit", ("net.ib_config",)),
+    ("gloo.ibverbs.completion_error", r"(?:Recv|Send|Memory region (?:recv|send)) for slot ",
+     "connection", ("net.ib_transport", "launch.rank_crash")),
+    ("gloo.ibverbs.send_timeout", r"^Send timeout ", "collective_timeout", ("app.hang",)),
+    ("gloo.ibverbs.mr_timeout", r"^Timeout waiting for memory region from ", "collective_timeout",
+     ("app.hang", "launch.rank_crash")),
+    # rendezvous stores of Gloo's own (file, hash, Redis: what Gloo users outside PyTorch
+    # rendezvous through; PyTorch wraps its c10d store instead)
+    ("gloo.rdzv.wait_timeout", r"^Wait timeout for key", "store_timeout",
+     ("launch.rendezvous", "launch.rank_crash")),
+    ("gloo.rdzv.redis_connect", r"^Connecting to Redis: ", "store_timeout", ("net.unreachable",)),
 )  # fmt: skip
 
 
@@ -85,6 +141,16 @@ def _format(args: list[str]) -> str | None:
     return text if re.search(r"[A-Za-z]{3}", re.sub(r"\{\w+\}", "", text)) else None
 
 
+def _render(fmt: str) -> str:
+    """``fmt`` with a sample value for each placeholder (a peer is ``[10.0.0.2]:35724``)."""
+    samples = {"w": "[10.0.0.2]:35724", "d": "42"}
+    return (
+        re.sub(r"\{(\w+)(?::(\w))?\}", lambda m: samples.get(m.group(2) or "", "sample text"), fmt)
+        .replace("{{", "{")
+        .replace("}}", "}")
+    )
+
+
 def _messages(mirror: Path, commit: str) -> list[tuple[str, int, str]]:
     files = _git(mirror, "ls-tree", "-r", "--name-only", commit, "--", *DIRS).split()
     out = []
@@ -99,7 +165,12 @@ def _messages(mirror: Path, commit: str) -> list[tuple[str, int, str]]:
                 else (1 if macro == "GLOO_ENFORCE" else 0)
             )
             fmt = _format(args[skip:])
-            if fmt and skip == 2:  # EnforceNotMet: "<cond>. <lhs> vs <rhs>. <message>"
+            if fmt is None and skip == 2 and len(args) == 2:  # the condition is the message
+                op = {"EQ": "==", "NE": "!=", "GT": ">", "GE": ">=", "LT": "<", "LE": "<="}
+                cond = f"{args[0]} {op[macro[-2:]]} {args[1]}"
+                fmt = re.sub(r"\s+", " ", cond).replace("{", "{{").replace("}", "}}")
+                fmt += ". {lhs:d} vs {rhs:d}"
+            elif fmt and skip == 2:  # EnforceNotMet: "<cond>. <lhs> vs <rhs>. <message>"
                 fmt = "{condition}. {lhs:d} vs {rhs:d}. " + fmt
             elif fmt and skip == 1:
                 fmt = "{condition}. " + fmt
@@ -109,7 +180,7 @@ def _messages(mirror: Path, commit: str) -> list[tuple[str, int, str]]:
 
 
 def main(argv: list[str]) -> int:
-    mirror = Path(argv[1]) if len(argv) > 1 else Path("/work/.mirror/facebookincubator+gloo/repo")
+    mirror = Path(argv[1]) if len(argv) > 1 else Path("/work/.mirror/pytorch+gloo/repo")
     found: dict[tuple[str, str], dict[str, list[str]]] = {}
     for commit, date in COMMITS:
         for path, line, fmt in _messages(mirror, commit):
@@ -127,8 +198,11 @@ def main(argv: list[str]) -> int:
             raise SystemExit(f"{ident}: not found")
         for n, (fmt, where) in enumerate(variants):
             seen = [d for _c, d in COMMITS if d in where]
-            pattern, fields = pattern_for(fmt, "concat")
-            rows.append({
+            # a pattern stops before the first character that is not ASCII (2026's sign-off,
+            # "GLHF! \U0001f3d6\ufe0f", does not survive every terminal and paste)
+            ascii_fmt = re.split(r"[^\x00-\x7f]", fmt)[0].rstrip()
+            pattern, fields = pattern_for(ascii_fmt, "concat")
+            row: dict[str, Any] = {
                 "id": ident if n == 0 else f"{ident}_{n + 1}",
                 "library": "gloo",
                 "level": "error",
@@ -142,7 +216,10 @@ def main(argv: list[str]) -> int:
                 "hint_ids": list(hints),
                 "note": "Gloo prefixes '[<file>:<line>] ' ('[enforce fail at <file>:<line>] ' "
                 "for a failed GLOO_ENFORCE); versions are the dates of the Gloo commits read",
-            })  # fmt: skip
+            }  # fmt: skip
+            if ascii_fmt != fmt:  # the pattern covers part of the message: a line of its shape
+                row["example"] = _render(fmt)
+            rows.append(row)
     print(f"{len(rows)} signatures -> {write_jsonl('gloo', rows)}")
     return 0
 

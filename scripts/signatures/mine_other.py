@@ -1,4 +1,5 @@
-"""Write ``cuda.jsonl``, ``cuda_legacy.json``, ``driver.jsonl`` and ``kernel.jsonl``.
+"""Write ``cuda.jsonl``, ``cuda_legacy.json`` and ``kernel.jsonl`` (``mine_driver.py`` writes
+``driver.jsonl``).
 
 Usage: ``python scripts/signatures/mine_other.py [/path/to/jcuda/git-dir]``
 
@@ -12,8 +13,7 @@ Usage: ``python scripts/signatures/mine_other.py [/path/to/jcuda/git-dir]``
   repositories read; the numbers come from JCuda's ``cudaError.java``, which
   mirrors ``driver_types.h`` of each CUDA release, at tags
   ``version-10.0.0-RC01`` (CUDA 10.0) and ``version-10.1.0-RC01`` (CUDA 10.1).
-* driver and kernel: line shapes from NVIDIA's open GPU kernel modules and
-  Linux sources, quoted in the ``where`` of each row.
+* kernel: line shapes from the Linux sources, quoted in the ``where`` of each row.
 """
 
 from __future__ import annotations
@@ -93,16 +93,15 @@ def legacy_codes(mirror: Path) -> dict[str, Any]:
 
 
 KERNEL_SRC = "linux mm/oom_kill.c"
+AER_SRC = "linux drivers/pci/pcie/aer.c"
 CURRENT = {"first": "current", "last": "current", "seen": ["current"]}
-XID_SRC = "NVIDIA/open-gpu-kernel-modules src/nvidia/src/kernel/gpu/rc/kernel_rc.c"
-PCI = r"(?P<pci>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2})"
 
 
 def _doc(ident: str, library: str, where: str, fmt: str, pattern: str, fields: list[str],
          symptom: str, hints: list[str], note: str, style: str = "printf", example: str = ""
          ) -> dict[str, Any]:  # fmt: skip
     row = {
-        "id": ident, "library": library, "level": "error", "where": [where], "versions": CURRENT,
+        "id": ident, "library": library, "level": "info" if symptom == "info" else "error", "where": [where], "versions": CURRENT,
         "format": fmt, "format_style": style, "pattern": pattern, "fields": fields,
         "symptom": symptom, "hint_ids": hints, "note": note,
     }  # fmt: skip
@@ -110,32 +109,6 @@ def _doc(ident: str, library: str, where: str, fmt: str, pattern: str, fields: l
         row["example"] = example  # a line of this shape (made up here, values invented)
     return row
 
-
-DRIVER_ROWS = [
-    _doc("driver.nvrm.xid", "driver", XID_SRC,
-         "NVRM: Xid (PCI:%04x:%02x:%02x): %d, pid=%s, name=%s, %s",
-         r"NVRM: Xid \((?:PCI:)?" + PCI + r"\): (?P<xid>\d{1,4}), (?P<detail>[^\n]{0,400})",
-         ["pci", "xid", "detail"], "xid", ["gpu.xid"],
-         "the Xid number decides the meaning (knowledge.xid); drivers before ~450 print "
-         "'NVRM: Xid (0000:01:00): 31, ...' without 'PCI:', which the pattern also takes",
-         example="NVRM: Xid (PCI:0000:3b:00): 79, pid=4242, name=python, GPU has fallen off the bus."),
-    _doc("driver.nvrm.xid_mig", "driver", XID_SRC,
-         "NVRM: Xid (PCI:%04x:%02x:%02x GPU-I:%02u GPU-CI:%02u): %d, pid=%s, name=%s, %s",
-         r"NVRM: Xid \(PCI:" + PCI + r" GPU-I:(?P<gpu_instance>\d{1,3}) GPU-CI:"
-         r"(?P<compute_instance>\d{1,3})\): (?P<xid>\d{1,4}), (?P<detail>[^\n]{0,400})",
-         ["pci", "gpu_instance", "compute_instance", "xid", "detail"], "xid", ["gpu.xid", "gpu.mig"],
-         "an Xid attributed to a MIG GPU/compute instance"),
-    _doc("driver.nvrm.fallen_off_bus", "driver", "NVIDIA driver kernel log (Xid 79 text)",
-         "NVRM: GPU %04x:%02x:%02x.%x: GPU has fallen off the bus.",
-         r"NVRM: GPU (?P<pci>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-9a-fA-F]): GPU has "
-         r"fallen off the bus", ["pci"], "xid", ["gpu.lost", "gpu.xid"],
-         "printed with Xid 79; the GPU needs a reset or reboot",
-         example="NVRM: GPU 0000:3b:00.0: GPU has fallen off the bus."),
-    _doc("driver.nvml.gpu_lost", "driver", "NVML nvmlErrorString(NVML_ERROR_GPU_IS_LOST)",
-         "The GPU has fallen off the bus or has otherwise become inaccessible",
-         r"GPU has fallen off the bus or has otherwise become inaccessible", [], "xid", ["gpu.lost"],
-         "nvidia-smi's and NVML's words for a lost GPU", "literal"),
-]  # fmt: skip
 
 KERNEL_ROWS = [
     _doc("kernel.oom.killed_process", "kernel", KERNEL_SRC + " __oom_kill_process",
@@ -183,13 +156,63 @@ KERNEL_ROWS = [
          r"INFO: task (?P<comm>[^\n:]{1,64}):(?P<pid>\d{1,10}) blocked for more than "
          r"(?P<seconds>\d{1,10}) seconds\.", ["comm", "pid", "seconds"], "hang", ["app.hang"],
          "a task stuck in uninterruptible sleep (often a driver or filesystem call)"),
+    _doc("kernel.oom.reaper", "kernel", KERNEL_SRC + " oom_reap_task_mm",
+         "oom_reaper: reaped process %d (%s), now anon-rss:%lukB, file-rss:%lukB, "
+         "shmem-rss:%lukB",
+         r"oom_reaper: reaped process (?P<pid>\d{1,10}) \((?P<comm>[^\n)]{0,64})\)",
+         ["pid", "comm"], "host_oom", ["host.resources", "launch.rank_crash"],
+         "the OOM reaper freed a killed process's memory: the OOM killer chose it just before",
+         example="oom_reaper: reaped process 4242 (python), now anon-rss:0kB, file-rss:0kB, "
+         "shmem-rss:0kB"),
+    _doc("kernel.gpf", "kernel", "linux arch/x86/kernel/traps.c (general protection fault)",
+         "%s[%d] general protection fault ip:%lx sp:%lx error:%lx",
+         r"\[(?P<pid>\d{1,10})\] general protection fault ip:(?P<ip>[0-9a-fA-F]{1,16}) "
+         r"sp:(?P<sp>[0-9a-fA-F]{1,16}) error:(?P<error>[0-9a-fA-F]{1,8})",
+         ["pid", "ip", "sp", "error"], "crashed", ["launch.rank_crash"],
+         "a process died of SIGSEGV from a bad (non-canonical) pointer, often prefixed 'traps: '",
+         example="traps: python[4242] general protection fault ip:7f3a1c2b3d4e sp:7ffd5e6f7a80 "
+         "error:0 in libc.so.6[7f3a1c200000+195000]"),
+    # PCIe Advanced Error Reporting (drivers/pci/pcie/aer.c aer_print_error and
+    # aer_print_port_info; aer_error_severity_string spells 'Uncorrected'/'Corrected', newer
+    # kernels 'Uncorrectable'/'Correctable')
+    _doc("kernel.aer.bus_error_uncorrected", "kernel", AER_SRC + " aer_print_error",
+         "PCIe Bus Error: severity=%s, type=%s, (%s)",
+         r"PCIe Bus Error: severity=Uncorrect(?:ed|able) \((?P<severity>Fatal|Non-Fatal)\), "
+         r"type=(?P<type>[^\n,]{1,40}), \((?P<agent>[^\n)]{1,40})\)",
+         ["severity", "type", "agent"], "pcie_error", ["gpu.lost", "gpu.pcie_degraded"],
+         "a PCIe transaction failed beyond the link's own retry; a Fatal one resets the link, "
+         "and a GPU behind it falls off the bus (Xid 79)",
+         example="pcieport 0000:00:03.0: PCIe Bus Error: severity=Uncorrected (Fatal), "
+         "type=Transaction Layer, (Receiver ID)"),
+    _doc("kernel.aer.error_received", "kernel", AER_SRC + " aer_print_port_info",
+         "%s%s error received: %04x:%02x:%02x.%d",
+         r"Uncorrect(?:ed|able) \((?P<severity>Fatal|Non-Fatal)\) error received: "
+         r"(?P<pci>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])",
+         ["severity", "pci"], "pcie_error", ["gpu.lost", "gpu.pcie_degraded"],
+         "the root port names the device that reported the error (the GPU's bus id, or a "
+         "switch above it)",
+         example="pcieport 0000:00:03.0: AER: Uncorrected (Non-Fatal) error received: "
+         "0000:3b:00.0"),
+    _doc("kernel.aer.corrected", "kernel", AER_SRC + " aer_print_error",
+         "PCIe Bus Error: severity=%s, type=%s, (%s)",
+         r"PCIe Bus Error: severity=Correct(?:ed|able), type=(?P<type>[^\n,]{1,40}), "
+         r"\((?P<agent>[^\n)]{1,40})\)", ["type", "agent"], "info", ["gpu.pcie_degraded"],
+         "the link corrected it by itself (a retried TLP): no failure; a steady stream of them "
+         "is a marginal link or riser",
+         example="pcieport 0000:00:01.1: PCIe Bus Error: severity=Corrected, type=Physical "
+         "Layer, (Receiver ID)"),
+    _doc("kernel.aer.corrected_received", "kernel", AER_SRC + " aer_print_port_info",
+         "%s%s error received: %04x:%02x:%02x.%d",
+         r"Correct(?:ed|able) error received: "
+         r"(?P<pci>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])", ["pci"], "info",
+         ["gpu.pcie_degraded"], "the root port's line before a corrected error's report",
+         example="pcieport 0000:00:01.1: AER: Corrected error received: 0000:01:00.0"),
 ]  # fmt: skip
 
 
 def main(argv: list[str]) -> int:
     mirror = Path(argv[1]) if len(argv) > 1 else Path("/work/.mirror/jcuda+jcuda/repo")
     print(write_jsonl("cuda", cuda_rows()))
-    print(write_jsonl("driver", DRIVER_ROWS))
     print(write_jsonl("kernel", KERNEL_ROWS))
     legacy = OUT_DIR / "cuda_legacy.json"
     legacy.write_text(json.dumps(legacy_codes(mirror), indent=1) + "\n", encoding="utf-8")

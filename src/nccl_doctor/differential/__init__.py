@@ -22,6 +22,8 @@ from nccl_doctor.differential.prose import prose_symptom
 from nccl_doctor.differential.shifts import SHIFTS, shifted
 from nccl_doctor.differential.symptoms import Symptom, symptoms_of
 from nccl_doctor.facts.base import Cite, Fact
+from nccl_doctor.facts.gpu import SmiError
+from nccl_doctor.facts.host import KernelGpuMessage
 from nccl_doctor.facts.nccl import NcclTestFailure
 from nccl_doctor.facts.run import PythonTraceback
 from nccl_doctor.facts.store import Facts, is_prose
@@ -31,6 +33,7 @@ from nccl_doctor.facts.text import TextLine
 _ERRORISH = re.compile(
     r"(?i)error|fail|warn|abort|timed? ?out|refused|killed|denied|xid|unable"
     r"|fault|core dumped|signal"  # the shell's and the C library's lines for a fatal signal
+    r"|blocked for more than"  # the kernel's hung-task warning (INFO: task ... blocked ...)
 )
 _MAX_LINES = 300
 #: How many hypotheses a report shows.
@@ -108,10 +111,14 @@ def rank(symptom: Symptom, ctx: Context, known: Iterable[str] = ()) -> list[Hypo
 def _error_lines(facts: Facts) -> tuple[Fact, ...]:
     """Lines no parser claimed that say something failed (a bounded number).
 
-    Machine output first; then the reporter's sentences, which often quote
-    the message itself (``it fails with error while loading shared
-    libraries: libnccl.so.2``): a catalogued message in a sentence is still
-    that message, weighed after every line of machine output.
+    Machine output first; then the node's own driver lines that a parser
+    typed but that are no rank's failure (nvidia-smi's errors, NVRM's kernel
+    lines: ``RmInitAdapter failed``, ``NVIDIA-SMI has failed because it
+    couldn't communicate with the NVIDIA driver``), each read as the message
+    it quotes; then the reporter's sentences, which often quote the message
+    itself (``it fails with error while loading shared libraries:
+    libnccl.so.2``): a catalogued message in a sentence is still that
+    message, weighed after every line of machine output.
     """
     machine: list[Fact] = []
     quoted: list[Fact] = []
@@ -120,7 +127,8 @@ def _error_lines(facts: Facts) -> tuple[Fact, ...]:
             (quoted if is_prose(line.text) else machine).append(line)
             if len(machine) + len(quoted) >= _MAX_LINES:
                 break
-    return (*machine, *quoted)
+    node = [*facts.of(SmiError), *facts.of(KernelGpuMessage)][:_MAX_LINES]
+    return (*machine, *node, *quoted)
 
 
 def lead_symptom(facts: Facts, failures: tuple[Fact, ...]) -> Symptom | None:

@@ -272,6 +272,19 @@ PRIORS: dict[str, tuple[Prior, ...]] = {
         _p("launch.port_in_use", 0.08, "a port gloo needed was taken"),
         _p("nccl.host_identity", 0.08, "two containers took each other for the same host"),
     ),
+    # PCIe AER (drivers/pci/pcie/aer.c): an uncorrectable error on a link; a fatal one resets
+    # the link, and the GPU behind it stops answering (Xid 79 follows)
+    "pcie_error": (
+        _p("gpu.lost", 0.45, "the link reset takes the GPU off the bus (Xid 79)", "llama3"),
+        _p(
+            "gpu.pcie_degraded",
+            0.30,
+            "a marginal link, riser or slot: errors, then a lower width or speed",
+            "judgement",
+        ),
+        _p("gpu.xid", 0.15, "the GPU faulted and its link errors followed", "llama3"),
+        _p("nccl.p2p", 0.10, "peer traffic through a PCIe switch with ACS errors", "judgement"),
+    ),
     "desync": (
         _p("app.collective_mismatch", 0.70, "ranks called different collectives", "torch-docs"),
         _p("app.param_mismatch", 0.15, "models differ across ranks", "torch-docs"),

@@ -22,6 +22,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from nccl_doctor.differential.signatures import harmless
 from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.store import Facts
 
@@ -126,6 +127,8 @@ PROSE_SYMPTOMS: tuple[ProseSymptom, ...] = (
         "bus_error",
         _rx(r"\bbus error\b|\bSIGBUS\b"),
         "the reporter says a process died of a bus error (SIGBUS)",
+        # the kernel's PCIe AER report (kernel.aer.*) is no signal: its own class, or harmless
+        unless=_rx(r"\bPCIe Bus Error\b"),
     ),
     ProseSymptom(
         "crashed",
@@ -293,7 +296,14 @@ def prose_symptom(facts: Facts) -> tuple[str, Cite, str] | None:
     """The first class the reporter's words name, its line and why (``None`` when none)."""
     for row in PROSE_SYMPTOMS:
         hits = facts.search(row.pattern, prose=True)
-        cite = next((h.cite for h in hits if h.prose and row.said_in(h.cite.text)), None)
+        cite = next(
+            (
+                h.cite
+                for h in hits
+                if h.prose and row.said_in(h.cite.text) and harmless(h.cite.text) is None
+            ),
+            None,
+        )
         if cite is not None:
             return row.cls, cite, row.why
     return None

@@ -20,6 +20,8 @@ from nccl_doctor.knowledge.signatures import Signature, load_signatures
 
 #: The C library's error texts (strerror, gai_strerror): what many messages quote.
 _GENERIC = ("system.errno.", "system.gai.")
+#: The levels a harmless (class ``info``) message is printed at.
+_HARMLESS_LEVELS = frozenset({"info", "warning"})
 #: A signature whose longest required word is shorter than this anchors too little to index.
 _MIN_WORD = 8
 
@@ -30,10 +32,17 @@ def _specificity(clauses: tuple[Clause, ...]) -> int:
 
 
 @functools.cache
-def _index() -> tuple[tuple[tuple[Clause, ...], Signature], ...]:
+def _index(info: bool = False) -> tuple[tuple[tuple[Clause, ...], Signature], ...]:
+    """The failure signatures (``info``: the harmless ones), most specific first.
+
+    Harmless is a message of class ``info`` printed at level ``info`` or
+    ``warning`` (accelerate's defaults warning): a row of class ``info`` at
+    level ``error`` (c10d's ``NCCL error in:`` wrapper, whose cause a typed
+    fact reads) still says something failed.
+    """
     indexed = []
     for sig in load_signatures():
-        if sig.symptom == "info":
+        if (sig.symptom == "info") != info or (info and sig.level not in _HARMLESS_LEVELS):
             continue
         clauses = required_words(sig.pattern)
         if clauses and _specificity(clauses) >= _MIN_WORD:
@@ -56,6 +65,20 @@ def signature_of(text: str) -> Signature | None:
     """
     lowered = text.lower()
     for clauses, sig in _index():
+        if holds(lowered, clauses) and sig.compiled().search(text):
+            return sig
+    return None
+
+
+def harmless(text: str) -> Signature | None:
+    """The catalogued harmless message ``text`` holds (an ``info`` signature), if any.
+
+    What the stack prints when nothing failed but people worry (a corrected
+    PCIe error, a monitoring query the GPU does not offer): such a line is
+    never the reporter's words for a failure.
+    """
+    lowered = text.lower()
+    for clauses, sig in _index(info=True):
         if holds(lowered, clauses) and sig.compiled().search(text):
             return sig
     return None

@@ -1,17 +1,20 @@
 """The signature catalogue: messages that matter for diagnosis, kept as data.
 
 One JSON Lines file per library (``nccl``, ``torch``, ``gloo``, ``cuda``,
-``driver``, ``kernel``, ``rdma`` for libibverbs' completion statuses,
-``system`` for the dynamic loader's and the shells' lines, ``nccl_tests`` for
-nccl-tests' own failure lines) beside this module. Each line is one message a
-library prints, mined from that library's own source (file:line at each
-release tag read) or, for the kernel and driver lines, from their vendors'
-documentation: its format string, a pattern (Python ``re`` syntax that
-Hyperscan also compiles: no backreferences, no lookaround, no ``$``, every
-repeat bounded), the names of its captures, the symptom class it signals and
-the catalogue ids (``docs/diagnoses.md``) it points to. ``scripts/signatures``
-holds the miners that wrote the files; ``scripts/signature_counts.py`` counts
-them by library and version.
+``driver`` for the NVIDIA driver and its tools: NVRM's kernel lines, NVML's
+error strings, nvidia-smi, nvidia-container-cli; ``kernel``, ``rdma`` for
+libibverbs' completion statuses, ``system`` for the dynamic loader's and the
+shells' lines, ``nccl_tests`` for nccl-tests' own failure lines, and the
+launchers besides torchrun: ``deepspeed``, ``horovod``, ``accelerate``) beside
+this module. Each line is one message a library prints, mined from that library's
+own source (file:line at each release tag read) or, for what is closed source
+(nvidia-smi) or outside the repositories read (the Linux kernel), from its
+vendor's documentation or source named in ``where``: its format string, a
+pattern (Python ``re`` syntax that Hyperscan also compiles: no backreferences,
+no lookaround, no ``$``, every repeat bounded), the names of its captures,
+the symptom class it signals and the catalogue ids (``docs/diagnoses.md``) it
+points to. ``scripts/signatures`` holds the miners that wrote the files;
+``scripts/signature_counts.py`` counts them by library and version.
 
 A pattern matches the message text, not the line: it starts at the
 message's first literal (NCCL's ``host:pid:tid [dev] ... NCCL WARN`` prefix is
@@ -29,7 +32,20 @@ from typing import Any
 
 from nccl_doctor.knowledge.cuda_errors import CUDA_CLASSES
 
-LIBRARIES = ("nccl", "torch", "gloo", "cuda", "driver", "kernel", "rdma", "system", "nccl_tests")
+LIBRARIES = (
+    "nccl",
+    "torch",
+    "gloo",
+    "cuda",
+    "driver",
+    "kernel",
+    "rdma",
+    "system",
+    "nccl_tests",
+    "deepspeed",
+    "horovod",
+    "accelerate",
+)
 SYMPTOMS = frozenset(
     {
         "nccl_system",
@@ -55,6 +71,7 @@ SYMPTOMS = frozenset(
         "driver_error",
         "ddp_usage",
         "connection",
+        "pcie_error",
         "failure",
         "app_error",
         "info",

@@ -1,0 +1,398 @@
+"""Write ``driver.jsonl``: what the NVIDIA driver and its tools print when the GPU stack fails.
+
+Usage: ``python scripts/signatures/mine_driver.py [DCGM] [OPEN_GPU_KERNEL_MODULES]
+[LIBNVIDIA_CONTAINER]`` (git directories; the defaults are the mirrors under
+``/work/.mirror``).
+
+* NVML's error strings: ``nvmlErrorString`` is closed source; NVIDIA's DCGM
+  carries NVML's table (``sdk/nvidia/nvml/nvml_error_strings.h``, the
+  ``nvmlReturn_t`` numbers in ``dcgm_nvml.h``), read at DCGM release tags.
+  A string is a signature only in the places it reaches a log:
+  ``Failed to initialize NVML: <text>`` (nvidia-smi, DCGM, the device
+  plugin), pynvml's ``NVMLError_<Name>: <text>`` and libnvidia-container's
+  ``nvml error: <text>`` (lower-cased there). The codes whose text says nothing
+  about a failure of the stack (``Timeout``, ``Invalid Argument``...) are
+  left out; ``Not Supported`` and ``Function Not Found`` are ``info``: a
+  monitoring library's query the GPU or driver does not offer, never the
+  job's failure.
+* NVRM's kernel lines: ``nv_printf``/``NV_DEV_PRINTF`` and nvidia-uvm's
+  ``UVM_ERR_PRINT`` calls in NVIDIA's open GPU kernel modules, at release tags
+  (the open modules start at 515; the proprietary ones print the same words).
+  A multi-line message's pattern covers the line that names it.
+* libnvidia-container (``nvidia-container-cli``, what Docker's ``--gpus`` and
+  the NVIDIA container runtime run): the CLI's ``warnx`` lines (prefixed by
+  the program's name) and the library's ``error_set*`` messages (``<message>:
+  <cause>``, the cause lower-cased), at release commits. NVIDIA's repository
+  holds gigabytes of package pages; a fork that carries its history to
+  2024-10-17 is read (:data:`NVC_MIRROR`).
+* nvidia-smi's own lines and kmod's ``could not insert``: closed source or
+  outside these repositories, kept in :data:`DOC_ROWS` with their source.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from clex import blank_comments, find_calls, read_format
+from common import PRI_MACROS, PRINTF, escape, pattern_for, write_jsonl
+
+MIRRORS = Path("/work/.mirror")
+DCGM_MIRROR = MIRRORS / "NVIDIA+DCGM/repo"
+OGKM_MIRROR = MIRRORS / "NVIDIA+open-gpu-kernel-modules/repo"
+NVC_MIRROR = MIRRORS / "KevinLiangX+libnvidia-container/repo"
+
+DCGM_TAGS = ("v2.1.4", "v3.0.4", "v3.3.9", "v4.0.0", "v4.6.0")
+NVML_STRINGS = "sdk/nvidia/nvml/nvml_error_strings.h"
+NVML_HEADER = "sdk/nvidia/nvml/dcgm_nvml.h"
+OGKM_TAGS = ("515.43.04", "525.85.12", "535.146.02", "550.127.05", "570.211.01", "580.126.16",
+             "595.45.04")  # fmt: skip
+OGKM_FILES = (
+    "kernel-open/nvidia/nv.c",
+    "src/nvidia/arch/nvalloc/unix/src/osapi.c",
+    "src/nvidia/arch/nvalloc/unix/src/osinit.c",
+    "kernel-open/nvidia-uvm/uvm.c",
+)
+# release commits ("Bump version to ..."): the fork has no tags
+NVC_COMMITS = (("e3a2035", "nvc-1.0.0-rc.2"), ("7f13d03", "nvc-1.3.0"), ("20f53b0", "nvc-1.7.0"),
+               ("ac1bcd9", "nvc-1.11.0"), ("3796f7f", "nvc-1.13.1"),
+               ("63d366e", "nvc-2024-10-17"))  # fmt: skip
+PCI = "%04x:%02x:%02x.%x"
+
+# nvmlReturn_t name -> (symptom, hints, bare: the text alone is distinctive enough)
+NVML_KEEP: dict[str, tuple[str, tuple[str, ...], bool]] = {
+    # the kernel module is not loaded (never installed, not built for the running kernel,
+    # refused by Secure Boot) or, in a container, its device nodes were not passed in
+    "NVML_ERROR_DRIVER_NOT_LOADED": ("driver_error", ("driver.version_mismatch",
+                                                      "driver.container"), False),
+    "NVML_ERROR_LIB_RM_VERSION_MISMATCH": ("driver_error", ("driver.version_mismatch",), True),
+    # nvmlInit's catch-all: in a container, the device cgroup lost /dev/nvidia* (a systemd
+    # reload on cgroup v2 hosts) or the runtime injected other driver libraries
+    "NVML_ERROR_UNKNOWN": ("driver_error", ("driver.container",), False),
+    "NVML_ERROR_NO_PERMISSION": ("driver_error", ("driver.container",), False),
+    "NVML_ERROR_OPERATING_SYSTEM": ("driver_error", ("driver.container",), True),
+    "NVML_ERROR_LIBRARY_NOT_FOUND": ("library_missing", ("driver.container",), True),
+    "NVML_ERROR_GPU_IS_LOST": ("xid", ("gpu.lost",), False),
+    "NVML_ERROR_RESET_REQUIRED": ("xid", ("gpu.lost", "gpu.xid"), False),
+    "NVML_ERROR_IRQ_ISSUE": ("driver_error", ("gpu.lost",), False),
+    "NVML_ERROR_CORRUPTED_INFOROM": ("driver_error", ("gpu.xid",), False),
+    "NVML_ERROR_INSUFFICIENT_POWER": ("driver_error", ("gpu.thermal_power",), False),
+    "NVML_ERROR_NOT_SUPPORTED": ("info", (), False),
+    "NVML_ERROR_FUNCTION_NOT_FOUND": ("info", (), False),
+}  # fmt: skip
+
+# (id, anchor over the format, symptom, hints)
+NVRM_KEEP: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
+    # a user-space component (libcuda, libnvidia-ml) of another build than the loaded module
+    ("driver.nvrm.api_mismatch", r"API mismatch: the client", "driver_error",
+     ("driver.version_mismatch",)),
+    # the driver could not bring the GPU up: it fell off the bus, its firmware (GSP) or
+    # power failed, or it is no longer answering
+    ("driver.nvrm.rm_init_adapter_failed", r"RmInitAdapter failed|rm_init_adapter failed",
+     "driver_error", ("gpu.lost", "gpu.xid")),
+    ("driver.nvrm.gpu_not_supported", r"installed in this system is not supported by the",
+     "driver_error", ("driver.version_mismatch",)),
+    ("driver.nvrm.no_gpu_found", r"NVRM: No NVIDIA GPU found", "driver_error", ("gpu.lost",)),
+    ("driver.nvrm.no_devices_probed", r"NVRM: No NVIDIA devices probed", "driver_error",
+     ("gpu.lost", "driver.version_mismatch")),
+    # nvidia-uvm could not start: CUDA's first call then fails with 999 (unknown error)
+    ("driver.uvm.init_failed", r"uvm_global_init\(\) failed", "driver_error", ("driver.uvm",)),
+)  # fmt: skip
+
+CLI = "nvidia-container-cli: "
+CONTAINER = ("driver.container",)
+NVC_KEEP: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
+    # nvc_init: the driver's libraries (libnvidia-ml, libcuda) could not be loaded or NVML
+    # could not start: no driver on the host, WSL without its library path, a mismatch
+    ("driver.nvc.init_error", r"^nvidia-container-cli: initialization error: ", "driver_error",
+     ("driver.container", "driver.version_mismatch")),
+    ("driver.nvc.load_library_failed", r"^load library failed", "library_missing", CONTAINER),
+    ("driver.nvc.nvml_error", r"^nvml error", "driver_error",
+     ("driver.version_mismatch", "driver.container")),
+    ("driver.nvc.detection_error", r"^nvidia-container-cli: detection error: ", "driver_error",
+     CONTAINER),
+    ("driver.nvc.mount_error", r"^nvidia-container-cli: mount error: ", "driver_error",
+     CONTAINER),
+    ("driver.nvc.ldcache_error", r"^nvidia-container-cli: ldcache error: ", "driver_error",
+     CONTAINER),
+    ("driver.nvc.container_error", r"^nvidia-container-cli: container error: ", "driver_error",
+     CONTAINER),
+    ("driver.nvc.permission_error", r"^nvidia-container-cli: permission error: ",
+     "driver_error", CONTAINER),
+    ("driver.nvc.cgroup_subsystem_missing", r"^cgroup subsystem ", "driver_error", CONTAINER),
+    # NVIDIA_VISIBLE_DEVICES names a GPU this host does not have
+    ("driver.nvc.device_error", r"^nvidia-container-cli: device error: ", "cuda_device",
+     ("cuda.device_visibility", "driver.container")),
+    # the image's NVIDIA_REQUIRE_CUDA (cuda>=12.4) asks for a newer driver than the host's
+    ("driver.nvc.requirement_error", r"^nvidia-container-cli: requirement error: ", "cuda_driver",
+     ("driver.cuda_mismatch",)),
+    ("driver.nvc.unsatisfied_condition", r"^unsatisfied condition: ", "cuda_driver",
+     ("driver.cuda_mismatch",)),
+)  # fmt: skip
+# error_set* and the argument index of their format; those with a cause append ": <cause>"
+NVC_SETTERS = {"error_set": (1, True), "error_setx": (1, False), "error_set_nvml": (3, True),
+               "error_set_rpc": (2, True), "error_set_dl": (1, True), "error_set_elf": (1, True),
+               "warnx": (0, False), "errx": (1, False)}  # fmt: skip
+
+
+def _git(mirror: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", "-C", str(mirror), *args], check=True, capture_output=True, text=True,
+        errors="replace",
+    ).stdout  # fmt: skip
+
+
+def _versions(seen: list[str]) -> dict[str, Any]:
+    return {"first": seen[0], "last": seen[-1], "seen": seen}
+
+
+def _camel(name: str) -> str:
+    """pynvml's exception class suffix: ``NVML_ERROR_DRIVER_NOT_LOADED`` -> ``DriverNotLoaded``."""
+    return "".join(w.capitalize() for w in name.removeprefix("NVML_ERROR_").split("_"))
+
+
+def nvml_rows(mirror: Path) -> list[dict[str, Any]]:
+    texts: dict[str, tuple[str, list[str], list[str]]] = {}
+    codes: dict[str, int] = {}
+    for tag in DCGM_TAGS:
+        src = _git(mirror, "show", f"{tag}:{NVML_STRINGS}")
+        for m in re.finditer(r'case (NVML_\w+):\s*return "([^"]*)";', src):
+            line = src.count("\n", 0, m.start()) + 1
+            text, seen, where = texts.setdefault(m.group(1), (m.group(2), [], []))
+            if text != m.group(2):
+                raise SystemExit(f"{m.group(1)}: {text!r} became {m.group(2)!r} at {tag}")
+            seen.append(f"dcgm-{tag}")
+            where.append(f"{NVML_STRINGS}:{line}@{tag}")
+        header = _git(mirror, "show", f"{tag}:{NVML_HEADER}")
+        codes.update((n, int(v)) for n, v in re.findall(r"(NVML_ERROR_\w+)\s*=\s*(\d+)", header))
+    rows = []
+    for name, (symptom, hints, bare) in NVML_KEEP.items():
+        text, seen, where = texts[name]
+        context = rf"Failed to initialize NVML: |NVMLError_{_camel(name)}: |nvml error: "
+        body = f"(?i:{escape(text)})"
+        rows.append({
+            "id": "driver.nvml." + name.removeprefix("NVML_ERROR_").lower(),
+            "library": "driver", "level": "info" if symptom == "info" else "error",
+            "where": sorted(set(where)), "versions": _versions(seen),
+            "format": text, "format_style": "literal",
+            "pattern": body if bare else f"(?:{context}){body}", "fields": [],
+            "symptom": symptom, "hint_ids": list(hints), "result": name,
+            "note": f"nvmlErrorString({codes[name]}), NVML's table as DCGM carries it; printed "
+            "as 'Failed to initialize NVML: <text>' (nvidia-smi, DCGM), pynvml's "
+            f"'NVMLError_{_camel(name)}: <text>', libnvidia-container's 'nvml error: <text>' "
+            "(lower-cased); versions are the DCGM tags that carry the table",
+            "example": f"Failed to initialize NVML: {text}",
+        })  # fmt: skip
+    return rows
+
+
+def _calls(
+    src: str, setters: dict[str, tuple[int, bool]]
+) -> list[tuple[str, int, str, list[str], bool]]:
+    """``(setter, line, format, argument expressions, has_cause)`` for each literal format."""
+    out = []
+    for name, line, args, _end in find_calls(src, tuple(setters)):
+        index, cause = setters[name]
+        if len(args) <= index:
+            continue
+        fmt = read_format(args[index], args[index + 1 :], PRI_MACROS)
+        if fmt is not None:
+            out.append((name, line, fmt.text, fmt.args, cause))
+    return out
+
+
+def _mine(
+    keep: tuple[tuple[str, str, str, tuple[str, ...]], ...],
+    found: dict[tuple[str, str], dict[str, list[str]]],
+    args_of: dict[str, list[str]],
+    labels: list[str],
+    note: str,
+) -> list[dict[str, Any]]:
+    rows = []
+    for ident, anchor, symptom, hints in keep:
+        variants = sorted(
+            ((f, w) for (i, f), w in found.items() if i == ident), key=lambda fw: -len(fw[1])
+        )
+        if not variants:
+            raise SystemExit(f"{ident}: not found")
+        for n, (fmt, where) in enumerate(variants):
+            seen = [v for v in labels if v in where]
+            # the pattern covers the line of a multi-line message that names it
+            lines = fmt.split("\n")
+            k = next((i for i, x in enumerate(lines) if re.search(anchor, x)), 0)
+            line = lines[k]
+            before = len([c for c in PRINTF.findall("\n".join(lines[:k])) if c[-1] != "%"])
+            pattern, fields = pattern_for(line, "printf", args_of[fmt][before:])
+            row = {
+                "id": ident if n == 0 else f"{ident}_{n + 1}", "library": "driver",
+                "level": "error", "where": sorted({w for ws in where.values() for w in ws}),
+                "versions": _versions(seen), "format": fmt, "format_style": "printf",
+                "pattern": pattern, "fields": fields, "symptom": symptom,
+                "hint_ids": list(hints), "note": note,
+            }  # fmt: skip
+            if line != fmt.split("\n")[0]:
+                row["example"] = _render(line)
+            rows.append(row)
+    return rows
+
+
+def _render(line: str) -> str:
+    """A printf line with sample values (for the rows whose pattern covers a later line)."""
+    return re.sub(r"%[-+ #0]*\d*(?:l|ll|z)?([sdiuxp])", lambda m: "x" if m.group(1) == "s" else
+                  "1", line).strip()  # fmt: skip
+
+
+def nvrm_rows(mirror: Path) -> list[dict[str, Any]]:
+    found: dict[tuple[str, str], dict[str, list[str]]] = {}
+    args_of: dict[str, list[str]] = {}
+    setters = {"nv_printf": (1, False), "NV_DEV_PRINTF": (2, False), "UVM_ERR_PRINT": (0, False)}
+    for tag in OGKM_TAGS:
+        for path in OGKM_FILES:
+            src = blank_comments(_git(mirror, "show", f"{tag}:{path}").replace("\\\n", "  "))
+            for name, line, text, call_args, _cause in _calls(src, setters):
+                fmt, args = text, call_args
+                if name == "NV_DEV_PRINTF":
+                    fmt, args = f"NVRM: GPU {PCI}: {fmt}", ["domain", "bus", "slot", "fn", *args]
+                elif name == "UVM_ERR_PRINT":
+                    fmt = f"nvidia-uvm: %s:%u %s[pid:%d] {fmt}"
+                    args = ["file", "source_line", "function", "pid", *args]
+                fmt = fmt.rstrip("\n")
+                args_of[fmt] = args
+                for ident, anchor, _s, _h in NVRM_KEEP:
+                    if re.search(anchor, fmt):
+                        found.setdefault((ident, fmt), {}).setdefault(tag, []).append(
+                            f"{path}:{line}@{tag}"
+                        )
+    return _mine(NVRM_KEEP, found, args_of, list(OGKM_TAGS),
+                 "NVRM prints each line of a message with its own 'NVRM: ' (a kernel log "
+                 "prefixes timestamps); versions are open-gpu-kernel-modules tags")  # fmt: skip
+
+
+def nvc_rows(mirror: Path) -> list[dict[str, Any]]:
+    found: dict[tuple[str, str], dict[str, list[str]]] = {}
+    args_of: dict[str, list[str]] = {}
+    labels = [label for _c, label in NVC_COMMITS]
+    for commit, label in NVC_COMMITS:
+        files = _git(mirror, "ls-tree", "-r", "--name-only", commit, "--", "src").split()
+        for path in files:
+            if not re.fullmatch(r"src/(?:cli/)?[\w]+\.[ch]", path):
+                continue
+            src = blank_comments(_git(mirror, "show", f"{commit}:{path}"))
+            for name, line, text, call_args, cause in _calls(src, NVC_SETTERS):
+                fmt, args = text, call_args
+                if name in ("warnx", "errx"):
+                    fmt = CLI + fmt  # warnx(3): "<program>: <message>"
+                elif cause:
+                    fmt, args = fmt + ": %s", [*args, "cause"]
+                args_of[fmt] = args
+                for ident, anchor, _s, _h in NVC_KEEP:
+                    if re.search(anchor, fmt):
+                        found.setdefault((ident, fmt), {}).setdefault(label, []).append(
+                            f"{path}:{line}@{commit}"
+                        )
+    return _mine(NVC_KEEP, found, args_of, labels,
+                 "libnvidia-container lower-cases the cause after the last ':'; Docker quotes "
+                 "the CLI's line in 'error running hook #0 ... stderr: nvidia-container-cli: "
+                 "...'; versions are nvc-<release> commits (NVIDIA/libnvidia-container history)")  # fmt: skip
+
+
+CURRENT = {"first": "current", "last": "current", "seen": ["current"]}
+SMI = (
+    "nvidia-smi (closed source; the line as it prints it; exit codes in nvidia-smi(1) RETURN VALUE)"
+)
+XID_SRC = "NVIDIA/open-gpu-kernel-modules src/nvidia/src/kernel/gpu/rc/kernel_rc.c"
+PCI_RX = r"(?P<pci>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2})"
+
+
+def _doc(ident: str, where: str, fmt: str, pattern: str, fields: list[str], symptom: str,
+         hints: list[str], note: str, style: str = "doc", example: str = "") -> dict[str, Any]:  # fmt: skip
+    row = {
+        "id": ident, "library": "driver", "level": "error", "where": [where],
+        "versions": CURRENT, "format": fmt, "format_style": style, "pattern": pattern,
+        "fields": fields, "symptom": symptom, "hint_ids": hints, "note": note,
+    }  # fmt: skip
+    if example:
+        row["example"] = example
+    return row
+
+
+DOC_ROWS = [
+    _doc("driver.nvrm.xid", XID_SRC, "NVRM: Xid (PCI:%04x:%02x:%02x): %d, pid=%s, name=%s, %s",
+         r"NVRM: Xid \((?:PCI:)?" + PCI_RX + r"\): (?P<xid>\d{1,4}), (?P<detail>[^\n]{0,400})",
+         ["pci", "xid", "detail"], "xid", ["gpu.xid"],
+         "the Xid number decides the meaning (knowledge.xid); drivers before ~450 print "
+         "'NVRM: Xid (0000:01:00): 31, ...' without 'PCI:', which the pattern also takes",
+         "printf", "NVRM: Xid (PCI:0000:3b:00): 79, pid=4242, name=python, GPU has fallen off "
+         "the bus."),
+    _doc("driver.nvrm.xid_mig", XID_SRC,
+         "NVRM: Xid (PCI:%04x:%02x:%02x GPU-I:%02u GPU-CI:%02u): %d, pid=%s, name=%s, %s",
+         r"NVRM: Xid \(PCI:" + PCI_RX + r" GPU-I:(?P<gpu_instance>\d{1,3}) GPU-CI:"
+         r"(?P<compute_instance>\d{1,3})\): (?P<xid>\d{1,4}), (?P<detail>[^\n]{0,400})",
+         ["pci", "gpu_instance", "compute_instance", "xid", "detail"], "xid",
+         ["gpu.xid", "gpu.mig"], "an Xid attributed to a MIG GPU/compute instance", "printf"),
+    _doc("driver.nvrm.fallen_off_bus", "NVIDIA driver kernel log (Xid 79 text)",
+         "NVRM: GPU %04x:%02x:%02x.%x: GPU has fallen off the bus.",
+         r"NVRM: GPU (?P<pci>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-9a-fA-F]): GPU "
+         r"has fallen off the bus", ["pci"], "xid", ["gpu.lost", "gpu.xid"],
+         "printed with Xid 79; the GPU needs a reset or reboot", "printf",
+         "NVRM: GPU 0000:3b:00.0: GPU has fallen off the bus."),
+    _doc("driver.nvml.gpu_lost", "NVML nvml.h (NVML_ERROR_GPU_IS_LOST's description)",
+         "The GPU has fallen off the bus or has otherwise become inaccessible",
+         r"GPU has fallen off the bus or has otherwise become inaccessible", [], "xid",
+         ["gpu.lost"], "NVML's description of a lost GPU, quoted by tools that print it",
+         "literal"),
+    # nvidia-smi: NVML could not reach the kernel module (NVML_ERROR_DRIVER_NOT_LOADED, exit 9)
+    _doc("driver.smi.no_driver", SMI,
+         "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make "
+         "sure that the latest NVIDIA driver is installed and running.",
+         r"NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver",
+         [], "driver_error", ["driver.version_mismatch", "driver.container"],
+         "the kernel module is not loaded: never installed, not built for the running kernel "
+         "(DKMS after a kernel update), refused by Secure Boot; in a container, no device nodes",
+         example="NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. "
+         "Make sure that the latest NVIDIA driver is installed and running."),
+    # NVML started but counts no device: a container given none, or every GPU failed to init
+    _doc("driver.smi.no_devices", SMI, "No devices were found", r"No devices were found", [],
+         "driver_error", ["driver.container", "gpu.lost"],
+         "nvidia-smi exits 6; inside a container the GPUs were not passed in "
+         "(NVIDIA_VISIBLE_DEVICES, --gpus), on a host the driver could not bring any GPU up "
+         "(see NVRM: RmInitAdapter failed)", "literal"),
+    _doc("driver.smi.device_handle", SMI, "Unable to determine the device handle for GPU%s: %s",
+         r"Unable to determine the device handle for (?:GPU ?|gpu ?)?(?P<pci>[0-9A-Fa-f:.]{1,20}):"
+         r" (?P<error>[^\n]{1,200})", ["pci", "error"], "xid", ["gpu.lost", "gpu.xid"],
+         "NVML found the GPU but cannot open it: NVML's text follows ('GPU is lost', 'Unknown "
+         "Error'); the GPU fell off the bus or hangs (an Xid in the kernel log)",
+         example="Unable to determine the device handle for GPU0000:3B:00.0: Unknown Error"),
+    # kmod's modprobe (tools/modprobe.c: "could not insert '%s': %s")
+    _doc("driver.modprobe.uvm_insert_failed", "kmod tools/modprobe.c (insmod failure message)",
+         "modprobe: ERROR: could not insert '%s': %s",
+         r"could not insert 'nvidia_uvm': (?P<error>[^\n]{1,200})", ["error"], "driver_error",
+         ["driver.uvm"], "nvidia_uvm did not load: CUDA's first call fails with 999",
+         example="modprobe: ERROR: could not insert 'nvidia_uvm': No such device"),
+    _doc("driver.modprobe.insert_failed", "kmod tools/modprobe.c (insmod failure message)",
+         "modprobe: ERROR: could not insert '%s': %s",
+         r"could not insert '(?P<module>nvidia(?:_drm|_modeset|_peermem)?)': "
+         r"(?P<error>[^\n]{1,200})", ["module", "error"], "driver_error",
+         ["driver.version_mismatch"], "the module was not built for the running kernel (Unknown "
+         "symbol, Exec format error), Secure Boot refused it (Key was rejected by service) or no "
+         "GPU is there (No such device)",
+         example="modprobe: ERROR: could not insert 'nvidia': Key was rejected by service"),
+]  # fmt: skip
+
+
+def main(argv: list[str]) -> int:
+    dcgm = Path(argv[1]) if len(argv) > 1 else DCGM_MIRROR
+    ogkm = Path(argv[2]) if len(argv) > 2 else OGKM_MIRROR
+    nvc = Path(argv[3]) if len(argv) > 3 else NVC_MIRROR
+    rows = [*DOC_ROWS, *nvml_rows(dcgm), *nvrm_rows(ogkm), *nvc_rows(nvc)]
+    print(f"{len(rows)} signatures -> {write_jsonl('driver', rows)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv))
