@@ -24,6 +24,12 @@ _GENERIC = ("system.errno.", "system.gai.")
 _MIN_WORD = 8
 
 
+def harmless(sig: Signature) -> bool:
+    """A warning the catalogue knows to be harmless (c10d's per-address socket warnings, the
+    OMP_NUM_THREADS notice): a line that holds it is no failure, whatever error it quotes."""
+    return sig.symptom == "info" and sig.level == "warning"
+
+
 def _specificity(clauses: tuple[Clause, ...]) -> int:
     """The length of the longest word a match must hold (a one-word clause)."""
     return max((len(c[0]) for c in clauses if len(c) == 1), default=0)
@@ -33,17 +39,22 @@ def _specificity(clauses: tuple[Clause, ...]) -> int:
 def _index() -> tuple[tuple[tuple[Clause, ...], Signature], ...]:
     indexed = []
     for sig in load_signatures():
-        if sig.symptom == "info":
+        if sig.symptom == "info" and not harmless(sig):
             continue
         clauses = required_words(sig.pattern)
         if clauses and _specificity(clauses) >= _MIN_WORD:
             indexed.append((clauses, sig))
-    # a library's own message before the C library's error text it may quote; then the
+    # a library's own message (a harmless warning too) before the C library's error text it
+    # may quote, and both before a message that only relays another's text; then the
     # longest required word first: the most specific message wins
     return tuple(
         sorted(
             indexed,
-            key=lambda item: (item[1].id.startswith(_GENERIC), -_specificity(item[0])),
+            key=lambda item: (
+                item[1].relays,
+                item[1].id.startswith(_GENERIC),
+                -_specificity(item[0]),
+            ),
         )
     )
 
@@ -51,11 +62,12 @@ def _index() -> tuple[tuple[tuple[Clause, ...], Signature], ...]:
 def signature_of(text: str) -> Signature | None:
     """The most specific catalogued failure message in ``text``, if any.
 
-    Patterns compile on first use (cached), so a diagnosis pays only for the
-    messages its lines could be.
+    ``None`` as well when the most specific message is a harmless warning
+    (:func:`harmless`). Patterns compile on first use (cached), so a diagnosis
+    pays only for the messages its lines could be.
     """
     lowered = text.lower()
     for clauses, sig in _index():
         if holds(lowered, clauses) and sig.compiled().search(text):
-            return sig
+            return None if harmless(sig) else sig
     return None
