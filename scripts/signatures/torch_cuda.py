@@ -22,6 +22,48 @@ MEMORY = ("gpu.oom", "gpu.contention")
 
 CPP: tuple[Cpp, ...] = (
     # --- the device count: CUDA cannot start
+    Cpp("torch.cuda.no_driver", FN,
+        "Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and "
+        "installed a driver from http://www.nvidia.com/Download/index.aspx",
+        ("Found no NVIDIA driver on your system",), "cuda_driver", ("driver.container",),
+        cuda="cudaErrorInsufficientDriver",
+        note="cudaGetDeviceCount found no driver at all (libcuda absent: no driver, or a container "
+        "started without the NVIDIA runtime)"),
+    Cpp("torch.cuda.driver_too_old", FN,
+        "The NVIDIA driver on your system is too old (found version {version:d}).",
+        ("The NVIDIA driver on your system is too old (found version ",),
+        cuda="cudaErrorInsufficientDriver"),
+    Cpp("torch.cuda.driver_init_failed", FN,
+        "CUDA driver initialization failed, you might not have a CUDA gpu.",
+        ("CUDA driver initialization failed, you might not have a CUDA gpu.",),
+        hints=("driver.version_mismatch", "driver.container"), cuda="cudaErrorInitializationError",
+        note="cuInit failed: the kernel module and the user-space driver differ, or the device "
+        "nodes are missing"),
+    Cpp("torch.cuda.unknown_error_env", FN,
+        "CUDA unknown error - this may be due to an incorrectly set up environment, e.g. changing "
+        "env variable CUDA_VISIBLE_DEVICES after program start. Setting the available devices to be "
+        "zero.", ("CUDA unknown error - this may be due to an incorrectly set up environment",),
+        cuda="cudaErrorUnknown",
+        note="cudaGetDeviceCount returned 999: torch's wording of CUDA's unknown error"),
+    Cpp("torch.cuda.device_count_error", FN,
+        "Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling "
+        "NumCudaDevices() that might have already set an error? Error {code:d}: {message}",
+        (("Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before "
+          "calling NumCudaDevices() that might have already set an error? Error "),), "cuda_driver",
+        note="the CUDA error follows (802: the fabric manager, 803/804: driver and runtime)", relays=True),
+    Cpp("torch.cuda.init_warning", FN, "CUDA initialization: {message}", ("CUDA initialization: ",),
+        "cuda_init", level="warning",
+        note="torch.cuda.is_available() / device_count() caught the error and counts no GPU; the "
+        "catalogued message inside it says more", relays=True),
+    Cpp("torch.cuda.no_gpus", FN, "No CUDA GPUs are available", ("No CUDA GPUs are available",),
+        "cuda_device", ("cuda.device_visibility", "driver.container")),
+    Cpp("torch.cuda.negative_device", FN, "device id must be non-negative!",
+        ("device id must be non-negative!",), "cuda_device", VISIBILITY,
+        note="set_device(-1): a LOCAL_RANK of -1, the script run without its launcher"),
+    Cpp("torch.cuda.negative_device_legacy", FN, "device id must be positive!",
+        ("device id must be positive!",), "cuda_device", VISIBILITY,
+        note="2.1-2.7 wording of torch.cuda.negative_device"),
+    # --- PyTorch's own CUDA error reports
     Cpp("torch.cuda.error", "c10/cuda/CUDAException.cpp", "CUDA error: {message}", ("CUDA error: ",),
         "cuda_error", note="the text is cudaGetErrorString's: the cuda.error.* signatures and "
         "knowledge.cuda_errors name the code", relays=True),
@@ -59,6 +101,37 @@ CPP: tuple[Cpp, ...] = (
         ("Including non-PyTorch memory, this process",), "gpu_oom", ("gpu.oom",),
         ),
     # --- cuBLAS and cuDNN handles and calls (TORCH_CUDABLAS_CHECK, CUDNN_CHECK)
+    Cpp("torch.cublas.not_initialized", BLAS,
+        "CUDA error: CUBLAS_STATUS_NOT_INITIALIZED when calling `{call}`",
+        ("CUBLAS_STATUS_NOT_INITIALIZED", "when calling `"), "gpu_oom", MEMORY,
+        note="cublasCreate could not set up its handle: most often no GPU memory left for it"),
+    Cpp("torch.cublas.alloc_failed", BLAS, "CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `{call}`",
+        ("CUBLAS_STATUS_ALLOC_FAILED", "when calling `"), "gpu_oom", MEMORY),
+    Cpp("torch.cublas.execution_failed", BLAS,
+        "CUDA error: CUBLAS_STATUS_EXECUTION_FAILED when calling `{call}`",
+        ("CUBLAS_STATUS_EXECUTION_FAILED", "when calling `"), "cuda_fault",
+        note="the GEMM kernel failed to run: an earlier sticky fault, or a kernel not built for "
+        "this GPU"),
+    Cpp("torch.cublas.internal_error", BLAS, "CUDA error: CUBLAS_STATUS_INTERNAL_ERROR when calling `{call}`",
+        ("CUBLAS_STATUS_INTERNAL_ERROR", "when calling `"), "cuda_error", ("gpu.oom",)),
+    Cpp("torch.cudnn.not_initialized", CUDNN, "cuDNN error: CUDNN_STATUS_NOT_INITIALIZED",
+        ("cuDNN error: ", "CUDNN_STATUS_NOT_INITIALIZED"), "cuda_error", ("gpu.oom", "driver.cuda_mismatch"),
+        note="cudnnCreate failed: no GPU memory for the handle, or a cuDNN the driver cannot run"),
+    Cpp("torch.cudnn.alloc_failed", CUDNN, "cuDNN error: CUDNN_STATUS_ALLOC_FAILED",
+        ("cuDNN error: ", "CUDNN_STATUS_ALLOC_FAILED"), "gpu_oom", MEMORY),
+    Cpp("torch.cudnn.execution_failed", CUDNN, "cuDNN error: CUDNN_STATUS_EXECUTION_FAILED",
+        ("cuDNN error: ", "CUDNN_STATUS_EXECUTION_FAILED"), "cuda_fault"),
+    Cpp("torch.cudnn.internal_error", CUDNN, "cuDNN error: CUDNN_STATUS_INTERNAL_ERROR",
+        ("cuDNN error: ", "CUDNN_STATUS_INTERNAL_ERROR"), "cuda_error", ("gpu.oom",)),
 )  # fmt: skip
 
-ASSERTS: tuple[Assert, ...] = ()
+ASSERTS: tuple[Assert, ...] = (
+    Assert("torch.cuda.device_index_assert", "aten/src/ATen/cuda/CUDAContext.cpp",
+           "device >= 0 && device < num_gpus", "cuda_device", ("cuda.device_visibility", "gpu.mig"),
+           note="a device index at or past the GPUs CUDA counts: CUDA_VISIBLE_DEVICES or MIG hides "
+           "it, or CUDA failed to start and counts none (the 'CUDA initialization' warning)"),
+    Assert("torch.cuda.peer_index_assert", "aten/src/ATen/cuda/CUDAContext.cpp",
+           "peer_device >= 0 && peer_device < num_gpus", "cuda_device", VISIBILITY),
+    Assert("torch.cuda.stream_index_assert", "c10/cuda/CUDAStream.cpp",
+           "device_index >= 0 && device_index < num_gpus", "cuda_device", VISIBILITY),
+)  # fmt: skip
