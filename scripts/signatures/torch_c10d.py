@@ -290,6 +290,19 @@ CPP: tuple[Cpp, ...] = (
         "{gai_text}).", ("network addresses of ({}, {}) cannot be retrieved (gai error: {} - {}).",),
         "info", level="warning",
         note=NEXT_ADDRESS + ": the other family (IPv4 after IPv6) is tried next"),
+    Cpp("torch.c10d.store_client_retry", STORE,
+        "TCP client failed to connect/validate to host {host}:{port:d} - retrying (try={attempt:d}, "
+        "timeout={timeout_ms:d}ms, delay={delay_ms:d}ms): {error}",
+        (("TCP client failed to connect/validate to host {}:{} - retrying (try={}, timeout={}ms, "
+          "delay={}ms): {}"),), "info", level="warning",
+        note="2.6+: the store's server is not up yet (rank 0 starts later); the client retries "
+        "until its timeout, and only 'timed out' is a failure"),
+    Cpp("torch.c10d.store_client_timeout", STORE,
+        "TCP client failed to connect/validate to host {host}:{port:d} - timed out (try={attempt:d}, "
+        "timeout={timeout_ms:d}ms): {error}",
+        ("TCP client failed to connect/validate to host {}:{} - timed out (try={}, timeout={}ms): {}",),
+        "store_timeout", ("net.unreachable", "launch.rendezvous"),
+        note="2.6+: no store server answered at MASTER_ADDR:MASTER_PORT before the timeout"),
     Cpp("torch.c10d.recv_closed", C10D + "Utils.hpp",
         "Failed to recv, got 0 bytes. Connection was likely closed. Did the remote server shutdown or "
         "crash?", ("Failed to recv, got 0 bytes. Connection was likely closed.",), "store_timeout",

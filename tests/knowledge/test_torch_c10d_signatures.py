@@ -226,6 +226,16 @@ C10D_LINES = [
         "ddp_usage",
         {},
     ),
+    (
+        (
+            "[E1030 10:30:00.000 TCPStore.cpp:346] [c10d] TCP client failed to connect/validate "
+            "to host 10.1.4.12:29500 - timed out (try=412, timeout=1800000ms): The client socket "
+            "has failed to connect to [node0]:29500 (errno: 111 - Connection refused)."
+        ),
+        "torch.c10d.store_client_timeout",
+        "store_timeout",
+        {"host": "10.1.4.12", "port": "29500", "attempt": "412", "timeout_ms": "1800000"},
+    ),
 ]
 
 
@@ -267,6 +277,12 @@ def test_a_message_that_relays_another_is_read_as_the_one_it_relays(line: str, i
     "line",
     [
         # c10d tries each address of each family; a warning per failed attempt
+        (
+            "[W1030 10:00:00.000 TCPStore.cpp:343] [c10d] TCP client failed to connect/validate "
+            "to host 10.1.4.12:29500 - retrying (try=0, timeout=1800000ms, delay=496ms): The "
+            "client socket has failed to connect to [node0]:29500 (errno: 111 - Connection "
+            "refused)."
+        ),
         (
             "[W socket.cpp:601] [c10d] The IPv6 network addresses of (user, 53821) cannot be "
             "retrieved (gai error: -3 - Temporary failure in name resolution)."
