@@ -33,8 +33,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "src"))
 import torch_c10d
 import torch_cuda
 from common import PRINTF, escape, pattern_for, write_jsonl
-from torch_entries import C10D, C10D_OLD, Assert, Cpp
-from torch_pymsgs import EXC, PY, SIGNALS, Exc
+from torch_entries import C10D, C10D_OLD, Assert, Cpp, Exc
+from torch_pymsgs import EXC, PY, SIGNALS
 from torch_python import PyMessage, _fstring, read_tree
 
 from nccl_doctor.differential.symptoms import SIGNAL_CLASS

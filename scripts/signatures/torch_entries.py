@@ -6,7 +6,9 @@ release when every literal piece of ``check`` is in that release's binaries.
 ``Assert``: a ``TORCH_INTERNAL_ASSERT`` / ``TORCH_CHECK`` without a message,
 whose text the binaries hold whole (with the source file and, for an
 internal assert, its line). ``Py``: a Python message, found by ``anchor``
-(a regex) among the strings of ``file`` at each release.
+(a regex) among the strings of ``file`` at each release. ``Exc``: an
+exception class PyTorch raises without a message (the traceback's last line
+is its name alone), found by its ``class`` statement in ``file``.
 
 ``symptom`` and ``hints`` say what the code that prints the message was doing
 when it failed (the differential's symptom class and the catalogue ids it
@@ -64,3 +66,13 @@ class Py:
     level: str = ""
     note: str = ""
     relays: bool = False
+
+
+@dataclass(frozen=True)
+class Exc:
+    id: str
+    file: str
+    name: str
+    symptom: str
+    hints: tuple[str, ...] = ()
+    note: str = ""

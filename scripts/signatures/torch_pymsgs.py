@@ -11,9 +11,7 @@ an abort), so each gets the class the differential gives that signal.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from torch_entries import Py
+from torch_entries import Exc, Py
 
 EP = "torch/distributed/elastic/"
 C10D_PY = "torch/distributed/distributed_c10d.py"
@@ -22,16 +20,6 @@ CUDA_PY = "torch/cuda/__init__.py"
 SPAWN = "torch/multiprocessing/spawn.py"
 CRASH = ("launch.rank_crash",)
 VISIBILITY = ("cuda.device_visibility",)
-
-
-@dataclass(frozen=True)
-class Exc:
-    id: str
-    file: str
-    name: str
-    symptom: str
-    hints: tuple[str, ...] = ()
-    note: str = ""
 
 
 PY: tuple[Py, ...] = (
