@@ -146,10 +146,12 @@ def test_a_message_only_the_catalogue_knows_gets_its_class_and_hints() -> None:
     report = diagnose_paths([str(DIFF / "store_get_socket_timeout.txt")])
     assert report.findings == ()
     top = report.hypotheses[0]
-    assert top.symptom == "the rendezvous or the c10d store timed out or could not connect"
-    assert top.id == "launch.rendezvous"
-    assert top.for_[0].startswith("the message is torch.c10d.socket_timeout (")
-    assert [h.id for h in report.hypotheses][:2] == ["launch.rendezvous", "net.unreachable"]
+    # the first collective: ranks wait on the store for rank 0's ncclUniqueId; the store
+    # itself worked (the rendezvous completed), rank 0 never got there: busy, or dead
+    assert top.symptom == "a collective timed out (watchdog)"
+    assert top.id == "app.hang"
+    assert top.for_[0].startswith("the message is torch.pgnccl.unique_id_store (")
+    assert [h.id for h in report.hypotheses][:2] == ["app.hang", "launch.rank_crash"]
 
 
 @pytest.mark.parametrize(

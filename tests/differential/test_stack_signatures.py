@@ -366,13 +366,15 @@ def test_kernel_lines_read_as_their_class(line: str, ident: str, symptom: str) -
 def test_harmless_means_an_info_message_not_a_failures_wrapper() -> None:
     """A corrected PCIe error is harmless; c10d's 'NCCL error in:' (class info, level error:
     a typed fact reads its cause) still says something failed, so the reporter may quote it."""
-    from nccl_doctor.differential.signatures import harmless
+    from nccl_doctor.differential.signatures import harmless_message
 
-    corrected = harmless("pcieport 0000:00:01.1: AER: Corrected error received: 0000:01:00.0")
+    corrected = harmless_message(
+        "pcieport 0000:00:01.1: AER: Corrected error received: 0000:01:00.0"
+    )
     assert corrected is not None
     assert corrected.id == "kernel.aer.corrected_received"
     assert (
-        harmless(
+        harmless_message(
             "torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/"
             "c10d/NCCLUtils.hpp:268, unhandled system error (run with NCCL_DEBUG=INFO for "
             "details), NCCL version 2.21.5"

@@ -22,7 +22,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from nccl_doctor.differential.signatures import harmless
+from nccl_doctor.differential.signatures import harmless_message
 from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.store import Facts
 
@@ -300,7 +300,7 @@ def prose_symptom(facts: Facts) -> tuple[str, Cite, str] | None:
             (
                 h.cite
                 for h in hits
-                if h.prose and row.said_in(h.cite.text) and harmless(h.cite.text) is None
+                if h.prose and row.said_in(h.cite.text) and harmless_message(h.cite.text) is None
             ),
             None,
         )

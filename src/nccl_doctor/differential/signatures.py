@@ -26,33 +26,40 @@ _HARMLESS_LEVELS = frozenset({"info", "warning"})
 _MIN_WORD = 8
 
 
+def harmless(sig: Signature) -> bool:
+    """A message the catalogue knows to be harmless: class ``info`` printed at level ``info``
+    or ``warning`` (c10d's per-address socket warnings, the OMP_NUM_THREADS notice, a
+    corrected PCIe error). A line that holds it is no failure, whatever error it quotes; a row
+    of class ``info`` at level ``error`` (c10d's ``NCCL error in:`` wrapper, whose cause a
+    typed fact reads) still says something failed."""
+    return sig.symptom == "info" and sig.level in _HARMLESS_LEVELS
+
+
 def _specificity(clauses: tuple[Clause, ...]) -> int:
     """The length of the longest word a match must hold (a one-word clause)."""
     return max((len(c[0]) for c in clauses if len(c) == 1), default=0)
 
 
 @functools.cache
-def _index(info: bool = False) -> tuple[tuple[tuple[Clause, ...], Signature], ...]:
-    """The failure signatures (``info``: the harmless ones), most specific first.
-
-    Harmless is a message of class ``info`` printed at level ``info`` or
-    ``warning`` (accelerate's defaults warning): a row of class ``info`` at
-    level ``error`` (c10d's ``NCCL error in:`` wrapper, whose cause a typed
-    fact reads) still says something failed.
-    """
+def _index() -> tuple[tuple[tuple[Clause, ...], Signature], ...]:
     indexed = []
     for sig in load_signatures():
-        if (sig.symptom == "info") != info or (info and sig.level not in _HARMLESS_LEVELS):
+        if sig.symptom == "info" and not harmless(sig):
             continue
         clauses = required_words(sig.pattern)
         if clauses and _specificity(clauses) >= _MIN_WORD:
             indexed.append((clauses, sig))
-    # a library's own message before the C library's error text it may quote; then the
+    # a library's own message (a harmless warning too) before the C library's error text it
+    # may quote, and both before a message that only relays another's text; then the
     # longest required word first: the most specific message wins
     return tuple(
         sorted(
             indexed,
-            key=lambda item: (item[1].id.startswith(_GENERIC), -_specificity(item[0])),
+            key=lambda item: (
+                item[1].relays,
+                item[1].id.startswith(_GENERIC),
+                -_specificity(item[0]),
+            ),
         )
     )
 
@@ -60,25 +67,26 @@ def _index(info: bool = False) -> tuple[tuple[tuple[Clause, ...], Signature], ..
 def signature_of(text: str) -> Signature | None:
     """The most specific catalogued failure message in ``text``, if any.
 
-    Patterns compile on first use (cached), so a diagnosis pays only for the
-    messages its lines could be.
+    ``None`` as well when the most specific message is a harmless warning
+    (:func:`harmless`). Patterns compile on first use (cached), so a diagnosis
+    pays only for the messages its lines could be.
     """
     lowered = text.lower()
     for clauses, sig in _index():
         if holds(lowered, clauses) and sig.compiled().search(text):
-            return sig
+            return None if harmless(sig) else sig
     return None
 
 
-def harmless(text: str) -> Signature | None:
-    """The catalogued harmless message ``text`` holds (an ``info`` signature), if any.
+def harmless_message(text: str) -> Signature | None:
+    """The catalogued harmless message ``text`` holds, if any (:func:`harmless`).
 
     What the stack prints when nothing failed but people worry (a corrected
     PCIe error, a monitoring query the GPU does not offer): such a line is
     never the reporter's words for a failure.
     """
     lowered = text.lower()
-    for clauses, sig in _index(info=True):
-        if holds(lowered, clauses) and sig.compiled().search(text):
+    for clauses, sig in _index():
+        if harmless(sig) and holds(lowered, clauses) and sig.compiled().search(text):
             return sig
     return None

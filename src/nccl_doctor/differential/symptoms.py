@@ -29,6 +29,7 @@ from nccl_doctor.facts.run import (
     WorkerExit,
 )
 from nccl_doctor.knowledge import cuda_errors
+from nccl_doctor.knowledge.signatures import by_id
 
 #: ncclResult_t by number (src/nccl.h.in): the class each result opens.
 NCCL_RESULT_CLASS = {
@@ -49,7 +50,8 @@ _NCCL_RESULT_NAME = {
 }
 #: cudaErrorUnknown is 999 since CUDA 10.1; before it the runtime numbered it 30.
 _CUDA_UNKNOWN = frozenset({999, 30})
-_SIGNAL_CLASS = {
+#: The class of a death by each fatal signal (the signature catalogue splits messages by it).
+SIGNAL_CLASS = {
     "SIGKILL": "killed",
     "SIGSEGV": "crashed",
     "SIGBUS": "bus_error",
@@ -132,7 +134,7 @@ def _nccl_class(fact: NcclErrorReport) -> str | None:
 
 def _signal(exitcode: int | None, name: str | None) -> str | None:
     name = name or (_EXIT_SIGNAL.get(exitcode) if exitcode is not None else None)
-    return _SIGNAL_CLASS.get(name) if name else None
+    return SIGNAL_CLASS.get(name) if name else None
 
 
 def _tries_another(fact: Fact) -> bool:
@@ -268,6 +270,13 @@ def symptom_of(fact: Fact) -> Symptom | None:
     return _from_catalogue(fact)
 
 
+def _relays(symptom: Symptom) -> bool:
+    """Read from a message that only passes on another's text (``CUDA initialization: X``):
+    the fact that reads ``X`` itself, where there is one, says more."""
+    sig = by_id().get(symptom.signature or "")
+    return sig is not None and sig.relays
+
+
 def _phase(tracebacks: tuple[PythonTraceback, ...]) -> Symptom | None:
     """The first traceback that failed inside one of PyTorch's start-up phases."""
     for tb in tracebacks:
@@ -287,7 +296,9 @@ def symptoms_of(
 
     A failure whose type does not tell its class is looked up in the
     signature catalogue; so are ``lines`` (error lines no parser claimed),
-    when no failure fact says anything. Then the place a traceback failed
+    when no failure fact says anything. A message that only relays another's
+    text (``CUDA initialization: X``) counts only where nothing else does: the
+    fact that reads ``X`` itself says more. Then the place a traceback failed
     (:mod:`.phases`: the store, CUDA's initialisation, the first
     collective), also for a traceback pasted without its exception line;
     then the exception's own type where it tells the class (a builtin
@@ -299,17 +310,24 @@ def symptoms_of(
     """
     found: dict[str, Symptom] = {}
     generic: Symptom | None = None  # a catalogued message that only says a rank failed
+    relayed: Symptom | None = None  # one that only passes on another's text
     for fact in failures:
         symptom = symptom_of(fact)
         if symptom is not None and symptom.cls == "failure":
             generic = generic or symptom
+        elif symptom is not None and _relays(symptom):
+            relayed = relayed or symptom
         elif symptom is not None and symptom.cls not in found:
             found[symptom.cls] = symptom
     if not found:
         for fact in lines:
             symptom = _from_catalogue(fact)
-            if symptom is not None and symptom.cls not in found:
+            if symptom is not None and _relays(symptom):
+                relayed = relayed or symptom
+            elif symptom is not None and symptom.cls not in found:
                 found[symptom.cls] = symptom
+    if not found and relayed is not None:
+        found[relayed.cls] = relayed
     if not found and (phase := _phase(tracebacks)) is not None:
         found[phase.cls] = phase
     first = next((f for f in failures if _any_failure(f)), None)

@@ -57,6 +57,8 @@ SYMPTOMS = frozenset(
         "collective_timeout",
         "store_timeout",
         "store_create",
+        "cuda_init",
+        "comm_init",
         "gpu_oom",
         "killed",
         "crashed",
@@ -119,7 +121,9 @@ class Signature:
     the source shows one (see :mod:`nccl_doctor.knowledge.nccl_results`).
     ``example`` is a line of the message's shape, for the entries whose
     pattern covers only part of what the format prints (kernel and driver
-    lines).
+    lines). ``relays`` marks a message that only passes on another's text
+    (PyTorch's ``CUDA initialization: {message}``): a catalogued message
+    inside it says more, so the lookup reads it after every other.
     """
 
     id: str
@@ -136,6 +140,7 @@ class Signature:
     result: str | None = None
     note: str = ""
     example: str = ""
+    relays: bool = False
 
     def compiled(self) -> re.Pattern[str]:
         """The pattern compiled with ``re`` (cached per pattern text)."""
@@ -173,6 +178,8 @@ def _parse(obj: Any, where: str, *, patterns: bool = True) -> Signature:
     missing = [k for k in required if k not in obj]
     if missing:
         raise SignatureError(f"{where}: missing {', '.join(missing)}")
+    if not isinstance(obj.get("relays", False), bool):
+        raise SignatureError(f"{where}: relays is not true or false")
     versions = obj["versions"]
     if not isinstance(versions, dict) or not {"first", "last", "seen"} <= versions.keys():
         raise SignatureError(f"{where}: versions needs first, last and seen")
@@ -195,6 +202,7 @@ def _parse(obj: Any, where: str, *, patterns: bool = True) -> Signature:
         result=obj.get("result"),
         note=str(obj.get("note", "")),
         example=str(obj.get("example", "")),
+        relays=bool(obj.get("relays", False)),
     )
     problems = validate(sig, patterns=patterns)
     if problems:
