@@ -487,3 +487,29 @@ def test_the_exceptions_own_type_outranks_the_reporters_words(tmp_path: Path) ->
     lead = report.hypotheses[0]
     assert lead.symptom == "the job's own code raised a Python exception (its data or logic)"
     assert lead.id == "launch.rank_crash"
+
+
+_AER_CORRECTED = (
+    "{stamp}pcieport 0000:00:01.1: AER: Corrected error received: 0000:01:00.0\n"
+    "{stamp}nvidia 0000:01:00.0: PCIe Bus Error: severity=Corrected, type=Physical Layer, "
+    "(Receiver ID)\n"
+    "{stamp}nvidia 0000:01:00.0:   device [10de:2330] error status/mask=00000001/0000e000\n"
+    "{stamp}nvidia 0000:01:00.0:    [ 0] RxErr\n"
+)
+
+
+def test_the_kernels_own_lines_are_not_the_reporters_words(tmp_path: Path) -> None:
+    # a healthy node's dmesg with one corrected PCIe error: its register line says "error"
+    for stamp in (
+        "[   12.441020] ",
+        "[Mon Dec  4 10:00:01 2024] ",
+        "Dec  4 10:00:01 gpu-node-3 kernel: ",
+    ):
+        report = _diagnose(tmp_path, _AER_CORRECTED.format(stamp=stamp))
+        assert report.hypotheses == (), stamp
+        assert report.verdict.value != "failed", stamp
+    # the same words without the kernel's stamp are a person's, and still say it failed
+    said = _diagnose(tmp_path, "after the device error status came up the training failed\n")
+    assert [h.symptom for h in said.hypotheses[:1]] == [
+        "a rank failed with an error no rule explains"
+    ]
