@@ -23,10 +23,10 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from nccl_doctor.facts.base import Fact
+from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.literals import prefiltered
 from nccl_doctor.facts.messages import PEER_GONE_TEXT
-from nccl_doctor.facts.nccl import NcclWarn
+from nccl_doctor.facts.nccl import NcclCommInit, NcclWarn
 from nccl_doctor.facts.run import (
     C10dSocketError,
     ChildFailure,
@@ -230,6 +230,20 @@ def _priority(fact: Fact) -> int:
     return next((i for i, cls in enumerate(_PRIORITY) if isinstance(fact, cls)), len(_PRIORITY))
 
 
+def store_served_after(facts: Facts, cite: Cite) -> bool:
+    """Whether an NCCL communicator finished its init later in the log of ``cite``.
+
+    NCCL's bootstrap goes through the c10d store, so a store bind/listen error
+    followed by ``Init COMPLETE`` was no failure: the store served (torchrun's
+    agent whose bind lost to another agent of the same host joins as the
+    store's client, and the job runs on).
+    """
+    return any(
+        init.phase == "complete" and init.cite.source == cite.source and init.cite.line > cite.line
+        for init in facts.of(NcclCommInit)
+    )
+
+
 def failures_of(facts: Facts) -> list[Failure]:
     """Every failure, in log order: source, line, then the best statement first."""
     return list(facts.derived("failures", _failures))
@@ -241,6 +255,8 @@ def _failures(facts: Facts) -> tuple[Failure, ...]:
     for fact in facts.all:
         message = _message(fact)
         if message is None:
+            continue
+        if isinstance(fact, C10dSocketError) and store_served_after(facts, fact.cite):
             continue
         if isinstance(fact, PythonTraceback) and fact.message_lines:
             tail = fact.message_lines[-1].strip()
