@@ -51,7 +51,9 @@ CASCADE_TEXT = re.compile(
     r"Got signal: ?15|KeyboardInterrupt|ProcessGroupNCCL is shutting down|"
     r"Terminating the process after|another rank failed|peer (?:rank )?\d* ?(?:closed|exited)|"
     # c10d's TCPStore client once the store's host (rank 0) has gone
-    r"remote (?:server|end) shutdown or crash",
+    r"remote (?:server|end) shutdown or crash|"
+    # Horovod on every rank once one rank raised (horovod/common/operations.cc)
+    r"Horovod has been shut down\. This was caused by an exception on one of the ranks",
     re.IGNORECASE,
 )
 
