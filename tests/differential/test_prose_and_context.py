@@ -513,3 +513,21 @@ def test_the_kernels_own_lines_are_not_the_reporters_words(tmp_path: Path) -> No
     assert [h.symptom for h in said.hypotheses[:1]] == [
         "a rank failed with an error no rule explains"
     ]
+
+
+def test_japanese_hang_failure_and_multi_node_words_are_read(tmp_path: Path) -> None:
+    # "with 2 nodes training stops in all_reduce; no error comes up"
+    hang = _diagnose(
+        tmp_path, "2ノードで学習するとall_reduceで止まってしまいます。エラーは出ません。\n"
+    )
+    assert hang.hypotheses[0].symptom == "the job hangs without an error (the reporter's words)"
+    assert any("several nodes" in r for h in hang.hypotheses for r in h.for_)
+    # "an NCCL error occurs when training starts and it fails"
+    failed = _diagnose(tmp_path, "学習を開始するとNCCLのエラーが発生して失敗します。\n")
+    assert failed.hypotheses[0].symptom == "a rank failed with an error no rule explains"
+    # "training ended without a problem; there are no errors" / "no error comes up"
+    for line in (
+        "学習は問題なく終了しました。エラーはありません。",
+        "エラーは出ません。速度の質問です。",
+    ):
+        assert _diagnose(tmp_path, line + "\n").hypotheses == (), line
