@@ -531,3 +531,19 @@ def test_japanese_hang_failure_and_multi_node_words_are_read(tmp_path: Path) -> 
         "エラーは出ません。速度の質問です。",
     ):
         assert _diagnose(tmp_path, line + "\n").hypotheses == (), line
+
+
+def test_a_message_quoted_at_the_end_of_a_sentence_is_that_message(tmp_path: Path) -> None:
+    message = (
+        "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/"
+        "NCCLUtils.hpp:275, unhandled cuda error (run with NCCL_DEBUG=INFO for details), "
+        "NCCL version 2.19.3"
+    )
+    for text in (f"My job fails with `{message}`\n", f"My job fails with {message}\n"):
+        report = _diagnose(tmp_path, text)
+        assert report.hypotheses[0].symptom == (
+            "NCCL reported an unhandled CUDA error (ncclUnhandledCudaError)"
+        ), text
+    # a setting quoted at the end of a sentence is not read as the node's environment
+    setting = _diagnose(tmp_path, "Training is fine, I only set `NCCL_P2P_DISABLE=1`\n")
+    assert setting.hypotheses == ()
