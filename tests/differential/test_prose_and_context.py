@@ -487,3 +487,63 @@ def test_the_exceptions_own_type_outranks_the_reporters_words(tmp_path: Path) ->
     lead = report.hypotheses[0]
     assert lead.symptom == "the job's own code raised a Python exception (its data or logic)"
     assert lead.id == "launch.rank_crash"
+
+
+_AER_CORRECTED = (
+    "{stamp}pcieport 0000:00:01.1: AER: Corrected error received: 0000:01:00.0\n"
+    "{stamp}nvidia 0000:01:00.0: PCIe Bus Error: severity=Corrected, type=Physical Layer, "
+    "(Receiver ID)\n"
+    "{stamp}nvidia 0000:01:00.0:   device [10de:2330] error status/mask=00000001/0000e000\n"
+    "{stamp}nvidia 0000:01:00.0:    [ 0] RxErr\n"
+)
+
+
+def test_the_kernels_own_lines_are_not_the_reporters_words(tmp_path: Path) -> None:
+    # a healthy node's dmesg with one corrected PCIe error: its register line says "error"
+    for stamp in (
+        "[   12.441020] ",
+        "[Mon Dec  4 10:00:01 2024] ",
+        "Dec  4 10:00:01 gpu-node-3 kernel: ",
+    ):
+        report = _diagnose(tmp_path, _AER_CORRECTED.format(stamp=stamp))
+        assert report.hypotheses == (), stamp
+        assert report.verdict.value != "failed", stamp
+    # the same words without the kernel's stamp are a person's, and still say it failed
+    said = _diagnose(tmp_path, "after the device error status came up the training failed\n")
+    assert [h.symptom for h in said.hypotheses[:1]] == [
+        "a rank failed with an error no rule explains"
+    ]
+
+
+def test_japanese_hang_failure_and_multi_node_words_are_read(tmp_path: Path) -> None:
+    # "with 2 nodes training stops in all_reduce; no error comes up"
+    hang = _diagnose(
+        tmp_path, "2ノードで学習するとall_reduceで止まってしまいます。エラーは出ません。\n"
+    )
+    assert hang.hypotheses[0].symptom == "the job hangs without an error (the reporter's words)"
+    assert any("several nodes" in r for h in hang.hypotheses for r in h.for_)
+    # "an NCCL error occurs when training starts and it fails"
+    failed = _diagnose(tmp_path, "学習を開始するとNCCLのエラーが発生して失敗します。\n")
+    assert failed.hypotheses[0].symptom == "a rank failed with an error no rule explains"
+    # "training ended without a problem; there are no errors" / "no error comes up"
+    for line in (
+        "学習は問題なく終了しました。エラーはありません。",
+        "エラーは出ません。速度の質問です。",
+    ):
+        assert _diagnose(tmp_path, line + "\n").hypotheses == (), line
+
+
+def test_a_message_quoted_at_the_end_of_a_sentence_is_that_message(tmp_path: Path) -> None:
+    message = (
+        "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/"
+        "NCCLUtils.hpp:275, unhandled cuda error (run with NCCL_DEBUG=INFO for details), "
+        "NCCL version 2.19.3"
+    )
+    for text in (f"My job fails with `{message}`\n", f"My job fails with {message}\n"):
+        report = _diagnose(tmp_path, text)
+        assert report.hypotheses[0].symptom == (
+            "NCCL reported an unhandled CUDA error (ncclUnhandledCudaError)"
+        ), text
+    # a setting quoted at the end of a sentence is not read as the node's environment
+    setting = _diagnose(tmp_path, "Training is fine, I only set `NCCL_P2P_DISABLE=1`\n")
+    assert setting.hypotheses == ()

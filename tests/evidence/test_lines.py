@@ -185,6 +185,11 @@ _VLLM = (
             + "2.21.5",
         ),
         ("`E cuda_driver.cc:491] failed call to cuInit: CUDA_ERROR_UNKNOWN", None),
+        # a message quoted at the end of the reporter's sentence: its closing backtick goes
+        (
+            "It fails with `" + _VLLM.split("] ", 1)[1] + "2.19.3`",
+            "It fails with `" + _VLLM.split("] ", 1)[1] + "2.19.3",
+        ),
         # a pair, a fence, a backtick inside the message: unchanged
         ("`RuntimeError: Address already in use`", "`RuntimeError: Address already in use`"),
         ("```", "```"),

@@ -172,6 +172,8 @@ PROSE_SYMPTOMS: tuple[ProseSymptom, ...] = (
             r"|never (?:ends|returns|finishes))\b"
             # Chinese: stuck, hung, no response
             r"|卡住|卡死|挂起|无响应"
+            # Japanese: hangs, freezes, (the processing) stops ("止まってしまいます")
+            r"|ハング|フリーズ|固ま(?:る|って|った|り)|止ま(?:って|った|ったまま|る)"
         ),
         "the reporter says the job hangs",
     ),
@@ -184,6 +186,9 @@ PROSE_SYMPTOMS: tuple[ProseSymptom, ...] = (
             # train / run / start / connect...
             # (not "无报错" / "没有报错": no error was reported)
             r"|(?<!无)(?<!没有)(?<!没)报错|错误(?!率)|失败|崩溃|无法(?:训练|运行|启动|使用|正常|进行|完成|连接|通信|初始化)"
+            # Japanese: failed, an error comes up / occurs (not "エラーは出ません": none does),
+            # ended abnormally, crashes
+            r"|失敗|エラーが(?:出|発生)|異常終了|クラッシュ|落ちて"
         ),
         "the reporter says it fails, with no message the catalogue knows",
         # a program's hint or a condition ("if auto-resume does not work, ...", "提示: ...")
@@ -221,6 +226,8 @@ CUES: dict[str, re.Pattern[str]] = {
         r"|\b(?:num[_-]?nodes|nnodes)\s*(?:>=?|=)\s*[2-9]|\bacross (?:the )?nodes\b"
         # Chinese: multi-machine, several machines, multi-node
         r"|多机|多台(?:机器|服务器)|多节点|多个节点"
+        # Japanese: multi-node, several nodes, 2 (to 9) nodes
+        r"|マルチノード|複数(?:の)?ノード|[2-9２-９]\s?ノード"
     ),
     # the host's name resolves to the loopback address: peers are told to connect to 127.0.x.1
     "loopback_host": _rx(

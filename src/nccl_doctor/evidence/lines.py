@@ -230,11 +230,16 @@ def _unquoted(text: str) -> str:
 
     A log pasted into an issue keeps what the markdown around it left behind:
     ``...NCCL version 2.21.5` `` (the quote closed on the next line) would
-    otherwise hide the message's end from the parsers. A balanced pair, a
-    fence, or a backtick inside the message stays as it is.
+    otherwise hide the message's end from the parsers. So does the closing
+    backtick of a message quoted at the end of the reporter's sentence
+    (``it fails with `NCCL error in: ..., NCCL version 2.19.3` ``). A pair
+    around the whole line, a fence, or a backtick inside the message stays as
+    it is.
     """
-    if text.count("`") % 2 == 0 or text.startswith("``") or text.endswith("``"):
+    if text.startswith("``") or text.endswith("``"):
         return text
+    if text.count("`") % 2 == 0:
+        return text[:-1] if text.endswith("`") and not text.startswith("`") else text
     return text[1:] if text.startswith("`") else text[:-1]
 
 

@@ -23,10 +23,10 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from nccl_doctor.facts.base import Fact
+from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.literals import prefiltered
 from nccl_doctor.facts.messages import PEER_GONE_TEXT
-from nccl_doctor.facts.nccl import NcclWarn
+from nccl_doctor.facts.nccl import NcclCommInit, NcclWarn
 from nccl_doctor.facts.run import (
     C10dSocketError,
     ChildFailure,
@@ -51,7 +51,9 @@ CASCADE_TEXT = re.compile(
     r"Got signal: ?15|KeyboardInterrupt|ProcessGroupNCCL is shutting down|"
     r"Terminating the process after|another rank failed|peer (?:rank )?\d* ?(?:closed|exited)|"
     # c10d's TCPStore client once the store's host (rank 0) has gone
-    r"remote (?:server|end) shutdown or crash",
+    r"remote (?:server|end) shutdown or crash|"
+    # Horovod on every rank once one rank raised (horovod/common/operations.cc)
+    r"Horovod has been shut down\. This was caused by an exception on one of the ranks",
     re.IGNORECASE,
 )
 
@@ -230,6 +232,20 @@ def _priority(fact: Fact) -> int:
     return next((i for i, cls in enumerate(_PRIORITY) if isinstance(fact, cls)), len(_PRIORITY))
 
 
+def store_served_after(facts: Facts, cite: Cite) -> bool:
+    """Whether an NCCL communicator finished its init later in the log of ``cite``.
+
+    NCCL's bootstrap goes through the c10d store, so a store bind/listen error
+    followed by ``Init COMPLETE`` was no failure: the store served (torchrun's
+    agent whose bind lost to another agent of the same host joins as the
+    store's client, and the job runs on).
+    """
+    return any(
+        init.phase == "complete" and init.cite.source == cite.source and init.cite.line > cite.line
+        for init in facts.of(NcclCommInit)
+    )
+
+
 def failures_of(facts: Facts) -> list[Failure]:
     """Every failure, in log order: source, line, then the best statement first."""
     return list(facts.derived("failures", _failures))
@@ -241,6 +257,8 @@ def _failures(facts: Facts) -> tuple[Failure, ...]:
     for fact in facts.all:
         message = _message(fact)
         if message is None:
+            continue
+        if isinstance(fact, C10dSocketError) and store_served_after(facts, fact.cite):
             continue
         if isinstance(fact, PythonTraceback) and fact.message_lines:
             tail = fact.message_lines[-1].strip()

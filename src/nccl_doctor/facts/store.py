@@ -43,6 +43,15 @@ _MACHINE = re.compile(
     )""",
     re.VERBOSE,
 )
+#: The kernel's own stamp before a line (dmesg, dmesg -T, the journal's or syslog's
+#: ``kernel:``): what follows it is the kernel's output, never a person's words, even where
+#: the reader peeled the stamp off (``device [10de:2330] error status/mask=...`` after a
+#: corrected PCIe error).
+_KERNEL_STAMP = re.compile(
+    r"\s*(?:\[\s*\d{1,10}\.\d{1,9}\]"
+    r"|\[(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) \w{3} [ \d]\d [\d:]{8} \d{4}\]"
+    r"|\w{3} [ \d]\d [\d:]{8}(?:\.\d{1,9})? [\w.-]{1,64} kernel:)"
+)
 #: Words of a sentence: at least four words of letters.
 _WORDS = re.compile(r"[A-Za-z][a-z']+")
 
@@ -224,7 +233,12 @@ class Facts:
         seen: dict[tuple[str, int, str], Said] = {}
         for fact in self._all:
             cite = fact.cite
-            prose = isinstance(fact, TextLine) and not fact.fenced and is_prose(fact.text)
+            prose = (
+                isinstance(fact, TextLine)
+                and not fact.fenced
+                and is_prose(fact.text)
+                and not _KERNEL_STAMP.match(cite.text)
+            )
             key = (cite.source, cite.line, cite.text)
             if key not in seen:
                 seen[key] = Said(cite, fact.rank, fact.host, prose)

@@ -33,6 +33,7 @@ open a second store on the launcher's port - use ``init_method='env://'``.
 from __future__ import annotations
 
 from nccl_doctor.facts.base import Cite
+from nccl_doctor.facts.failures import store_served_after
 from nccl_doctor.facts.host import EnvVar
 from nccl_doctor.facts.run import C10dSocketError, DistributedError, PythonTraceback
 from nccl_doctor.facts.store import Facts
@@ -87,12 +88,19 @@ def check(facts: Facts) -> list[Finding]:
             evidence.append(err.cite)
             direct = True
     evidence += [d.cite for d in facts.of(DistributedError) if d.category == "address_in_use"]
-    # a program that went on after it (another port, a retry: tensorboard's 6006) did not fail
+    # a program that went on after it (another port, a retry: tensorboard's 6006) did not
+    # fail, nor did a store that then served (an NCCL communicator finished its init)
     goes_on = {said.cite for said in facts.lines_of(CARRIES_ON)}
-    evidence = first_distinct([c for c in evidence if c not in goes_on])
+    evidence = first_distinct(
+        [c for c in evidence if c not in goes_on and not store_served_after(facts, c)]
+    )
     if not evidence:  # the bare message
         hits = facts.seen(ADDRESS_IN_USE, prose=False)
-        evidence = [h.cite for h in hits if h.said not in facts.lines_of(CARRIES_ON)][:2]
+        evidence = [
+            h.cite
+            for h in hits
+            if h.said not in facts.lines_of(CARRIES_ON) and not store_served_after(facts, h.cite)
+        ][:2]
     if not evidence:
         return []
     port, port_cite = _port(facts)
