@@ -31,7 +31,8 @@ V = TypeVar("V")
 #: paths with line numbers, key=value, shell prompts, table rules.
 _MACHINE = re.compile(
     r"""^\s*(?:
-        \[?\d{4}-\d\d-\d\d | \[?\d\d:\d\d:\d\d | [IWEF]\d{4}\s | \[rank\d+\] | \[default\d+\]
+        \[?\d{4}-\d\d-\d\d | \[?\d\d:\d\d:\d\d | \[?[IWEF]\d{4}\s | \[rank\d+\] | \[default\d+\]
+      | \[[IWEF]\s[\w./-]+\.(?:cpp|cc|cu|hpp|h|c):\d+\]
       | [\w.-]+:\d+:\d+\s\[\d+\] | Traceback\b | File\s"
       | \w*(?:\.\w+)*(?:Error|Exception|Warning)\b\s?: | [A-Z]{2,}\ (?:Error|error|ERROR)\s?:
       | NCCL\s(?:INFO|WARN|TRACE|version|[Ee]rror|failure) | RuntimeError | torch\. | \$\s | >>>
