@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -107,3 +108,121 @@ class JsonCache:
         merged.update(dict(list(self._added.items())[:room]))
         self._added = {}
         write_atomic(self.path, json.dumps(merged, separators=(",", ":")).encode())
+
+
+#: The length of the digest that begins the file of kept code (SHA-256 of the rest).
+_DIGEST = 32
+#: The code kept of the methods ``dataclasses`` writes: at most this many entries (one a
+#: method, ~1 KiB each; a run of ``diagnose`` uses about a thousand).
+CODE_MOST = 3000
+
+
+class CompiledMethods:
+    """The methods ``dataclasses`` writes for nccl-doctor's classes, compiled once and kept.
+
+    A frozen, slotted dataclass gets an ``__init__``, ``__repr__``, ``__eq__``,
+    ``__hash__``, ``__setattr__`` and ``__delattr__`` written as source text
+    and compiled when its class statement runs: ~1 ms a class, and ``diagnose``
+    loads ~180 (most of them facts), a third of its start-up. ``dataclasses``
+    compiles each text with the built-in ``exec``; :func:`keep_dataclass_code`
+    puts :meth:`exec` in its place, which runs the same text's code object,
+    compiled the way ``exec`` compiles it (file ``<string>``, no ``__future__``
+    flag of the caller) and kept in ``<cache>/dataclasses-<python>.marshal``,
+    keyed by the text itself: the class gets the very functions it got before,
+    and a changed class has a new text. Only the package's own modules are
+    served so; any other text is compiled as before.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._codes: dict[str, Any] | None = None
+        self._used: dict[str, Any] = {}
+        self._added = False
+        #: texts compiled in this process (what a warm cache saves; counted by tests)
+        self.compiled = 0
+
+    def _load(self) -> dict[str, Any]:
+        import marshal  # noqa: PLC0415 -- only where a class is made
+        import types  # noqa: PLC0415
+
+        try:
+            data = self.path.read_bytes()
+        except OSError:
+            return {}
+        digest, payload = data[:_DIGEST], data[_DIGEST:]
+        if digest != hashlib.sha256(payload).digest():
+            return {}  # cut or damaged: marshal is not meant to read damaged data
+        try:
+            # written by this class in the user's own cache folder (as writable as the user's
+            # site-packages, which is on sys.path); the digest rules out a damaged file
+            found = marshal.loads(payload)  # noqa: S302 -- see above
+        except (ValueError, EOFError, TypeError):
+            return {}
+        if not isinstance(found, dict):
+            return {}
+        return {k: v for k, v in found.items() if isinstance(k, str) and type(v) is types.CodeType}
+
+    def code(self, text: str) -> Any:
+        """The code object of ``text``: kept, or compiled now (and kept at exit)."""
+        if self._codes is None:
+            self._codes = self._load()
+        code = self._codes.get(text)
+        if code is None:
+            code = self._codes[text] = _compile(text)
+            self.compiled += 1
+            if not self._added:
+                self._added = True
+                atexit.register(self.save)
+        self._used[text] = code
+        return code
+
+    def exec(self, source: Any, globals: Any = None, locals: Any = None, /) -> None:  # noqa: A002
+        """What ``dataclasses`` calls for ``exec``."""
+        name = globals.get("__name__") if isinstance(globals, dict) else None
+        if not isinstance(source, str) or not isinstance(name, str):
+            builtins_exec(_compile(source) if isinstance(source, str) else source, globals, locals)
+        elif name == "nccl_doctor" or name.startswith("nccl_doctor."):
+            builtins_exec(self.code(source), globals, locals)
+        else:
+            builtins_exec(_compile(source), globals, locals)
+
+    def save(self) -> None:
+        """Merge the code compiled in this process into the file (the run's own alone when the
+        file would hold more than :data:`CODE_MOST`)."""
+        if not self._added:
+            return
+        import marshal  # noqa: PLC0415
+
+        self._added = False
+        merged = self._load()
+        merged.update(self._used)
+        if len(merged) > CODE_MOST:
+            merged = dict(self._used)
+        payload = marshal.dumps(merged)
+        write_atomic(self.path, hashlib.sha256(payload).digest() + payload)
+
+
+def _compile(text: str) -> Any:
+    """``text`` compiled as the built-in ``exec`` compiles it when ``dataclasses`` calls it."""
+    return compile(text, "<string>", "exec", dont_inherit=True)
+
+
+builtins_exec = exec
+#: The kept methods of this process, once :func:`keep_dataclass_code` ran.
+METHODS: CompiledMethods | None = None
+
+
+def keep_dataclass_code() -> None:
+    """Have ``dataclasses`` run kept code for nccl-doctor's classes (see :class:`CompiledMethods`).
+
+    ``NCCL_DOCTOR_NO_CODE_CACHE=1`` leaves ``dataclasses`` as it is.
+    """
+    global METHODS  # noqa: PLW0603 -- one per process, made on the package's import
+    import dataclasses  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+
+    if METHODS is not None or os.environ.get("NCCL_DOCTOR_NO_CODE_CACHE"):
+        return
+    tag = hashlib.sha256(f"{sys.version}\0{sys.implementation.cache_tag}".encode()).hexdigest()
+    METHODS = CompiledMethods(cache_dir() / f"dataclasses-{tag[:32]}.marshal")
+    dataclasses.exec = METHODS.exec  # type: ignore[attr-defined]
