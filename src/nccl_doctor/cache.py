@@ -15,6 +15,7 @@ import contextlib
 import hashlib
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -110,8 +111,54 @@ class JsonCache:
         write_atomic(self.path, json.dumps(merged, separators=(",", ":")).encode())
 
 
-#: The length of the digest that begins the file of kept code (SHA-256 of the rest).
+#: The length of the digest that begins a ``.marshal`` file (SHA-256 of the rest).
 _DIGEST = 32
+
+
+def read_marshal(path: Path) -> Any:
+    """The value :func:`write_marshal` wrote to ``path``, or ``None`` (no file, or a damaged
+    one: ``marshal`` is not meant to read damaged data, the digest keeps it from it)."""
+    import marshal  # noqa: PLC0415 -- only where a kept value is read
+
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    digest, payload = data[:_DIGEST], data[_DIGEST:]
+    if digest != hashlib.sha256(payload).digest():
+        return None
+    try:
+        # written by write_marshal in the user's own cache folder (as writable as the user's
+        # site-packages, which is on sys.path); the digest rules out a damaged file
+        return marshal.loads(payload)  # noqa: S302 -- see above
+    except (ValueError, EOFError, TypeError):
+        return None
+
+
+def write_marshal(path: Path, value: Any) -> None:
+    """Keep ``value`` (made of what ``marshal`` writes: code, tuples, str...) in ``path``."""
+    import marshal  # noqa: PLC0415
+
+    payload = marshal.dumps(value)
+    write_atomic(path, hashlib.sha256(payload).digest() + payload)
+
+
+def kept(name: str, key: bytes, make: Callable[[], Any]) -> Any:
+    """``make()``, kept between runs in ``<cache>/<name>-<hash>.marshal``: ``key`` holds all
+    the value is derived from (the data and the code that reads it), hashed with Python's
+    version into the file name, so a file is read only for the very same inputs. ``make``
+    returns what ``marshal`` writes; when it raises, nothing is kept."""
+    import sys  # noqa: PLC0415
+
+    digest = hashlib.sha256(key + sys.version.encode()).hexdigest()[:32]
+    path = cache_dir() / f"{name}-{digest}.marshal"
+    found = read_marshal(path)
+    if found is None:
+        found = make()
+        write_marshal(path, found)
+    return found
+
+
 #: The code kept of the methods ``dataclasses`` writes: at most this many entries (one a
 #: method, ~1 KiB each; a run of ``diagnose`` uses about a thousand).
 CODE_MOST = 3000
@@ -142,22 +189,9 @@ class CompiledMethods:
         self.compiled = 0
 
     def _load(self) -> dict[str, Any]:
-        import marshal  # noqa: PLC0415 -- only where a class is made
-        import types  # noqa: PLC0415
+        import types  # noqa: PLC0415 -- only where a class is made
 
-        try:
-            data = self.path.read_bytes()
-        except OSError:
-            return {}
-        digest, payload = data[:_DIGEST], data[_DIGEST:]
-        if digest != hashlib.sha256(payload).digest():
-            return {}  # cut or damaged: marshal is not meant to read damaged data
-        try:
-            # written by this class in the user's own cache folder (as writable as the user's
-            # site-packages, which is on sys.path); the digest rules out a damaged file
-            found = marshal.loads(payload)  # noqa: S302 -- see above
-        except (ValueError, EOFError, TypeError):
-            return {}
+        found = read_marshal(self.path)
         if not isinstance(found, dict):
             return {}
         return {k: v for k, v in found.items() if isinstance(k, str) and type(v) is types.CodeType}
@@ -191,15 +225,12 @@ class CompiledMethods:
         file would hold more than :data:`CODE_MOST`)."""
         if not self._added:
             return
-        import marshal  # noqa: PLC0415
-
         self._added = False
         merged = self._load()
         merged.update(self._used)
         if len(merged) > CODE_MOST:
             merged = dict(self._used)
-        payload = marshal.dumps(merged)
-        write_atomic(self.path, hashlib.sha256(payload).digest() + payload)
+        write_marshal(self.path, merged)
 
 
 def _compile(text: str) -> Any:

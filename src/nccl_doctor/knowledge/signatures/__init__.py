@@ -25,8 +25,10 @@ import json
 import re
 from dataclasses import dataclass
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
+from nccl_doctor.cache import kept
 from nccl_doctor.knowledge.cuda_errors import CUDA_CLASSES
 
 LIBRARIES = ("nccl", "torch", "gloo", "cuda", "driver", "kernel", "rdma", "system", "nccl_tests")
@@ -219,8 +221,7 @@ def validate(sig: Signature, *, patterns: bool = True) -> list[str]:
     return problems
 
 
-def _read(library: str) -> list[Signature]:
-    text = resources.files(__name__).joinpath(f"{library}.jsonl").read_text(encoding="utf-8")
+def _read(library: str, text: str) -> list[Signature]:
     out: list[Signature] = []
     for lineno, line in enumerate(text.splitlines(), 1):
         if not line.strip():
@@ -237,6 +238,58 @@ def _read(library: str) -> list[Signature]:
     return out
 
 
+def _rows(files: list[tuple[str, bytes]]) -> tuple[tuple[Any, ...], ...]:
+    """Every signature of ``files`` (library, bytes), validated, as a row of its fields."""
+    out: list[tuple[Any, ...]] = []
+    seen: set[str] = set()
+    for library, data in files:
+        for sig in _read(library, data.decode("utf-8")):
+            if sig.id in seen:
+                raise SignatureError(f"{library}.jsonl: duplicate id {sig.id}")
+            seen.add(sig.id)
+            v = sig.versions
+            out.append(
+                (
+                    sig.id,
+                    sig.library,
+                    sig.level,
+                    sig.where,
+                    (v.first, v.last, v.seen),
+                    sig.format,
+                    sig.format_style,
+                    sig.pattern,
+                    sig.fields,
+                    sig.symptom,
+                    sig.hint_ids,
+                    sig.result,
+                    sig.note,
+                    sig.example,
+                )
+            )
+    return tuple(out)
+
+
+def _signature(row: tuple[Any, ...]) -> Signature:
+    """The signature of a row of :func:`_rows`."""
+    first, last, seen = row[4]
+    return Signature(
+        id=row[0],
+        library=row[1],
+        level=row[2],
+        where=row[3],
+        versions=Versions(first=first, last=last, seen=seen),
+        format=row[5],
+        format_style=row[6],
+        pattern=row[7],
+        fields=row[8],
+        symptom=row[9],
+        hint_ids=row[10],
+        result=row[11],
+        note=row[12],
+        example=row[13],
+    )
+
+
 @functools.cache
 def load_signatures() -> tuple[Signature, ...]:
     """Every signature of every library, validated, in file order (cached).
@@ -244,17 +297,25 @@ def load_signatures() -> tuple[Signature, ...]:
     Raises :class:`SignatureError` on a malformed line or a duplicate id. The
     patterns are not compiled here (1,300 of them cost half a second of every
     diagnosis): each compiles on first use (:meth:`Signature.compiled`), and
-    the tests hold every shipped pattern to :func:`validate`'s checks.
+    the tests hold every shipped pattern to :func:`validate`'s checks. What
+    the files and this module's code make of them is kept between runs
+    (:func:`nccl_doctor.cache.kept`; reading and checking the 1 MB of JSON
+    lines cost ~45 ms a run).
     """
-    out: list[Signature] = []
-    seen: set[str] = set()
-    for library in LIBRARIES:
-        for sig in _read(library):
-            if sig.id in seen:
-                raise SignatureError(f"{library}.jsonl: duplicate id {sig.id}")
-            seen.add(sig.id)
-            out.append(sig)
-    return tuple(out)
+    here = Path(__file__).parent
+    try:  # beside this module, where the package is a folder (~1 ms a file through resources)
+        code = Path(__file__).read_bytes()
+        files = [(library, (here / f"{library}.jsonl").read_bytes()) for library in LIBRARIES]
+    except OSError:
+        files = [
+            (library, resources.files(__name__).joinpath(f"{library}.jsonl").read_bytes())
+            for library in LIBRARIES
+        ]
+        rows = _rows(files)
+    else:
+        key = b"\0".join([code, *(data for _, data in files)])
+        rows = kept("signatures", key, lambda: _rows(files))
+    return tuple(_signature(row) for row in rows)
 
 
 @functools.cache
