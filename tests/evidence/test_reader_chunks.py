@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from nccl_doctor.evidence import reader
+from nccl_doctor.evidence import chunks, reader
 from nccl_doctor.facts.host import XidEvent
 from tests.helpers import decoded_lines
 
@@ -37,7 +37,7 @@ def _log(tmp_path: Path, seed: int, *, long_line_at: int | None = None) -> tuple
 def test_lines_are_numbered_right_across_chunks(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int, seed: int
 ) -> None:
-    monkeypatch.setattr(reader, "CHUNK_BYTES", chunk)
+    monkeypatch.setattr(chunks, "CHUNK_BYTES", chunk)
     path, expected = _log(tmp_path, seed)
     result = reader.read_paths([str(path)])
     xids = [f for f in result.facts if isinstance(f, XidEvent)]
@@ -51,8 +51,8 @@ def test_lines_are_numbered_right_across_chunks(
 def test_an_overlong_line_is_cut_and_the_rest_still_counts(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int
 ) -> None:
-    monkeypatch.setattr(reader, "CHUNK_BYTES", chunk)
-    monkeypatch.setattr(reader, "LINE_MAX_BYTES", 10_000)
+    monkeypatch.setattr(chunks, "CHUNK_BYTES", chunk)
+    monkeypatch.setattr(chunks, "LINE_MAX_BYTES", 10_000)
     path, expected = _log(tmp_path, 5, long_line_at=1500)
     result = reader.read_paths([str(path)])
     assert [f.cite.line for f in result.facts if isinstance(f, XidEvent)] == expected
@@ -78,20 +78,20 @@ def test_runs_of_blank_lines_in_free_text_are_passed_at_once(
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_newlines_counts_what_bytes_count_counts(seed: int) -> None:
     rng = random.Random(seed)
-    size = reader._COUNT_PIECE * 3 + rng.randrange(1000)
+    size = chunks.COUNT_PIECE * 3 + rng.randrange(1000)
     data = bytes(rng.choice(b"ab\n\r ") for _ in range(size))
     for _ in range(50):
         start = rng.randrange(size)
-        stop = rng.choice([size, rng.randrange(start, size + 1), start + reader._COUNT_PIECE])
-        assert reader.newlines(data, start, stop) == data.count(b"\n", start, stop)
-    assert reader.newlines(data, 0, size) == data.count(b"\n") > size // 6
+        stop = rng.choice([size, rng.randrange(start, size + 1), start + chunks.COUNT_PIECE])
+        assert chunks.newlines(data, start, stop) == data.count(b"\n", start, stop)
+    assert chunks.newlines(data, 0, size) == data.count(b"\n") > size // 6
 
 
 def test_small_files_share_one_buffer_and_keep_their_own_lines(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(reader, "CHUNK_BYTES", 997)
-    monkeypatch.setattr(reader, "SHARED_BUFFER_MAX", 1_000_000)
+    monkeypatch.setattr(chunks, "CHUNK_BYTES", 997)
+    monkeypatch.setattr(chunks, "SHARED_BUFFER_MAX", 1_000_000)
     folder = tmp_path / "ranks"
     folder.mkdir()
     expected: dict[str, list[int]] = {}
@@ -103,13 +103,13 @@ def test_small_files_share_one_buffer_and_keep_their_own_lines(
     big.write_text(("x" * 99 + "\n") * 12_000 + XID + "\n")
     expected[str(big)] = [12_001]
     buffers: list[bytearray | None] = []
-    reads = reader._reads
+    reads = chunks.reads
 
     def spy(stream: object, buffer: bytearray | None) -> object:
         buffers.append(buffer)
         return reads(stream, buffer)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(reader, "_reads", spy)
+    monkeypatch.setattr(chunks, "reads", spy)
     result = reader.read_paths([str(folder)])
     found: dict[str, list[int]] = {}
     for fact in result.facts:
