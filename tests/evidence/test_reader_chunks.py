@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import random
+import sys
 from pathlib import Path
 
 import pytest
 
 from nccl_doctor.evidence import chunks, reader
 from nccl_doctor.facts.host import XidEvent
+from nccl_doctor.facts.text import TextLine
 from tests.helpers import decoded_lines
 
 XID = "NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, GPU has fallen off the bus."
@@ -73,6 +75,59 @@ def test_runs_of_blank_lines_in_free_text_are_passed_at_once(
     (xid,) = [f for f in result.facts if isinstance(f, XidEvent)]
     assert xid.cite.line == 500_003
     assert result.sources[0].lines == 1_000_004
+
+
+RING = "node1:11:22 [0] NCCL INFO Channel 00/32 :    0   1   2   3   4   5   6   7\n"
+
+
+def _c_calls(path: Path) -> tuple[int, reader.ReadResult]:
+    """The C functions the reader calls reading ``path``, and what it read."""
+    steps = 0
+
+    def profile(_frame: object, event: str, _arg: object) -> None:
+        nonlocal steps
+        steps += event == "c_call"
+
+    sys.setprofile(profile)
+    try:
+        result = reader.read_paths([str(path)])
+    finally:
+        sys.setprofile(None)
+    return steps, result
+
+
+def test_runs_of_nccl_info_lines_in_free_text_are_passed_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """NCCL's INFO lines no parser asked for are never free text: a run of them is one step,
+    not a few C calls a line; the lines around them are read as before."""
+    path = tmp_path / "ranks.log"
+    path.write_text(
+        RING * 12_000
+        + "a sentence a person wrote\n"
+        + RING * 2
+        + "node1:11:22 [0] NCCL INFO "
+        + "x" * 70_000  # too long: decoded, to be cut
+        + "\n"
+        + RING * 3
+        + XID
+        + "\n"
+    )
+    assert path.stat().st_size <= reader.TEXT_MAX_BYTES  # read as free text, line by line
+    seen = decoded_lines(monkeypatch)
+    _, result = _c_calls(path)
+    assert seen == [12_001, 12_004, 12_008]
+    (xid,) = [f for f in result.facts if isinstance(f, XidEvent)]
+    assert xid.cite.line == 12_008
+    texts = [f.text for f in result.facts if isinstance(f, TextLine)]
+    assert texts == ["a sentence a person wrote"]
+    assert result.sources[0].lines == 12_008
+    few, many = tmp_path / "few.log", tmp_path / "many.log"
+    few.write_text(RING * 3_000 + XID + "\n")
+    many.write_text(RING * 9_000 + XID + "\n")
+    assert many.stat().st_size <= reader.TEXT_MAX_BYTES
+    (few_steps, _), (many_steps, _) = _c_calls(few), _c_calls(many)
+    assert many_steps - few_steps < 300  # one line at a time: 3 calls a line, 18,000
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])

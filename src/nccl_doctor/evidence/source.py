@@ -15,6 +15,7 @@ its processes that says who it is (the parser's ``floor_anchors``).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from typing import BinaryIO
@@ -32,6 +33,17 @@ from nccl_doctor.redact import safe_line
 _BLANKS = re.compile(rb"[ \t\r\n]*\n")
 #: A line NCCL printed at INFO level, its prefix as :mod:`.lines` strips it: never free text.
 _NCCL_INFO = re.compile(rb"[\w.-]+:\d+:\d+ \[\d+\] NCCL INFO ")
+
+
+@functools.lru_cache(maxsize=4)
+def _info_run(line_max: int) -> re.Pattern[bytes]:
+    """Consecutive lines that free text never keeps: NCCL INFO lines (see :data:`_NCCL_INFO`),
+    none longer than ``line_max`` bytes (a longer one is decoded, to be cut)."""
+    return re.compile(
+        rb"(?:(?=[^\n]{0,%d}\n)[\w.-]+:\d+:\d+ \[\d+\] NCCL INFO [^\n]*\n)+" % line_max
+    )
+
+
 #: Who printed an NCCL INFO line: its host and pid, and its CUDA device (not the thread).
 _NCCL_WHO = re.compile(rb"([\w.-]+:\d+):\d+ (\[\d+\]) NCCL INFO ")
 
@@ -191,16 +203,24 @@ class SourceReader(LineDispatch):
     def _chunk(self, buf: bytes | bytearray, pos: int, size: int, spans: Sequence[Tagged]) -> None:
         """Read the lines of ``buf[pos:size]``; ``spans`` are those holding an anchor."""
         n, si = self.lineno, 0
+        read_at = -1  # where the next line read for its anchors starts (see _next_read)
         while pos < size:
             while si < len(spans) and spans[si][0] < pos:
                 si += 1
             in_block = self.block is not None or self.any_open
-            if self.text and not in_block and (blank := _BLANKS.match(buf, pos, size)):
+            if self.text and not in_block:
                 # free text: blank lines are read by nothing (a blank line and a skipped one
-                # end the attributor's context alike), so a run of them is passed at once
-                n += chunks.newlines(buf, pos, blank.end())
-                pos = blank.end()
-                continue
+                # end the attributor's context alike), so a run of them is passed at once;
+                # so is a run of NCCL's INFO lines up to the next one read for an anchor
+                if read_at < pos:
+                    read_at = self._next_read(spans, si, size)
+                skip = _BLANKS.match(buf, pos, size) or _info_run(chunks.LINE_MAX_BYTES).match(
+                    buf, pos, read_at
+                )
+                if skip:
+                    n += chunks.newlines(buf, pos, skip.end())
+                    pos = skip.end()
+                    continue
             if in_block or self.text:
                 end = buf.find(b"\n", pos, size)
                 if end < 0:
@@ -238,6 +258,15 @@ class SourceReader(LineDispatch):
             n += 1
             pos = end + 1
         self.lineno = n
+
+    def _next_read(self, spans: Sequence[Tagged], si: int, size: int) -> int:
+        """Where the first of ``spans[si:]`` read for its anchors starts (else ``size``): no
+        line before it is read for its anchors, now or after (budgets only end)."""
+        wanted = self.wanted
+        for start, _, mask in spans[si:]:
+            if mask & wanted:
+                return start
+        return size
 
     def _spend(self, kind: str, bit: int) -> None:
         """No more informational lines of ``kind`` (its group's ``bit``) in this source."""
