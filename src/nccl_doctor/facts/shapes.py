@@ -12,8 +12,9 @@ matched on every line of every shape holding its words.
 ASCII line the pattern matches: case is ignored; a literal digit ``1``-``9``
 also takes ``0``, a newline also takes a space; a character class gains the
 shape of each character it holds; a negated class or character becomes any
-character; a negative lookaround and the ``^``/``$`` anchors (a line's inner
-newlines are spaces in its shape) are dropped. The result matches more, never
+character; a negative lookaround and the anchors but word boundaries (a
+line's inner newlines are spaces in its shape, and shapes are searched joined
+by newlines) are dropped. The result matches more, never
 less: a shape it does not match rules out all the shape's lines, and the lines
 of the shapes it matches are matched with the pattern itself, so a search
 finds exactly what a line-by-line search finds. A backreference becomes the
@@ -39,22 +40,28 @@ else:  # pragma: no cover -- Python 3.10
     import sre_parse as _sre_parse
 
 _ZERO, _SPACE, _NEWLINE = ord("0"), ord(" "), ord("\n")
-#: Anchors that hold at the same place of a line and of its shape (the ends of the string,
-#: word boundaries: the shape map keeps word characters word characters)
+#: Anchors that hold at the same place of a line and of its shape, and of shapes joined by
+#: newlines (word boundaries: the shape map keeps word characters word characters)
 _SAME_AT = frozenset(
     getattr(_sre, name)
     for name in (
-        "AT_BEGINNING_STRING",
-        "AT_END_STRING",
         "AT_BOUNDARY",
         "AT_NON_BOUNDARY",
         "AT_UNI_BOUNDARY",
         "AT_UNI_NON_BOUNDARY",
     )
 )
-#: Anchors a line's inner newlines decide (spaces in the shape): dropped
+#: Anchors newlines decide (a line's are spaces in its shape; shapes are joined by them): dropped
 _LINE_AT = frozenset(
-    getattr(_sre, name) for name in ("AT_BEGINNING", "AT_END", "AT_BEGINNING_LINE", "AT_END_LINE")
+    getattr(_sre, name)
+    for name in (
+        "AT_BEGINNING",
+        "AT_END",
+        "AT_BEGINNING_LINE",
+        "AT_END_LINE",
+        "AT_BEGINNING_STRING",
+        "AT_END_STRING",
+    )
 )
 _REPEATS = (_sre.MAX_REPEAT, _sre.MIN_REPEAT)
 

@@ -94,7 +94,8 @@ class Hit:
 
 
 #: A pattern that tells a shape's lines apart is matched relaxed on the shapes first when they
-#: hold at least this many lines (and twice as many as shapes): see :meth:`Facts._scan_words`.
+#: hold at least this many lines (and twice as many as shapes): see :meth:`Facts._scan_words`
+#: and :meth:`Facts._scan`.
 RELAX_LINES = 64
 #: Digits do not tell lines apart when looking for words: ``rank 12`` and ``rank 7`` are one shape.
 _DIGITS_AS_ZERO = str.maketrans("123456789", "000000000")
@@ -143,7 +144,10 @@ class _Shapes:
         """The shapes (all, or those ``among``) in which a shape-blind ``regex`` matches."""
         if among is not None:
             return {index for index in among if regex.search(self.shape(index))}
-        joined = re.compile(regex.pattern, regex.flags | re.MULTILINE)
+        # a relaxed pattern (compiled from a tree: no source) has no anchor a newline decides
+        joined = regex
+        if regex.pattern is not None:
+            joined = re.compile(regex.pattern, regex.flags | re.MULTILINE)
         found: set[int] = set()
         pos, size = 0, len(self.text)
         while pos <= size and (m := joined.search(self.text, pos)) is not None:
@@ -317,6 +321,11 @@ class Facts:
         if blind:
             shapes = self._shapes
             return self._confirm(regex, prose, list(shapes.odd), shapes.matching(regex))
+        if len(self.lines) >= RELAX_LINES and 2 * len(self._shapes.starts) <= len(self.lines):
+            loose = relaxed(pattern, flags)  # on the shapes, far fewer than the lines
+            if loose is not None:
+                shapes = self._shapes
+                return self._confirm(regex, prose, list(shapes.odd), shapes.matching(loose))
         text, starts = self._joined
         joined = re.compile(regex.pattern, regex.flags | re.MULTILINE)
         lines = self.lines
