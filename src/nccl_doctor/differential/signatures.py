@@ -48,14 +48,31 @@ def _index() -> tuple[tuple[tuple[Clause, ...], Signature], ...]:
     )
 
 
+@functools.cache
+def _by_word() -> tuple[tuple[str, tuple[int, ...]], ...]:
+    """Each ASCII word of the indexed signatures' first clauses, with the signatures (their
+    places in :func:`_index`) whose first clause holds it."""
+    places: dict[str, list[int]] = {}
+    for at, (clauses, _) in enumerate(_index()):
+        for word in clauses[0]:
+            if word.isascii():
+                places.setdefault(word, []).append(at)
+    return tuple((word, tuple(at)) for word, at in places.items())
+
+
 def signature_of(text: str) -> Signature | None:
     """The most specific catalogued failure message in ``text``, if any.
 
     Patterns compile on first use (cached), so a diagnosis pays only for the
-    messages its lines could be.
+    messages its lines could be. The signatures a text could be are found by
+    their words (one ``in`` a distinct word, not a test of each signature's
+    clauses), then tried in the index's order.
     """
     lowered = text.lower()
-    for clauses, sig in _index():
+    index = _index()
+    could = {at for word, places in _by_word() if word in lowered for at in places}
+    for at in sorted(could):
+        clauses, sig = index[at]
         if holds(lowered, clauses) and sig.compiled().search(text):
             return sig
     return None
