@@ -49,15 +49,19 @@ def _index() -> tuple[tuple[tuple[Clause, ...], Signature], ...]:
 
 
 @functools.cache
-def _by_word() -> tuple[tuple[str, tuple[int, ...]], ...]:
+def _by_pair() -> dict[str, tuple[tuple[str, tuple[int, ...]], ...]]:
     """Each ASCII word of the indexed signatures' first clauses, with the signatures (their
-    places in :func:`_index`) whose first clause holds it."""
+    places in :func:`_index`) whose first clause holds it, by the word's first two
+    characters (``""``: a shorter word)."""
     places: dict[str, list[int]] = {}
     for at, (clauses, _) in enumerate(_index()):
         for word in clauses[0]:
             if word.isascii():
                 places.setdefault(word, []).append(at)
-    return tuple((word, tuple(at)) for word, at in places.items())
+    by_pair: dict[str, list[tuple[str, tuple[int, ...]]]] = {}
+    for word, where in places.items():
+        by_pair.setdefault(word[:2] if len(word) >= 2 else "", []).append((word, tuple(where)))
+    return {pair: tuple(words) for pair, words in by_pair.items()}
 
 
 def signature_of(text: str) -> Signature | None:
@@ -65,12 +69,22 @@ def signature_of(text: str) -> Signature | None:
 
     Patterns compile on first use (cached), so a diagnosis pays only for the
     messages its lines could be. The signatures a text could be are found by
-    their words (one ``in`` a distinct word, not a test of each signature's
-    clauses), then tried in the index's order.
+    their words: only the words that begin with a pair of characters the
+    text holds are looked for, not every signature's clauses tested; those
+    signatures are then tried in the index's order.
     """
     lowered = text.lower()
     index = _index()
-    could = {at for word, places in _by_word() if word in lowered for at in places}
+    by_pair = _by_pair()
+    pairs = {lowered[i : i + 2] for i in range(len(lowered) - 1)}
+    pairs.add("")
+    could = {
+        at
+        for pair in pairs.intersection(by_pair)
+        for word, places in by_pair[pair]
+        if word in lowered
+        for at in places
+    }
     for at in sorted(could):
         clauses, sig = index[at]
         if holds(lowered, clauses) and sig.compiled().search(text):
