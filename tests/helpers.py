@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-from nccl_doctor.evidence import reader
+from nccl_doctor.evidence import source
 from nccl_doctor.evidence.lines import Line, lines_of
 from nccl_doctor.facts.base import Fact
 from nccl_doctor.parse.base import BlockParser, StreamParser
@@ -67,11 +67,11 @@ def of_type(facts: list[Fact], cls: type[T]) -> list[T]:
 def decoded_lines(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """The numbers of the lines the reader decodes from now on (filled as it reads)."""
     seen: list[int] = []
-    line = reader._SourceReader._line
+    line = source.SourceReader._line
 
-    def counted(self: reader._SourceReader, number: int, data: bytes, mask: int) -> None:
+    def counted(self: source.SourceReader, number: int, data: bytes, mask: int) -> None:
         seen.append(number)
         line(self, number, data, mask)
 
-    monkeypatch.setattr(reader._SourceReader, "_line", counted)
+    monkeypatch.setattr(source.SourceReader, "_line", counted)
     return seen

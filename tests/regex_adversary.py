@@ -51,6 +51,7 @@ else:  # pragma: no cover -- Python 3.10
 import nccl_doctor
 from nccl_doctor.facts.literals import required_words
 from nccl_doctor.facts.signs import Sign
+from nccl_doctor.parse._lazy import LazyPattern
 
 PACKAGE = Path(nccl_doctor.__file__).parent
 
@@ -119,10 +120,12 @@ def _reachable(value: Any, depth: int, seen: set[int]) -> Iterator[re.Pattern[st
     if id(value) in seen or depth > 5:
         return
     seen.add(id(value))
+    if isinstance(value, LazyPattern):  # compiled on first use: the pattern it will run
+        value = value.compiled()
     if isinstance(value, re.Pattern):
         if isinstance(value.pattern, str):
             yield value
-    elif isinstance(getattr(value, "__self__", None), re.Pattern):  # a bound .search/.match
+    elif isinstance(getattr(value, "__self__", None), (re.Pattern, LazyPattern)):  # a bound .search
         yield from _reachable(value.__self__, depth, seen)
     elif isinstance(value, Sign):  # compiled on first use: the pattern it will run
         yield value.regex

@@ -13,3 +13,7 @@ __version__ = "0.1.0"
 GENERATOR = "nccl-doctor"
 
 __all__ = ["GENERATOR", "__version__"]
+
+from nccl_doctor.cache import keep_dataclass_code  # noqa: E402 -- after the names it may read
+
+keep_dataclass_code()  # before any of the package's classes is made

@@ -12,8 +12,11 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import hashlib
 import json
 import os
+import zlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -107,3 +110,152 @@ class JsonCache:
         merged.update(dict(list(self._added.items())[:room]))
         self._added = {}
         write_atomic(self.path, json.dumps(merged, separators=(",", ":")).encode())
+
+
+#: The length of the check that begins a ``.marshal`` file: the CRC-32 of the rest, which
+#: tells a cut or damaged file (a SHA-256 of the 1.7 MB of kept code cost 5 ms a start).
+_DIGEST = 4
+
+
+def read_marshal(path: Path) -> Any:
+    """The value :func:`write_marshal` wrote to ``path``, or ``None`` (no file, or a damaged
+    one: ``marshal`` is not meant to read damaged data, the check keeps it from it)."""
+    import marshal  # noqa: PLC0415 -- only where a kept value is read
+
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    digest, payload = data[:_DIGEST], data[_DIGEST:]
+    if digest != zlib.crc32(payload).to_bytes(_DIGEST, "big"):
+        return None
+    try:
+        # written by write_marshal in the user's own cache folder (as writable as the user's
+        # site-packages, which is on sys.path); the check rules out a damaged file
+        return marshal.loads(payload)  # noqa: S302 -- see above
+    except (ValueError, EOFError, TypeError):
+        return None
+
+
+def write_marshal(path: Path, value: Any) -> None:
+    """Keep ``value`` (made of what ``marshal`` writes: code, tuples, str...) in ``path``."""
+    import marshal  # noqa: PLC0415
+
+    payload = marshal.dumps(value)
+    write_atomic(path, zlib.crc32(payload).to_bytes(_DIGEST, "big") + payload)
+
+
+def kept(name: str, key: bytes, make: Callable[[], Any]) -> Any:
+    """``make()``, kept between runs in ``<cache>/<name>-<hash>.marshal``: ``key`` holds all
+    the value is derived from (the data and the code that reads it), hashed with Python's
+    version into the file name, so a file is read only for the very same inputs. ``make``
+    returns what ``marshal`` writes; when it raises, nothing is kept."""
+    import sys  # noqa: PLC0415
+
+    digest = hashlib.sha256(key + sys.version.encode()).hexdigest()[:32]
+    path = cache_dir() / f"{name}-{digest}.marshal"
+    found = read_marshal(path)
+    if found is None:
+        found = make()
+        write_marshal(path, found)
+    return found
+
+
+#: The code kept of the methods ``dataclasses`` writes: at most this many entries (one a
+#: method, ~1 KiB each; a run of ``diagnose`` uses about a thousand).
+CODE_MOST = 3000
+
+
+class CompiledMethods:
+    """The methods ``dataclasses`` writes for nccl-doctor's classes, compiled once and kept.
+
+    A frozen, slotted dataclass gets an ``__init__``, ``__repr__``, ``__eq__``,
+    ``__hash__``, ``__setattr__`` and ``__delattr__`` written as source text
+    and compiled when its class statement runs: ~1 ms a class, and ``diagnose``
+    loads ~180 (most of them facts), a third of its start-up. ``dataclasses``
+    compiles each text with the built-in ``exec``; :func:`keep_dataclass_code`
+    puts :meth:`exec` in its place, which runs the same text's code object,
+    compiled the way ``exec`` compiles it (file ``<string>``, no ``__future__``
+    flag of the caller) and kept in ``<cache>/dataclasses-<python>.marshal``,
+    keyed by the text itself: the class gets the very functions it got before,
+    and a changed class has a new text. Only the package's own modules are
+    served so; any other text is compiled as before.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._codes: dict[str, Any] | None = None
+        self._used: dict[str, Any] = {}
+        self._added = False
+        #: texts compiled in this process (what a warm cache saves; counted by tests)
+        self.compiled = 0
+
+    def _load(self) -> dict[str, Any]:
+        import types  # noqa: PLC0415 -- only where a class is made
+
+        found = read_marshal(self.path)
+        if not isinstance(found, dict):
+            return {}
+        return {k: v for k, v in found.items() if isinstance(k, str) and type(v) is types.CodeType}
+
+    def code(self, text: str) -> Any:
+        """The code object of ``text``: kept, or compiled now (and kept at exit)."""
+        if self._codes is None:
+            self._codes = self._load()
+        code = self._codes.get(text)
+        if code is None:
+            code = self._codes[text] = _compile(text)
+            self.compiled += 1
+            if not self._added:
+                self._added = True
+                atexit.register(self.save)
+        self._used[text] = code
+        return code
+
+    def exec(self, source: Any, globals: Any = None, locals: Any = None, /) -> None:  # noqa: A002
+        """What ``dataclasses`` calls for ``exec``."""
+        name = globals.get("__name__") if isinstance(globals, dict) else None
+        if not isinstance(source, str) or not isinstance(name, str):
+            builtins_exec(_compile(source) if isinstance(source, str) else source, globals, locals)
+        elif name == "nccl_doctor" or name.startswith("nccl_doctor."):
+            builtins_exec(self.code(source), globals, locals)
+        else:
+            builtins_exec(_compile(source), globals, locals)
+
+    def save(self) -> None:
+        """Merge the code compiled in this process into the file (the run's own alone when the
+        file would hold more than :data:`CODE_MOST`)."""
+        if not self._added:
+            return
+        self._added = False
+        merged = self._load()
+        merged.update(self._used)
+        if len(merged) > CODE_MOST:
+            merged = dict(self._used)
+        write_marshal(self.path, merged)
+
+
+def _compile(text: str) -> Any:
+    """``text`` compiled as the built-in ``exec`` compiles it when ``dataclasses`` calls it."""
+    return compile(text, "<string>", "exec", dont_inherit=True)
+
+
+builtins_exec = exec
+#: The kept methods of this process, once :func:`keep_dataclass_code` ran.
+METHODS: CompiledMethods | None = None
+
+
+def keep_dataclass_code() -> None:
+    """Have ``dataclasses`` run kept code for nccl-doctor's classes (see :class:`CompiledMethods`).
+
+    ``NCCL_DOCTOR_NO_CODE_CACHE=1`` leaves ``dataclasses`` as it is.
+    """
+    global METHODS  # noqa: PLW0603 -- one per process, made on the package's import
+    import dataclasses  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+
+    if METHODS is not None or os.environ.get("NCCL_DOCTOR_NO_CODE_CACHE"):
+        return
+    tag = hashlib.sha256(f"{sys.version}\0{sys.implementation.cache_tag}".encode()).hexdigest()
+    METHODS = CompiledMethods(cache_dir() / f"dataclasses-{tag[:32]}.marshal")
+    dataclasses.exec = METHODS.exec  # type: ignore[attr-defined]

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from nccl_doctor.evidence import reader
+from nccl_doctor.evidence import anchors, budgets, chunks, reader
 from nccl_doctor.facts.nccl import NcclCommInit, NcclWarn
 from nccl_doctor.facts.run import PgInitOptions
 from nccl_doctor.facts.text import TextLine
@@ -46,8 +46,8 @@ def _rank_file(folder: Path, rank: int, inits: int, *, warn: bool = False) -> Pa
 def test_per_rank_files_share_the_informational_budget(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(reader, "INFO_BUDGET", 60)
-    monkeypatch.setattr(reader, "INFO_FLOOR", 5)
+    monkeypatch.setattr(budgets, "INFO_BUDGET", 60)
+    monkeypatch.setattr(budgets, "INFO_FLOOR", 5)
     for rank in range(5):
         _rank_file(tmp_path, rank, 40, warn=rank == 4)
     result = reader.read_paths([str(tmp_path)])
@@ -91,8 +91,8 @@ def test_per_rank_files_share_the_informational_budget(
 
 
 def test_one_source_keeps_its_whole_budget(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(reader, "INFO_BUDGET", 60)
-    monkeypatch.setattr(reader, "INFO_FLOOR", 5)
+    monkeypatch.setattr(budgets, "INFO_BUDGET", 60)
+    monkeypatch.setattr(budgets, "INFO_FLOOR", 5)
     path = _rank_file(tmp_path, 0, 100)
     result = reader.read_paths([str(path)])
     assert sum(isinstance(f, NcclCommInit) for f in result.facts) == 60
@@ -129,7 +129,7 @@ def test_process_group_option_lists_are_informational(
     Their ``NCCL version: 2.21.5`` is not NCCL's banner (``NCCL version 2.21.5+cuda12.4``),
     so past the budget they are not even decoded.
     """
-    monkeypatch.setattr(reader, "INFO_BUDGET", 50)
+    monkeypatch.setattr(budgets, "INFO_BUDGET", 50)
     lines = [
         line
         for pg in range(30)
@@ -143,8 +143,8 @@ def test_process_group_option_lists_are_informational(
     )
     path = tmp_path / "train.log"
     path.write_text("\n".join(lines) + "\n")
-    monkeypatch.setattr(reader, "CHUNK_BYTES", 4096)  # the budget ends before the last chunks
-    monkeypatch.setattr(reader, "TEXT_MAX_BYTES", 1000)  # a large log: not read as free text
+    monkeypatch.setattr(chunks, "CHUNK_BYTES", 4096)  # the budget ends before the last chunks
+    monkeypatch.setattr(budgets, "TEXT_MAX_BYTES", 1000)  # a large log: not read as free text
     seen = decoded_lines(monkeypatch)
     result = reader.read_paths([str(path)])
     options = [f for f in result.facts if isinstance(f, PgInitOptions)]
@@ -168,7 +168,7 @@ def test_process_group_option_lists_are_informational(
 def test_free_text_is_kept_from_the_first_small_sources_only(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(reader, "TEXT_TOTAL_BYTES", 3000)
+    monkeypatch.setattr(budgets, "TEXT_TOTAL_BYTES", 3000)
     for i in range(4):
         (tmp_path / f"notes{i}.txt").write_text(f"the job hangs on node {i}\n" + "x" * 1200 + "\n")
     result = reader.read_paths([str(tmp_path)])
@@ -192,7 +192,7 @@ def test_free_text_never_decodes_nccl_info_lines(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A small log of NCCL INFO is read as free text, but its INFO lines are passed undecoded."""
-    monkeypatch.setattr(reader, "INFO_BUDGET", 2)
+    monkeypatch.setattr(budgets, "INFO_BUDGET", 2)
     lines = [
         _init(0, 0),
         _init(0, 1),  # the informational budget: 2 lines
@@ -217,7 +217,7 @@ def test_a_node_log_past_the_budget_reads_each_process_once(
 ) -> None:
     """A node's log interleaves its eight ranks: past the budget, the first init line of each
     of them is read (rank, device, bus id), and none of their later communicators'."""
-    monkeypatch.setattr(reader, "INFO_BUDGET", 10)
+    monkeypatch.setattr(budgets, "INFO_BUDGET", 10)
     _rank_file(tmp_path, 0, 10)  # spends the budget
     node = [_init(rank, i) for i in range(3) for rank in range(8, 16)]
     (tmp_path / "z-node1.log").write_text("\n".join(node) + "\n")
@@ -234,7 +234,7 @@ def test_past_the_budget_option_lists_are_not_read(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """PyTorch's option lists are informational like the rest: no floor per file."""
-    monkeypatch.setattr(reader, "INFO_BUDGET", 12)
+    monkeypatch.setattr(budgets, "INFO_BUDGET", 12)
     for rank in range(4):
         lines = [
             line.removeprefix(f"[rank{rank}]:")
@@ -266,7 +266,7 @@ def test_a_small_source_keeps_no_informational_line_past_its_budget_as_free_text
 ) -> None:
     """A small log is read line by line for free text; the option lists and variable lines
     past their budgets are skipped as in a large one, but a sentence naming a variable stays."""
-    monkeypatch.setattr(reader, "INFO_BUDGET", 5)
+    monkeypatch.setattr(budgets, "INFO_BUDGET", 5)
     options = [
         f"[I1106 01:00:{k:02d}.000000 ProcessGroupNCCL.cpp:905] [PG ID {k} PG GUID {k}(tp) "
         f"Rank 1] ProcessGroupNCCL initialization options: size: 8, global rank: 1, "
@@ -289,11 +289,11 @@ def test_sources_past_the_budget_share_one_pattern_of_spent_anchors(
 ) -> None:
     """A small source past a budget skips that kind's lines undecoded with one pattern of its
     anchors: built once for the read, not once a file."""
-    monkeypatch.setattr(reader, "INFO_BUDGET", 10)
+    monkeypatch.setattr(budgets, "INFO_BUDGET", 10)
     for rank in range(6):
         _rank_file(tmp_path, rank, 12)
-    reader._any_of.cache_clear()
+    anchors.any_of.cache_clear()
     reader.read_paths([str(tmp_path)])
     # rank0 spends nccl-log's budget at its line 10; ranks 1-5 begin past it: the same anchors
-    info = reader._any_of.cache_info()
+    info = anchors.any_of.cache_info()
     assert (info.misses, info.hits) == (1, 5)

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import random
+import sys
 from pathlib import Path
 
 import pytest
 
-from nccl_doctor.evidence import reader
+from nccl_doctor.evidence import chunks, reader
 from nccl_doctor.facts.host import XidEvent
+from nccl_doctor.facts.text import TextLine
 from tests.helpers import decoded_lines
 
 XID = "NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, GPU has fallen off the bus."
@@ -37,7 +39,7 @@ def _log(tmp_path: Path, seed: int, *, long_line_at: int | None = None) -> tuple
 def test_lines_are_numbered_right_across_chunks(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int, seed: int
 ) -> None:
-    monkeypatch.setattr(reader, "CHUNK_BYTES", chunk)
+    monkeypatch.setattr(chunks, "CHUNK_BYTES", chunk)
     path, expected = _log(tmp_path, seed)
     result = reader.read_paths([str(path)])
     xids = [f for f in result.facts if isinstance(f, XidEvent)]
@@ -51,8 +53,8 @@ def test_lines_are_numbered_right_across_chunks(
 def test_an_overlong_line_is_cut_and_the_rest_still_counts(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int
 ) -> None:
-    monkeypatch.setattr(reader, "CHUNK_BYTES", chunk)
-    monkeypatch.setattr(reader, "LINE_MAX_BYTES", 10_000)
+    monkeypatch.setattr(chunks, "CHUNK_BYTES", chunk)
+    monkeypatch.setattr(chunks, "LINE_MAX_BYTES", 10_000)
     path, expected = _log(tmp_path, 5, long_line_at=1500)
     result = reader.read_paths([str(path)])
     assert [f.cite.line for f in result.facts if isinstance(f, XidEvent)] == expected
@@ -75,23 +77,76 @@ def test_runs_of_blank_lines_in_free_text_are_passed_at_once(
     assert result.sources[0].lines == 1_000_004
 
 
+RING = "node1:11:22 [0] NCCL INFO Channel 00/32 :    0   1   2   3   4   5   6   7\n"
+
+
+def _c_calls(path: Path) -> tuple[int, reader.ReadResult]:
+    """The C functions the reader calls reading ``path``, and what it read."""
+    steps = 0
+
+    def profile(_frame: object, event: str, _arg: object) -> None:
+        nonlocal steps
+        steps += event == "c_call"
+
+    sys.setprofile(profile)
+    try:
+        result = reader.read_paths([str(path)])
+    finally:
+        sys.setprofile(None)
+    return steps, result
+
+
+def test_runs_of_nccl_info_lines_in_free_text_are_passed_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """NCCL's INFO lines no parser asked for are never free text: a run of them is one step,
+    not a few C calls a line; the lines around them are read as before."""
+    path = tmp_path / "ranks.log"
+    path.write_text(
+        RING * 12_000
+        + "a sentence a person wrote\n"
+        + RING * 2
+        + "node1:11:22 [0] NCCL INFO "
+        + "x" * 70_000  # too long: decoded, to be cut
+        + "\n"
+        + RING * 3
+        + XID
+        + "\n"
+    )
+    assert path.stat().st_size <= reader.TEXT_MAX_BYTES  # read as free text, line by line
+    seen = decoded_lines(monkeypatch)
+    _, result = _c_calls(path)
+    assert seen == [12_001, 12_004, 12_008]
+    (xid,) = [f for f in result.facts if isinstance(f, XidEvent)]
+    assert xid.cite.line == 12_008
+    texts = [f.text for f in result.facts if isinstance(f, TextLine)]
+    assert texts == ["a sentence a person wrote"]
+    assert result.sources[0].lines == 12_008
+    few, many = tmp_path / "few.log", tmp_path / "many.log"
+    few.write_text(RING * 3_000 + XID + "\n")
+    many.write_text(RING * 9_000 + XID + "\n")
+    assert many.stat().st_size <= reader.TEXT_MAX_BYTES
+    (few_steps, _), (many_steps, _) = _c_calls(few), _c_calls(many)
+    assert many_steps - few_steps < 300  # one line at a time: 3 calls a line, 18,000
+
+
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_newlines_counts_what_bytes_count_counts(seed: int) -> None:
     rng = random.Random(seed)
-    size = reader._COUNT_PIECE * 3 + rng.randrange(1000)
+    size = chunks.COUNT_PIECE * 3 + rng.randrange(1000)
     data = bytes(rng.choice(b"ab\n\r ") for _ in range(size))
     for _ in range(50):
         start = rng.randrange(size)
-        stop = rng.choice([size, rng.randrange(start, size + 1), start + reader._COUNT_PIECE])
-        assert reader.newlines(data, start, stop) == data.count(b"\n", start, stop)
-    assert reader.newlines(data, 0, size) == data.count(b"\n") > size // 6
+        stop = rng.choice([size, rng.randrange(start, size + 1), start + chunks.COUNT_PIECE])
+        assert chunks.newlines(data, start, stop) == data.count(b"\n", start, stop)
+    assert chunks.newlines(data, 0, size) == data.count(b"\n") > size // 6
 
 
 def test_small_files_share_one_buffer_and_keep_their_own_lines(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(reader, "CHUNK_BYTES", 997)
-    monkeypatch.setattr(reader, "SHARED_BUFFER_MAX", 1_000_000)
+    monkeypatch.setattr(chunks, "CHUNK_BYTES", 997)
+    monkeypatch.setattr(chunks, "SHARED_BUFFER_MAX", 1_000_000)
     folder = tmp_path / "ranks"
     folder.mkdir()
     expected: dict[str, list[int]] = {}
@@ -103,13 +158,13 @@ def test_small_files_share_one_buffer_and_keep_their_own_lines(
     big.write_text(("x" * 99 + "\n") * 12_000 + XID + "\n")
     expected[str(big)] = [12_001]
     buffers: list[bytearray | None] = []
-    reads = reader._reads
+    reads = chunks.reads
 
     def spy(stream: object, buffer: bytearray | None) -> object:
         buffers.append(buffer)
         return reads(stream, buffer)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(reader, "_reads", spy)
+    monkeypatch.setattr(chunks, "reads", spy)
     result = reader.read_paths([str(folder)])
     found: dict[str, list[int]] = {}
     for fact in result.facts:

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from nccl_doctor.evidence import reader
+from nccl_doctor.evidence import budgets, reader
 from nccl_doctor.facts.run import PgInitOptions
 from nccl_doctor.pipeline import facts_of, run_rules
 from nccl_doctor.triage import triage
@@ -88,8 +88,8 @@ def test_cost_does_not_grow_with_the_process_groups(tmp_path: Path, per_rank: bo
     many_calls, many_options, many_top = _diagnose_counting(many)
     assert few_top == many_top == "nccl.duplicate_gpu"  # the planted failure first
     # the budget's worth (and each per-rank file's floor) of 2,560 and of 20,480
-    assert abs(few_options - many_options) <= reader.INFO_BUDGET // 10
-    assert many_options <= reader.INFO_BUDGET + 2 * (RANKS + 1)
+    assert abs(few_options - many_options) <= budgets.INFO_BUDGET // 10
+    assert many_options <= budgets.INFO_BUDGET + 2 * (RANKS + 1)
     assert many_calls < 1.1 * few_calls, (few_calls, many_calls)
 
 

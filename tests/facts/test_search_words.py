@@ -10,8 +10,10 @@ from pathlib import Path
 import pytest
 
 import nccl_doctor.signs  # noqa: F401 -- imports every sign table, so registered() holds them
+from nccl_doctor.facts import store
 from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.literals import prefiltered, required_words, shape_blind
+from nccl_doctor.facts.shapes import relaxed
 from nccl_doctor.facts.signs import registered
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.facts.text import TextLine
@@ -202,3 +204,95 @@ def test_a_search_matches_each_shape_once_not_each_line() -> None:
     assert shape_blind(Counting.pattern, Counting.flags)
     assert facts.search(Counting()) == ()  # type: ignore[arg-type]
     assert 0 < len(calls) <= 4  # one per shape: the rank's number has 1 to 4 digits
+
+
+#: The corpus with two more copies that differ in digits only: three lines a shape, so the
+#: store matches relaxed patterns on the shapes whatever their words
+TRIPLED = CORPUS + [re.sub(r"\d", "7", x) for x in CORPUS] + [re.sub(r"\d", "3", x) for x in CORPUS]
+
+
+@pytest.fixture
+def relaxing(monkeypatch: pytest.MonkeyPatch) -> Facts:
+    """A store that matches the relaxed pattern on the shapes first, however few their lines."""
+    monkeypatch.setattr(store, "RELAX_LINES", 0)
+    return Facts(
+        TextLine(cite=Cite("case", i + 1, text), text=text, fenced=True)
+        for i, text in enumerate(TRIPLED)
+    )
+
+
+@pytest.mark.parametrize("regex", PATTERNS, ids=lambda r: r.pattern[:60])
+def test_search_through_relaxed_shapes_finds_exactly_the_matching_lines(
+    relaxing: Facts, regex: re.Pattern[str]
+) -> None:
+    assert 2 * len(relaxing._shapes.starts) <= len(relaxing.lines)
+    expected = [(i + 1, text) for i, text in enumerate(TRIPLED) if regex.search(text)]
+    hits = relaxing.search(regex)
+    assert [(h.cite.line, h.cite.text) for h in hits] == expected
+    assert all(h.match.group(0) == regex.search(h.cite.text).group(0) for h in hits)  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("regex", PATTERNS, ids=lambda r: r.pattern[:60])
+def test_a_relaxed_pattern_matches_the_shape_of_every_line_the_pattern_matches(
+    regex: re.Pattern[str],
+) -> None:
+    loose = relaxed(regex.pattern, regex.flags)
+    if loose is None:
+        return
+    for text in CORPUS:
+        variants = (text, text.upper(), re.sub(r"[0-9]", "5", text), text.replace(" ", "\n"))
+        for line in variants:
+            if line.isascii() and regex.search(line):
+                assert loose.search(_shape(line).replace("\n", " ")), line
+
+
+@pytest.mark.parametrize(
+    ("pattern", "flags", "line", "shape_matches"),
+    [
+        (r"NCCL 2\.\d", 0, "NCCL 2.21.5", True),  # the 2 and the case: told apart by the shape
+        (r"NCCL 2\.\d", 0, "NCCL 7.1", True),  # 7 and 2 are one shape
+        (r"NCCL 2\.\d", 0, "NCCL v2.1", False),
+        (r"[^5]x(?!9)", 0, "5x9", True),  # a negated class, a negative lookahead: any
+        (r"^rank 3$", re.MULTILINE, "x\nrank 3\ny", True),  # newlines are spaces in a shape
+        (r"(?-i:Abc)\d", re.IGNORECASE, "ABC4", True),
+        (r"\A(?:-H|--host)\s", 0, "x\n-H node1", True),  # shapes are searched joined by newlines
+        (r"a[1-3\n]b", 0, "A0B", True),
+        (r"a[1-3\n]b", 0, "A B", True),
+        (r"a[1-3\n]b", 0, "A:B", False),
+        (r"(?=(?P<v>[1-3]+))(?P=v)x", 0, "22X", True),  # the group again, relaxed
+        (r"(?=(?P<v>[1-3]+))(?P=v)x", 0, "44X", True),
+        (r"(?=(?P<v>[1-3]+))(?P=v)x", 0, "abX", False),
+    ],
+)
+def test_relaxed_patterns(pattern: str, flags: int, line: str, shape_matches: bool) -> None:
+    loose = relaxed(pattern, flags)
+    assert loose is not None
+    assert bool(loose.search(_shape(line).replace("\n", " "))) is shape_matches
+
+
+@pytest.mark.parametrize("pattern", [r"(a)?(?(1)b|c)", r"(?>a+)b", r"a++b", r"[a-", r"(?!(a))\1"])
+def test_what_is_not_relaxed(pattern: str) -> None:
+    assert relaxed(pattern) is None
+
+
+def test_lines_of_one_shape_cost_one_match_of_the_relaxed_pattern() -> None:
+    """4,000 ranks' lines that hold a pattern's words but not its match, the pattern telling
+    them apart by a digit: one search of the relaxed pattern per shape, none per line."""
+    texts = [f"[rank{r}]: TORCH_NCCL_ASYNC_ERROR_HANDLING: {r % 4}" for r in range(4000)]
+    texts[7] = "[rank7]: NCCL_IB_DISABLE=1"
+    facts = Facts(TextLine(cite=Cite("a.log", i + 1, t), text=t) for i, t in enumerate(texts))
+    calls: list[str] = []
+
+    class Counting:
+        """A pattern whose searches are counted."""
+
+        pattern, flags = r"\bNCCL_[A-Z_]{2,40}=(?P<value>[1-9])", re.IGNORECASE
+
+        def search(self, text: str) -> re.Match[str] | None:
+            calls.append(text)
+            return re.search(self.pattern, text, self.flags)
+
+    assert not shape_blind(Counting.pattern, Counting.flags)
+    hits = facts.search(Counting())  # type: ignore[arg-type]
+    assert [(h.cite.line, h.match["value"]) for h in hits] == [(8, "1")]
+    assert calls == [texts[7]]  # the shapes of the others (no "=") ruled all their lines out

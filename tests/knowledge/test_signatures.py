@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -271,3 +273,41 @@ def test_catalogue_files_are_package_data() -> None:
     globs = data["tool"]["setuptools"]["package-data"]["nccl_doctor"]
     assert "knowledge/signatures/*.jsonl" in globs
     assert "knowledge/signatures/*.json" in globs
+
+
+def test_the_catalogue_is_kept_between_runs_as_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from nccl_doctor.knowledge import signatures
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    read = load_signatures()  # read by an earlier run, or from the files
+    load_signatures.cache_clear()
+    try:
+        first = load_signatures()  # read from the files, and kept
+        assert first == read
+        assert len(list(tmp_path.rglob("signatures-*.marshal"))) == 1
+        load_signatures.cache_clear()
+        monkeypatch.setattr(signatures, "_read", None)  # the next run reads no line
+        again = load_signatures()
+        assert again == first
+        assert [s.versions for s in again] == [s.versions for s in first]
+    finally:
+        load_signatures.cache_clear()
+
+
+def test_a_changed_catalogue_is_read_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from nccl_doctor import cache
+    from nccl_doctor.knowledge import signatures
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    files = [("torch", json.dumps(_GOOD).encode() + b"\n")]
+    rows = signatures._rows(files)
+    assert cache.kept("t", b"one", lambda: rows) == rows
+    assert cache.kept("t", b"one", lambda: ()) == rows  # kept: not made again
+    assert cache.kept("t", b"two", lambda: ()) == ()  # another key: made
+    assert [signatures._signature(r) for r in rows] == [_parse(_GOOD, "t:1")]
+    bad = [("torch", json.dumps({**_GOOD, "symptom": "sad"}).encode())]
+    with pytest.raises(SignatureError, match="symptom"):
+        cache.kept("t", b"three", lambda: signatures._rows(bad))
+    assert len(list(tmp_path.rglob("t-*.marshal"))) == 2  # one and two; a failed read: nothing

@@ -14,6 +14,7 @@ signature and a regex only where the words are there.
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterator
 
 from nccl_doctor.facts.literals import Clause, holds, required_words
 from nccl_doctor.knowledge.signatures import Signature, load_signatures
@@ -64,18 +65,56 @@ def _index() -> tuple[tuple[tuple[Clause, ...], Signature], ...]:
     )
 
 
+@functools.cache
+def _by_pair() -> dict[str, tuple[tuple[str, tuple[int, ...]], ...]]:
+    """Each ASCII word of the indexed signatures' first clauses, with the signatures (their
+    places in :func:`_index`) whose first clause holds it, by the word's first two
+    characters (``""``: a shorter word)."""
+    places: dict[str, list[int]] = {}
+    for at, (clauses, _) in enumerate(_index()):
+        for word in clauses[0]:
+            if word.isascii():
+                places.setdefault(word, []).append(at)
+    by_pair: dict[str, list[tuple[str, tuple[int, ...]]]] = {}
+    for word, where in places.items():
+        by_pair.setdefault(word[:2] if len(word) >= 2 else "", []).append((word, tuple(where)))
+    return {pair: tuple(words) for pair, words in by_pair.items()}
+
+
+def _matches(text: str) -> Iterator[Signature]:
+    """The indexed signatures ``text`` holds, in the index's order (most specific first).
+
+    The signatures a text could be are found by their words: only the words
+    that begin with a pair of characters the text holds are looked for, not
+    every signature's clauses tested; patterns compile on first use (cached),
+    so a diagnosis pays only for the messages its lines could be.
+    """
+    lowered = text.lower()
+    index = _index()
+    by_pair = _by_pair()
+    pairs = {lowered[i : i + 2] for i in range(len(lowered) - 1)}
+    pairs.add("")
+    could = {
+        at
+        for pair in pairs.intersection(by_pair)
+        for word, places in by_pair[pair]
+        if word in lowered
+        for at in places
+    }
+    for at in sorted(could):
+        clauses, sig = index[at]
+        if holds(lowered, clauses) and sig.compiled().search(text):
+            yield sig
+
+
 def signature_of(text: str) -> Signature | None:
     """The most specific catalogued failure message in ``text``, if any.
 
-    ``None`` as well when the most specific message is a harmless warning
-    (:func:`harmless`). Patterns compile on first use (cached), so a diagnosis
-    pays only for the messages its lines could be.
+    ``None`` as well when the most specific message is a harmless one
+    (:func:`harmless`).
     """
-    lowered = text.lower()
-    for clauses, sig in _index():
-        if holds(lowered, clauses) and sig.compiled().search(text):
-            return None if harmless(sig) else sig
-    return None
+    sig = next(_matches(text), None)
+    return None if sig is None or harmless(sig) else sig
 
 
 def harmless_message(text: str) -> Signature | None:
@@ -85,8 +124,4 @@ def harmless_message(text: str) -> Signature | None:
     PCIe error, a monitoring query the GPU does not offer): such a line is
     never the reporter's words for a failure.
     """
-    lowered = text.lower()
-    for clauses, sig in _index():
-        if harmless(sig) and holds(lowered, clauses) and sig.compiled().search(text):
-            return sig
-    return None
+    return next((sig for sig in _matches(text) if harmless(sig)), None)

@@ -21,6 +21,7 @@ from typing import TypeVar
 from nccl_doctor.facts.base import ELLIPSIS, Cite, Fact
 from nccl_doctor.facts.literals import analysis, holds
 from nccl_doctor.facts.run import PythonTraceback
+from nccl_doctor.facts.shapes import relaxed
 from nccl_doctor.facts.signs import Sign
 from nccl_doctor.facts.text import TextLine
 
@@ -102,6 +103,10 @@ class Hit:
         return self.said.rank
 
 
+#: A pattern that tells a shape's lines apart is matched relaxed on the shapes first when they
+#: hold at least this many lines (and twice as many as shapes): see :meth:`Facts._scan_words`
+#: and :meth:`Facts._scan`.
+RELAX_LINES = 64
 #: Digits do not tell lines apart when looking for words: ``rank 12`` and ``rank 7`` are one shape.
 _DIGITS_AS_ZERO = str.maketrans("123456789", "000000000")
 _DIGIT_BYTES_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
@@ -149,7 +154,10 @@ class _Shapes:
         """The shapes (all, or those ``among``) in which a shape-blind ``regex`` matches."""
         if among is not None:
             return {index for index in among if regex.search(self.shape(index))}
-        joined = re.compile(regex.pattern, regex.flags | re.MULTILINE)
+        # a relaxed pattern (compiled from a tree: no source) has no anchor a newline decides
+        joined = regex
+        if regex.pattern is not None:
+            joined = re.compile(regex.pattern, regex.flags | re.MULTILINE)
         found: set[int] = set()
         pos, size = 0, len(self.text)
         while pos <= size and (m := joined.search(self.text, pos)) is not None:
@@ -323,11 +331,16 @@ class Facts:
     ) -> list[Hit]:
         clauses, blind = analysis(pattern, flags)
         if clauses is not None:
-            return self._scan_words(compiled, blind, prose, clauses)
+            return self._scan_words(compiled, blind, prose, clauses, (pattern, flags))
         regex = compiled()
         if blind:
             shapes = self._shapes
             return self._confirm(regex, prose, list(shapes.odd), shapes.matching(regex))
+        if len(self.lines) >= RELAX_LINES and 2 * len(self._shapes.starts) <= len(self.lines):
+            loose = relaxed(pattern, flags)  # on the shapes, far fewer than the lines
+            if loose is not None:
+                shapes = self._shapes
+                return self._confirm(regex, prose, list(shapes.odd), shapes.matching(loose))
         text, starts = self._joined
         joined = re.compile(regex.pattern, regex.flags | re.MULTILINE)
         lines = self.lines
@@ -349,8 +362,14 @@ class Facts:
         blind: bool,
         prose: bool,
         clauses: tuple[tuple[str, ...], ...],
+        source: tuple[str, int],
     ) -> list[Hit]:
-        """Match the lines that hold a word of every clause (and the non-ASCII lines)."""
+        """Match the lines that hold a word of every clause (and the non-ASCII lines).
+
+        A pattern that tells a shape's lines apart is first matched, relaxed,
+        on the shapes (:func:`~nccl_doctor.facts.shapes.relaxed`), when they
+        hold many lines each: the lines of a shape it does not match cannot match.
+        """
         shapes = self._shapes
         masked = tuple(tuple(w.translate(_DIGITS_AS_ZERO) for w in c) for c in clauses)
         found = [s for s in shapes.holding(masked[0]) if holds(shapes.shape(s), masked[1:])]
@@ -359,6 +378,11 @@ class Facts:
         regex = compiled()
         if blind:
             return self._confirm(regex, prose, list(shapes.odd), shapes.matching(regex, found))
+        lines = sum(len(shapes.members[s]) for s in found)
+        if lines >= RELAX_LINES and lines >= 2 * len(found):
+            loose = relaxed(*source)
+            if loose is not None:
+                return self._confirm(regex, prose, list(shapes.odd), shapes.matching(loose, found))
         return self._confirm(regex, prose, list(shapes.odd), found)
 
     def _confirm(

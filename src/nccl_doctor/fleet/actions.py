@@ -18,11 +18,13 @@ from __future__ import annotations
 import re
 import shlex
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nccl_doctor.errors import EvidenceError
-from nccl_doctor.gate.verdict import NodeVerdict, weight
 from nccl_doctor.redact import redact
+
+if TYPE_CHECKING:  # the verdict loads the rules' report: not for building the parser
+    from nccl_doctor.gate.verdict import NodeVerdict
 
 #: The longest Slurm drain reason written (``sinfo -R`` shows the start of it).
 MAX_REASON = 120
@@ -142,6 +144,8 @@ def drain_reason(record: NodeRecord) -> str:
 
 def _latest(records: list[NodeRecord]) -> list[NodeRecord]:
     """One record per node: the latest, the worst status on a tie."""
+    from nccl_doctor.gate.verdict import weight  # noqa: PLC0415 -- see the imports
+
     best: dict[str, NodeRecord] = {}
     for record in records:
         check_node(record.node)
@@ -152,6 +156,8 @@ def _latest(records: list[NodeRecord]) -> list[NodeRecord]:
 
 
 def _decide(record: NodeRecord, fail_on: str, fail_unknown: bool) -> tuple[bool, str]:
+    from nccl_doctor.gate.verdict import weight  # noqa: PLC0415 -- see the imports
+
     if weight(record.status) >= weight(fail_on.upper()):
         return True, f"{record.status} reaches --fail-on {fail_on}"
     if fail_unknown and (record.status == "UNKNOWN" or record.unknown_checks):

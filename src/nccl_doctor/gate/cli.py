@@ -13,17 +13,12 @@ import json
 import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nccl_doctor.errors import EvidenceError, UsageError
-from nccl_doctor.gate.verdict import (
-    KIND,
-    NodeVerdict,
-    Policy,
-    build,
-    verdict_from_json,
-    verdict_json,
-)
+
+if TYPE_CHECKING:  # the verdict loads the rules' report: not for building the parser
+    from nccl_doctor.gate.verdict import NodeVerdict, Policy
 
 EXIT_OK, EXIT_BLOCKS = 0, 1
 #: The largest JSON file read as a verdict (a verdict is a few KiB).
@@ -116,6 +111,7 @@ def _node_of(facts: Any, hosts: tuple[str, ...]) -> str:
 def _saved(paths: list[str], node: str | None) -> NodeVerdict:
     """The verdict of saved evidence, or a saved verdict read back."""
     from nccl_doctor.evidence.reader import read_paths  # noqa: PLC0415 -- loads the parsers
+    from nccl_doctor.gate.verdict import KIND, build, verdict_from_json  # noqa: PLC0415
     from nccl_doctor.pipeline import diagnose_with_facts  # noqa: PLC0415 -- loads the rules
 
     if len(paths) == 1 and (data := _json_file(paths[0])) is not None:
@@ -141,6 +137,7 @@ def _saved(paths: list[str], node: str | None) -> NodeVerdict:
 
 def _live(args: argparse.Namespace) -> NodeVerdict:
     from nccl_doctor import live_check  # noqa: PLC0415
+    from nccl_doctor.gate.verdict import build  # noqa: PLC0415
 
     report, facts, cap = live_check.check_with_facts(
         timeout_s=args.timeout, nvml_module=live_check.nvml_module_name(), keep=args.output
@@ -154,6 +151,7 @@ def _live(args: argparse.Namespace) -> NodeVerdict:
 def cmd_check_gate(args: argparse.Namespace) -> int:
     """``check --gate``: the verdict on stdout, a one-line summary on stderr, the gate's exit."""
     from nccl_doctor.gate.render import verdict_text  # noqa: PLC0415
+    from nccl_doctor.gate.verdict import Policy, verdict_json  # noqa: PLC0415
 
     fmt = args.format or "json"
     if fmt not in ("json", "text"):
@@ -289,6 +287,7 @@ def _verdict_files(paths: list[str]) -> list[Path]:
 def load_records(paths: list[str]) -> list[Any]:
     """One record per verdict file; a file that is not a verdict is a one-line error."""
     from nccl_doctor.fleet.actions import records_from_verdict  # noqa: PLC0415
+    from nccl_doctor.gate.verdict import verdict_from_json  # noqa: PLC0415
 
     records = []
     for file in _verdict_files(paths):

@@ -11,12 +11,13 @@ from collections.abc import Sequence
 from typing import Generic, TypeVar
 
 from nccl_doctor.evidence.lines import Line
+from nccl_doctor.parse._lazy import LazyPattern
 from nccl_doctor.parse.base import BlockParser
 
 S = TypeVar("S")
 
 #: ANSI escapes, and the bare ``[4m``/``[0m`` left when a paste lost the ESC byte.
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b[()][A-Za-z0-9]|\[[0-9]{1,3}(?:;[0-9]{1,3})*m")
+_ANSI = LazyPattern(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b[()][A-Za-z0-9]|\[[0-9]{1,3}(?:;[0-9]{1,3})*m")
 _NA = frozenset(
     {
         "",

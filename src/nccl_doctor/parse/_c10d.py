@@ -9,7 +9,6 @@ substring test; patterns are searched, not anchored at the line start
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 
 from nccl_doctor.evidence.lines import Line
@@ -17,6 +16,7 @@ from nccl_doctor.facts.base import Fact
 from nccl_doctor.facts.run import CollectiveTimeout, PgEnvironment, PgInitOptions, WatchdogState
 from nccl_doctor.parse import _launcher, _store
 from nccl_doctor.parse._cuda import CUDA_KEYWORDS, cuda_facts
+from nccl_doctor.parse._lazy import LazyPattern
 from nccl_doctor.parse._nccl_report import nccl_report
 from nccl_doctor.parse._runtext import Ctx, error_fact, pg_prefix, rank_of, to_int
 from nccl_doctor.parse._values import cite
@@ -24,57 +24,57 @@ from nccl_doctor.parse._values import cite
 __all__ = ["CATEGORIES", "KEYWORDS", "classify", "context", "nccl_report", "options_facts"]
 
 # -- watchdog ----------------------------------------------------------------
-_TIMEOUT = re.compile(
+_TIMEOUT = LazyPattern(
     r"(?:[Ww]atchdog caught|Caught) collective operation timeout: WorkNCCL\((?P<work>.{0,2000}?)\)"
     r" ran for (?P<ran>\d{1,15}) milliseconds before timing out"
 )
-_TIMEOUT_CUT = re.compile(r"collective operation timeout: WorkNCCL\((?P<work>.*)")
-_BLOCKING = re.compile(r"Work WorkNCCL\((?P<work>.{0,2000}?)\) timed out in blocking wait")
-_SEQ = re.compile(r"SeqNum=(\d{1,15})")
-_OP = re.compile(r"OpType=(\w{1,40})")
-_NUMEL_IN = re.compile(r"NumelIn=(\d{1,19})")
-_NUMEL_OUT = re.compile(r"NumelOut=(\d{1,19})")
-_TMO = re.compile(r"Timeout\(ms\)=(\d{1,15})")
-_SHAPE = re.compile(r"TensorShape=\[([^\]]{0,200})\]")
-_ENQ = re.compile(r"[Ll]ast enqueued \w{1,10} work: (-?\d{1,15})")
-_COMP = re.compile(r"[Ll]ast completed \w{1,10} work: (-?\d{1,15})")
-_AT_WORK = re.compile(r"(?:detected by watchdog at work|Timeout at \w{1,10} work): (-?\d{1,15})")
+_TIMEOUT_CUT = LazyPattern(r"collective operation timeout: WorkNCCL\((?P<work>.*)")
+_BLOCKING = LazyPattern(r"Work WorkNCCL\((?P<work>.{0,2000}?)\) timed out in blocking wait")
+_SEQ = LazyPattern(r"SeqNum=(\d{1,15})")
+_OP = LazyPattern(r"OpType=(\w{1,40})")
+_NUMEL_IN = LazyPattern(r"NumelIn=(\d{1,19})")
+_NUMEL_OUT = LazyPattern(r"NumelOut=(\d{1,19})")
+_TMO = LazyPattern(r"Timeout\(ms\)=(\d{1,15})")
+_SHAPE = LazyPattern(r"TensorShape=\[([^\]]{0,200})\]")
+_ENQ = LazyPattern(r"[Ll]ast enqueued \w{1,10} work: (-?\d{1,15})")
+_COMP = LazyPattern(r"[Ll]ast completed \w{1,10} work: (-?\d{1,15})")
+_AT_WORK = LazyPattern(r"(?:detected by watchdog at work|Timeout at \w{1,10} work): (-?\d{1,15})")
 
 # -- ProcessGroupNCCL option lists ----------------------------------------------
-_OPTIONS = re.compile(r"ProcessGroupNCCL (?P<what>initialization options|environments):\s*")
+_OPTIONS = LazyPattern(r"ProcessGroupNCCL (?P<what>initialization options|environments):\s*")
 #: The key ends in a non-space, so a run of spaces before ``:`` is matched one way only.
-_ITEM = re.compile(r"(?P<k>[A-Za-z_](?:[\w ()./-]{0,79}[\w()./-])?)\s*[:=]\s*(?P<v>[^,]*)")
+_ITEM = LazyPattern(r"(?P<k>[A-Za-z_](?:[\w ()./-]{0,79}[\w()./-])?)\s*[:=]\s*(?P<v>[^,]*)")
 
 # -- everything else: (substring guard, category, pattern) --------------------------
-_ERRORS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
+_ERRORS: tuple[tuple[str, str, LazyPattern[str]], ...] = (
     (
         "eartbeat",
         "heartbeat_timeout",
-        re.compile(r"Heartbeat monitor timed out|detects no heartbeat|detected no heartbeat"),
+        LazyPattern(r"Heartbeat monitor timed out|detects no heartbeat|detected no heartbeat"),
     ),
     (
         "got stuck for",
         "watchdog_stuck",
-        re.compile(r"watchdog got stuck for (?P<d>\d{1,9}) seconds"),
+        LazyPattern(r"watchdog got stuck for (?P<d>\d{1,9}) seconds"),
     ),
     (
         "watchdog thread terminated",
         "watchdog_terminated",
-        re.compile(
+        LazyPattern(
             r"(?:NCCL|Process group) watchdog thread terminated with exception: ?"
             r"(?P<d>[^\n]{0,300})"
         ),
     ),
-    ("entire process down", "process_down", re.compile(r"taking the entire process down")),
+    ("entire process down", "process_down", LazyPattern(r"taking the entire process down")),
     (
         "communicator was aborted",
         "comm_aborted",
-        re.compile(r"NCCL communicator was aborted(?: on rank (?P<p>\d{1,7}))?"),
+        LazyPattern(r"NCCL communicator was aborted(?: on rank (?P<p>\d{1,7}))?"),
     ),
     (
         "dump signal due to",
         "dump_signal",
-        re.compile(
+        LazyPattern(
             r"Received a dump signal due to a collective timeout from\s+"
             r"(?:rank\s+(?P<p>\d{1,7})|(?P<d>this local rank))"
         ),
@@ -82,33 +82,33 @@ _ERRORS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
     (
         "global timeout from another",
         "dump_global_timeout",
-        re.compile(r"Received a global timeout from another rank"),
+        LazyPattern(r"Received a global timeout from another rank"),
     ),
     (
         "flight recorder dump signal",
         "dump_signal_observed",
-        re.compile(r"Observed flight recorder dump signal from another rank"),
+        LazyPattern(r"Observed flight recorder dump signal from another rank"),
     ),
     (
         "to signal dumping",
         "dump_signal_first",
-        re.compile(r"First PG on this rank to signal dumping"),
+        LazyPattern(r"First PG on this rank to signal dumping"),
     ),
     (
         "preparing to dump",
         "dump_preparing",
-        re.compile(r"preparing to dump debug info(?:\. Include stack trace: (?P<d>\d))?"),
+        LazyPattern(r"preparing to dump debug info(?:\. Include stack trace: (?P<d>\d))?"),
     ),
     (
         "Finished flight recorder",
         "dump_finished",
-        re.compile(r"Finished flight recorder successfully"),
+        LazyPattern(r"Finished flight recorder successfully"),
     ),
-    ("FlightRecorder is disabled", "dump_disabled", re.compile(r"FlightRecorder is disabled")),
+    ("FlightRecorder is disabled", "dump_disabled", LazyPattern(r"FlightRecorder is disabled")),
     (
         "ncclUniqueId from",
         "store_get_failed",
-        re.compile(
+        LazyPattern(
             r"retrieving ncclUniqueId from \[(?P<p>\d{1,7})\] via c10d key-value store"
             r" by key '[^']{0,100}',"
             r" but store->get\('[^']{0,100}'\) got error: ?(?P<d>[^\n]{0,200})"
@@ -117,30 +117,30 @@ _ERRORS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
     (
         "closed",
         "connection_closed",
-        re.compile(r"Connection closed by (?:remote )?peer|Connection was likely closed"),
+        LazyPattern(r"Connection closed by (?:remote )?peer|Connection was likely closed"),
     ),
-    ("reset by peer", "connection_reset", re.compile(r"Connection reset by peer")),
-    ("Broken pipe", "broken_pipe", re.compile(r"Broken pipe")),
+    ("reset by peer", "connection_reset", LazyPattern(r"Connection reset by peer")),
+    ("Broken pipe", "broken_pipe", LazyPattern(r"Broken pipe")),
     (
         "ecv",
         "recv_failed",
-        re.compile(r"recvValue failed|Failed to recv, got 0 bytes|recvBytes failed"),
+        LazyPattern(r"recvValue failed|Failed to recv, got 0 bytes|recvBytes failed"),
     ),
-    ("Socket Timeout", "socket_timeout", re.compile(r"Socket Timeout")),
+    ("Socket Timeout", "socket_timeout", LazyPattern(r"Socket Timeout")),
     (
         "mismatch between collectives",
         "collective_mismatch",
-        re.compile(r"Detected mismatch between collectives on ranks"),
+        LazyPattern(r"Detected mismatch between collectives on ranks"),
     ),
     (
         "no GPUs found",
         "no_gpus",
-        re.compile(r"ProcessGroupNCCL is only supported with GPUs, no GPUs found"),
+        LazyPattern(r"ProcessGroupNCCL is only supported with GPUs, no GPUs found"),
     ),
     (
         "Duplicate GPU",
         "duplicate_gpu",
-        re.compile(
+        LazyPattern(
             r"Duplicate GPU detected(?: ?: rank \d{1,7} and rank (?P<p>\d{1,7})"
             r" both on CUDA device (?P<d>[0-9a-fA-F]{1,16}))?"
         ),
@@ -148,7 +148,7 @@ _ERRORS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
     (
         "param",
         "ddp_param_mismatch",
-        re.compile(
+        LazyPattern(
             r"appears not to match (?:sizes|strides) of the same param in process (?P<p>\d{1,7})"
             r"|DDP expects same model across all ranks"
         ),
@@ -156,27 +156,27 @@ _ERRORS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
     (
         "finished reduction",
         "ddp_unused_params",
-        re.compile(r"Expected to have finished reduction in the prior iteration"),
+        LazyPattern(r"Expected to have finished reduction in the prior iteration"),
     ),
-    ("RendezvousTimeout", "rendezvous_timeout", re.compile(r"RendezvousTimeoutError")),
-    ("RendezvousClosed", "rendezvous_closed", re.compile(r"RendezvousClosedError")),
+    ("RendezvousTimeout", "rendezvous_timeout", LazyPattern(r"RendezvousTimeoutError")),
+    ("RendezvousClosed", "rendezvous_closed", LazyPattern(r"RendezvousClosedError")),
     (
         "Rendezvous",
         "rendezvous_connection",
-        re.compile(r"RendezvousConnectionError|connection to the C10d store has failed"),
+        LazyPattern(r"RendezvousConnectionError|connection to the C10d store has failed"),
     ),
-    ("Rendezvous", "rendezvous_error", re.compile(r"Rendezvous(?:State)?Error\b")),
+    ("Rendezvous", "rendezvous_error", LazyPattern(r"Rendezvous(?:State)?Error\b")),
     (
         "expected, but not set",
         "env_missing",
-        re.compile(r"environment variable (?P<d>[A-Z_]{1,40}) expected, but not set"),
+        LazyPattern(r"environment variable (?P<d>[A-Z_]{1,40}) expected, but not set"),
     ),
     (
         "has not been initialized",
         "pg_not_initialized",
-        re.compile(r"Default process group has not been initialized"),
+        LazyPattern(r"Default process group has not been initialized"),
     ),
-    ("Could not acquire GIL", "gil_hang", re.compile(r"Could not acquire GIL within \d{1,9} ms")),
+    ("Could not acquire GIL", "gil_hang", LazyPattern(r"Could not acquire GIL within \d{1,9} ms")),
 )
 
 #: Every ``DistributedError.category`` this module can produce.
@@ -222,7 +222,7 @@ def classify(line: Line, text: str, nccl: bool = True) -> list[Fact]:
 def _work(ctx: Ctx, work: str, ran: str | None, blocking: bool) -> CollectiveTimeout:
     line, rank, pg, pg_rank = ctx
 
-    def grab(rx: re.Pattern[str]) -> str | None:
+    def grab(rx: LazyPattern[str]) -> str | None:
         m = rx.search(work)
         return m.group(1) if m else None
 

@@ -2,69 +2,68 @@
 
 from __future__ import annotations
 
-import re
-
 from nccl_doctor.evidence.lines import Line
 from nccl_doctor.facts.base import Fact
 from nccl_doctor.facts.run import CudaError, CudaOutOfMemory
 from nccl_doctor.knowledge import cuda_errors
+from nccl_doctor.parse._lazy import LazyPattern
 from nccl_doctor.parse._runtext import clip, size_mib, to_int, who
 from nccl_doctor.parse._values import cite
 
 _UNIT = r"(?:[KMGT]i?B|bytes|B)"
 #: PyTorch's ``CUDA error: X``; C++ extensions' ``CUDA Error: X at file.cpp:62`` (vLLM)
-_CUDA_ERROR = re.compile(
+_CUDA_ERROR = LazyPattern(
     r"CUDA [Ee]rror: (?P<err>[^\n]{1,200}?)(?:\.\s|\s\(|\s{1,8}at\s{1,8}\S{1,300}:\d|\.?\s*$)"
 )
-_CUDA_FAILURE = re.compile(r"Cuda failure (?:(?P<code>\d{1,5}) )?'(?P<err>[^'\n]{1,200})'?")
+_CUDA_FAILURE = LazyPattern(r"Cuda failure (?:(?P<code>\d{1,5}) )?'(?P<err>[^'\n]{1,200})'?")
 #: PyTorch <= 1.4 (THC): ``cuda runtime error (30) : unknown error at f.cpp:50`` and
 #: ``THCudaCheck FAIL file=f.cpp line=50 error=30 : unknown error``. Before CUDA
 #: 10.1 the runtime numbered cudaErrorUnknown 30 (999 since).
-_LEGACY = re.compile(
+_LEGACY = LazyPattern(
     r"(?:cuda runtime error \((?P<code>\d{1,5})\)|THCudaCheck FAIL file=\S{1,300} line=\d{1,7}"
     r" error=(?P<code2>\d{1,5})) : (?P<err>[^\n]{1,200}?)(?: at \S{1,300}:\d{1,7})?\s*$"
 )
-_INIT = re.compile(
+_INIT = LazyPattern(
     r"cudaGetDeviceCount\(\)[^\n]{0,500}?Error (?P<code>\d{1,5}): "
     r"(?P<err>[^(\n]{0,199}?[^(\s])\s*(?:\(|$)"
 )
-_DRIVER = re.compile(
+_DRIVER = LazyPattern(
     r"(?P<err>CUDA driver initialization failed|Found no NVIDIA driver on your system"
     r"|NVIDIA driver on your system is too old|CUDA driver version is insufficient"
     r"|CUDA driver error: [^\n(]{1,200})"
 )
-_ASSERT = re.compile(
+_ASSERT = LazyPattern(
     r"(?<![^\s:])(?P<file>[^\s:]+\.cuh?):(?P<ln>\d{1,7}): [^\n]{0,300}?"
     r"Assertion `(?P<a>[^\n]{0,300})` failed"
 )
 #: A CUDA error by its runtime or driver name, as other wrappers print it (CuPy's and
 #: Numba's ``cudaErrorAssert: ...``, TensorFlow's and JAX's ``failed call to cuInit:
 #: CUDA_ERROR_UNKNOWN``, ``CUDA_ERROR_ECC_UNCORRECTABLE: uncorrectable ECC error``)
-_NAMED = re.compile(
+_NAMED = LazyPattern(
     r"(?<![A-Za-z0-9_])(?P<name>cudaError[A-Z][A-Za-z]{1,60}|CUDA_ERROR_[A-Z][A-Z_]{1,60})"
     r"(?![A-Za-z0-9_])"
 )
 #: A word saying a call failed (whole words: ``cudaError_t`` holds none).
-_FAILED = re.compile(r"(?i)\b(?:fail(?:ed|ure|s)?|error|returned|abort(?:ed)?)\b")
+_FAILED = LazyPattern(r"(?i)\b(?:fail(?:ed|ure|s)?|error|returned|abort(?:ed)?)\b")
 #: A line of C/C++ that handles a status: ``case X:``, ``return X;``, ``switch (``.
-_CODE = re.compile(r"\bcase\s+\w+\s*:|\breturn\s+\w+\s*;|\bswitch\s*\(")
-_OOM = re.compile(r"CUDA out of memory\.?")
-_TRIED = re.compile(rf"Tried to allocate (?P<n>[\d.]{{1,20}}) ?(?P<u>{_UNIT})")
-_NEW_CAP = re.compile(
+_CODE = LazyPattern(r"\bcase\s+\w+\s*:|\breturn\s+\w+\s*;|\bswitch\s*\(")
+_OOM = LazyPattern(r"CUDA out of memory\.?")
+_TRIED = LazyPattern(rf"Tried to allocate (?P<n>[\d.]{{1,20}}) ?(?P<u>{_UNIT})")
+_NEW_CAP = LazyPattern(
     rf"GPU (?P<gpu>\d{{1,4}}) has a total capacit(?:y|ies) of (?P<tn>[\d.]{{1,20}}) (?P<tu>{_UNIT})"
     rf" of which (?P<fn>[\d.]{{1,20}}) (?P<fu>{_UNIT}) is free"
 )
-_OLD_CAP = re.compile(
+_OLD_CAP = LazyPattern(
     rf"\(GPU (?P<gpu>\d{{1,4}}); (?P<tn>[\d.]{{1,20}}) (?P<tu>{_UNIT}) total capacity;"
     rf" (?P<an>[\d.]{{1,20}}) (?P<au>{_UNIT}) already allocated;"
     rf" (?P<fn>[\d.]{{1,20}}) (?P<fu>{_UNIT}) free;"
     rf"(?: [^;)]*?;)?(?: (?P<rn>[\d.]{{1,20}}) (?P<ru>{_UNIT}) reserved in total by PyTorch)?"
 )
-_PROCESS = re.compile(
+_PROCESS = LazyPattern(
     rf"Process (?P<pid>\d{{1,9}}) has (?P<n>[\d.]{{1,20}}) (?P<u>{_UNIT}) memory in use"
 )
-_THIS = re.compile(rf"this process has (?P<n>[\d.]{{1,20}}) (?P<u>{_UNIT}) memory in use")
-_ALLOC = re.compile(
+_THIS = LazyPattern(rf"this process has (?P<n>[\d.]{{1,20}}) (?P<u>{_UNIT}) memory in use")
+_ALLOC = LazyPattern(
     rf"(?P<an>[\d.]{{1,20}}) (?P<au>{_UNIT}) is allocated by PyTorch, and (?P<rn>[\d.]{{1,20}})"
     rf" (?P<ru>{_UNIT}) is reserved by PyTorch but unallocated"
 )

@@ -8,6 +8,7 @@ from typing import Any
 from nccl_doctor.evidence.lines import Line
 from nccl_doctor.facts.net import IbPort
 from nccl_doctor.parse._blocktext import na, to_float, to_int
+from nccl_doctor.parse._lazy import LazyPattern
 from nccl_doctor.parse._values import cite
 
 #: IB port states by number (``/sys/class/infiniband/*/ports/*/state``).
@@ -35,17 +36,17 @@ PHYS_STATES = {
 _PHYS_NAMES = {re.sub(r"[^a-z]", "", v.lower()): v for v in PHYS_STATES.values()}
 _PHYS_NAMES["portconfigurationtrainning"] = "PortConfigurationTraining"  # ibv_devinfo's spelling
 
-_CODED = re.compile(r"^(?P<code>\d{1,2})\s*:\s*(?P<name>.*)$")
-_PAREN_CODE = re.compile(r"^(?P<name>.*)\((?P<code>\d{1,4})\)\s*$")
-_SYSFS_RATE = re.compile(
+_CODED = LazyPattern(r"^(?P<code>\d{1,2})\s*:\s*(?P<name>.*)$")
+_PAREN_CODE = LazyPattern(r"^(?P<name>.*)\((?P<code>\d{1,4})\)\s*$")
+_SYSFS_RATE = LazyPattern(
     r"^(?P<rate>\d+(?:\.\d+)?)\s+Gb/sec\b(?:\s*\((?P<width>\d+X)(?:\s*(?P<speed>[A-Za-z][\w]*))?\)?)?"
 )
-_GUID_HEX = re.compile(r"^0x(?P<hex>[0-9a-fA-F]{1,16})$")
-_GUID_GROUPS = re.compile(r"^[0-9a-fA-F]{4}(?::[0-9a-fA-F]{4}){3}$")
-_GID = re.compile(r"^[0-9a-fA-F]{4}(?::[0-9a-fA-F]{4}){7}$")
-_WIDTH = re.compile(r"^(?P<lanes>\d{1,2})X\b")
-_LANE_SPEED = re.compile(r"^(?P<gbits_s>\d+(?:\.\d+)?)\s*Gbps\b")
-_MT = re.compile(r"^MT(?P<id>\d{3,6})\b")
+_GUID_HEX = LazyPattern(r"^0x(?P<hex>[0-9a-fA-F]{1,16})$")
+_GUID_GROUPS = LazyPattern(r"^[0-9a-fA-F]{4}(?::[0-9a-fA-F]{4}){3}$")
+_GID = LazyPattern(r"^[0-9a-fA-F]{4}(?::[0-9a-fA-F]{4}){7}$")
+_WIDTH = LazyPattern(r"^(?P<lanes>\d{1,2})X\b")
+_LANE_SPEED = LazyPattern(r"^(?P<gbits_s>\d+(?:\.\d+)?)\s*Gbps\b")
+_MT = LazyPattern(r"^MT(?P<id>\d{3,6})\b")
 
 
 def state(value: str) -> tuple[str | None, int | None]:

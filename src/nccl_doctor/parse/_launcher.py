@@ -2,39 +2,38 @@
 
 from __future__ import annotations
 
-import re
-
 from nccl_doctor.facts.base import Fact
 from nccl_doctor.facts.run import LauncherEvent, LauncherSignal, WorkerExit
+from nccl_doctor.parse._lazy import LazyPattern
 from nccl_doctor.parse._runtext import Ctx, signal_named, signal_of, to_int, who
 
-_ELASTIC_EXIT = re.compile(
+_ELASTIC_EXIT = LazyPattern(
     r"failed \(exitcode: (?P<c>-?\d{1,5})\) local_rank: (?P<lr>\d{1,6}) \(pid: (?P<pid>\d{1,9})\)"
     r" of (?:binary: (?P<bin>(?:\S(?:.*\S)?)?)\s*$|fn: (?P<fn>\S{1,300}))?"
 )
-_SPAWN_EXIT = re.compile(
+_SPAWN_EXIT = LazyPattern(
     r"process (?P<lr>\d{1,6}) terminated with"
     r" (?:signal (?P<sig>\w{1,12})|exit code (?P<c>-?\d{1,5}))"
 )
-_SPAWN_RAISED = re.compile(r"-- Process (?P<lr>\d{1,6}) terminated with the following error")
-_DS_EXIT = re.compile(r"Process (?P<pid>\d{1,9}) exits with return code = (?P<c>-?\d{1,5})")
-_DIED = re.compile(r"died with <Signals\.(?P<sig>SIG\w{1,10}): (?P<n>\d{1,3})>")
-_NONZERO = re.compile(r"returned non-zero exit status (?P<c>-?\d{1,5})")
-_SIGNALS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
+_SPAWN_RAISED = LazyPattern(r"-- Process (?P<lr>\d{1,6}) terminated with the following error")
+_DS_EXIT = LazyPattern(r"Process (?P<pid>\d{1,9}) exits with return code = (?P<c>-?\d{1,5})")
+_DIED = LazyPattern(r"died with <Signals\.(?P<sig>SIG\w{1,10}): (?P<n>\d{1,3})>")
+_NONZERO = LazyPattern(r"returned non-zero exit status (?P<c>-?\d{1,5})")
+_SIGNALS: tuple[tuple[str, str, LazyPattern[str]], ...] = (
     (
         "closing signal",
         "send",
-        re.compile(r"Sending process (?P<pid>\d{1,9}) closing signal (?P<sig>\S{1,20})"),
+        LazyPattern(r"Sending process (?P<pid>\d{1,9}) closing signal (?P<sig>\S{1,20})"),
     ),
     (
         "via signal",
         "send",
-        re.compile(r"Closing process (?P<pid>\d{1,9}) via signal (?P<sig>\S{1,20})"),
+        LazyPattern(r"Closing process (?P<pid>\d{1,9}) via signal (?P<sig>\S{1,20})"),
     ),
     (
         "forcefully exiting",
         "force_kill",
-        re.compile(
+        LazyPattern(
             r"Unable to shutdown process (?P<pid>\d{1,9}) via \S{1,20},"
             r" forcefully exiting via (?P<sig>\S{1,20})"
         ),
@@ -42,37 +41,37 @@ _SIGNALS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
     (
         "death signal",
         "received",
-        re.compile(r"Received (?P<sig>\S{1,20}) death signal, shutting down workers"),
+        LazyPattern(r"Received (?P<sig>\S{1,20}) death signal, shutting down workers"),
     ),
     (
         "got signal",
         "received",
-        re.compile(r"Process (?P<pid>\d{1,9}) got signal: (?P<sig>\S{1,20})"),
+        LazyPattern(r"Process (?P<pid>\d{1,9}) got signal: (?P<sig>\S{1,20})"),
     ),
-    ("Killing subprocess", "send", re.compile(r"Killing subprocess (?P<pid>\d{1,9})")),
+    ("Killing subprocess", "send", LazyPattern(r"Killing subprocess (?P<pid>\d{1,9})")),
     (
         "Main process received",
         "received",
-        re.compile(r"Main process received (?P<sig>SIG\w{1,10})"),
+        LazyPattern(r"Main process received (?P<sig>SIG\w{1,10})"),
     ),
 )
-_EVENTS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
-    ("Rendezvous complete", "rendezvous_complete", re.compile(r"Rendezvous complete for workers")),
-    ("Rendezvous'ing", "rendezvous_start", re.compile(r"Rendezvous'ing worker group")),
+_EVENTS: tuple[tuple[str, str, LazyPattern[str]], ...] = (
+    ("Rendezvous complete", "rendezvous_complete", LazyPattern(r"Rendezvous complete for workers")),
+    ("Rendezvous'ing", "rendezvous_start", LazyPattern(r"Rendezvous'ing worker group")),
     (
         "attempts left",
         "worker_group_restart",
-        re.compile(r"Worker group \w{1,12}\. (?P<d>\d{1,5}/\d{1,5}) attempts left; will restart"),
+        LazyPattern(r"Worker group \w{1,12}\. (?P<d>\d{1,5}/\d{1,5}) attempts left; will restart"),
     ),
     (
         "worker group finished",
         "worker_group_finished",
-        re.compile(r"Local worker group finished \((?:WorkerState\.)?(?P<d>\w{1,20})\)"),
+        LazyPattern(r"Local worker group finished \((?:WorkerState\.)?(?P<d>\w{1,20})\)"),
     ),
     (
         "new nodes from group_rank",
         "membership_change",
-        re.compile(r"Detected (?P<d>\d{1,7}) new nodes from group_rank"),
+        LazyPattern(r"Detected (?P<d>\d{1,7}) new nodes from group_rank"),
     ),
 )
 

@@ -6,14 +6,14 @@ Everything here returns ``None`` on odd input and never raises.
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 
 from nccl_doctor.facts.base import Cite
+from nccl_doctor.parse._lazy import LazyPattern
 
 #: Longer numbers are absurd in these outputs; refuse them rather than guess.
 _MAX_DIGITS = 20
-_FLOAT = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
+_FLOAT = LazyPattern(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
 
 #: ``ncclResult_t`` names by number (nccl.h, stable since NCCL 2.0).
 RESULT_NAMES: dict[int, str] = {

@@ -24,73 +24,74 @@ from nccl_doctor.facts.nccl import (
     NcclPlugin,
     nccl_bus_id,
 )
+from nccl_doctor.parse._lazy import LazyPattern
 from nccl_doctor.parse._nccl_common import Who, errno_of, strip_value, to_float, to_int
 
 _PTR = r"0x[0-9a-fA-F]{1,16}|\(nil\)"
 _HEXV = rf"{_PTR}|-?[0-9a-fA-F]{{1,16}}"
-_INIT = re.compile(
+_INIT = LazyPattern(
     rf"(?:\[Rank -?\d+\] )?(?:(?P<func>\w+) )?comm (?P<comm>{_PTR}) "
     r"rank (?P<rank>-?\d{1,7}) nranks (?P<nranks>\d{1,7})(?P<rest>.*)$"
 )
-_OLD_INIT = re.compile(r"(?:rank (?P<rank>\d{1,7}) )?nranks (?P<nranks>\d{1,7})\s*$")
-_KV = re.compile(
+_OLD_INIT = LazyPattern(r"(?:rank (?P<rank>\d{1,7}) )?nranks (?P<nranks>\d{1,7})\s*$")
+_KV = LazyPattern(
     rf"\b(?P<k>cudaDev|nvmlDev|busId|commId|parent|color|key|splitCount|childCount) (?P<v>{_HEXV})"
 )
-_PHASE = re.compile(r"-\s*(?P<what>Init|Abort|Destroy) (?P<state>START|COMPLETE)\b")
-_LAYOUT = re.compile(rf"comm (?P<comm>{_PTR}) rank (?P<rank>\d{{1,7}}) nRanks (?P<n>\d{{1,7}})")
-_LAYOUT_KV = re.compile(r"\b(?P<k>nNodes|localRanks|localRank|MNNVL) (?P<v>-?\d{1,7})")
-_TIMING = re.compile(
+_PHASE = LazyPattern(r"-\s*(?P<what>Init|Abort|Destroy) (?P<state>START|COMPLETE)\b")
+_LAYOUT = LazyPattern(rf"comm (?P<comm>{_PTR}) rank (?P<rank>\d{{1,7}}) nRanks (?P<n>\d{{1,7}})")
+_LAYOUT_KV = LazyPattern(r"\b(?P<k>nNodes|localRanks|localRank|MNNVL) (?P<v>-?\d{1,7})")
+_TIMING = LazyPattern(
     r"Init timings(?: - (?P<func>\w+))?: rank (?P<rank>\d{1,7}) nranks (?P<n>\d{1,7}) "
     r"total (?P<total>[\d.]+)(?: \((?P<parts>[^)]*)\))?"
 )
-_IB_USING = re.compile(r"NET/IB ?: Using(?P<list>.*?)(?P<ro>\[RO\])? ?; OOB (?P<oob>\S*)\s*$")
-_IB_DEV = re.compile(r"\[(?P<i>\d{1,4})\](?P<name>[^\s:\[\]]+):(?P<port>\d{1,4})/(?P<ll>\w+)")
-_IB_DEVICE = re.compile(
+_IB_USING = LazyPattern(r"NET/IB ?: Using(?P<list>.*?)(?P<ro>\[RO\])? ?; OOB (?P<oob>\S*)\s*$")
+_IB_DEV = LazyPattern(r"\[(?P<i>\d{1,4})\](?P<name>[^\s:\[\]]+):(?P<port>\d{1,4})/(?P<ll>\w+)")
+_IB_DEVICE = LazyPattern(
     r"NET/IB ?: \[(?P<i>\d{1,4})\] (?P<name>[^\s:]+):(?P<dev>[^\s:]+):(?P<port>\d{1,4})"
     r"/(?P<ll>\w+)(?P<rest>.*)$"
 )
-_IB_DEVICE_KV = re.compile(r"\b(?P<k>provider|speed|pciPath|ar)=(?P<v>\S+)")
-_USING_LIST = re.compile(r"(?:NET/(?P<net>[\w-]+)|(?P<boot>Bootstrap)) ?: Using(?P<list>( .*)?)$")
-_IFACE = re.compile(r"(?:\[\d{1,4}\])?(?P<name>[^\s:\[\]]+):(?P<addr>\S+)")
-_PORT = re.compile(r"-?\d{1,4}")
-_SELECTED = re.compile(r"Using network (?P<net>\S(?:.*\S)?)\s*$")
-_GDR = re.compile(
+_IB_DEVICE_KV = LazyPattern(r"\b(?P<k>provider|speed|pciPath|ar)=(?P<v>\S+)")
+_USING_LIST = LazyPattern(r"(?:NET/(?P<net>[\w-]+)|(?P<boot>Bootstrap)) ?: Using(?P<list>( .*)?)$")
+_IFACE = LazyPattern(r"(?:\[\d{1,4}\])?(?P<name>[^\s:\[\]]+):(?P<addr>\S+)")
+_PORT = LazyPattern(r"-?\d{1,4}")
+_SELECTED = LazyPattern(r"Using network (?P<net>\S(?:.*\S)?)\s*$")
+_GDR = LazyPattern(
     r"(?:NET/(?P<net>[\w-]+) ?: )?GPU Direct RDMA (?P<state>Enabled|Disabled) for "
     r"(?:GPU (?P<gpu>\S+) / )?HCA (?P<hca>[0-9a-fA-Fx]+)(?: '(?P<name>[^']*)')?"
     r"(?: \((?P<paren>[^)]*)\))?(?:, read (?P<read>\d))?(?: mode (?P<mode>\S+))?"
 )
-_DISTANCE = re.compile(r"distance (?P<d>\d{1,4}) [<>=]+ (?P<limit>\d{1,4})")
-_PLUGIN = re.compile(r"(?P<type>NET|COLLNET|TUNER|PROFILER|GIN|ENV|RMA)/Plugin ?: ?(?P<msg>.*)$")
-_PLUGIN_ASSIGNED = re.compile(
+_DISTANCE = LazyPattern(r"distance (?P<d>\d{1,4}) [<>=]+ (?P<limit>\d{1,4})")
+_PLUGIN = LazyPattern(r"(?P<type>NET|COLLNET|TUNER|PROFILER|GIN|ENV|RMA)/Plugin ?: ?(?P<msg>.*)$")
+_PLUGIN_ASSIGNED = LazyPattern(
     r"(?P<verb>Initialized|Assigned|Failed to initialize) (?P<type>NET|GIN|RMA|COLLNET) "
     r"plugin (?P<name>\S+)"
 )
-_LOADED = re.compile(
+_LOADED = LazyPattern(
     r"(?:Loaded|Using) (?:(?P<what>net|coll|collnet|gin|rma) plugin )?"
     r"(?P<name>.{1,500}?) \((?P<v>v\d+)\)"
 )
-_NOT_FOUND = re.compile(
+_NOT_FOUND = LazyPattern(
     r"(?:No plugin found(?: \((?P<a>[^)\s]+)\))?|Could not find: ?(?P<b>\S+?)\.?(?:\s|$))"
 )
-_ENV = re.compile(r"(?P<name>[A-Z][A-Z0-9_]{2,}) set by environment to ?(?P<value>.*)$")
-_INVALID = re.compile(
+_ENV = LazyPattern(r"(?P<name>[A-Z][A-Z0-9_]{2,}) set by environment to ?(?P<value>.*)$")
+_INVALID = LazyPattern(
     r"Invalid value (?P<value>.{0,500}?) for (?P<name>[A-Z][A-Z0-9_]*), using default (?P<d>.*)$"
 )
-_DRIVER = re.compile(r"cudaDriverVersion (?P<v>\d{1,7})\s*$")
-_NVLS = re.compile(
+_DRIVER = LazyPattern(r"cudaDriverVersion (?P<v>\d{1,7})\s*$")
+_NVLS = LazyPattern(
     r"NVLS multicast support is (?P<not>not )?available on dev (?P<dev>\d{1,4})"
     r"(?: \(NVLS_NCHANNELS (?P<n>\d+)\))?"
 )
-_NVLS_BIND = re.compile(
+_NVLS_BIND = LazyPattern(
     r"Failed to bind NVLink SHARP \(NVLS\) Multicast memory of size (?P<size>\d+) : "
     r"CUDA error (?P<code>-?\d+) '(?P<err>[^']*)'"
 )
-_P2P_OFF = re.compile(
+_P2P_OFF = LazyPattern(
     r"P2P is disabled between (?:NVLINK )?connected GPUs (?P<a>\d+) and (?P<b>\d+)"
 )
-_CHANNELS = re.compile(r"(?P<n>\d{1,5}) (?P<kind>[a-z][a-z0-9]*) channels(?P<peer> per peer)?")
-_RINGS = re.compile(r"Connected all rings(?:, use ring PXN (?P<pxn>\d+) GDR (?P<gdr>\d+))?")
-_RETRY = re.compile(
+_CHANNELS = LazyPattern(r"(?P<n>\d{1,5}) (?P<kind>[a-z][a-z0-9]*) channels(?P<peer> per peer)?")
+_RINGS = LazyPattern(r"Connected all rings(?:, use ring PXN (?P<pxn>\d+) GDR (?P<gdr>\d+))?")
+_RETRY = LazyPattern(
     r"(?:Call to (?P<call>\w+)|(?P<call2>connect|accept) to (?P<peer>\S+)) "
     r"returned (?P<err>.{1,500}?), retrying"
 )

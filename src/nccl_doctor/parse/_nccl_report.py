@@ -2,27 +2,27 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from nccl_doctor.evidence.lines import Line
 from nccl_doctor.facts.run import NcclErrorReport
+from nccl_doctor.parse._lazy import LazyPattern
 from nccl_doctor.parse._runtext import clip, pg_prefix, rank_of, to_int
 from nccl_doctor.parse._values import cite
 
-_NCCL_IN = re.compile(
+_NCCL_IN = LazyPattern(
     r"NCCL error in: (?P<file>[^\s,]{1,300}?):(?P<line>\d{1,7}), (?P<reason>(?:[^,\n]*?[^,\s])?)"
     r"(?: \(run with NCCL_DEBUG=\w+ for details\))?"
     r"(?:, NCCL(?: version (?P<ver>[\w.+-]{1,40}))?)?[.]?\s*$"
 )
 #: the rest of a message wrapped after ", NCCL": ``version 2.14.3``
-_WRAPPED_VERSION = re.compile(r"^\s*version (?P<ver>\d[\w.+-]{0,39})\s*$")
-_NCCL_ERR = re.compile(
+_WRAPPED_VERSION = LazyPattern(r"^\s*version (?P<ver>\d[\w.+-]{0,39})\s*$")
+_NCCL_ERR = LazyPattern(
     r"NCCL error: (?P<reason>(?:[^,(\n]*?[^,(\s])?)(?: \(run with NCCL_DEBUG=\w+ for details\))?"
     r"(?:, NCCL version (?P<ver>[\w.+-]{1,40}))?[.]?\s*$"
 )
-_NCCL_OLD = re.compile(r"NCCL Error (?P<code>\d{1,3}): (?P<reason>[^,\n]*)")
-_RESULT_LINE = re.compile(r"^\s*(?P<name>nccl[A-Z]\w{2,40}): ")
+_NCCL_OLD = LazyPattern(r"NCCL Error (?P<code>\d{1,3}): (?P<reason>[^,\n]*)")
+_RESULT_LINE = LazyPattern(r"^\s*(?P<name>nccl[A-Z]\w{2,40}): ")
 #: NCCL's ncclGetErrorString texts -> ncclResult_t names
 _REASONS = {
     "unhandled cuda error": "ncclUnhandledCudaError",

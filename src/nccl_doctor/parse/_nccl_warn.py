@@ -9,51 +9,52 @@ from __future__ import annotations
 import re
 
 from nccl_doctor.facts.nccl import NcclWarn, nccl_bus_id
+from nccl_doctor.parse._lazy import LazyPattern
 from nccl_doctor.parse._nccl_common import Who, errno_of, to_int, wc_status_name
 
-_CUDA = re.compile(
+_CUDA = LazyPattern(
     r"(?:Cuda failure|CUDA error|cuda failure)(?: (?P<code>-?\d{1,6}))? '(?P<text>[^']*)'?"
 )
-_IB_WC = re.compile(r"Got completion (?:from peer (?P<peer>\S+) )?with (?:error |status=)")
-_IB_STATUS = re.compile(r"with (?:error |status=)(?:(?P<name>[A-Z][A-Z_]+)\()?(?P<code>-?\d{1,6})")
-_IB_OPCODE = re.compile(r"opcode[= ](?:[A-Z][A-Z_]+\()?(?P<code>-?\d{1,6})")
-_IB_VENDOR = re.compile(r"vendor[ _]err[= ](?P<code>\d{1,10})")
-_IB_REQ = re.compile(
+_IB_WC = LazyPattern(r"Got completion (?:from peer (?P<peer>\S+) )?with (?:error |status=)")
+_IB_STATUS = LazyPattern(r"with (?:error |status=)(?:(?P<name>[A-Z][A-Z_]+)\()?(?P<code>-?\d{1,6})")
+_IB_OPCODE = LazyPattern(r"opcode[= ](?:[A-Z][A-Z_]+\()?(?P<code>-?\d{1,6})")
+_IB_VENDOR = LazyPattern(r"vendor[ _]err[= ](?P<code>\d{1,10})")
+_IB_REQ = LazyPattern(
     r"(?:req_type=(?P<a>\w+)|\((?P<b>Send|Recv|Flush|IPut|Unused|GetSignal|PutSignal)\))"
 )
-_IB_HCA = re.compile(r" hca (?P<hca>\S+)")
-_IB_EVENT_HCA = re.compile(
+_IB_HCA = LazyPattern(r" hca (?P<hca>\S+)")
+_IB_EVENT_HCA = LazyPattern(
     r"NET/IB ?: (?P<hca>[\w.-]+:\d+) (?:async fatal event|Got non-fatal async event)"
 )
-_LOCAL_GID = re.compile(r"localGid (?P<gid>[0-9a-fA-F:.]+)")
-_REMOTE_GID = re.compile(r"remoteGids? ?(?P<gid>[0-9a-fA-F:.]+)")
+_LOCAL_GID = LazyPattern(r"localGid (?P<gid>[0-9a-fA-F:.]+)")
+_REMOTE_GID = LazyPattern(r"remoteGids? ?(?P<gid>[0-9a-fA-F:.]+)")
 #: An address run starts where the run starts (the lookbehind): started anywhere
 #: inside, a long run without ``<port>`` would be rescanned from every position.
-_ADDR = re.compile(r"(?<![0-9A-Za-z._:%\[\]-])(?P<addr>\[?[0-9A-Za-z._:%\[\]-]+\]?<\d{1,5}>)")
-_CALL = re.compile(
+_ADDR = LazyPattern(r"(?<![0-9A-Za-z._:%\[\]-])(?P<addr>\[?[0-9A-Za-z._:%\[\]-]+\]?<\d{1,5}>)")
+_CALL = LazyPattern(
     r"(?:Call to (?P<call>[A-Za-z_]\w*)(?:\(\))?(?: (?:recv from|send to) \S+)?"
     r"|(?<!\w)(?P<call2>ibv_\w+)\(\))"
     r" (?:failed|returned)(?: with(?: error)?)?(?P<rest>.*)$"
 )
-_CONNECT = re.compile(
+_CONNECT = LazyPattern(
     r"(?:[Cc]onnect) to (?P<peer>\S+) (?:failed|returned)(?: with error)?(?: :)? ?(?P<err>[^,]*)"
 )
-_ACCEPT = re.compile(r"Accept failed:? (?P<err>.+)$")
+_ACCEPT = LazyPattern(r"Accept failed:? (?P<err>.+)$")
 #: The error text is bounded: unbounded, every ``error`` of a long line would scan to its end.
-_ERR_PAREN = re.compile(r"error:? (?P<err>[A-Za-z][^()]{0,200}?) \((?P<errno>\d{1,4})\)")
-_ERRNO_WORD = re.compile(r"\berrno (?P<errno>\d{1,4})")
-_TAIL_ERR = re.compile(r" : (?P<err>[A-Z][A-Za-z /'-]+)$")
-_DUPLICATE = re.compile(
+_ERR_PAREN = LazyPattern(r"error:? (?P<err>[A-Za-z][^()]{0,200}?) \((?P<errno>\d{1,4})\)")
+_ERRNO_WORD = LazyPattern(r"\berrno (?P<errno>\d{1,4})")
+_TAIL_ERR = LazyPattern(r" : (?P<err>[A-Z][A-Za-z /'-]+)$")
+_DUPLICATE = LazyPattern(
     r"Duplicate GPU detected : rank (?P<a>\d+) and rank (?P<b>\d+) "
     r"both on CUDA device (?P<bus>[0-9a-fA-F]+)"
 )
-_SHM = re.compile(
+_SHM = LazyPattern(
     r"shared memory (?:segment|file) (?P<path>\S+?),?(?: \(size (?P<size>\d+)\))?(?:,|$| )"
 )
 #: A path starts where a run of path characters starts (see _ADDR).
-_PATH = re.compile(r"(?<![\w./@+-])(?P<path>/[\w./@+-]*\w)")
-_MEMORY_WORDS = re.compile(r"memory|alloc|shm|segment|extend|map", re.IGNORECASE)
-_SIZE = re.compile(r"(?P<a>\d{1,20}) bytes|size (?P<b>\d{1,20})")
+_PATH = LazyPattern(r"(?<![\w./@+-])(?P<path>/[\w./@+-]*\w)")
+_MEMORY_WORDS = LazyPattern(r"memory|alloc|shm|segment|extend|map", re.IGNORECASE)
+_SIZE = LazyPattern(r"(?P<a>\d{1,20}) bytes|size (?P<b>\d{1,20})")
 
 
 def _os_error(rest: str) -> tuple[str | None, int | None]:

@@ -16,14 +16,15 @@ from dataclasses import dataclass, field
 from nccl_doctor.evidence.lines import Line
 from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.gpu import Gpu, GpuProcess, MigDevice
+from nccl_doctor.parse._lazy import LazyPattern
 from nccl_doctor.parse._values import cite
 
 #: Numbers longer than this are absurd in nvidia-smi output; refuse them.
 _MAX_DIGITS = 18
 #: The space after the number is matched once (``\s*unit*\s*`` would split a long run of
 #: spaces every possible way before failing).
-_NUMBER = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*(?:[A-Za-z%()/]+\s*)?$")
-_BUS_ID = re.compile(
+_NUMBER = LazyPattern(r"^\s*(-?\d+(?:\.\d+)?)\s*(?:[A-Za-z%()/]+\s*)?$")
+_BUS_ID = LazyPattern(
     r"(?<![0-9A-Fa-f:])(?P<domain>[0-9A-Fa-f]{4,8}):(?P<bus>[0-9A-Fa-f]{2}):"
     r"(?P<dev>[0-9A-Fa-f]{2})\.(?P<fn>[0-7])(?![0-9A-Fa-f])"
 )

@@ -9,6 +9,7 @@ from typing import TypedDict
 from nccl_doctor.evidence.lines import Line
 from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.run import DistributedError
+from nccl_doctor.parse._lazy import LazyPattern
 from nccl_doctor.parse._values import cite
 
 #: Linux signal numbers and names (fixed; the ``signal`` module is platform-dependent).
@@ -51,7 +52,7 @@ SIGNAL_NUMBERS: dict[str, int] = {name: number for number, name in SIGNALS.items
 Ctx = tuple[Line, int | None, str | None, int | None]
 
 _MAX_DIGITS = 19
-_FLOAT = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d{1,3})?")
+_FLOAT = LazyPattern(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d{1,3})?")
 _SIZE_UNITS = {
     "b": 1 / (1024 * 1024),
     "bytes": 1 / (1024 * 1024),
@@ -64,11 +65,11 @@ _SIZE_UNITS = {
     "tib": 1024.0 * 1024,
     "tb": 1024.0 * 1024,
 }
-_PG = re.compile(r"\[PG (?P<pg>[^\[\]]{0,120}?) Rank (?P<rank>\d{1,7})\]")
-_RANK = re.compile(r"\[Rank (?P<rank>\d{1,7})\]")
-_PG_ID = re.compile(r"^(?:ID )?(?P<id>\d{1,7})")
+_PG = LazyPattern(r"\[PG (?P<pg>[^\[\]]{0,120}?) Rank (?P<rank>\d{1,7})\]")
+_RANK = LazyPattern(r"\[Rank (?P<rank>\d{1,7})\]")
+_PG_ID = LazyPattern(r"^(?:ID )?(?P<id>\d{1,7})")
 #: prefixes some launchers (accelerate, deepspeed, ray) add that the reader keeps
-_LAUNCHER_PREFIX = re.compile(r"(?:std(?:err|out): |\(\w{1,40} pid=\d{1,9}(?:, ip=[\d.]+)?\) )")
+_LAUNCHER_PREFIX = LazyPattern(r"(?:std(?:err|out): |\(\w{1,40} pid=\d{1,9}(?:, ip=[\d.]+)?\) )")
 
 
 class Who(TypedDict):

@@ -6,40 +6,41 @@ import re
 
 from nccl_doctor.facts.base import Fact
 from nccl_doctor.facts.run import C10dSocketError, RendezvousTimeout
+from nccl_doctor.parse._lazy import LazyPattern
 from nccl_doctor.parse._runtext import Ctx, clip, error_fact, to_float, to_int
 from nccl_doctor.parse._values import cite
 
-_SERVER = re.compile(
+_SERVER = LazyPattern(
     r"server socket has failed to (?P<act>bind|listen) (?:to|on) (?!any local)(?P<addr>\S+?)"
     r"(?: \(errno: (?P<errno>\d{1,5}) - (?P<etext>[^)]{0,80})\))?[.]?(?:\s|$)"
 )
-_UV = re.compile(
+_UV = LazyPattern(
     r"port: (?P<port>\d{1,5}), useIpv6: \w+, code: (?P<code>-?\d{1,5}), name: (?P<name>\w+)"
     r"(?:, message: (?P<msg>[^.\n]*))?"
 )
-_CLIENT = re.compile(
+_CLIENT = LazyPattern(
     r"client socket (?:has failed to connect to|cannot be initialized to connect to) "
     r"(?:\[(?P<h>[^\]]{0,255})\]:(?P<p>\d{1,5})|any network address of \((?P<h2>[^,]{0,255}), "
     r"(?P<p2>\d{1,5})\))(?: \(errno: (?P<errno>\d{1,5}) - (?P<etext>[^)]{0,80})\))?"
 )
-_CLIENT_TMO = re.compile(
+_CLIENT_TMO = LazyPattern(
     r"client socket has timed out after (?P<n>\d{1,12})(?P<u>ms|s) while trying to connect to "
     r"\((?P<h>[^,]{0,255}), (?P<p>\d{1,5})\)"
 )
-_RESOLVE = re.compile(
+_RESOLVE = LazyPattern(
     r"network addresses of \((?P<h>[^,]{0,255}), (?P<p>\d{1,5})\) cannot be retrieved"
     r" \(gai error: (?P<errno>-?\d{1,5}) - (?P<etext>[^)]{0,80})\)"
 )
-_ERR_NAME = re.compile(r"name: (E[A-Z]{2,20})\b")
-_CLIENTS = re.compile(
+_ERR_NAME = LazyPattern(r"name: (E[A-Z]{2,20})\b")
+_CLIENTS = LazyPattern(
     r"Timed out after (?P<s>\d{1,9}) seconds waiting for clients\. (?P<j>\d{1,7})/(?P<e>\d{1,7})"
 )
-_BARRIER = re.compile(
+_BARRIER = LazyPattern(
     r"store based barrier on rank:? (?P<r>\d{1,7}), for key: (?P<key>[^\s(]{1,200}) "
     r"\(world_size=(?P<e>\d{1,7}), (?:worker_count|num_workers_joined)=(?P<j>\d{1,7}), "
     r"timeout=(?P<t>[\d:.]{1,20})"
 )
-_KEY_WAIT = re.compile(
+_KEY_WAIT = LazyPattern(
     r"(?:Timeout waiting for key: (?P<k1>\S{1,300}) after (?P<ms1>\d{1,12}) ?ms"
     r"|[Ww]ait timeout after (?P<ms2>\d{1,12}) ?ms, keys: (?P<k2>\S{1,300}))"
 )
@@ -150,7 +151,7 @@ def _socket(ctx: Ctx, text: str, out: list[Fact]) -> None:
         out.append(error_fact(ctx, "address_in_use", text, None))
 
 
-def _best(rx: re.Pattern[str], text: str) -> re.Match[str] | None:
+def _best(rx: LazyPattern[str], text: str) -> re.Match[str] | None:
     """The first match that printed an errno, else the first match."""
     first: re.Match[str] | None = None
     for i, m in enumerate(rx.finditer(text)):

@@ -29,29 +29,30 @@ from nccl_doctor.parse._blocktext import (
     to_int,
     trailing_blanks,
 )
+from nccl_doctor.parse._lazy import LazyPattern
 from nccl_doctor.parse._values import cite
 from nccl_doctor.parse.topo import parse_topo_lines
 
-_START = re.compile(
+_START = LazyPattern(
     r"^\s*(?:Collecting environment information|PyTorch version\s*:"
     r"|Versions of relevant libraries:?\s*$|\[(?:pip[23]?|conda|uv)\] \S)"
 )
-_BANNER = re.compile(r"^\s*={10,}\s*$")
-_PACKAGE = re.compile(r"^\s*\[(?P<manager>pip[23]?|conda|uv)\] (?P<rest>.*)$")
-_ENV_VAR = re.compile(r"^[A-Z_][A-Z0-9_]*=")
-_KEY_VALUE = re.compile(r"^(?P<key>[A-Za-z][\w .()/,+-]{0,60}?)\s*:(?P<value>(?:\s.*)?)$")
-_CPU_KEY_VALUE = re.compile(r"^\s*(?P<key>[A-Za-z][\w .()/,+-]{0,60}?)\s*:(?P<value>.*)$")
-_WMIC = re.compile(r"^[A-Z][A-Za-z0-9]*=")
-_GPU_ROW = re.compile(r"^\s*GPU (?P<index>\d{1,4}): (?P<name>\S.*)$")
-_PATH = re.compile(r"^\s*(?:/|[A-Za-z]:\\)\S")
-_DASHES = re.compile(r"^\s*--[\w ]+--\s*$")
+_BANNER = LazyPattern(r"^\s*={10,}\s*$")
+_PACKAGE = LazyPattern(r"^\s*\[(?P<manager>pip[23]?|conda|uv)\] (?P<rest>.*)$")
+_ENV_VAR = LazyPattern(r"^[A-Z_][A-Z0-9_]*=")
+_KEY_VALUE = LazyPattern(r"^(?P<key>[A-Za-z][\w .()/,+-]{0,60}?)\s*:(?P<value>(?:\s.*)?)$")
+_CPU_KEY_VALUE = LazyPattern(r"^\s*(?P<key>[A-Za-z][\w .()/,+-]{0,60}?)\s*:(?P<value>.*)$")
+_WMIC = LazyPattern(r"^[A-Z][A-Za-z0-9]*=")
+_GPU_ROW = LazyPattern(r"^\s*GPU (?P<index>\d{1,4}): (?P<name>\S.*)$")
+_PATH = LazyPattern(r"^\s*(?:/|[A-Za-z]:\\)\S")
+_DASHES = LazyPattern(r"^\s*--[\w ]+--\s*$")
 #: MIG devices under a GPU (``  MIG 3g.40gb     Device  0:``) and XPU device lists (``* [0] ...``).
-_SUB_DEVICE = re.compile(r"^\s+MIG \S+\s+Device\s+\d+:|^\s*\* \[\d+\]")
-_LEGEND = re.compile(r"^\s*(?:\S{1,8}\s*=\s+\S|NIC\d+\s*:\s*\S+\s*$)")
-_MATRIX = re.compile(r"^\s*(?:GPU\d+|NIC\d+|mlx\d+_\w+)\s")
-_PY_VERSION = re.compile(r"^(\d+\.\d+(?:\.\d+)?)")
-_NUMA_CPUS = re.compile(r"^NUMA node(?P<node>\d{1,4}) CPU\(s\)$")
-_NCCL = re.compile(r"^(?:nvidia-nccl-cu\d+|nccl|libnccl\d*)$", re.IGNORECASE)
+_SUB_DEVICE = LazyPattern(r"^\s+MIG \S+\s+Device\s+\d+:|^\s*\* \[\d+\]")
+_LEGEND = LazyPattern(r"^\s*(?:\S{1,8}\s*=\s+\S|NIC\d+\s*:\s*\S+\s*$)")
+_MATRIX = LazyPattern(r"^\s*(?:GPU\d+|NIC\d+|mlx\d+_\w+)\s")
+_PY_VERSION = LazyPattern(r"^(\d+\.\d+(?:\.\d+)?)")
+_NUMA_CPUS = LazyPattern(r"^NUMA node(?P<node>\d{1,4}) CPU\(s\)$")
+_NCCL = LazyPattern(r"^(?:nvidia-nccl-cu\d+|nccl|libnccl\d*)$", re.IGNORECASE)
 _SKIP_ROWS = frozenset({"could not collect", "no relevant packages"})
 _MAX_BLANKS = 3
 
@@ -70,7 +71,7 @@ _EMPTY_OK = frozenset(
         "nic legend",
     }
 )
-_NOT_A_KEY = re.compile(
+_NOT_A_KEY = LazyPattern(
     r"(?:Error|Exception|Warning|Interrupt)$|^NCCL\b|\b(?:INFO|WARN|WARNING|ERROR)\b"
 )
 _VLLM_KEYS = frozenset(

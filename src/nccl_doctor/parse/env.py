@@ -19,33 +19,34 @@ from typing import ClassVar
 
 from nccl_doctor.evidence.lines import Line
 from nccl_doctor.facts.host import EnvVar
+from nccl_doctor.parse._lazy import LazyPattern
 from nccl_doctor.parse._runtext import body
 from nccl_doctor.parse._values import cite
 from nccl_doctor.parse.base import StreamParser
 
 _NAME = r"[A-Z_][A-Z0-9_]{0,127}"
-_ASSIGN = re.compile(rf"(?P<k>{_NAME})=(?P<v>.*)", re.DOTALL)
-_DUMP = re.compile(rf"(?P<k>{_NAME})=(?P<v>\S*)")
-_PROMPT = re.compile(
+_ASSIGN = LazyPattern(rf"(?P<k>{_NAME})=(?P<v>.*)", re.DOTALL)
+_DUMP = LazyPattern(rf"(?P<k>{_NAME})=(?P<v>\S*)")
+_PROMPT = LazyPattern(
     r"(?:\([\w.@-]{1,60}\)\s*)?(?:[\w.-]{1,64}@[\w.-]{1,64}(?::[^\s$#]{0,200})?\s?[$#%]\s*|[$%>]\s+)"
 )
-_EXPORT = re.compile(r"(?:export|declare -x|typeset -x|set|ENV)\s+(?P<rest>\S.*)")
-_SETENV = re.compile(rf"setenv\s+(?P<k>{_NAME})\s+(?P<v>.*)")
-_DOCKER_ENV = re.compile(rf"ENV\s+(?P<k>{_NAME})\s+(?P<v>[^=\s].*)")
-_PY_SET = re.compile(rf"os\.environ\[\s*(?P<q>[\"'])(?P<k>{_NAME})(?P=q)\s*\]\s*=\s*(?P<v>[^#]*)")
-_PY_CALL = re.compile(
+_EXPORT = LazyPattern(r"(?:export|declare -x|typeset -x|set|ENV)\s+(?P<rest>\S.*)")
+_SETENV = LazyPattern(rf"setenv\s+(?P<k>{_NAME})\s+(?P<v>.*)")
+_DOCKER_ENV = LazyPattern(rf"ENV\s+(?P<k>{_NAME})\s+(?P<v>[^=\s].*)")
+_PY_SET = LazyPattern(rf"os\.environ\[\s*(?P<q>[\"'])(?P<k>{_NAME})(?P=q)\s*\]\s*=\s*(?P<v>[^#]*)")
+_PY_CALL = LazyPattern(
     rf"(?:os\.environ\.setdefault|os\.putenv)\(\s*(?P<q>[\"'])(?P<k>{_NAME})(?P=q)\s*,(?P<v>[^)]{{0,1000}})\)"
 )
-_PY_PAIR = re.compile(rf"(?P<q>[\"'])(?P<k>{_NAME})(?P=q)\s*:\s*(?P<v>[\"'][^\"']*[\"']|\d+)")
-_YAML_NAME = re.compile(rf"-?\s*name:\s*[\"']?(?P<k>{_NAME})[\"']?\s*")
-_YAML_VALUE = re.compile(r"value:\s*(?P<v>.*)")
-_YAML_FLOW = re.compile(
+_PY_PAIR = LazyPattern(rf"(?P<q>[\"'])(?P<k>{_NAME})(?P=q)\s*:\s*(?P<v>[\"'][^\"']*[\"']|\d+)")
+_YAML_NAME = LazyPattern(rf"-?\s*name:\s*[\"']?(?P<k>{_NAME})[\"']?\s*")
+_YAML_VALUE = LazyPattern(r"value:\s*(?P<v>.*)")
+_YAML_FLOW = LazyPattern(
     rf"name:\s*[\"']?(?P<k>{_NAME})[\"']?\s*,\s*value:\s*(?P<v>\"[^\"]*\"|'[^']*'|[^,}}\s]*)"
 )
-_LITERAL = re.compile(r"(?P<q>[\"'])(?P<s>[^\"']*)(?P=q)|(?P<n>-?\d+(?:\.\d+)?)|(?P<b>True|False)")
+_LITERAL = LazyPattern(r"(?P<q>[\"'])(?P<s>[^\"']*)(?P=q)|(?P<n>-?\d+(?:\.\d+)?)|(?P<b>True|False)")
 _WRAPPERS = frozenset({"env", "sudo", "-E", "time", "exec", "nohup", "command"})
 _OPTION_ENV = frozenset({"-x", "-e", "--env", "-env", "--setenv"})
-_COMMANDS = re.compile(
+_COMMANDS = LazyPattern(
     r"(?:.*/)?(?:python[\d.]*|torchrun|deepspeed|accelerate|srun|sbatch|salloc|mpirun|mpiexec"
     r"|bash|sh|zsh|nccl-doctor|ray|horovodrun|colossalai|lightning|nsys|ncu|numactl|taskset"
     r"|pytest|uv|poetry|docker|podman|singularity|apptainer|enroot|kubectl|nvidia-smi|composer"

@@ -22,13 +22,13 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
-import re
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.flight import FlightDump, FlightEntry, FlightGroup, entry_text
 from nccl_doctor.parse import _pickle
+from nccl_doctor.parse._lazy import LazyPattern
 from nccl_doctor.parse.base import FileParser
 
 #: The evidence kind.
@@ -48,7 +48,7 @@ MAX_TENSORS = 64
 MAX_DIMS = 16
 #: Characters kept of one text field.
 MAX_TEXT = 1024
-_DIGITS = re.compile(r"-?\d{1,20}")
+_DIGITS = LazyPattern(r"-?\d{1,20}")
 #: A number in a dump is an int64 or uint64 (sequence ids, sizes, times).
 _INT_MIN, _INT_END = -(1 << 63), 1 << 64
 

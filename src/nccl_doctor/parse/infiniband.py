@@ -18,6 +18,7 @@ from nccl_doctor.facts.base import Fact
 from nccl_doctor.facts.net import NetDevMap
 from nccl_doctor.parse import _ib_common as ib
 from nccl_doctor.parse._blocktext import na, to_float, to_int, trailing_blanks
+from nccl_doctor.parse._lazy import LazyPattern
 from nccl_doctor.parse._values import cite
 from nccl_doctor.parse.base import BlockParser
 
@@ -25,7 +26,7 @@ _MAX_BLANKS = 2
 
 # -- ibstatus -------------------------------------------------------------------
 
-_IBSTATUS_HEAD = re.compile(r"^\s*Infiniband device '(?P<dev>[^']*)'(?: port (?P<port>\d{1,3}))?")
+_IBSTATUS_HEAD = LazyPattern(r"^\s*Infiniband device '(?P<dev>[^']*)'(?: port (?P<port>\d{1,3}))?")
 _IBSTATUS_KEYS = frozenset(
     {"default gid", "base lid", "sm lid", "state", "phys state", "rate", "link_layer"}
 )
@@ -88,9 +89,9 @@ class IbstatusParser(BlockParser):
 
 # -- ibstat ---------------------------------------------------------------------
 
-_IBSTAT_HEAD = re.compile(r"^\s*(?:CA|Switch|Router):? '(?P<dev>[^']*)'")
-_IBSTAT_PORT = re.compile(r"^\s*Port (?P<port>\d{1,3}):\s*$")
-_IBSTAT_RATE = re.compile(r"^(?P<rate>\d+(?:\.\d+)?)(?:\s*\((?P<speed>\w+)\))?$")
+_IBSTAT_HEAD = LazyPattern(r"^\s*(?:CA|Switch|Router):? '(?P<dev>[^']*)'")
+_IBSTAT_PORT = LazyPattern(r"^\s*Port (?P<port>\d{1,3}):\s*$")
+_IBSTAT_RATE = LazyPattern(r"^(?P<rate>\d+(?:\.\d+)?)(?:\s*\((?P<speed>\w+)\))?$")
 _IBSTAT_KEYS = frozenset(
     {
         "ca type",
@@ -208,12 +209,12 @@ def _ibstat_device(device: dict[str, Any], key: str, value: str) -> None:
 
 # -- ibv_devinfo ----------------------------------------------------------------
 
-_HCA = re.compile(r"^\s*hca_id:\s*(?P<dev>\S+)")
-_VERBS_PORT = re.compile(r"^\s*port:\s*(?P<port>\d{1,3})\s*$")
+_HCA = LazyPattern(r"^\s*hca_id:\s*(?P<dev>\S+)")
+_VERBS_PORT = LazyPattern(r"^\s*port:\s*(?P<port>\d{1,3})\s*$")
 _VERBS_PORT_KEYS = frozenset(
     {"state", "max_mtu", "active_mtu", "sm_lid", "port_lid", "port_lmc", "link_layer"}
 )
-_VERBS_FRAGMENT = re.compile(r"^\s+(?:state:\s+PORT_\w+|max_mtu:)")
+_VERBS_FRAGMENT = LazyPattern(r"^\s+(?:state:\s+PORT_\w+|max_mtu:)")
 
 
 class IbvDevinfoParser(BlockParser):
@@ -325,11 +326,11 @@ def _verbs_port(port: ib.PortBuilder, verbose: dict[str, str], key: str, value: 
 
 # -- ibdev2netdev ---------------------------------------------------------------
 
-_NETDEV_PLAIN = re.compile(
+_NETDEV_PLAIN = LazyPattern(
     r"^\s*(?P<dev>[\w.-]+)\s+port\s+(?P<port>\d{1,3})\s+(?:==>|<===>)\s+(?P<netdev>\S+)"
     r"(?:\s+\((?P<link>[^)]*)\))?"
 )
-_NETDEV_VERBOSE = re.compile(
+_NETDEV_VERBOSE = LazyPattern(
     r"^\s*(?:(?P<pci>[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\s+)?"
     r"(?P<dev>[\w.-]+)\s+\((?P<ca>[^)\s-]*)\s*-(?P<part>[^)]{0,300})\)(?P<desc>.*)\s"  # na() strips
     r"fw\s+(?P<fw>\S+)\s+port\s+(?P<port>\d{1,3})\s+\((?P<state>[^)]*)\)\s+==>\s+(?P<netdev>\S+)"

@@ -27,6 +27,7 @@ from nccl_doctor.evidence.lines import Line
 from nccl_doctor.facts.base import Fact
 from nccl_doctor.facts.nccl import NcclErrorChain, NcclTransport, NcclVersion
 from nccl_doctor.parse import _nccl_info as info
+from nccl_doctor.parse._lazy import LazyPattern
 from nccl_doctor.parse._nccl_common import RESULT_NAMES, Who, to_int
 from nccl_doctor.parse._nccl_warn import warn_fact
 from nccl_doctor.parse._values import cite
@@ -34,23 +35,23 @@ from nccl_doctor.parse.base import StreamParser
 
 # A host name starts where its run of name characters starts (the lookbehind): started
 # anywhere inside, a long run without ``:pid:tid`` would be rescanned from every position.
-_PREFIX_AT_END = re.compile(
+_PREFIX_AT_END = LazyPattern(
     r"(?:(?<![\w.-])(?P<host>[\w.-]+):(?P<pid>\d{1,9}):(?P<tid>\d{1,9}) )?\[(?P<dev>\d{1,4})\] $"
 )
-_PREFIX = re.compile(
+_PREFIX = LazyPattern(
     r"(?<![\w.-])(?P<host>[\w.-]+):(?P<pid>\d{1,9}):(?P<tid>\d{1,9}) \[(?P<dev>\d{1,4})\] "
 )
-_BANNER = re.compile(r"NCCL version (?P<v>\S+)")
-_VERSION = re.compile(
+_BANNER = LazyPattern(r"NCCL version (?P<v>\S+)")
+_VERSION = LazyPattern(
     r"(?P<maj>\d{1,3})\.(?P<min>\d{1,3})\.(?P<pat>\d{1,4})(?P<suf>[^+\s]*)(?:\+cuda(?P<cuda>[\d.]+))?"
 )
-_CHANNEL = re.compile(
+_CHANNEL = LazyPattern(
     r"(?:Channel|Ring|CollNet) \d{1,3}(?:/\d{1,3})? : (?P<a>\d{1,7})(?:\[[^\]]*\])?"
     r"(?: -> (?P<b>\d{1,7})(?:\[[^\]]*\])?)?(?: \[(?P<dir>send|receive)\])?"
     r" via (?P<t>\S(?:.*\S)?)\s*$"
 )
-_NET_DEV = re.compile(r"(?P<dev>\d{1,4})(?:\((?P<proxy>\d{1,7})\))?")
-_FRAME = re.compile(
+_NET_DEV = LazyPattern(r"(?P<dev>\d{1,4})(?:\((?P<proxy>\d{1,7})\))?")
+_FRAME = LazyPattern(
     r"(?P<file>[^\s:]+\.\w{1,4}):(?P<line>\d{1,7}) -> (?P<code>-?\d{1,4})"
     r"(?: \((?P<err>[^)]*)\))?(?: \[(?P<thread>[^\]]+)\])?\s*$"
 )

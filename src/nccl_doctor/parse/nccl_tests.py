@@ -34,41 +34,42 @@ from nccl_doctor.facts.nccl import (
     to_hex,
 )
 from nccl_doctor.parse._blocktext import StatefulBlockParser
+from nccl_doctor.parse._lazy import LazyPattern
 from nccl_doctor.parse._nccl_common import to_float, to_int
 from nccl_doctor.parse._values import cite
 
-_TEST = re.compile(
+_TEST = LazyPattern(
     r"(?<![\w-])(?P<test>(?:all_reduce|all_gather|alltoallv?|broadcast|reduce_scatter|reduce|gather"
     r"|scatter|sendrecv|hypercube)_perf(?:_mpi)?)(?![\w-])"
 )
-_CONFIG_KV = re.compile(
+_CONFIG_KV = LazyPattern(
     r"\b(?P<k>nThread|nGpus|minBytes|maxBytes|step:|warmup iters:|agg iters:|iters:"
     r"|validation:|graph:)"
     r" ?(?P<v>\d{1,20})(?:\((?P<unit>factor|bytes)\))?"
 )
-_VERSION = re.compile(
+_VERSION = LazyPattern(
     r"nccl-tests version (?P<v>\S+)(?: nccl-headers=\d+)?(?: nccl-library=(?P<lib>\d+))?"
 )
-_STARTING = re.compile(r"Collective test starting: (?P<name>\S+)")
-_RANK = re.compile(
+_STARTING = LazyPattern(r"Collective test starting: (?P<name>\S+)")
+_RANK = LazyPattern(
     r"Rank\s+(?P<rank>\d{1,7})(?:\s+Group\s+(?P<group>\d{1,7}))?\s+Pid\s+(?P<pid>\d{1,10})\s+on\s+"
     r"(?P<host>\S+)\s+device\s+(?P<dev>\d{1,4})\s+\[(?P<bus>[^\]]*)\]\s*(?P<name>(?:\S(?:.*\S)?)?)\s*$"
 )
-_BUS = re.compile(
+_BUS = LazyPattern(
     r"(?P<dom>[0-9a-fA-F]{1,8}):(?P<bus>[0-9a-fA-F]{1,2}):(?P<dev>[0-9a-fA-F]{1,2})(?:\.(?P<fn>[0-7]))?"
 )
-_OOB = re.compile(r"Out of bounds values\s*:\s*(?P<n>\d{1,20})\s*(?P<ok>OK|FAILED)?")
-_AVG = re.compile(r"Avg bus bandwidth\s*:\s*(?P<v>\S+)\s*(?P<ok>OK|FAILED)?")
-_FAILURE = re.compile(
+_OOB = LazyPattern(r"Out of bounds values\s*:\s*(?P<n>\d{1,20})\s*(?P<ok>OK|FAILED)?")
+_AVG = LazyPattern(r"Avg bus bandwidth\s*:\s*(?P<v>\S+)\s*(?P<ok>OK|FAILED)?")
+_FAILURE = LazyPattern(
     r"(?:(?<!\S)(?P<host>\S+): )?Test (?P<kind>CUDA|NCCL) failure (?P<file>[^\s:]+):"
     r"(?P<line>\d{1,7})\s*(?P<msg>(?:\S(?:.*\S)?)?)\s*$"
 )
-_RELAY = re.compile(
+_RELAY = LazyPattern(
     r"\.\. (?P<host>\S+) pid (?P<pid>\d{1,10}): Test failure (?P<file>[^\s:]+):(?P<line>\d{1,7})"
 )
-_COLHEAD = re.compile(r"out-of-place(?: \(\+ per-iteration\))?\s{3,}in-place")
+_COLHEAD = LazyPattern(r"out-of-place(?: \(\+ per-iteration\))?\s{3,}in-place")
 _NA = "N/A"
-_WORD = re.compile(r"[a-z][a-z0-9_]{0,15}")
+_WORD = LazyPattern(r"[a-z][a-z0-9_]{0,15}")
 _REDOPS = frozenset({"sum", "prod", "max", "min", "avg", "mulsum", "none"})
 _LAUNCHERS = frozenset(
     {"mpirun", "mpiexec", "srun", "kubectl", "torchrun", "orterun", "prun", "jsrun"}

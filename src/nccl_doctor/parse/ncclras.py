@@ -40,6 +40,7 @@ from nccl_doctor.evidence.lines import Line
 from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.ras import RasComm, RasOpCount, RasProcess, RasRank, RasReport
 from nccl_doctor.parse._blocktext import trailing_blanks
+from nccl_doctor.parse._lazy import LazyPattern
 from nccl_doctor.parse._values import cite
 from nccl_doctor.parse.base import BlockParser, FileParser
 
@@ -63,52 +64,52 @@ ERRORS = {
 _IN_PROGRESS = 7
 _STATUSES = ("NOCOMM", "INIT", "RUNNING", "FINALIZE", "ABORT")
 
-_VERSION = re.compile(r"^NCCL version (?P<v>\S{1,40}) compiled with CUDA")
-_HEADINGS = re.compile(
+_VERSION = LazyPattern(r"^NCCL version (?P<v>\S{1,40}) compiled with CUDA")
+_HEADINGS = LazyPattern(
     r"^(?:Job summary|Errors|Warnings|INCOMPLETE|DEAD|TIMEOUT|=+|Communicators\.\.\..*"
     r"|CUDA runtime version -?\d+, driver version -?\d+|Gathering data about .*"
     r"|Group\s+Comms\s+Nodes.*|\s+#\s+in group.*|\s*Nodes\s+Processes.*|\(total\).*"
     r"|\s+per (?:node|process).*|\s+Processes\s+GPUs|No communicator data collected!"
     r"|The outlier nodes?:)\s*$"
 )
-_ROW = re.compile(r"^\s*\d{1,12}(?:\s+[\w,-]{1,40}){1,9}\s*$")
-_COMM_ROW = re.compile(
+_ROW = LazyPattern(r"^\s*\d{1,12}(?:\s+[\w,-]{1,40}){1,9}\s*$")
+_COMM_ROW = LazyPattern(
     r"^\s*(?P<group>\d{1,9})\s+(?P<comms>\d{1,9})\s+(?P<nodes>\d{1,9})\s+(?P<per_node>[\d-]{1,20})"
     r"\s+(?P<size>\d{1,9})\s+(?P<total>\d{1,9})\s+(?P<status>[A-Z]{4,8})\s+(?P<errors>[A-Z,]{2,40})\s*$"
 )
-_JOB_ROW = re.compile(r"^\s*(?P<n>\d{1,9}(?:\s+\d{1,12}){1,4})\s*$")
-_SECTION = re.compile(
+_JOB_ROW = LazyPattern(r"^\s*(?P<n>\d{1,9}(?:\s+\d{1,12}){1,4})\s*$")
+_SECTION = LazyPattern(
     r"^#(?P<group>\d{1,9})-(?P<idx>\d{1,9}) \((?P<hash>[0-9a-fA-F]{1,16})\) "
     r"(?P<what>INCOMPLETE|ERROR|MISMATCH)\s*$"
 )
-_DETAIL = re.compile(
+_DETAIL = LazyPattern(
     r"^  (?:Missing |Process |Rank |\d{1,9} (?:ranks|job process)|Encountered |Communicator ranks "
     r"|Initialization error|Asynchronous error|\[could not find|Node )"
 )
-_WHO = re.compile(
+_WHO = LazyPattern(
     r"^GPU (?P<gpu>\d{1,4})(?: \(NVML \d{1,4}\))? managed by process (?P<pid>\d{1,10}) "
     r"on node (?P<host>\S{1,256})\s*$"
 )
-_RANK_LINE = re.compile(r"^  Rank (?P<rank>\d{1,9})(?P<rest>.{0,600})$")
-_PROCESS = re.compile(
+_RANK_LINE = LazyPattern(r"^  Rank (?P<rank>\d{1,9})(?P<rest>.{0,600})$")
+_PROCESS = LazyPattern(
     r"^  Process (?P<pid>\d{1,10}) on node (?P<host>\S{1,256}) "
     r"managing GPUs? (?P<gpus>[\d,]{1,300})"
 )
-_MISSING_PROCS = re.compile(r"^  Missing communicator data from (?P<n>\d{1,9}) job process")
-_DEAD_PROCS = re.compile(r"^  (?P<n>\d{1,9}) job process(?:es are| is) considered dead")
-_TIMEOUTS = re.compile(r"^  Encountered (?P<n>\d{1,9}) communication timeouts?")
-_DIFF_OPS = re.compile(r"^  Communicator ranks have different (?P<op>\w{1,40}) operation counts")
-_DIFF_STATUS = re.compile(r"^  Communicator ranks have different status")
-_N_LAUNCHED = re.compile(
+_MISSING_PROCS = LazyPattern(r"^  Missing communicator data from (?P<n>\d{1,9}) job process")
+_DEAD_PROCS = LazyPattern(r"^  (?P<n>\d{1,9}) job process(?:es are| is) considered dead")
+_TIMEOUTS = LazyPattern(r"^  Encountered (?P<n>\d{1,9}) communication timeouts?")
+_DIFF_OPS = LazyPattern(r"^  Communicator ranks have different (?P<op>\w{1,40}) operation counts")
+_DIFF_STATUS = LazyPattern(r"^  Communicator ranks have different status")
+_N_LAUNCHED = LazyPattern(
     r"^  (?P<n>\d{1,9}) ranks have (?:launched up to operation (?P<count>\d{1,20})"
     r"|not launched any operations)"
 )
-_N_STATUS = re.compile(r"^  (?P<n>\d{1,9}) ranks have status (?P<status>[A-Z]{4,8})")
-_N_REPORTED = re.compile(r"^  (?P<n>\d{1,9}) ranks reported (?P<error>.{1,80})$")
-_ERROR_KIND = re.compile(r"^  (?P<kind>Initialization|Asynchronous) errors? on \d{1,9} ranks?")
-_LAUNCHED = re.compile(r"^ has (?:launched up to operation (?P<count>\d{1,20})|not launched any)")
-_HAS_STATUS = re.compile(r"^ has status (?P<status>[A-Z]{4,8})")
-_REPORTED = re.compile(r"^ reported (?P<error>.{1,80})$")
+_N_STATUS = LazyPattern(r"^  (?P<n>\d{1,9}) ranks have status (?P<status>[A-Z]{4,8})")
+_N_REPORTED = LazyPattern(r"^  (?P<n>\d{1,9}) ranks reported (?P<error>.{1,80})$")
+_ERROR_KIND = LazyPattern(r"^  (?P<kind>Initialization|Asynchronous) errors? on \d{1,9} ranks?")
+_LAUNCHED = LazyPattern(r"^ has (?:launched up to operation (?P<count>\d{1,20})|not launched any)")
+_HAS_STATUS = LazyPattern(r"^ has status (?P<status>[A-Z]{4,8})")
+_REPORTED = LazyPattern(r"^ reported (?P<error>.{1,80})$")
 _MAX_BLANKS = 2
 
 

@@ -36,6 +36,7 @@ from nccl_doctor.facts.gpu import (
     MigDevice,
     SmiError,
 )
+from nccl_doctor.parse._lazy import LazyPattern
 from nccl_doctor.parse._nvsmi import (
     bus_id,
     compute_mode,
@@ -49,36 +50,36 @@ from nccl_doctor.parse._values import cite
 from nccl_doctor.parse.base import BlockParser
 
 TOOL = "nvidia-smi"
-_BORDER = re.compile(r"^\+[-+=]{20,}\+?$")
-_HEADER = re.compile(r"NVIDIA-SMI\s+(?P<smi>\d[\w.-]*)")
-_DRIVER = re.compile(r"Driver Version:\s*(?P<v>[^\s|]+)")
-_CUDA = re.compile(r"CUDA Version:\s*(?P<v>[^\s|]+)")
-_GPU_ROW = re.compile(
+_BORDER = LazyPattern(r"^\+[-+=]{20,}\+?$")
+_HEADER = LazyPattern(r"NVIDIA-SMI\s+(?P<smi>\d[\w.-]*)")
+_DRIVER = LazyPattern(r"Driver Version:\s*(?P<v>[^\s|]+)")
+_CUDA = LazyPattern(r"CUDA Version:\s*(?P<v>[^\s|]+)")
+_GPU_ROW = LazyPattern(
     r"^\|\s*\d{1,4}\s+\S.*\|\s*[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d"
 )
 # Cells end in free text and padding: each pattern matches a run of spaces one way only
 # (a lazy ``.*?`` before ``\s*$``, or ``\s*X?\s*``, would try every split of a long run).
 #: The first cell of a GPU row: its index, then the name and the persistence mode (see _gpu_cell).
-_GPU_INDEX = re.compile(r"\s*(?P<index>\d{1,4})(?P<gap>\s+)")
+_GPU_INDEX = LazyPattern(r"\s*(?P<index>\d{1,4})(?P<gap>\s+)")
 _PERSISTENCE = ("On", "Off", "N/A", "WDDM", "TCC", "ERR!")
-_BUS_CELL = re.compile(r"^\s*(?P<bus>\S+)(?:\s+(?P<disp>On|Off|N/A|ERR!))?\s*$")
-_PROC_NEW = re.compile(
+_BUS_CELL = LazyPattern(r"^\s*(?P<bus>\S+)(?:\s+(?P<disp>On|Off|N/A|ERR!))?\s*$")
+_PROC_NEW = LazyPattern(
     r"^\s*(?P<gpu>\d{1,4}|N/A)\s+(?P<gi>\d{1,6}|N/A|-)\s+(?P<ci>\d{1,6}|N/A|-)\s+"
     r"(?P<pid>\d{1,10})\s+(?P<type>[A-Z](?:\+[A-Z])*)(?:\s+(?P<rest>\S(?:.*\S)?))?\s*$"
 )
-_PROC_OLD = re.compile(
+_PROC_OLD = LazyPattern(
     r"^\s*(?P<gpu>\d{1,4}|N/A)\s+(?P<pid>\d{1,10})\s+(?P<type>[A-Z](?:\+[A-Z])*)"
     r"(?:\s+(?P<rest>\S(?:.*\S)?))?\s*$"
 )
-_CUT_ROW = re.compile(r"^\s*(?P<gpu>\d{1,4})(?:\s+(?:\d{1,6}|N/A|-)){0,2}(?:\s+\d{1,10})?\s*$")
-_MEM_TOKEN = re.compile(r"\d{1,12}MiB|N/A|\[N/A\]|\d{0,12}\.{2,3}")
-_PROC_HEAD = re.compile(r"^\|\s*GPU\s+(?:GI\s+CI\s+)?PID\s+Type")
-_MIG_HEAD = re.compile(r"^\|\s*GPU\s+GI\s+CI\s+MIG")
-_MIG_ROW = re.compile(
+_CUT_ROW = LazyPattern(r"^\s*(?P<gpu>\d{1,4})(?:\s+(?:\d{1,6}|N/A|-)){0,2}(?:\s+\d{1,10})?\s*$")
+_MEM_TOKEN = LazyPattern(r"\d{1,12}MiB|N/A|\[N/A\]|\d{0,12}\.{2,3}")
+_PROC_HEAD = LazyPattern(r"^\|\s*GPU\s+(?:GI\s+CI\s+)?PID\s+Type")
+_MIG_HEAD = LazyPattern(r"^\|\s*GPU\s+GI\s+CI\s+MIG")
+_MIG_ROW = LazyPattern(
     r"^\s*(?P<gpu>\d{1,4})\s+(?P<gi>\d{1,6})\s+(?P<ci>\d{1,6})\s+(?P<dev>\d{1,6})\s*$"
 )
-_POWER_SPLIT = re.compile(r"(?<!\s)\s+/\s+|(?<=W)/")
-_MEMORY = re.compile(r"^\s*(?P<used>\S+)\s*/\s*(?P<total>\S+)\s*$")
+_POWER_SPLIT = LazyPattern(r"(?<!\s)\s+/\s+|(?<=W)/")
+_MEMORY = LazyPattern(r"^\s*(?P<used>\S+)\s*/\s*(?P<total>\S+)\s*$")
 _ERROR_LINES = (
     ("NVIDIA-SMI has failed", "no_driver"),
     ("Failed to initialize NVML: Driver/library version mismatch", "version_mismatch"),
@@ -86,8 +87,8 @@ _ERROR_LINES = (
     ("No devices were found", "no_devices"),
     ("Unable to determine the device handle", "device_handle"),
 )
-_NVML_VERSION = re.compile(r"NVML library version:\s*(?P<v>\S+)")
-_HANDLE_INDEX = re.compile(r"for GPU\s*(?P<index>\d{1,4}):(?:\s|$)")
+_NVML_VERSION = LazyPattern(r"NVML library version:\s*(?P<v>\S+)")
+_HANDLE_INDEX = LazyPattern(r"for GPU\s*(?P<index>\d{1,4}):(?:\s|$)")
 _MAX_BLANKS = 2
 
 

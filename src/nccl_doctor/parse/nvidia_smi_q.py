@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from nccl_doctor.evidence.lines import Line
 from nccl_doctor.facts.base import Fact
 from nccl_doctor.facts.gpu import DriverInfo, Gpu, GpuProcessTable
+from nccl_doctor.parse._lazy import LazyPattern
 from nccl_doctor.parse._nvsmi import (
     Record,
     bus_id,
@@ -35,15 +36,15 @@ from nccl_doctor.parse._values import cite
 from nccl_doctor.parse.base import BlockParser
 
 TOOL = "nvidia-smi-q"
-_BANNER = re.compile(r"^=+\s*NVSMI LOG\s*=+$")
-_GPU = re.compile(r"^GPU\s+(?P<bus>[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])$")
+_BANNER = LazyPattern(r"^=+\s*NVSMI LOG\s*=+$")
+_GPU = LazyPattern(r"^GPU\s+(?P<bus>[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])$")
 #: Key and value end in a non-space (a lazy ``.*?`` before ``\s*`` would retry every split
 #: of a long run of spaces).
-_KV = re.compile(r"^(?P<key>[^:\s](?:[^:]*[^:\s])?)\s*:(?:\s+(?P<value>\S(?:.*\S)?))?\s*$")
-_KV_STRICT = re.compile(r"^[^:\s][^:]*?\s:(?:\s|$)")
-_HEADER = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ./()_+&-]{0,60}$")
-_ELISION = re.compile(r"^(?:\[\s*(?:\.{2,}|…)\s*\]|\.{3,}|…)$")
-_TOP_START = re.compile(r"^(?:Timestamp|Driver Version|Attached GPUs|CUDA Version)\s+:")
+_KV = LazyPattern(r"^(?P<key>[^:\s](?:[^:]*[^:\s])?)\s*:(?:\s+(?P<value>\S(?:.*\S)?))?\s*$")
+_KV_STRICT = LazyPattern(r"^[^:\s][^:]*?\s:(?:\s|$)")
+_HEADER = LazyPattern(r"^[A-Za-z0-9][A-Za-z0-9 ./()_+&-]{0,60}$")
+_ELISION = LazyPattern(r"^(?:\[\s*(?:\.{2,}|…)\s*\]|\.{3,}|…)$")
+_TOP_START = LazyPattern(r"^(?:Timestamp|Driver Version|Attached GPUs|CUDA Version)\s+:")
 _MAX_BLANKS = 2
 _TAB = 4
 

@@ -16,13 +16,13 @@ same fields as ``-q``.
 
 from __future__ import annotations
 
-import re
 import xml.etree.ElementTree as ET  # safe here: DOCTYPE/ENTITY lines never reach the parser
 from collections.abc import Sequence
 
 from nccl_doctor.evidence.lines import Line
 from nccl_doctor.facts.base import Fact
 from nccl_doctor.facts.gpu import DriverInfo, GpuProcessTable
+from nccl_doctor.parse._lazy import LazyPattern
 from nccl_doctor.parse._nvsmi import (
     Record,
     bus_id,
@@ -39,9 +39,9 @@ TOOL = "nvidia-smi-xml"
 _ROOT = "nvidia_smi_log"
 _END = "</nvidia_smi_log>"
 #: Bounded: a long run of ``<?xml`` without ``>`` would be scanned from each.
-_DECL = re.compile(r"<\?xml[^>]{0,4096}\?>")
-_DOCTYPE = re.compile(r"<!DOCTYPE[^>\[]{0,4096}(?:\[[^\]]{0,4096}\])?\s*>")
-_CONTENT = re.compile(r"^[\w .:/()+%,-]{1,120}$")
+_DECL = LazyPattern(r"<\?xml[^>]{0,4096}\?>")
+_DOCTYPE = LazyPattern(r"<!DOCTYPE[^>\[]{0,4096}(?:\[[^\]]{0,4096}\])?\s*>")
+_CONTENT = LazyPattern(r"^[\w .:/()+%,-]{1,120}$")
 _SKIP = frozenset({"processes", "accounted_processes", "mig_devices", "supported_clocks"})
 _MAX_BLANKS = 3
 _MAX_CONTENT = 3

@@ -16,22 +16,23 @@ from nccl_doctor.evidence.lines import Line
 from nccl_doctor.facts.base import Fact
 from nccl_doctor.facts.topology import NvLink, NvLinkAllInactive, NvLinkErrorCount
 from nccl_doctor.parse._blocktext import strip_ansi, to_float, to_int, trailing_blanks
+from nccl_doctor.parse._lazy import LazyPattern
 from nccl_doctor.parse._values import cite
 from nccl_doctor.parse.base import BlockParser
 
 #: The command as the last thing on its line, so prose that only mentions it starts nothing.
-_COMMAND = re.compile(r"nvidia-smi\s+nvlink(?:\s+-{1,2}[\w-]+(?:[ =]\d+)?)*[\"'`]?\s*$")
-_GPU = re.compile(r"^\s*GPU (?P<index>\d{1,4}): (?P<rest>.*)$")
-_LINK = re.compile(r"^\s*Link (?P<link>\d{1,4}):(?P<rest>.*)$")
-_LINKS = re.compile(r"^\s*Links? \d")
-_SPEED = re.compile(r"^(?P<speed>\d+(?:\.\d+)?) GB/s$")
-_COUNTER = re.compile(
+_COMMAND = LazyPattern(r"nvidia-smi\s+nvlink(?:\s+-{1,2}[\w-]+(?:[ =]\d+)?)*[\"'`]?\s*$")
+_GPU = LazyPattern(r"^\s*GPU (?P<index>\d{1,4}): (?P<rest>.*)$")
+_LINK = LazyPattern(r"^\s*Link (?P<link>\d{1,4}):(?P<rest>.*)$")
+_LINKS = LazyPattern(r"^\s*Links? \d")
+_SPEED = LazyPattern(r"^(?P<speed>\d+(?:\.\d+)?) GB/s$")
+_COUNTER = LazyPattern(
     r"^(?P<name>[A-Za-z][\w ./-]*?(?:Errors?|BER|events?|discards?)):\s*(?P<value>.*)$",
     re.IGNORECASE,
 )
-_ALL_INACTIVE = re.compile(r"Unable to retrieve NVLink information", re.IGNORECASE)
-_ELISION = re.compile(r"^\s*(?:\.{2,}|…+|\[\.\.\.\])\s*$")
-_UUID = re.compile(r"^(?:GPU|MIG)-[0-9a-fA-F-]{8,}$")
+_ALL_INACTIVE = LazyPattern(r"Unable to retrieve NVLink information", re.IGNORECASE)
+_ELISION = LazyPattern(r"^\s*(?:\.{2,}|…+|\[\.\.\.\])\s*$")
+_UUID = LazyPattern(r"^(?:GPU|MIG)-[0-9a-fA-F-]{8,}$")
 _MAX_BLANKS = 2
 
 

@@ -27,36 +27,36 @@ Dumps of several ranks interleaved in one log are kept apart by rank.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import ClassVar
 
 from nccl_doctor.evidence.lines import Line
 from nccl_doctor.facts.base import Fact
 from nccl_doctor.facts.stacks import Frame, StackCapture, ThreadStack
+from nccl_doctor.parse._lazy import LazyPattern
 from nccl_doctor.parse._runtext import body, to_float, to_int
 from nccl_doctor.parse._values import cite
 from nccl_doctor.parse.base import StreamParser
 
 KIND = "py-stacks"
 _HEADER = "# nccl-doctor stacks:"
-_FH_THREAD = re.compile(
+_FH_THREAD = LazyPattern(
     r"^(?P<current>Current thread|Thread) (?P<tid>0x[0-9a-fA-F]{1,20})"
     r"(?: \[(?P<name>[^\]]{0,200})\])? \(most recent call first\):\s*$"
 )
-_FH_STACK = re.compile(r"^Stack \(most recent call first\):\s*$")
-_FH_FRAME = re.compile(
+_FH_STACK = LazyPattern(r"^Stack \(most recent call first\):\s*$")
+_FH_FRAME = LazyPattern(
     r'^\s+File "(?P<file>[^"]{0,1000})", line (?P<line>\d{1,9}) in (?P<func>\S.{0,300})$'
 )
-_SPY_THREAD = re.compile(
+_SPY_THREAD = LazyPattern(
     r"^Thread (?P<tid>0x[0-9a-fA-F]{1,20}|\d{1,12}) \((?P<state>[\w+]{1,40})\)"
     r'(?:: "(?P<name>[^"]{0,200})")?\s*$'
 )
-_SPY_FRAME = re.compile(
+_SPY_FRAME = LazyPattern(
     r"^\s+(?P<func>\S.{0,300}?) \((?P<file>[^()]{1,1000}?):(?P<line>\d{1,9})\)\s*$"
 )
-_SPY_DETAIL = re.compile(r"^\s{6,}\S")  # --locals / Arguments: lines under a frame
-_FIELD = re.compile(r"(?<!\w)(\w+)=(\S*)")
+_SPY_DETAIL = LazyPattern(r"^\s{6,}\S")  # --locals / Arguments: lines under a frame
+_FIELD = LazyPattern(r"(?<!\w)(\w+)=(\S*)")
 _MAX_FRAMES = 300
 _MAX_OPEN = 1024
 

@@ -26,27 +26,28 @@ from nccl_doctor.parse._blocktext import (
     to_int,
     trailing_blanks,
 )
+from nccl_doctor.parse._lazy import LazyPattern
 from nccl_doctor.parse._values import cite
 
 #: The command as the last thing on its line (a prompt, ``sudo`` or a wrapper may come first),
 #: so prose that only mentions it starts nothing.
-_COMMAND = re.compile(r"nvidia-smi\s+topo\s+(?:-m|-mp|--matrix|--matrix_pci)[\"'`]?\s*$")
-_WRAPPER = re.compile(
+_COMMAND = LazyPattern(r"nvidia-smi\s+topo\s+(?:-m|-mp|--matrix|--matrix_pci)[\"'`]?\s*$")
+_WRAPPER = LazyPattern(
     r"^\s*\d{4}[/-]\d\d[/-]\d\d[ T]\d\d:\d\d:\d\d\S*\s+(?P<host>[\w.-]+)\s.*nvidia-smi"
 )
-_PROMPT = re.compile(
+_PROMPT = LazyPattern(
     r"^\s*[\w.-]+@(?P<host>[\w.-]+)[:\s][^#$]*[#$]\s*(?:sudo\s+)?nvidia-smi\s+topo"
 )
-_PREFIX = re.compile(r"^\s*(?P<host>[A-Za-z][\w.-]*):\s+(?=\S)")
-_DEVICE = re.compile(r"^(?:GPU\d+|NIC\d+|mlx\d+_\w+|[a-z][\w.-]*\d)$")
-_GPU = re.compile(r"^GPU(\d+)$")
-_CELL = re.compile(r"^(?:X|[A-Z][A-Z0-9]{1,7})$")
+_PREFIX = LazyPattern(r"^\s*(?P<host>[A-Za-z][\w.-]*):\s+(?=\S)")
+_DEVICE = LazyPattern(r"^(?:GPU\d+|NIC\d+|mlx\d+_\w+|[a-z][\w.-]*\d)$")
+_GPU = LazyPattern(r"^GPU(\d+)$")
+_CELL = LazyPattern(r"^(?:X|[A-Z][A-Z0-9]{1,7})$")
 _KNOWN_LINKS = ("SYS", "NODE", "PHB", "PXB", "PIX", "SOC", "PSB")
-_NV = re.compile(r"^NV(\d+)$")
-_LEGEND_ENTRY = re.compile(r"^\s*\S{1,8}\s*=\s+\S")
-_NIC_ENTRY = re.compile(r"^\s*(?P<nic>NIC\d+)\s*:\s*(?P<name>\S+)\s*$")
-_AFFINITY_COLUMNS = re.compile(r"CPU Affinity|NUMA Affinity|GPU NUMA ID|\S+(?: \S+)*")
-_CPU_LIST = re.compile(r"^\d+(?:-\d+)?(?:,\d+(?:-\d+)?)*$")
+_NV = LazyPattern(r"^NV(\d+)$")
+_LEGEND_ENTRY = LazyPattern(r"^\s*\S{1,8}\s*=\s+\S")
+_NIC_ENTRY = LazyPattern(r"^\s*(?P<nic>NIC\d+)\s*:\s*(?P<name>\S+)\s*$")
+_AFFINITY_COLUMNS = LazyPattern(r"CPU Affinity|NUMA Affinity|GPU NUMA ID|\S+(?: \S+)*")
+_CPU_LIST = LazyPattern(r"^\d+(?:-\d+)?(?:,\d+(?:-\d+)?)*$")
 _MAX_BLANKS = 3
 
 

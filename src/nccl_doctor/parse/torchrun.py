@@ -19,7 +19,6 @@ constructs span lines and keep the parser ``open``:
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
@@ -28,20 +27,21 @@ from nccl_doctor.facts.base import Fact
 from nccl_doctor.facts.run import ChildFailure
 from nccl_doctor.parse._c10d import classify, context, nccl_report, options_facts
 from nccl_doctor.parse._cuda import CUDA_KEYWORDS
+from nccl_doctor.parse._lazy import LazyPattern
 from nccl_doctor.parse._runtext import body, clip, signal_of, to_int
 from nccl_doctor.parse._values import cite
 from nccl_doctor.parse.base import StreamParser
 from nccl_doctor.parse.traceback import TracebackParser
 
-_TITLE = re.compile(r"(?P<script>[^\s\[].{0,500}?) FAILED\s*")
-_DELIM = re.compile(r"(?P<c>[-=*])(?P=c){3,}")
-_ENTRY = re.compile(r"\[(?P<idx>\d{1,7})\]:")
-_FIELD = re.compile(r"\s+(?P<k>time|host|rank|exitcode|error_file|traceback|msg)\s*: ?(?P<v>.*)")
-_RANK_VALUE = re.compile(r"(?P<r>-?\d{1,9})(?: \(local_rank: (?P<lr>-?\d{1,9})\))?")
-_EXIT_VALUE = re.compile(r"(?P<c>-?\d{1,9})(?: \(pid: (?P<pid>\d{1,9})\))?")
+_TITLE = LazyPattern(r"(?P<script>[^\s\[].{0,500}?) FAILED\s*")
+_DELIM = LazyPattern(r"(?P<c>[-=*])(?P=c){3,}")
+_ENTRY = LazyPattern(r"\[(?P<idx>\d{1,7})\]:")
+_FIELD = LazyPattern(r"\s+(?P<k>time|host|rank|exitcode|error_file|traceback|msg)\s*: ?(?P<v>.*)")
+_RANK_VALUE = LazyPattern(r"(?P<r>-?\d{1,9})(?: \(local_rank: (?P<lr>-?\d{1,9})\))?")
+_EXIT_VALUE = LazyPattern(r"(?P<c>-?\d{1,9})(?: \(pid: (?P<pid>\d{1,9})\))?")
 _OLD_OPTIONS = "ProcessGroupNCCL initialized with following options"
-_OPTION_LINE = re.compile(r"(?P<k>[A-Za-z_][\w()]{0,60})\s*[:=]\s*(?P<v>\S.{0,200})")
-_RESULT = re.compile(r"\s*nccl[A-Z]\w{2,40}: ")
+_OPTION_LINE = LazyPattern(r"(?P<k>[A-Za-z_][\w()]{0,60})\s*[:=]\s*(?P<v>\S.{0,200})")
+_RESULT = LazyPattern(r"\s*nccl[A-Z]\w{2,40}: ")
 _MAX_ENTRY_LINES = 300
 _MAX_OPTION_LINES = 40
 _REACH = 20

@@ -36,7 +36,6 @@ exception yields the same typed facts as when glog prints it, plus an
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -44,15 +43,16 @@ from nccl_doctor.evidence.lines import Line
 from nccl_doctor.facts.base import Fact
 from nccl_doctor.facts.run import CppException, PythonTraceback
 from nccl_doctor.parse._c10d import classify, nccl_report
+from nccl_doctor.parse._lazy import LazyPattern
 from nccl_doctor.parse._runtext import body, clip, to_int
 from nccl_doctor.parse._values import cite
 from nccl_doctor.parse.base import StreamParser
 
 _HEADER = "Traceback (most recent call last)"
-_FRAME = re.compile(
+_FRAME = LazyPattern(
     r'File "(?P<file>[^"]{0,1000})", line (?P<line>\d{1,9})(?:, in (?P<func>.{1,300}))?'
 )
-_EXC = re.compile(
+_EXC = LazyPattern(
     r"(?P<type>[A-Za-z_][\w.]{0,200}?(?:\.<locals>\.[\w.]{1,100})?)(?::(?: (?P<msg>.*)|\s*)|\s*)"
 )
 #: What stands for frames cut out of a pasted traceback.
@@ -61,9 +61,9 @@ _CHAIN = (
     "During handling of the above exception",
     "The above exception was the direct cause",
 )
-_TERMINATE = re.compile(r"terminate called after throwing an instance of '(?P<type>[^']{1,200})'")
-_WHAT = re.compile(r"^\s*what\(\):\s*(?P<msg>.*)$")
-_STOP = re.compile(
+_TERMINATE = LazyPattern(r"terminate called after throwing an instance of '(?P<type>[^']{1,200})'")
+_WHAT = LazyPattern(r"^\s*what\(\):\s*(?P<msg>.*)$")
+_STOP = LazyPattern(
     r"(?:[IWEF]\d{4} \d\d:\d\d|\[[IWEF]\d{0,4}[ \]]|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]*:"
     r"|\[\d{4}-\d\d-\d\d|-- Process \d+ terminated|={4,}|\*{4,}|-{10,}|NCCL (?:INFO|WARN) "
     r"|terminate called|Traceback \(most recent call last\)"

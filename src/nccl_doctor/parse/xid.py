@@ -22,41 +22,42 @@ from typing import ClassVar
 from nccl_doctor.evidence.lines import Line
 from nccl_doctor.facts.base import Fact
 from nccl_doctor.facts.host import KernelGpuMessage, XidEvent
+from nccl_doctor.parse._lazy import LazyPattern
 from nccl_doctor.parse._runtext import clip, to_int, who
 from nccl_doctor.parse._values import cite
 from nccl_doctor.parse.base import StreamParser
 
 _BUS = r"[0-9a-fA-F]{1,8}:[0-9a-fA-F]{1,2}:[0-9a-fA-F]{1,2}(?:\.[0-7])?"
-_XID = re.compile(rf"^Xid \((?:PCI:)?(?P<bus>{_BUS})\): (?P<xid>\d{{1,6}})(?:, ?(?P<detail>.*))?$")
-_SXID = re.compile(
+_XID = LazyPattern(rf"^Xid \((?:PCI:)?(?P<bus>{_BUS})\): (?P<xid>\d{{1,6}})(?:, ?(?P<detail>.*))?$")
+_SXID = LazyPattern(
     rf"nvidia-nvswitch\d{{0,4}}: SXid \((?:PCI:)?(?P<bus>{_BUS})\): (?P<xid>\d{{1,6}})"
     r"(?:, ?(?P<detail>.*))?$"
 )
-_PID = re.compile(r"\bpid=(?:'?<unknown>'?|'?(?P<pid>\d{1,9})'?)")
-_NAME = re.compile(r"\bname=(?P<name>[^,]{0,100})")
-_CHANNEL = re.compile(r"\b(?:Ch|Channel ID|ChID) (?P<ch>[0-9a-fA-F]{2,8})\b")
-_CAUSED = re.compile(r"caused by previous Xid (?P<x>\d{1,6})")
-_LEADING = re.compile(
+_PID = LazyPattern(r"\bpid=(?:'?<unknown>'?|'?(?P<pid>\d{1,9})'?)")
+_NAME = LazyPattern(r"\bname=(?P<name>[^,]{0,100})")
+_CHANNEL = LazyPattern(r"\b(?:Ch|Channel ID|ChID) (?P<ch>[0-9a-fA-F]{2,8})\b")
+_CAUSED = LazyPattern(r"caused by previous Xid (?P<x>\d{1,6})")
+_LEADING = LazyPattern(
     r"^(?:pid=[^,]*|name=[^,]*|Ch [0-9a-fA-F]{2,8}|Channel ID [0-9a-fA-F]{2,8}"
     r"|intr [0-9a-fA-F]{1,8})[,.]?\s*"
 )
-_IDENTITY = re.compile(rf"^GPU at (?:PCI:)?(?P<bus>{_BUS}): (?P<uuid>GPU-[0-9a-fA-F-]{{8,40}})")
-_SERIAL = re.compile(r"^GPU Board Serial Number: (?P<s>\S{1,40})")
-_GPU_BUS = re.compile(rf"^GPU (?P<bus>{_BUS}): (?P<msg>.*)$")
-_GPU_LABEL = re.compile(r"^(?P<label>GPU\d{1,4}) (?P<msg>.*)$")
-_THE_GPU = re.compile(rf"^The NVIDIA GPU (?P<bus>{_BUS})(?P<rest>.*)$")
-_PCI_ID = re.compile(r"PCI ID: (?P<id>[0-9a-fA-F]{4}:[0-9a-fA-F]{4})")
-_CLIENT = re.compile(r"API mismatch: the client has the version (?P<v>[\w.-]{1,40}), but")
-_MODULE_V = re.compile(r"this kernel module has the version (?P<v>\d[\w.-]{0,39}?)\.?(?:\s|$)")
-_LOADING = re.compile(
+_IDENTITY = LazyPattern(rf"^GPU at (?:PCI:)?(?P<bus>{_BUS}): (?P<uuid>GPU-[0-9a-fA-F-]{{8,40}})")
+_SERIAL = LazyPattern(r"^GPU Board Serial Number: (?P<s>\S{1,40})")
+_GPU_BUS = LazyPattern(rf"^GPU (?P<bus>{_BUS}): (?P<msg>.*)$")
+_GPU_LABEL = LazyPattern(r"^(?P<label>GPU\d{1,4}) (?P<msg>.*)$")
+_THE_GPU = LazyPattern(rf"^The NVIDIA GPU (?P<bus>{_BUS})(?P<rest>.*)$")
+_PCI_ID = LazyPattern(r"PCI ID: (?P<id>[0-9a-fA-F]{4}:[0-9a-fA-F]{4})")
+_CLIENT = LazyPattern(r"API mismatch: the client has the version (?P<v>[\w.-]{1,40}), but")
+_MODULE_V = LazyPattern(r"this kernel module has the version (?P<v>\d[\w.-]{0,39}?)\.?(?:\s|$)")
+_LOADING = LazyPattern(
     r"loading NVIDIA UNIX (?P<open>Open )?(?:\w{1,12} )?Kernel Module(?: for \w{1,12})?"
     r"\s+(?P<v>\d{2,4}\.\d{1,4}(?:\.\d{1,4})?)"
 )
-_MODULE = re.compile(r"nvidia[-_](?P<m>peermem|uvm)")
-_MODULE_ERR = re.compile(
+_MODULE = LazyPattern(r"nvidia[-_](?P<m>peermem|uvm)")
+_MODULE_ERR = LazyPattern(
     r"Unknown symbol|disagrees|could not insert|not found|Invalid|ERROR|[Ee]rror|[Ff]ail"
 )
-_ERRORISH = re.compile(r"[Ee]rror|[Ff]ail|[Tt]imeout|timed out|not responding|fallen off")
+_ERRORISH = LazyPattern(r"[Ee]rror|[Ff]ail|[Tt]imeout|timed out|not responding|fallen off")
 
 
 def bus_id(text: str | None) -> str | None:

@@ -26,10 +26,12 @@ from __future__ import annotations
 import functools
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
+from nccl_doctor.cache import kept
 from nccl_doctor.knowledge.cuda_errors import CUDA_CLASSES
 
 LIBRARIES = (
@@ -244,8 +246,7 @@ def validate(sig: Signature, *, patterns: bool = True) -> list[str]:
     return problems
 
 
-def _read(library: str) -> list[Signature]:
-    text = resources.files(__name__).joinpath(f"{library}.jsonl").read_text(encoding="utf-8")
+def _read(library: str, text: str) -> list[Signature]:
     out: list[Signature] = []
     for lineno, line in enumerate(text.splitlines(), 1):
         if not line.strip():
@@ -262,6 +263,37 @@ def _read(library: str) -> list[Signature]:
     return out
 
 
+#: The fields of a signature, in the order a kept row holds them (every field: one added to
+#: :class:`Signature` is kept too).
+_FIELDS = tuple(f.name for f in fields(Signature))
+
+
+def _rows(files: list[tuple[str, bytes]]) -> tuple[tuple[Any, ...], ...]:
+    """Every signature of ``files`` (library, bytes), validated, as a row of its fields."""
+    out: list[tuple[Any, ...]] = []
+    seen: set[str] = set()
+    for library, data in files:
+        for sig in _read(library, data.decode("utf-8")):
+            if sig.id in seen:
+                raise SignatureError(f"{library}.jsonl: duplicate id {sig.id}")
+            seen.add(sig.id)
+            v = sig.versions
+            out.append(
+                tuple(
+                    (v.first, v.last, v.seen) if name == "versions" else getattr(sig, name)
+                    for name in _FIELDS
+                )
+            )
+    return tuple(out)
+
+
+def _signature(row: tuple[Any, ...]) -> Signature:
+    """The signature of a row of :func:`_rows`."""
+    values = dict(zip(_FIELDS, row, strict=True))
+    first, last, seen = values.pop("versions")
+    return Signature(versions=Versions(first=first, last=last, seen=seen), **values)
+
+
 @functools.cache
 def load_signatures() -> tuple[Signature, ...]:
     """Every signature of every library, validated, in file order (cached).
@@ -269,17 +301,25 @@ def load_signatures() -> tuple[Signature, ...]:
     Raises :class:`SignatureError` on a malformed line or a duplicate id. The
     patterns are not compiled here (1,300 of them cost half a second of every
     diagnosis): each compiles on first use (:meth:`Signature.compiled`), and
-    the tests hold every shipped pattern to :func:`validate`'s checks.
+    the tests hold every shipped pattern to :func:`validate`'s checks. What
+    the files and this module's code make of them is kept between runs
+    (:func:`nccl_doctor.cache.kept`; reading and checking the 1 MB of JSON
+    lines cost ~45 ms a run).
     """
-    out: list[Signature] = []
-    seen: set[str] = set()
-    for library in LIBRARIES:
-        for sig in _read(library):
-            if sig.id in seen:
-                raise SignatureError(f"{library}.jsonl: duplicate id {sig.id}")
-            seen.add(sig.id)
-            out.append(sig)
-    return tuple(out)
+    here = Path(__file__).parent
+    try:  # beside this module, where the package is a folder (~1 ms a file through resources)
+        code = Path(__file__).read_bytes()
+        files = [(library, (here / f"{library}.jsonl").read_bytes()) for library in LIBRARIES]
+    except OSError:
+        files = [
+            (library, resources.files(__name__).joinpath(f"{library}.jsonl").read_bytes())
+            for library in LIBRARIES
+        ]
+        rows = _rows(files)
+    else:
+        key = b"\0".join([code, *(data for _, data in files)])
+        rows = kept("signatures", key, lambda: _rows(files))
+    return tuple(_signature(row) for row in rows)
 
 
 @functools.cache

@@ -1,0 +1,284 @@
+"""One source's lines, decoded, through the gate, the attributor and the parsers, into sections.
+
+Every line that is decoded passes one gate first (:class:`LineGate`): control
+characters and terminal escapes are stripped and secrets redacted, so no fact,
+citation or output format ever holds them. The attributor peels the prefixes
+that say who printed it; then a block in progress (a tool's table) or a
+stream parser with a construct open (a traceback) is offered the line first,
+then the parsers whose anchors the line holds (the bits of ``mask``, from the
+prefilter's scan), then free text keeps it, while the source is small (see
+:mod:`nccl_doctor.evidence.sections` for how lines make sections). A parser
+that raises is set aside for the rest of the source, with a note.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import TypeVar
+
+from nccl_doctor.evidence import chunks
+from nccl_doctor.evidence.anchors import BLOCK_BITS, FLOOR_BITS, PARSER_BITS, mask_of
+from nccl_doctor.evidence.budgets import TEXT_MAX_LINES
+from nccl_doctor.evidence.intake import Note
+from nccl_doctor.evidence.lines import Attributor, Line
+from nccl_doctor.evidence.sections import TEXT_KIND, Section, SourceSummary
+from nccl_doctor.facts.base import Cite, Fact
+from nccl_doctor.facts.store import is_prose
+from nccl_doctor.facts.text import TextLine
+from nccl_doctor.parse import BLOCK_PARSERS, STREAM_PARSERS
+from nccl_doctor.parse.base import BlockParser, StreamParser
+from nccl_doctor.redact import LineGate
+
+T = TypeVar("T")
+
+#: A fence line: the fence and at most an info string (not Python's ``~~~^^^`` carets).
+_FENCE = re.compile(r"\s*(?:```+|~~~+)\s*(?:[\w+.-]+\s*)?$")
+
+
+class LineDispatch:
+    """The lines of one source -> parsers -> sections; :class:`~.source.SourceReader` reads
+    the bytes and says which lines to decode."""
+
+    def __init__(self, name: str, default_rank: int | None, notes: list[Note]) -> None:
+        self.name = name
+        self.notes = notes
+        self.summary = SourceSummary(name)
+        self.attributor = Attributor(name, default_rank)
+        self.gate = LineGate()
+        self.blocks: list[BlockParser] = [cls() for cls in BLOCK_PARSERS]
+        self.streams: list[StreamParser] = [cls() for cls in STREAM_PARSERS]
+        self.broken: set[str] = set()
+        self.sections: list[Section] = []
+        self.segment: dict[str, Section] = {}
+        self.block: list[Line] | None = None
+        self.block_parser: BlockParser | None = None
+        self.block_cut = False
+        self.any_open = False
+        #: the stream parsers with a construct open (only feeding one changes whether it is)
+        self.open_kinds: set[str] = set()
+        #: the anchor groups whose lines are still read (the reader drops spent budgets' bits)
+        self.wanted = -1
+        #: the info anchors of the kinds whose budget ended: never kept as free text, or only
+        #: in a person's sentence (see StreamParser.info_in_prose)
+        self.spent_output: tuple[str, ...] = ()
+        self.spent_prose: tuple[str, ...] = ()
+        #: the timestamp of each line read that had one, by line number
+        self.times: dict[int, tuple[float, str | None]] = {}
+        #: whether unclaimed lines are kept as free text (a small source), and how many were
+        self.text = False
+        self.text_lines = 0
+        self.cut_lines = 0
+        self.fenced = False
+
+    # -- one line --------------------------------------------------------
+    def _cut(self) -> None:
+        self.cut_lines += 1
+
+    def _line(self, number: int, data: bytes | bytearray, mask: int) -> None:
+        """Read one line; ``mask`` has the bits of the anchor groups it holds (0: none)."""
+        if len(data) > chunks.LINE_MAX_BYTES:  # one that fit in a chunk (longer ones are cut there)
+            data = data[: chunks.LINE_MAX_BYTES]
+            self._cut()
+        decoded = data.decode("utf-8", "replace")
+        decoded = decoded.removesuffix("\r")
+        if "\r" in decoded:
+            decoded = decoded.replace("\r", " ")
+        raw = self.gate(number, decoded)
+        if mask and raw != decoded:
+            # the gate took something out: what is left (a floor line only as the scan found it)
+            mask = mask_of(raw) & self.wanted & (mask | ~FLOOR_BITS)
+        line = self.attributor.line(number, raw)
+        if line.time_s is not None:
+            self.times[number] = (line.time_s, line.clock)
+        if _FENCE.match(line.text):
+            self._close_block()
+            self.segment = {}
+            self.fenced = not self.fenced
+            return
+        if self.block is not None and self.block_parser is not None:
+            if len(self.block) >= self.block_parser.max_lines:
+                self.block_cut = True
+            elif self._accepts(self.block_parser, line, self.block):
+                self.block.append(line)
+                return
+            self._close_block()
+        tried: set[str] = set()
+        if self.any_open:
+            for parser in self.streams:
+                if parser.open and parser.kind not in self.broken:
+                    tried.add(parser.kind)
+                    if self._feed(parser, line):
+                        return
+        if not mask:
+            self._unclaimed(line)
+            return
+        if mask & BLOCK_BITS:
+            for bit, block_parser in enumerate(self.blocks):
+                if block_parser.kind in self.broken:
+                    continue
+                if mask & (1 << bit) and self._starts(block_parser, line):
+                    self.segment = {}
+                    self.block, self.block_parser, self.block_cut = [line], block_parser, False
+                    return
+        for j, parser in enumerate(self.streams):
+            if parser.kind in tried or parser.kind in self.broken:
+                continue
+            # its anchors, or its informational ones while budgeted (see self.wanted)
+            if mask & PARSER_BITS[j] and self._feed(parser, line):
+                return
+        self._unclaimed(line)
+
+    def _past_budget(self, line: Line) -> bool:
+        """Whether ``line`` is an informational line of a kind whose budget ended (its coverage
+        note says the later ones were skipped): a small source is read line by line, and such
+        lines are not kept as free text either (a sentence naming a variable still is)."""
+        raw = line.raw
+        if any(a in raw for a in self.spent_output):
+            return True
+        return any(a in raw for a in self.spent_prose) and not is_prose(line.text)
+
+    def _unclaimed(self, line: Line) -> None:
+        """Keep a line no parser claimed as free text, while the source is small."""
+        if not self.text or not line.text.strip() or line.text.startswith("NCCL INFO"):
+            return  # NCCL's INFO lines no parser wanted are detail, not free text
+        if self._past_budget(line):
+            return
+        if self.text_lines >= TEXT_MAX_LINES:
+            self.text = False
+            self.notes.append(
+                Note(self.name, f"free text: kept the first {TEXT_MAX_LINES} unclaimed lines")
+            )
+            return
+        self.text_lines += 1
+        section = self.segment.get(TEXT_KIND)
+        if section is None:
+            section = self.segment[TEXT_KIND] = Section(
+                TEXT_KIND, self.name, line.number, line.number
+            )
+            self.sections.append(section)
+        section.end = line.number
+        section.line_count += 1
+        if line.rank is not None:
+            section.ranks.add(line.rank)
+        if line.host is not None:
+            section.hosts.add(line.host)
+        section.facts.append(
+            TextLine(
+                cite=Cite.of(line.source, line.number, line.raw),
+                rank=line.rank,
+                host=line.host,
+                text=line.text.strip(),
+                fenced=self.fenced,
+            )
+        )
+
+    # -- blocks ----------------------------------------------------------
+    def _close_block(self) -> None:
+        block, parser = self.block, self.block_parser
+        self.block, self.block_parser = None, None
+        if block is None or parser is None:
+            return
+        end = self._guarded(parser, lambda: parser.trim(block), len(block))
+        keep = block[: max(1, end if isinstance(end, int) else len(block))]
+        section = Section(parser.kind, self.name, keep[0].number, keep[-1].number)
+        section.line_count = len(keep)
+        section.ranks.update(x.rank for x in keep if x.rank is not None)
+        section.hosts.update(x.host for x in keep if x.host is not None)
+        section.facts = self._safe(parser, lambda: parser.parse(keep))
+        if not section.facts:
+            return  # looked like the tool's output but held nothing readable
+        self.summary.recognised_lines += len(keep)
+        self.sections.append(section)
+        if self.block_cut:
+            self.notes.append(
+                Note(
+                    self.name,
+                    f"{parser.kind} block at line {keep[0].number} cut at {parser.max_lines} lines",
+                )
+            )
+
+    def _accepts(self, parser: BlockParser, line: Line, block: list[Line]) -> bool:
+        return self._guarded(parser, lambda: parser.accepts(line, block), False, line.number)
+
+    def _starts(self, parser: BlockParser, line: Line) -> bool:
+        return self._guarded(parser, lambda: parser.starts(line), False, line.number)
+
+    # -- streams ---------------------------------------------------------
+    def _feed(self, parser: StreamParser, line: Line) -> bool:
+        try:
+            taken = parser.feed(line)
+            opened = parser.open
+        except Exception as exc:  # noqa: BLE001 -- a parser bug must not end the read
+            self._broke(parser.kind, line.number, exc)
+            self.open_kinds.discard(parser.kind)
+            self.any_open = bool(self.open_kinds)
+            return False
+        if taken:
+            section = self.segment.get(parser.kind)
+            if section is None:
+                section = Section(parser.kind, self.name, line.number, line.number)
+                self.segment[parser.kind] = section
+                self.sections.append(section)
+            section.end = line.number
+            section.line_count += 1
+            if line.rank is not None:
+                section.ranks.add(line.rank)
+            if line.host is not None:
+                section.hosts.add(line.host)
+            self.summary.recognised_lines += 1
+        self._attach(parser.kind, self._safe(parser, parser.take))
+        if opened:
+            self.open_kinds.add(parser.kind)
+        else:
+            self.open_kinds.discard(parser.kind)
+        self.any_open = bool(self.open_kinds)
+        return taken
+
+    def _attach(self, kind: str, facts: list[Fact]) -> None:
+        for fact in facts:
+            self._section_for(kind, fact.cite.line).facts.append(fact)
+
+    def _section_for(self, kind: str, number: int) -> Section:
+        for section in reversed(self.sections):
+            if section.kind == kind and section.start <= number:
+                return section
+        for section in self.sections:
+            if section.kind == kind:
+                return section
+        section = Section(kind, self.name, number, number)
+        self.sections.append(section)
+        return section
+
+    # -- safety ----------------------------------------------------------
+    def _guarded(
+        self,
+        parser: BlockParser | StreamParser,
+        call: Callable[[], T],
+        default: T,
+        number: int | None = None,
+    ) -> T:
+        """``call()``, or ``default`` when the parser raises (it is then set aside)."""
+        try:
+            return call()
+        except Exception as exc:  # noqa: BLE001 -- a parser bug must not end the read
+            self._broke(parser.kind, number, exc)
+            return default
+
+    def _safe(
+        self, parser: BlockParser | StreamParser, call: Callable[[], list[Fact]]
+    ) -> list[Fact]:
+        """The facts ``call`` returns, keeping only facts, or none when it raises."""
+        found: list[Fact] = self._guarded(parser, call, [])
+        return [f for f in found if isinstance(f, Fact)]
+
+    def _broke(self, kind: str, number: int | None, exc: Exception) -> None:
+        self.broken.add(kind)
+        where = f" at line {number}" if number is not None else ""
+        self.notes.append(
+            Note(
+                self.name,
+                f"internal error in the {kind} parser{where} "
+                f"({type(exc).__name__}: {exc}); the rest of this source was read without it",
+            )
+        )

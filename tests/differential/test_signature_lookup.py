@@ -1,0 +1,67 @@
+"""The signature lookup finds a text's candidates by their words, and answers as trying each
+indexed signature in order would."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from nccl_doctor.differential import signatures
+from nccl_doctor.differential.signatures import signature_of
+from nccl_doctor.facts.literals import holds
+from nccl_doctor.knowledge.signatures import Signature, load_signatures
+
+if TYPE_CHECKING:
+    import pytest
+
+CASES = Path(__file__).parents[1] / "cases"
+
+
+def _in_order(text: str) -> Signature | None:
+    """Every indexed signature tried in order: what the lookup must answer (no failure where
+    the most specific message is a harmless one)."""
+    lowered = text.lower()
+    for clauses, sig in signatures._index():
+        if holds(lowered, clauses) and sig.compiled().search(text):
+            return None if signatures.harmless(sig) else sig
+    return None
+
+
+def _texts() -> list[str]:
+    texts = [s.example for s in load_signatures() if s.example]
+    lines: set[str] = set()
+    for path in sorted(CASES.rglob("*")):
+        if path.is_file() and path.suffix in {".log", ".txt"}:
+            lines.update(x for x in path.read_text(errors="replace").splitlines() if x.strip())
+    texts += sorted(lines)[:3000]
+    texts += [t.upper() for t in texts[::17]] + ["", "NCCL WARN", "内存不足 out of memory"]
+    return texts
+
+
+def test_the_lookup_answers_as_trying_every_signature_in_order() -> None:
+    texts = _texts()
+    found = [signature_of(t) for t in texts]
+    assert found == [_in_order(t) for t in texts]
+    assert sum(f is not None for f in found) > 100  # many texts are catalogued messages
+
+
+def test_a_text_is_tried_against_the_signatures_of_its_words_only(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    tried: list[str] = []
+    index = signatures._index()
+
+    class Spy(tuple):  # type: ignore[type-arg]
+        """The index, counting the signatures tried."""
+
+        def __getitem__(self, at: object) -> object:
+            item = tuple.__getitem__(self, at)  # type: ignore[call-overload]
+            tried.append(item[1].id)
+            return item
+
+    monkeypatch.setattr(signatures, "_index", lambda: Spy(index))
+    sig = signature_of(
+        "NCCL WARN Duplicate GPU detected : rank 2 and rank 3 both on CUDA device 3a000"
+    )
+    assert sig is not None
+    assert 0 < len(tried) < 20 < len(index)
