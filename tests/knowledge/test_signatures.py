@@ -286,6 +286,14 @@ def test_the_catalogue_is_kept_between_runs_as_read(
     try:
         first = load_signatures()  # read from the files, and kept
         assert first == read
+        here = Path(signatures.__file__).parent
+        parsed = [
+            sig
+            for library in signatures.LIBRARIES
+            for sig in signatures._read(library, (here / f"{library}.jsonl").read_text())
+        ]
+        assert list(first) == parsed  # every field, the ones added later too (relays)
+        assert any(s.relays for s in first)
         assert len(list(tmp_path.rglob("signatures-*.marshal"))) == 1
         load_signatures.cache_clear()
         monkeypatch.setattr(signatures, "_read", None)  # the next run reads no line
