@@ -151,18 +151,7 @@ class LineDispatch:
             )
             return
         self.text_lines += 1
-        section = self.segment.get(TEXT_KIND)
-        if section is None:
-            section = self.segment[TEXT_KIND] = Section(
-                TEXT_KIND, self.name, line.number, line.number
-            )
-            self.sections.append(section)
-        section.end = line.number
-        section.line_count += 1
-        if line.rank is not None:
-            section.ranks.add(line.rank)
-        if line.host is not None:
-            section.hosts.add(line.host)
+        section = self._segment_line(TEXT_KIND, line)
         section.facts.append(
             TextLine(
                 cite=Cite.of(line.source, line.number, line.raw),
@@ -215,17 +204,7 @@ class LineDispatch:
             self.any_open = bool(self.open_kinds)
             return False
         if taken:
-            section = self.segment.get(parser.kind)
-            if section is None:
-                section = Section(parser.kind, self.name, line.number, line.number)
-                self.segment[parser.kind] = section
-                self.sections.append(section)
-            section.end = line.number
-            section.line_count += 1
-            if line.rank is not None:
-                section.ranks.add(line.rank)
-            if line.host is not None:
-                section.hosts.add(line.host)
+            self._segment_line(parser.kind, line)
             self.summary.recognised_lines += 1
         self._attach(parser.kind, self._safe(parser, parser.take))
         if opened:
@@ -234,6 +213,20 @@ class LineDispatch:
             self.open_kinds.discard(parser.kind)
         self.any_open = bool(self.open_kinds)
         return taken
+
+    def _segment_line(self, kind: str, line: Line) -> Section:
+        """The section of ``kind`` of the current segment, ``line`` counted in it."""
+        section = self.segment.get(kind)
+        if section is None:
+            section = self.segment[kind] = Section(kind, self.name, line.number, line.number)
+            self.sections.append(section)
+        section.end = line.number
+        section.line_count += 1
+        if line.rank is not None:
+            section.ranks.add(line.rank)
+        if line.host is not None:
+            section.hosts.add(line.host)
+        return section
 
     def _attach(self, kind: str, facts: list[Fact]) -> None:
         for fact in facts:
