@@ -183,6 +183,18 @@ def test_a_shape_blind_pattern_matches_the_shape_of_every_line_it_matches(
             assert regex.search(_shape(text)), text
 
 
+class _Counting:
+    """A pattern whose searches are counted (``calls``: the texts searched)."""
+
+    def __init__(self, pattern: str, flags: int) -> None:
+        self.pattern, self.flags = pattern, flags
+        self.calls: list[str] = []
+
+    def search(self, text: str) -> re.Match[str] | None:
+        self.calls.append(text)
+        return re.search(self.pattern, text, self.flags)
+
+
 def test_a_search_matches_each_shape_once_not_each_line() -> None:
     """Four thousand ranks' lines of one shape cost one match of a shape-blind pattern."""
     texts = [
@@ -190,19 +202,10 @@ def test_a_search_matches_each_shape_once_not_each_line() -> None:
         for r in range(4000)
     ]
     facts = Facts(TextLine(cite=Cite("a.log", i + 1, t), text=t) for i, t in enumerate(texts))
-    calls: list[str] = []
-
-    class Counting:
-        """A pattern whose searches are counted."""
-
-        pattern, flags = r"\bWSL\b|\bbootstrap\b.{0,9}\bwsl", re.IGNORECASE
-
-        def search(self, text: str) -> re.Match[str] | None:
-            calls.append(text)
-            return re.search(self.pattern, text, self.flags)
-
-    assert shape_blind(Counting.pattern, Counting.flags)
-    assert facts.search(Counting()) == ()  # type: ignore[arg-type]
+    counting = _Counting(r"\bWSL\b|\bbootstrap\b.{0,9}\bwsl", re.IGNORECASE)
+    calls = counting.calls
+    assert shape_blind(counting.pattern, counting.flags)
+    assert facts.search(counting) == ()  # type: ignore[arg-type]
     assert 0 < len(calls) <= 4  # one per shape: the rank's number has 1 to 4 digits
 
 
@@ -281,18 +284,9 @@ def test_lines_of_one_shape_cost_one_match_of_the_relaxed_pattern() -> None:
     texts = [f"[rank{r}]: TORCH_NCCL_ASYNC_ERROR_HANDLING: {r % 4}" for r in range(4000)]
     texts[7] = "[rank7]: NCCL_IB_DISABLE=1"
     facts = Facts(TextLine(cite=Cite("a.log", i + 1, t), text=t) for i, t in enumerate(texts))
-    calls: list[str] = []
-
-    class Counting:
-        """A pattern whose searches are counted."""
-
-        pattern, flags = r"\bNCCL_[A-Z_]{2,40}=(?P<value>[1-9])", re.IGNORECASE
-
-        def search(self, text: str) -> re.Match[str] | None:
-            calls.append(text)
-            return re.search(self.pattern, text, self.flags)
-
-    assert not shape_blind(Counting.pattern, Counting.flags)
-    hits = facts.search(Counting())  # type: ignore[arg-type]
+    counting = _Counting(r"\bNCCL_[A-Z_]{2,40}=(?P<value>[1-9])", re.IGNORECASE)
+    calls = counting.calls
+    assert not shape_blind(counting.pattern, counting.flags)
+    hits = facts.search(counting)  # type: ignore[arg-type]
     assert [(h.cite.line, h.match["value"]) for h in hits] == [(8, "1")]
     assert calls == [texts[7]]  # the shapes of the others (no "=") ruled all their lines out

@@ -44,23 +44,25 @@ def newlines(data: bytes | bytearray, start: int, stop: int) -> int:
     return found
 
 
-def reads(stream: BinaryIO, buffer: bytearray | None) -> Iterator[bytes | bytearray]:
-    """The bytes of ``stream``, a chunk at a time: into ``buffer`` when one is given (each
-    chunk valid until the next), else fresh bytes.
+def reads(stream: BinaryIO, buffer: bytearray | None) -> Iterator[tuple[bytes | bytearray, int]]:
+    """The bytes of ``stream``, a chunk at a time, each with its length: into ``buffer`` when
+    one is given (each chunk valid until the next, its bytes past the length stale), else
+    fresh bytes.
 
     A folder of a thousand 1 MiB logs read into fresh bytes costs a page fault
     per 4 KiB (the allocator gives the pages back between files): more than
     reading them. Reading a large file into the same memory is slower than
     into fresh bytes (measured: ~0.15 s a 512 MiB log), so large files do not.
+    A short read stays in the buffer (a copy of it cost ~0.05 s for 513 files).
     """
     readinto = getattr(stream, "readinto", None)
     if buffer is None or readinto is None:
         while data := stream.read(CHUNK_BYTES):
-            yield data
+            yield data, len(data)
         return
     view = memoryview(buffer)
     while n := readinto(view):
-        yield buffer if n == len(buffer) else bytes(view[:n])
+        yield buffer, n
 
 
 def line_chunks(
@@ -78,17 +80,17 @@ def line_chunks(
     """
     tail = b""  # the start of a line whose end is not read yet
     skipping = False  # inside the rest of an over-long line
-    for data in reads(stream, buffer):
-        summary.bytes_read += len(data)
+    for data, size in reads(stream, buffer):
+        summary.bytes_read += size
         start = 0
         if skipping:
-            nl = data.find(b"\n")
+            nl = data.find(b"\n", 0, size)
             if nl < 0:
                 continue
             start, skipping = nl + 1, False
         if tail:
-            nl = data.find(b"\n", start)
-            piece = bytes(data[start:] if nl < 0 else data[start : nl + 1])
+            nl = data.find(b"\n", start, size)
+            piece = bytes(data[start:size] if nl < 0 else data[start : nl + 1])
             if len(tail) + len(piece) > LINE_MAX_BYTES:
                 line = (tail + piece)[:LINE_MAX_BYTES] + b"\n"
                 cut()
@@ -104,13 +106,13 @@ def line_chunks(
                 line, tail = tail + piece, b""
                 yield line, 0, len(line)
                 start = nl + 1
-        last = data.rfind(b"\n", start)
+        last = data.rfind(b"\n", start, size)
         if last < 0:
-            tail = bytes(data[start:])
+            tail = bytes(data[start:size])
         else:
             if last >= start:
                 yield data, start, last + 1
-            tail = bytes(data[last + 1 :])
+            tail = bytes(data[last + 1 : size])
         if len(tail) > LINE_MAX_BYTES:
             line = tail[:LINE_MAX_BYTES] + b"\n"
             cut()

@@ -138,21 +138,6 @@ class LineDispatch:
             return True
         return any(a in raw for a in self.spent_prose) and not is_prose(line.text)
 
-    def _counted(self, kind: str, line: Line) -> Section:
-        """The open section of ``kind`` in this segment (a new one if none), with ``line``
-        counted in it: its extent, its line count, the rank and host it names."""
-        section = self.segment.get(kind)
-        if section is None:
-            section = self.segment[kind] = Section(kind, self.name, line.number, line.number)
-            self.sections.append(section)
-        section.end = line.number
-        section.line_count += 1
-        if line.rank is not None:
-            section.ranks.add(line.rank)
-        if line.host is not None:
-            section.hosts.add(line.host)
-        return section
-
     def _unclaimed(self, line: Line) -> None:
         """Keep a line no parser claimed as free text, while the source is small."""
         if not self.text or not line.text.strip() or line.text.startswith("NCCL INFO"):
@@ -166,7 +151,8 @@ class LineDispatch:
             )
             return
         self.text_lines += 1
-        self._counted(TEXT_KIND, line).facts.append(
+        section = self._segment_line(TEXT_KIND, line)
+        section.facts.append(
             TextLine(
                 cite=Cite.of(line.source, line.number, line.raw),
                 rank=line.rank,
@@ -218,7 +204,7 @@ class LineDispatch:
             self.any_open = bool(self.open_kinds)
             return False
         if taken:
-            self._counted(parser.kind, line)
+            self._segment_line(parser.kind, line)
             self.summary.recognised_lines += 1
         self._attach(parser.kind, self._safe(parser, parser.take))
         if opened:
@@ -227,6 +213,20 @@ class LineDispatch:
             self.open_kinds.discard(parser.kind)
         self.any_open = bool(self.open_kinds)
         return taken
+
+    def _segment_line(self, kind: str, line: Line) -> Section:
+        """The section of ``kind`` of the current segment, ``line`` counted in it."""
+        section = self.segment.get(kind)
+        if section is None:
+            section = self.segment[kind] = Section(kind, self.name, line.number, line.number)
+            self.sections.append(section)
+        section.end = line.number
+        section.line_count += 1
+        if line.rank is not None:
+            section.ranks.add(line.rank)
+        if line.host is not None:
+            section.hosts.add(line.host)
+        return section
 
     def _attach(self, kind: str, facts: list[Fact]) -> None:
         for fact in facts:

@@ -12,6 +12,7 @@ spans lines (mp.spawn's ``-- Process 2 terminated with the following error:``).
 from __future__ import annotations
 
 import calendar
+import functools
 import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -108,11 +109,23 @@ def _month_day_seconds(month: int, day: int, hms: str) -> float | None:
     """Seconds since 1 January of an unknown year (glog and syslog have none)."""
     try:
         h, m, s = hms.split(":")
+    except ValueError:
+        return None
+    start = _day_seconds(month, day)
+    if start is None:
+        return None
+    return start + int(h) * 3600 + int(m) * 60 + float(s)
+
+
+@functools.lru_cache(maxsize=512)
+def _day_seconds(month: int, day: int) -> float | None:
+    """Seconds from 1 January to the start of ``day`` of ``month`` (in 2000, a leap year:
+    29 February is a day), ``None`` for no such day; a timestamp a line asks for once."""
+    try:
         moment = datetime(2000, month, day, tzinfo=timezone.utc)
     except ValueError:
         return None
-    start = datetime(2000, 1, 1, tzinfo=timezone.utc)
-    return (moment - start).total_seconds() + int(h) * 3600 + int(m) * 60 + float(s)
+    return (moment - datetime(2000, 1, 1, tzinfo=timezone.utc)).total_seconds()
 
 
 def _rank_prefix(text: str, *, srun: bool) -> re.Match[str] | None:
