@@ -37,6 +37,7 @@ NCCL_SOCKET_IFNAME to the interface of that network on every node.
 from __future__ import annotations
 
 from nccl_doctor.facts.base import Cite
+from nccl_doctor.facts.failures import store_served_after
 from nccl_doctor.facts.nccl import NcclWarn
 from nccl_doctor.facts.run import C10dSocketError, NcclErrorReport
 from nccl_doctor.facts.signs import Sign
@@ -102,7 +103,13 @@ def _store(facts: Facts) -> tuple[list[C10dSocketError], list[C10dSocketError]]:
     ``connect``/``connect_timeout`` error). It counts only beside such a failure.
     """
     hard, soft = [], []
-    errors = [e for e in facts.of(C10dSocketError) if e.role == "client"]
+    # a client that retried until the store answered (NCCL's communicator then finished its
+    # init through it) did not fail: c10d warns on every refused attempt while the master starts
+    errors = [
+        e
+        for e in facts.of(C10dSocketError)
+        if e.role == "client" and not store_served_after(facts, e.cite)
+    ]
     reached = any(e.action != "resolve" for e in errors)
     for e in errors:
         if e.action == "connect_timeout" or (e.action == "resolve" and reached):
