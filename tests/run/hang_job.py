@@ -65,7 +65,14 @@ def _healthy() -> None:
     end = time.monotonic() + float(os.environ.get("HANG_SECONDS", "60"))
     x = torch.randn(256, 256)
     step = 0
-    while time.monotonic() < end:
+    while True:
+        # the ranks stop together: each rank's own clock would end its loop after a different
+        # number of all_reduces on a busy box, and a rank left in one more would see its
+        # peer's socket close (a collective mismatch of the test's own making)
+        go = torch.tensor([1.0 if time.monotonic() < end else 0.0])
+        dist.all_reduce(go, op=dist.ReduceOp.MIN)
+        if go.item() == 0.0:
+            break
         y = x @ x
         dist.all_reduce(y)
         step += 1
