@@ -156,6 +156,18 @@ KERNEL_ROWS = [
          r"INFO: task (?P<comm>[^\n:]{1,64}):(?P<pid>\d{1,10}) blocked for more than "
          r"(?P<seconds>\d{1,10}) seconds\.", ["comm", "pid", "seconds"], "hang", ["app.hang"],
          "a task stuck in uninterruptible sleep (often a driver or filesystem call)"),
+    # the same line for a kernel thread of the I/O stack (a filesystem's journal, block-layer
+    # and writeback workers, swap, ZFS's sync thread): the host's storage stalls, not the job
+    _doc("kernel.hung_task.io_thread", "kernel", "linux kernel/hung_task.c check_hung_task",
+         "INFO: task %s:%d blocked for more than %ld seconds.",
+         r"INFO: task (?P<comm>(?:jbd2/|kworker/|xfsaild/|kswapd|kcompactd|khugepaged|"
+         r"txg_sync|z_wr_|flush-|md\d{1,4}_raid|dmcrypt_write|nfsd|rpciod)[^\n:]{0,60}):"
+         r"(?P<pid>\d{1,10}) blocked for more than (?P<seconds>\d{1,10}) seconds\.",
+         ["comm", "pid", "seconds"], "host_io", ["host.resources", "app.hang"],
+         "a kernel thread of the I/O stack stuck in uninterruptible sleep: the disk, its "
+         "filesystem or a network filesystem stopped answering; ranks that read or write there "
+         "wait with it",
+         example="INFO: task jbd2/nvme0n1p2-8:812 blocked for more than 122 seconds."),
     _doc("kernel.oom.reaper", "kernel", KERNEL_SRC + " oom_reap_task_mm",
          "oom_reaper: reaped process %d (%s), now anon-rss:%lukB, file-rss:%lukB, "
          "shmem-rss:%lukB",

@@ -90,6 +90,26 @@ def test_gloos_connect_refused_at_a_loopback_address_is_the_interface_first(
     assert report.hypotheses[0].symptom.startswith("a TCP connection between ranks")
 
 
+def test_a_hung_io_kernel_thread_is_the_hosts_storage_not_the_jobs_hang(
+    tmp_path: Path,
+) -> None:
+    """The same kernel line for a filesystem's journal thread: the disk under the host stalled;
+    the job's own hang comes second (a rank may wait on that disk)."""
+    report = _report(
+        tmp_path,
+        "[Thu Dec  3 10:02:11 2026] INFO: task jbd2/nvme0n1p2-8:812 blocked for more than 122 "
+        "seconds.\n"
+        "[Thu Dec  3 10:02:11 2026]       Not tainted 5.15.0-91-generic #101-Ubuntu\n"
+        "[Thu Dec  3 10:02:11 2026] task:jbd2/nvme0n1p2-8 state:D stack:    0 pid:  812 "
+        "ppid:     2 flags:0x00004000\n",
+    )
+    first, why = _lead(report)
+    assert first == "host.resources"
+    assert "kernel.hung_task.io_thread" in why
+    assert [h.id for h in report.hypotheses][:2] == ["host.resources", "app.hang"]
+    assert not report.findings
+
+
 @pytest.mark.parametrize(
     ("line", "ident", "symptom"),
     [

@@ -31,8 +31,11 @@ NEXT_CHECK: dict[str, tuple[str, str]] = {
     "net.ib_link": ("ibstatus", "a port not ACTIVE/LinkUp, or below its rate, confirms it"),
     "net.gdr": ("lsmod | grep -E 'nvidia_peermem|nv_peer_mem'", "no module: GPUDirect RDMA is off"),
     "host.resources": (
-        "dmesg -T | grep -iE 'killed process|out of memory'; ulimit -a; free -g",
-        "an OOM-killer line or an exhausted limit confirms it",
+        (
+            "dmesg -T | grep -iE 'killed process|out of memory|blocked for more'; ulimit -a; "
+            "free -g; df -h"
+        ),
+        "an OOM-killer line, an exhausted limit, a full disk or a stalled one confirms it",
     ),
     "launch.rank_crash": (
         "torchrun --log-dir logs -r 3 -t 3 ...  (or each rank's own stderr)",

@@ -285,6 +285,13 @@ PRIORS: dict[str, tuple[Prior, ...]] = {
         _p("gpu.xid", 0.15, "the GPU faulted and its link errors followed", "llama3"),
         _p("nccl.p2p", 0.10, "peer traffic through a PCIe switch with ACS errors", "judgement"),
     ),
+    # the kernel's hung-task warning for a thread of the I/O stack (jbd2, kworker, xfsaild):
+    # the storage under the host stalled; the job waits only if it reads or writes there
+    "host_io": (
+        _p("host.resources", 0.55, "a full, failing or overloaded disk or network filesystem"),
+        _p("app.hang", 0.30, "a rank blocked in the same I/O (checkpoint, dataset)", "judgement"),
+        _p("gpu.contention", 0.15, "another process's I/O load on the same host", "judgement"),
+    ),
     "desync": (
         _p("app.collective_mismatch", 0.70, "ranks called different collectives", "torch-docs"),
         _p("app.param_mismatch", 0.15, "models differ across ranks", "torch-docs"),

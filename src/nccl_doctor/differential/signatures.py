@@ -52,7 +52,8 @@ def _index() -> tuple[tuple[tuple[Clause, ...], Signature], ...]:
             indexed.append((clauses, sig))
     # a library's own message (a harmless warning too) before the C library's error text it
     # may quote, and both before a message that only relays another's text; then the
-    # longest required word first: the most specific message wins
+    # longest required word first, then the most required clauses (one message printed for a
+    # narrower subject, as the hung-task line for an I/O thread): the most specific message wins
     return tuple(
         sorted(
             indexed,
@@ -60,6 +61,7 @@ def _index() -> tuple[tuple[tuple[Clause, ...], Signature], ...]:
                 item[1].relays,
                 item[1].id.startswith(_GENERIC),
                 -_specificity(item[0]),
+                -len(item[0]),
             ),
         )
     )

@@ -102,6 +102,7 @@ LABELS = {
     "ddp_usage": "DDP refused the model or its gradients (a usage error in the training code)",
     "connection": "a TCP connection between ranks failed or closed (gloo's sockets)",
     "pcie_error": "the kernel logged an uncorrectable PCIe error (AER) on a device or its link",
+    "host_io": "a kernel thread of the host's I/O stack (journal, writeback) stopped for minutes",
     "app_error": "the job's own code raised a Python exception (its data or logic)",
     "failure": "a rank failed with an error no rule explains",
 }

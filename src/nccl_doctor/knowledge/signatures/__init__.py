@@ -76,6 +76,7 @@ SYMPTOMS = frozenset(
         "ddp_usage",
         "connection",
         "pcie_error",
+        "host_io",
         "failure",
         "app_error",
         "info",
