@@ -417,8 +417,33 @@ def test_deepspeeds_child_killed_by_sigkill_is_the_oom_killer_first(tmp_path: Pa
     )
     first, why = _lead(report)
     assert first == "host.resources"
-    assert "deepspeed.launch.exit_code_sigkill" in why
+    assert why == "the kernel's OOM killer ends the biggest process"
     assert report.hypotheses[0].symptom.startswith("a rank was killed")
+
+
+def test_deepspeeds_exit_line_is_the_first_failure_and_names_no_rank(tmp_path: Path) -> None:
+    """DeepSpeed's sigkill_handler kills every child ("Killing subprocess N", printed first)
+    because one exited, then logs the exit code with the command of the LAST child it spawned
+    (``cmd``): the exit line is the failure, the kills its cascade, and its --local_rank is not
+    the rank that died. A pasted log often wraps the long command."""
+    report = _report(
+        tmp_path,
+        "Initializing language decoder from ./vicuna_ckpt/7b_v0/ ...\n"
+        "[2023-11-13 16:59:54,760] [INFO] [launch.py:314:sigkill_handler] Killing subprocess "
+        "9439\n"
+        "[2023-11-13 16:59:54,783] [INFO] [launch.py:314:sigkill_handler] Killing subprocess "
+        "9440\n"
+        "[2023-11-13 16:59:55,650] [ERROR] [launch.py:320:sigkill_handler] ['/opt/conda/bin/"
+        "python', '-u', 'train.py', '--local_rank=1', '--model', 'openllama', '--data_path', \n"
+        "'../data/instructions.json', '--save_path', './ckpt/'\n"
+        "] exits with return code = -9\n",
+    )
+    assert report.first_failure is not None
+    cite = report.first_failure.cite
+    assert (cite.line, cite.text) == (6, "] exits with return code = -9")
+    crash = next(f for f in report.findings if f.id == "launch.rank_crash")
+    assert "A worker died first with exit code -9 (SIGKILL)" in crash.summary
+    assert "local rank 1" not in crash.summary.lower()
 
 
 @pytest.mark.parametrize(

@@ -179,7 +179,8 @@ class WorkerExit(Fact):
     812917) of binary: ...`` (``source`` ``elastic``), ``mp.spawn``'s
     ``process 1 terminated with signal SIGKILL`` / ``-- Process 2 terminated
     with the following error:`` (``spawn``; ``raised`` marks an exception),
-    DeepSpeed's ``Process N exits with return code = 1`` (``deepspeed``), and
+    DeepSpeed's ``[cmd] exits with return code = -9`` (``Process N exits ...``
+    before v0.3; ``deepspeed``: no rank, as ``cmd`` is the last child's), and
     ``subprocess`` ``died with <Signals.SIGKILL: 9>`` / ``returned non-zero
     exit status 1`` (``subprocess``). ``signal_*`` are set when a signal
     ended it (negative exitcode or a named signal).

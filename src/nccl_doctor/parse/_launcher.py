@@ -16,7 +16,13 @@ _SPAWN_EXIT = LazyPattern(
     r" (?:signal (?P<sig>\w{1,12})|exit code (?P<c>-?\d{1,5}))"
 )
 _SPAWN_RAISED = LazyPattern(r"-- Process (?P<lr>\d{1,6}) terminated with the following error")
-_DS_EXIT = LazyPattern(r"Process (?P<pid>\d{1,9}) exits with return code = (?P<c>-?\d{1,5})")
+#: DeepSpeed's launcher (launch.py sigkill_handler): ``{cmd} exits with return code = N``
+#: since v0.3 (``Process N exits ...`` before). ``cmd`` is the command of the LAST process it
+#: spawned, not of the one that failed: the line names the exit code, never the rank. The
+#: reporter's paste often wraps the long command: the part with the code is kept alone.
+_DS_EXIT = LazyPattern(
+    r"(?:Process (?P<pid>\d{1,9}) )?exits with return code\s{0,20}=\s{0,20}(?P<c>-?\d{1,5})"
+)
 _DIED = LazyPattern(r"died with <Signals\.(?P<sig>SIG\w{1,10}): (?P<n>\d{1,3})>")
 _NONZERO = LazyPattern(r"returned non-zero exit status (?P<c>-?\d{1,5})")
 _SIGNALS: tuple[tuple[str, str, LazyPattern[str]], ...] = (

@@ -25,16 +25,6 @@ DEEPSPEED_COMMAND = sign(
     r"\bdeepspeed\b.{0,40}--(?:num_gpus|hostfile|include)",
     "a deepspeed launcher command line (with its --num_gpus/--hostfile/--include)",
 )
-DEEPSPEED_EXIT = sign(
-    "launch.deepspeed_exit",
-    r"exits with return code\s{0,20}=\s{0,20}(?P<code>-?\d{1,6})",
-    "DeepSpeed's launcher reporting a worker's exit code (its wrapped line may hold only this)",
-)
-LOCAL_RANK_ARG = sign(
-    "launch.local_rank_arg",
-    r"--local[_-]rank[= '\",]{1,10}(?P<local>\d{1,6})",
-    "a worker's --local_rank argument on a launcher's command line",
-)
 
 # -- duplicate and nested launches -----------------------------------------------------------
 LOCAL_AS_RANK = sign(

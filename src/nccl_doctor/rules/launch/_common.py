@@ -27,9 +27,7 @@ from nccl_doctor.facts.store import Facts
 from nccl_doctor.signs.common import HANG_WORDS
 from nccl_doctor.signs.launch import (
     DEEPSPEED_COMMAND,
-    DEEPSPEED_EXIT,
     ELASTIC_LOGGER,
-    LOCAL_RANK_ARG,
     SLURM_LINE,
     TORCHRUN_NAMED,
 )
@@ -182,21 +180,6 @@ def _worker_deaths(facts: Facts) -> list[Death]:
                 error,
             )
         )
-    # DeepSpeed's launcher wraps its long command line: the exit code lands on a later line.
-    for hit in facts.seen(DEEPSPEED_EXIT):
-        if any(d.cite.source == hit.cite.source and d.cite.line == hit.cite.line for d in out):
-            continue
-        code = int(hit.match["code"])
-        if code == 0:
-            continue
-        local = None
-        for lr in facts.seen(LOCAL_RANK_ARG):
-            if lr.cite.source == hit.cite.source and lr.cite.line <= hit.cite.line:
-                local = int(lr.match["local"])
-        sig = signal_name(code)
-        if sig in STOP_SIGNALS:
-            continue
-        out.append(Death(hit.cite, None, local, None, code, sig, None))
     return out
 
 
