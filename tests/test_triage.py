@@ -77,6 +77,36 @@ def test_cascade_lines_are_not_the_first_failure(tmp_path: Path) -> None:
     assert first.rank == 1
 
 
+_STORE_GET = (
+    "This may indicate a possible application crash on rank 0 or a network set up issue.[7] "
+    "is setting up NCCL communicator and retrieving ncclUniqueId from [0] via c10d key-value "
+    "store by key '0', but store->get('0') got error: Socket Timeout\n"
+)
+
+
+def test_a_title_that_quotes_the_error_is_not_the_first_failure(tmp_path: Path) -> None:
+    """The reporter's title and its translation name the error; c10d's line below proves it."""
+    log = tmp_path / "issue.txt"
+    log.write_text(
+        "Title: 训练数据过多时报错Socket Timeout\n"
+        "(Socket Timeout error when the training data is too large)\n\n"
+        "It fails at the 'Running tokenizer on train dataset' step with:\n" + _STORE_GET,
+        encoding="utf-8",
+    )
+    first = diagnose_paths([str(log)]).first_failure
+    assert first is not None
+    assert first.cite.line == 5
+
+
+def test_a_ranks_line_is_a_failure_though_another_rank_repeats_it(tmp_path: Path) -> None:
+    """Two ranks print the same c10d error: the earlier one stays the first failure."""
+    log = tmp_path / "run.log"
+    log.write_text(f"[rank3]: {_STORE_GET}[rank7]: {_STORE_GET}", encoding="utf-8")
+    first = diagnose_paths([str(log)]).first_failure
+    assert first is not None
+    assert (first.rank, first.cite.line) == (3, 1)
+
+
 def test_fold_puts_the_explained_finding_under_its_cause() -> None:
     cause = _finding("cuda.device_assert", Severity.CRITICAL, explains=("app.hang",))
     hang = _finding("app.hang", Severity.CRITICAL, confidence=Confidence.MEDIUM)

@@ -41,7 +41,7 @@ from nccl_doctor.facts.run import (
     RendezvousTimeout,
     WorkerExit,
 )
-from nccl_doctor.facts.store import Facts
+from nccl_doctor.facts.store import Facts, is_prose
 
 #: What survivors print once a peer is gone (:data:`~nccl_doctor.facts.messages.PEER_GONE_TEXT`),
 #: or once they are told to stop.
@@ -271,6 +271,7 @@ def _failures(facts: Facts) -> tuple[Failure, ...]:
         key = (source, fact.cite.line, _priority(fact))
         found.append((key, fact, message, launcher))
     found.sort(key=lambda item: item[0])
+    found = _without_quotes(found)
     return tuple(
         Failure(
             fact,
@@ -282,6 +283,35 @@ def _failures(facts: Facts) -> tuple[Failure, ...]:
         )
         for order, (_, fact, message, launcher) in enumerate(found)
     )
+
+
+def _statement(fact: Fact, message: str) -> tuple[type[Fact], str]:
+    """What a failure says: its fact's type and its category where it has one, else its
+    message."""
+    category = getattr(fact, "category", None)
+    return type(fact), category if isinstance(category, str) else message
+
+
+def _without_quotes(
+    found: list[tuple[tuple[int, int, int], Fact, str, bool]],
+) -> list[tuple[tuple[int, int, int], Fact, str, bool]]:
+    """The failures, less a reporter's sentence (a title, a line of prose) that quotes a
+    failure the same source shows later as output: the quote is not a failure of its own,
+    and the output is the line that proves it (a title "... Socket Timeout" above c10d's
+    ``store->get('0') got error: Socket Timeout``). A line with a rank or a time is a
+    rank's output, whatever its words."""
+    last: dict[tuple[int, tuple[type[Fact], str]], int] = {}
+    for key, fact, message, _ in found:
+        last[(key[0], _statement(fact, message))] = key[1]
+    kept = []
+    for item in found:
+        (source, line, _), fact, message, _ = item
+        later = last[(source, _statement(fact, message))]
+        quote = fact.rank is None and fact.time_s is None and is_prose(fact.cite.text)
+        if quote and later > line:
+            continue
+        kept.append(item)
+    return kept
 
 
 def launcher_root(facts: Facts) -> Failure | None:
