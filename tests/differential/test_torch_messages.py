@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from nccl_doctor.pipeline import diagnose_paths
 from nccl_doctor.report import Report
 
@@ -99,3 +101,29 @@ def test_the_watchdogs_exception_is_read_as_the_cuda_error_it_carries(tmp_path: 
     report = _report(tmp_path, RELAYED)
     symptoms = {h.symptom for h in report.hypotheses}
     assert symptoms == {"a kernel or the GPU faulted (a sticky CUDA error: the context is lost)"}
+
+
+_STORE_GET = (
+    "[7] is setting up NCCL communicator and retrieving ncclUniqueId from [0] via c10d "
+    "key-value store by key '0', but store->get('0') got error: Socket Timeout\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("env", "where"),
+    [
+        (
+            "PyTorch version: 2.0.1+cu117\nIs debug build: False\n",
+            "torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp@v2.0.1",
+        ),
+        ("", "torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp@v2.11.0"),
+    ],
+)
+def test_the_cited_source_is_the_users_release(tmp_path: Path, env: str, where: str) -> None:
+    """collect_env names torch 2.0.1: the hypothesis cites the message's place in that release,
+    not in the newest one read (which it cites when no version is known)."""
+    log = tmp_path / "report.txt"
+    log.write_text(f"Collecting environment information...\n{env}\n{_STORE_GET}", encoding="utf-8")
+    report = diagnose_paths([str(log)])
+    why = report.hypotheses[0].for_[0]
+    assert why == f"the message is torch.pgnccl.unique_id_store ({where}), which points at it"

@@ -319,3 +319,16 @@ def test_a_changed_catalogue_is_read_again(tmp_path: Path, monkeypatch: pytest.M
     with pytest.raises(SignatureError, match="symptom"):
         cache.kept("t", b"three", lambda: signatures._rows(bad))
     assert len(list(tmp_path.rglob("t-*.marshal"))) == 2  # one and two; a failed read: nothing
+
+
+def test_a_messages_location_is_the_one_of_the_release_the_evidence_names() -> None:
+    """NCCL moved this WARN between files and lines over 26 releases: the location cited is
+    the newest release read at or below the user's, the oldest below all, the newest when no
+    version is known; a documented (release-less) location stays as written."""
+    sig = by_id()["nccl.warn.bootstrap.bootstrap_no_socket_interface_found"]
+    assert sig.location("2.18.6") == "src/bootstrap.cc:45@v2.18.6-1"
+    assert sig.location("2.20.3+cuda12.2") == "src/bootstrap.cc:48@v2.19.4-1"
+    assert sig.location("2.3.7") == "src/bootstrap.cc:37@v2.4.8-1"
+    assert sig.location() == "src/bootstrap.cc:120@v2.30.7-1"
+    hung = by_id()["kernel.hung_task"]
+    assert hung.location("2.18.6") == "linux kernel/hung_task.c check_hung_task"

@@ -28,6 +28,7 @@ from nccl_doctor.facts.nccl import NcclTestFailure
 from nccl_doctor.facts.run import PythonTraceback
 from nccl_doctor.facts.store import Facts, is_prose
 from nccl_doctor.facts.text import TextLine
+from nccl_doctor.knowledge.signatures import by_id
 
 #: Unclaimed lines looked up in the catalogue: those that say something failed, the first few.
 _ERRORISH = re.compile(
@@ -65,11 +66,17 @@ class Hypothesis:
 _HINTED = 3.0
 
 
+def _where(symptom: Symptom, ctx: Context) -> str | None:
+    """Where the message comes from: in the release the evidence names, where it names one."""
+    sig = by_id().get(symptom.signature) if symptom.signature else None
+    return sig.location(ctx.release(sig.library)) if sig is not None else symptom.where
+
+
 def _candidates(symptom: Symptom, ctx: Context) -> dict[str, tuple[float, str]]:
     weights = {p.id: (p.weight, p.why) for p in PRIORS[symptom.cls]}
     top = max((w for w, _ in weights.values()), default=_ENTRY_WEIGHT)
     for rule_id in symptom.hints:
-        why = f"the message is {symptom.signature} ({symptom.where}), which points at it"
+        why = f"the message is {symptom.signature} ({_where(symptom, ctx)}), which points at it"
         weight = weights[rule_id][0] if rule_id in weights else top / _HINTED
         weights[rule_id] = (weight * _HINTED, why)
     for shift in SHIFTS:

@@ -24,6 +24,7 @@ from nccl_doctor.facts.nccl import NcclCommLayout, NcclNet, NcclWarn
 from nccl_doctor.facts.net import IbPort
 from nccl_doctor.facts.software import CpuInfo, SoftwareVersions
 from nccl_doctor.facts.store import Facts
+from nccl_doctor.facts.versions import versions_of
 from nccl_doctor.knowledge.gpu_boards import consumer_board, nvlink_board, nvswitch_model
 from nccl_doctor.knowledge.topics import steered
 from nccl_doctor.knowledge.workarounds import is_switch, mask_of
@@ -64,9 +65,15 @@ class Context:
     #: IB completion statuses (ibv_wc_status) the evidence shows
     ib_status: frozenset[int] = frozenset()
     roce: bool = False
+    #: the library versions the evidence names (``nccl``, ``torch``, ...: the first read of each)
+    releases: tuple[tuple[str, str], ...] = ()
 
     #: the settings someone says made the job work (:mod:`nccl_doctor.signs.settings`)
     worked: tuple[Worked, ...] = ()
+
+    def release(self, library: str) -> str | None:
+        """The version of ``library`` the evidence names, if any."""
+        return next((v for name, v in self.releases if name == library), None)
 
     def worked_on(self, rule_id: str) -> Worked | None:
         """The setting that made the job work and steers what ``rule_id`` is about, if any."""
@@ -143,6 +150,7 @@ def context_of(facts: Facts) -> Context:
         roce=any((n.net or "") == "RoCE" for n in nets)
         or any((dev[2] or "").lower() == "roce" for n in nets for dev in n.ib_devices)
         or _env(facts, "NCCL_IB_GID_INDEX") is not None,
+        releases=versions_of(facts),
     )
 
 

@@ -224,8 +224,7 @@ def _from_catalogue(fact: Fact) -> Symptom | None:
     sig = signature_of(_text_of(fact))
     if sig is None:
         return None
-    where = sig.where[-1] if sig.where else sig.library
-    return Symptom(sig.symptom, fact.cite, fact.rank, sig.id, where, sig.hint_ids)
+    return Symptom(sig.symptom, fact.cite, fact.rank, sig.id, sig.location(), sig.hint_ids)
 
 
 def _cuda_entry(fact: CudaError) -> cuda_errors.CudaError | None:

@@ -18,26 +18,25 @@ GPUs are merged across tools by UUID, serial, then (host, bus id), then
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 from nccl_doctor.facts.base import Fact
-from nccl_doctor.facts.gpu import DriverInfo, Gpu
+from nccl_doctor.facts.gpu import Gpu
 from nccl_doctor.facts.host import KernelGpuMessage, XidEvent
-from nccl_doctor.facts.live import CaptureHost, LibraryVersions, NvmlOutcome
-from nccl_doctor.facts.nccl import NcclCommInit, NcclVersion
+from nccl_doctor.facts.live import CaptureHost
+from nccl_doctor.facts.nccl import NcclCommInit
 from nccl_doctor.facts.probe import ProbeBandwidth
 from nccl_doctor.facts.software import SoftwareVersions
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.facts.topology import NvLink
+from nccl_doctor.facts.versions import versions_of
 from nccl_doctor.report import GpuIdentity, Inventory, ProbeFigure
 from nccl_doctor.triage.counters import counter_deltas, folder_of
 
 #: Bounds: a log of thousands of ranks names many GPUs; the report keeps this many.
 MAX_GPUS = 4096
 MAX_FIGURES = 512
-#: The versions an inventory names, in this order.
-VERSION_NAMES = ("driver", "cuda", "torch", "torch_cuda", "nccl")
 
 
 class Hosts:
@@ -184,37 +183,6 @@ def _same_place(known: _Gpu, loose: _Gpu) -> bool:
     if loose["bus_id"] and known["bus_id"]:
         return bool(loose["bus_id"] == known["bus_id"])
     return loose["index"] is not None and loose["index"] == known["index"]
-
-
-def _version_pairs(facts: Facts) -> Iterable[tuple[str, str | None]]:
-    for lib in facts.of(LibraryVersions):
-        yield from (("driver", lib.driver_version), ("cuda", lib.cuda_driver_version))
-        yield from (("torch", lib.torch_version), ("nccl", lib.nccl_version))
-    for nvml in facts.of(NvmlOutcome):
-        yield from (("driver", nvml.driver_version), ("cuda", nvml.cuda_driver_version))
-    for smi in facts.of(DriverInfo):
-        yield from (("driver", smi.driver_version), ("cuda", smi.cuda_version))
-    for nccl in facts.of(NcclVersion):
-        yield ("nccl", nccl.version)
-    for env in facts.of(SoftwareVersions):
-        yield from (("torch", env.torch_version), ("torch_cuda", env.cuda_used_to_build_torch))
-        yield from (("nccl", env.nccl_version), ("driver", env.nvidia_driver_version))
-    for msg in facts.of(KernelGpuMessage):
-        if msg.kind == "module_version":
-            yield ("driver", msg.version)
-
-
-def versions_of(facts: Facts) -> tuple[tuple[str, str], ...]:
-    """driver, cuda (the driver's), torch, torch_cuda (torch's build), nccl: the first read of each.
-
-    A live read (NVML, package metadata) comes before a tool's text, which
-    comes before what a person pasted.
-    """
-    found: dict[str, str] = {}
-    for name, value in _version_pairs(facts):
-        if value and name not in found:
-            found[name] = value.split("+", 1)[0] if name == "torch" else value
-    return tuple((name, found[name]) for name in VERSION_NAMES if name in found)
 
 
 def probe_figures(facts: Facts, hosts: Hosts) -> tuple[ProbeFigure, ...]:

@@ -149,6 +149,36 @@ class Signature:
         """The pattern compiled with ``re`` (cached per pattern text)."""
         return _compile(self.pattern)
 
+    def location(self, version: str | None = None) -> str:
+        """Where the library's ``version`` prints this message, as ``path:line@tag``.
+
+        The newest release read at or below ``version``; the oldest read when
+        ``version`` is older than all; the newest read when no version is
+        given. A location without releases (a document, a commit) is given as
+        the catalogue writes it.
+        """
+        want = _release(version) if version else None
+        places = [
+            (release, place, tag)
+            for place, _, tags in (entry.partition("@") for entry in self.where)
+            for tag in tags.split(",")
+            if tags and (release := _release(tag)) is not None
+        ]
+        if not places:
+            return self.where[-1] if self.where else self.library
+        upto = [p for p in places if want is None or p[0] <= want]
+        _, place, tag = max(upto) if upto else min(places)
+        return f"{place}@{tag}"
+
+
+#: A release number in a tag or a version (``v2.21.5-1``, ``2.4.1+cu121``, ``v0.12.0``).
+_RELEASE = re.compile(r"\d{1,6}(?:\.\d{1,6}){1,3}")
+
+
+def _release(text: str) -> tuple[int, ...] | None:
+    match = _RELEASE.search(text)
+    return tuple(int(part) for part in match.group(0).split(".")) if match else None
+
 
 @functools.lru_cache(maxsize=4096)
 def _compile(pattern: str) -> re.Pattern[str]:
