@@ -129,3 +129,35 @@ def test_board_names_tell_nvlink_and_nvswitch_parts() -> None:
     assert not nvswitch_model("NVIDIA L40S")
     assert not nvswitch_model("nvidia h100")  # the model list is as NVIDIA prints it
     assert not nvswitch_model("")
+
+
+def _fabric_manager(tmp_path: Path, active: str, status: str, extra: str = "") -> Finding | None:
+    """The fabric manager finding of a pasted ``systemctl status nvidia-fabricmanager``."""
+    text = (
+        "$ sudo systemctl status nvidia-fabricmanager\n"
+        "\u25cf nvidia-fabricmanager.service - NVIDIA fabric manager service\n"
+        "     Loaded: loaded (/lib/systemd/system/nvidia-fabricmanager.service; enabled; vendor "
+        f"preset: enabled)\n     Active: {active} since Mon 2024-07-01 14:43:57 UTC; 5s ago\n"
+        "    Process: 444114 ExecStart=/usr/bin/nv-fabricmanager -c /usr/share/nvidia/nvswitch/"
+        f"fabricmanager.cfg (code=exited, status={status})\n{extra}"
+    )
+    return _diagnose(tmp_path, status_txt=text).get("gpu.fabric_manager")
+
+
+def test_a_failed_fabric_manager_unit_is_the_nvswitch_fabric(tmp_path: Path) -> None:
+    """systemctl's status block: the ExecStart line's exit status names the failed binary."""
+    fm = _fabric_manager(
+        tmp_path,
+        "failed (Result: exit-code)",
+        "1/FAILURE",
+        "Jul 01 14:43:57 p5 systemd[1]: nvidia-fabricmanager.service: Failed with result "
+        "'exit-code'.\n",
+    )
+    assert fm is not None
+    assert (fm.severity.value, fm.confidence.value) == ("critical", "medium")
+    assert "status=1/FAILURE" in fm.summary
+    assert [c.line for c in fm.evidence] == [5, 6]
+
+
+def test_a_running_fabric_manager_unit_says_nothing(tmp_path: Path) -> None:
+    assert _fabric_manager(tmp_path, "active (running)", "0/SUCCESS") is None

@@ -54,8 +54,11 @@ SYSTEM_NOT_READY = sign(
 FABRIC_MANAGER_LOG = sign(
     "gpu.fabric_manager_log",
     r"fabric ?manager .{0,60}(?:don'?t|doesn'?t|does not) match"
-    r"|nvidia-fabricmanager\.service.{0,40}(?:failed|FAILURE)"
-    r"|nv-fabricmanager.{0,80}(?:error|failed)|Unit nvidia-fabricmanager\.service "
+    # systemd's lines for the unit (its own: 'Failed with result', 'status=1/FAILURE'; the
+    # status block's ExecStart line names the binary before its exit status)
+    r"|nvidia-fabricmanager\.service.{0,60}(?:[Ff]ailed|FAILURE)"
+    r"|nv-fabricmanager.{0,100}(?:error|failed|status=\d{1,3}/FAILURE)"
+    r"|Failed to start NVIDIA fabric ?manager|Unit nvidia-fabricmanager\.service "
     r"(?:not found|could not be found)",
     "the fabric manager failed, is missing, or does not match the driver (its log or systemd)",
 )
