@@ -547,3 +547,40 @@ def test_a_message_quoted_at_the_end_of_a_sentence_is_that_message(tmp_path: Pat
     # a setting quoted at the end of a sentence is not read as the node's environment
     setting = _diagnose(tmp_path, "Training is fine, I only set `NCCL_P2P_DISABLE=1`\n")
     assert setting.hypotheses == ()
+
+
+_VLLM_REPLICA = (
+    "Title: [Bug]: RuntimeError: NCCL error: unhandled cuda error (run with NCCL_DEBUG=INFO for "
+    "details) [repeated 6x across cluster]\n\n"
+    "I deploy the model as 4 replicas on an 8 node Kubernetes cluster. 3 of the replicas are "
+    "running in stable state, the 4th keeps restarting with the following error.\n\n"
+    "```\n"
+    "(RayWorkerWrapper pid=1181, ip=192.168.145.194) INFO 08-27 05:11:55 pynccl.py:63] vLLM is "
+    "using nccl==2.20.5 [repeated 14x across cluster]\n"
+    "ERROR 08-27 05:12:18 worker_base.py:382] Error executing method init_device. This might "
+    "cause deadlock in distributed execution.\n"
+    "```\n"
+)
+
+
+def test_a_bindings_nccl_error_text_and_one_bad_replica_point_at_the_gpu(tmp_path: Path) -> None:
+    """vLLM raises ncclGetErrorString's text in its own words; its logger's 'deadlock' line is
+    its output, not the reporter saying it hangs; one replica of four failing is one node."""
+    report = _diagnose(tmp_path, _VLLM_REPLICA)
+    first = report.hypotheses[0]
+    assert first.symptom == "NCCL reported an unhandled CUDA error (ncclUnhandledCudaError)"
+    ids = [h.id for h in report.hypotheses]
+    assert "gpu.xid" in ids[:2]
+    xid = next(h for h in report.hypotheses if h.id == "gpu.xid")
+    assert "it fails only on one node" in xid.for_
+
+
+def test_a_short_result_text_counts_beside_nccl_only(tmp_path: Path) -> None:
+    """'invalid argument' is also cudaErrorInvalidValue's text: without NCCL beside it, the
+    line is no NCCL result."""
+    cuda = _diagnose(tmp_path, "ERROR 08-27 05:12:18 ops.py:12] kernel launch: invalid argument\n")
+    assert not cuda.hypotheses
+    nccl = _diagnose(
+        tmp_path, "ERROR 08-27 05:12:18 ops.py:12] NCCL call failed: invalid argument\n"
+    )
+    assert nccl.hypotheses[0].symptom.startswith("NCCL rejected its arguments or usage")

@@ -28,6 +28,7 @@ from nccl_doctor.facts.nccl import NcclTestFailure
 from nccl_doctor.facts.run import PythonTraceback
 from nccl_doctor.facts.store import Facts, is_prose
 from nccl_doctor.facts.text import TextLine
+from nccl_doctor.knowledge.cuda_errors import CUDA_CLASSES
 from nccl_doctor.knowledge.signatures import by_id
 
 #: Unclaimed lines looked up in the catalogue: those that say something failed, the first few.
@@ -45,7 +46,9 @@ _ENTRY_WEIGHT = 0.05
 #: An id a strong shift brings in starts at this share of the class's top prior.
 _ENTRY_SHARE = 0.2
 #: Classes that only wrap a more specific one, when the evidence shows it too.
-_WRAPPERS = {"nccl_unhandled_cuda": ("cuda_unknown", "gpu_oom")}
+#: NCCL's ncclUnhandledCudaError carries whichever CUDA error it met: that error's class says
+#: more (an unknown error, an out-of-memory, a device-side assertion, a fault).
+_WRAPPERS = {"nccl_unhandled_cuda": ("cuda_unknown", "gpu_oom", *sorted(CUDA_CLASSES))}
 
 
 @dataclass(frozen=True, slots=True)

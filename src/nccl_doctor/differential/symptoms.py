@@ -28,7 +28,7 @@ from nccl_doctor.facts.run import (
     RendezvousTimeout,
     WorkerExit,
 )
-from nccl_doctor.knowledge import cuda_errors
+from nccl_doctor.knowledge import cuda_errors, nccl_results
 from nccl_doctor.knowledge.signatures import by_id
 
 #: ncclResult_t by number (src/nccl.h.in): the class each result opens.
@@ -221,10 +221,27 @@ def _text_of(fact: Fact) -> str:
 
 
 def _from_catalogue(fact: Fact) -> Symptom | None:
-    sig = signature_of(_text_of(fact))
+    text = _text_of(fact)
+    sig = signature_of(text)
     if sig is None:
-        return None
+        return _from_result_text(fact, text)
     return Symptom(sig.symptom, fact.cite, fact.rank, sig.id, sig.location(), sig.hint_ids)
+
+
+def _from_result_text(fact: Fact, text: str) -> Symptom | None:
+    """The class of an NCCL result quoted in a wrapper's own words: ``ncclGetErrorString``'s
+    text (``unhandled cuda error (run with NCCL_DEBUG=INFO for details)``) is what every
+    binding raises (vLLM's and CuPy's ``NCCL error: X``, Horovod's ``ncclAllReduce failed:
+    X``), whatever it prints around it. A short form counts beside the word NCCL only."""
+    result = nccl_results.from_message(text)
+    cls = NCCL_RESULT_CLASS.get(result.code) if result is not None else None
+    if result is None or cls is None:
+        return None
+    low = text.lower()
+    if "nccl" not in low and result.message.lower() not in low:
+        return None  # a short text ("invalid argument", "internal error") CUDA or others print
+    where = "NCCL src/init.cc ncclGetErrorString"
+    return Symptom(cls, fact.cite, fact.rank, f"nccl.result.{result.name}", where)
 
 
 def _cuda_entry(fact: CudaError) -> cuda_errors.CudaError | None:

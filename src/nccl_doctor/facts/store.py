@@ -33,6 +33,8 @@ V = TypeVar("V")
 _MACHINE = re.compile(
     r"""^\s*(?:
         \[?\d{4}-\d\d-\d\d | \[?\d\d:\d\d:\d\d | \[?[IWEF]\d{4}\s | \[rank\d+\] | \[default\d+\]
+      | (?:DEBUG|INFO|WARN(?:ING)?|ERROR|CRITICAL|FATAL)(?:\s+\d\d-\d\d\s|:[\w.]*:)
+      | \(\w+\ pid=\d+
       | \[[IWEF]\s[\w./-]+\.(?:cpp|cc|cu|hpp|h|c):\d+\]
       | [\w.-]+:\d+:\d+\s\[\d+\] | Traceback\b | File\s"
       | \w*(?:\.\w+)*(?:Error|Exception|Warning)\b\s?: | [A-Z]{2,}\ (?:Error|error|ERROR)\s?:
@@ -247,6 +249,7 @@ class Facts:
                 and not fact.fenced
                 and is_prose(fact.text)
                 and not _KERNEL_STAMP.match(cite.text)
+                and not _MACHINE.match(cite.text)  # a log prefix the reader peeled off
             )
             key = (cite.source, cite.line, cite.text)
             if key not in seen:
