@@ -98,6 +98,43 @@ def test_cuda_failing_on_mig_slices_names_the_profile(tmp_path: Path) -> None:
     )
 
 
+_MIG_SMI = """\
++-----------------------------------------------------------------------------------------+
+| NVIDIA-SMI 550.54.15              Driver Version: 550.54.15      CUDA Version: 12.4     |
+|-----------------------------------------+------------------------+----------------------+
+| GPU  Name                 Persistence-M | Bus-Id          Disp.A | Volatile Uncorr. ECC |
+| Fan  Temp   Perf          Pwr:Usage/Cap |           Memory-Usage | GPU-Util  Compute M. |
+|                                         |                        |               MIG M. |
+|=========================================+========================+======================|
+|   0  NVIDIA A100 80GB PCIe          Off |   00000000:31:00.0 Off |                   On |
+| N/A   34C    P0             43W /  300W |      53MiB /  81920MiB |     N/A      Default |
+|                                         |                        |              Enabled |
++-----------------------------------------+------------------------+----------------------+
+"""
+
+
+def test_mig_beside_cudas_device_count_failure_is_the_cause(tmp_path: Path) -> None:
+    """NVML counts the GPU, CUDA enumerates one MIG instance: asking for device 1 fails."""
+    found = _diagnose(
+        tmp_path,
+        smi_txt=_MIG_SMI,
+        train_log=(
+            "RuntimeError: device >= 0 && device < num_gpus INTERNAL ASSERT FAILED at "
+            '"/opt/conda/conda-bld/pytorch/work/aten/src/ATen/cuda/CUDAContext.cpp":49, please '
+            "report a bug to PyTorch.\n"
+        ),
+    )
+    mig = found["gpu.mig"]
+    assert (mig.severity.value, mig.confidence.value) == ("critical", "high")
+    assert "a process enumerates only one MIG instance" in mig.summary
+
+
+def test_mig_on_a_healthy_node_is_context(tmp_path: Path) -> None:
+    mig = _diagnose(tmp_path, smi_txt=_MIG_SMI)["gpu.mig"]
+    assert (mig.severity.value, mig.confidence.value) == ("info", "high")
+    assert "enumerates" not in mig.summary
+
+
 def test_a_sentence_about_a_gpu_oom_counts_unless_it_is_about_host_memory(
     tmp_path: Path,
 ) -> None:

@@ -67,6 +67,13 @@ MIG_PROFILE = sign(
     r"\bMIG[- ](?P<profile>\d+g\.\d+gb)\b",
     "a MIG slice's profile in a device name or a report (``A100-SXM4-80GB-MIG-3g.40gb``)",
 )
+MIG_ENUMERATION = sign(
+    "gpu.mig_enumeration",
+    r"device >= 0 && device < num_gpus|invalid device ordinal|no CUDA GPUs are available"
+    r"|no CUDA-capable device is detected|CUDA_ERROR_NO_DEVICE|cudaErrorNoDevice",
+    "a process asked CUDA for a device it does not have: on MIG, each process enumerates one "
+    "instance, whatever NVML counts",
+)
 MIG_CUDA_FAIL = sign(
     "gpu.mig_cuda_fail",
     r"device >= 0 && device < num_gpus|INTERNAL ASSERT FAILED|invalid device ordinal"

@@ -22,7 +22,10 @@ Evidence
 ``MIG Mode: Enabled`` / ``MIG M.: Enabled``, MIG device rows, ``MIG-``
 UUIDs in ``CUDA_VISIBLE_DEVICES``, a pending MIG mode that differs from
 the current one. A distributed job on MIG is a warning, critical when the
-job failed; MIG on its own (no job evidence) is context.
+job failed, and critical with high confidence beside CUDA's own
+device-count failure (``invalid device ordinal``, ``device >= 0 && device <
+num_gpus``): that failure is MIG's mechanism. MIG on its own (no job
+evidence) is context.
 
 Fix
 ---
@@ -43,7 +46,7 @@ from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.base import Rule
 from nccl_doctor.rules.gpu._common import distributed, gpu_key, gpu_name, job_failed, unique_gpus
-from nccl_doctor.signs.gpu import MIG_CUDA_FAIL, MIG_PROFILE
+from nccl_doctor.signs.gpu import MIG_CUDA_FAIL, MIG_ENUMERATION, MIG_PROFILE
 
 RULE = Rule(
     id="gpu.mig",
@@ -75,7 +78,13 @@ def check(facts: Facts) -> list[Finding]:
     if gpus or devices or env:
         dist = distributed(facts)
         failed = job_failed(facts)
-        if dist and failed:
+        enumeration = facts.seen(MIG_ENUMERATION)
+        if enumeration:
+            # the failure is the mechanism itself: a process enumerates one MIG instance
+            machine = any(not h.prose for h in enumeration)
+            severity = Severity.CRITICAL
+            confidence = Confidence.HIGH if machine else Confidence.MEDIUM
+        elif dist and failed:
             severity, confidence = Severity.CRITICAL, Confidence.MEDIUM
         elif dist or env:
             severity, confidence = Severity.WARNING, Confidence.MEDIUM
@@ -90,9 +99,16 @@ def check(facts: Facts) -> list[Finding]:
             parts.append(f"{len(devices)} MIG instance(s) listed")
         if env:
             parts.append(f"CUDA_VISIBLE_DEVICES={env[0].value}")
+        if enumeration:
+            parts.append(
+                f"CUDA could not give a process the device it asked for "
+                f"('{enumeration[0].match.group(0)}'): a process enumerates only one MIG "
+                "instance, however many GPUs NVML counts"
+            )
         if dist:
             parts.append("a multi-process NCCL job cannot use P2P/NVLink between instances")
         evidence: list[Cite | Fact] = [
+            *(h.cite for h in enumeration[:1]),
             *(g.cite_of("mig_mode") for g in gpus[:3]),
             *devices[:2],
             *env[:1],
