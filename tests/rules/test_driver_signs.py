@@ -343,3 +343,33 @@ def test_a_move_counts_only_after_an_upgrade_keyword(
     assert line in text
     found = _driver(tmp_path, {"issue.txt": text})
     assert [f.summary for f in found] == ([summary] if summary else [])
+
+
+_NCCL_CUDA = "8470dd07de42:174:239 [0] {file} NCCL WARN Cuda failure '{error}'\n"
+
+
+def test_nccls_own_cuda_failure_for_an_older_driver_is_the_driver(tmp_path: Path) -> None:
+    """NCCL built with a newer toolkit calls an API the driver lacks (cudaErrorCallRequires-
+    NewerDriver, 36): its WARN names the error, and the invalid ordinal after it follows."""
+    log = tmp_path / "nccl.log"
+    log.write_text(
+        _NCCL_CUDA.format(
+            file="enqueue.cc:802", error="API call is not supported in the installed CUDA driver"
+        )
+        + _NCCL_CUDA.format(file="init.cc:895", error="invalid device ordinal"),
+        encoding="utf-8",
+    )
+    report = diagnose_paths([str(log)])
+    assert report.findings[0].id == "driver.cuda_mismatch"
+    assert "error 36" in report.findings[0].summary
+    folded = {kid.id for _, kids in report.folded for kid in kids}
+    assert "cuda.device_visibility" in folded
+
+
+def test_nccls_invalid_ordinal_alone_is_not_the_driver(tmp_path: Path) -> None:
+    log = tmp_path / "nccl.log"
+    log.write_text(
+        _NCCL_CUDA.format(file="init.cc:895", error="invalid device ordinal"), encoding="utf-8"
+    )
+    ids = [f.id for f in diagnose_paths([str(log)]).findings]
+    assert ids == ["cuda.device_visibility"]

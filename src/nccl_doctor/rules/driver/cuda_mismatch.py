@@ -39,6 +39,7 @@ from __future__ import annotations
 
 from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.driver import parse_cuda, parse_version
+from nccl_doctor.facts.nccl import NcclWarn
 from nccl_doctor.facts.run import CudaError
 from nccl_doctor.facts.software import SoftwareVersions
 from nccl_doctor.facts.store import Facts
@@ -105,6 +106,14 @@ def _errors(facts: Facts) -> tuple[list[Fact | Cite], set[int], bool]:
         code = _code_of(err)
         if code in _CODES:
             cites.append(err)
+            codes.add(code)
+    for warn in facts.of(NcclWarn):  # NCCL's own "Cuda failure 'X'" (its enqueue, its init)
+        known = cuda_errors.by_message(warn.cuda_error or "")
+        code = warn.cuda_error_code
+        if code is None and known is not None:
+            code = known.code
+        if code in _CODES:
+            cites.append(warn)
             codes.add(code)
     machine = bool(cites)
     seen = {c.cite if isinstance(c, Fact) else c for c in cites}
