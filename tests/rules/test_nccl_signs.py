@@ -12,7 +12,7 @@ from nccl_doctor.facts.last_error import last_error_lines
 from nccl_doctor.facts.software import PythonPackage
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.facts.text import TextLine
-from nccl_doctor.pipeline import facts_of
+from nccl_doctor.pipeline import diagnose_paths, facts_of
 from nccl_doctor.rules.nccl._common import nccl_packages
 from nccl_doctor.signs.nccl import NEW_GPUS
 
@@ -66,3 +66,32 @@ def test_the_line_after_last_error_without_its_prefixes(tmp_path: Path) -> None:
         "Attribute busid of node nic not found",
         "Cuda failure 'out of memory'",
     ]
+
+
+_GDB = (
+    'Thread 1 "python" received signal SIGBUS, Bus error.\n'
+    "0x00007fffd3a1c2b4 in {fn} () from /usr/lib/x86_64-linux-gnu/libnccl.so.2\n"
+    "(gdb) bt\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("fn", "fires"),
+    [
+        ("ncclShmOpen(char*, unsigned long, void**, void**, int)", True),
+        ("ncclTopoGetSystem", False),
+    ],
+)
+def test_a_bus_error_in_nccls_shared_memory_set_up_is_the_segment(
+    tmp_path: Path, fn: str, fires: bool
+) -> None:
+    """gdb stops in ncclShmOpen on SIGBUS: the segment /dev/shm could not back. The same signal
+    in another NCCL function says nothing of shared memory."""
+    log = tmp_path / "gdb.txt"
+    log.write_text(_GDB.format(fn=fn), encoding="utf-8")
+    found = {f.id: f for f in diagnose_paths([str(log)]).findings}
+    assert ("nccl.shm" in found) is fires
+    if fires:
+        shm = found["nccl.shm"]
+        assert shm.summary.startswith("A process died of SIGSEGV/SIGBUS inside NCCL's shared-")
+        assert (shm.confidence.value, [c.line for c in shm.evidence]) == ("high", [2])

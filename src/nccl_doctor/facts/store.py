@@ -34,7 +34,7 @@ _MACHINE = re.compile(
     r"""^\s*(?:
         \[?\d{4}-\d\d-\d\d | \[?\d\d:\d\d:\d\d | \[?[IWEF]\d{4}\s | \[rank\d+\] | \[default\d+\]
       | (?:DEBUG|INFO|WARN(?:ING)?|ERROR|CRITICAL|FATAL)(?:\s+\d\d-\d\d\s|:[\w.]*:)
-      | \(\w+\ pid=\d+
+      | \(\w+\ pid=\d+ | (?:\#\d{1,3}\s+)?0x[0-9a-fA-F]{4,}\s+in\s
       | \[[IWEF]\s[\w./-]+\.(?:cpp|cc|cu|hpp|h|c):\d+\]
       | [\w.-]+:\d+:\d+\s\[\d+\] | Traceback\b | File\s"
       | \w*(?:\.\w+)*(?:Error|Exception|Warning)\b\s?: | [A-Z]{2,}\ (?:Error|error|ERROR)\s?:

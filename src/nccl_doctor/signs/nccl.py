@@ -13,6 +13,25 @@ SHM_ERROR = sign(
     r"unable to (?:allocate|create) shared memory|shared memory segment.{0,40}failed",
     "NCCL (or the C library under it) could not create, grow or attach a /dev/shm segment",
 )
+SHM_CRASH = sign(
+    "nccl.shm_crash",
+    r"\b(?:segfault\w{0,4}|Segmentation fault|SIGSEGV|SIGBUS|[Bb]us error)\b.{0,60}"
+    r"\b(?:ncclShm\w{0,20}|shmOpen)\b"
+    r"|\b(?:ncclShm\w{0,20}|shmOpen)\b.{0,120}"
+    r"\b(?:segfault\w{0,4}|Segmentation fault|SIGSEGV|SIGBUS|[Bb]us error)\b",
+    "a process died of SIGSEGV/SIGBUS in NCCL's shared-memory set-up (ncclShmOpen maps the "
+    "segment; touching pages /dev/shm cannot back faults there)",
+)
+SHM_FRAME = sign(
+    "nccl.shm_frame",
+    r"\bin (?:nccl::)?(?:ncclShm\w{0,20}|shmOpen) ?\(",
+    "a debugger's or a backtrace's frame in NCCL's shared-memory set-up",
+)
+FATAL_SIGNAL = sign(
+    "nccl.fatal_signal",
+    r"Segmentation fault|SIGSEGV|SIGBUS|\b[Bb]us error\b|signal 11\b|signal 7\b",
+    "a process died of a segmentation fault or a bus error",
+)
 SHM_PATH = sign(
     "nccl.shm_path",
     r"(?P<path>/dev/shm/[^\s)`'\"]{1,200})",

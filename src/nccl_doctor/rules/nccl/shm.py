@@ -20,7 +20,9 @@ Evidence
 --------
 The NCCL shared-memory messages above (NCCL WARN lines, PyTorch's ``Last
 error:``, or a quote of them), ``No space left on device`` about
-``/dev/shm``; a ``docker run`` without ``--shm-size`` or ``--ipc=host``.
+``/dev/shm``; a SIGSEGV/SIGBUS inside ``ncclShmOpen`` (a backtrace's frame
+beside the signal, or a line naming both); a ``docker run`` without
+``--shm-size`` or ``--ipc=host``.
 
 Fix
 ---
@@ -34,14 +36,17 @@ from __future__ import annotations
 
 from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.nccl import NcclWarn
-from nccl_doctor.facts.store import Facts
+from nccl_doctor.facts.store import Facts, Hit
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules._probe import isolated_transport
 from nccl_doctor.rules.base import Rule, first_distinct
 from nccl_doctor.signs.nccl import (
     CONTAINER_SHM,
     CONTAINER_START,
+    FATAL_SIGNAL,
+    SHM_CRASH,
     SHM_ERROR,
+    SHM_FRAME,
     SHM_PATH,
     SHM_SIZE,
 )
@@ -64,10 +69,18 @@ def _segment(facts: Facts) -> tuple[list[Cite | Fact], str | None, int | None, b
             out.append(warn)
             path, size = path or warn.path, size or warn.size_bytes
     out.extend(h.cite for h in facts.seen(SHM_ERROR, prose=False))
+    out.extend(h.cite for h in _crashes(facts) if not h.prose)
     if out:
         return first_distinct(out, 3), path, size, True
-    quoted = [h.cite for h in facts.seen(SHM_ERROR)[:2]]
+    quoted = [h.cite for h in (*facts.seen(SHM_ERROR), *_crashes(facts))[:2]]
     return list(quoted), None, None, False
+
+
+def _crashes(facts: Facts) -> tuple[Hit, ...]:
+    """A SIGSEGV/SIGBUS in NCCL's shared-memory set-up: one line saying both, or a frame there
+    (a debugger's backtrace) beside the signal."""
+    frames = facts.seen(SHM_FRAME) if facts.saw(FATAL_SIGNAL) else ()
+    return (*facts.seen(SHM_CRASH), *frames)
 
 
 def check(facts: Facts) -> list[Finding]:
@@ -89,6 +102,12 @@ def check(facts: Facts) -> list[Finding]:
     attach = "attaching to" in verbs and "creating" not in verbs
     verb = "attach to the shared-memory segment" if attach else "create its shared-memory segment"
     summary = f"NCCL could not {verb} {where}{amount}"
+    crashes = {h.cite for h in _crashes(facts)}
+    if all(not isinstance(e, Fact) and e in crashes for e in evidence):
+        summary = (
+            "A process died of SIGSEGV/SIGBUS inside NCCL's shared-memory set-up (ncclShmOpen "
+            f"maps a segment in {where} that cannot back its pages)"
+        )
     fix = [
         (
             "Start the container with --ipc=host or --shm-size=1g (more for many GPUs per host); "
