@@ -211,3 +211,20 @@ def test_an_untimed_error_is_not_ordered_after_a_timed_one(tmp_path: Path) -> No
         and "rank 2 is taken as the first by the order of the logs" in n
         for n in report.coverage.notes
     ), report.coverage.notes
+
+
+def test_horovods_older_shutdown_text_is_the_cascade(tmp_path: Path) -> None:
+    """Before v0.20 Horovod said 'This has been caused by an exception on one of the rank': the
+    rank that raised is the first failure, not the survivors' shutdown printed first."""
+    log = tmp_path / "run.log"
+    log.write_text(
+        "[1]<stderr>:AbortedError (see above for traceback): Horovod has been "
+        "shut down. This has been caused by an exception on one of the rank or an attempt to "
+        "allreduce, allgather or broadcast a tensor after one of the ranks has finished "
+        "execution.\n"
+        "[2]<stderr>:RuntimeError: CUDA error: invalid device ordinal\n",
+        encoding="utf-8",
+    )
+    first = diagnose_paths([str(log)]).first_failure
+    assert first is not None
+    assert first.cite.line == 2

@@ -506,3 +506,21 @@ def test_an_indented_report_ends_its_frames_at_the_exception_indented_less() -> 
     assert [f[2] for f in tb.frames] == ["wrapper", "main", "set_device"]
     assert tb.cite.line == 8
     assert tb.truncated is False
+
+
+def test_tensorflows_reraised_exception_line_is_an_exception() -> None:
+    """TF 1.x's session prints 'XError (see above for traceback): msg' under the op's stack;
+    Horovod's shutdown reached TensorFlow users that way."""
+    text = (
+        "Caused by op 'HorovodBroadcast_is_train_0', defined at:\n"
+        '  File "run.py", line 429, in <module>\n'
+        "    run()\n"
+        "\n"
+        "AbortedError (see above for traceback): Horovod has been shut down. This has been "
+        "caused by an exception on one of the rank or an attempt to allreduce, allgather or "
+        "broadcast a tensor after one of the ranks has finished execution.\n"
+    )
+    [tb] = tracebacks(text)
+    assert (tb.exc_type, tb.cite.line) == ("AbortedError", 5)
+    assert tb.message.startswith("Horovod has been shut down.")
+    assert not tracebacks("The AbortedError (see the docs) is raised when...\n")

@@ -2,8 +2,8 @@
 
 Real logs carry prefixes that say who printed a line: torchrun's
 ``[default3]:``, PyTorch's ``[rank3]:``, NCCL's ``host:pid:tid [dev]``,
-Slurm ``srun -l``'s ``3: ``, mpirun ``--tag-output``'s ``[1,3]<stdout>:``,
-Ray's ``(RayWorker pid=123, ip=10.0.0.1)``, pdsh's ``worker-1: ``,
+Slurm ``srun -l``'s ``3: ``, mpirun ``--tag-output``'s ``[1,3]<stdout>:``
+(horovodrun's ``[3]<stdout>:``), Ray's ``(RayWorker pid=123, ip=10.0.0.1)``, pdsh's ``worker-1: ``,
 timestamps, syslog and Kubernetes collectors. :class:`Attributor` peels them
 off, so parsers see the text the tool printed, and remembers context that
 spans lines (mp.spawn's ``-- Process 2 terminated with the following error:``).
@@ -75,7 +75,8 @@ def _pdsh_host(name: str) -> bool:
     return name[-1].isdigit() and not name.startswith(_NOT_HOSTS)
 
 
-_MPI_TAG = re.compile(r"\[\d+,(?P<rank>\d+)\]<(?:stdout|stderr|stddiag)>: ?")
+#: mpirun --tag-output's [job,rank] and horovodrun's [rank] before <stdout>/<stderr>
+_MPI_TAG = re.compile(r"\[(?:\d+,)?(?P<rank>\d+)\]<(?:stdout|stderr|stddiag)>: ?")
 #: The tag before the rank ends in a non-digit, so the rank is the trailing digits in one
 #: way only (a lazy tag before ``\d+`` would retry every split of a long digit run).
 _TORCHRUN = re.compile(r"\[(?:default|[A-Za-z_](?:[\w-]*[A-Za-z_-])?)(?P<rank>\d+)\]: ?")

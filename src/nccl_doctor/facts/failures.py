@@ -52,8 +52,9 @@ CASCADE_TEXT = re.compile(
     r"Terminating the process after|another rank failed|peer (?:rank )?\d* ?(?:closed|exited)|"
     # c10d's TCPStore client once the store's host (rank 0) has gone
     r"remote (?:server|end) shutdown or crash|"
-    # Horovod on every rank once one rank raised (horovod/common/operations.cc)
-    r"Horovod has been shut down\. This was caused by an exception on one of the ranks",
+    # Horovod on every rank once one rank raised or left (horovod/common/common.h; before
+    # v0.20 'This has been caused by an exception on one of the rank')
+    r"Horovod has been shut down\.",
     re.IGNORECASE,
 )
 

@@ -53,8 +53,12 @@ _FRAME = LazyPattern(
     r'File "(?P<file>[^"]{0,1000})", line (?P<line>\d{1,9})(?:, in (?P<func>.{1,300}))?'
 )
 _EXC = LazyPattern(
-    r"(?P<type>[A-Za-z_][\w.]{0,200}?(?:\.<locals>\.[\w.]{1,100})?)(?::(?: (?P<msg>.*)|\s*)|\s*)"
+    r"(?P<type>[A-Za-z_][\w.]{0,200}?(?:\.<locals>\.[\w.]{1,100})?)"
+    # TensorFlow 1.x's session re-raises as 'AbortedError (see above for traceback): msg'
+    r"(?P<tf> \(see above for traceback\))?"
+    r"(?::(?: (?P<msg>.*)|\s*)|\s*)"
 )
+_TF_RERAISE = " (see above for traceback):"
 #: What stands for frames cut out of a pasted traceback.
 _CUT_MARKS = frozenset({"[...]", "[…]", "...", "…", "File"})
 _CHAIN = (
@@ -136,6 +140,7 @@ class TracebackParser(StreamParser):
         'File "',
         "Error:",
         "Exception:",
+        _TF_RERAISE.lstrip(),
         "terminate called after throwing",
         *_CUDA_STARTS,
         "Assertion `",
@@ -185,9 +190,11 @@ class TracebackParser(StreamParser):
             report.exc_type = m["type"]
             self._begin(line, report)
             return True
-        if ("Error:" in stripped or "Exception:" in stripped) and (m := _EXC.fullmatch(stripped)):
+        if ("Error:" in stripped or "Exception:" in stripped or _TF_RERAISE in stripped) and (
+            m := _EXC.fullmatch(stripped)
+        ):
             exc_type, message = m["type"], (m["msg"] or "").strip()
-            if _bare(exc_type, message):
+            if m["tf"] or _bare(exc_type, message):
                 report = _Report(last=line.number, state="message")
                 self._exception(report, line, exc_type, message)
                 self._begin(line, report)
