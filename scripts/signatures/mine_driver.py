@@ -1,7 +1,7 @@
 """Write ``driver.jsonl``: what the NVIDIA driver and its tools print when the GPU stack fails.
 
 Usage: ``python scripts/signatures/mine_driver.py [DCGM] [OPEN_GPU_KERNEL_MODULES]
-[LIBNVIDIA_CONTAINER]`` (git directories; the defaults are the mirrors under
+[LIBNVIDIA_CONTAINER] [GO_NVML]`` (git directories; the defaults are the mirrors under
 ``/work/.mirror``).
 
 * NVML's error strings: ``nvmlErrorString`` is closed source; NVIDIA's DCGM
@@ -14,7 +14,12 @@ Usage: ``python scripts/signatures/mine_driver.py [DCGM] [OPEN_GPU_KERNEL_MODULE
   about a failure of the stack (``Timeout``, ``Invalid Argument``...) are
   left out; ``Not Supported`` and ``Function Not Found`` are ``info``: a
   monitoring library's query the GPU or driver does not offer, never the
-  job's failure.
+  job's failure. NVIDIA's go-nvml (the NVIDIA container toolkit, the Kubernetes
+  device plugin, dcgm-exporter) prints a code by its name since v0.12.0-3
+  (``Failed to initialize NVML: ERROR_LIBRARY_NOT_FOUND``): each kept code has
+  a second entry for that name, read from go-nvml's ``pkg/nvml/return.go`` at
+  its tags (the number from its ``nvml.h``). A name that a CUDA driver error
+  also ends in (``CUDA_ERROR_UNKNOWN``) needs ``NVML_`` or ``NVML: `` before it.
 * NVRM's kernel lines: ``nv_printf``/``NV_DEV_PRINTF`` and nvidia-uvm's
   ``UVM_ERR_PRINT`` calls in NVIDIA's open GPU kernel modules, at release tags
   (the open modules start at 515; the proprietary ones print the same words).
@@ -38,14 +43,21 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "src"))
 
 from clex import blank_comments, find_calls, read_format
 from common import PRI_MACROS, PRINTF, escape, pattern_for, write_jsonl
+
+from nccl_doctor.knowledge import cuda_errors
 
 MIRRORS = Path("/work/.mirror")
 DCGM_MIRROR = MIRRORS / "NVIDIA+DCGM/repo"
 OGKM_MIRROR = MIRRORS / "NVIDIA+open-gpu-kernel-modules/repo"
 NVC_MIRROR = MIRRORS / "KevinLiangX+libnvidia-container/repo"
+GO_NVML_MIRROR = MIRRORS / "NVIDIA+go-nvml/repo"
+GO_NVML_TAGS = ("v0.12.0-3", "v0.12.4-0", "v0.12.9-0", "v0.13.3-0")
+GO_NVML_RETURN = "pkg/nvml/return.go"
+GO_NVML_HEADER = "pkg/nvml/nvml.h"
 
 DCGM_TAGS = ("v2.1.4", "v3.0.4", "v3.3.9", "v4.0.0", "v4.6.0")
 NVML_STRINGS = "sdk/nvidia/nvml/nvml_error_strings.h"
@@ -187,6 +199,42 @@ def nvml_rows(mirror: Path) -> list[dict[str, Any]]:
             f"'NVMLError_{_camel(name)}: <text>', libnvidia-container's 'nvml error: <text>' "
             "(lower-cased); versions are the DCGM tags that carry the table",
             "example": f"Failed to initialize NVML: {text}",
+        })  # fmt: skip
+    return rows
+
+
+def nvml_name_rows(mirror: Path) -> list[dict[str, Any]]:
+    """Each kept code by the name go-nvml prints for it, with its class and ids."""
+    where: dict[str, list[str]] = {}
+    seen: dict[str, list[str]] = {}
+    for tag in GO_NVML_TAGS:
+        src = _git(mirror, "show", f"{tag}:{GO_NVML_RETURN}")
+        for m in re.finditer(r'case (ERROR_\w+):\s*return "(ERROR_\w+)"', src):
+            name = "NVML_" + m.group(1)
+            if m.group(1) != m.group(2) or name not in NVML_KEEP:
+                continue
+            line = src.count("\n", 0, m.start()) + 1
+            where.setdefault(name, []).append(f"{GO_NVML_RETURN}:{line}@{tag}")
+            seen.setdefault(name, []).append(f"go-nvml-{tag}")
+    header = _git(mirror, "show", f"{GO_NVML_TAGS[-1]}:{GO_NVML_HEADER}")
+    codes = {n: int(v) for n, v in re.findall(r"(NVML_ERROR_\w+)\s*=\s*(\d+)", header)}
+    cuda = {e.driver_name for e in cuda_errors.ERRORS if e.driver_name}
+    rows = []
+    for name, (symptom, hints, _bare) in NVML_KEEP.items():
+        short = name.removeprefix("NVML_")
+        # CUDA_ERROR_UNKNOWN ends in ERROR_UNKNOWN: the NVML prefix or a "NVML: " context
+        shared = any(c.endswith("_" + short) for c in cuda)
+        pattern = f"(?:NVML_|(?i:nvml): ){short}" if shared else f"(?:NVML_)?{short}"
+        rows.append({
+            "id": "driver.nvml." + short.removeprefix("ERROR_").lower() + "_name",
+            "library": "driver", "level": "info" if symptom == "info" else "error",
+            "where": where[name], "versions": _versions(seen[name]),
+            "format": short, "format_style": "literal", "pattern": pattern, "fields": [],
+            "symptom": symptom, "hint_ids": list(hints), "result": name,
+            "note": f"nvmlReturn_t {codes[name]} by the name go-nvml's Return.Error() prints "
+            "(nvidia-container-toolkit, k8s-device-plugin, dcgm-exporter); versions are "
+            "go-nvml tags",
+            "example": f"Failed to initialize NVML: {short}",
         })  # fmt: skip
     return rows
 
@@ -389,7 +437,9 @@ def main(argv: list[str]) -> int:
     dcgm = Path(argv[1]) if len(argv) > 1 else DCGM_MIRROR
     ogkm = Path(argv[2]) if len(argv) > 2 else OGKM_MIRROR
     nvc = Path(argv[3]) if len(argv) > 3 else NVC_MIRROR
-    rows = [*DOC_ROWS, *nvml_rows(dcgm), *nvrm_rows(ogkm), *nvc_rows(nvc)]
+    go_nvml = Path(argv[4]) if len(argv) > 4 else GO_NVML_MIRROR
+    rows = [*DOC_ROWS, *nvml_rows(dcgm), *nvml_name_rows(go_nvml), *nvrm_rows(ogkm),
+            *nvc_rows(nvc)]  # fmt: skip
     print(f"{len(rows)} signatures -> {write_jsonl('driver', rows)}")
     return 0
 
