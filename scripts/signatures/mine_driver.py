@@ -24,14 +24,21 @@ Usage: ``python scripts/signatures/mine_driver.py [DCGM] [OPEN_GPU_KERNEL_MODULE
   ``UVM_ERR_PRINT`` calls in NVIDIA's open GPU kernel modules, at release tags
   (the open modules start at 515; the proprietary ones print the same words).
   A multi-line message's pattern covers the line that names it.
+* NVSwitch SXids: ``NVSWITCH_PRINT_SXID`` (``nvidia-%s: SXid (PCI:%04x:%02x:%02x.%x):
+  %05d, <fmt>``, ``src/common/nvswitch/kernel/inc/common_nvswitch.h``) and the
+  severity each report macro of ``intr_nvswitch.h`` starts its text with
+  (``Fatal, ...``, ``Non-fatal, ...``, ``Correctable, ...``), at the same tags.
+  A fatal SXid is fatal to the fabric: the GPUs behind the switch lose their
+  NVLink traffic (``gpu.nvlink``); the others are no failure of the job.
 * libnvidia-container (``nvidia-container-cli``, what Docker's ``--gpus`` and
   the NVIDIA container runtime run): the CLI's ``warnx`` lines (prefixed by
   the program's name) and the library's ``error_set*`` messages (``<message>:
   <cause>``, the cause lower-cased), at release commits. NVIDIA's repository
   holds gigabytes of package pages; a fork that carries its history to
   2024-10-17 is read (:data:`NVC_MIRROR`).
-* nvidia-smi's own lines and kmod's ``could not insert``: closed source or
-  outside these repositories, kept in :data:`DOC_ROWS` with their source.
+* nvidia-smi's own lines, the fabric manager's (``nv-fabricmanager``) and kmod's
+  ``could not insert``: closed source or outside these repositories, kept in
+  :data:`DOC_ROWS` with their source.
 """
 
 from __future__ import annotations
@@ -295,6 +302,59 @@ def _render(line: str) -> str:
                   "1", line).strip()  # fmt: skip
 
 
+SXID_MACRO = "src/common/nvswitch/kernel/inc/common_nvswitch.h"
+SXID_REPORTS = "src/common/nvswitch/kernel/inc/intr_nvswitch.h"
+# the severity a report's text starts with -> (id, symptom, level, hints, note)
+SXID_KEEP = {
+    "Fatal": ("driver.nvswitch.sxid_fatal", "xid", "error", ("gpu.nvlink",),
+              ("an uncorrectable error fatal to the fabric (NVSWITCH_REPORT_FATAL): the switch's "
+              "GPUs lose NVLink traffic and their CUDA jobs fail; reset the GPUs and switches")),
+    "Non-fatal": ("driver.nvswitch.sxid_nonfatal", "info", "warning", (),
+                  ("uncorrectable but not fatal to the fabric (NVSWITCH_REPORT_NONFATAL): traffic "
+                  "goes on; worth a look when it repeats, never the job's failure by itself")),
+    "Correctable": ("driver.nvswitch.sxid_correctable", "info", "warning", (),
+                    "corrected by the hardware (NVSWITCH_REPORT_CORRECTABLE): informational"),
+}  # fmt: skip
+SXID_RX = (
+    r"nvidia-nvswitch(?P<switch>\d{0,4}): SXid \(PCI:(?P<pci>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:"
+    r"[0-9a-fA-F]{2}\.[0-9a-fA-F])\): (?P<sxid>\d{1,6}), "
+)
+
+
+def nvswitch_rows(mirror: Path) -> list[dict[str, Any]]:
+    """The NVSwitch SXid line, one entry per severity its text starts with."""
+    where: dict[str, list[str]] = {k: [] for k in SXID_KEEP}
+    seen: list[str] = []
+    for tag in OGKM_TAGS:
+        macro = _git(mirror, "show", f"{tag}:{SXID_MACRO}")
+        sxid = [n for n, x in enumerate(macro.split("\n"), 1) if '"nvidia-%s: SXid (PCI:"' in x]
+        if not sxid:
+            raise SystemExit(f"{tag}: no SXid format in {SXID_MACRO}")
+        reports = _git(mirror, "show", f"{tag}:{SXID_REPORTS}").split("\n")
+        for severity in SXID_KEEP:
+            lines = [n for n, x in enumerate(reports, 1) if f'"{severity}, ' in x]
+            if not lines:
+                raise SystemExit(f"{tag}: no {severity!r} report in {SXID_REPORTS}")
+            where[severity] += [f"{SXID_MACRO}:{sxid[0]}@{tag}", f"{SXID_REPORTS}:{lines[0]}@{tag}"]
+        seen.append(tag)
+    rows = []
+    for severity, (ident, symptom, level, hints, note) in SXID_KEEP.items():
+        example = {"Fatal": "20034, Fatal, Link 46 LTSSM Fault Up",
+                   "Non-fatal": "12028, Non-fatal, Link 32 egress non-posted PRIV error (First)",
+                   "Correctable": "19049, Correctable, Link 12 NVLDL rx replay error"}[severity]  # fmt: skip
+        rows.append({
+            "id": ident, "library": "driver", "level": level, "where": where[severity],
+            "versions": _versions(seen),
+            "format": f"nvidia-%s: SXid (PCI:{PCI}): %05d, {severity}, %s",
+            "format_style": "printf",
+            "pattern": SXID_RX + escape(severity) + r", (?P<detail>[^\n]{0,400})",
+            "fields": ["switch", "pci", "sxid", "detail"], "symptom": symptom,
+            "hint_ids": list(hints), "note": note,
+            "example": f"nvidia-nvswitch3: SXid (PCI:0000:c5:00.0): {example}",
+        })  # fmt: skip
+    return rows
+
+
 def nvrm_rows(mirror: Path) -> list[dict[str, Any]]:
     found: dict[tuple[str, str], dict[str, list[str]]] = {}
     args_of: dict[str, list[str]] = {}
@@ -353,14 +413,21 @@ CURRENT = {"first": "current", "last": "current", "seen": ["current"]}
 SMI = (
     "nvidia-smi (closed source; the line as it prints it; exit codes in nvidia-smi(1) RETURN VALUE)"
 )
+FM = (
+    "nv-fabricmanager (closed source; the line as it logs it, seen in NVIDIA/gpu-operator "
+    "issues 356 and 610 and matched by leptonai/gpud components/accelerator/nvidia/"
+    "fabric-manager; meaning: NVIDIA Fabric Manager User Guide, "
+    "docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide)"
+)
 XID_SRC = "NVIDIA/open-gpu-kernel-modules src/nvidia/src/kernel/gpu/rc/kernel_rc.c"
 PCI_RX = r"(?P<pci>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2})"
 
 
 def _doc(ident: str, where: str, fmt: str, pattern: str, fields: list[str], symptom: str,
-         hints: list[str], note: str, style: str = "doc", example: str = "") -> dict[str, Any]:  # fmt: skip
+         hints: list[str], note: str, style: str = "doc", example: str = "",
+         level: str = "error") -> dict[str, Any]:  # fmt: skip
     row = {
-        "id": ident, "library": "driver", "level": "error", "where": [where],
+        "id": ident, "library": "driver", "level": level, "where": [where],
         "versions": CURRENT, "format": fmt, "format_style": style, "pattern": pattern,
         "fields": fields, "symptom": symptom, "hint_ids": hints, "note": note,
     }  # fmt: skip
@@ -416,6 +483,54 @@ DOC_ROWS = [
          "NVML found the GPU but cannot open it: NVML's text follows ('GPU is lost', 'Unknown "
          "Error'); the GPU fell off the bus or hangs (an Xid in the kernel log)",
          example="Unable to determine the device handle for GPU0000:3B:00.0: Unknown Error"),
+    # nv-fabricmanager (closed source): the lines as it logs them to fabricmanager.log and
+    # syslog; what each means from NVIDIA's Fabric Manager User Guide
+    _doc("driver.fm.driver_mismatch", FM,
+         "fabric manager NVIDIA GPU driver interface version %s don't match with driver version "
+         "%s. Please update with matching NVIDIA driver package.",
+         r"fabric manager NVIDIA GPU driver interface version (?P<fm_version>\d{1,4}(?:\.\d{1,4}){0,3})"
+         r" don't match with driver version (?P<driver_version>\d{1,4}(?:\.\d{1,4}){0,3})",
+         ["fm_version", "driver_version"], "cuda_driver", ["gpu.fabric_manager"],
+         "the fabric manager refuses a driver of another version and exits: the GPUs never "
+         "join the NVLink fabric and CUDA fails with 802 (system not yet initialized)", "printf",
+         "nv-fabricmanager[104230]: fabric manager NVIDIA GPU driver interface version 550.127.05 "
+         "don't match with driver version 550.120. Please update with matching NVIDIA driver "
+         "package."),
+    _doc("driver.fm.topology_mismatch", FM,
+         "detected number of NVSwitches don't match with any supported system topology, "
+         "aborting fabric manager",
+         r"detected number of NVSwitches don't match with any supported system topology", [],
+         "cuda_driver", ["gpu.fabric_manager", "gpu.nvlink"],
+         "an NVSwitch is missing from the PCI bus (failed or not enumerated) or the topology "
+         "files are absent: the fabric manager exits and CUDA fails with 802", "literal"),
+    _doc("driver.fm.nvswitch_fatal", FM,
+         "detected NVSwitch fatal error %d on fid %d on NVSwitch pci bus id %s physical id %d "
+         "port %d",
+         r"detected NVSwitch fatal error (?P<sxid>\d{1,6})", ["sxid"], "xid", ["gpu.nvlink"],
+         "the fabric manager's record of a fatal SXid (the kernel log's 'SXid ..., Fatal'): the "
+         "GPUs on that switch lose NVLink traffic", "printf",
+         "[Jul 23 2024 07:53:55] [ERROR] [tid 841] detected NVSwitch fatal error 20034 on fid 0 "
+         "on NVSwitch pci bus id 00000000:86:00.0 physical id 3 port 33"),
+    _doc("driver.fm.nvswitch_nonfatal", FM,
+         "detected NVSwitch non-fatal error %d on fid %d on NVSwitch pci bus id %s physical id "
+         "%d port %d",
+         r"detected NVSwitch non-fatal error (?P<sxid>\d{1,6})", ["sxid"], "info", [],
+         "a non-fatal SXid: the fabric goes on; never the job's failure by itself", "printf",
+         level="warning"),
+    _doc("driver.fm.nothing_to_do", FM,
+         "request to query NVSwitch device information from NVSwitch driver failed with "
+         "error:WARNING Nothing to do [NV_WARN_NOTHING_TO_DO]",
+         r"request to query NVSwitch device information from NVSwitch driver failed with "
+         r"error:WARNING Nothing to do", [], "info", [],
+         "the fabric manager found no NVSwitch (PCIe GPUs, NVLink bridges, GH200): it is not "
+         "needed there and its failure to start is no failure of the job", "literal",
+         level="warning"),
+    _doc("driver.fm.configured", FM,
+         "Successfully configured all the available NVSwitches to route GPU NVLink traffic.",
+         r"Successfully configured all the available (?:GPUs and )?NVSwitches to route "
+         r"(?:GPU )?NVLink traffic", [], "info", [],
+         "the fabric manager's start-up completed (older releases: 'all the available GPUs and "
+         "NVSwitches to route NVLink traffic')", "literal", level="info"),
     # kmod's modprobe (tools/modprobe.c: "could not insert '%s': %s")
     _doc("driver.modprobe.uvm_insert_failed", "kmod tools/modprobe.c (insmod failure message)",
          "modprobe: ERROR: could not insert '%s': %s",
@@ -439,7 +554,7 @@ def main(argv: list[str]) -> int:
     nvc = Path(argv[3]) if len(argv) > 3 else NVC_MIRROR
     go_nvml = Path(argv[4]) if len(argv) > 4 else GO_NVML_MIRROR
     rows = [*DOC_ROWS, *nvml_rows(dcgm), *nvml_name_rows(go_nvml), *nvrm_rows(ogkm),
-            *nvc_rows(nvc)]  # fmt: skip
+            *nvswitch_rows(ogkm), *nvc_rows(nvc)]  # fmt: skip
     print(f"{len(rows)} signatures -> {write_jsonl('driver', rows)}")
     return 0
 
