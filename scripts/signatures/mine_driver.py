@@ -502,7 +502,9 @@ DOC_ROWS = [
          r"detected number of NVSwitches don't match with any supported system topology", [],
          "cuda_driver", ["gpu.fabric_manager", "gpu.nvlink"],
          "an NVSwitch is missing from the PCI bus (failed or not enumerated) or the topology "
-         "files are absent: the fabric manager exits and CUDA fails with 802", "literal"),
+         "files are absent: the fabric manager exits and CUDA fails with 802", "literal",
+         "[Sep 08 2025 23:21:50] [ERROR] detected number of NVSwitches don't match with any "
+         "supported system topology, aborting fabric manager"),
     _doc("driver.fm.nvswitch_fatal", FM,
          "detected NVSwitch fatal error %d on fid %d on NVSwitch pci bus id %s physical id %d "
          "port %d",
@@ -516,7 +518,8 @@ DOC_ROWS = [
          "%d port %d",
          r"detected NVSwitch non-fatal error (?P<sxid>\d{1,6})", ["sxid"], "info", [],
          "a non-fatal SXid: the fabric goes on; never the job's failure by itself", "printf",
-         level="warning"),
+         "[Jul 09 2024 18:14:07] [ERROR] [tid 12727] detected NVSwitch non-fatal error 12028 on "
+         "fid 0 on NVSwitch pci bus id 00000000:86:00.0 physical id 3 port 61", level="warning"),
     _doc("driver.fm.nothing_to_do", FM,
          "request to query NVSwitch device information from NVSwitch driver failed with "
          "error:WARNING Nothing to do [NV_WARN_NOTHING_TO_DO]",
@@ -524,13 +527,16 @@ DOC_ROWS = [
          r"error:WARNING Nothing to do", [], "info", [],
          "the fabric manager found no NVSwitch (PCIe GPUs, NVLink bridges, GH200): it is not "
          "needed there and its failure to start is no failure of the job", "literal",
-         level="warning"),
+         "nv-fabricmanager[4177]: request to query NVSwitch device information from NVSwitch "
+         "driver failed with error:WARNING Nothing to do [NV_WARN_NOTHING_TO_DO]", level="warning"),
     _doc("driver.fm.configured", FM,
          "Successfully configured all the available NVSwitches to route GPU NVLink traffic.",
          r"Successfully configured all the available (?:GPUs and )?NVSwitches to route "
          r"(?:GPU )?NVLink traffic", [], "info", [],
          "the fabric manager's start-up completed (older releases: 'all the available GPUs and "
-         "NVSwitches to route NVLink traffic')", "literal", level="info"),
+         "NVSwitches to route NVLink traffic')", "literal",
+         "nv-fabricmanager[1120]: Successfully configured all the available NVSwitches to route "
+         "GPU NVLink traffic.", level="info"),
     # kmod's modprobe (tools/modprobe.c: "could not insert '%s': %s")
     _doc("driver.modprobe.uvm_insert_failed", "kmod tools/modprobe.c (insmod failure message)",
          "modprobe: ERROR: could not insert '%s': %s",

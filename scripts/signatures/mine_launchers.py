@@ -396,10 +396,11 @@ def _result_rows(row: dict[str, Any], field: str) -> list[dict[str, Any]]:
         if row["format"].startswith("{op_name} "):  # the NCCL call's name, not the line before
             pattern, fields = r"(?P<op_name>nccl\w{1,40}) " + pattern.lstrip(), ["op_name", *fields]
         fmt = row["format"].replace("{" + field + "}", result.short_message)
+        extra = {"example": fmt.replace("{op_name}", "ncclAllReduce")} if "{op_name}" in fmt else {}
         out.append({**row, "id": f"{row['id']}_{suffix}", "format": fmt, "pattern": pattern,
                     "fields": fields, "symptom": symptom,
                     "hint_ids": [result.diagnosis_id] if result.diagnosis_id else [],
-                    "note": f"{result.name} ({result.code}): {result.meaning}"})  # fmt: skip
+                    "note": f"{result.name} ({result.code}): {result.meaning}", **extra})  # fmt: skip
     return out
 
 
