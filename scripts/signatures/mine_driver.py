@@ -1,7 +1,7 @@
 """Write ``driver.jsonl``: what the NVIDIA driver and its tools print when the GPU stack fails.
 
 Usage: ``python scripts/signatures/mine_driver.py [DCGM] [OPEN_GPU_KERNEL_MODULES]
-[LIBNVIDIA_CONTAINER]`` (git directories; the defaults are the mirrors under
+[LIBNVIDIA_CONTAINER] [GO_NVML]`` (git directories; the defaults are the mirrors under
 ``/work/.mirror``).
 
 * NVML's error strings: ``nvmlErrorString`` is closed source; NVIDIA's DCGM
@@ -14,19 +14,31 @@ Usage: ``python scripts/signatures/mine_driver.py [DCGM] [OPEN_GPU_KERNEL_MODULE
   about a failure of the stack (``Timeout``, ``Invalid Argument``...) are
   left out; ``Not Supported`` and ``Function Not Found`` are ``info``: a
   monitoring library's query the GPU or driver does not offer, never the
-  job's failure.
+  job's failure. NVIDIA's go-nvml (the NVIDIA container toolkit, the Kubernetes
+  device plugin, dcgm-exporter) prints a code by its name since v0.12.0-3
+  (``Failed to initialize NVML: ERROR_LIBRARY_NOT_FOUND``): each kept code has
+  a second entry for that name, read from go-nvml's ``pkg/nvml/return.go`` at
+  its tags (the number from its ``nvml.h``). A name that a CUDA driver error
+  also ends in (``CUDA_ERROR_UNKNOWN``) needs ``NVML_`` or ``NVML: `` before it.
 * NVRM's kernel lines: ``nv_printf``/``NV_DEV_PRINTF`` and nvidia-uvm's
   ``UVM_ERR_PRINT`` calls in NVIDIA's open GPU kernel modules, at release tags
   (the open modules start at 515; the proprietary ones print the same words).
   A multi-line message's pattern covers the line that names it.
+* NVSwitch SXids: ``NVSWITCH_PRINT_SXID`` (``nvidia-%s: SXid (PCI:%04x:%02x:%02x.%x):
+  %05d, <fmt>``, ``src/common/nvswitch/kernel/inc/common_nvswitch.h``) and the
+  severity each report macro of ``intr_nvswitch.h`` starts its text with
+  (``Fatal, ...``, ``Non-fatal, ...``, ``Correctable, ...``), at the same tags.
+  A fatal SXid is fatal to the fabric: the GPUs behind the switch lose their
+  NVLink traffic (``gpu.nvlink``); the others are no failure of the job.
 * libnvidia-container (``nvidia-container-cli``, what Docker's ``--gpus`` and
   the NVIDIA container runtime run): the CLI's ``warnx`` lines (prefixed by
   the program's name) and the library's ``error_set*`` messages (``<message>:
   <cause>``, the cause lower-cased), at release commits. NVIDIA's repository
   holds gigabytes of package pages; a fork that carries its history to
   2024-10-17 is read (:data:`NVC_MIRROR`).
-* nvidia-smi's own lines and kmod's ``could not insert``: closed source or
-  outside these repositories, kept in :data:`DOC_ROWS` with their source.
+* nvidia-smi's own lines, the fabric manager's (``nv-fabricmanager``) and kmod's
+  ``could not insert``: closed source or outside these repositories, kept in
+  :data:`DOC_ROWS` with their source.
 """
 
 from __future__ import annotations
@@ -38,14 +50,21 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "src"))
 
 from clex import blank_comments, find_calls, read_format
 from common import PRI_MACROS, PRINTF, escape, pattern_for, write_jsonl
+
+from nccl_doctor.knowledge import cuda_errors
 
 MIRRORS = Path("/work/.mirror")
 DCGM_MIRROR = MIRRORS / "NVIDIA+DCGM/repo"
 OGKM_MIRROR = MIRRORS / "NVIDIA+open-gpu-kernel-modules/repo"
 NVC_MIRROR = MIRRORS / "KevinLiangX+libnvidia-container/repo"
+GO_NVML_MIRROR = MIRRORS / "NVIDIA+go-nvml/repo"
+GO_NVML_TAGS = ("v0.12.0-3", "v0.12.4-0", "v0.12.9-0", "v0.13.3-0")
+GO_NVML_RETURN = "pkg/nvml/return.go"
+GO_NVML_HEADER = "pkg/nvml/nvml.h"
 
 DCGM_TAGS = ("v2.1.4", "v3.0.4", "v3.3.9", "v4.0.0", "v4.6.0")
 NVML_STRINGS = "sdk/nvidia/nvml/nvml_error_strings.h"
@@ -191,6 +210,42 @@ def nvml_rows(mirror: Path) -> list[dict[str, Any]]:
     return rows
 
 
+def nvml_name_rows(mirror: Path) -> list[dict[str, Any]]:
+    """Each kept code by the name go-nvml prints for it, with its class and ids."""
+    where: dict[str, list[str]] = {}
+    seen: dict[str, list[str]] = {}
+    for tag in GO_NVML_TAGS:
+        src = _git(mirror, "show", f"{tag}:{GO_NVML_RETURN}")
+        for m in re.finditer(r'case (ERROR_\w+):\s*return "(ERROR_\w+)"', src):
+            name = "NVML_" + m.group(1)
+            if m.group(1) != m.group(2) or name not in NVML_KEEP:
+                continue
+            line = src.count("\n", 0, m.start()) + 1
+            where.setdefault(name, []).append(f"{GO_NVML_RETURN}:{line}@{tag}")
+            seen.setdefault(name, []).append(f"go-nvml-{tag}")
+    header = _git(mirror, "show", f"{GO_NVML_TAGS[-1]}:{GO_NVML_HEADER}")
+    codes = {n: int(v) for n, v in re.findall(r"(NVML_ERROR_\w+)\s*=\s*(\d+)", header)}
+    cuda = {e.driver_name for e in cuda_errors.ERRORS if e.driver_name}
+    rows = []
+    for name, (symptom, hints, _bare) in NVML_KEEP.items():
+        short = name.removeprefix("NVML_")
+        # CUDA_ERROR_UNKNOWN ends in ERROR_UNKNOWN: the NVML prefix or a "NVML: " context
+        shared = any(c.endswith("_" + short) for c in cuda)
+        pattern = f"(?:NVML_|(?i:nvml): ){short}" if shared else f"(?:NVML_)?{short}"
+        rows.append({
+            "id": "driver.nvml." + short.removeprefix("ERROR_").lower() + "_name",
+            "library": "driver", "level": "info" if symptom == "info" else "error",
+            "where": where[name], "versions": _versions(seen[name]),
+            "format": short, "format_style": "literal", "pattern": pattern, "fields": [],
+            "symptom": symptom, "hint_ids": list(hints), "result": name,
+            "note": f"nvmlReturn_t {codes[name]} by the name go-nvml's Return.Error() prints "
+            "(nvidia-container-toolkit, k8s-device-plugin, dcgm-exporter); versions are "
+            "go-nvml tags",
+            "example": f"Failed to initialize NVML: {short}",
+        })  # fmt: skip
+    return rows
+
+
 def _calls(
     src: str, setters: dict[str, tuple[int, bool]]
 ) -> list[tuple[str, int, str, list[str], bool]]:
@@ -245,6 +300,59 @@ def _render(line: str) -> str:
     """A printf line with sample values (for the rows whose pattern covers a later line)."""
     return re.sub(r"%[-+ #0]*\d*(?:l|ll|z)?([sdiuxp])", lambda m: "x" if m.group(1) == "s" else
                   "1", line).strip()  # fmt: skip
+
+
+SXID_MACRO = "src/common/nvswitch/kernel/inc/common_nvswitch.h"
+SXID_REPORTS = "src/common/nvswitch/kernel/inc/intr_nvswitch.h"
+# the severity a report's text starts with -> (id, symptom, level, hints, note)
+SXID_KEEP = {
+    "Fatal": ("driver.nvswitch.sxid_fatal", "xid", "error", ("gpu.nvlink",),
+              ("an uncorrectable error fatal to the fabric (NVSWITCH_REPORT_FATAL): the switch's "
+              "GPUs lose NVLink traffic and their CUDA jobs fail; reset the GPUs and switches")),
+    "Non-fatal": ("driver.nvswitch.sxid_nonfatal", "info", "warning", (),
+                  ("uncorrectable but not fatal to the fabric (NVSWITCH_REPORT_NONFATAL): traffic "
+                  "goes on; worth a look when it repeats, never the job's failure by itself")),
+    "Correctable": ("driver.nvswitch.sxid_correctable", "info", "warning", (),
+                    "corrected by the hardware (NVSWITCH_REPORT_CORRECTABLE): informational"),
+}  # fmt: skip
+SXID_RX = (
+    r"nvidia-nvswitch(?P<switch>\d{0,4}): SXid \(PCI:(?P<pci>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:"
+    r"[0-9a-fA-F]{2}\.[0-9a-fA-F])\): (?P<sxid>\d{1,6}), "
+)
+
+
+def nvswitch_rows(mirror: Path) -> list[dict[str, Any]]:
+    """The NVSwitch SXid line, one entry per severity its text starts with."""
+    where: dict[str, list[str]] = {k: [] for k in SXID_KEEP}
+    seen: list[str] = []
+    for tag in OGKM_TAGS:
+        macro = _git(mirror, "show", f"{tag}:{SXID_MACRO}")
+        sxid = [n for n, x in enumerate(macro.split("\n"), 1) if '"nvidia-%s: SXid (PCI:"' in x]
+        if not sxid:
+            raise SystemExit(f"{tag}: no SXid format in {SXID_MACRO}")
+        reports = _git(mirror, "show", f"{tag}:{SXID_REPORTS}").split("\n")
+        for severity in SXID_KEEP:
+            lines = [n for n, x in enumerate(reports, 1) if f'"{severity}, ' in x]
+            if not lines:
+                raise SystemExit(f"{tag}: no {severity!r} report in {SXID_REPORTS}")
+            where[severity] += [f"{SXID_MACRO}:{sxid[0]}@{tag}", f"{SXID_REPORTS}:{lines[0]}@{tag}"]
+        seen.append(tag)
+    rows = []
+    for severity, (ident, symptom, level, hints, note) in SXID_KEEP.items():
+        example = {"Fatal": "20034, Fatal, Link 46 LTSSM Fault Up",
+                   "Non-fatal": "12028, Non-fatal, Link 32 egress non-posted PRIV error (First)",
+                   "Correctable": "19049, Correctable, Link 12 NVLDL rx replay error"}[severity]  # fmt: skip
+        rows.append({
+            "id": ident, "library": "driver", "level": level, "where": where[severity],
+            "versions": _versions(seen),
+            "format": f"nvidia-%s: SXid (PCI:{PCI}): %05d, {severity}, %s",
+            "format_style": "printf",
+            "pattern": SXID_RX + escape(severity) + r", (?P<detail>[^\n]{0,400})",
+            "fields": ["switch", "pci", "sxid", "detail"], "symptom": symptom,
+            "hint_ids": list(hints), "note": note,
+            "example": f"nvidia-nvswitch3: SXid (PCI:0000:c5:00.0): {example}",
+        })  # fmt: skip
+    return rows
 
 
 def nvrm_rows(mirror: Path) -> list[dict[str, Any]]:
@@ -305,14 +413,21 @@ CURRENT = {"first": "current", "last": "current", "seen": ["current"]}
 SMI = (
     "nvidia-smi (closed source; the line as it prints it; exit codes in nvidia-smi(1) RETURN VALUE)"
 )
+FM = (
+    "nv-fabricmanager (closed source; the line as it logs it, seen in NVIDIA/gpu-operator "
+    "issues 356 and 610 and matched by leptonai/gpud components/accelerator/nvidia/"
+    "fabric-manager; meaning: NVIDIA Fabric Manager User Guide, "
+    "docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide)"
+)
 XID_SRC = "NVIDIA/open-gpu-kernel-modules src/nvidia/src/kernel/gpu/rc/kernel_rc.c"
 PCI_RX = r"(?P<pci>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2})"
 
 
 def _doc(ident: str, where: str, fmt: str, pattern: str, fields: list[str], symptom: str,
-         hints: list[str], note: str, style: str = "doc", example: str = "") -> dict[str, Any]:  # fmt: skip
+         hints: list[str], note: str, style: str = "doc", example: str = "",
+         level: str = "error") -> dict[str, Any]:  # fmt: skip
     row = {
-        "id": ident, "library": "driver", "level": "error", "where": [where],
+        "id": ident, "library": "driver", "level": level, "where": [where],
         "versions": CURRENT, "format": fmt, "format_style": style, "pattern": pattern,
         "fields": fields, "symptom": symptom, "hint_ids": hints, "note": note,
     }  # fmt: skip
@@ -368,6 +483,60 @@ DOC_ROWS = [
          "NVML found the GPU but cannot open it: NVML's text follows ('GPU is lost', 'Unknown "
          "Error'); the GPU fell off the bus or hangs (an Xid in the kernel log)",
          example="Unable to determine the device handle for GPU0000:3B:00.0: Unknown Error"),
+    # nv-fabricmanager (closed source): the lines as it logs them to fabricmanager.log and
+    # syslog; what each means from NVIDIA's Fabric Manager User Guide
+    _doc("driver.fm.driver_mismatch", FM,
+         "fabric manager NVIDIA GPU driver interface version %s don't match with driver version "
+         "%s. Please update with matching NVIDIA driver package.",
+         r"fabric manager NVIDIA GPU driver interface version (?P<fm_version>\d{1,4}(?:\.\d{1,4}){0,3})"
+         r" don't match with driver version (?P<driver_version>\d{1,4}(?:\.\d{1,4}){0,3})",
+         ["fm_version", "driver_version"], "cuda_driver", ["gpu.fabric_manager"],
+         "the fabric manager refuses a driver of another version and exits: the GPUs never "
+         "join the NVLink fabric and CUDA fails with 802 (system not yet initialized)", "printf",
+         "nv-fabricmanager[104230]: fabric manager NVIDIA GPU driver interface version 550.127.05 "
+         "don't match with driver version 550.120. Please update with matching NVIDIA driver "
+         "package."),
+    _doc("driver.fm.topology_mismatch", FM,
+         "detected number of NVSwitches don't match with any supported system topology, "
+         "aborting fabric manager",
+         r"detected number of NVSwitches don't match with any supported system topology", [],
+         "cuda_driver", ["gpu.fabric_manager", "gpu.nvlink"],
+         "an NVSwitch is missing from the PCI bus (failed or not enumerated) or the topology "
+         "files are absent: the fabric manager exits and CUDA fails with 802", "literal",
+         "[Sep 08 2025 23:21:50] [ERROR] detected number of NVSwitches don't match with any "
+         "supported system topology, aborting fabric manager"),
+    _doc("driver.fm.nvswitch_fatal", FM,
+         "detected NVSwitch fatal error %d on fid %d on NVSwitch pci bus id %s physical id %d "
+         "port %d",
+         r"detected NVSwitch fatal error (?P<sxid>\d{1,6})", ["sxid"], "xid", ["gpu.nvlink"],
+         "the fabric manager's record of a fatal SXid (the kernel log's 'SXid ..., Fatal'): the "
+         "GPUs on that switch lose NVLink traffic", "printf",
+         "[Jul 23 2024 07:53:55] [ERROR] [tid 841] detected NVSwitch fatal error 20034 on fid 0 "
+         "on NVSwitch pci bus id 00000000:86:00.0 physical id 3 port 33"),
+    _doc("driver.fm.nvswitch_nonfatal", FM,
+         "detected NVSwitch non-fatal error %d on fid %d on NVSwitch pci bus id %s physical id "
+         "%d port %d",
+         r"detected NVSwitch non-fatal error (?P<sxid>\d{1,6})", ["sxid"], "info", [],
+         "a non-fatal SXid: the fabric goes on; never the job's failure by itself", "printf",
+         "[Jul 09 2024 18:14:07] [ERROR] [tid 12727] detected NVSwitch non-fatal error 12028 on "
+         "fid 0 on NVSwitch pci bus id 00000000:86:00.0 physical id 3 port 61", level="warning"),
+    _doc("driver.fm.nothing_to_do", FM,
+         "request to query NVSwitch device information from NVSwitch driver failed with "
+         "error:WARNING Nothing to do [NV_WARN_NOTHING_TO_DO]",
+         r"request to query NVSwitch device information from NVSwitch driver failed with "
+         r"error:WARNING Nothing to do", [], "info", [],
+         "the fabric manager found no NVSwitch (PCIe GPUs, NVLink bridges, GH200): it is not "
+         "needed there and its failure to start is no failure of the job", "literal",
+         "nv-fabricmanager[4177]: request to query NVSwitch device information from NVSwitch "
+         "driver failed with error:WARNING Nothing to do [NV_WARN_NOTHING_TO_DO]", level="warning"),
+    _doc("driver.fm.configured", FM,
+         "Successfully configured all the available NVSwitches to route GPU NVLink traffic.",
+         r"Successfully configured all the available (?:GPUs and )?NVSwitches to route "
+         r"(?:GPU )?NVLink traffic", [], "info", [],
+         "the fabric manager's start-up completed (older releases: 'all the available GPUs and "
+         "NVSwitches to route NVLink traffic')", "literal",
+         "nv-fabricmanager[1120]: Successfully configured all the available NVSwitches to route "
+         "GPU NVLink traffic.", level="info"),
     # kmod's modprobe (tools/modprobe.c: "could not insert '%s': %s")
     _doc("driver.modprobe.uvm_insert_failed", "kmod tools/modprobe.c (insmod failure message)",
          "modprobe: ERROR: could not insert '%s': %s",
@@ -389,7 +558,9 @@ def main(argv: list[str]) -> int:
     dcgm = Path(argv[1]) if len(argv) > 1 else DCGM_MIRROR
     ogkm = Path(argv[2]) if len(argv) > 2 else OGKM_MIRROR
     nvc = Path(argv[3]) if len(argv) > 3 else NVC_MIRROR
-    rows = [*DOC_ROWS, *nvml_rows(dcgm), *nvrm_rows(ogkm), *nvc_rows(nvc)]
+    go_nvml = Path(argv[4]) if len(argv) > 4 else GO_NVML_MIRROR
+    rows = [*DOC_ROWS, *nvml_rows(dcgm), *nvml_name_rows(go_nvml), *nvrm_rows(ogkm),
+            *nvswitch_rows(ogkm), *nvc_rows(nvc)]  # fmt: skip
     print(f"{len(rows)} signatures -> {write_jsonl('driver', rows)}")
     return 0
 

@@ -9,7 +9,12 @@ Python messages are read with ``ast`` (:mod:`torch_python`: a logging call's or 
 exception's first argument, f-strings as ``{name}`` placeholders) from the tag's files;
 Horovod's C++ messages are ``<<`` chains and ``Status`` constructors in ``horovod/common``,
 read from the first literal of each chain to the statement's end (literals kept,
-expressions as ``{name}``, ``std::endl`` ends the line).
+expressions as ``{name}``, ``std::endl`` ends the line), and ``throw std::..._error(a + b)``
+concatenations, read whole. A message that ends in ``ncclGetErrorString``'s text
+(``ncclAllReduce failed: unhandled system error``) is one entry per ``ncclResult_t``
+(:mod:`nccl_doctor.knowledge.nccl_results`), each with the class that result opens, as torch's
+``NCCL error`` is. A literal's ``{name}`` left for a later ``str.format`` (Horovod's
+``Timeout(message=...)``) is a placeholder.
 """
 
 from __future__ import annotations
@@ -25,10 +30,14 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "src"))
 
 from clex import blank_comments
-from common import pattern_for, write_jsonl
+from common import escape, pattern_for, write_jsonl
 from torch_python import _message, read_tree
+
+from nccl_doctor.differential.symptoms import NCCL_RESULT_CLASS
+from nccl_doctor.knowledge import nccl_results
 
 Keep = tuple[str, str, str, tuple[str, ...]]  # (id, anchor over the message, symptom, hints)
 
@@ -74,7 +83,40 @@ LIBRARIES: dict[str, dict[str, Any]] = {
             ("horovod.runner.nonzero_exit",
              r"^Horovod detected that one or more processes exited with non-zero", "failure",
              ("launch.rank_crash",)),
+            # NCCLContext::ErrorCheck: an NCCL call returned an error; HorovodInternalError
+            # carries it to Python (one entry per ncclResult_t: see RESULTS)
+            ("horovod.nccl.op_failed", r"^\{op_name\} failed: \{nccl_result\}", "failure", ()),
+            # NCCLOpContext::AsyncErrorCheck: ncclCommGetAsyncError found the communicator failed
+            ("horovod.nccl.async_error", r"^NCCL async error: \{nccl_async_err\}", "failure", ()),
+            # horovodrun waits for the task service on every host to start and register (ssh,
+            # then each host connecting back to the driver)
+            ("horovod.runner.start_timeout",
+             r"^Timed out waiting for \{activity\}\. Please check connectivity between servers",
+             "store_timeout", ("net.unreachable", "net.socket_interface")),
+            # elastic: fewer hosts than --min-np were discovered before the timeout
+            ("horovod.elastic.start_timeout",
+             r"^Timed out waiting for \{\{activity\}\}\. Please check that you have enough resources",
+             "store_timeout", ("launch.rendezvous",)),
+            # elastic's registry ends the job: every worker failed, every host is blacklisted
+            # after failures, or the workers failed and reset more often than --reset-limit
+            ("horovod.elastic.all_failed", r"^failure count == \{\w+\} -> stop running", "failure",
+             ("launch.rank_crash",)),
+            ("horovod.elastic.all_blacklisted", r"^blacklisted slots count == \{\w+\} -> stop running",
+             "failure", ("launch.rank_crash",)),
+            ("horovod.elastic.reset_count_exceeded",
+             r"^reset count \{\w+\} has exceeded limit \{\w+\} -> stop running", "failure",
+             ("launch.rank_crash",)),
+            ("horovod.elastic.reset_limit",
+             r"^Horovod was shutdown because number of resets during elastic job exceeded limit",
+             "failure", ("launch.rank_crash",)),
+            ("horovod.elastic.job_shutdown", r"^Job has been shutdown, see above error messages",
+             "failure", ("launch.rank_crash",)),
+            ("horovod.elastic.no_previous_hosts", r"^No hosts from previous set remaining",
+             "failure", ("launch.rank_crash",)),
         ),
+        # messages that end in ncclGetErrorString's text: the placeholder that holds it
+        "results": {"horovod.nccl.op_failed": "nccl_result",
+                    "horovod.nccl.async_error": "nccl_async_err"},
     },
     "accelerate": {
         "mirror": "huggingface+accelerate",
@@ -121,8 +163,21 @@ def _literals(root: Path, rel_to: Path) -> list[tuple[str, int, str, str]]:
                 text = (
                     msg[1] if msg[0] == "python" else msg[1].replace("{", "{{").replace("}", "}}")
                 )
+                text = _formatted(text)
                 out.append((str(path.relative_to(rel_to)), node.lineno, text, "literal"))
     return out
+
+
+def _formatted(text: str) -> str:
+    """``text`` (``{name}`` placeholders, literal braces doubled) as a later ``str.format``
+    prints it: a literal ``{name}`` becomes a placeholder and doubled braces one brace.
+    Horovod's ``Timeout(message=...)`` formats ``{activity}`` in; its elastic driver's
+    ``'...{{activity}}...' f'...'`` is no f-string piece, so it prints ``{activity}``."""
+    return re.sub(
+        r"\{\{\{\{|\}\}\}\}|\{\{(\w*)\}\}",
+        lambda m: m.group(0)[:2] if m.group(1) is None else "{" + (m.group(1) or "value") + "}",
+        text,
+    )
 
 
 def _git(mirror: Path, *args: str) -> bytes:
@@ -166,13 +221,50 @@ def _chain(src: str, start: int) -> str:
         if lits and re.fullmatch(r'(?:\s*"(?:[^"\\]|\\.)*")+\s*', part):
             out.append("".join(lits).replace("{", "{{").replace("}", "}}"))
             continue
-        words = [w for w in re.findall(r"[A-Za-z_]\w*", part) if w not in ("std", "count")]
-        name = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", words[-1] if words else "value").lower()
-        base, k = name, 2
-        while name in taken:
-            name, k = f"{base}_{k}", k + 1
-        taken.add(name)
-        out.append("{" + name + "}")
+        out.append(_named(part, taken))
+    return "".join(out)
+
+
+def _named(part: str, taken: set[str]) -> str:
+    """An expression spliced into a message as ``{name}``, named by its last word."""
+    words = [w for w in re.findall(r"[A-Za-z_]\w*", part) if w not in ("std", "count", "string")]
+    name = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", words[-1] if words else "value").lower()
+    base, k = name, 2
+    while name in taken:
+        name, k = f"{base}_{k}", k + 1
+    taken.add(name)
+    return "{" + name + "}"
+
+
+_THROW = re.compile(r"throw\s+std::\w+_error\s*\(")
+
+
+def _throw(src: str, start: int) -> str:
+    """A ``throw std::..._error(a + "b" + c)``'s message: literals kept, the rest ``{name}``."""
+    depth, i, cuts = 0, start, [start]
+    while i < len(src):
+        ch = src[i]
+        if ch == '"':
+            lit = _LIT.match(src, i)
+            i = lit.end() - 1 if lit else i
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            if depth == 0:
+                break
+            depth -= 1
+        elif ch == "+" and depth == 0:
+            cuts.append(i + 1)
+        i += 1
+    out: list[str] = []
+    taken: set[str] = set()
+    for a, b in zip(cuts, [*cuts[1:], i + 1], strict=True):
+        part = src[a : b - 1].strip()
+        part = re.sub(r'^std::string\s*\((\s*"(?:[^"\\]|\\.)*"\s*)\)$', r"\1", part)
+        if re.fullmatch(r'(?:\s*"(?:[^"\\]|\\.)*")+\s*', part):
+            out.append("".join(_LIT.findall(part)).replace("{", "{{").replace("}", "}}"))
+        elif part:
+            out.append(_named(part, taken))
     return "".join(out)
 
 
@@ -182,10 +274,15 @@ def _cpp_messages(root: Path, rel_to: Path, anchors: list[str]) -> list[tuple[st
         if path.suffix not in (".cc", ".h"):
             continue
         src = blank_comments(path.read_text(encoding="utf-8", errors="replace"))
+        rel = str(path.relative_to(rel_to))
         for m in _LIT.finditer(src):
             if any(re.match(a, m.group(1)) for a in anchors):
                 line = src.count("\n", 0, m.start()) + 1
-                out.append((str(path.relative_to(rel_to)), line, _chain(src, m.start())))
+                out.append((rel, line, _chain(src, m.start())))
+        for m in _THROW.finditer(src):
+            text = _throw(src, m.end())
+            if any(re.match(a, text) for a in anchors):
+                out.append((rel, src.count("\n", 0, m.start()) + 1, text))
     return out
 
 
@@ -229,7 +326,7 @@ def _rows(library: str, spec: dict[str, Any], mirror: Path) -> list[dict[str, An
         )
         if not variants:
             raise SystemExit(f"{ident}: not found")
-        for n, (text, where) in enumerate(variants):
+        for n, text, where in _merged(variants):
             seen = [t for t in spec["tags"] if t in where]
             pattern, fields = pattern_for(text, "python")
             # TensorShape::DebugString() prints "[1024, 10]": a bracketed list, commas inside
@@ -254,10 +351,57 @@ def _rows(library: str, spec: dict[str, Any], mirror: Path) -> list[dict[str, An
                     .replace("{{", "{")
                     .replace("}}", "}")
                 )
+            if ident in spec.get("results", {}):
+                rows += _result_rows(row, spec["results"][ident])
+                continue
             rows.append(row)
             if spec.get("signals") == ident and n == 0:
                 rows += _signal_rows(row)
     return rows
+
+
+def _merged(
+    variants: list[tuple[str, dict[str, list[str]]]],
+) -> list[tuple[int, str, dict[str, list[str]]]]:
+    """The texts of one message whose patterns differ only in their fields' names (a variable
+    renamed between releases) as one, named as the text seen at the most tags; each with its
+    place among the texts (its id's suffix, unchanged by the merge)."""
+    out: list[tuple[int, str, dict[str, list[str]]]] = []
+    keys: list[str] = []
+    for n, (text, where) in enumerate(variants):
+        key = re.sub(r"\(\?P<\w+>", "(", pattern_for(text, "python")[0])
+        if key in keys:
+            merged = out[keys.index(key)][2]
+            for tag, places in where.items():
+                merged.setdefault(tag, []).extend(places)
+            continue
+        keys.append(key)
+        out.append((n, text, {tag: list(places) for tag, places in where.items()}))
+    return out
+
+
+def _result_rows(row: dict[str, Any], field: str) -> list[dict[str, Any]]:
+    """A message ending in ``ncclGetErrorString``'s text, once per ``ncclResult_t``: the
+    result's short text (the prefix of both its forms) in place of ``field``, the class that
+    result opens, and the id the result alone suggests, if any."""
+    out = []
+    group = re.compile(r"\(\?P<" + field + r">[^)]*\)")
+    for result in nccl_results.RESULTS:
+        symptom = NCCL_RESULT_CLASS.get(result.code)
+        if symptom is None:  # ncclSuccess, ncclInProgress, ncclTimeout: no failure class
+            continue
+        suffix = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", result.name[4:]).lower()
+        pattern = group.sub(escape(result.short_message), row["pattern"])
+        fields = [f for f in row["fields"] if f != field]
+        if row["format"].startswith("{op_name} "):  # the NCCL call's name, not the line before
+            pattern, fields = r"(?P<op_name>nccl\w{1,40}) " + pattern.lstrip(), ["op_name", *fields]
+        fmt = row["format"].replace("{" + field + "}", result.short_message)
+        extra = {"example": fmt.replace("{op_name}", "ncclAllReduce")} if "{op_name}" in fmt else {}
+        out.append({**row, "id": f"{row['id']}_{suffix}", "format": fmt, "pattern": pattern,
+                    "fields": fields, "symptom": symptom,
+                    "hint_ids": [result.diagnosis_id] if result.diagnosis_id else [],
+                    "note": f"{result.name} ({result.code}): {result.meaning}", **extra})  # fmt: skip
+    return out
 
 
 def _signal_rows(row: dict[str, Any]) -> list[dict[str, Any]]:

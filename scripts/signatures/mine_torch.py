@@ -183,7 +183,7 @@ def _constants(root: Path, rel: str) -> list[PyMessage]:
 
 def _python_messages(root: Path) -> dict[str, dict[str, list[PyMessage]]]:
     """Per version, per file: every message, calls' messages first."""
-    files = {p.file for p in PY} | {s[1] for s in SIGNALS}
+    files = {f for p in PY for f in (p.file, *p.moved)} | {s[1] for s in SIGNALS}
     per_version: dict[str, dict[str, list[PyMessage]]] = {}
     for v in VERSIONS:
         base = root / v
@@ -201,17 +201,25 @@ def _python_messages(root: Path) -> dict[str, dict[str, list[PyMessage]]]:
 
 
 def _found(
-    per_version: dict[str, dict[str, list[PyMessage]]], ident: str, file: str, anchor: str
-) -> list[tuple[PyMessage, dict[str, list[int]]]]:
-    """The texts of the message at each version, newest first, with their lines."""
-    texts: dict[tuple[str, str], dict[str, list[int]]] = {}
+    per_version: dict[str, dict[str, list[PyMessage]]],
+    ident: str,
+    files: tuple[str, ...],
+    anchor: str,
+) -> list[tuple[PyMessage, dict[str, list[str]]]]:
+    """The texts of the message at each version, newest first, with their ``path:line``s (the
+    first of ``files`` that holds it at that version: a message moves between modules)."""
+    texts: dict[tuple[str, str], dict[str, list[str]]] = {}
     newest: dict[tuple[str, str], PyMessage] = {}
     for v in VERSIONS:
-        for m in per_version[v].get(file, []):
-            if re.search(anchor, m.text):
-                texts.setdefault((m.style, m.text), {}).setdefault(v, []).append(m.line)
-                newest[(m.style, m.text)] = m
-                break
+        hit = next(
+            (m for f in files for m in per_version[v].get(f, []) if re.search(anchor, m.text)),
+            None,
+        )
+        if hit is not None:
+            texts.setdefault((hit.style, hit.text), {}).setdefault(v, []).append(
+                f"{hit.path}:{hit.line}"
+            )
+            newest[(hit.style, hit.text)] = hit
     if not texts:
         raise SystemExit(f"{ident}: not found")
     ordered = sorted(texts.items(), key=lambda kv: VERSIONS.index(next(iter(kv[1]))), reverse=True)
@@ -227,11 +235,11 @@ def _unnamed(pattern: str) -> str:
 
 
 def _merged(
-    texts: list[tuple[str, str, list[str]]], where: list[dict[str, list[int]]]
-) -> list[tuple[str, str, list[str], dict[str, list[int]]]]:
+    texts: list[tuple[str, str, list[str]]], where: list[dict[str, list[str]]]
+) -> list[tuple[str, str, list[str], dict[str, list[str]]]]:
     """The texts (format, style, arguments), newest first, whose patterns differ: a release that
     words a message as another does (``%s`` for ``{var}``) is one entry, named as the newest."""
-    out: list[tuple[str, str, list[str], dict[str, list[int]]]] = []
+    out: list[tuple[str, str, list[str], dict[str, list[str]]]] = []
     keys: list[str] = []
     for (fmt, style, args), lines in zip(texts, where, strict=True):
         key = _unnamed(pattern_for(fmt, style, args)[0])
@@ -246,12 +254,12 @@ def _merged(
 def _rows_py(per_version: dict[str, dict[str, list[PyMessage]]]) -> list[dict[str, Any]]:
     rows = []
     for p in PY:
-        found = _found(per_version, p.id, p.file, p.anchor)
+        found = _found(per_version, p.id, (p.file, *p.moved), p.anchor)
         texts = [(m.text, m.style, list(m.args)) for m, _ in found]
         for n, (fmt, style, args, where) in enumerate(_merged(texts, [w for _, w in found])):
             seen = [v for v in VERSIONS if v in where]
             pattern, fields = pattern_for(fmt, style, args)
-            locs = [f"{p.file}:{ln}@v{v}" for v in seen for ln in where[v]]
+            locs = [f"{loc}@v{v}" for v in seen for loc in where[v]]
             level = p.level or ("info" if p.symptom == "info" else "error")
             rows.append(
                 _row(_suffixed(p.id, n, seen), level, locs, seen, fmt, style, pattern, fields,
@@ -280,13 +288,13 @@ def _rows_signals(per_version: dict[str, dict[str, list[PyMessage]]]) -> list[di
     """One entry per fatal signal of a message that names the signal a process died of."""
     rows = []
     for ident, file, anchor, field in SIGNALS:
-        found = _found(per_version, ident, file, anchor)
+        found = _found(per_version, ident, (file,), anchor)
         texts = [(_as_python(m), "python", []) for m, _ in found]
         for n, (text, _style, _args, where) in enumerate(_merged(texts, [w for _, w in found])):
             seen = [v for v in VERSIONS if v in where]
             if "{" + field + "}" not in text:
                 raise SystemExit(f"{ident}: no {{{field}}} in {text!r}")
-            locs = [f"{file}:{ln}@v{v}" for v in seen for ln in where[v]]
+            locs = [f"{loc}@v{v}" for v in seen for loc in where[v]]
             for signal, symptom in SIGNAL_CLASS.items():
                 fmt = text.replace("{" + field + "}", signal)
                 pattern, fields = pattern_for(fmt, "python")

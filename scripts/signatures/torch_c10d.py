@@ -366,6 +366,18 @@ CPP: tuple[Cpp, ...] = (
         "params[{index:d}] in this process with sizes {sizes} appears not to match strides of the "
         "same param in process 0.", (" appears not to match strides of the same param in process 0.",),
         "ddp_usage", ("app.param_mismatch",)),
+    # --- the process group's backend for a tensor's device (2.0+)
+    Cpp("torch.c10d.no_backend_for_device", C10D + "ProcessGroup.cpp",
+        "No backend type associated with device type {device_type}",
+        ("No backend type associated with device type ",), "app_error",
+        note="a collective on a tensor whose device the group has no backend for: CPU tensors on a "
+        "group made for 'nccl' alone (or GPU tensors on a gloo one); the job's own code"),
+    # --- torch.distributed.rpc: an RPC got no answer in its timeout
+    Cpp("torch.rpc.timeout", "torch/csrc/distributed/rpc/rpc_agent.h",
+        "RPC ran for more than set timeout ({timeout_ms} ms) and will now be marked with an error",
+        ("RPC ran for more than set timeout (",), "collective_timeout",
+        ("app.hang", "launch.rank_crash", "net.unreachable"),
+        note="the callee never answered: stuck in its own work, dead, or unreachable"),
 )  # fmt: skip
 
 ASSERTS: tuple[Assert, ...] = ()

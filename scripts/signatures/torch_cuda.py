@@ -134,4 +134,18 @@ ASSERTS: tuple[Assert, ...] = (
            "peer_device >= 0 && peer_device < num_gpus", "cuda_device", VISIBILITY),
     Assert("torch.cuda.stream_index_assert", "c10/cuda/CUDAStream.cpp",
            "device_index >= 0 && device_index < num_gpus", "cuda_device", VISIBILITY),
+    # the allocator ran out of memory and, writing the OOM message, asks NVML which processes
+    # hold the GPU (reportProcessMemoryInfo): the query failing ends the run with this assertion
+    # in place of the OOM message (NVML cannot list processes in many containers)
+    Assert("torch.cuda.oom_nvml_processes_assert", ALLOC, "NVML_SUCCESS == r", "gpu_oom", MEMORY,
+           note="2.1+: an out-of-memory whose message could not be written: "
+           "nvmlDeviceGetComputeRunningProcesses failed"),
+    Assert("torch.cuda.oom_nvml_init_assert", ALLOC, "NVML_SUCCESS == DriverAPI::get()->nvmlInit_v2_()",
+           "gpu_oom", MEMORY,
+           note="2.1+: an out-of-memory whose message could not be written: NVML did not start"),
+    Assert("torch.cuda.oom_nvml_handle_assert", ALLOC,
+           "NVML_SUCCESS == DriverAPI::get()->nvmlDeviceGetHandleByPciBusId_v2_( pci_id, &nvml_device)",
+           "gpu_oom", MEMORY,
+           note="2.1+: an out-of-memory whose message could not be written: NVML has no handle for "
+           "the GPU's bus id"),
 )  # fmt: skip

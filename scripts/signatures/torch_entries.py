@@ -6,7 +6,8 @@ release when every literal piece of ``check`` is in that release's binaries.
 ``Assert``: a ``TORCH_INTERNAL_ASSERT`` / ``TORCH_CHECK`` without a message,
 whose text the binaries hold whole (with the source file and, for an
 internal assert, its line). ``Py``: a Python message, found by ``anchor``
-(a regex) among the strings of ``file`` at each release. ``Exc``: an
+(a regex) among the strings of ``file`` at each release (or of ``moved``, the
+modules it lived in before). ``Exc``: an
 exception class PyTorch raises without a message (the traceback's last line
 is its name alone), found by its ``class`` statement in ``file``.
 
@@ -66,6 +67,8 @@ class Py:
     level: str = ""
     note: str = ""
     relays: bool = False
+    #: the files the message lived in at older releases (``file`` first, then these)
+    moved: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

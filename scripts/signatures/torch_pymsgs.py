@@ -18,6 +18,10 @@ C10D_PY = "torch/distributed/distributed_c10d.py"
 DDP_PY = "torch/nn/parallel/distributed.py"
 CUDA_PY = "torch/cuda/__init__.py"
 SPAWN = "torch/multiprocessing/spawn.py"
+FSDP = "torch/distributed/fsdp/"
+MESH = "torch/distributed/device_mesh.py"
+#: DeviceMesh lived in torch.distributed._tensor up to 2.1
+MESH_OLD = "torch/distributed/_tensor/device_mesh.py"
 CRASH = ("launch.rank_crash",)
 VISIBILITY = ("cuda.device_visibility",)
 
@@ -120,6 +124,40 @@ PY: tuple[Py, ...] = (
        "cuda_init", note="a CUDA call queued before initialisation failed when it ran; its error follows", relays=True),
     Py("torch.cuda.device_not_visible", CUDA_PY, r"is not visible \(CUDA_VISIBLE_DEVICES=", "cuda_device",
        VISIBILITY),
+    Py("torch.cuda.not_compiled", CUDA_PY, r"^Torch not compiled with CUDA enabled", "library_missing",
+       ("driver.cuda_mismatch",),
+       note="torch._C has no CUDA: a CPU-only wheel (the default index on some platforms, or a "
+       "dependency's install that replaced the CUDA build) where the job asks for a GPU"),
+    # --- FSDP: its checks at construction and its forward-order check
+    Py("torch.fsdp.order_count_differs", FSDP + "_exec_order_utils.py",
+       r"is all-gathering \{\w+\} parameters while rank", "desync",
+       ("app.collective_mismatch", "app.param_mismatch"),
+       moved=(FSDP + "fully_sharded_data_parallel.py",),
+       note="TORCH_DISTRIBUTED_DEBUG=DETAIL: FSDP all-gathered each rank's forward order and the ranks "
+       "differ; left alone, their all-gathers pair up wrongly and hang or corrupt"),
+    Py("torch.fsdp.order_params_differ", FSDP + "_exec_order_utils.py",
+       r"is all-gathering parameters for \{\w+\} while rank", "desync",
+       ("app.collective_mismatch", "app.param_mismatch"),
+       moved=(FSDP + "fully_sharded_data_parallel.py",)),
+    Py("torch.fsdp.no_accelerator", FSDP + "_init_utils.py",
+       r"^FSDP needs a non-CPU accelerator device, but no accelerator device is detected", "cuda_device",
+       ("cuda.device_visibility", "driver.container"),
+       note="2.6+: torch sees no GPU at all (CUDA_VISIBLE_DEVICES empty, a container without GPUs, "
+       "CUDA failed to start, or a CPU-only build)"),
+    Py("torch.fsdp.device_id_mismatch", FSDP + "_init_utils.py",
+       r"^Inconsistent compute device and `device_id` on rank", "cuda_device", VISIBILITY,
+       moved=(FSDP + "fully_sharded_data_parallel.py",),
+       note="device_id names another GPU than the current device: the rank did not call "
+       "torch.cuda.set_device(local_rank), or computes its index from the wrong rank"),
+    # --- DeviceMesh: the mesh against the ranks and GPUs the launch gave
+    Py("torch.device_mesh.heterogeneous", MESH, r"^DeviceMesh only support homogeneous hardware",
+       "cuda_device", VISIBILITY, moved=(MESH_OLD,),
+       note="the world size is no multiple of the GPUs one host shows: --nproc_per_node or "
+       "CUDA_VISIBLE_DEVICES differs from the GPUs each host has"),
+    Py("torch.device_mesh.bigger_than_world", MESH, r"^Mesh should not be bigger than default world size",
+       "app_error", moved=(MESH_OLD,),
+       note="the mesh's shape asks for more ranks than were launched (the parallel sizes against "
+       "--nnodes x --nproc_per_node)"),
 )  # fmt: skip
 
 #: messages naming the signal a process died of: (id, file, anchor, placeholder of the signal name)

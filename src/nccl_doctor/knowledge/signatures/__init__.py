@@ -1,8 +1,9 @@
 """The signature catalogue: messages that matter for diagnosis, kept as data.
 
 One JSON Lines file per library (``nccl``, ``torch``, ``gloo``, ``cuda``,
-``driver`` for the NVIDIA driver and its tools: NVRM's kernel lines, NVML's
-error strings, nvidia-smi, nvidia-container-cli; ``kernel``, ``rdma`` for
+``driver`` for the NVIDIA driver and its tools: NVRM's kernel lines, NVSwitch
+SXids, NVML's error strings and code names, nvidia-smi, nvidia-container-cli, the
+fabric manager; ``kernel``, ``rdma`` for
 libibverbs' completion statuses, ``system`` for the dynamic loader's and the
 shells' lines, ``nccl_tests`` for nccl-tests' own failure lines, and the
 launchers besides torchrun: ``deepspeed``, ``horovod``, ``accelerate``) beside
