@@ -7,9 +7,19 @@ from pathlib import Path
 from nccl_doctor.facts.base import Cite
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.pipeline import diagnose_paths
+from nccl_doctor.report import FirstFailure
 from nccl_doctor.triage import fold, order
 
 FIXTURES = Path(__file__).parent / "fixtures" / "triage"
+
+
+def _first(tmp_path: Path, text: str, name: str = "run.log") -> FirstFailure:
+    """The first failure of one log of ``text``."""
+    log = tmp_path / name
+    log.write_text(text, encoding="utf-8")
+    first = diagnose_paths([str(log)]).first_failure
+    assert first is not None
+    return first
 
 
 def _finding(rule_id: str, severity: Severity, **kw: object) -> Finding:
@@ -37,8 +47,8 @@ def test_first_failure_by_time_corrects_the_launcher() -> None:
 
 
 def test_without_timestamps_the_launchers_root_rank_is_taken(tmp_path: Path) -> None:
-    log = tmp_path / "run.log"
-    log.write_text(
+    first = _first(
+        tmp_path,
         "[rank0]: Traceback (most recent call last):\n"
         '[rank0]:   File "train.py", line 9, in <module>\n'
         "[rank0]: RuntimeError: Connection reset by peer\n"
@@ -52,17 +62,14 @@ def test_without_timestamps_the_launchers_root_rank_is_taken(tmp_path: Path) -> 
         "  rank      : 3 (local_rank: 3)\n"
         "  exitcode  : 1 (pid: 2203)\n"
         "  error_file: <N/A>\n",
-        encoding="utf-8",
     )
-    first = diagnose_paths([str(log)]).first_failure
-    assert first is not None
     assert first.rank == 3
     assert "batch 17" in first.message
 
 
 def test_cascade_lines_are_not_the_first_failure(tmp_path: Path) -> None:
-    log = tmp_path / "run.log"
-    log.write_text(
+    first = _first(
+        tmp_path,
         "[rank0]: Traceback (most recent call last):\n"
         '[rank0]:   File "train.py", line 9, in <module>\n'
         "[rank0]: RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:534] "
@@ -70,10 +77,7 @@ def test_cascade_lines_are_not_the_first_failure(tmp_path: Path) -> None:
         "[rank1]: Traceback (most recent call last):\n"
         '[rank1]:   File "train.py", line 12, in <module>\n'
         "[rank1]: KeyError: 'labels'\n",
-        encoding="utf-8",
     )
-    first = diagnose_paths([str(log)]).first_failure
-    assert first is not None
     assert first.rank == 1
 
 
@@ -86,15 +90,13 @@ _STORE_GET = (
 
 def test_a_title_that_quotes_the_error_is_not_the_first_failure(tmp_path: Path) -> None:
     """The reporter's title and its translation name the error; c10d's line below proves it."""
-    log = tmp_path / "issue.txt"
-    log.write_text(
+    first = _first(
+        tmp_path,
         "Title: 训练数据过多时报错Socket Timeout\n"
         "(Socket Timeout error when the training data is too large)\n\n"
         "It fails at the 'Running tokenizer on train dataset' step with:\n" + _STORE_GET,
-        encoding="utf-8",
+        "issue.txt",
     )
-    first = diagnose_paths([str(log)]).first_failure
-    assert first is not None
     assert first.cite.line == 5
 
 
@@ -216,15 +218,12 @@ def test_an_untimed_error_is_not_ordered_after_a_timed_one(tmp_path: Path) -> No
 def test_horovods_older_shutdown_text_is_the_cascade(tmp_path: Path) -> None:
     """Before v0.20 Horovod said 'This has been caused by an exception on one of the rank': the
     rank that raised is the first failure, not the survivors' shutdown printed first."""
-    log = tmp_path / "run.log"
-    log.write_text(
+    first = _first(
+        tmp_path,
         "[1]<stderr>:AbortedError (see above for traceback): Horovod has been "
         "shut down. This has been caused by an exception on one of the rank or an attempt to "
         "allreduce, allgather or broadcast a tensor after one of the ranks has finished "
         "execution.\n"
         "[2]<stderr>:RuntimeError: CUDA error: invalid device ordinal\n",
-        encoding="utf-8",
     )
-    first = diagnose_paths([str(log)]).first_failure
-    assert first is not None
     assert first.cite.line == 2

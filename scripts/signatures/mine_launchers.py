@@ -192,9 +192,11 @@ def _export(mirror: Path, tag: str, paths: tuple[str, ...], into: Path) -> None:
 _LIT = re.compile(r'"((?:[^"\\]|\\.)*)"')
 
 
-def _chain(src: str, start: int) -> str:
-    """The ``<<`` chain or call argument from the literal at ``start`` to the statement's end."""
-    depth, i = 0, start
+def _extent(src: str, start: int, stops: str = "", cuts: str = "") -> tuple[int, list[int]]:
+    """Where the expression from ``start`` ends (a bracket it did not open, or one of ``stops``
+    outside brackets), and the places just after each of ``cuts`` outside brackets; string
+    literals are skipped whole."""
+    depth, i, after = 0, start, []
     while i < len(src):
         ch = src[i]
         if ch == '"':
@@ -206,9 +208,17 @@ def _chain(src: str, start: int) -> str:
             if depth == 0:
                 break
             depth -= 1
-        elif ch in ";," and depth == 0:
+        elif depth == 0 and ch in stops:
             break
+        elif depth == 0 and ch in cuts:
+            after.append(i + 1)
         i += 1
+    return i, after
+
+
+def _chain(src: str, start: int) -> str:
+    """The ``<<`` chain or call argument from the literal at ``start`` to the statement's end."""
+    i, _ = _extent(src, start, stops=";,")
     out: list[str] = []
     taken: set[str] = set()
     for raw in re.split(r"<<", src[start:i]):
@@ -241,21 +251,8 @@ _THROW = re.compile(r"throw\s+std::\w+_error\s*\(")
 
 def _throw(src: str, start: int) -> str:
     """A ``throw std::..._error(a + "b" + c)``'s message: literals kept, the rest ``{name}``."""
-    depth, i, cuts = 0, start, [start]
-    while i < len(src):
-        ch = src[i]
-        if ch == '"':
-            lit = _LIT.match(src, i)
-            i = lit.end() - 1 if lit else i
-        elif ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            if depth == 0:
-                break
-            depth -= 1
-        elif ch == "+" and depth == 0:
-            cuts.append(i + 1)
-        i += 1
+    i, after = _extent(src, start, cuts="+")
+    cuts = [start, *after]
     out: list[str] = []
     taken: set[str] = set()
     for a, b in zip(cuts, [*cuts[1:], i + 1], strict=True):
