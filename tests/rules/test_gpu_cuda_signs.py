@@ -198,3 +198,24 @@ def test_a_failed_fabric_manager_unit_is_the_nvswitch_fabric(tmp_path: Path) -> 
 
 def test_a_running_fabric_manager_unit_says_nothing(tmp_path: Path) -> None:
     assert _fabric_manager(tmp_path, "active (running)", "0/SUCCESS") is None
+
+
+def test_an_nvswitch_sxid_is_critical_only_when_fatal(tmp_path: Path) -> None:
+    """The driver prints each SXid with its severity: Non-fatal holds the word 'fatal' too."""
+    line = "[ 9123.456] nvidia-nvswitch1: SXid (PCI:0000:88:00.0): {code}, {severity}, Link 32\n"
+    fatal = _diagnose(tmp_path / "f", dmesg_txt=line.format(code=20034, severity="Fatal"))
+    assert fatal["gpu.nvlink"].severity.value == "critical"
+    other = _diagnose(tmp_path / "n", dmesg_txt=line.format(code=12028, severity="Non-fatal"))
+    assert other["gpu.nvlink"].severity.value == "warning"
+
+
+def test_a_fabric_manager_with_no_nvswitch_to_manage_says_nothing(tmp_path: Path) -> None:
+    """On PCIe GPUs the fabric manager finds no NVSwitch and exits; systemd calls that failed."""
+    fm = _fabric_manager(
+        tmp_path,
+        "failed (Result: exit-code)",
+        "1/FAILURE",
+        "Jul 01 14:43:57 pc nv-fabricmanager[4177]: request to query NVSwitch device information "
+        "from NVSwitch driver failed with error:WARNING Nothing to do [NV_WARN_NOTHING_TO_DO]\n",
+    )
+    assert fm is None

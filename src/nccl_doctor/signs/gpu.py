@@ -67,6 +67,12 @@ MIG_PROFILE = sign(
     r"\bMIG[- ](?P<profile>\d+g\.\d+gb)\b",
     "a MIG slice's profile in a device name or a report (``A100-SXM4-80GB-MIG-3g.40gb``)",
 )
+FM_NOTHING_TO_DO = sign(
+    "gpu.fm_nothing_to_do",
+    r"NVSwitch driver failed with error:\s?WARNING Nothing to do|NV_WARN_NOTHING_TO_DO",
+    "the fabric manager found no NVSwitch (PCIe GPUs, NVLink bridges): it has nothing to do, "
+    "and its exit is no failure",
+)
 MIG_ENUMERATION = sign(
     "gpu.mig_enumeration",
     r"device >= 0 && device < num_gpus|invalid device ordinal|no CUDA GPUs are available"

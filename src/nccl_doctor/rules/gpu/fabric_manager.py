@@ -24,7 +24,8 @@ Evidence
 CUDA error 802 / ``system not yet initialized`` (machine output: critical,
 high; quoted in a report: critical, medium), the ``Fabric`` section of
 ``nvidia-smi -q`` (State not ``Completed``, Status not ``Success``), and
-fabric manager log / systemd lines.
+fabric manager log / systemd lines; none of these when its log says it has
+nothing to do (``NV_WARN_NOTHING_TO_DO``: no NVSwitch on the machine).
 
 Fix
 ---
@@ -45,7 +46,7 @@ from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.base import Rule
 from nccl_doctor.rules.gpu._common import gpu_key, gpu_name, job_failed, unique_gpus
-from nccl_doctor.signs.gpu import FABRIC_MANAGER_LOG, SYSTEM_NOT_READY
+from nccl_doctor.signs.gpu import FABRIC_MANAGER_LOG, FM_NOTHING_TO_DO, SYSTEM_NOT_READY
 
 RULE = Rule(
     id="gpu.fabric_manager",
@@ -92,7 +93,9 @@ def check(facts: Facts) -> list[Finding]:
         if (g.fabric_state and g.fabric_state.lower() in _BAD_STATES)
         or (g.fabric_status and g.fabric_status.lower() not in ("success", "n/a", "none"))
     ]
-    log = facts.seen(FABRIC_MANAGER_LOG)
+    # no NVSwitch on the machine: the fabric manager has nothing to manage, and its unit's
+    # failure that follows is no failure of the GPUs
+    log = () if facts.saw(FM_NOTHING_TO_DO) else facts.seen(FABRIC_MANAGER_LOG)
     if not errors and not quoted and not gpus and not log:
         return []
     parts = []

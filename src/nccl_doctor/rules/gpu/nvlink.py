@@ -93,7 +93,7 @@ def _xids(facts: Facts) -> list[Finding]:
         codes = sorted({str(e.xid) for e in switches})
         parts.append(f"NVSwitch SXid {', '.join(codes)} on {switches[0].bus_id or 'a switch'}")
     severe = any(i.severity == "critical" for _, i in events) or any(
-        "fatal" in (e.detail or "").lower() for e in switches
+        _fatal(e.detail) for e in switches
     )
     evidence: list[Fact] = [*first_of_each(events), *switches[:2]]
     return [
@@ -106,6 +106,12 @@ def _xids(facts: Facts) -> list[Finding]:
             hosts=[e.host for e in facts.of(XidEvent) if e.host],
         )
     ]
+
+
+def _fatal(detail: str | None) -> bool:
+    """An SXid of severity Fatal (the driver also prints Non-fatal and Correctable ones)."""
+    words = (detail or "").lower().replace("non-fatal", "").replace("nonfatal", "")
+    return "fatal" in words
 
 
 def _links(facts: Facts) -> list[Finding]:
