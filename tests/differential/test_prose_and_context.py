@@ -584,3 +584,20 @@ def test_a_short_result_text_counts_beside_nccl_only(tmp_path: Path) -> None:
         tmp_path, "ERROR 08-27 05:12:18 ops.py:12] NCCL call failed: invalid argument\n"
     )
     assert nccl.hypotheses[0].symptom.startswith("NCCL rejected its arguments or usage")
+
+
+def test_two_processes_on_the_same_gpu_in_words_is_the_gpu_mapping(tmp_path: Path) -> None:
+    said = _diagnose(
+        tmp_path,
+        "I run it with `mpirun -n 2 python script.py`. I found the two processes are running on "
+        "the same GPU.\n",
+    )
+    assert [h.id for h in said.hypotheses][:3] == [
+        "cuda.device_visibility",
+        "gpu.contention",
+        "nccl.duplicate_gpu",
+    ]
+    apart = _diagnose(
+        tmp_path, "I checked that the two processes are running on different GPUs, as intended.\n"
+    )
+    assert not apart.hypotheses
