@@ -188,3 +188,25 @@ def test_a_rank_error_is_classified_by_what_it_says() -> None:
     )
     assert torchrun_log_file("/runs/job/attempt_0/3/stderr.log")
     assert not torchrun_log_file("/runs/job/rank3/stderr.log")
+
+
+_FOOTER = "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : {bw} \n#\n"
+
+
+@pytest.mark.parametrize(("footers", "fires"), [(("3.94145", "3.94156"), True), (("7.5",), False)])
+def test_nccl_tests_printing_a_result_per_process_ran_each_alone(
+    tmp_path: Path, footers: tuple[str, ...], fires: bool
+) -> None:
+    """Built without MPI, each of mpirun's processes runs the test alone and prints a footer."""
+    log = tmp_path / "run.txt"
+    log.write_text(
+        "$ mpirun -H 10.0.0.1,10.0.0.2 -np 2 ./all_reduce_perf -b 8 -e 128M -f 2 -g 2\n"
+        + "".join(_FOOTER.format(bw=bw) for bw in footers),
+        encoding="utf-8",
+    )
+    found = {f.id: f for f in diagnose_paths([str(log)]).findings}
+    assert ("launch.duplicate_launch" in found) is fires
+    if fires:
+        dup = found["launch.duplicate_launch"]
+        assert dup.summary.startswith("One launch of 2 processes of all_reduce_perf printed 2")
+        assert [c.line for c in dup.evidence] == [1, 3, 6]

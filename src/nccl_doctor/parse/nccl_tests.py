@@ -271,8 +271,14 @@ class NcclTestsParser(StatefulBlockParser[tuple[bool, bool]]):
                     ctx.rows += 1
                     facts.append(row)
             elif kind == "oob":
+                if avg is not None:  # another footer: each process of a run printed its own
+                    facts.append(_summary(avg[0], oob, avg, ctx))
+                    avg = None
                 oob = (line, m) if (m := _OOB.search(t)) else oob
             elif kind == "avg":
+                if avg is not None:
+                    facts.append(_summary(avg[0], oob, avg, ctx))
+                    oob = None
                 avg = (line, m) if (m := _AVG.search(t)) else avg
             elif kind == "failure":
                 if failure := _failure(line, t):

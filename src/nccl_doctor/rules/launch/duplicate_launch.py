@@ -20,7 +20,9 @@ Evidence
 --------
 ``store based barrier ... (world_size=4, worker_count=8, ...)``; the same
 global rank on two hosts; ``init_process_group(..., rank=args.local_rank)``
-with ``--nnodes`` > 1; ``mp.spawn`` in a script launched by torchrun.
+with ``--nnodes`` > 1; ``mp.spawn`` in a script launched by torchrun; one
+``mpirun -np N`` of an nccl-tests binary that printed a result per process
+(built without MPI, each process is rank 0 of its own world: a warning).
 
 Fix
 ---
@@ -33,6 +35,7 @@ LOCAL_RANK from its environment; on multiple nodes the global rank is
 from __future__ import annotations
 
 from nccl_doctor.facts.base import Cite
+from nccl_doctor.facts.nccl import NcclTestCommand, NcclTestSummary
 from nccl_doctor.facts.run import (
     ChildFailure,
     PgInitOptions,
@@ -101,6 +104,53 @@ def _overflow(facts: Facts) -> Finding | None:
                 evidence=[tmo],
                 ranks=[tmo.rank] if tmo.rank is not None else [],
             )
+    return None
+
+
+def _tests_each_alone(facts: Facts) -> Finding | None:
+    """One ``mpirun -np N`` of an nccl-tests binary that printed a result per process.
+
+    nccl-tests built without MPI (``make MPI=1`` not given) ignores the
+    launcher: every process is rank 0 of a world of its own, runs the whole
+    test on its GPUs, and prints its own footer. Nothing crossed between the
+    processes, so the bandwidth is a one-process figure.
+    """
+    commands = sorted(facts.of(NcclTestCommand), key=lambda c: (c.cite.source, c.cite.line))
+    summaries = facts.of(NcclTestSummary)
+    for at, command in enumerate(commands):
+        if (command.n_procs or 0) < 2:
+            continue
+        end = next(
+            (c.cite.line for c in commands[at + 1 :] if c.cite.source == command.cite.source),
+            None,
+        )
+        printed = [
+            s
+            for s in summaries
+            if s.cite.source == command.cite.source
+            and s.cite.line > command.cite.line
+            and (end is None or s.cite.line < end)
+        ]
+        if len(printed) < 2:
+            continue
+        return RULE.finding(
+            summary=(
+                f"One launch of {command.n_procs} processes of {command.test} printed "
+                f"{len(printed)} results: each process ran the test alone (nccl-tests built "
+                "without MPI support makes every process rank 0 of its own world), so nothing "
+                "crossed between them and the bandwidth is one process's."
+            ),
+            fix=[
+                "Rebuild nccl-tests with MPI: make MPI=1 MPI_HOME=<your MPI> (NCCL_HOME too)",
+                (
+                    "Check the header: one run prints '# nThread ... nGpus' once and one "
+                    "'#  Rank' line per GPU of every process, with ranks 0..N-1"
+                ),
+            ],
+            evidence=[command, *printed[:2]],
+            severity=Severity.WARNING,
+            confidence=Confidence.MEDIUM,
+        )
     return None
 
 
@@ -223,7 +273,7 @@ def _nested(facts: Facts) -> Finding | None:
 
 def check(facts: Facts) -> list[Finding]:
     """Store overflow, a rank on two hosts, local rank used as global, or nested launchers."""
-    for step in (_overflow, _same_rank, _local_as_global, _nested):
+    for step in (_overflow, _same_rank, _local_as_global, _nested, _tests_each_alone):
         found = step(facts)
         if found is not None:
             return [found]
