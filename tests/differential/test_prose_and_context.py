@@ -601,3 +601,19 @@ def test_two_processes_on_the_same_gpu_in_words_is_the_gpu_mapping(tmp_path: Pat
         tmp_path, "I checked that the two processes are running on different GPUs, as intended.\n"
     )
     assert not apart.hypotheses
+
+
+def test_a_hang_after_rank_zero_only_work_is_a_collective_mismatch(tmp_path: Path) -> None:
+    """Rank 0 alone evaluates: the others wait in the next collective it has not reached."""
+    report = _diagnose(
+        tmp_path,
+        "Training with DDP on 4 GPUs hangs forever. I run the evaluation only on rank 0 "
+        "(`if rank == 0: evaluate(model)`), the other ranks go on to the next epoch.\n",
+    )
+    assert report.hypotheses[0].id == "app.collective_mismatch"
+    assert any("the ranks run different code" in why for why in report.hypotheses[0].for_)
+
+
+def test_a_hang_without_a_rank_branch_keeps_the_transport_first(tmp_path: Path) -> None:
+    report = _diagnose(tmp_path, "Training with DDP on 4 GPUs hangs forever at the first step.\n")
+    assert report.hypotheses[0].id != "app.collective_mismatch"

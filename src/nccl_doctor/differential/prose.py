@@ -272,6 +272,18 @@ CUES: dict[str, re.Pattern[str]] = {
         r"|\bafter (?:\d+|some|many|a few|several) (?:steps|iterations|epochs|batches|hours)"
         r"|\bran (?:clean|fine|well) for\b|\bmid[- ]training\b|\bvalidation\b|\beval(?:uation)?\b"
     ),
+    # the ranks run different code: one rank (or some) takes a path the others do not, so they
+    # wait in collectives it never calls ("evaluate only on rank 0", "if rank == 0: save",
+    # "early stopping", "a different number of batches per rank")
+    "rank_branch": _rx(
+        r"\b(?:if|when|while)\s+(?:the\s+)?(?:(?:global|local)[_ ])?rank\s*(?:==|!=|is|=)\s*0\b"
+        r"|\bonly (?:on |for |in |by )?(?:the )?(?:rank ?0|rank zero|main process|master process"
+        r"|first rank|one rank|some ranks|one of the ranks)\b"
+        r"|\b(?:on|in) (?:the )?(?:rank ?0|main process|master process) only\b"
+        r"|\bis_(?:local_)?main_process\b|\bget_rank\(\)\s*==\s*0\b"
+        r"|\b(?:uneven|unequal|different (?:number|amount)s? of) (?:data|batches|samples|steps"
+        r"|iterations)\b|\bearly[ -]?stopp\w*"
+    ),
     # the hang is at start-up: connection set-up, not the application
     "startup_hang": _rx(
         r"\b(?:hang|hung|stuck|freez)\w*\b.{0,30}\b(?:at|during|on) "

@@ -254,6 +254,21 @@ SHIFTS: tuple[Shift, ...] = (
         Shift(
             i,
             f,
+            "the ranks run different code (one rank's own branch, uneven data, early stopping): "
+            "the others wait in a collective it never calls",
+            lambda c: c.says("rank_branch"),
+            _STALLS | {"failure", "desync"},
+        )
+        for i, f in (
+            ("app.collective_mismatch", 6.0),
+            ("nccl.p2p", 0.5),
+            ("net.socket_interface", 0.5),
+        )
+    ),
+    *(
+        Shift(
+            i,
+            f,
             "it hangs at start-up across nodes: the rendezvous or bootstrap never completes",
             lambda c: c.says("startup_hang") and c.multi_node and not c.says("version_said"),
             _STALLS,
