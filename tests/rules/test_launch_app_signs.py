@@ -210,3 +210,28 @@ def test_nccl_tests_printing_a_result_per_process_ran_each_alone(
         dup = found["launch.duplicate_launch"]
         assert dup.summary.startswith("One launch of 2 processes of all_reduce_perf printed 2")
         assert [c.line for c in dup.evidence] == [1, 3, 6]
+
+
+@pytest.mark.parametrize(
+    ("ranks", "fires"),
+    [
+        ((0, 0, 1, 1, 2, 2, 3, 3), True),  # two nodes both numbered 0..3
+        ((0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7), False),  # a restart: all again
+        ((0, 1, 2, 3), False),  # one node's log of a two-node job
+    ],
+)
+def test_lightning_ranks_announced_twice_and_never(
+    tmp_path: Path, ranks: tuple[int, ...], fires: bool
+) -> None:
+    log = tmp_path / "slurm.out"
+    log.write_text(
+        "".join(f"initializing ddp: GLOBAL_RANK: {r}, MEMBER: {r + 1}/8\n" for r in ranks),
+        encoding="utf-8",
+    )
+    found = {f.id: f for f in diagnose_paths([str(log)]).findings}
+    assert ("launch.duplicate_launch" in found) is fires
+    if fires:
+        assert (
+            "rank(s) 0, 1, 2, 3 twice and 4 rank(s) never"
+            in found["launch.duplicate_launch"].summary
+        )

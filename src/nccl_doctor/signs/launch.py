@@ -64,6 +64,13 @@ TASKS_PER_NODE = sign(
     r"--ntasks-per-node[= ]{1,10}(?P<n>\d{1,6})",
     "Slurm's --ntasks-per-node (how many tasks srun starts on each node)",
 )
+LIGHTNING_MEMBER = sign(
+    "launch.lightning_member",
+    r"(?:initializing ddp|Initializing distributed): GLOBAL_RANK: (?P<rank>\d{1,6}), "
+    r"MEMBER: \d{1,6}/(?P<world>\d{1,6})",
+    "each Lightning process announcing its global rank in a world of N (PL 1.0 'initializing "
+    "ddp', 1.6+ 'Initializing distributed')",
+)
 SRUN_TORCHRUN = sign(
     "launch.srun_torchrun",
     r"srun\b.{0,2000}\btorchrun|srun\b.{0,2000}torch\.distributed",

@@ -20,7 +20,9 @@ Evidence
 --------
 ``store based barrier ... (world_size=4, worker_count=8, ...)``; the same
 global rank on two hosts; ``init_process_group(..., rank=args.local_rank)``
-with ``--nnodes`` > 1; ``mp.spawn`` in a script launched by torchrun; one
+with ``--nnodes`` > 1; ``mp.spawn`` in a script launched by torchrun;
+Lightning's processes announcing a world's worth of ``GLOBAL_RANK``s with
+some twice and some never; one
 ``mpirun -np N`` of an nccl-tests binary that printed a result per process
 (built without MPI, each process is rank 0 of its own world: a warning).
 
@@ -34,6 +36,8 @@ LOCAL_RANK from its environment; on multiple nodes the global rank is
 
 from __future__ import annotations
 
+from collections import Counter
+
 from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.nccl import NcclTestCommand, NcclTestSummary
 from nccl_doctor.facts.run import (
@@ -43,13 +47,14 @@ from nccl_doctor.facts.run import (
     RendezvousTimeout,
     WorkerExit,
 )
-from nccl_doctor.facts.store import Facts
+from nccl_doctor.facts.store import Facts, Hit
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.base import Rule
 from nccl_doctor.rules.launch._common import hang_cues
 from nccl_doctor.signs.launch import (
     ELASTIC_LOGGER,
     INIT_PROCESS_GROUP,
+    LIGHTNING_MEMBER,
     LOCAL_AS_RANK,
     MESH_FAILURE,
     MULTI_NODE_WORDS,
@@ -104,6 +109,44 @@ def _overflow(facts: Facts) -> Finding | None:
                 evidence=[tmo],
                 ranks=[tmo.rank] if tmo.rank is not None else [],
             )
+    return None
+
+
+def _announced_twice(facts: Facts) -> Finding | None:
+    """Lightning's processes announced a world's worth of ranks, some twice and some never.
+
+    Each process prints its GLOBAL_RANK; two launches of a node's processes (srun starting
+    one task per node while Lightning spawns the GPUs' processes itself, without the node's
+    rank offset) number both nodes 0..n-1. A restart announces every rank again, so a rank
+    missing is what tells the two apart.
+    """
+    by_world: dict[int, list[Hit]] = {}
+    for hit in facts.seen(LIGHTNING_MEMBER):
+        by_world.setdefault(int(hit.match["world"]), []).append(hit)
+    for world, hits in by_world.items():
+        ranks = Counter(int(h.match["rank"]) for h in hits)
+        twice = sorted(r for r, n in ranks.items() if n > 1)
+        if len(hits) < world or len(ranks) >= world or not twice:
+            continue
+        missing = world - len(ranks)
+        shown = ", ".join(map(str, twice[:8]))
+        return RULE.finding(
+            summary=(
+                f"{len(hits)} processes announced ranks of a world of {world}: rank(s) {shown} "
+                f"twice and {missing} rank(s) never, so two launches numbered their processes "
+                "alike and the group cannot form."
+            ),
+            fix=[
+                (
+                    "Under Slurm give srun one task per GPU (--ntasks-per-node=<GPUs per node>) "
+                    "and let Lightning read the ranks from Slurm, or start one launcher per node "
+                    "with its --node_rank"
+                ),
+                *_RANK_FIX[:1],
+            ],
+            evidence=[h.cite for h in hits if int(h.match["rank"]) == twice[0]][:2],
+            ranks=twice,
+        )
     return None
 
 
@@ -273,7 +316,8 @@ def _nested(facts: Facts) -> Finding | None:
 
 def check(facts: Facts) -> list[Finding]:
     """Store overflow, a rank on two hosts, local rank used as global, or nested launchers."""
-    for step in (_overflow, _same_rank, _local_as_global, _nested, _tests_each_alone):
+    steps = (_overflow, _same_rank, _announced_twice, _local_as_global, _nested, _tests_each_alone)
+    for step in steps:
         found = step(facts)
         if found is not None:
             return [found]
