@@ -370,3 +370,20 @@ def test_nccl_log_lines_inside_output_are_left_to_nccl_log() -> None:
     taken = {line.number for b in blocks(NcclTestsParser(), text) for line in b}
     banner = next(i for i, raw in enumerate(text.splitlines(), 1) if raw.startswith("NCCL version"))
     assert banner not in taken
+
+
+def test_a_command_and_footers_pasted_as_inline_code() -> None:
+    """Markdown's backticks around a pasted command or footer are not part of it; every footer
+    of a block is kept (a run without MPI prints one per process)."""
+    facts = parse(
+        "`mpirun -H 10.0.0.1,10.0.0.2 -np 2 ./all_reduce_perf -b 8 -e 128M -f 128 -g 2`\n"
+        "`# Out of bounds values : 0 OK\n"
+        "# Avg bus bandwidth    : 3.94145 \n"
+        "#\n"
+        "# Out of bounds values : 0 OK\n"
+        "# Avg bus bandwidth    : 3.94156 `\n"
+    )
+    [command] = of_type(facts, NcclTestCommand)
+    assert (command.launcher, command.n_procs, command.args[-1]) == ("mpirun", 2, ("-g", "2"))
+    summaries = of_type(facts, NcclTestSummary)
+    assert [(s.cite.line, s.avg_busbw_gbytes_s) for s in summaries] == [(3, 3.94145), (6, 3.94156)]

@@ -78,8 +78,9 @@ _NP_FLAGS = frozenset({"-np", "-n", "--np", "--ntasks"})
 
 
 def _strip_hash(text: str) -> tuple[bool, str]:
-    """Whether the line starts with ``#``, and its text without it."""
-    t = text.strip()
+    """Whether the line starts with ``#``, and its text without it (and without the
+    backticks of a line pasted as inline code: `` `# Avg bus bandwidth : 3.9` ``)."""
+    t = text.strip().strip("`").strip()
     if t.startswith("#"):
         return True, t[1:].strip()
     return False, t
