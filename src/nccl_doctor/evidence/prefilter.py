@@ -157,6 +157,17 @@ class Prefilter(ABC):
             out.append((a, b, mask))
         return out
 
+    def groups_in(self, data: bytes | bytearray, start: int, stop: int) -> int:
+        """The mask of the groups whose anchors some line of ``data[start:stop]`` holds (the
+        bits of :meth:`tagged_spans`, or'ed); Hyperscan stops once every group was found."""
+        every = (1 << len(self.groups)) - 1
+        found = 0
+        for _, _, mask in self.tagged_spans(data, start, stop):
+            found |= mask
+            if found == every:
+                break
+        return found
+
     @abstractmethod
     def _spans(self, buf: bytes | bytearray) -> list[tuple[int, int]]:
         """:meth:`line_spans` for a non-empty buffer and at least one literal."""
@@ -354,6 +365,22 @@ class HyperscanPrefilter(Prefilter):
         ends, masks = self._scan(memoryview(data)[start:stop], start, limit)
         spans = _spans_of(data, ends, start)
         return [(a, b, m) for (a, b), m in zip(spans, masks, strict=True)]
+
+    def groups_in(self, data: bytes | bytearray, start: int, stop: int) -> int:
+        """The mask from one scan that stops once every group with an expression was found."""
+        if self._every_line or not self._literals or stop <= start or data[stop - 1] != 10:
+            return super().groups_in(data, start, stop)
+        bits, every = self._bits, sum(self._bits)
+        found = 0
+
+        def on_match(id_: int, _start: int, _end: int, _flags: int, _ctx: object) -> bool:
+            nonlocal found
+            found |= bits[id_]
+            return found == every  # every group found: stop the scan
+
+        with self._lock, contextlib.suppress(self._terminated):
+            self._db.scan(memoryview(data)[start:stop], match_event_handler=on_match)
+        return found
 
 
 def _spans_of(data: bytes | bytearray, ends: list[int], start: int) -> list[tuple[int, int]]:
