@@ -171,3 +171,31 @@ def test_a_window_is_scanned_once_whatever_the_budgets(
     # the option lists' budget lasted through many files (each scanned for them, in its scan)
     options = [f for f in result.facts if isinstance(f, PgInitOptions)]
     assert len({f.cite.source for f in options}) > 8
+
+
+def test_a_source_makes_only_the_block_parsers_its_lines_ask_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A thousand per-rank logs hold no tool's table: no block parser is made for them; a
+    source holding an nvidia-smi table makes that parser alone, once."""
+    from nccl_doctor.parse import BLOCK_PARSERS
+
+    made: list[str] = []
+    for cls in BLOCK_PARSERS:
+
+        def init(self: Any, _cls: Any = cls, _init: Any = cls.__init__) -> None:
+            made.append(_cls.kind)
+            _init(self)
+
+        monkeypatch.setattr(cls, "__init__", init)
+    folder = _log(tmp_path, 40, per_rank=True)
+    result = reader.read_paths([str(folder)])
+    assert len(result.sources) == RANKS + 1
+    assert made == []
+    table = Path(__file__).parents[1] / "fixtures" / "formats" / "nvidia-smi"
+    smi = min(p for p in table.iterdir() if p.suffix in (".txt", ".log"))
+    text = smi.read_text() + "\n" + smi.read_text()
+    (tmp_path / "two-tables.log").write_text(text)
+    result = reader.read_paths([str(tmp_path / "two-tables.log")])
+    assert [s.kind for s in result.sections].count("nvidia-smi") == 2
+    assert made == ["nvidia-smi"]
