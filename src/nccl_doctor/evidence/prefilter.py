@@ -34,6 +34,7 @@ tests a line against each parser's anchors in Python.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import importlib
 import platform
@@ -43,7 +44,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, ClassVar
 
-from nccl_doctor.cache import cache_dir, write_atomic
+from nccl_doctor.cache import cache_dir, touch, write_atomic
 
 __all__ = [
     "HyperscanPrefilter",
@@ -64,6 +65,12 @@ def literals(anchors: Sequence[str]) -> tuple[tuple[bytes, ...], bool]:
     other), as are anchors with a newline; the result is sorted, so two
     anchor lists with the same meaning build the same matcher.
     """
+    return _literals(tuple(anchors))
+
+
+@functools.lru_cache(maxsize=256)
+def _literals(anchors: tuple[str, ...]) -> tuple[tuple[bytes, ...], bool]:
+    """:func:`literals`, kept: the reader's scans share their parsers' groups."""
     found: set[bytes] = set()
     empty = False
     for anchor in anchors:
@@ -229,6 +236,12 @@ def _hs_escape(data: bytes) -> bytes:
     )
 
 
+#: Compiled databases kept on disk (a few KiB each): the reader scans with one per set of
+#: budgeted groups still read (:func:`~nccl_doctor.evidence.anchors.scan_of`), several a
+#: read, and each version of the anchors has its own; fewer kept would compile some each run.
+DATABASES_KEPT = 64
+
+
 def _hs_database(hyperscan: Any, expressions: Sequence[bytes], *, cache: bool) -> Any:
     """A compiled block-mode database of ``expressions`` (ids 0, 1, ...), cached on disk.
 
@@ -259,9 +272,11 @@ def _hs_database(hyperscan: Any, expressions: Sequence[bytes], *, cache: bool) -
     with contextlib.suppress(Exception):  # no cache, or an unusable one: compile instead
         db = hyperscan.loadb(path.read_bytes(), hyperscan.HS_MODE_BLOCK)
         db.scratch = hyperscan.Scratch(db)
+        touch(path)  # in use: kept when other versions write theirs
         return db
     db = compiled()
-    write_atomic(path, hyperscan.dumpb(db))  # one we cannot write costs the compile next time
+    # one we cannot write costs the compile next time
+    write_atomic(path, hyperscan.dumpb(db), keep=DATABASES_KEPT)
     return db
 
 
