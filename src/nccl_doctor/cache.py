@@ -27,7 +27,8 @@ def cache_dir() -> Path:
     return Path(base) / "nccl-doctor"
 
 
-#: Files of one kind (``patterns-*.json``, ``prefilter-*.hsdb``) kept: the newest few. Each
+#: Files of one kind (``patterns-*.json``) kept: the newest few (a kind may keep more, as the
+#: prefilter's scan databases do, see ``write_atomic``'s ``keep``). Each
 #: new version of nccl-doctor (or of Python, or of the anchors) writes a new one.
 KEEP = 4
 

@@ -7,10 +7,11 @@ gigabyte of NCCL_DEBUG=INFO cheap. While a block (a tool's table) or a
 multi-line construct (a traceback) is open, every line is looked at; so is
 every line of a small source, whose unclaimed lines are kept as free text.
 
-A kind's informational lines are budgeted by the scan itself (:mod:`.budgets`):
-its scan stops at the lines it has left, and its prefilter is dropped when
-none are left; past the budget, a source reads only the first line of each of
-its processes that says who it is (the parser's ``floor_anchors``).
+A kind's informational lines are budgeted as they are scanned (:mod:`.budgets`):
+the same scan finds them with the anchors, a window reads as many as the kind
+has left, and its group leaves the scan when none are left; past the budget, a
+source reads only the first line of each of its processes that says who it is
+(the parser's ``floor_anchors``, a scan of their own stopped at the last).
 """
 
 from __future__ import annotations
