@@ -134,3 +134,20 @@ def test_only_the_newest_files_of_a_kind_are_kept(home: Path) -> None:
     kept = sorted(p.name for p in home.glob("patterns-*.json"))
     assert kept == [f"patterns-v{i}.json" for i in range(3, cache.KEEP + 3)]
     assert (home / "prefilter-x.hsdb").exists()
+
+
+def test_files_in_use_are_kept_and_a_kind_may_keep_more(home: Path) -> None:
+    """The reader's scan databases (one per set of budgeted groups, several a read) are kept
+    64 deep, and one loaded is marked used, so the files a version reads are not pruned
+    when others write theirs."""
+    import os
+
+    for i in range(6):
+        path = home / f"prefilter-v{i}.hsdb"
+        cache.write_atomic(path, b"db", keep=64)
+        os.utime(path, (1_000_000 + i, 1_000_000 + i))
+    assert len(list(home.glob("prefilter-*.hsdb"))) == 6  # more than KEEP
+    cache.touch(home / "prefilter-v0.hsdb")  # the oldest, loaded now
+    cache.write_atomic(home / "prefilter-new.hsdb", b"db", keep=2)
+    kept = sorted(p.name for p in home.glob("prefilter-*.hsdb"))
+    assert kept == ["prefilter-new.hsdb", "prefilter-v0.hsdb"]

@@ -27,15 +27,16 @@ def cache_dir() -> Path:
     return Path(base) / "nccl-doctor"
 
 
-#: Files of one kind (``patterns-*.json``, ``prefilter-*.hsdb``) kept: the newest few. Each
+#: Files of one kind (``patterns-*.json``) kept: the newest few (a kind may keep more, as the
+#: prefilter's scan databases do, see ``write_atomic``'s ``keep``). Each
 #: new version of nccl-doctor (or of Python, or of the anchors) writes a new one.
 KEEP = 4
 
 
-def write_atomic(path: Path, data: bytes) -> None:
+def write_atomic(path: Path, data: bytes, keep: int = KEEP) -> None:
     """Write ``data`` to ``path`` through a temporary file and a rename (readers see all or
-    nothing), then drop all but the :data:`KEEP` newest files of its kind; a failure leaves
-    the cache as it was."""
+    nothing), then drop all but the ``keep`` newest files of its kind; a failure leaves the
+    cache as it was."""
     with contextlib.suppress(OSError):
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".{os.getpid()}.tmp")
@@ -46,20 +47,27 @@ def write_atomic(path: Path, data: bytes) -> None:
             with contextlib.suppress(OSError):
                 tmp.unlink()
             return
-        _prune(path)
+        _prune(path, keep)
 
 
-def _prune(path: Path) -> None:
-    """Remove the older files of ``path``'s kind (same name up to its first ``-``, same suffix)."""
+def _prune(path: Path, keep: int) -> None:
+    """Remove all but the ``keep`` newest files of ``path``'s kind (same name up to its first
+    ``-``, same suffix); newest by the time each was written or last :func:`touch`-ed."""
     kind = path.name.split("-", 1)[0]
     siblings = []
     for other in path.parent.glob(f"{kind}-*{path.suffix}"):
         with contextlib.suppress(OSError):
             siblings.append((other.stat().st_mtime, other))
-    for _, old in sorted(siblings, reverse=True)[KEEP:]:
+    for _, old in sorted(siblings, reverse=True)[keep:]:
         if old != path:
             with contextlib.suppress(OSError):
                 old.unlink()
+
+
+def touch(path: Path) -> None:
+    """Mark a cached file as used now, so pruning keeps the files in use (a failure is none)."""
+    with contextlib.suppress(OSError):
+        os.utime(path)
 
 
 class JsonCache:

@@ -280,3 +280,29 @@ def test_tagged_spans_match_the_definition(groups: list[list[str]], buf: bytes) 
         prefilter = kind((), groups=groups)
         assert prefilter.tagged_spans(buf, 0, len(buf)) == expected, kind.name
         assert prefilter.line_spans(buf) == [(s, e) for s, e, _ in expected], kind.name
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    groups=st.lists(anchor_lists, min_size=1, max_size=4),
+    buf=buffers,
+)
+def test_groups_in_is_the_groups_of_the_tagged_spans(groups: list[list[str]], buf: bytes) -> None:
+    """Whether a buffer holds each group's anchors, as the tagged spans say (Hyperscan stops
+    its scan at the line that completes the set)."""
+    expected = 0
+    for _, _, mask in reference_tagged(groups, buf):
+        expected |= mask
+    for kind in KINDS:
+        prefilter = kind((), groups=groups)
+        assert prefilter.groups_in(buf, 0, len(buf)) == expected, kind.name
+
+
+@pytest.mark.parametrize("kind", KINDS, ids=IDS)
+def test_groups_in_a_window(kind: type[Prefilter]) -> None:
+    groups = [["NCCL WARN"], ["Traceback"], ["absent"]]
+    buf = b"a NCCL WARN b\nTraceback\nNCCL WARN\nabsent"
+    prefilter = kind((), groups=groups)
+    assert prefilter.groups_in(buf, 0, len(buf)) == 0b111
+    assert prefilter.groups_in(buf, 14, 34) == 0b011  # "Traceback\nNCCL WARN\n"
+    assert prefilter.groups_in(buf, 24, 34) == 0b001

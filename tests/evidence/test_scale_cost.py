@@ -110,3 +110,92 @@ def test_without_the_budget_the_process_groups_would_cost(
     many_calls, many_options, _ = _diagnose_counting(many)
     assert many_options == 320 * RANKS
     assert many_calls > 2 * few_calls, (few_calls, many_calls)
+
+
+def test_a_window_is_scanned_once_whatever_the_budgets(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Per-rank files: each window of lines is scanned once for the parsers' anchors and the
+    informational lines still budgeted together (a kind whose budget lasts through many files
+    is no second scan of each); besides it, a source scans its windows for its floor (who its
+    processes are) until it is found and, past a budget, whether it holds that kind's lines
+    until it does."""
+    from nccl_doctor.evidence import anchors, source
+    from nccl_doctor.evidence.prefilter import Prefilter
+
+    folder = _log(tmp_path, 40, per_rank=True)
+    reader.read_paths([str(folder)])  # compiled once, before counting
+    calls = {"windows": 0, "scan": 0, "floor": 0, "first": 0, "other": 0}
+    windows = source.SourceReader._spans
+    kinds = {type(p) for p in (*anchors._SCANS.values(), *anchors._FLOORS.values())}
+    assert len(kinds) == 1  # one engine (the fastest here) for all
+    (kind,) = kinds
+    tagged, groups_in = kind.tagged_spans, kind.groups_in
+
+    def role(prefilter: Prefilter) -> str:
+        if prefilter in anchors._SCANS.values():
+            return "scan"
+        if prefilter in anchors._FLOORS.values():
+            return "floor"
+        return "first" if prefilter in anchors._FIRSTS.values() else "other"
+
+    def counting_windows(self: Any, *args: Any) -> Any:
+        calls["windows"] += 1
+        return windows(self, *args)
+
+    inside: list[bool] = []  # a fallback engine's groups_in reads tagged_spans: one scan
+
+    def counting_tagged(self: Prefilter, *args: Any, **kwargs: Any) -> Any:
+        calls[role(self)] += not inside
+        return tagged(self, *args, **kwargs)
+
+    def counting_groups(self: Prefilter, *args: Any) -> Any:
+        calls[role(self)] += 1
+        inside.append(True)
+        try:
+            return groups_in(self, *args)
+        finally:
+            inside.pop()
+
+    monkeypatch.setattr(kind, "tagged_spans", counting_tagged)
+    monkeypatch.setattr(kind, "groups_in", counting_groups)
+    monkeypatch.setattr(source.SourceReader, "_spans", counting_windows)
+    result = reader.read_paths([str(folder)])
+    files = len(result.sources)
+    assert files == RANKS + 1  # the ranks' files and the launcher's
+    assert calls["windows"] >= files
+    assert calls["scan"] == calls["windows"]
+    assert calls["floor"] <= calls["windows"]  # a window until a source's floor is found
+    assert calls["first"] <= calls["windows"]  # past a budget, until the kind's first line
+    assert calls["other"] == 0
+    # the option lists' budget lasted through many files (each scanned for them, in its scan)
+    options = [f for f in result.facts if isinstance(f, PgInitOptions)]
+    assert len({f.cite.source for f in options}) > 8
+
+
+def test_a_source_makes_only_the_block_parsers_its_lines_ask_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A thousand per-rank logs hold no tool's table: no block parser is made for them; a
+    source holding an nvidia-smi table makes that parser alone, once."""
+    from nccl_doctor.parse import BLOCK_PARSERS
+
+    made: list[str] = []
+    for cls in BLOCK_PARSERS:
+
+        def init(self: Any, _cls: Any = cls, _init: Any = cls.__init__) -> None:
+            made.append(_cls.kind)
+            _init(self)
+
+        monkeypatch.setattr(cls, "__init__", init)
+    folder = _log(tmp_path, 40, per_rank=True)
+    result = reader.read_paths([str(folder)])
+    assert len(result.sources) == RANKS + 1
+    assert made == []
+    table = Path(__file__).parents[1] / "fixtures" / "formats" / "nvidia-smi"
+    smi = min(p for p in table.iterdir() if p.suffix in (".txt", ".log"))
+    text = smi.read_text() + "\n" + smi.read_text()
+    (tmp_path / "two-tables.log").write_text(text)
+    result = reader.read_paths([str(tmp_path / "two-tables.log")])
+    assert [s.kind for s in result.sections].count("nvidia-smi") == 2
+    assert made == ["nvidia-smi"]

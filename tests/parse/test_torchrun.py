@@ -671,3 +671,48 @@ def test_client_connect_prefers_the_attempt_that_printed_an_errno() -> None:
         ("master", 29500, 113, "No route to host"),
         ("10.0.0.1", 29500, 111, "Connection refused"),
     ]
+
+
+def test_an_option_list_every_rank_prints_is_parsed_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every rank prints the same environment list per process group: its ``key: value`` items
+    are parsed once per distinct text (a bounded cache), while each rank's facts keep their
+    own rank, host, group and citation."""
+    from nccl_doctor.parse import _c10d
+
+    _c10d._option_list_of.cache_clear()
+    parsed: list[str] = []
+    real = _c10d.option_items
+
+    def counting(text: str) -> tuple[list[tuple[str, str]], bool]:
+        parsed.append(text)
+        return real(text)
+
+    monkeypatch.setattr(_c10d, "option_items", counting)
+    env = (
+        "ProcessGroupNCCL environments: NCCL version: 2.21.5, "
+        "TORCH_NCCL_ASYNC_ERROR_HANDLING: 3, TORCH_NCCL_BLOCKING_WAIT: 0"
+    )
+    init = (
+        "ProcessGroupNCCL initialization options: size: 64, global rank: {r}, "
+        "TIMEOUT(ms): 600000, SPLIT_COLOR: 1, PG Name: 2"
+    )
+    text = "\n".join(
+        f"[rank{r}]:[I1106 01:00:00.1 ProcessGroupNCCL.cpp:914] [PG ID 2 PG GUID 2(dp) Rank {r}] "
+        + (env if kind == "env" else init.format(r=r))
+        for r in range(32)
+        for kind in ("env", "init")
+    )
+    facts = parse(text)
+    assert len(parsed) == 1 + 32  # the environment list once, each rank's options once
+    envs = of_type(facts, PgEnvironment)
+    assert [(e.rank, e.pg, e.pg_rank, e.cite.line) for e in envs] == [
+        (r, "ID 2 PG GUID 2(dp)", r, 2 * r + 1) for r in range(32)
+    ]
+    assert {e.settings for e in envs} == {
+        (("TORCH_NCCL_ASYNC_ERROR_HANDLING", "3"), ("TORCH_NCCL_BLOCKING_WAIT", "0"))
+    }
+    assert {e.nccl_version for e in envs} == {"2.21.5"}
+    options = of_type(facts, PgInitOptions)
+    assert [(o.rank, o.global_rank, o.size, o.timeout_ms, o.pg_name) for o in options] == [
+        (r, r, 64, 600000, "2") for r in range(32)
+    ]

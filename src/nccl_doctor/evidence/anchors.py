@@ -5,13 +5,15 @@ then every stream parser's informational anchors and its floor anchors (see
 :mod:`nccl_doctor.parse.base`) are one group each; the reader's scan tells,
 for each line, the bit mask of the groups it holds, so no line is tested
 against each parser's anchors in Python. The informational and floor groups
-get prefilters of their own, dropped when a budget is spent.
+are scanned with the rest while a source still reads them (:func:`scan_of`); the floor
+groups on their own, up to a source's floor (:func:`floor_of`).
 """
 
 from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterable
 
 from nccl_doctor.evidence.prefilter import Prefilter, make_prefilter
 from nccl_doctor.parse import BLOCK_PARSERS, STREAM_PARSERS
@@ -41,29 +43,47 @@ PARSER_BITS = tuple(
 )
 
 
-_PREFILTERS: dict[str, Prefilter] = {}
+_SCANS: dict[tuple[int, ...], Prefilter] = {}
+_FIRSTS: dict[tuple[str, ...], Prefilter] = {}
+_FLOORS: dict[str, Prefilter] = {}
 
 
-def prefilter_of(key: str) -> Prefilter:
-    """A compiled prefilter: ``""`` for every always-anchor, a parser's kind for its info
-    anchors, ``floor:`` and its kind for its floor anchors.
+def scan_of(extra: Iterable[int] = ()) -> Prefilter:
+    """The reader's scan: every always-anchor group and the info groups ``extra``
+    (their indices in :data:`GROUPS`), with the bits of :data:`GROUPS`.
 
-    The first has one group per parser (and the fences), so its spans say
-    which parsers a line is for. Info and floor anchors get prefilters of
-    their own so that, when a parser's budget is spent, the reader simply
-    stops scanning with that one: no recompiling.
+    One scan of a chunk tells, for each line, which parsers want it and which
+    budgeted groups it holds; a source scans with the groups whose budget
+    it still reads, so a spent budget costs no scan (one database
+    per set of groups, compiled once and kept on disk).
     """
-    found = _PREFILTERS.get(key)
+    key = tuple(sorted(set(extra)))
+    found = _SCANS.get(key)
     if found is None:
-        if key.startswith("floor:"):
-            anchors = [a for p in STREAM_PARSERS if p.kind == key[6:] for a in p.floor_anchors]
-            found = make_prefilter(anchors, cache=True)
-        elif key:
-            anchors = [a for p in STREAM_PARSERS if p.kind == key for a in p.info_anchors]
-            found = make_prefilter(anchors, cache=True)
-        else:
-            found = make_prefilter((), cache=True, groups=GROUPS[:INFO])
-        _PREFILTERS[key] = found
+        groups = [g if i < INFO or i in key else () for i, g in enumerate(GROUPS)]
+        found = _SCANS[key] = make_prefilter((), cache=True, groups=groups)
+    return found
+
+
+def floor_of(kind: str) -> Prefilter:
+    """The prefilter of ``kind``'s floor anchors, scanned on its own: a source looks at the
+    first few lines holding them, and a scan stopped at the last costs nothing past it (in
+    the reader's scan, every later one in the chunk would be reported)."""
+    found = _FLOORS.get(kind)
+    if found is None:
+        anchors = [a for p in STREAM_PARSERS if p.kind == kind for a in p.floor_anchors]
+        found = _FLOORS[kind] = make_prefilter(anchors, cache=True)
+    return found
+
+
+def first_of(kinds: tuple[str, ...]) -> Prefilter:
+    """A prefilter with one group per kind of ``kinds``: its info anchors (to tell whether a
+    source holds any, :meth:`~nccl_doctor.evidence.prefilter.Prefilter.groups_in`)."""
+    found = _FIRSTS.get(kinds)
+    if found is None:
+        info = {p.kind: p.info_anchors for p in STREAM_PARSERS}
+        groups = [info[kind] for kind in kinds]
+        found = _FIRSTS[kinds] = make_prefilter((), cache=True, groups=groups)
     return found
 
 

@@ -46,7 +46,8 @@ class LineDispatch:
         self.summary = SourceSummary(name)
         self.attributor = Attributor(name, default_rank)
         self.gate = LineGate()
-        self.blocks: list[BlockParser] = [cls() for cls in BLOCK_PARSERS]
+        #: each block parser, made when a line first holds its anchors (most sources hold none)
+        self.blocks: list[BlockParser | None] = [None] * len(BLOCK_PARSERS)
         self.streams: list[StreamParser] = [cls() for cls in STREAM_PARSERS]
         self.broken: set[str] = set()
         self.sections: list[Section] = []
@@ -114,10 +115,13 @@ class LineDispatch:
             self._unclaimed(line)
             return
         if mask & BLOCK_BITS:
-            for bit, block_parser in enumerate(self.blocks):
-                if block_parser.kind in self.broken:
+            for bit, cls in enumerate(BLOCK_PARSERS):
+                if not mask & (1 << bit) or cls.kind in self.broken:
                     continue
-                if mask & (1 << bit) and self._starts(block_parser, line):
+                block_parser = self.blocks[bit]
+                if block_parser is None:
+                    block_parser = self.blocks[bit] = cls()
+                if self._starts(block_parser, line):
                     self.segment = {}
                     self.block, self.block_parser, self.block_cut = [line], block_parser, False
                     return

@@ -34,6 +34,7 @@ tests a line against each parser's anchors in Python.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import importlib
 import platform
@@ -43,7 +44,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, ClassVar
 
-from nccl_doctor.cache import cache_dir, write_atomic
+from nccl_doctor.cache import cache_dir, touch, write_atomic
 
 __all__ = [
     "HyperscanPrefilter",
@@ -64,6 +65,12 @@ def literals(anchors: Sequence[str]) -> tuple[tuple[bytes, ...], bool]:
     other), as are anchors with a newline; the result is sorted, so two
     anchor lists with the same meaning build the same matcher.
     """
+    return _literals(tuple(anchors))
+
+
+@functools.lru_cache(maxsize=256)
+def _literals(anchors: tuple[str, ...]) -> tuple[tuple[bytes, ...], bool]:
+    """:func:`literals`, kept: the reader's scans share their parsers' groups."""
     found: set[bytes] = set()
     empty = False
     for anchor in anchors:
@@ -157,6 +164,17 @@ class Prefilter(ABC):
             out.append((a, b, mask))
         return out
 
+    def groups_in(self, data: bytes | bytearray, start: int, stop: int) -> int:
+        """The mask of the groups whose anchors some line of ``data[start:stop]`` holds (the
+        bits of :meth:`tagged_spans`, or'ed); Hyperscan stops once every group was found."""
+        every = (1 << len(self.groups)) - 1
+        found = 0
+        for _, _, mask in self.tagged_spans(data, start, stop):
+            found |= mask
+            if found == every:
+                break
+        return found
+
     @abstractmethod
     def _spans(self, buf: bytes | bytearray) -> list[tuple[int, int]]:
         """:meth:`line_spans` for a non-empty buffer and at least one literal."""
@@ -218,6 +236,12 @@ def _hs_escape(data: bytes) -> bytes:
     )
 
 
+#: Compiled databases kept on disk (a few KiB each): the reader scans with one per set of
+#: budgeted groups still read (:func:`~nccl_doctor.evidence.anchors.scan_of`), several a
+#: read, and each version of the anchors has its own; fewer kept would compile some each run.
+DATABASES_KEPT = 64
+
+
 def _hs_database(hyperscan: Any, expressions: Sequence[bytes], *, cache: bool) -> Any:
     """A compiled block-mode database of ``expressions`` (ids 0, 1, ...), cached on disk.
 
@@ -248,9 +272,11 @@ def _hs_database(hyperscan: Any, expressions: Sequence[bytes], *, cache: bool) -
     with contextlib.suppress(Exception):  # no cache, or an unusable one: compile instead
         db = hyperscan.loadb(path.read_bytes(), hyperscan.HS_MODE_BLOCK)
         db.scratch = hyperscan.Scratch(db)
+        touch(path)  # in use: kept when other versions write theirs
         return db
     db = compiled()
-    write_atomic(path, hyperscan.dumpb(db))  # one we cannot write costs the compile next time
+    # one we cannot write costs the compile next time
+    write_atomic(path, hyperscan.dumpb(db), keep=DATABASES_KEPT)
     return db
 
 
@@ -354,6 +380,22 @@ class HyperscanPrefilter(Prefilter):
         ends, masks = self._scan(memoryview(data)[start:stop], start, limit)
         spans = _spans_of(data, ends, start)
         return [(a, b, m) for (a, b), m in zip(spans, masks, strict=True)]
+
+    def groups_in(self, data: bytes | bytearray, start: int, stop: int) -> int:
+        """The mask from one scan that stops once every group with an expression was found."""
+        if self._every_line or not self._literals or stop <= start or data[stop - 1] != 10:
+            return super().groups_in(data, start, stop)
+        bits, every = self._bits, sum(self._bits)
+        found = 0
+
+        def on_match(id_: int, _start: int, _end: int, _flags: int, _ctx: object) -> bool:
+            nonlocal found
+            found |= bits[id_]
+            return found == every  # every group found: stop the scan
+
+        with self._lock, contextlib.suppress(self._terminated):
+            self._db.scan(memoryview(data)[start:stop], match_event_handler=on_match)
+        return found
 
 
 def _spans_of(data: bytes | bytearray, ends: list[int], start: int) -> list[tuple[int, int]]:

@@ -7,10 +7,11 @@ gigabyte of NCCL_DEBUG=INFO cheap. While a block (a tool's table) or a
 multi-line construct (a traceback) is open, every line is looked at; so is
 every line of a small source, whose unclaimed lines are kept as free text.
 
-A kind's informational lines are budgeted by the scan itself (:mod:`.budgets`):
-its scan stops at the lines it has left, and its prefilter is dropped when
-none are left; past the budget, a source reads only the first line of each of
-its processes that says who it is (the parser's ``floor_anchors``).
+A kind's informational lines are budgeted as they are scanned (:mod:`.budgets`):
+the same scan finds them with the anchors, a window reads as many as the kind
+has left, and its group leaves the scan when none are left; past the budget, a
+source reads only the first line of each of its processes that says who it is
+(the parser's ``floor_anchors``, a scan of their own stopped at the last).
 """
 
 from __future__ import annotations
@@ -21,7 +22,16 @@ from collections.abc import Sequence
 from typing import BinaryIO
 
 from nccl_doctor.evidence import chunks
-from nccl_doctor.evidence.anchors import ALWAYS_BITS, FLOOR, GROUPS, INFO, any_of, prefilter_of
+from nccl_doctor.evidence.anchors import (
+    ALWAYS_BITS,
+    FLOOR,
+    GROUPS,
+    INFO,
+    any_of,
+    first_of,
+    floor_of,
+    scan_of,
+)
 from nccl_doctor.evidence.budgets import Budgets, info_floor, is_small
 from nccl_doctor.evidence.dispatch import LineDispatch
 from nccl_doctor.evidence.intake import Note, Opened
@@ -75,37 +85,39 @@ class SourceReader(LineDispatch):
         self.was_text = self.text
         if small and not self.text:
             budgets.texts_skipped += 1
-        self.prefilter = prefilter_of("")
-        #: the info prefilters still scanned, each with its group's bit
-        self.info_prefilters = {
-            p.kind: (1 << (INFO + j), prefilter_of(p.kind))
-            for j, p in enumerate(self.streams)
-            if p.info_anchors
+        #: the info groups still read, each kind's bit (see :meth:`_budgeted`)
+        self.info_open = {
+            p.kind: 1 << (INFO + j) for j, p in enumerate(self.streams) if p.info_anchors
         }
-        #: the floor prefilters still scanned, each with its group's bit, the lines each may
-        #: still find, and the processes whose line was read (see :meth:`_floor_spans`)
-        self.floor_prefilters = {
-            p.kind: (1 << (FLOOR + j), prefilter_of("floor:" + p.kind))
-            for j, p in enumerate(self.streams)
-            if p.floor_anchors
-        }
+        #: the floor groups still read, each kind's bit, the lines each may still find, and
+        #: the processes whose line was read (see :meth:`_budgeted`)
         self.floor_left = {p.kind: info_floor(p) for p in self.streams if p.floor_anchors}
+        self.floor_open = {
+            p.kind: 1 << (FLOOR + j)
+            for j, p in enumerate(self.streams)
+            if p.floor_anchors and self.floor_left[p.kind] > 0
+        }
         self.floor_seen: set[tuple[str, bytes]] = set()
         #: the groups still read: a chunk's spans are found before its lines spend a budget,
         #: and a line held only for a spent one is then passed undecoded like the rest
         self.wanted = (
             ALWAYS_BITS
-            | sum(bit for bit, _ in self.info_prefilters.values())
-            | sum(bit for bit, _ in self.floor_prefilters.values())
+            | sum(self.info_open.values())
+            | sum(1 << (FLOOR + j) for j, p in enumerate(self.streams) if p.floor_anchors)
         )
-        #: the kinds that begin past their budget, each scanned for its first line only: whether
-        #: the source held any (for the coverage note of all such sources)
-        self.past_budget: dict[str, Prefilter] = {}
-        for kind, (bit, found) in list(self.info_prefilters.items()):
+        #: the kinds that begin past their budget, each looked for until its first line:
+        #: whether the source held any (for the coverage note of all such sources)
+        self.past_budget: list[str] = []
+        for kind, bit in list(self.info_open.items()):
             if self.info_limit[kind] <= 0:
-                del self.info_prefilters[kind]
-                self.past_budget[kind] = found
+                del self.info_open[kind]
+                self.past_budget.append(kind)
                 self._spend(kind, bit)
+        self.scan = self._scan_of()
+
+    def _scan_of(self) -> Prefilter:
+        """The scan of the always-anchors and the info groups this source still reads."""
+        return scan_of(bit.bit_length() - 1 for bit in self.info_open.values())
 
     # -- the byte loop -------------------------------------------------
     def read(self, stream: BinaryIO) -> None:
@@ -131,33 +143,51 @@ class SourceReader(LineDispatch):
                 self._attach(parser.kind, self._safe(parser, parser.finish))
 
     def _spans(self, data: bytes | bytearray, start: int, stop: int) -> list[Tagged]:
-        """The lines of ``data[start:stop]`` holding an anchor, each with its groups' mask.
-
-        A kind's informational lines are budgeted here: its scan stops at the
-        lines it has left, and the prefilter is dropped when none are left.
-        """
-        spans = self.prefilter.tagged_spans(data, start, stop)
-        for kind, prefilter in list(self.past_budget.items()):
-            if prefilter.tagged_spans(data, start, stop, 1):
-                del self.past_budget[kind]
-                self.budgets.floored[kind] = self.budgets.floored.get(kind, 0) + 1
-        if not self.info_prefilters and not self.floor_prefilters:
+        """The lines of ``data[start:stop]`` holding an anchor, each with its groups' mask: one
+        scan, with the info groups still read (see :meth:`_budgeted`)."""
+        if self.past_budget:
+            kinds = tuple(self.past_budget)
+            present = first_of(kinds).groups_in(data, start, stop)
+            for i, kind in enumerate(kinds):
+                if present >> i & 1:
+                    self.past_budget.remove(kind)
+                    self.budgets.floored[kind] = self.budgets.floored.get(kind, 0) + 1
+        spans = self.scan.tagged_spans(data, start, stop)
+        if not self.info_open and not self.floor_open:
             return spans
-        merged = {a: (b, m) for a, b, m in spans}
-        for kind, (bit, prefilter) in list(self.info_prefilters.items()):
-            left = self.info_left[kind]
-            found = prefilter.tagged_spans(data, start, stop, left)
-            if not found:
-                continue
-            self.info_used[kind] = self.info_used.get(kind, 0) + len(found)
-            self.info_left[kind] = left - len(found)
-            if len(found) == left:
-                del self.info_prefilters[kind]
-                self.closing[found[-1][0]] = (kind, bit)
-            for a, b, _ in found:
-                seen = merged.get(a)
-                merged[a] = (b, bit) if seen is None else (b, seen[1] | bit)
-        if self.floor_prefilters:
+        return self._budgeted(data, start, stop, spans)
+
+    def _budgeted(
+        self, data: bytes | bytearray, start: int, stop: int, spans: list[Tagged]
+    ) -> list[Tagged]:
+        """``spans`` with the info bits a source may still read, the others cleared (a line
+        left with none is dropped), and the floor lines it reads (see :meth:`_floor_spans`).
+
+        A kind's informational lines are budgeted here: the first of them, as many
+        as it has left; when none are left its group leaves the scan.
+        """
+        info = [(kind, bit, self.info_left[kind]) for kind, bit in self.info_open.items()]
+        used = [0] * len(info)
+        last = [0] * len(info)
+        merged: dict[int, tuple[int, int]] = {}
+        for a, b, mask in spans:
+            keep = mask & ALWAYS_BITS
+            for i, (_, bit, left) in enumerate(info):
+                if mask & bit and used[i] < left:
+                    used[i] += 1
+                    last[i] = a
+                    keep |= bit
+            if keep:
+                merged[a] = (b, keep)
+        for i, (kind, bit, left) in enumerate(info):
+            if used[i]:
+                self.info_used[kind] = self.info_used.get(kind, 0) + used[i]
+                self.info_left[kind] = left - used[i]
+                if used[i] == left:
+                    del self.info_open[kind]
+                    self.closing[last[i]] = (kind, bit)
+                    self.scan = self._scan_of()
+        if self.floor_open:
             self._floor_spans(data, start, stop, merged)
         return [(a, b, m) for a, (b, m) in sorted(merged.items())]
 
@@ -166,24 +196,24 @@ class SourceReader(LineDispatch):
     ) -> None:
         """Add to ``merged`` the lines of ``data[start:stop]`` that say who a process is (a
         parser's floor anchors): of the first ``info_floor`` a source holds, the first of each
-        process (NCCL's host, pid and device), unless the budget read it already.
+        process (NCCL's host, pid and device), unless read already for another group.
 
         A per-rank log prints an init line per communicator, hundreds; its first tells the
         rank, device and bus id. A log of a node's eight ranks tells eight.
         """
-        for kind, (bit, prefilter) in list(self.floor_prefilters.items()):
+        for kind, bit in list(self.floor_open.items()):
             left = self.floor_left[kind]
-            found = prefilter.tagged_spans(data, start, stop, left)
+            found = floor_of(kind).tagged_spans(data, start, stop, left)
             if not found:
                 continue
             self.floor_left[kind] = left - len(found)
             if len(found) == left:
-                del self.floor_prefilters[kind]
+                del self.floor_open[kind]
             for a, b, _ in found:
                 who = _NCCL_WHO.search(data, a, b)
                 key = (kind, who[1] + who[2]) if who is not None else None
                 seen = merged.get(a)
-                if seen is not None:  # read for the budget
+                if seen is not None:  # read for another group
                     merged[a] = (b, seen[1] | bit)
                 elif key is None or key not in self.floor_seen:
                     merged[a] = (b, bit)

@@ -9,7 +9,9 @@ substring test; patterns are searched, not anchored at the line start
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import functools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from nccl_doctor.evidence.lines import Line
 from nccl_doctor.facts.base import Fact
@@ -281,63 +283,123 @@ def _watchdog(ctx: Ctx, text: str, out: list[Fact]) -> None:
     )
 
 
+#: Distinct option lists (the text after ``ProcessGroupNCCL ...:``) and ``key: value`` parts
+#: kept parsed: every rank prints the same environment list, and the same few parts
+#: (``size: 8``, ``TIMEOUT(ms): 600000``) make up every rank's initialization options.
+_OPTION_LISTS_KEPT = 512
+_ITEMS_KEPT = 4096
+
+
+@functools.lru_cache(maxsize=_ITEMS_KEPT)
+def _item(part: str) -> tuple[str, str] | None:
+    """One ``key: value`` part of an option list, stripped; ``None`` when it is none."""
+    m = _ITEM.fullmatch(part.strip())
+    return None if m is None else (m["k"].strip(), m["v"].strip())
+
+
 def option_items(text: str) -> tuple[list[tuple[str, str]], bool]:
     """``key: value, key: value`` pairs, and whether the last one was cut."""
     items: list[tuple[str, str]] = []
     parts = text.split(", ")
     truncated = False
     for i, part in enumerate(parts[:400]):
-        m = _ITEM.fullmatch(part.strip())
-        if m is None:
+        item = _item(part)
+        if item is None:
             truncated = truncated or i == len(parts) - 1
             continue
-        items.append((m["k"].strip(), m["v"].strip()))
+        items.append(item)
     return items, truncated
+
+
+@dataclass(frozen=True, slots=True)
+class _OptionList:
+    """What one printed option list says, whoever printed it (see :func:`options_facts`)."""
+
+    items: tuple[tuple[str, str], ...]
+    truncated: bool
+    init: bool
+    version: str | None
+    env: tuple[tuple[str, str], ...]
+    size: int | None
+    global_rank: int | None
+    timeout_ms: int | None
+    pg_name: str | None
+    pg_desc: str | None
+    split_from: int | None
+    split_color: int | None
+    high_priority_stream: bool | None
+
+
+def _option_list(items: Sequence[tuple[str, str]], truncated: bool, init: bool) -> _OptionList:
+    values = {k.lower(): v for k, v in items}
+    hp = values.get("use_high_priority_stream")
+    return _OptionList(
+        items=tuple(items),
+        truncated=truncated,
+        init=init,
+        version=values.get("nccl version"),
+        env=tuple((k, v) for k, v in items if k.startswith(("NCCL_", "TORCH_"))),
+        size=to_int(values.get("size")),
+        global_rank=to_int(values.get("global rank")),
+        timeout_ms=to_int(values.get("timeout(ms)")),
+        pg_name=values.get("pg name"),
+        pg_desc=values.get("pg description", values.get("pg desc")),
+        split_from=to_int(values.get("split_from")),
+        split_color=to_int(values.get("split_color")),
+        high_priority_stream=None if hp not in ("0", "1") else hp == "1",
+    )
+
+
+@functools.lru_cache(maxsize=_OPTION_LISTS_KEPT)
+def _option_list_of(text: str, init: bool) -> _OptionList:
+    """:func:`_option_list` of the list printed as ``text``, parsed once per distinct text."""
+    return _option_list(*option_items(text), init)
 
 
 def options_facts(
     ctx: Ctx, items: list[tuple[str, str]], truncated: bool, init: bool
 ) -> list[Fact]:
     """PgInitOptions and/or PgEnvironment for one printed option list."""
+    return _option_facts(ctx, _option_list(items, truncated, init))
+
+
+def _option_facts(ctx: Ctx, found: _OptionList) -> list[Fact]:
     line, rank, pg, pg_rank = ctx
-    values = {k.lower(): v for k, v in items}
-    version = values.get("nccl version")
-    env = tuple((k, v) for k, v in items if k.startswith(("NCCL_", "TORCH_")))
     out: list[Fact] = []
-    if init:
-        global_rank = to_int(values.get("global rank"))
-        hp = values.get("use_high_priority_stream")
+    if found.init:
         out.append(
             PgInitOptions(
                 cite=cite(line),
-                rank=rank if rank is not None else global_rank,
+                rank=rank if rank is not None else found.global_rank,
                 host=line.host,
-                size=to_int(values.get("size")),
-                global_rank=global_rank,
-                timeout_ms=to_int(values.get("timeout(ms)")),
-                pg_name=values.get("pg name"),
-                pg_desc=values.get("pg description", values.get("pg desc")),
-                split_from=to_int(values.get("split_from")),
-                split_color=to_int(values.get("split_color")),
-                high_priority_stream=None if hp not in ("0", "1") else hp == "1",
-                nccl_version=version,
-                options=tuple(items),
+                size=found.size,
+                global_rank=found.global_rank,
+                timeout_ms=found.timeout_ms,
+                pg_name=found.pg_name,
+                pg_desc=found.pg_desc,
+                split_from=found.split_from,
+                split_color=found.split_color,
+                high_priority_stream=found.high_priority_stream,
+                nccl_version=found.version,
+                options=found.items,
                 pg=pg,
                 pg_rank=pg_rank,
-                truncated=truncated,
+                truncated=found.truncated,
             )
         )
-    if not init or env:
+    if not found.init or found.env:
         out.append(
             PgEnvironment(
                 cite=cite(line),
                 rank=rank,
                 host=line.host,
-                nccl_version=version,
-                settings=env if init else tuple(i for i in items if i[0].lower() != "nccl version"),
+                nccl_version=found.version,
+                settings=found.env
+                if found.init
+                else tuple(i for i in found.items if i[0].lower() != "nccl version"),
                 pg=pg,
                 pg_rank=pg_rank,
-                truncated=truncated,
+                truncated=found.truncated,
             )
         )
     return out
@@ -346,8 +408,8 @@ def options_facts(
 def _options(ctx: Ctx, text: str, out: list[Fact]) -> None:
     if "ProcessGroupNCCL " not in text or (m := _OPTIONS.search(text)) is None:
         return
-    items, truncated = option_items(text[m.end() :].rstrip())
-    out.extend(options_facts(ctx, items, truncated, init=m["what"] == "initialization options"))
+    init = m["what"] == "initialization options"
+    out.extend(_option_facts(ctx, _option_list_of(text[m.end() :].rstrip(), init)))
 
 
 def _nccl(ctx: Ctx, text: str, out: list[Fact]) -> None:
