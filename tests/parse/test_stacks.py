@@ -156,3 +156,27 @@ def test_verdict_of_a_busy_job_is_not_a_hang(tmp_path: Path) -> None:
     found = verdict(positions([*facts.of(StackCapture), *facts.of(ThreadStack)]))
     assert not found.hung
     assert found.named == ()
+
+
+def test_py_spys_short_paths_still_place_a_rank_in_its_collective(tmp_path: Path) -> None:
+    """py-spy prints a module's path relative to its sys.path entry, as captured by the wrapper
+    on this box: 'torch/distributed/...' is torch's, and the caller is the job's own frame."""
+    waiting = (
+        "# nccl-doctor stacks: capture=1 state=dumped tool=py-spy pid=25381 rank=0 local_rank=0 "
+        "world_size=2 host=vm stalled_s=8\n"
+        "Process 25381: /work/main/.venv/bin/python3 -u tests/run/hang_job.py\n"
+        "Python v3.11.7 (/root/.pyenv/versions/3.11.7/bin/python3.11)\n\n"
+        'Thread 25381 (idle): "MainThread"\n'
+        "    all_reduce (torch/distributed/distributed_c10d.py:3252)\n"
+        "    _exception_logger.<locals>.wrapper (torch/distributed/c10d_logger.py:83)\n"
+        "    _hang (tests/run/hang_job.py:51)\n"
+        "    main (tests/run/hang_job.py:97)\n"
+        "    <module> (tests/run/hang_job.py:103)\n"
+    )
+    sleeping = _dump(1, frames=SLEEPING).replace("world_size=3", "world_size=2")
+    (tmp_path / "stacks.rank0.txt").write_text(waiting)
+    (tmp_path / "stacks.rank1.txt").write_text(sleeping)
+    facts = facts_of(read_paths([str(tmp_path)]))
+    found = verdict(positions([*facts.of(StackCapture), *facts.of(ThreadStack)]))
+    assert (found.hung, found.named) == (True, (1,))
+    assert found.lines[0] == "rank 0: waits in all_reduce, called at run/hang_job.py:51 in _hang"

@@ -106,13 +106,20 @@ class Position:
     world_size: int | None = None
 
 
+def _path(frame: Frame) -> str:
+    """The frame's file with ``/`` separators, rooted: py-spy prints a module's path relative to
+    its ``sys.path`` entry (``torch/distributed/distributed_c10d.py``), faulthandler in full."""
+    path = frame[0].replace("\\", "/")
+    return path if path.startswith(("/", "<")) or path[1:3] == ":/" else "/" + path
+
+
 def _is_distributed(frame: Frame) -> bool:
-    return any(part in frame[0].replace("\\", "/") for part in _DISTRIBUTED)
+    return any(part in _path(frame) for part in _DISTRIBUTED)
 
 
 def _is_user(frame: Frame) -> bool:
-    path = frame[0].replace("\\", "/")
-    if any(part in path for part in _THIRD_PARTY) or path.startswith("<"):
+    path = _path(frame)
+    if any(part in path for part in _THIRD_PARTY) or path.startswith(("<", "/torch/")):
         return False
     return "/lib/python3" not in path or "/site-packages/" in path
 
@@ -141,7 +148,7 @@ def where(thread: ThreadStack) -> tuple[str, str | None, Frame | None]:
 
 
 def _is_torch(frame: Frame) -> bool:
-    return "/torch/" in frame[0].replace("\\", "/")
+    return "/torch/" in _path(frame)
 
 
 def _latest(
