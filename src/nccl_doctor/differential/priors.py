@@ -124,7 +124,15 @@ PRIORS: dict[str, tuple[Prior, ...]] = {
             "torch-docs",
         ),
         _p("launch.rank_crash", 0.08, "the store's host process died", "judgement"),
-        _p("launch.port_in_use", 0.10, "the store port is taken"),
+        # the development corpora (8 with this lead, partition G included): the port taken 3,
+        # unreachable 2, then one each
+        _p(
+            "launch.port_in_use",
+            0.14,
+            "the store port is taken: the master never listens there, or the clients reach "
+            "another job's store",
+            "dev-corpus",
+        ),
         _p("launch.duplicate_launch", 0.06, "two launches share one store"),
     ),
     "gpu_oom": (
