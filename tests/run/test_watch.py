@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import io
+import os
 import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from nccl_doctor.run.stacks import StackHook
 from nccl_doctor.run.watch import Result, Watcher, _diagnose
+
+if TYPE_CHECKING:
+    import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 WATCHDOG = ROOT / "fixtures" / "captured" / "watchdog-h200" / "under_run" / "fr_rank0"
@@ -28,8 +33,15 @@ def _start(hook: StackHook, *flags: str, rank: str = "3") -> subprocess.Popen[st
 
 
 def test_hook_dumps_a_registered_process_and_never_signals_one_without_it(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # the signal path itself: py-spy, where installed, would take the dump first
+    monkeypatch.setenv(
+        "PATH",
+        ":".join(
+            p for p in os.environ["PATH"].split(":") if p and not (Path(p) / "py-spy").exists()
+        ),
+    )
     hook = StackHook()
     hooked = _start(hook)
     isolated = _start(hook, "-I")  # ignores PYTHONPATH: no hook, must not get the signal
