@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from nccl_doctor.differential.signatures import signature_of
 from nccl_doctor.pipeline import diagnose_paths
 from nccl_doctor.report import Report
@@ -617,3 +619,47 @@ def test_a_hang_after_rank_zero_only_work_is_a_collective_mismatch(tmp_path: Pat
 def test_a_hang_without_a_rank_branch_keeps_the_transport_first(tmp_path: Path) -> None:
     report = _diagnose(tmp_path, "Training with DDP on 4 GPUs hangs forever at the first step.\n")
     assert report.hypotheses[0].id != "app.collective_mismatch"
+
+
+_SOCKET_TIMEOUT = (
+    "[rank0]:[E1204 10:00:00.000000 123 ProcessGroupNCCL.cpp:616] [Rank 0] Watchdog caught "
+    "collective operation timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, "
+    "Timeout(ms)=600000) ran for 600010 milliseconds before timing out.\n"
+    "node1:123:456 [0] NCCL INFO NET/Socket : Using [0]docker0:172.17.0.1<0>\n"
+)
+
+
+@pytest.mark.parametrize(
+    "where",
+    [
+        "The timeout is reported only on rank 0, the other ranks print nothing.",
+        "The error appears only on one of the ranks.",
+        "Only one rank crashes with the timeout, the rest wait.",
+    ],
+)
+def test_where_a_failure_shows_is_no_rank_branch(tmp_path: Path, where: str) -> None:
+    """'Reported only on rank 0' says which rank shows the failure, not that the ranks run
+    different code: the collective mismatch gets no shift from it."""
+    report = _diagnose(
+        tmp_path,
+        f"Training with DDP on 2 nodes hangs at the first allreduce. {where}\n\n" + _SOCKET_TIMEOUT,
+    )
+    mismatch = next(h for h in report.hypotheses if h.id == "app.collective_mismatch")
+    assert not any("the ranks run different code" in why for why in mismatch.for_)
+
+
+@pytest.mark.parametrize(
+    "work",
+    [
+        "I run the evaluation only on rank 0.",
+        "Only rank 0 saves the checkpoint, the others go on.",
+        "Validation is done only on the main process.",
+    ],
+)
+def test_work_done_only_on_one_rank_is_a_rank_branch(tmp_path: Path, work: str) -> None:
+    report = _diagnose(
+        tmp_path,
+        f"Training with DDP on 2 nodes hangs at the first allreduce. {work}\n\n" + _SOCKET_TIMEOUT,
+    )
+    assert report.hypotheses[0].id == "app.collective_mismatch"
+    assert any("the ranks run different code" in why for why in report.hypotheses[0].for_)

@@ -205,6 +205,19 @@ PROSE_SYMPTOMS: tuple[ProseSymptom, ...] = (
 
 
 #: Discriminating sentences: name -> the words. Read by :func:`cues_of`.
+#: Work a rank does on its own path (rank_branch): evaluating, saving, running, ...
+_WORK = (
+    r"(?:evaluat\w*|eval|validat\w*|sav(?:e|es|ed|ing)|checkpoint\w*|run|runs|running|ran"
+    r"|call\w*|execut\w*|comput\w*|perform\w*|do|does|done|doing|did|load\w*|writ\w*"
+    r"|generat\w*|infer\w*|test|tests|tested|testing|process(?:es|ed|ing))"
+)
+#: One rank, or some, alone ("only on rank 0", "on the main process only").
+_ONLY_RANK = (
+    r"(?:only (?:on |for |in |by )?(?:the )?(?:rank ?0|rank zero|main process|master process"
+    r"|first rank|one rank|some ranks|one of the ranks)\b"
+    r"|(?:on|in) (?:the )?(?:rank ?0|main process|master process) only\b)"
+)
+
 CUES: dict[str, re.Pattern[str]] = {
     # the same code works with gloo, or on one GPU: NCCL's intra-node transport is at fault
     "nccl_only": _rx(
@@ -274,12 +287,13 @@ CUES: dict[str, re.Pattern[str]] = {
     ),
     # the ranks run different code: one rank (or some) takes a path the others do not, so they
     # wait in collectives it never calls ("evaluate only on rank 0", "if rank == 0: save",
-    # "early stopping", "a different number of batches per rank")
+    # "early stopping", "a different number of batches per rank"); "only on rank 0" names
+    # such a path only beside the work done there ("the timeout is reported only on rank 0",
+    # "only one rank crashes" say where the failure shows, not what the ranks run)
     "rank_branch": _rx(
         r"\b(?:if|when|while)\s+(?:the\s+)?(?:(?:global|local)[_ ])?rank\s*(?:==|!=|is|=)\s*0\b"
-        r"|\bonly (?:on |for |in |by )?(?:the )?(?:rank ?0|rank zero|main process|master process"
-        r"|first rank|one rank|some ranks|one of the ranks)\b"
-        r"|\b(?:on|in) (?:the )?(?:rank ?0|main process|master process) only\b"
+        rf"|\b{_WORK}\b[^.;!?\n]{{0,40}}?\b{_ONLY_RANK}"
+        rf"|\b{_ONLY_RANK}[^.;!?\n]{{0,40}}?\b{_WORK}\b"
         r"|\bis_(?:local_)?main_process\b|\bget_rank\(\)\s*==\s*0\b"
         r"|\b(?:uneven|unequal|different (?:number|amount)s? of) (?:data|batches|samples|steps"
         r"|iterations)\b|\bearly[ -]?stopp\w*"
