@@ -663,3 +663,21 @@ def test_work_done_only_on_one_rank_is_a_rank_branch(tmp_path: Path, work: str) 
     )
     assert report.hypotheses[0].id == "app.collective_mismatch"
     assert any("the ranks run different code" in why for why in report.hypotheses[0].for_)
+
+
+@pytest.mark.parametrize(
+    "checked",
+    [
+        "I checked that the two processes are not on the same GPU (nvidia-smi shows one on each).",
+        "Could it be that both ranks use the same GPU? nvidia-smi shows one process on each.",
+    ],
+)
+def test_the_same_gpu_denied_or_asked_is_no_gpu_mapping(tmp_path: Path, checked: str) -> None:
+    """The reporter ruling the shared GPU out (or asking) does not say the job shares one."""
+    report = _diagnose(
+        tmp_path,
+        f"I run it with `mpirun -n 2 python script.py` and it hangs in the first allreduce. "
+        f"{checked}\n",
+    )
+    assert "cuda.device_visibility" not in [h.id for h in report.hypotheses][:1]
+    assert not report.hypotheses or "GPU 0" not in report.hypotheses[0].symptom

@@ -151,9 +151,11 @@ PROSE_SYMPTOMS: tuple[ProseSymptom, ...] = (
             r"|\b(?:unbalanced|imbalanced|uneven)\b.{0,20}\b(?:GPU )?(?:memory|load|usage)"
             r"|\bprocess\w* on (?:the )?(?:unused|other|all) GPUs\b"
             r"|\b(?:executed|running|runs|lands?|ends? up) on (?:the )?GPU (?:with index )?0\b"
-            # "the two processes are running on the same GPU"
+            # "the two processes are running on the same GPU" (not "are not on the same GPU",
+            # nor the question "are both ranks on the same GPU?")
             r"|\b(?:two|both|all|multiple|several|\d+) (?:of the )?(?:processes|ranks|workers)\b"
-            r".{0,30}\b(?:on|use|using|share|sharing) (?:the )?same (?:GPU|device|card)\b"
+            r"(?:(?!\bnot\b|n't\b|\bnever\b).){0,30}\b(?:on|use|using|share|sharing) (?:the )?"
+            r"same (?:GPU|device|card)\b(?! ?\?)"
         ),
         "the reporter sees the job's processes or memory on GPU 0 (or GPUs it did not ask for)",
     ),
