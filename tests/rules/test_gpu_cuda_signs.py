@@ -135,6 +135,39 @@ def test_mig_on_a_healthy_node_is_context(tmp_path: Path) -> None:
     assert "enumerates" not in mig.summary
 
 
+_MIXED_SMI = _MIG_SMI.replace(
+    "|   0  NVIDIA A100 80GB PCIe          Off |   00000000:31:00.0 Off |                   On |",
+    "|   0  NVIDIA A100 80GB PCIe          Off |   00000000:17:00.0 Off |                    0 |\n"
+    "| N/A   31C    P0             45W /  300W |       4MiB /  81920MiB |      0%      Default |\n"
+    "|                                         |                        |             Disabled |\n"
+    "+-----------------------------------------+------------------------+----------------------+\n"
+    "|   1  NVIDIA A100 80GB PCIe          Off |   00000000:31:00.0 Off |                   On |",
+)
+
+
+def test_a_device_count_failure_on_a_node_with_mig_on_another_gpu_is_the_visibility(
+    tmp_path: Path,
+) -> None:
+    """One GPU of the node is partitioned, another is whole: the job's 'invalid device ordinal'
+    is not MIG's enumeration (the whole GPU enumerates as itself); asking for more devices than
+    visible stays the cause, MIG context."""
+    assert _MIXED_SMI.count("Disabled") == 1
+    found = _diagnose(
+        tmp_path,
+        smi_txt=_MIXED_SMI,
+        train_log=(
+            "Traceback (most recent call last):\n"
+            '  File "train.py", line 12, in <module>\n'
+            "    torch.cuda.set_device(local_rank)\n"
+            "RuntimeError: CUDA error: invalid device ordinal\n"
+        ),
+    )
+    assert found["cuda.device_visibility"].severity.value == "critical"
+    mig = found["gpu.mig"]
+    assert mig.severity.value != "critical"
+    assert "enumerates" not in mig.summary
+
+
 def test_a_sentence_about_a_gpu_oom_counts_unless_it_is_about_host_memory(
     tmp_path: Path,
 ) -> None:
