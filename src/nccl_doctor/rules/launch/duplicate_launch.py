@@ -39,7 +39,7 @@ from __future__ import annotations
 from collections import Counter
 
 from nccl_doctor.facts.base import Cite
-from nccl_doctor.facts.nccl import NcclTestCommand, NcclTestSummary
+from nccl_doctor.facts.nccl import NcclTestCommand, NcclTestRank, NcclTestSummary
 from nccl_doctor.facts.run import (
     ChildFailure,
     PgInitOptions,
@@ -156,7 +156,8 @@ def _tests_each_alone(facts: Facts) -> Finding | None:
     nccl-tests built without MPI (``make MPI=1`` not given) ignores the
     launcher: every process is rank 0 of a world of its own, runs the whole
     test on its GPUs, and prints its own footer. Nothing crossed between the
-    processes, so the bandwidth is a one-process figure.
+    processes, so the bandwidth is a one-process figure. A header that numbers a rank
+    above 0 shows the processes formed one world (an MPI build run several times, a loop).
     """
     commands = sorted(facts.of(NcclTestCommand), key=lambda c: (c.cite.source, c.cite.line))
     summaries = facts.of(NcclTestSummary)
@@ -176,6 +177,13 @@ def _tests_each_alone(facts: Facts) -> Finding | None:
         ]
         if len(printed) < 2:
             continue
+        if any(
+            (r.rank or 0) > 0
+            and r.cite.source == command.cite.source
+            and command.cite.line < r.cite.line < printed[-1].cite.line
+            for r in facts.of(NcclTestRank)
+        ):
+            continue  # one world of several ranks printed each footer: runs one after another
         return RULE.finding(
             summary=(
                 f"One launch of {command.n_procs} processes of {command.test} printed "
