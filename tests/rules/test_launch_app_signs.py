@@ -218,6 +218,8 @@ def test_nccl_tests_printing_a_result_per_process_ran_each_alone(
         ((0, 0, 1, 1, 2, 2, 3, 3), True),  # two nodes both numbered 0..3
         ((0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7), False),  # a restart: all again
         ((0, 1, 2, 3), False),  # one node's log of a two-node job
+        ((0, 1, 2, 3, 0, 1, 2, 3), False),  # one node's log, the job requeued: all of it again
+        ((1, 0, 3, 2, 0, 1, 2, 3, 2, 0), False),  # its order varies, the last attempt cut short
     ],
 )
 def test_lightning_ranks_announced_twice_and_never(
@@ -263,3 +265,14 @@ def test_nccl_tests_whose_header_numbers_every_rank_ran_together(
     )
     found = {f.id for f in diagnose_paths([str(log)]).findings}
     assert ("launch.duplicate_launch" in found) is fires
+
+
+def test_lightning_ranks_announced_by_two_nodes_files_are_two_launches(tmp_path: Path) -> None:
+    """Each node's own Slurm file numbers its processes 0..3: one attempt each, two launches."""
+    for node in ("node1", "node2"):
+        (tmp_path / f"slurm-42-{node}.out").write_text(
+            "".join(f"initializing ddp: GLOBAL_RANK: {r}, MEMBER: {r + 1}/8\n" for r in range(4)),
+            encoding="utf-8",
+        )
+    found = {f.id: f for f in diagnose_paths([str(tmp_path)]).findings}
+    assert "rank(s) 0, 1, 2, 3 twice" in found["launch.duplicate_launch"].summary
