@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from nccl_doctor.findings import Finding
 from nccl_doctor.knowledge.gpu_boards import nvlink_board, nvswitch_model
 from nccl_doctor.pipeline import diagnose_paths
@@ -252,3 +254,49 @@ def test_a_fabric_manager_with_no_nvswitch_to_manage_says_nothing(tmp_path: Path
         "from NVSwitch driver failed with error:WARNING Nothing to do [NV_WARN_NOTHING_TO_DO]\n",
     )
     assert fm is None
+
+
+_FM_JOURNAL = (
+    "Dec 04 09:10:01 node1 systemd[1]: Starting NVIDIA fabric manager service...\n"
+    "Dec 04 09:10:02 node1 systemd[1]: nvidia-fabricmanager.service: Control process exited, "
+    "code=exited, status=1/FAILURE\n"
+    "Dec 04 09:10:02 node1 systemd[1]: nvidia-fabricmanager.service: Failed with result "
+    "'exit-code'.\n"
+    "Dec 04 09:10:02 node1 systemd[1]: Failed to start NVIDIA fabric manager service.\n"
+)
+
+
+@pytest.mark.parametrize(
+    "recovered",
+    [
+        (
+            "Dec 04 09:12:01 node1 systemd[1]: Starting NVIDIA fabric manager service...\n"
+            "Dec 04 09:12:03 node1 nv-fabricmanager[2215]: Successfully configured all the "
+            "available GPUs and NVSwitches to route NVLink traffic.\n"
+        ),
+        "Dec 04 09:12:03 node1 systemd[1]: Started NVIDIA fabric manager service.\n",
+    ],
+)
+def test_a_fabric_manager_unit_that_failed_and_then_started_says_nothing(
+    tmp_path: Path, recovered: str
+) -> None:
+    """The journal's earlier failure is the past: the unit started after it."""
+    fm = _fabric_manager(tmp_path, "active (running)", "0/SUCCESS", "\n" + _FM_JOURNAL + recovered)
+    assert fm is None
+
+
+def test_a_running_unit_above_its_journals_failures_says_nothing(tmp_path: Path) -> None:
+    """systemctl status shows the unit's state now above its journal's older lines."""
+    assert _fabric_manager(tmp_path, "active (running)", "0/SUCCESS", "\n" + _FM_JOURNAL) is None
+
+
+def test_a_fabric_manager_that_failed_after_it_had_started_is_read(tmp_path: Path) -> None:
+    fm = _diagnose(
+        tmp_path,
+        journal_txt=(
+            "Dec 04 09:08:03 node1 systemd[1]: Started NVIDIA fabric manager service.\n"
+            + _FM_JOURNAL
+        ),
+    ).get("gpu.fabric_manager")
+    assert fm is not None
+    assert fm.severity.value == "critical"
