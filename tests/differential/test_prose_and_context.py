@@ -681,3 +681,20 @@ def test_the_same_gpu_denied_or_asked_is_no_gpu_mapping(tmp_path: Path, checked:
     )
     assert "cuda.device_visibility" not in [h.id for h in report.hypotheses][:1]
     assert not report.hypotheses or "GPU 0" not in report.hypotheses[0].symptom
+
+
+def test_a_job_on_two_nodes_that_works_on_one_is_not_one_bad_node(tmp_path: Path) -> None:
+    """'2 nodes ..., NCCL works with a single node' says the job fails across nodes: the
+    opposite of one node failing while the others work."""
+    report = _diagnose(
+        tmp_path,
+        "We train on 2 nodes with 8 GPUs each, NCCL works with a single node but the two-node "
+        "job hangs at the first allreduce.\n\n" + _SOCKET_TIMEOUT,
+    )
+    assert not any("it fails only on one node" in why for h in report.hypotheses for why in h.for_)
+    replicas = _diagnose(
+        tmp_path,
+        "3 of the replicas are running in stable state, the 4th hangs at the first allreduce.\n\n"
+        + _SOCKET_TIMEOUT,
+    )
+    assert any("it fails only on one node" in why for h in replicas.hypotheses for why in h.for_)

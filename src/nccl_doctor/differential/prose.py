@@ -261,9 +261,11 @@ CUES: dict[str, re.Pattern[str]] = {
         r"|servers?)\b.{0,20}\b(?:works?|worked|runs? fine|is fine|passe[sd])"
         r"|\b(?:works?|worked|runs? fine) (?:fine |well )?on (?:all )?(?:the )?(?:other|different)"
         r" (?:nodes|machines|hosts|servers)\b"
-        # "3 of the replicas are running in stable state, the 4th keeps restarting"
-        r"|\b(?:\d|two|three|four|five|six|seven|all other|the other) (?:of the )?(?:replicas|nodes"
-        r"|machines|hosts|servers|pods|instances)\b.{0,30}\b(?:stable|fine|healthy|normal\w*|work)"
+        # "3 of the replicas are running in stable state, the 4th keeps restarting": some of
+        # them, in the same clause ("we train on 2 nodes, NCCL works on one" says the opposite)
+        r"|\b(?:(?:\d{1,3}|two|three|four|five|six|seven) of the|all (?:the )?other|the other"
+        r"|the remaining) (?:replicas|nodes|machines|hosts|servers|pods|instances)\b[^,;.\n]{0,30}"
+        r"\b(?:stable|fine|healthy|normal\w*|work)"
     ),
     # some nodes fail together while each group works: the nodes are not configured alike
     "node_groups": _rx(
