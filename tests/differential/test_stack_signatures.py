@@ -529,3 +529,17 @@ def test_a_hung_worker_thread_is_read_whatever_its_work(tmp_path: Path) -> None:
     first, why = _lead(report)
     assert first == "app.hang"
     assert why.startswith("the message is kernel.hung_task ")
+
+
+@pytest.mark.parametrize(
+    "comm", ["btrfs-transacti", "kjournald", "ptlrpcd_00_01", "ldlm_bl_02", "scsi_eh_3", "loop7"]
+)
+def test_other_io_threads_hung_are_the_hosts_storage(tmp_path: Path, comm: str) -> None:
+    """btrfs's transaction thread (its name cut at 15 characters), ext3's journal, Lustre's
+    RPC and lock threads, the SCSI error handler, a loop device: the storage stack's own."""
+    report = _report(
+        tmp_path, f"[ 7380.112] INFO: task {comm}:812 blocked for more than 122 seconds.\n"
+    )
+    first, why = _lead(report)
+    assert first == "host.resources"
+    assert "kernel.hung_task.io_thread" in why
