@@ -635,6 +635,8 @@ _SOCKET_TIMEOUT = (
         ("The timeout is reported only on rank 0, the other ranks print nothing.", False),
         ("The error appears only on one of the ranks.", False),
         ("Only one rank crashes with the timeout, the rest wait.", False),
+        ("The hang is reported only on rank 0 and I have no idea what to do.", False),
+        ("Not sure what to do, the hang is reported only on rank 0.", False),
         ("I run the evaluation only on rank 0.", True),
         ("Only rank 0 saves the checkpoint, the others go on.", True),
         ("Validation is done only on the main process.", True),

@@ -213,10 +213,16 @@ _WORK = (
     r"|call\w*|execut\w*|comput\w*|perform\w*|do|does|done|doing|did|load\w*|writ\w*"
     r"|generat\w*|infer\w*|test|tests|tested|testing|process(?:es|ed|ing))"
 )
-#: One rank, or some, alone ("only on rank 0", "on the main process only").
+#: One rank, or some.
+_RANKS = (
+    r"(?:rank ?0|rank zero|main process|master process|first rank|one rank|some ranks"
+    r"|one of the ranks)"
+)
+#: One rank, or some, alone ("only on rank 0", "on the main process only"); as the subject
+#: ("only rank 0 saves") the work must follow at once ("only on rank 0 and I have no idea
+#: what to do" names none).
 _ONLY_RANK = (
-    r"(?:only (?:on |for |in |by )?(?:the )?(?:rank ?0|rank zero|main process|master process"
-    r"|first rank|one rank|some ranks|one of the ranks)\b"
+    rf"(?:only (?:on |for |in |by )?(?:the )?{_RANKS}\b"
     r"|(?:on|in) (?:the )?(?:rank ?0|main process|master process) only\b)"
 )
 
@@ -296,8 +302,8 @@ CUES: dict[str, re.Pattern[str]] = {
     # "only one rank crashes" say where the failure shows, not what the ranks run)
     "rank_branch": _rx(
         r"\b(?:if|when|while)\s+(?:the\s+)?(?:(?:global|local)[_ ])?rank\s*(?:==|!=|is|=)\s*0\b"
-        rf"|\b{_WORK}\b[^.;!?\n]{{0,40}}?\b{_ONLY_RANK}"
-        rf"|\b{_ONLY_RANK}[^.;!?\n]{{0,40}}?\b{_WORK}\b"
+        rf"|\b{_WORK}\b[^.,;!?\n]{{0,30}}?\b{_ONLY_RANK}"
+        rf"|\bonly (?:the )?{_RANKS}\s(?:\w{{1,12}}\s)?{_WORK}\b"
         r"|\bis_(?:local_)?main_process\b|\bget_rank\(\)\s*==\s*0\b"
         r"|\b(?:uneven|unequal|different (?:number|amount)s? of) (?:data|batches|samples|steps"
         r"|iterations)\b|\bearly[ -]?stopp\w*"
