@@ -300,3 +300,24 @@ def test_a_fabric_manager_that_failed_after_it_had_started_is_read(tmp_path: Pat
     ).get("gpu.fabric_manager")
     assert fm is not None
     assert fm.severity.value == "critical"
+
+
+def test_one_nodes_fabric_manager_with_nothing_to_do_leaves_anothers_failure(
+    tmp_path: Path,
+) -> None:
+    """The PCIe node's 'nothing to do' says nothing of the NVSwitch node's own log."""
+    fm = _diagnose(
+        tmp_path,
+        pcie_log=(
+            "Jul 01 14:43:57 pc nv-fabricmanager[4177]: request to query NVSwitch device "
+            "information from NVSwitch driver failed with error:WARNING Nothing to do "
+            "[NV_WARN_NOTHING_TO_DO]\n"
+        ),
+        hgx_log=(
+            "Jul 01 14:44:02 hgx nv-fabricmanager[104230]: fabric manager NVIDIA GPU driver "
+            "interface version 550.127.05 don't match with driver version 550.120. Please update "
+            "with matching NVIDIA driver package.\n"
+        ),
+    ).get("gpu.fabric_manager")
+    assert fm is not None
+    assert "don't match" in fm.summary
