@@ -637,16 +637,20 @@ _SOCKET_TIMEOUT = (
         ("Only one rank crashes with the timeout, the rest wait.", False),
         ("The hang is reported only on rank 0 and I have no idea what to do.", False),
         ("Not sure what to do, the hang is reported only on rank 0.", False),
+        ("I do not use early stopping, and every rank gets the same number of batches.", False),
+        ("There is no early stopping in my script.", False),
+        ("I use early stopping with patience 3.", True),
         ("I run the evaluation only on rank 0.", True),
         ("Only rank 0 saves the checkpoint, the others go on.", True),
         ("Validation is done only on the main process.", True),
     ],
 )
-def test_only_on_rank_zero_is_a_rank_branch_beside_the_work_done_there(
+def test_the_reporter_says_the_ranks_run_different_code(
     tmp_path: Path, said: str, branch: bool
 ) -> None:
     """'Reported only on rank 0' says which rank shows the failure, not that the ranks run
-    different code; 'I run the evaluation only on rank 0' does."""
+    different code; 'I run the evaluation only on rank 0' does; early stopping counts where
+    it is used, not where the reporter rules it out."""
     report = _diagnose(
         tmp_path,
         f"Training with DDP on 2 nodes hangs at the first allreduce. {said}\n\n" + _SOCKET_TIMEOUT,

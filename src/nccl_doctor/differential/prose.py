@@ -213,6 +213,8 @@ _WORK = (
     r"|call\w*|execut\w*|comput\w*|perform\w*|do|does|done|doing|did|load\w*|writ\w*"
     r"|generat\w*|infer\w*|test|tests|tested|testing|process(?:es|ed|ing))"
 )
+#: Not right after a negation of having or using it ("I do not use early stopping").
+_NOT_USED = _NOT_SAID + r"(?<!not use )(?<!n't use )(?<!not using )(?<!not have )(?<!n't have )"
 #: One rank, or some.
 _RANKS = (
     r"(?:rank ?0|rank zero|main process|master process|first rank|one rank|some ranks"
@@ -305,8 +307,8 @@ CUES: dict[str, re.Pattern[str]] = {
         rf"|\b{_WORK}\b[^.,;!?\n]{{0,30}}?\b{_ONLY_RANK}"
         rf"|\bonly (?:the )?{_RANKS}\s(?:\w{{1,12}}\s)?{_WORK}\b"
         r"|\bis_(?:local_)?main_process\b|\bget_rank\(\)\s*==\s*0\b"
-        r"|\b(?:uneven|unequal|different (?:number|amount)s? of) (?:data|batches|samples|steps"
-        r"|iterations)\b|\bearly[ -]?stopp\w*"
+        rf"|{_NOT_USED}\b(?:uneven|unequal|different (?:number|amount)s? of) (?:data|batches"
+        rf"|samples|steps|iterations)\b|{_NOT_USED}\bearly[ -]?stopp\w*"
     ),
     # the hang is at start-up: connection set-up, not the application
     "startup_hang": _rx(
