@@ -640,6 +640,8 @@ _SOCKET_TIMEOUT = (
         ("I do not use early stopping, and every rank gets the same number of batches.", False),
         ("There is no early stopping in my script.", False),
         ("I use early stopping with patience 3.", True),
+        ('My loop ends with: if rank == 0: print(f"step {step} loss {loss.item()} done")', False),
+        ("My loop ends with: if rank == 0: evaluate(model, val_loader, epoch)", True),
         ("I run the evaluation only on rank 0.", True),
         ("Only rank 0 saves the checkpoint, the others go on.", True),
         ("Validation is done only on the main process.", True),

@@ -304,6 +304,8 @@ CUES: dict[str, re.Pattern[str]] = {
     # "only one rank crashes" say where the failure shows, not what the ranks run)
     "rank_branch": _rx(
         r"\b(?:if|when|while)\s+(?:the\s+)?(?:(?:global|local)[_ ])?rank\s*(?:==|!=|is|=)\s*0\b"
+        # (not a print or a log line: rank 0 alone printing calls no collective)
+        r"(?!\s{0,3}:\s{0,3}(?:print|log|logger|logging|wandb|tqdm|pbar|writer)\b)"
         rf"|\b{_WORK}\b[^.,;!?\n]{{0,30}}?\b{_ONLY_RANK}"
         rf"|\bonly (?:the )?{_RANKS}\s(?:\w{{1,12}}\s)?{_WORK}\b"
         r"|\bis_(?:local_)?main_process\b|\bget_rank\(\)\s*==\s*0\b"
