@@ -153,15 +153,19 @@ KERNEL_ROWS = [
          "libc.so.6[7f3a1c200000+195000]"),
     _doc("kernel.hung_task", "kernel", "linux kernel/hung_task.c check_hung_task",
          "INFO: task %s:%d blocked for more than %ld seconds.",
-         r"INFO: task (?P<comm>[^\n:]{1,64}):(?P<pid>\d{1,10}) blocked for more than "
+         r"INFO: task (?P<comm>[^\n]{1,64}?):(?P<pid>\d{1,10}) blocked for more than "
          r"(?P<seconds>\d{1,10}) seconds\.", ["comm", "pid", "seconds"], "hang", ["app.hang"],
          "a task stuck in uninterruptible sleep (often a driver or filesystem call)"),
-    # the same line for a kernel thread of the I/O stack (a filesystem's journal, block-layer
-    # and writeback workers, swap, ZFS's sync thread): the host's storage stalls, not the job
+    # the same line for a kernel thread of the I/O stack (a filesystem's journal or transaction
+    # thread, the block layer's writeback, swap, ZFS's sync thread, Lustre's RPC and lock
+    # threads, the SCSI error handler, a loop device): the host's storage stalls, not the job; a
+    # kworker is not one (a workqueue thread does any work: its hung line, often in the GPU
+    # driver, stays the generic row; its name holds a colon, kworker/u256:3, hence the lazy comm)
     _doc("kernel.hung_task.io_thread", "kernel", "linux kernel/hung_task.c check_hung_task",
          "INFO: task %s:%d blocked for more than %ld seconds.",
-         r"INFO: task (?P<comm>(?:jbd2/|kworker/|xfsaild/|kswapd|kcompactd|khugepaged|"
-         r"txg_sync|z_wr_|flush-|md\d{1,4}_raid|dmcrypt_write|nfsd|rpciod)[^\n:]{0,60}):"
+         r"INFO: task (?P<comm>(?:jbd2/|xfsaild/|kswapd|kcompactd|khugepaged|"
+         r"txg_sync|z_wr_|flush-|md\d{1,4}_raid|dmcrypt_write|nfsd|rpciod|kjournald|btrfs-|"
+         r"ptlrpcd|ldlm_|scsi_eh_|loop\d)[^\n]{0,60}?):"
          r"(?P<pid>\d{1,10}) blocked for more than (?P<seconds>\d{1,10}) seconds\.",
          ["comm", "pid", "seconds"], "host_io", ["host.resources", "app.hang"],
          "a kernel thread of the I/O stack stuck in uninterruptible sleep: the disk, its "

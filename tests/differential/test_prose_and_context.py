@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from nccl_doctor.differential.signatures import signature_of
 from nccl_doctor.pipeline import diagnose_paths
 from nccl_doctor.report import Report
@@ -617,3 +619,80 @@ def test_a_hang_after_rank_zero_only_work_is_a_collective_mismatch(tmp_path: Pat
 def test_a_hang_without_a_rank_branch_keeps_the_transport_first(tmp_path: Path) -> None:
     report = _diagnose(tmp_path, "Training with DDP on 4 GPUs hangs forever at the first step.\n")
     assert report.hypotheses[0].id != "app.collective_mismatch"
+
+
+_SOCKET_TIMEOUT = (
+    "[rank0]:[E1204 10:00:00.000000 123 ProcessGroupNCCL.cpp:616] [Rank 0] Watchdog caught "
+    "collective operation timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, "
+    "Timeout(ms)=600000) ran for 600010 milliseconds before timing out.\n"
+    "node1:123:456 [0] NCCL INFO NET/Socket : Using [0]docker0:172.17.0.1<0>\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("said", "branch"),
+    [
+        ("The timeout is reported only on rank 0, the other ranks print nothing.", False),
+        ("The error appears only on one of the ranks.", False),
+        ("Only one rank crashes with the timeout, the rest wait.", False),
+        ("The hang is reported only on rank 0 and I have no idea what to do.", False),
+        ("Not sure what to do, the hang is reported only on rank 0.", False),
+        ("I do not use early stopping, and every rank gets the same number of batches.", False),
+        ("There is no early stopping in my script.", False),
+        ("I use early stopping with patience 3.", True),
+        ('My loop ends with: if rank == 0: print(f"step {step} loss {loss.item()} done")', False),
+        ("My loop ends with: if rank == 0: evaluate(model, val_loader, epoch)", True),
+        ("I run the evaluation only on rank 0.", True),
+        ("Only rank 0 saves the checkpoint, the others go on.", True),
+        ("Validation is done only on the main process.", True),
+    ],
+)
+def test_the_reporter_says_the_ranks_run_different_code(
+    tmp_path: Path, said: str, branch: bool
+) -> None:
+    """'Reported only on rank 0' says which rank shows the failure, not that the ranks run
+    different code; 'I run the evaluation only on rank 0' does; early stopping counts where
+    it is used, not where the reporter rules it out."""
+    report = _diagnose(
+        tmp_path,
+        f"Training with DDP on 2 nodes hangs at the first allreduce. {said}\n\n" + _SOCKET_TIMEOUT,
+    )
+    mismatch = next(h for h in report.hypotheses if h.id == "app.collective_mismatch")
+    assert any("the ranks run different code" in why for why in mismatch.for_) is branch
+    if branch:
+        assert report.hypotheses[0] is mismatch
+
+
+@pytest.mark.parametrize(
+    "checked",
+    [
+        "I checked that the two processes are not on the same GPU (nvidia-smi shows one on each).",
+        "Could it be that both ranks use the same GPU? nvidia-smi shows one process on each.",
+    ],
+)
+def test_the_same_gpu_denied_or_asked_is_no_gpu_mapping(tmp_path: Path, checked: str) -> None:
+    """The reporter ruling the shared GPU out (or asking) does not say the job shares one."""
+    report = _diagnose(
+        tmp_path,
+        f"I run it with `mpirun -n 2 python script.py` and it hangs in the first allreduce. "
+        f"{checked}\n",
+    )
+    assert "cuda.device_visibility" not in [h.id for h in report.hypotheses][:1]
+    assert not report.hypotheses or "GPU 0" not in report.hypotheses[0].symptom
+
+
+def test_a_job_on_two_nodes_that_works_on_one_is_not_one_bad_node(tmp_path: Path) -> None:
+    """'2 nodes ..., NCCL works with a single node' says the job fails across nodes: the
+    opposite of one node failing while the others work."""
+    report = _diagnose(
+        tmp_path,
+        "We train on 2 nodes with 8 GPUs each, NCCL works with a single node but the two-node "
+        "job hangs at the first allreduce.\n\n" + _SOCKET_TIMEOUT,
+    )
+    assert not any("it fails only on one node" in why for h in report.hypotheses for why in h.for_)
+    replicas = _diagnose(
+        tmp_path,
+        "3 of the replicas are running in stable state, the 4th hangs at the first allreduce.\n\n"
+        + _SOCKET_TIMEOUT,
+    )
+    assert any("it fails only on one node" in why for h in replicas.hypotheses for why in h.for_)

@@ -510,3 +510,36 @@ def test_accelerates_defaults_warning_opens_no_class(tmp_path: Path) -> None:
     )
     assert report.hypotheses == ()
     assert all(f.severity.value != "critical" for f in report.findings)
+
+
+def test_a_hung_worker_thread_is_read_whatever_its_work(tmp_path: Path) -> None:
+    """A kworker's name holds a colon (kworker/u256:3): the line is still the kernel's
+    hung-task warning, and a workqueue thread (here stuck in the NVIDIA driver) is no evidence
+    of the storage stalling."""
+    report = _report(
+        tmp_path,
+        "[Fri Dec  4 10:00:00 2026] INFO: task kworker/u256:3:12345 blocked for more than 122 "
+        "seconds.\n"
+        "[Fri Dec  4 10:00:00 2026] task:kworker/u256:3  state:D stack:    0 pid:12345 "
+        "ppid:     2 flags:0x00004000\n"
+        "[Fri Dec  4 10:00:00 2026] Workqueue: nvidia-modeset/kthread_q nv_kthread_q_run "
+        "[nvidia_modeset]\n"
+        "[Fri Dec  4 10:00:00 2026]  os_acquire_mutex+0x30/0x50 [nvidia]\n",
+    )
+    first, why = _lead(report)
+    assert first == "app.hang"
+    assert why.startswith("the message is kernel.hung_task ")
+
+
+@pytest.mark.parametrize(
+    "comm", ["btrfs-transacti", "kjournald", "ptlrpcd_00_01", "ldlm_bl_02", "scsi_eh_3", "loop7"]
+)
+def test_other_io_threads_hung_are_the_hosts_storage(tmp_path: Path, comm: str) -> None:
+    """btrfs's transaction thread (its name cut at 15 characters), ext3's journal, Lustre's
+    RPC and lock threads, the SCSI error handler, a loop device: the storage stack's own."""
+    report = _report(
+        tmp_path, f"[ 7380.112] INFO: task {comm}:812 blocked for more than 122 seconds.\n"
+    )
+    first, why = _lead(report)
+    assert first == "host.resources"
+    assert "kernel.hung_task.io_thread" in why

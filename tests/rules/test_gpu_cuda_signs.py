@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from nccl_doctor.findings import Finding
 from nccl_doctor.knowledge.gpu_boards import nvlink_board, nvswitch_model
 from nccl_doctor.pipeline import diagnose_paths
@@ -135,6 +137,39 @@ def test_mig_on_a_healthy_node_is_context(tmp_path: Path) -> None:
     assert "enumerates" not in mig.summary
 
 
+_MIXED_SMI = _MIG_SMI.replace(
+    "|   0  NVIDIA A100 80GB PCIe          Off |   00000000:31:00.0 Off |                   On |",
+    "|   0  NVIDIA A100 80GB PCIe          Off |   00000000:17:00.0 Off |                    0 |\n"
+    "| N/A   31C    P0             45W /  300W |       4MiB /  81920MiB |      0%      Default |\n"
+    "|                                         |                        |             Disabled |\n"
+    "+-----------------------------------------+------------------------+----------------------+\n"
+    "|   1  NVIDIA A100 80GB PCIe          Off |   00000000:31:00.0 Off |                   On |",
+)
+
+
+def test_a_device_count_failure_on_a_node_with_mig_on_another_gpu_is_the_visibility(
+    tmp_path: Path,
+) -> None:
+    """One GPU of the node is partitioned, another is whole: the job's 'invalid device ordinal'
+    is not MIG's enumeration (the whole GPU enumerates as itself); asking for more devices than
+    visible stays the cause, MIG context."""
+    assert _MIXED_SMI.count("Disabled") == 1
+    found = _diagnose(
+        tmp_path,
+        smi_txt=_MIXED_SMI,
+        train_log=(
+            "Traceback (most recent call last):\n"
+            '  File "train.py", line 12, in <module>\n'
+            "    torch.cuda.set_device(local_rank)\n"
+            "RuntimeError: CUDA error: invalid device ordinal\n"
+        ),
+    )
+    assert found["cuda.device_visibility"].severity.value == "critical"
+    mig = found["gpu.mig"]
+    assert mig.severity.value != "critical"
+    assert "enumerates" not in mig.summary
+
+
 def test_a_sentence_about_a_gpu_oom_counts_unless_it_is_about_host_memory(
     tmp_path: Path,
 ) -> None:
@@ -219,3 +254,70 @@ def test_a_fabric_manager_with_no_nvswitch_to_manage_says_nothing(tmp_path: Path
         "from NVSwitch driver failed with error:WARNING Nothing to do [NV_WARN_NOTHING_TO_DO]\n",
     )
     assert fm is None
+
+
+_FM_JOURNAL = (
+    "Dec 04 09:10:01 node1 systemd[1]: Starting NVIDIA fabric manager service...\n"
+    "Dec 04 09:10:02 node1 systemd[1]: nvidia-fabricmanager.service: Control process exited, "
+    "code=exited, status=1/FAILURE\n"
+    "Dec 04 09:10:02 node1 systemd[1]: nvidia-fabricmanager.service: Failed with result "
+    "'exit-code'.\n"
+    "Dec 04 09:10:02 node1 systemd[1]: Failed to start NVIDIA fabric manager service.\n"
+)
+
+
+@pytest.mark.parametrize(
+    "recovered",
+    [
+        (
+            "Dec 04 09:12:01 node1 systemd[1]: Starting NVIDIA fabric manager service...\n"
+            "Dec 04 09:12:03 node1 nv-fabricmanager[2215]: Successfully configured all the "
+            "available GPUs and NVSwitches to route NVLink traffic.\n"
+        ),
+        "Dec 04 09:12:03 node1 systemd[1]: Started NVIDIA fabric manager service.\n",
+    ],
+)
+def test_a_fabric_manager_unit_that_failed_and_then_started_says_nothing(
+    tmp_path: Path, recovered: str
+) -> None:
+    """The journal's earlier failure is the past: the unit started after it."""
+    fm = _fabric_manager(tmp_path, "active (running)", "0/SUCCESS", "\n" + _FM_JOURNAL + recovered)
+    assert fm is None
+
+
+def test_a_running_unit_above_its_journals_failures_says_nothing(tmp_path: Path) -> None:
+    """systemctl status shows the unit's state now above its journal's older lines."""
+    assert _fabric_manager(tmp_path, "active (running)", "0/SUCCESS", "\n" + _FM_JOURNAL) is None
+
+
+def test_a_fabric_manager_that_failed_after_it_had_started_is_read(tmp_path: Path) -> None:
+    fm = _diagnose(
+        tmp_path,
+        journal_txt=(
+            "Dec 04 09:08:03 node1 systemd[1]: Started NVIDIA fabric manager service.\n"
+            + _FM_JOURNAL
+        ),
+    ).get("gpu.fabric_manager")
+    assert fm is not None
+    assert fm.severity.value == "critical"
+
+
+def test_one_nodes_fabric_manager_with_nothing_to_do_leaves_anothers_failure(
+    tmp_path: Path,
+) -> None:
+    """The PCIe node's 'nothing to do' says nothing of the NVSwitch node's own log."""
+    fm = _diagnose(
+        tmp_path,
+        pcie_log=(
+            "Jul 01 14:43:57 pc nv-fabricmanager[4177]: request to query NVSwitch device "
+            "information from NVSwitch driver failed with error:WARNING Nothing to do "
+            "[NV_WARN_NOTHING_TO_DO]\n"
+        ),
+        hgx_log=(
+            "Jul 01 14:44:02 hgx nv-fabricmanager[104230]: fabric manager NVIDIA GPU driver "
+            "interface version 550.127.05 don't match with driver version 550.120. Please update "
+            "with matching NVIDIA driver package.\n"
+        ),
+    ).get("gpu.fabric_manager")
+    assert fm is not None
+    assert "don't match" in fm.summary

@@ -218,6 +218,8 @@ def test_nccl_tests_printing_a_result_per_process_ran_each_alone(
         ((0, 0, 1, 1, 2, 2, 3, 3), True),  # two nodes both numbered 0..3
         ((0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7), False),  # a restart: all again
         ((0, 1, 2, 3), False),  # one node's log of a two-node job
+        ((0, 1, 2, 3, 0, 1, 2, 3), False),  # one node's log, the job requeued: all of it again
+        ((1, 0, 3, 2, 0, 1, 2, 3, 2, 0), False),  # its order varies, the last attempt cut short
     ],
 )
 def test_lightning_ranks_announced_twice_and_never(
@@ -235,3 +237,42 @@ def test_lightning_ranks_announced_twice_and_never(
             "rank(s) 0, 1, 2, 3 twice and 4 rank(s) never"
             in found["launch.duplicate_launch"].summary
         )
+
+
+_HEADER = (
+    "# nThread 1 nGpus 1 minBytes 8 maxBytes 134217728 step: 2(factor) warmup iters: 5 "
+    "iters: 20 agg iters: 1 validation: 1 graph: 0\n"
+    "#\n"
+    "# Using devices\n"
+    "#  Rank  0 Group  0 Pid  40001 on      node1 device  0 [0x07] NVIDIA A100-SXM4-80GB\n"
+    "#  Rank  {second} Group  0 Pid  40002 on      node1 device  1 [0x0b] NVIDIA A100-SXM4-80GB\n"
+    "#\n"
+)
+
+
+@pytest.mark.parametrize(("second", "fires"), [("1", False), ("0", True)])
+def test_nccl_tests_whose_header_numbers_every_rank_ran_together(
+    tmp_path: Path, second: str, fires: bool
+) -> None:
+    """A loop that ran an MPI build twice prints two footers after one command line; each
+    header's Rank lines 0 and 1 show the processes formed one world. Two 'Rank 0' lines are
+    the processes each alone."""
+    log = tmp_path / "run.txt"
+    log.write_text(
+        "$ for i in 1 2; do mpirun -np 2 ./build/all_reduce_perf -b 8 -e 128M -f 2 -g 1; done\n"
+        + (_HEADER.format(second=second) + _FOOTER.format(bw="40.1")) * 2,
+        encoding="utf-8",
+    )
+    found = {f.id for f in diagnose_paths([str(log)]).findings}
+    assert ("launch.duplicate_launch" in found) is fires
+
+
+def test_lightning_ranks_announced_by_two_nodes_files_are_two_launches(tmp_path: Path) -> None:
+    """Each node's own Slurm file numbers its processes 0..3: one attempt each, two launches."""
+    for node in ("node1", "node2"):
+        (tmp_path / f"slurm-42-{node}.out").write_text(
+            "".join(f"initializing ddp: GLOBAL_RANK: {r}, MEMBER: {r + 1}/8\n" for r in range(4)),
+            encoding="utf-8",
+        )
+    found = {f.id: f for f in diagnose_paths([str(tmp_path)]).findings}
+    assert "rank(s) 0, 1, 2, 3 twice" in found["launch.duplicate_launch"].summary

@@ -293,7 +293,7 @@ PRIORS: dict[str, tuple[Prior, ...]] = {
         _p("gpu.xid", 0.15, "the GPU faulted and its link errors followed", "llama3"),
         _p("nccl.p2p", 0.10, "peer traffic through a PCIe switch with ACS errors", "judgement"),
     ),
-    # the kernel's hung-task warning for a thread of the I/O stack (jbd2, kworker, xfsaild):
+    # the kernel's hung-task warning for a thread of the I/O stack (jbd2, xfsaild, txg_sync):
     # the storage under the host stalled; the job waits only if it reads or writes there
     "host_io": (
         _p("host.resources", 0.55, "a full, failing or overloaded disk or network filesystem"),

@@ -151,9 +151,11 @@ PROSE_SYMPTOMS: tuple[ProseSymptom, ...] = (
             r"|\b(?:unbalanced|imbalanced|uneven)\b.{0,20}\b(?:GPU )?(?:memory|load|usage)"
             r"|\bprocess\w* on (?:the )?(?:unused|other|all) GPUs\b"
             r"|\b(?:executed|running|runs|lands?|ends? up) on (?:the )?GPU (?:with index )?0\b"
-            # "the two processes are running on the same GPU"
+            # "the two processes are running on the same GPU" (not "are not on the same GPU",
+            # nor the question "are both ranks on the same GPU?")
             r"|\b(?:two|both|all|multiple|several|\d+) (?:of the )?(?:processes|ranks|workers)\b"
-            r".{0,30}\b(?:on|use|using|share|sharing) (?:the )?same (?:GPU|device|card)\b"
+            r"(?:(?!\bnot\b|n't\b|\bnever\b).){0,30}\b(?:on|use|using|share|sharing) (?:the )?"
+            r"same (?:GPU|device|card)\b(?! ?\?)"
         ),
         "the reporter sees the job's processes or memory on GPU 0 (or GPUs it did not ask for)",
     ),
@@ -205,6 +207,27 @@ PROSE_SYMPTOMS: tuple[ProseSymptom, ...] = (
 
 
 #: Discriminating sentences: name -> the words. Read by :func:`cues_of`.
+#: Work a rank does on its own path (rank_branch): evaluating, saving, running, ...
+_WORK = (
+    r"(?:evaluat\w*|eval|validat\w*|sav(?:e|es|ed|ing)|checkpoint\w*|run|runs|running|ran"
+    r"|call\w*|execut\w*|comput\w*|perform\w*|do|does|done|doing|did|load\w*|writ\w*"
+    r"|generat\w*|infer\w*|test|tests|tested|testing|process(?:es|ed|ing))"
+)
+#: Not right after a negation of having or using it ("I do not use early stopping").
+_NOT_USED = _NOT_SAID + r"(?<!not use )(?<!n't use )(?<!not using )(?<!not have )(?<!n't have )"
+#: One rank, or some.
+_RANKS = (
+    r"(?:rank ?0|rank zero|main process|master process|first rank|one rank|some ranks"
+    r"|one of the ranks)"
+)
+#: One rank, or some, alone ("only on rank 0", "on the main process only"); as the subject
+#: ("only rank 0 saves") the work must follow at once ("only on rank 0 and I have no idea
+#: what to do" names none).
+_ONLY_RANK = (
+    rf"(?:only (?:on |for |in |by )?(?:the )?{_RANKS}\b"
+    r"|(?:on|in) (?:the )?(?:rank ?0|main process|master process) only\b)"
+)
+
 CUES: dict[str, re.Pattern[str]] = {
     # the same code works with gloo, or on one GPU: NCCL's intra-node transport is at fault
     "nccl_only": _rx(
@@ -246,9 +269,11 @@ CUES: dict[str, re.Pattern[str]] = {
         r"|servers?)\b.{0,20}\b(?:works?|worked|runs? fine|is fine|passe[sd])"
         r"|\b(?:works?|worked|runs? fine) (?:fine |well )?on (?:all )?(?:the )?(?:other|different)"
         r" (?:nodes|machines|hosts|servers)\b"
-        # "3 of the replicas are running in stable state, the 4th keeps restarting"
-        r"|\b(?:\d|two|three|four|five|six|seven|all other|the other) (?:of the )?(?:replicas|nodes"
-        r"|machines|hosts|servers|pods|instances)\b.{0,30}\b(?:stable|fine|healthy|normal\w*|work)"
+        # "3 of the replicas are running in stable state, the 4th keeps restarting": some of
+        # them, in the same clause ("we train on 2 nodes, NCCL works on one" says the opposite)
+        r"|\b(?:(?:\d{1,3}|two|three|four|five|six|seven) of the|all (?:the )?other|the other"
+        r"|the remaining) (?:replicas|nodes|machines|hosts|servers|pods|instances)\b[^,;.\n]{0,30}"
+        r"\b(?:stable|fine|healthy|normal\w*|work)"
     ),
     # some nodes fail together while each group works: the nodes are not configured alike
     "node_groups": _rx(
@@ -274,15 +299,18 @@ CUES: dict[str, re.Pattern[str]] = {
     ),
     # the ranks run different code: one rank (or some) takes a path the others do not, so they
     # wait in collectives it never calls ("evaluate only on rank 0", "if rank == 0: save",
-    # "early stopping", "a different number of batches per rank")
+    # "early stopping", "a different number of batches per rank"); "only on rank 0" names
+    # such a path only beside the work done there ("the timeout is reported only on rank 0",
+    # "only one rank crashes" say where the failure shows, not what the ranks run)
     "rank_branch": _rx(
         r"\b(?:if|when|while)\s+(?:the\s+)?(?:(?:global|local)[_ ])?rank\s*(?:==|!=|is|=)\s*0\b"
-        r"|\bonly (?:on |for |in |by )?(?:the )?(?:rank ?0|rank zero|main process|master process"
-        r"|first rank|one rank|some ranks|one of the ranks)\b"
-        r"|\b(?:on|in) (?:the )?(?:rank ?0|main process|master process) only\b"
+        # (not a print or a log line: rank 0 alone printing calls no collective)
+        r"(?!\s{0,3}:\s{0,3}(?:print|log|logger|logging|wandb|tqdm|pbar|writer)\b)"
+        rf"|\b{_WORK}\b[^.,;!?\n]{{0,30}}?\b{_ONLY_RANK}"
+        rf"|\bonly (?:the )?{_RANKS}\s(?:\w{{1,12}}\s)?{_WORK}\b"
         r"|\bis_(?:local_)?main_process\b|\bget_rank\(\)\s*==\s*0\b"
-        r"|\b(?:uneven|unequal|different (?:number|amount)s? of) (?:data|batches|samples|steps"
-        r"|iterations)\b|\bearly[ -]?stopp\w*"
+        rf"|{_NOT_USED}\b(?:uneven|unequal|different (?:number|amount)s? of) (?:data|batches"
+        rf"|samples|steps|iterations)\b|{_NOT_USED}\bearly[ -]?stopp\w*"
     ),
     # the hang is at start-up: connection set-up, not the application
     "startup_hang": _rx(

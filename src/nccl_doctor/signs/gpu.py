@@ -62,6 +62,13 @@ FABRIC_MANAGER_LOG = sign(
     r"(?:not found|could not be found)",
     "the fabric manager failed, is missing, or does not match the driver (its log or systemd)",
 )
+FM_UP = sign(
+    "gpu.fm_up",
+    r"Started NVIDIA fabric ?manager|Successfully configured all the available GPUs and NVSwitches"
+    r"|^\s{0,8}Active: active \(running\)|nvidia-fabricmanager\.service - ",
+    "the fabric manager unit up: systemd started it, its log configured the fabric, or its "
+    "status block (the unit's header, then 'Active: active (running)' now)",
+)
 MIG_PROFILE = sign(
     "gpu.mig_profile",
     r"\bMIG[- ](?P<profile>\d+g\.\d+gb)\b",

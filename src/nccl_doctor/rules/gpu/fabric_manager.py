@@ -24,8 +24,11 @@ Evidence
 CUDA error 802 / ``system not yet initialized`` (machine output: critical,
 high; quoted in a report: critical, medium), the ``Fabric`` section of
 ``nvidia-smi -q`` (State not ``Completed``, Status not ``Success``), and
-fabric manager log / systemd lines; none of these when its log says it has
-nothing to do (``NV_WARN_NOTHING_TO_DO``: no NVSwitch on the machine).
+fabric manager log / systemd lines, except those of a source whose log
+says it has nothing to do (``NV_WARN_NOTHING_TO_DO``: no NVSwitch on that
+machine) or that shows the unit up after them (a later ``Started NVIDIA
+fabric manager`` or ``Successfully configured`` line, or a status block
+whose unit is ``active (running)`` above its journal's older lines).
 
 Fix
 ---
@@ -42,11 +45,16 @@ from __future__ import annotations
 
 from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.run import CudaError
-from nccl_doctor.facts.store import Facts
+from nccl_doctor.facts.store import Facts, Hit
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.base import Rule
 from nccl_doctor.rules.gpu._common import gpu_key, gpu_name, job_failed, unique_gpus
-from nccl_doctor.signs.gpu import FABRIC_MANAGER_LOG, FM_NOTHING_TO_DO, SYSTEM_NOT_READY
+from nccl_doctor.signs.gpu import (
+    FABRIC_MANAGER_LOG,
+    FM_NOTHING_TO_DO,
+    FM_UP,
+    SYSTEM_NOT_READY,
+)
 
 RULE = Rule(
     id="gpu.fabric_manager",
@@ -93,9 +101,7 @@ def check(facts: Facts) -> list[Finding]:
         if (g.fabric_state and g.fabric_state.lower() in _BAD_STATES)
         or (g.fabric_status and g.fabric_status.lower() not in ("success", "n/a", "none"))
     ]
-    # no NVSwitch on the machine: the fabric manager has nothing to manage, and its unit's
-    # failure that follows is no failure of the GPUs
-    log = () if facts.saw(FM_NOTHING_TO_DO) else facts.seen(FABRIC_MANAGER_LOG)
+    log = _not_since_up(facts)
     if not errors and not quoted and not gpus and not log:
         return []
     parts = []
@@ -135,6 +141,32 @@ def check(facts: Facts) -> list[Finding]:
             hosts=[e.host for e in errors if isinstance(e, Fact) and e.host],
         )
     ]
+
+
+def _not_since_up(facts: Facts) -> tuple[Hit, ...]:
+    """The fabric manager's failures its source does not show it up after (a later 'Started'
+    or 'Successfully configured' line, or a status block whose unit is active (running) now:
+    its journal's lines below are older) nor idle (no NVSwitch to manage)."""
+    ups = facts.seen(FM_UP)
+    headers = {(h.cite.source, h.cite.line) for h in ups if ".service - " in h.cite.text}
+    running_now = {
+        h.cite.source
+        for h in ups
+        if "Active:" in h.cite.text
+        and any((h.cite.source, h.cite.line - back) in headers for back in (1, 2, 3))
+    }
+    started: dict[str, int] = {}
+    for h in ups:
+        if "Active:" not in h.cite.text and ".service - " not in h.cite.text:
+            started[h.cite.source] = max(started.get(h.cite.source, 0), h.cite.line)
+    # no NVSwitch on the machine: the fabric manager has nothing to manage, and its unit's
+    # failure that follows is no failure of the GPUs (that machine's: its own source)
+    idle = {h.cite.source for h in facts.seen(FM_NOTHING_TO_DO)}
+    return tuple(
+        h
+        for h in facts.seen(FABRIC_MANAGER_LOG)
+        if h.cite.source not in running_now | idle and h.cite.line > started.get(h.cite.source, 0)
+    )
 
 
 def _c(item: Cite | Fact) -> Cite:

@@ -24,7 +24,8 @@ UUIDs in ``CUDA_VISIBLE_DEVICES``, a pending MIG mode that differs from
 the current one. A distributed job on MIG is a warning, critical when the
 job failed, and critical with high confidence beside CUDA's own
 device-count failure (``invalid device ordinal``, ``device >= 0 && device <
-num_gpus``): that failure is MIG's mechanism. MIG on its own (no job
+num_gpus``): that failure is MIG's mechanism, unless another listed GPU has
+MIG off (a process may use that whole GPU). MIG on its own (no job
 evidence) is context.
 
 Fix
@@ -68,7 +69,8 @@ _FIX = [
 def check(facts: Facts) -> list[Finding]:
     """MIG enabled or pending on listed GPUs, MIG devices, MIG UUIDs in CUDA_VISIBLE_DEVICES."""
     findings: list[Finding] = []
-    gpus = [g for g in unique_gpus(facts) if g.mig_mode]
+    listed = unique_gpus(facts)
+    gpus = [g for g in listed if g.mig_mode]
     devices = facts.of(MigDevice)
     env = [
         v
@@ -78,7 +80,10 @@ def check(facts: Facts) -> list[Finding]:
     if gpus or devices or env:
         dist = distributed(facts)
         failed = job_failed(facts)
-        enumeration = facts.seen(MIG_ENUMERATION)
+        # on a node whose listed GPUs are not all MIG, a process may enumerate a whole GPU:
+        # the device-count failure is then no evidence of MIG's enumeration
+        whole = any(g.mig_mode is False for g in listed)
+        enumeration = [] if whole else facts.seen(MIG_ENUMERATION)
         if enumeration:
             # the failure is the mechanism itself: a process enumerates one MIG instance
             machine = any(not h.prose for h in enumeration)

@@ -39,7 +39,7 @@ from __future__ import annotations
 from collections import Counter
 
 from nccl_doctor.facts.base import Cite
-from nccl_doctor.facts.nccl import NcclTestCommand, NcclTestSummary
+from nccl_doctor.facts.nccl import NcclTestCommand, NcclTestRank, NcclTestSummary
 from nccl_doctor.facts.run import (
     ChildFailure,
     PgInitOptions,
@@ -112,13 +112,40 @@ def _overflow(facts: Facts) -> Finding | None:
     return None
 
 
+def _successive_attempts(hits: list[Hit], distinct: int) -> bool:
+    """Whether each source's announcements split into attempts one after another, every
+    attempt but the last naming all ``distinct`` ranks before any is named again (a rank
+    announced in two sources, two nodes' files, is two launches)."""
+    sources: dict[int, set[str]] = {}
+    for hit in hits:
+        sources.setdefault(int(hit.match["rank"]), set()).add(hit.cite.source)
+    if any(len(named) > 1 for named in sources.values()):
+        return False
+    order = sorted(hits, key=lambda h: (h.cite.source, h.cite.line))
+    source: str | None = None
+    attempt: set[int] = set()
+    for hit in order:
+        rank = int(hit.match["rank"])
+        if hit.cite.source != source:
+            source, attempt = hit.cite.source, set()
+        elif rank in attempt:
+            if len(attempt) < distinct:
+                return False
+            attempt = set()
+        attempt.add(rank)
+    return True
+
+
 def _announced_twice(facts: Facts) -> Finding | None:
     """Lightning's processes announced a world's worth of ranks, some twice and some never.
 
     Each process prints its GLOBAL_RANK; two launches of a node's processes (srun starting
     one task per node while Lightning spawns the GPUs' processes itself, without the node's
     rank offset) number both nodes 0..n-1. A restart announces every rank again, so a rank
-    missing is what tells the two apart.
+    missing is what tells the two apart; in one node's log a restart (a requeued job) names
+    only that node's ranks, each attempt all of them before the next begins, where two
+    launches at once interleave (0, 0, 1, 1, ...): announcements that split into successive
+    attempts are a restart (two nodes' outputs one after the other in one file read alike).
     """
     by_world: dict[int, list[Hit]] = {}
     for hit in facts.seen(LIGHTNING_MEMBER):
@@ -127,6 +154,8 @@ def _announced_twice(facts: Facts) -> Finding | None:
         ranks = Counter(int(h.match["rank"]) for h in hits)
         twice = sorted(r for r, n in ranks.items() if n > 1)
         if len(hits) < world or len(ranks) >= world or not twice:
+            continue
+        if _successive_attempts(hits, len(ranks)):
             continue
         missing = world - len(ranks)
         shown = ", ".join(map(str, twice[:8]))
@@ -156,7 +185,8 @@ def _tests_each_alone(facts: Facts) -> Finding | None:
     nccl-tests built without MPI (``make MPI=1`` not given) ignores the
     launcher: every process is rank 0 of a world of its own, runs the whole
     test on its GPUs, and prints its own footer. Nothing crossed between the
-    processes, so the bandwidth is a one-process figure.
+    processes, so the bandwidth is a one-process figure. A header that numbers a rank
+    above 0 shows the processes formed one world (an MPI build run several times, a loop).
     """
     commands = sorted(facts.of(NcclTestCommand), key=lambda c: (c.cite.source, c.cite.line))
     summaries = facts.of(NcclTestSummary)
@@ -176,6 +206,13 @@ def _tests_each_alone(facts: Facts) -> Finding | None:
         ]
         if len(printed) < 2:
             continue
+        if any(
+            (r.rank or 0) > 0
+            and r.cite.source == command.cite.source
+            and command.cite.line < r.cite.line < printed[-1].cite.line
+            for r in facts.of(NcclTestRank)
+        ):
+            continue  # one world of several ranks printed each footer: runs one after another
         return RULE.finding(
             summary=(
                 f"One launch of {command.n_procs} processes of {command.test} printed "
