@@ -696,3 +696,11 @@ def test_a_job_on_two_nodes_that_works_on_one_is_not_one_bad_node(tmp_path: Path
         + _SOCKET_TIMEOUT,
     )
     assert any("it fails only on one node" in why for h in replicas.hypotheses for why in h.for_)
+
+
+def test_working_with_only_one_gpu_is_no_single_bad_node(tmp_path: Path) -> None:
+    """'Only with one GPU' counts GPUs; 'only on node 3' names a node."""
+    gpus = _diagnose(tmp_path, "The training works only with one GPU, with two it hangs.\n")
+    assert all("it fails only on one node" not in h.for_ for h in gpus.hypotheses)
+    node = _diagnose(tmp_path, "The training hangs only on node 3, the same job runs elsewhere.\n")
+    assert any("it fails only on one node" in h.for_ for h in node.hypotheses)

@@ -263,7 +263,9 @@ CUES: dict[str, re.Pattern[str]] = {
     ),
     # it fails on one node only: "only on this node", "the same job on another node works fine"
     "one_node_only": _rx(
-        r"\bonly (?:on|with) (?:one|a single|this|that|node|machine|host)\b"
+        # "only on this node", "only on node 3" (not "works only with one GPU": a count of GPUs)
+        r"\bonly (?:on|with) (?:one|a single|this|that) (?:node|machine|host|server)\b"
+        r"|\bonly on (?:node|machine|host|server)[ -]?\w"
         r"|\b(?:same|this) (?:job|code|script|command|program|model|config\w*)\b.{0,30}"
         r"\b(?:on|with) (?:a |an |the )?(?:different|another|other) (?:nodes?|machines?|hosts?"
         r"|servers?)\b.{0,20}\b(?:works?|worked|runs? fine|is fine|passe[sd])"
