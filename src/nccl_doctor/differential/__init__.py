@@ -48,7 +48,7 @@ _ENTRY_SHARE = 0.2
 #: Classes that only wrap a more specific one, when the evidence shows it too.
 #: NCCL's ncclUnhandledCudaError carries whichever CUDA error it met: that error's class says
 #: more (an unknown error, an out-of-memory, a device-side assertion, a fault).
-_WRAPPERS = {"nccl_unhandled_cuda": ("cuda_unknown", "gpu_oom", *sorted(CUDA_CLASSES))}
+_WRAPPERS = {"nccl_unhandled_cuda": frozenset({"gpu_oom", *CUDA_CLASSES})}
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,8 +37,13 @@ def versions_of(facts: Facts) -> tuple[tuple[str, str], ...]:
     """driver, cuda (the driver's), torch, torch_cuda (torch's build), nccl: the first read of each.
 
     A live read (NVML, package metadata) comes before a tool's text, which
-    comes before what a person pasted.
+    comes before what a person pasted. Read once per evidence (the differential's
+    context and the report's inventory both ask).
     """
+    return facts.derived("versions", _versions)
+
+
+def _versions(facts: Facts) -> tuple[tuple[str, str], ...]:
     found: dict[str, str] = {}
     for name, value in _version_pairs(facts):
         if value and name not in found:

@@ -83,12 +83,18 @@ RULE = Rule(
 _CODES = frozenset({35, 36, 222, 804})
 
 
+def _code(printed: int | None, message: str | None) -> int | None:
+    """A CUDA error's number: as printed, else the enum row its message names."""
+    if printed is not None:
+        return printed
+    known = cuda_errors.by_message(message or "")
+    return known.code if known is not None else None
+
+
 def _code_of(err: CudaError) -> int | None:
-    if err.code is not None:
-        return err.code
-    known = cuda_errors.by_message(err.error or "")
-    if known is not None:
-        return known.code
+    code = _code(err.code, err.error)
+    if code is not None:
+        return code
     if (
         err.kind == "driver"
         and err.error
@@ -108,10 +114,7 @@ def _errors(facts: Facts) -> tuple[list[Fact | Cite], set[int], bool]:
             cites.append(err)
             codes.add(code)
     for warn in facts.of(NcclWarn):  # NCCL's own "Cuda failure 'X'" (its enqueue, its init)
-        known = cuda_errors.by_message(warn.cuda_error or "")
-        code = warn.cuda_error_code
-        if code is None and known is not None:
-            code = known.code
+        code = _code(warn.cuda_error_code, warn.cuda_error)
         if code in _CODES:
             cites.append(warn)
             codes.add(code)
