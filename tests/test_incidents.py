@@ -71,9 +71,18 @@ def test_derive_priors_counts_each_incident_under_its_lead_symptom(
 
 
 #: The development corpora: incidents-heldout and incidents-blind were collected blind in
-#: November and have been tuned on since (their SOURCE.md says so); the blind corpora of
-#: December (incidents-blind-2026-12*) are never read here.
-DEV = ("incidents-dev-2026-12", "incidents", "incidents-heldout", "incidents-blind")
+#: November, incidents-retired-2026-12* in December, and each has been tuned on since its
+#: blind score was reported (their SOURCE.md says so); the blind corpora still held out
+#: (incidents-blind-2026-12*) are never read here.
+DEV = (
+    "incidents-dev-2026-12",
+    "incidents",
+    "incidents-heldout",
+    "incidents-blind",
+    "incidents-retired-2026-12",
+    "incidents-retired-2026-12b",
+    "incidents-retired-2026-12c",
+)
 
 
 def test_each_common_classs_commonest_cause_is_among_its_first_three_priors(

@@ -704,3 +704,46 @@ def test_working_with_only_one_gpu_is_no_single_bad_node(tmp_path: Path) -> None
     assert all("it fails only on one node" not in h.for_ for h in gpus.hypotheses)
     node = _diagnose(tmp_path, "The training hangs only on node 3, the same job runs elsewhere.\n")
     assert any("it fails only on one node" in h.for_ for h in node.hypotheses)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # the process group's default timeout by its length (torch's 30 minutes)
+        "Training with DPOTrainer on big datasets keeps failing, always after 30 minutes.\n",
+        # Chinese: "full fine-tuning on one machine errors with timeout every time at 30
+        # minutes; changing --ddp_timeout did not take effect"
+        (
+            "单机多卡全量微调，使用deepspeed的stage3，每次到30分钟报错timeout：\n"
+            "尝试修改--ddp_timeout但无法生效\n"
+        ),
+        # Chinese: "after raising the nccl timeout it still errors"
+        "增加 nccl 超时时间设置后，仍然报错\n",
+    ],
+)
+def test_a_failure_at_the_process_groups_timeout_is_a_collective_timeout(
+    tmp_path: Path, text: str
+) -> None:
+    report = _diagnose(tmp_path, text)
+    assert report.hypotheses[0].symptom == "a collective timed out (watchdog)"
+    assert report.top(1) == ["app.hang"]
+    assert _critical(report) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I set the timeout to 30 minutes and training runs fine.\n",
+        "We use ddp_timeout=7200 in our config. Everything works as expected.\n",
+    ],
+)
+def test_a_timeout_setting_without_a_failure_is_no_symptom(tmp_path: Path, text: str) -> None:
+    assert _diagnose(tmp_path, text).hypotheses == ()
+
+
+def test_a_crash_after_thirty_minutes_with_its_own_message_is_that_message(
+    tmp_path: Path,
+) -> None:
+    text = "It crashed after 30 minutes of training with CUDA out of memory.\n"
+    report = _diagnose(tmp_path, text)
+    assert report.top(1) == ["gpu.oom"]

@@ -55,7 +55,11 @@ PRIORS: dict[str, tuple[Prior, ...]] = {
     ),
     "nccl_unhandled_cuda": (
         _p("gpu.contention", 0.18, "another process holds the GPU's memory", "judgement"),
+        # the development corpora (with the retired blind ones): of 8, 2 are a libnccl that does
+        # not fit the CUDA stack and 2 NVLS multicast setup; the rest one each
+        _p("nccl.version_mismatch", 0.15, "a libnccl built for another CUDA", "dev-corpus"),
         _p("driver.uvm", 0.14, "nvidia_uvm missing: first CUDA calls fail (999)"),
+        _p("nccl.nvls", 0.10, "NVLS multicast setup failed on an NVSwitch board", "dev-corpus"),
         _p("gpu.oom", 0.12, "the job itself ran out of memory inside NCCL"),
         _p("cuda.device_visibility", 0.10, "ranks see the wrong or the same GPU"),
         _p("gpu.fabric_manager", 0.10, "NVSwitch fabric not ready on HGX systems"),
@@ -307,6 +311,9 @@ PRIORS: dict[str, tuple[Prior, ...]] = {
     ),
     "cuda_error": (
         _p("cuda.illegal_access", 0.26, "a kernel faulted (sticky error)"),
+        # the development corpora (with the retired blind ones): 3 of 7 are NCCL's CUDA
+        # failures in NVLS multicast setup (transport/nvls.cc), which the rule confirms
+        _p("nccl.nvls", 0.18, "NVLS multicast setup failed under NCCL", "dev-corpus"),
         _p("cuda.device_assert", 0.16, "a device-side assertion"),
         _p("gpu.xid", 0.16, "the GPU faulted under the error", "llama3"),
         _p("cuda.device_visibility", 0.12, "a bad device ordinal or no device"),

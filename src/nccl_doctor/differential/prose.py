@@ -94,6 +94,29 @@ def _says_failure(text: str, match: re.Match[str]) -> bool:
 #: Not right after a negation ("not an inter-node job", "never ran multi-node").
 _NOT_SAID = r"(?<!not )(?<!not a )(?<!not an )(?<!never )(?<!never ran )(?<!no )(?<!without )"
 
+#: The reporter says it fails, in any words; the last resort of :data:`PROSE_SYMPTOMS`.
+_FAILURE = ProseSymptom(
+    "failure",
+    _rx(
+        r"\b(?:fail\w*|crash\w*|errors?|dies|died|kills?|abort\w*|broken|breaks)\b"
+        r"|\b(?:does ?n[o']t|do ?n[o']t|not|stops?|stopped) work(?:s|ing)?\b"
+        # Chinese: an error is reported, error (not an error rate), failed, crashed, cannot
+        # train / run / start / connect...
+        # (not "无报错" / "没有报错": no error was reported)
+        r"|(?<!无)(?<!没有)(?<!没)报错|错误(?!率)|失败|崩溃|无法(?:训练|运行|启动|使用|正常|进行|完成|连接|通信|初始化)"
+        # Japanese: failed, an error comes up / occurs (not "エラーは出ません": none does),
+        # ended abnormally, crashes
+        r"|失敗|エラーが(?:出|発生)|異常終了|クラッシュ|落ちて"
+    ),
+    "the reporter says it fails, with no message the catalogue knows",
+    # a program's hint or a condition ("if auto-resume does not work, ...", "提示: ...")
+    _rx(
+        r"^\s*(?:tips?|hint|note|提示)\s*[:：]"
+        r"|\b(?:if|whether|in case)\b[^.;]{0,60}\b(?:does ?n[o']t|do ?n[o']t|not) work"
+    ),
+    _says_failure,
+)
+
 #: In order: the first class whose words appear opens the symptom.
 PROSE_SYMPTOMS: tuple[ProseSymptom, ...] = (
     ProseSymptom(
@@ -103,6 +126,25 @@ PROSE_SYMPTOMS: tuple[ProseSymptom, ...] = (
             r"|\bcollective[- ]time ?out|\bNCCL (?:collective )?time ?out"
         ),
         "the reporter names the watchdog's collective timeout",
+    ),
+    ProseSymptom(
+        "collective_timeout",
+        _rx(
+            # the process group's own timeout by its setting's name, or said in Chinese
+            # ("nccl 超时": nccl timed out)
+            r"\b(?:ddp|pg|process_group|nccl)_timeout\b|\b(?:nccl|ddp|barrier)\s?超时"
+            # a failure at the default timeout's length: 30 minutes (torch's default for every
+            # process group before 2.2 and for gloo's), 1800 s, 1800000 ms
+            r"|\b(?:time[sd]? ?out|timeout)\b.{0,60}(?:\b30 ?min\w*|\b1800(?:000)?\b|30 ?分钟)"
+            r"|(?:\b30 ?min\w*|\b1800 ?s\b|30 ?分钟).{0,30}(?:\btime[sd]? ?out|\btimeout|超时)"
+            r"|\b(?:fail\w*|crash\w*|errors?|dies|killed)\b.{0,80}\b(?:always|exactly|every time"
+            r"|each time) (?:after|at) (?:exactly |about )?(?:30|thirty) min"
+            r"|\b(?:always|exactly|every time|each time)\b.{0,40}\b(?:fail|crash|error|die)\w*\b"
+            r".{0,20}\bafter (?:exactly |about )?(?:30|thirty) min"
+        ),
+        "the reporter says it fails at the process group's timeout (named, or by its length)",
+        # a setting or a length alone is no failure ("ddp_timeout=7200, everything works")
+        counts=lambda text, _match: _FAILURE.said_in(text),
     ),
     ProseSymptom(
         "gpu_oom",
@@ -182,27 +224,7 @@ PROSE_SYMPTOMS: tuple[ProseSymptom, ...] = (
         ),
         "the reporter says the job hangs",
     ),
-    ProseSymptom(
-        "failure",
-        _rx(
-            r"\b(?:fail\w*|crash\w*|errors?|dies|died|kills?|abort\w*|broken|breaks)\b"
-            r"|\b(?:does ?n[o']t|do ?n[o']t|not|stops?|stopped) work(?:s|ing)?\b"
-            # Chinese: an error is reported, error (not an error rate), failed, crashed, cannot
-            # train / run / start / connect...
-            # (not "无报错" / "没有报错": no error was reported)
-            r"|(?<!无)(?<!没有)(?<!没)报错|错误(?!率)|失败|崩溃|无法(?:训练|运行|启动|使用|正常|进行|完成|连接|通信|初始化)"
-            # Japanese: failed, an error comes up / occurs (not "エラーは出ません": none does),
-            # ended abnormally, crashes
-            r"|失敗|エラーが(?:出|発生)|異常終了|クラッシュ|落ちて"
-        ),
-        "the reporter says it fails, with no message the catalogue knows",
-        # a program's hint or a condition ("if auto-resume does not work, ...", "提示: ...")
-        _rx(
-            r"^\s*(?:tips?|hint|note|提示)\s*[:：]"
-            r"|\b(?:if|whether|in case)\b[^.;]{0,60}\b(?:does ?n[o']t|do ?n[o']t|not) work"
-        ),
-        _says_failure,
-    ),
+    _FAILURE,
 )
 
 
