@@ -747,3 +747,31 @@ def test_a_crash_after_thirty_minutes_with_its_own_message_is_that_message(
     text = "It crashed after 30 minutes of training with CUDA out of memory.\n"
     report = _diagnose(tmp_path, text)
     assert report.top(1) == ["gpu.oom"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'Multi-GPU DDP training crashes with "unused parameters" error for detection models\n',
+        (
+            "With LayerDrop on 8 GPUs this produced an error, suggesting that"
+            ' "some parameters aren\'t contributing to the loss"\n'
+        ),
+    ],
+)
+def test_ddps_unused_parameter_error_in_words_is_the_models_unused_parameters(
+    tmp_path: Path, text: str
+) -> None:
+    report = _diagnose(tmp_path, text)
+    assert report.top(1) == ["app.unused_params"]
+
+
+def test_the_unused_parameter_setting_without_its_error_is_not_that_error(tmp_path: Path) -> None:
+    assert (
+        _diagnose(
+            tmp_path, "We train with find_unused_parameters=False; fine on 8 GPUs.\n"
+        ).hypotheses
+        == ()
+    )
+    hang = _diagnose(tmp_path, "Training hangs at step 3. We set find_unused_parameters=True.\n")
+    assert hang.top(1) != ["app.unused_params"]

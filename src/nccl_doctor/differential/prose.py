@@ -202,6 +202,18 @@ PROSE_SYMPTOMS: tuple[ProseSymptom, ...] = (
         "the reporter sees the job's processes or memory on GPU 0 (or GPUs it did not ask for)",
     ),
     ProseSymptom(
+        "ddp_usage",
+        _rx(
+            r"\bunused param\w*|\bfind_unused_parameters\b"
+            r"|\bparam\w* (?:that )?(?:were|was|are|is|aren't|weren't|not|n't|did not|didn't) "
+            r"(?:not )?(?:used|contribut\w*|participat\w*) (?:in|to) (?:produc\w* )?(?:the )?loss"
+            r"|\b(?:did not|didn't|do not|don't|does not|doesn't) (?:receive|get) (?:a |any )?grad"
+        ),
+        "the reporter names DDP's error for parameters that got no gradient",
+        # the setting named beside a failure, not in a list of what the script sets
+        counts=lambda text, _match: _FAILURE.said_in(text),
+    ),
+    ProseSymptom(
         "slow",
         _rx(
             r"\b(?:slow|low|poor|degraded|reduced)\b.{0,40}"
