@@ -146,7 +146,8 @@ def _named(line: Line, text: str, rank: int | None) -> list[Fact]:
         err = cuda_errors.by_name(m["name"])
         if err is None or err.code in _NOT_FAILURES:
             continue
-        after = text[m.end() : m.end() + 200].lstrip(": ").lower()
+        # "CUDA_ERROR_X: its message", "(CUDA_ERROR_X): its message" (NVHPC's OpenACC runtime)
+        after = text[m.end() : m.end() + 200].lstrip(":)]'\" ").lower()
         own = bool(err.message) and after.startswith((err.message or "").lower())
         if own or _FAILED.search(text[: m.start()]):
             message = err.message or m["name"]

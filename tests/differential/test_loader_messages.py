@@ -1,0 +1,85 @@
+"""Messages of the libraries around the job: a data loader's dead worker, a framework that
+found no libnccl, a CUDA driver error by its name in parentheses. Each fires on the line its
+source prints, and stays silent on a near miss. The whole pipeline runs on each."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from nccl_doctor.pipeline import diagnose_paths
+from nccl_doctor.report import Report
+
+
+def _diagnose(tmp_path: Path, text: str) -> Report:
+    path = tmp_path / "report.txt"
+    path.write_text(text)
+    return diagnose_paths([str(path)])
+
+
+def _critical(report: Report) -> list[str]:
+    return [f.id for f in report.findings if f.severity.value == "critical"]
+
+
+def test_a_data_loader_worker_killed_by_sigkill_is_host_memory(tmp_path: Path) -> None:
+    report = _diagnose(
+        tmp_path,
+        "after in progressing second epoch then, I got a error messge like below\n"
+        "RuntimeError: DataLoader worker (pid 4242) is killed by signal: Killed.\n",
+    )
+    assert report.top(2) == ["host.resources", "launch.rank_crash"]
+    assert report.hypotheses[0].symptom == "the kernel's OOM killer ended a process"
+
+
+def test_a_data_loader_worker_interrupted_is_no_host_memory(tmp_path: Path) -> None:
+    # Ctrl-C reaches the workers first: SIGINT, not the OOM killer
+    report = _diagnose(
+        tmp_path, "RuntimeError: DataLoader worker (pid 4242) is killed by signal: Interrupt.\n"
+    )
+    assert "host.resources" not in report.top(1)
+
+
+def test_a_data_loader_bus_error_is_its_shared_memory(tmp_path: Path) -> None:
+    report = _diagnose(
+        tmp_path,
+        "ERROR: Unexpected bus error encountered in worker. This might be caused by"
+        " insufficient shared memory (shm).\n",
+    )
+    assert report.top(2) == ["host.resources", "nccl.shm"]
+
+
+def test_a_framework_without_a_loadable_libnccl_is_the_nccl_install(tmp_path: Path) -> None:
+    report = _diagnose(
+        tmp_path,
+        "jaxlib.xla_extension.XlaRuntimeError: INTERNAL: Failed to execute XLA Runtime"
+        " executable: run time error: custom call 'xla.gpu.all_reduce' failed:\n"
+        "external/xla/xla/service/gpu/nccl_utils.cc:133: NCCL operation ncclGetUniqueId(&id)"
+        " failed: Unable to load NCCL library. Multi-GPU collectives will not be supported.\n",
+    )
+    assert report.top(1) == ["nccl.version_mismatch"]
+    assert report.hypotheses[0].symptom == "a shared library could not be loaded"
+
+
+def test_a_loaded_libnccl_is_no_missing_library(tmp_path: Path) -> None:
+    report = _diagnose(tmp_path, "NCCL version 2.21.5+cuda12.4\nTraining finished.\n")
+    assert report.hypotheses == ()
+
+
+def test_a_cuda_driver_error_named_in_parentheses_is_that_error(tmp_path: Path) -> None:
+    # NVHPC's OpenACC runtime prints the driver API's name in parentheses, then its message
+    report = _diagnose(
+        tmp_path,
+        "Accelerator Fatal Error: call to cuCtxCreate returned error 214\n"
+        "(CUDA_ERROR_ECC_UNCORRECTABLE): uncorrectable ECC error encountered\n",
+    )
+    assert report.top(1) == ["gpu.ecc"]
+    assert _critical(report) == ["gpu.ecc"]
+
+
+def test_a_cuda_driver_errors_name_in_code_is_no_error(tmp_path: Path) -> None:
+    report = _diagnose(
+        tmp_path,
+        "```c\nswitch (status) {\n"
+        "  case CUDA_ERROR_ECC_UNCORRECTABLE: return retire(dev);\n}\n```\n",
+    )
+    assert _critical(report) == []
+    assert "gpu.ecc" not in report.top(3)
