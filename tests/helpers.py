@@ -1,4 +1,5 @@
-"""Small helpers to run one parser over text without the reader, and to watch the reader."""
+"""Small helpers to run one parser over text without the reader, to watch the reader, and to
+diagnose a small report written to a file."""
 
 from __future__ import annotations
 
@@ -9,9 +10,12 @@ from nccl_doctor.evidence import source
 from nccl_doctor.evidence.lines import Line, lines_of
 from nccl_doctor.facts.base import Fact
 from nccl_doctor.parse.base import BlockParser, StreamParser
+from nccl_doctor.pipeline import diagnose_paths
 
 if TYPE_CHECKING:
     import pytest
+
+    from nccl_doctor.report import Report
 
 T = TypeVar("T", bound=Fact)
 
@@ -75,3 +79,15 @@ def decoded_lines(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
     monkeypatch.setattr(source.SourceReader, "_line", counted)
     return seen
+
+
+def diagnose_text(tmp_path: Path, text: str) -> Report:
+    """The whole pipeline on ``text`` written as one report file."""
+    path = tmp_path / "report.txt"
+    path.write_text(text)
+    return diagnose_paths([str(path)])
+
+
+def critical_ids(report: Report) -> list[str]:
+    """The ids of the report's critical findings, in order."""
+    return [f.id for f in report.findings if f.severity.value == "critical"]

@@ -6,18 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from nccl_doctor.pipeline import diagnose_paths
-from nccl_doctor.report import Report
+from tests.helpers import critical_ids, diagnose_text
 
-
-def _diagnose(tmp_path: Path, text: str) -> Report:
-    path = tmp_path / "report.txt"
-    path.write_text(text)
-    return diagnose_paths([str(path)])
-
-
-def _critical(report: Report) -> list[str]:
-    return [f.id for f in report.findings if f.severity.value == "critical"]
+_diagnose = diagnose_text
+_critical = critical_ids
 
 
 def test_a_data_loader_worker_killed_by_sigkill_is_host_memory(tmp_path: Path) -> None:

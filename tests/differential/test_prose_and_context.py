@@ -10,18 +10,10 @@ from pathlib import Path
 import pytest
 
 from nccl_doctor.differential.signatures import signature_of
-from nccl_doctor.pipeline import diagnose_paths
-from nccl_doctor.report import Report
+from tests.helpers import critical_ids, diagnose_text
 
-
-def _diagnose(tmp_path: Path, text: str) -> Report:
-    path = tmp_path / "report.txt"
-    path.write_text(text)
-    return diagnose_paths([str(path)])
-
-
-def _critical(report: Report) -> list[str]:
-    return [f.id for f in report.findings if f.severity.value == "critical"]
+_diagnose = diagnose_text
+_critical = critical_ids
 
 
 def test_a_hang_at_the_end_of_an_epoch_is_the_application_first(tmp_path: Path) -> None:
