@@ -20,7 +20,13 @@ from nccl_doctor.facts.gpu import GpuProcess
 from nccl_doctor.facts.host import EnvVar
 from nccl_doctor.facts.job import gpu_models, job_pids, world_size
 from nccl_doctor.facts.live import HostRuntime, ShmInfo
-from nccl_doctor.facts.nccl import NcclCommLayout, NcclNet, NcclWarn
+from nccl_doctor.facts.nccl import (
+    NcclCommLayout,
+    NcclNet,
+    NcclTestCommand,
+    NcclTestConfig,
+    NcclWarn,
+)
 from nccl_doctor.facts.net import IbPort
 from nccl_doctor.facts.software import CpuInfo, SoftwareVersions
 from nccl_doctor.facts.store import Facts
@@ -60,6 +66,8 @@ class Context:
     #: whether the GPUs sit on an NVLink/NVSwitch board (SXM, HGX/DGX); ``None``: not said
     nvlink_board: bool | None = None
     wsl: bool = False
+    #: the job is NCCL's own benchmark (nccl-tests): its collectives match on every rank
+    benchmark: bool = False
     #: the reporter's discriminating sentences (:data:`.prose.CUES`), by cue name
     said: dict[str, Cite] = field(default_factory=dict)
     #: IB completion statuses (ibv_wc_status) the evidence shows
@@ -116,7 +124,8 @@ def context_of(facts: Facts) -> Context:
     if (
         facts.of(IbPort)
         or any(n.ib_devices for n in nets)
-        or any((n.net or "") == "IB" for n in nets)
+        # "NET/IB : No device found." is NCCL saying it found none
+        or any((n.net or "") == "IB" and not n.no_device for n in nets)
     ):
         ib = True
     elif any((n.net or "") == "Socket" for n in nets):
@@ -144,6 +153,7 @@ def context_of(facts: Facts) -> Context:
         consumer_gpus=consumer,
         nvlink_board=_board(facts, models, consumer),
         wsl=wsl,
+        benchmark=bool(facts.of(NcclTestConfig) or facts.of(NcclTestCommand)),
         said=said,
         worked=tuple(w for w in settings_that_worked(facts) if w.prose and _changes(w)),
         ib_status=frozenset(w.ib_status for w in facts.of(NcclWarn) if w.ib_status is not None),

@@ -86,6 +86,16 @@ SHIFTS: tuple[Shift, ...] = (
         lambda c: c.container is True,
     ),
     Shift("driver.container", 2.0, "runs in a container", lambda c: c.container is True),
+    # nccl-tests issues the same collectives on every rank and has no code of the user's
+    *(
+        Shift(
+            i,
+            0.1,
+            "the job is nccl-tests: every rank runs the same collectives, no application code",
+            lambda c: c.benchmark,
+        )
+        for i in ("app.hang", "app.collective_mismatch", "app.unused_params", "app.param_mismatch")
+    ),
     # a job that stalls across nodes: the network and the launch first (the development
     # corpora: none of 10 multi-node hangs was P2P, 7 of 20 single-node ones were)
     *(

@@ -16,7 +16,7 @@ from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.flight import FlightGroup
 from nccl_doctor.facts.gpu import Gpu
 from nccl_doctor.facts.host import EnvVar
-from nccl_doctor.facts.nccl import NcclCommInit, NcclLogFact
+from nccl_doctor.facts.nccl import NcclCommInit, NcclLogFact, NcclTestRank
 from nccl_doctor.facts.ras import RasOpCount, RasRank
 from nccl_doctor.facts.run import (
     ChildFailure,
@@ -104,6 +104,9 @@ def _world(facts: Facts) -> World:
     seen += [(c.world_size, c.cite, "stacks") for c in facts.of(StackCapture) if c.world_size]
     seen += [(r.comm_size, r.cite, "NCCL RAS") for r in facts.of(RasRank) if r.comm_size]
     seen += [(r.comm_size, r.cite, "NCCL RAS") for r in facts.of(RasOpCount) if r.comm_size]
+    # nccl-tests lists every rank's GPU ("#  Rank  0 Group  0 Pid ... device  0 ..."), once
+    if test_ranks := {(r.host, r.rank, r.device) for r in facts.of(NcclTestRank)}:
+        seen.append((len(test_ranks), facts.of(NcclTestRank)[0].cite, "nccl-tests"))
     if seen:
         size, cite, how = max(seen, key=lambda s: s[0])
         return World(size, (cite,), how)

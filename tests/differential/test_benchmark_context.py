@@ -1,0 +1,75 @@
+"""What an nccl-tests run says about the job: its world size, no application code, and a
+network NCCL looked for and did not find. Whole pipeline on realistic output."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from nccl_doctor.differential.context import context_of
+from nccl_doctor.evidence.reader import read_paths
+from nccl_doctor.facts.job import world
+from nccl_doctor.facts.store import Facts
+from nccl_doctor.pipeline import facts_of
+from tests.helpers import diagnose_text
+
+#: nccl-tests' header line, as it prints it
+_HEADER = (
+    "# nThread 1 nGpus 1 minBytes 8 maxBytes 134217728 step: 2(factor) warmup iters: 5"
+    " iters: 20 agg iters: 1 validation: 1 graph: 0\n"
+)
+_SOCKETS = (
+    "box:69438:69444 [0] NCCL INFO NET/Socket : Using [0]enp3s0f0:10.50.56.33<0>"
+    " [1]br-50a6a39f12ff:172.18.0.1<0>\n"
+)
+
+_ONE_GPU_HANG = f"""\
+The test hangs on my 4-GPU machine, even when running with a single GPU.
+```
+$ ./build/all_reduce_perf -b 8 -e 128M -f 2 -g 1
+{_HEADER}#
+# Using devices
+#  Rank  0 Group  0 Pid  69438 on     box device  0 [0x01] NVIDIA RTX A6000
+box:69438:69438 [0] NCCL INFO Bootstrap : Using enp3s0f0:10.50.56.33<0>
+NCCL version 2.21.5+cuda12.4
+box:69438:69444 [0] NCCL INFO NET/IB : No device found.
+{_SOCKETS}box:69438:69444 [0] NCCL INFO Using network Socket
+```
+"""
+
+_FOUR_RANKS = f"""\
+{_HEADER}#
+# Using devices
+#  Rank  0 Group  0 Pid  1001 on     box device  0 [0x01] NVIDIA A100-SXM4-80GB
+#  Rank  1 Group  0 Pid  1002 on     box device  1 [0x41] NVIDIA A100-SXM4-80GB
+#  Rank  2 Group  0 Pid  1003 on     box device  2 [0x81] NVIDIA A100-SXM4-80GB
+#  Rank  3 Group  0 Pid  1004 on     box device  3 [0xc1] NVIDIA A100-SXM4-80GB
+"""
+
+
+def _facts(tmp_path: Path, text: str) -> Facts:
+    path = tmp_path / "out.txt"
+    path.write_text(text)
+    return facts_of(read_paths([str(path)]))
+
+
+def test_nccl_tests_device_list_gives_the_world_size(tmp_path: Path) -> None:
+    assert world(_facts(tmp_path, _FOUR_RANKS)).size == 4
+    assert world(_facts(tmp_path, _ONE_GPU_HANG)).size == 1
+
+
+def test_a_one_gpu_benchmark_hang_is_neither_peer_transport_nor_application(
+    tmp_path: Path,
+) -> None:
+    facts = _facts(tmp_path, _ONE_GPU_HANG)
+    ctx = context_of(facts)
+    assert (ctx.benchmark, ctx.local_ranks, ctx.ib) == (True, 1, False)
+    top = diagnose_text(tmp_path, _ONE_GPU_HANG).top(3)
+    assert top[0] == "net.socket_interface"
+    assert not {"nccl.p2p", "nccl.shm", "app.hang", "app.collective_mismatch"} & set(top)
+
+
+def test_a_training_hang_keeps_the_application_in_view(tmp_path: Path) -> None:
+    report = diagnose_text(
+        tmp_path, "Training with DDP on 4 GPUs always hangs at the end of the first epoch.\n"
+    )
+    assert report.top(1) == ["app.hang"]
