@@ -73,3 +73,31 @@ def test_a_training_hang_keeps_the_application_in_view(tmp_path: Path) -> None:
         tmp_path, "Training with DDP on 4 GPUs always hangs at the end of the first epoch.\n"
     )
     assert report.top(1) == ["app.hang"]
+
+
+_NO_ROUTE = (
+    "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/"
+    "ProcessGroupNCCL.cpp:1333, unhandled system error (run with NCCL_DEBUG=INFO for details),"
+    " NCCL version 2.18.6\n"
+    "ncclSystemError: System call (e.g. socket, malloc) or external library call failed or"
+    " device error.\n"
+    "Last error:\n"
+    "socketStartConnect: Connect to 192.168.19.14<52822> failed : No route to host\n"
+)
+
+
+def test_an_interface_setting_that_made_it_work_is_the_interface(tmp_path: Path) -> None:
+    report = diagnose_text(
+        tmp_path, _NO_ROUTE + "\nSetting NCCL_SOCKET_IFNAME=em4 on both nodes fixed it.\n"
+    )
+    assert report.top(1) == ["net.socket_interface"]
+    assert report.findings[0].severity.value == "critical"
+
+
+def test_an_interface_setting_that_did_not_help_leaves_the_connect_failure(
+    tmp_path: Path,
+) -> None:
+    report = diagnose_text(
+        tmp_path, _NO_ROUTE + "\nI tried NCCL_SOCKET_IFNAME=em4 but it still fails.\n"
+    )
+    assert report.top(1) == ["net.unreachable"]

@@ -269,7 +269,9 @@ def test_a_setting_that_made_it_work_points_at_what_it_steers(tmp_path: Path) ->
     reverse = _diagnose(
         tmp_path, "It crashes at init. Solved it by exporting NCCL_SOCKET_IFNAME=eth0 on both.\n"
     )
-    assert reverse.hypotheses[0].id == "net.socket_interface"
+    # the interface setting that worked is the socket-interface rule's own evidence: a finding
+    assert reverse.top(1) == ["net.socket_interface"]
+    assert [f.id for f in reverse.findings] == ["net.socket_interface"]
 
 
 def test_a_setting_that_did_not_help_points_nowhere(tmp_path: Path) -> None:

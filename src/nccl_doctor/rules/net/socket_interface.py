@@ -26,7 +26,9 @@ one name on a job whose init failed on some of its hosts; in a live capture
 (``check``, ``capture``, a ``run`` snapshot), NCCL_SOCKET_IFNAME (NCCL's
 syntax: comma list of prefixes, ``=`` exact, ``^`` exclude) or
 GLOO_SOCKET_IFNAME (exact names) selecting none of the interfaces the host's
-``/sys/class/net`` lists.
+``/sys/class/net`` lists; the reporter saying that setting NCCL_SOCKET_IFNAME,
+GLOO_SOCKET_IFNAME or TP_SOCKET_IFNAME made the job work (critical beside the
+job's error: that error was the wrong interface's cascade).
 
 Fix
 ---
@@ -58,6 +60,7 @@ from nccl_doctor.rules.net._common import (
     span_of,
 )
 from nccl_doctor.signs.net import INIT_ERROR, NCCL_OR_WARN, NO_SOCKET_INTERFACE, SOCKET_FAMILY
+from nccl_doctor.signs.settings import settings_that_worked
 
 RULE = Rule(
     id="net.socket_interface",
@@ -371,9 +374,41 @@ def _absent_here(facts: Facts) -> list[Finding]:
     return out[:2]
 
 
+#: The settings that choose the interface a job's sockets use: NCCL's and gloo's, TensorPipe's,
+#: Horovod's gloo controller's.
+_IFNAME_SETTINGS = frozenset(
+    {"NCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME", "TP_SOCKET_IFNAME", "NCCL_SOCKET_FAMILY"}
+)
+
+
+def _worked(facts: Facts) -> list[Finding]:
+    """The reporter says choosing the interface made the job work: the default one was wrong.
+
+    Critical where the job failed with an error (that error was the cascade of the wrong
+    interface); a warning where only words say it failed.
+    """
+    worked = [w for w in settings_that_worked(facts) if w.prose and w.name in _IFNAME_SETTINGS]
+    if not worked:
+        return []
+    first = worked[0]
+    failed = failure_cites(facts)
+    return [
+        RULE.finding(
+            summary=f"The job works with {first.name}={first.value}: the interface NCCL or "
+            "gloo picked by default was one the other ranks cannot use (a docker bridge, a "
+            "second subnet, an address family the peers lack)",
+            fix=_FIX,
+            evidence=first_distinct([first.cite, *failed[:2]], 3),
+            severity=Severity.CRITICAL if failed else Severity.WARNING,
+            confidence=Confidence.HIGH if failed else Confidence.MEDIUM,
+        )
+    ]
+
+
 def check(facts: Facts) -> list[Finding]:
     return (
         _direct(facts)
+        or _worked(facts)
         or _family(facts)
         or _absent_here(facts)
         or _pinned(facts)
