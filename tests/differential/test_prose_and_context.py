@@ -769,3 +769,45 @@ def test_the_unused_parameter_setting_without_its_error_is_not_that_error(tmp_pa
     )
     hang = _diagnose(tmp_path, "Training hangs at step 3. We set find_unused_parameters=True.\n")
     assert hang.top(1) != ["app.unused_params"]
+
+
+@pytest.mark.parametrize(
+    ("text", "symptom"),
+    [
+        (
+            "Can only run tensor parallel=2 once and subsequent runs stall on 2x RTX A6000\n",
+            "the job hangs without an error (the reporter's words)",
+        ),
+        (
+            "Train Alexnet with 4 GPUs seems slower than one\n",
+            "the job or a benchmark is slow, with no error (the reporter's words)",
+        ),
+        (
+            "Performance degrades drastically between two dockers on one host\n",
+            "the job or a benchmark is slow, with no error (the reporter's words)",
+        ),
+        # a sentence that names the code it ran is the reporter's, not an environment dump
+        (
+            "I used os.environ['NCCL_DEBUG'] = 'INFO' to show the NCCL hang up\n",
+            "the job hangs without an error (the reporter's words)",
+        ),
+    ],
+)
+def test_stalls_slowness_and_a_sentence_about_code_are_read(
+    tmp_path: Path, text: str, symptom: str
+) -> None:
+    report = _diagnose(tmp_path, text)
+    assert report.hypotheses[0].symptom == symptom
+    assert _critical(report) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "It does not hang, the job finishes fine.\n",
+        "Nothing hangs and training finishes.\n",
+        "No stalls were observed during the run.\n",
+    ],
+)
+def test_a_hang_word_denied_is_no_hang(tmp_path: Path, text: str) -> None:
+    assert _diagnose(tmp_path, text).hypotheses == ()

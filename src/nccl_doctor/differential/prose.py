@@ -58,7 +58,8 @@ _NUM = r"\d{1,3}(?:\.\d{1,3}){1,2}"
 #: What, said just before a failure word, says there was none ("no errors", "did not crash",
 #: "0 files failed", "without any error").
 _NONE_BEFORE = _rx(
-    r"(?:\bno|\bnot|n't|\bnever|\bwithout(?: any)?|\b0|\bzero|\bnone of the) (?:[\w-]{1,30} )?$"
+    r"(?:\bno|\bnot|n't|\bnever|\bwithout(?: any)?|\b0|\bzero|\bnone of the|\bnothing)"
+    r" (?:[\w-]{1,30} )?$"
 )
 #: An error that is a measure, not a failure ("validation error 0.087", "word error rate").
 _MEASURE_AFTER = _rx(r" ?(?:%|[:=]? {0,3}[-+]?\d{0,6}\.\d|[:=]? {0,3}\d{1,3} ?%)")
@@ -76,6 +77,11 @@ _MEASURE_BEFORE = _rx(
     r"|relative|reconstruction|prediction|quantization|approximation|rounding|top-?\d"
     r"|classification|bit|frame|phone|label|standard|numerical|fp\d{1,2}|bf16) $"
 )
+
+
+def _not_negated(text: str, match: re.Match[str]) -> bool:
+    """Whether a word of a sentence is said, not denied ("it does not hang", "no stalls")."""
+    return not _NONE_BEFORE.search(text[max(0, match.start() - 40) : match.start()])
 
 
 def _says_failure(text: str, match: re.Match[str]) -> bool:
@@ -221,6 +227,9 @@ PROSE_SYMPTOMS: tuple[ProseSymptom, ...] = (
             r"|\b(?:bandwidth|busbw|performance|throughput)\b.{0,40}"
             r"\b(?:is|was|only|drops?)\b.{0,20}\b(?:low|slow|only|\d{1,3} ?%)"
             r"|\bperformance degradation\b"
+            r"|\b(?:performance|bandwidth|busbw|throughput|speed)\b.{0,20}"
+            r"\b(?:degrad(?:es|ed|ing)|drops?|dropped|decreas(?:es|ed))\b"
+            r"|\b(?:slower|longer) than (?:on |with )?(?:one|1|a single|single)\b"
         ),
         "the reporter says the job or a benchmark is slow (a bandwidth problem, no error)",
     ),
@@ -228,13 +237,14 @@ PROSE_SYMPTOMS: tuple[ProseSymptom, ...] = (
         "hang",
         _rx(
             r"\b(?:hangs?|hanging|hung|freez\w*|frozen|stuck\w*|no progress|deadlock\w*"
-            r"|never (?:ends|returns|finishes))\b"
+            r"|stall(?:s|ed)?|never (?:ends|returns|finishes))\b"
             # Chinese: stuck, hung, no response
             r"|卡住|卡死|挂起|无响应"
             # Japanese: hangs, freezes, (the processing) stops ("止まってしまいます")
             r"|ハング|フリーズ|固ま(?:る|って|った|り)|止ま(?:って|った|ったまま|る)"
         ),
         "the reporter says the job hangs",
+        counts=_not_negated,
     ),
     _FAILURE,
 )

@@ -163,6 +163,8 @@ class EnvParser(StreamParser):
 
 
 def _python(text: str) -> list[tuple[str, str | None, str]]:
+    if _in_sentence(text, text.find("os.")):
+        return []
     if m := _PY_SET.search(text):
         return [(m["k"], _literal(m["v"]), "python")]
     if m := _PY_CALL.search(text):
@@ -170,6 +172,18 @@ def _python(text: str) -> list[tuple[str, str | None, str]]:
     if "os.environ.update" in text:
         return [(m["k"], _literal(m["v"]), "python") for m in _PY_PAIR.finditer(text)]
     return []
+
+
+def _in_sentence(text: str, start: int) -> bool:
+    """Whether two words end just before ``start``: a sentence that mentions the code ("I used
+    os.environ['NCCL_DEBUG'] = 'INFO' to show the hang") is the reporter's, and stays text."""
+    lead = text[max(0, start - 80) : start]
+    words = lead.split()
+    return (
+        lead.endswith(" ")
+        and len(words) >= 2
+        and all(w.replace("'", "").isalpha() for w in words[-2:])
+    )
 
 
 def _shell(text: str) -> list[tuple[str, str | None, str]]:
