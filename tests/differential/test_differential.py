@@ -184,7 +184,7 @@ def test_a_message_only_the_catalogue_knows_gets_its_class_and_hints() -> None:
     ],
 )
 def test_catalogue_reads_messages_behind_a_prefix(line: str, signature: str, symptom: str) -> None:
-    from nccl_doctor.differential.signatures import signature_of
+    from nccl_doctor.facts.catalogue import signature_of
 
     sig = signature_of(line)
     assert sig is not None
@@ -193,7 +193,7 @@ def test_catalogue_reads_messages_behind_a_prefix(line: str, signature: str, sym
 
 def test_every_failure_signature_is_indexed() -> None:
     """A signature the lookup cannot index is never found: only one too vague may be left."""
-    from nccl_doctor.differential.signatures import _index
+    from nccl_doctor.facts.catalogue import _index
     from nccl_doctor.knowledge.signatures import load_signatures
 
     indexed = {sig.id for _, sig in _index()}
@@ -202,7 +202,7 @@ def test_every_failure_signature_is_indexed() -> None:
 
 
 def test_catalogue_lookup_names_real_messages() -> None:
-    from nccl_doctor.differential.signatures import signature_of
+    from nccl_doctor.facts.catalogue import signature_of
 
     shm = signature_of(
         "NCCL WARN Error while creating shared memory segment /dev/shm/nccl-abc (size 9637888)"

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from nccl_doctor.differential.signatures import signature_of
+from nccl_doctor.facts.catalogue import signature_of
 from nccl_doctor.knowledge.signatures import by_id
 from nccl_doctor.pipeline import diagnose_paths
 from nccl_doctor.report import Report

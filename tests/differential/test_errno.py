@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from nccl_doctor.differential.signatures import signature_of
+from nccl_doctor.facts.catalogue import signature_of
 from nccl_doctor.pipeline import diagnose_paths
 
 NO_ROUTE = (

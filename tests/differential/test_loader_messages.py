@@ -75,3 +75,24 @@ def test_a_cuda_driver_errors_name_in_code_is_no_error(tmp_path: Path) -> None:
     )
     assert _critical(report) == []
     assert "gpu.ecc" not in report.top(3)
+
+
+def test_a_catalogued_nccl_warn_without_a_failure_word_is_a_failure(tmp_path: Path) -> None:
+    # NCCL >= 2.26 returns ncclSystemError after this WARN: its build predates the GPU
+    report = diagnose_text(
+        tmp_path,
+        "GENOA-06:4766:4780 [0] enqueue.cc:69 NCCL WARN cudaArch 1200 ncclMaxSharedMem 82240"
+        " exceeds device/fn maxSharedMem 79856\n",
+    )
+    assert report.top(1) == ["nccl.internal"]
+    assert report.hypotheses[0].symptom == "NCCL reported a system error (ncclSystemError)"
+
+
+def test_a_catalogued_nccl_warn_that_ends_no_call_is_no_failure(tmp_path: Path) -> None:
+    # NCCL prints it and goes on with the other interfaces
+    report = diagnose_text(
+        tmp_path,
+        "node1:4766:4780 [0] NCCL WARN no device found matching NCCL_OOB_NET_IFNAME=ib9,"
+        " ignoring\nnode1:4766:4780 [0] NCCL INFO Init COMPLETE\n",
+    )
+    assert report.hypotheses == ()

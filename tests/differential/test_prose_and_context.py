@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from nccl_doctor.differential.signatures import signature_of
+from nccl_doctor.facts.catalogue import signature_of
 from tests.helpers import critical_ids, diagnose_text
 
 _diagnose = diagnose_text

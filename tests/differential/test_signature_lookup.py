@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from nccl_doctor.differential import signatures
-from nccl_doctor.differential.signatures import signature_of
+from nccl_doctor.facts import catalogue as signatures
+from nccl_doctor.facts.catalogue import signature_of
 from nccl_doctor.facts.literals import holds
 from nccl_doctor.knowledge.signatures import Signature, load_signatures
 

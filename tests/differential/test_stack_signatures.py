@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from nccl_doctor.differential.signatures import signature_of
+from nccl_doctor.facts.catalogue import signature_of
 from nccl_doctor.pipeline import diagnose_paths
 from nccl_doctor.report import Report
 
@@ -386,7 +386,7 @@ def test_kernel_lines_read_as_their_class(line: str, ident: str, symptom: str) -
 def test_harmless_means_an_info_message_not_a_failures_wrapper() -> None:
     """A corrected PCIe error is harmless; c10d's 'NCCL error in:' (class info, level error:
     a typed fact reads its cause) still says something failed, so the reporter may quote it."""
-    from nccl_doctor.differential.signatures import harmless_message
+    from nccl_doctor.facts.catalogue import harmless_message
 
     corrected = harmless_message(
         "pcieport 0000:00:01.1: AER: Corrected error received: 0000:01:00.0"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from nccl_doctor.differential.signatures import signature_of
+from nccl_doctor.facts.catalogue import signature_of
 
 
 def assert_reads_as(line: str, ident: str, symptom: str, fields: dict[str, str]) -> None:

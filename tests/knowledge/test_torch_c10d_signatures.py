@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from nccl_doctor.differential.signatures import harmless, signature_of
+from nccl_doctor.facts.catalogue import harmless, signature_of
 from nccl_doctor.knowledge.signatures import by_id, load_signatures
 from tests.knowledge._signature_lines import assert_reads_as
 

@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from nccl_doctor.differential.signatures import signature_of
+from nccl_doctor.facts.catalogue import signature_of
 from nccl_doctor.knowledge.signatures import by_id
 from tests.knowledge._signature_lines import assert_reads_as
 

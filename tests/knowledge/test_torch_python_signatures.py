@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from nccl_doctor.differential.signatures import signature_of
 from nccl_doctor.differential.symptoms import SIGNAL_CLASS
+from nccl_doctor.facts.catalogue import signature_of
 from nccl_doctor.knowledge.signatures import load_signatures
 from tests.knowledge._signature_lines import assert_reads_as
 

@@ -22,8 +22,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from nccl_doctor.differential.signatures import harmless_message
 from nccl_doctor.facts.base import Cite
+from nccl_doctor.facts.catalogue import harmless_message
 from nccl_doctor.facts.store import Facts
 
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from nccl_doctor.differential.phases import WHERE, phase_of
-from nccl_doctor.differential.signatures import signature_of
 from nccl_doctor.facts.base import Cite, Fact
+from nccl_doctor.facts.catalogue import signature_of
 from nccl_doctor.facts.nccl import NcclWarn
 from nccl_doctor.facts.run import (
     C10dSocketError,

@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from nccl_doctor.facts.base import Cite, Fact
+from nccl_doctor.facts.catalogue import signature_of
 from nccl_doctor.facts.literals import prefiltered
 from nccl_doctor.facts.messages import PEER_GONE_TEXT
 from nccl_doctor.facts.nccl import NcclCommInit, NcclWarn
@@ -181,7 +182,7 @@ def _message(fact: Fact) -> str | None:
         code = f" {fact.code}" if fact.code is not None else ""
         return f"CUDA error{code}: {fact.error}" if fact.error else fact.cite.text.strip()
     if isinstance(fact, NcclWarn):
-        return fact.message if _WARN_FAILURE.search(fact.message) else None
+        return fact.message if _WARN_FAILURE.search(fact.message) or _failing(fact) else None
     if isinstance(fact, C10dSocketError) and _RETRIED.search(fact.cite.text):
         return None
     if isinstance(fact, C10dSocketError | DistributedError) and fact.message:
@@ -199,6 +200,14 @@ def _message(fact: Fact) -> str | None:
     if isinstance(fact, LauncherSignal):
         return fact.cite.text.strip()
     return None
+
+
+def _failing(warn: NcclWarn) -> bool:
+    """Whether the catalogue knows the WARN as the message of a failing call (a result other
+    than success): ``Bootstrap : no socket interface found``, ``... exceeds device/fn
+    maxSharedMem``, ``Duplicate GPU detected`` say no failure word, and end the call."""
+    sig = signature_of(warn.message)
+    return sig is not None and sig.level == "warn" and sig.result is not None
 
 
 def _cascade(fact: Fact, message: str) -> bool:
