@@ -22,7 +22,9 @@ The NCCL shared-memory messages above (NCCL WARN lines, PyTorch's ``Last
 error:``, or a quote of them), ``No space left on device`` about
 ``/dev/shm``; a SIGSEGV/SIGBUS inside ``ncclShmOpen`` (a backtrace's frame
 beside the signal, or a line naming both); a ``docker run`` without
-``--shm-size`` or ``--ipc=host``.
+``--shm-size`` or ``--ipc=host``. Without any of those, a rank the launcher says
+SIGBUS killed (exit code -7) with no error of its own (low confidence, medium
+beside such a ``docker run``).
 
 Fix
 ---
@@ -36,6 +38,7 @@ from __future__ import annotations
 
 from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.nccl import NcclWarn
+from nccl_doctor.facts.run import ChildFailure, WorkerExit
 from nccl_doctor.facts.store import Facts, Hit
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules._probe import isolated_transport
@@ -83,13 +86,63 @@ def _crashes(facts: Facts) -> tuple[Hit, ...]:
     return (*facts.seen(SHM_CRASH), *frames)
 
 
+#: The signal a process gets when a page of a mapped file cannot be backed (SIGBUS).
+_SIGBUS = 7
+
+
+def _bus_deaths(facts: Facts) -> list[Fact]:
+    """Ranks the launcher says a SIGBUS killed (exit code -7), with no error of their own."""
+    exits: tuple[WorkerExit | ChildFailure, ...] = (*facts.of(WorkerExit), *facts.of(ChildFailure))
+    return [
+        e
+        for e in exits
+        if (e.signal_number == _SIGBUS or e.signal_name == "SIGBUS")
+        and not (isinstance(e, ChildFailure) and e.traceback)
+    ]
+
+
+def _bus_death(facts: Facts, deaths: list[Fact]) -> list[Finding]:
+    """A rank killed by SIGBUS, no error printed: NCCL's troubleshooting guide's /dev/shm case
+    (its segments are files in /dev/shm; a page the tmpfs cannot back kills the process)."""
+    docker = [
+        h.cite for h in facts.seen(CONTAINER_START) if h.said not in facts.lines_of(CONTAINER_SHM)
+    ]
+    summary = (
+        "A rank was killed by SIGBUS (exit code -7) with no error of its own: a page of a "
+        "memory-mapped file could not be backed, which for NCCL's shared-memory segments (and "
+        "the data loader's) means /dev/shm is too small or full"
+    )
+    if docker:
+        summary += "; the container was started without --shm-size or --ipc=host (64 MB)"
+    return [
+        RULE.finding(
+            summary=summary,
+            fix=[
+                "Check the space: df -h /dev/shm inside the container (Docker's default is 64 MB)",
+                (
+                    "Start the container with --ipc=host or --shm-size=1g (more for many GPUs "
+                    "per host); in Kubernetes mount an emptyDir with medium: Memory at /dev/shm"
+                ),
+                (
+                    "If /dev/shm is large: check the host's memory and disk (a full file system "
+                    "under another mapped file also ends in SIGBUS)"
+                ),
+            ],
+            evidence=first_distinct([*deaths[:2], *docker[:1]], 3),
+            confidence=Confidence.MEDIUM if docker else Confidence.LOW,
+            ranks=[d.rank for d in deaths if d.rank is not None],
+        )
+    ]
+
+
 def check(facts: Facts) -> list[Finding]:
     """Fire on NCCL shared-memory segment failures."""
     if probe := _probe(facts):
         return probe
     evidence, path, size, from_machine = _segment(facts)
     if not evidence:
-        return []
+        deaths = _bus_deaths(facts)
+        return _bus_death(facts, deaths) if deaths else []
     if path is None:
         path = next((h.match["path"] for h in facts.seen_on(SHM_PATH, evidence)), None)
     if size is None:
