@@ -82,6 +82,36 @@ def test_an_unclassified_failure_ranks_the_commonest_causes_not_a_crash(tmp_path
     ids = [h.id for h in report.hypotheses]
     assert ids[:3] == ["nccl.p2p", "net.socket_interface", "nccl.version_mismatch"]
     assert "launch.rank_crash" not in ids
-    # the same failure inside a container: shared memory comes first
+    # the same failure inside a container: a container alone is no shared-memory failure (a
+    # too small /dev/shm fails NCCL's set-up with an error of its own)
     docker = _report(tmp_path, "I run it inside a docker container.\n" + GENERIC, "docker.txt")
-    assert docker.hypotheses[0].id == "nccl.shm"
+    assert docker.hypotheses[0].id != "nccl.shm"
+    # a /dev/shm of 64 MB that df shows is
+    small = _report(
+        tmp_path,
+        "I run it inside a docker container.\n$ df -h /dev/shm\n"
+        "Filesystem      Size  Used Avail Use% Mounted on\n"
+        "shm              64M     0   64M   0% /dev/shm\n\n" + GENERIC,
+        "small.txt",
+    )
+    assert small.hypotheses[0].id == "nccl.shm"
+    assert any("under 512 MiB" in reason for reason in small.hypotheses[0].for_)
+    # Ray's start-up warning says the same; a /dev/shm of 32 GiB speaks against it
+    ray = _report(
+        tmp_path,
+        "WARNING services.py:1996 -- WARNING: The object store is using /tmp instead of /dev/shm"
+        " because /dev/shm has only 67108864 bytes available.\n" + GENERIC,
+        "ray.txt",
+    )
+    assert ray.hypotheses[0].id == "nccl.shm"
+    system = (
+        "RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1333,"
+        " unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.18.6\n"
+    )
+    assert _report(tmp_path, system, "system.txt").hypotheses[0].id == "nccl.shm"
+    big = _report(
+        tmp_path, "$ df -h /dev/shm\nshm  32G  1.2G  31G  4% /dev/shm\n\n" + system, "big.txt"
+    )
+    # 32 GiB of /dev/shm: shared memory drops out of the ranking (weighed 0.2)
+    assert "nccl.shm" not in [h.id for h in big.hypotheses]
+    assert big.hypotheses[0].id == "net.socket_interface"

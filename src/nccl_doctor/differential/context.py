@@ -29,12 +29,13 @@ from nccl_doctor.facts.nccl import (
 )
 from nccl_doctor.facts.net import IbPort
 from nccl_doctor.facts.software import CpuInfo, SoftwareVersions
-from nccl_doctor.facts.store import Facts
+from nccl_doctor.facts.store import Facts, Hit
 from nccl_doctor.facts.versions import versions_of
 from nccl_doctor.knowledge.gpu_boards import consumer_board, nvlink_board, nvswitch_model
 from nccl_doctor.knowledge.topics import steered
 from nccl_doctor.knowledge.workarounds import is_switch, mask_of
 from nccl_doctor.signs.gpu import CONSUMER_BOARD, NVLINK_BOARD
+from nccl_doctor.signs.host import SHM_SIZE_SHOWN
 from nccl_doctor.signs.nccl import P2P_PLATFORM
 from nccl_doctor.signs.settings import Worked, settings_that_worked
 
@@ -112,6 +113,7 @@ def context_of(facts: Facts) -> Context:
     if container is None and "container" in said:
         container = True
     shm = [s.size_mib for s in facts.of(ShmInfo) if s.size_mib is not None]
+    shm += [size for h in facts.seen(SHM_SIZE_SHOWN) if (size := _shm_mib(h))]
     layouts = facts.of(NcclCommLayout)
     local = max((x.local_ranks for x in layouts if x.local_ranks), default=None)
     nodes = max((x.n_nodes for x in layouts if x.n_nodes), default=None)
@@ -162,6 +164,18 @@ def context_of(facts: Facts) -> Context:
         or _env(facts, "NCCL_IB_GID_INDEX") is not None,
         releases=versions_of(facts),
     )
+
+
+_UNIT_MIB = {"K": 1 / 1024, "M": 1, "G": 1024, "T": 1024 * 1024}
+
+
+def _shm_mib(hit: Hit) -> int | None:
+    """The size of /dev/shm a tool printed, in MiB (df's human units, or bytes)."""
+    m = hit.match
+    if m["size"] is not None:
+        return int(float(m["size"]) * _UNIT_MIB[m["unit"].upper()])
+    raw = m["bytes"] or m["shm_bytes"]
+    return int(raw) // 2**20 if raw else None
 
 
 def _changes(setting: Worked) -> bool:

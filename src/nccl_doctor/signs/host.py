@@ -71,3 +71,13 @@ CHECKPOINT_SAVE = sign(
     r"(?:storing|saving|save|writing)\b.{0,40}checkpoint|checkpoint.{0,40}\b(?:sav|stor|writ)",
     "a job said to be saving a checkpoint (slow or full storage can stall that rank)",
 )
+SHM_SIZE_SHOWN = sign(
+    "host.shm_size_shown",
+    # df -h's row for /dev/shm ("shm  64M  0  64M  0% /dev/shm"), Ray's start-up warning
+    # ("/dev/shm has only 67108864 bytes available"), docker inspect's HostConfig.ShmSize
+    r"^\s*(?:shm|tmpfs|none|overlay)\s+(?P<size>\d{1,7}(?:\.\d{1,3})?)(?P<unit>[KMGT])i?B?\s+"
+    r"\S{1,12}\s+\S{1,12}\s+\d{1,3}%\s+/dev/shm\s*$"
+    r"|/dev/shm has only (?P<bytes>\d{1,15}) bytes available"
+    r"|\"ShmSize\":\s*(?P<shm_bytes>\d{1,15})",
+    "a tool printed the size of /dev/shm (df, Ray's warning, docker inspect)",
+)
