@@ -101,3 +101,33 @@ def test_an_interface_setting_that_did_not_help_leaves_the_connect_failure(
         tmp_path, _NO_ROUTE + "\nI tried NCCL_SOCKET_IFNAME=em4 but it still fails.\n"
     )
     assert report.top(1) == ["net.unreachable"]
+
+
+_NVLS_STALL = (
+    "NCCL initialization hangs with 4 GPUs, but works with 2 GPUs, on an 8xH100 machine.\n"
+    "We've successfully tried simpleP2P so all GPUs seem to be working.\n\n"
+    "c2ce1c877ea3:1023:1032 [0] NCCL INFO NVLS multicast support is available on dev 0\n"
+    "c2ce1c877ea3:1023:1032 [0] NCCL INFO NVLS Bind mem 0xac0000000 UC handle 0x7f3310ccb240"
+    " MC handle 0x7f3310ccaa20 size 1073741824\n"
+)
+
+
+def test_a_hang_in_nvls_set_up_is_nvls_and_a_passing_p2p_test_is_not_p2p(
+    tmp_path: Path,
+) -> None:
+    facts = _facts(tmp_path, _NVLS_STALL)
+    ctx = context_of(facts)
+    assert ctx.nvls_setup_unfinished
+    assert ctx.says("p2p_test_passed")
+    report = diagnose_text(tmp_path, _NVLS_STALL)
+    assert report.top(1) == ["nccl.nvls"]
+    assert "nccl.p2p" not in report.top(3)
+
+
+def test_nvls_set_up_that_finished_is_no_nvls_stall(tmp_path: Path) -> None:
+    done = _NVLS_STALL + (
+        "c2ce1c877ea3:1023:1032 [0] NCCL INFO comm 0x5581e0 rank 0 nranks 4 cudaDev 0 nvmlDev 0"
+        " busId 18000 commId 0x2b1c2a47 - Init COMPLETE\n"
+    )
+    assert not context_of(_facts(tmp_path, done)).nvls_setup_unfinished
+    assert diagnose_text(tmp_path, done).top(1) != ["nccl.nvls"]

@@ -21,7 +21,9 @@ from nccl_doctor.facts.host import EnvVar
 from nccl_doctor.facts.job import gpu_models, job_pids, world_size
 from nccl_doctor.facts.live import HostRuntime, ShmInfo
 from nccl_doctor.facts.nccl import (
+    NcclCommInit,
     NcclCommLayout,
+    NcclEvent,
     NcclNet,
     NcclTestCommand,
     NcclTestConfig,
@@ -67,6 +69,8 @@ class Context:
     #: whether the GPUs sit on an NVLink/NVSwitch board (SXM, HGX/DGX); ``None``: not said
     nvlink_board: bool | None = None
     wsl: bool = False
+    #: NCCL's log shows NVLS multicast set-up and no communicator finished its init
+    nvls_setup_unfinished: bool = False
     #: the job is NCCL's own benchmark (nccl-tests): its collectives match on every rank
     benchmark: bool = False
     #: the reporter's discriminating sentences (:data:`.prose.CUES`), by cue name
@@ -156,6 +160,8 @@ def context_of(facts: Facts) -> Context:
         nvlink_board=_board(facts, models, consumer),
         wsl=wsl,
         benchmark=bool(facts.of(NcclTestConfig) or facts.of(NcclTestCommand)),
+        nvls_setup_unfinished=any(e.event == "nvls-setup" for e in facts.of(NcclEvent))
+        and not any(i.phase == "complete" for i in facts.of(NcclCommInit)),
         said=said,
         worked=tuple(w for w in settings_that_worked(facts) if w.prose and _changes(w)),
         ib_status=frozenset(w.ib_status for w in facts.of(NcclWarn) if w.ib_status is not None),

@@ -214,6 +214,8 @@ PRIORS: dict[str, tuple[Prior, ...]] = {
         ),
         _p("net.unreachable", 0.05, "the nodes cannot reach each other's ports"),
         _p("gpu.xid", 0.05, "a GPU that stopped responding", "llama3"),
+        # the development corpora: 2 of 62 hangs were NVLS set-up on an NVSwitch board
+        _p("nccl.nvls", 0.03, "NVLS multicast set-up that never completes", "dev-corpus"),
     ),
     "slow": (
         _p("net.gdr", 0.22, "inter-node traffic staged through host memory: GPUDirect RDMA off"),

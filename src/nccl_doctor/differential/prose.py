@@ -279,6 +279,13 @@ CUES: dict[str, re.Pattern[str]] = {
         r"|\bworks? (?:fine |well )?(?:with|on) (?:a )?single GPU|single GPU\b.{0,30}\bworks?\b"
         r"|\bworks? (?:fine |well )?(?:with|on) (?:one|1) GPU\b"
     ),
+    # CUDA's own peer-to-peer samples pass: the GPUs' peer access works outside NCCL
+    "p2p_test_passed": _rx(
+        r"\b(?:simpleP2P|p2pBandwidthLatencyTest|simpleIPC)\b.{0,60}"
+        r"\b(?:pass(?:es|ed)?|works?|worked|succe\w*|fine|ok(?:ay)?)\b"
+        r"|" + _NOT_SAID + r"\b(?:successfully|succesfully) (?:tried|ran|run|tested)\b.{0,30}"
+        r"\b(?:simpleP2P|p2pBandwidthLatencyTest)\b"
+    ),
     "container": _rx(
         r"\b(?:docker|container|kubernetes|k8s|pods?|singularity|apptainer|enroot)\b|容器"
     ),

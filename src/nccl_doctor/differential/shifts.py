@@ -121,6 +121,14 @@ SHIFTS: tuple[Shift, ...] = (
             ("launch.duplicate_launch", 1.5),
         )
     ),
+    # a stall whose log ends in NVLS multicast set-up, before any communicator finished
+    Shift(
+        "nccl.nvls",
+        8.0,
+        "NCCL's log shows NVLS multicast set-up and no communicator finished its init",
+        lambda c: c.nvls_setup_unfinished,
+        _STALLS,
+    ),
     # NVSwitch's fabric manager exists only on NVLink boards (HGX/DGX, SXM parts)
     *(
         Shift(i, 2.0, "the GPUs sit on an NVLink/NVSwitch board", lambda c: c.nvlink_board is True)
@@ -226,6 +234,13 @@ SHIFTS: tuple[Shift, ...] = (
         3.0,
         "the same code works with gloo or on one GPU: NCCL's GPU-to-GPU path is at fault",
         lambda c: c.says("nccl_only"),
+    ),
+    Shift(
+        "nccl.p2p",
+        0.3,
+        "the reporter says CUDA's own peer-to-peer test (simpleP2P, p2pBandwidthLatencyTest) "
+        "passes: peer access works outside NCCL",
+        lambda c: c.says("p2p_test_passed"),
     ),
     Shift(
         "nccl.shm",

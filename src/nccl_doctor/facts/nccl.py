@@ -322,7 +322,8 @@ class NcclEvent(NcclLogFact):
     """A milestone or notice NCCL printed, named mechanically.
 
     ``event`` is one of ``connected-rings``, ``connected-trees``,
-    ``connected-nvls-tree``, ``nvls-support``, ``nvls-bind-failed``,
+    ``connected-nvls-tree``, ``nvls-support``, ``nvls-setup`` (multicast memory
+    being bound), ``nvls-bind-failed``,
     ``p2p-disabled``, ``connect-retry``; ``detail`` holds what the line
     said as (key, value) pairs (``available``/``dev``, ``gpus``, ``peer``...).
     """
