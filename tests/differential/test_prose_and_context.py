@@ -812,3 +812,30 @@ def test_stalls_slowness_and_a_sentence_about_code_are_read(
 )
 def test_a_hang_word_denied_is_no_hang(tmp_path: Path, text: str) -> None:
     assert _diagnose(tmp_path, text).hypotheses == ()
+
+
+@pytest.mark.parametrize(
+    ("text", "first"),
+    [
+        # MIG named beside CUDA seeing one GPU: a process enumerates one instance at most
+        ("Torch.cuda.device_count() shows only one gpu in MIG A100\n", "gpu.mig"),
+        (
+            "On our 4-GPU box torch.cuda.device_count() shows only one GPU\n",
+            "cuda.device_visibility",
+        ),
+        # Chinese: "training on several V100s, the GPUs were all allocated to the same card"
+        ("使用v100来多卡训练，发现分配gpu都分配到同一张卡了\n", "cuda.device_visibility"),
+        (
+            "When I ran the script, I got out of memory. GPU 0 gets more memory than others.\n",
+            "gpu.oom",
+        ),
+    ],
+)
+def test_gpu_enumeration_and_placement_in_words(tmp_path: Path, text: str, first: str) -> None:
+    assert _diagnose(tmp_path, text).top(1) == [first]
+
+
+def test_a_full_device_count_is_no_enumeration_failure(tmp_path: Path) -> None:
+    assert (
+        _diagnose(tmp_path, "On our box device_count() returns 8 as expected.\n").hypotheses == ()
+    )

@@ -158,6 +158,7 @@ PROSE_SYMPTOMS: tuple[ProseSymptom, ...] = (
             r"\b(?:CUDA|GPU) out of memory\b|\bran out of (?:GPU )?memory\b"
             r"|\b(?:fail\w*|unable) to allocate (?:GPU|CUDA|device) memory\b"
             r"|\bCUDA error\b.{0,30}\b(?:fail\w* to )?allocat\w* (?:GPU )?memory\b"
+            r"|\b(?:got|get|gets|getting|hit|hits|runs?) (?:an? )?(?:CUDA |GPU )?out of memory\b"
         ),
         "the reporter says it ran out of GPU memory",
     ),
@@ -192,6 +193,15 @@ PROSE_SYMPTOMS: tuple[ProseSymptom, ...] = (
         "the reporter says connecting to the store or the rendezvous failed",
     ),
     ProseSymptom(
+        "cuda_device",
+        _rx(
+            r"\bdevice_count\(\)\s*(?:shows|returns|gives|reports|is|=|==)\s*(?:only )?"
+            r"(?:0|1|one|zero)\b"
+            r"|\b(?:sees?|detects?|shows?|finds?|lists?) only (?:one|1|a single) (?:GPU|device)\b"
+        ),
+        "the reporter says CUDA enumerates fewer GPUs than the machine has",
+    ),
+    ProseSymptom(
         "gpu_imbalance",
         _rx(
             r"\b(?:extra|additional|more|other)\s+(?:\d+\s+)?process\w*\b.{0,40}\bGPU ?#?0\b"
@@ -204,6 +214,11 @@ PROSE_SYMPTOMS: tuple[ProseSymptom, ...] = (
             r"|\b(?:two|both|all|multiple|several|\d+) (?:of the )?(?:processes|ranks|workers)\b"
             r"(?:(?!\bnot\b|n't\b|\bnever\b).){0,30}\b(?:on|use|using|share|sharing) (?:the )?"
             r"same (?:GPU|device|card)\b(?! ?\?)"
+            # "GPU 0 gets more memory than the others"
+            r"|\b(?:GPU ?#?0|0 GPU|first GPU)\b.{0,30}\b(?:more|most|higher|larger|extra)\b"
+            r".{0,20}\bmemor\w*"
+            # Chinese: all (processes) run on the same card / GPU
+            r"|(?:都|全部|全都)(?:跑|在|分配)(?:到|在)?同一(?:张|块|个)(?:卡|显卡|GPU)"
         ),
         "the reporter sees the job's processes or memory on GPU 0 (or GPUs it did not ask for)",
     ),
@@ -279,6 +294,7 @@ CUES: dict[str, re.Pattern[str]] = {
         r"|\bworks? (?:fine |well )?(?:with|on) (?:a )?single GPU|single GPU\b.{0,30}\bworks?\b"
         r"|\bworks? (?:fine |well )?(?:with|on) (?:one|1) GPU\b"
     ),
+    "mig": _rx(r"\bMIG\b|\bMulti-Instance GPU\b"),
     # CUDA's own peer-to-peer samples pass: the GPUs' peer access works outside NCCL
     "p2p_test_passed": _rx(
         r"\b(?:simpleP2P|p2pBandwidthLatencyTest|simpleIPC)\b.{0,60}"

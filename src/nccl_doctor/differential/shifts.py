@@ -236,6 +236,13 @@ SHIFTS: tuple[Shift, ...] = (
         lambda c: c.says("nccl_only"),
     ),
     Shift(
+        "gpu.mig",
+        4.0,
+        "the reporter names MIG: a process enumerates one MIG instance at most",
+        lambda c: c.says("mig"),
+        frozenset({"cuda_device", "cuda_init", "nccl_invalid", "nccl_unhandled_cuda", "failure"}),
+    ),
+    Shift(
         "nccl.p2p",
         0.3,
         "the reporter says CUDA's own peer-to-peer test (simpleP2P, p2pBandwidthLatencyTest) "
