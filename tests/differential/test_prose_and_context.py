@@ -839,3 +839,12 @@ def test_a_full_device_count_is_no_enumeration_failure(tmp_path: Path) -> None:
     assert (
         _diagnose(tmp_path, "On our box device_count() returns 8 as expected.\n").hypotheses == ()
     )
+
+
+def test_an_exit_by_signal_9_in_words_is_a_killed_process(tmp_path: Path) -> None:
+    killed = _diagnose(
+        tmp_path, "With 8 GPUs the host memory reached 8*60GB and it caused exited -9 ;\n"
+    )
+    assert killed.hypotheses[0].symptom == "a rank was killed (SIGKILL / exit 137)"
+    assert killed.top(1) == ["host.resources"]
+    assert _diagnose(tmp_path, "The process exited with code 0 after 9 epochs.\n").hypotheses == ()

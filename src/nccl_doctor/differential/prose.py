@@ -169,6 +169,8 @@ PROSE_SYMPTOMS: tuple[ProseSymptom, ...] = (
             r"|\bOOM[- ]kill"
             # Chinese: "just killed", "killed appears", "was killed" (the shell's word, quoted)
             r"|(?:直接|就|被|出现|显示|提示)\s?killed\b"
+            # "caused exited -9", "exits with return code = -9", "signal 9": SIGKILL by its number
+            r"|\bexit(?:ed|s)?\b.{0,25}(?<![\w.-])-9\b|\bsignal 9\b|\bSIGKILL\b"
         ),
         "the reporter says the process was killed (the shell's 'Killed': SIGKILL)",
     ),
