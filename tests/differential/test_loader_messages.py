@@ -96,3 +96,17 @@ def test_a_catalogued_nccl_warn_that_ends_no_call_is_no_failure(tmp_path: Path) 
         " ignoring\nnode1:4766:4780 [0] NCCL INFO Init COMPLETE\n",
     )
     assert report.hypotheses == ()
+
+
+def test_a_driver_mismatch_said_inside_a_container_in_chinese_is_the_container(
+    tmp_path: Path,
+) -> None:
+    # "running in a container"
+    report = diagnose_text(
+        tmp_path,
+        "在容器里运行训练脚本时报错：\n"
+        "RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda"
+        " functions before calling NumCudaDevices() that might have already set an error?"
+        " Error 803: system has unsupported display driver / cuda driver combination\n",
+    )
+    assert report.top(1) == ["driver.container"]

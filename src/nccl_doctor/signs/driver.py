@@ -13,7 +13,9 @@ CONTAINER_CUE = sign(
     "driver.container_cue",
     r"\b(?:docker|podman|containerd|kubernetes|kubectl|k8s|enroot|pyxis|apptainer|singularity"
     r"|nvidia-container-(?:cli|toolkit|runtime)|--gpus\b|in(?:side)? (?:a |the )?container"
-    r"|NGC|nvcr\.io|/\.dockerenv)",
+    r"|NGC|nvcr\.io|/\.dockerenv)"
+    # Chinese: container
+    r"|容器",
     "the job ran in a container (a runtime, an orchestrator, an NGC image, or a person saying so)",
 )
 CUDA_DRIVER_VERSION = sign(

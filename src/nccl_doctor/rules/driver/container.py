@@ -24,7 +24,9 @@ Evidence
 ``nvidia-container-cli`` errors, error 34, and, where the evidence says the
 job ran in a container (docker, Kubernetes, enroot, Singularity), ``Found no
 NVIDIA driver``, ``libcuda.so.1: cannot open shared object file``, a missing
-``/dev/nvidia-uvm``, NVML ``Unknown Error`` or error 804.
+``/dev/nvidia-uvm``, NVML ``Unknown Error``, error 804, or a driver
+version mismatch (error 803, NVML ``Driver/library version mismatch``: the
+image's own libcuda shadows the host's; it explains ``driver.version_mismatch``).
 
 Fix
 ---
@@ -67,6 +69,7 @@ RULE = Rule(
         "cuda.unknown_error",
         "gpu.lost",
         "launch.rank_crash",
+        "driver.version_mismatch",
     ),
 )
 
@@ -210,6 +213,29 @@ def check(facts: Facts) -> list[Finding]:
         )
         ranks = _ranks(facts, missing)
         return [_finding(summary, [*missing[:2], cue], confidence, ranks=ranks)]
+    mismatch: list[Fact] = [e for e in facts.of(CudaError) if e.code == 803]
+    mismatch += [s for s in facts.of(SmiError) if s.error == "version_mismatch"]
+    if mismatch:
+        return [
+            _finding(
+                "Inside a container the driver's user-space libraries do not match the kernel "
+                "module (error 803 / NVML 'Driver/library version mismatch'): the image brings a "
+                "libcuda of its own (cuda-compat registered in ld.so.conf, or a driver installed "
+                "inside the image) that shadows the one the container toolkit mounts from the host",
+                [mismatch[0], cue],
+                Confidence.MEDIUM if machine_cue else Confidence.LOW,
+                extra=(
+                    (
+                        "Check the host first: if nvidia-smi fails there too, the host's driver "
+                        "was upgraded without a reboot (driver.version_mismatch)"
+                    ),
+                    (
+                        "Otherwise do not install a driver inside the image, and drop "
+                        "/usr/local/cuda/compat from its ld.so.conf and LD_LIBRARY_PATH"
+                    ),
+                ),
+            )
+        ]
     compat = [e for e in facts.of(CudaError) if e.code == 804]
     if compat:
         return [
