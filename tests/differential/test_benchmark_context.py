@@ -131,3 +131,26 @@ def test_nvls_set_up_that_finished_is_no_nvls_stall(tmp_path: Path) -> None:
     )
     assert not context_of(_facts(tmp_path, done)).nvls_setup_unfinished
     assert diagnose_text(tmp_path, done).top(1) != ["nccl.nvls"]
+
+
+def _on_5090(version: str) -> str:
+    return (
+        "all_reduce_perf fails on two RTX 5090 cards.\n"
+        f"GENOA-06:4766:4766 [0] NCCL INFO NCCL version {version}+cuda12.8\n"
+        "GENOA-06: Test NCCL failure common.cu:1030 'unhandled cuda error (run with"
+        " NCCL_DEBUG=INFO for details) / '\n"
+    )
+
+
+def test_an_nccl_older_than_the_gpu_weighs_for_an_nccl_bug(tmp_path: Path) -> None:
+    ctx = context_of(_facts(tmp_path, _on_5090("2.25.1")))
+    assert ctx.gpu_newer_than_nccl == ("RTX 5090", "2.26.2")
+    report = diagnose_text(tmp_path, _on_5090("2.25.1"))
+    assert report.top(1) == ["nccl.internal"]
+    assert any("predates RTX 5090 support" in r for r in report.hypotheses[0].for_)
+
+
+def test_an_nccl_that_knows_the_gpu_is_no_such_cue(tmp_path: Path) -> None:
+    assert context_of(_facts(tmp_path, _on_5090("2.26.5"))).gpu_newer_than_nccl is None
+    report = diagnose_text(tmp_path, _on_5090("2.26.5"))
+    assert not any("predates" in r for h in report.hypotheses for r in h.for_)

@@ -34,11 +34,12 @@ from nccl_doctor.facts.software import CpuInfo, SoftwareVersions
 from nccl_doctor.facts.store import Facts, Hit
 from nccl_doctor.facts.versions import versions_of
 from nccl_doctor.knowledge.gpu_boards import consumer_board, nvlink_board, nvswitch_model
+from nccl_doctor.knowledge.nccl_versions import MIN_NCCL_FOR_GPU, compare_versions
 from nccl_doctor.knowledge.topics import steered
 from nccl_doctor.knowledge.workarounds import is_switch, mask_of
 from nccl_doctor.signs.gpu import CONSUMER_BOARD, NVLINK_BOARD
 from nccl_doctor.signs.host import SHM_SIZE_SHOWN
-from nccl_doctor.signs.nccl import P2P_PLATFORM
+from nccl_doctor.signs.nccl import NEW_GPUS, P2P_PLATFORM
 from nccl_doctor.signs.settings import Worked, settings_that_worked
 
 _TRUE = frozenset({"1", "true", "yes", "on"})
@@ -69,6 +70,9 @@ class Context:
     #: whether the GPUs sit on an NVLink/NVSwitch board (SXM, HGX/DGX); ``None``: not said
     nvlink_board: bool | None = None
     wsl: bool = False
+    #: the GPU the evidence names whose support came in a later NCCL than the one in use, and
+    #: that release (``("RTX 5090", "2.26.2")``)
+    gpu_newer_than_nccl: tuple[str, str] | None = None
     #: NCCL's log shows NVLS multicast set-up and no communicator finished its init
     nvls_setup_unfinished: bool = False
     #: the job is NCCL's own benchmark (nccl-tests): its collectives match on every rank
@@ -169,7 +173,19 @@ def context_of(facts: Facts) -> Context:
         or any((dev[2] or "").lower() == "roce" for n in nets for dev in n.ib_devices)
         or _env(facts, "NCCL_IB_GID_INDEX") is not None,
         releases=versions_of(facts),
+        gpu_newer_than_nccl=_gpu_newer_than_nccl(facts),
     )
+
+
+def _gpu_newer_than_nccl(facts: Facts) -> tuple[str, str] | None:
+    """A GPU the evidence names that the NCCL release in use predates, and its first release."""
+    version = dict(versions_of(facts)).get("nccl")
+    if version is None:
+        return None
+    for gpu, floor in MIN_NCCL_FOR_GPU.items():
+        if facts.saw(NEW_GPUS[gpu]) and (compare_versions(version, floor) or 0) < 0:
+            return gpu, floor
+    return None
 
 
 _UNIT_MIB = {"K": 1 / 1024, "M": 1, "G": 1024, "T": 1024 * 1024}

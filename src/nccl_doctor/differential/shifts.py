@@ -121,6 +121,19 @@ SHIFTS: tuple[Shift, ...] = (
             ("launch.duplicate_launch", 1.5),
         )
     ),
+    # a GPU newer than the NCCL build: its kernels or topology code do not know the part
+    Shift(
+        "nccl.internal",
+        6.0,
+        "the NCCL release in use predates the GPU's support",
+        lambda c: c.gpu_newer_than_nccl is not None,
+        explain=lambda c: (
+            f"the NCCL release in use ({c.release('nccl')}) predates {c.gpu_newer_than_nccl[0]}"
+            f" support (NCCL {c.gpu_newer_than_nccl[1]})"
+            if c.gpu_newer_than_nccl
+            else ""
+        ),
+    ),
     # a stall whose log ends in NVLS multicast set-up, before any communicator finished
     Shift(
         "nccl.nvls",

@@ -68,9 +68,19 @@ def compare_versions(a: str, b: str) -> int | None:
     return (va > vb) - (va < vb)
 
 
-#: First NCCL release supporting a GPU generation (NVIDIA/nccl#1611, maintainer), most
-#: specific name first (``GB200`` before ``B200``).
-MIN_NCCL_FOR_GPU: dict[str, str] = {"GB200": "2.25.1", "B200": "2.25.1", "Blackwell": "2.25.1"}
+#: First NCCL release supporting a GPU generation, most specific name first (``GB200``
+#: before ``B200``, the workstation and GeForce Blackwell parts before ``Blackwell``): data-
+#: centre Blackwell from 2.25.1 (NVIDIA/nccl#1611, maintainer); GeForce and workstation
+#: Blackwell (sm_120) from 2.26.2, whose kernels fit their smaller shared memory
+#: (NVIDIA/nccl-tests#287 and #291, NVIDIA's kiskra-nvidia, confirmed by the reporters).
+MIN_NCCL_FOR_GPU: dict[str, str] = {
+    "RTX 5090": "2.26.2",
+    "RTX 5080": "2.26.2",
+    "RTX PRO 6000": "2.26.2",
+    "GB200": "2.25.1",
+    "B200": "2.25.1",
+    "Blackwell": "2.25.1",
+}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -198,7 +198,11 @@ NCCL_TESTS = sign(
 #: The GPU generations that need a minimum NCCL release, one sign each: a line naming
 #: both ``B200`` and ``GB200`` shows each.
 NEW_GPUS = {
-    gpu: sign(f"nccl.gpu_{gpu.lower()}", rf"\b{gpu}\b", f"the evidence names a {gpu} GPU")
+    gpu: sign(
+        f"nccl.gpu_{gpu.lower().replace(' ', '_')}",
+        rf"\b{gpu.replace(' ', '[ -]?')}\b",
+        f"the evidence names a {gpu} GPU",
+    )
     for gpu in MIN_NCCL_FOR_GPU
 }
 VERSION_SAID = sign(
