@@ -80,7 +80,9 @@ def test_a_librarys_message_wins_over_the_errno_text_it_quotes() -> None:
 def test_an_unclassified_failure_ranks_the_commonest_causes_not_a_crash(tmp_path: Path) -> None:
     report = _report(tmp_path, GENERIC)
     ids = [h.id for h in report.hypotheses]
-    assert ids[:3] == ["nccl.p2p", "net.socket_interface", "nccl.version_mismatch"]
+    # the development corpora's commonest causes of a failure no message classifies
+    assert ids[0] == "nccl.p2p"
+    assert set(ids[1:4]) == {"nccl.version_mismatch", "nccl.internal", "cuda.device_visibility"}
     assert "launch.rank_crash" not in ids
     # the same failure inside a container: a container alone is no shared-memory failure (a
     # too small /dev/shm fails NCCL's set-up with an error of its own)
