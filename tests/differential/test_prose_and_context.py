@@ -25,8 +25,10 @@ def test_a_hang_at_the_end_of_an_epoch_is_the_application_first(tmp_path: Path) 
     assert report.top(1) == ["app.hang"]
     lead = report.hypotheses[0]
     assert any("after training ran" in reason for reason in lead.for_)
-    p2p = next(h for h in report.hypotheses if h.id == "nccl.p2p")
-    assert any("after training ran" in reason for reason in p2p.against)
+    # P2P, weighed down by the late hang, is no longer among the likely causes
+    assert "nccl.p2p" not in report.top(3)
+    p2p = [h for h in report.hypotheses if h.id == "nccl.p2p"]
+    assert all(any("after training ran" in r for r in h.against) for h in p2p)
 
 
 def test_a_hang_without_the_late_cue_keeps_p2p_first(tmp_path: Path) -> None:

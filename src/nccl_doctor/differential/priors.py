@@ -195,27 +195,32 @@ PRIORS: dict[str, tuple[Prior, ...]] = {
     ),
     # the development corpora (30 hangs): P2P 7, rendezvous 3, then 2 each for the app, an
     # NCCL bug, NVLink, an IB link, a double launch, the interface
+    # the development corpora (with the retired blind ones, session 11): 63 hangs said in
+    # words: P2P 20, unreachable 5, NCCL bugs 5, socket interface 5, rendezvous 4, the
+    # application 3 (+3 collective mismatches), twos (NVLS, duplicate GPU or launch, versions,
+    # IB links), ones; no shared memory, one IB set-up
     "hang": (
         _p("nccl.p2p", 0.24, "P2P transfers that never complete are the classic silent hang"),
-        _p("app.hang", 0.16, "a rank stuck in its own code", "torch-docs"),
-        _p("net.socket_interface", 0.10, "bootstrap waits on the wrong interface"),
-        _p("launch.rendezvous", 0.08, "not every process joined: the others wait", "dev-corpus"),
-        _p("nccl.shm", 0.07, "SHM stuck on a small /dev/shm"),
-        _p("net.ib_config", 0.07, "IB set-up that never completes"),
-        _p("app.collective_mismatch", 0.06, "ranks wait in different collectives", "torch-docs"),
-        _p("nccl.internal", 0.06, "an NCCL bug that deadlocks (fixed in a later release)"),
-        _p("net.ib_link", 0.06, "an IB/RoCE port down: the ring waits on it", "dev-corpus"),
-        _p("gpu.nvlink", 0.05, "NVLink errors stall peer traffic", "dev-corpus"),
+        _p("app.hang", 0.10, "a rank stuck in its own code", "torch-docs"),
+        _p("net.socket_interface", 0.09, "bootstrap waits on the wrong interface", "dev-corpus"),
+        _p("net.unreachable", 0.08, "the nodes cannot reach each other's ports", "dev-corpus"),
+        _p("nccl.internal", 0.08, "an NCCL bug that deadlocks (fixed in a later release)"),
+        _p("launch.rendezvous", 0.07, "not every process joined: the others wait", "dev-corpus"),
+        _p("app.collective_mismatch", 0.05, "ranks wait in different collectives", "torch-docs"),
+        _p("net.ib_link", 0.04, "an IB/RoCE port down: the ring waits on it", "dev-corpus"),
+        _p("gpu.nvlink", 0.04, "NVLink errors stall peer traffic", "dev-corpus"),
         _p(
             "launch.duplicate_launch",
-            0.05,
+            0.04,
             "ranks of two launches wait on each other",
             "dev-corpus",
         ),
-        _p("net.unreachable", 0.05, "the nodes cannot reach each other's ports"),
-        _p("gpu.xid", 0.05, "a GPU that stopped responding", "llama3"),
-        # the development corpora: 2 of 62 hangs were NVLS set-up on an NVSwitch board
+        _p("gpu.xid", 0.04, "a GPU that stopped responding", "llama3"),
+        _p("nccl.duplicate_gpu", 0.03, "two ranks on one GPU wait on each other", "dev-corpus"),
+        _p("nccl.version_mismatch", 0.03, "ranks on different NCCL builds", "dev-corpus"),
         _p("nccl.nvls", 0.03, "NVLS multicast set-up that never completes", "dev-corpus"),
+        _p("net.ib_config", 0.03, "IB set-up that never completes", "dev-corpus"),
+        _p("nccl.shm", 0.02, "SHM stuck on a small /dev/shm", "dev-corpus"),
     ),
     "slow": (
         _p("net.gdr", 0.22, "inter-node traffic staged through host memory: GPUDirect RDMA off"),
