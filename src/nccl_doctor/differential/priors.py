@@ -70,8 +70,16 @@ PRIORS: dict[str, tuple[Prior, ...]] = {
     ),
     "nccl_internal": (
         _p("nccl.internal", 0.30, "an NCCL bug fixed in a later release"),
-        _p("nccl.version_mismatch", 0.18, "two NCCL libraries or versions in one job"),
-        _p("net.ib_config", 0.14, "IB/RoCE set-up NCCL did not expect (GID, HCA)"),
+        # the development corpora: 3 of 8 were the bootstrap's missing socket interface, which
+        # NCCL before 2.12 returned as an internal error
+        _p(
+            "net.socket_interface",
+            0.18,
+            "no usable socket interface (an internal error before NCCL 2.12)",
+            "dev-corpus",
+        ),
+        _p("nccl.version_mismatch", 0.16, "two NCCL libraries or versions in one job"),
+        _p("net.ib_config", 0.12, "IB/RoCE set-up NCCL did not expect (GID, HCA)"),
         _p("nccl.shm", 0.10, "shared-memory segments could not be created"),
         _p("nccl.env", 0.10, "an NCCL_* setting forced an impossible path"),
         _p("nccl.p2p", 0.08, "P2P set-up failed part-way"),
@@ -86,9 +94,11 @@ PRIORS: dict[str, tuple[Prior, ...]] = {
         _p("nccl.version_mismatch", 0.08, "ranks built against different NCCL"),
     ),
     "nccl_remote": (
-        _p("net.ib_transport", 0.24, "RDMA completion errors (retry exceeded, link flap)"),
-        _p("launch.rank_crash", 0.18, "a peer process died; its side closed", "judgement"),
-        _p("net.ib_config", 0.16, "the queue pairs were set up wrong (GID, MTU, HCA)"),
+        # the development corpora: of 7, IB set-up 3, GPUDirect 2, the socket interface 2
+        _p("net.ib_config", 0.22, "the queue pairs were set up wrong (GID, MTU, HCA)"),
+        _p("net.ib_transport", 0.20, "RDMA completion errors (retry exceeded, link flap)"),
+        _p("launch.rank_crash", 0.14, "a peer process died; its side closed", "judgement"),
+        _p("net.socket_interface", 0.10, "the peers' sockets on an interface they cannot use"),
         _p("gpu.xid", 0.12, "a GPU on the peer faulted", "llama3"),
         _p("net.ib_link", 0.12, "an IB/RoCE port went down"),
         _p("net.gdr", 0.10, "the NIC may not touch the GPU buffer (remote access error)"),
@@ -330,9 +340,9 @@ PRIORS: dict[str, tuple[Prior, ...]] = {
     ),
     # CUDA's errors by family (knowledge.cuda_errors.symptom_class)
     "cuda_fault": (
-        # the development corpora: ECC 5 of 9, assert 2, illegal access 2
-        _p("cuda.illegal_access", 0.24, "the job's own kernel touched memory it does not own"),
-        _p("gpu.ecc", 0.22, "HBM errors take the context down (Llama 3: HBM 17.2%)", "llama3"),
+        # the development corpora (with the retired blind ones): ECC 7 of 10, illegal access 2
+        _p("gpu.ecc", 0.26, "HBM errors take the context down (Llama 3: HBM 17.2%)", "llama3"),
+        _p("cuda.illegal_access", 0.22, "the job's own kernel touched memory it does not own"),
         _p("cuda.device_assert", 0.14, "a kernel's assertion (an index out of range)"),
         _p("gpu.xid", 0.14, "the GPU faulted under the kernel", "llama3"),
         _p("nccl.internal", 0.08, "a fault inside an NCCL kernel (fixed in a later release)"),
@@ -354,10 +364,11 @@ PRIORS: dict[str, tuple[Prior, ...]] = {
         _p("nccl.duplicate_gpu", 0.10, "several ranks were given the same GPU", "torch-docs"),
     ),
     "cuda_driver": (
+        # the development corpora: of 8, the fabric manager 3, the runtime's driver 3, the
+        # container's driver libraries 2
         _p("driver.cuda_mismatch", 0.28, "the CUDA runtime needs a newer driver"),
-        _p("driver.version_mismatch", 0.20, "kernel module and user-space driver differ"),
-        _p("driver.container", 0.18, "the container runtime injected the wrong driver libraries"),
-        # the development corpora: the fabric manager 3 of 7
+        _p("driver.container", 0.20, "the container runtime injected the wrong driver libraries"),
+        _p("driver.version_mismatch", 0.14, "kernel module and user-space driver differ"),
         _p("gpu.fabric_manager", 0.20, "HGX: the fabric manager is down (error 802)"),
         _p("driver.uvm", 0.12, "nvidia_uvm is missing: CUDA cannot start"),
         _p("driver.wsl", 0.05, "WSL's driver stack lacks what the runtime needs", "judgement"),
