@@ -54,12 +54,13 @@ PRIORS: dict[str, tuple[Prior, ...]] = {
         _p("driver.container", 0.06, "the container lacks devices or IPC namespace"),
     ),
     "nccl_unhandled_cuda": (
-        _p("gpu.contention", 0.18, "another process holds the GPU's memory", "judgement"),
+        _p("gpu.contention", 0.12, "another process holds the GPU's memory", "judgement"),
         # the development corpora (with the retired blind ones): of 8, 2 are a libnccl that does
         # not fit the CUDA stack and 2 NVLS multicast setup; the rest one each
         _p("nccl.version_mismatch", 0.15, "a libnccl built for another CUDA", "dev-corpus"),
         _p("driver.uvm", 0.14, "nvidia_uvm missing: first CUDA calls fail (999)"),
         _p("nccl.nvls", 0.10, "NVLS multicast setup failed on an NVSwitch board", "dev-corpus"),
+        _p("nccl.internal", 0.06, "an NCCL bug: a kernel of a release older than the GPU"),
         _p("gpu.oom", 0.12, "the job itself ran out of memory inside NCCL"),
         _p("cuda.device_visibility", 0.10, "ranks see the wrong or the same GPU"),
         _p("gpu.fabric_manager", 0.10, "NVSwitch fabric not ready on HGX systems"),
