@@ -215,7 +215,9 @@ def check(facts: Facts) -> list[Finding]:
         return [_finding(summary, [*missing[:2], cue], confidence, ranks=ranks)]
     mismatch: list[Fact] = [e for e in facts.of(CudaError) if e.code == 803]
     mismatch += [s for s in facts.of(SmiError) if s.error == "version_mismatch"]
-    if mismatch:
+    # a live capture reads the host itself (its runtime, modules and libraries): there the
+    # module/library rule judges; a report only says where the job ran
+    if mismatch and not facts.of(HostRuntime):
         return [
             _finding(
                 "Inside a container the driver's user-space libraries do not match the kernel "
