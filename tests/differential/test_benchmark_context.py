@@ -154,3 +154,25 @@ def test_an_nccl_that_knows_the_gpu_is_no_such_cue(tmp_path: Path) -> None:
     assert context_of(_facts(tmp_path, _on_5090("2.26.5"))).gpu_newer_than_nccl is None
     report = diagnose_text(tmp_path, _on_5090("2.26.5"))
     assert not any("predates" in r for h in report.hypotheses for r in h.for_)
+
+
+_TWO_NODE_HANG = (
+    "when i run the shell on two node, the program hanging\n"
+    "```\n"
+    "torchrun --nproc_per_node=2 --nnodes=2 --node_rank=0 --master_addr='10.110.158.1'"
+    " --master_port=3456 main.py\n"
+    "```\n"
+)
+
+
+def test_the_launch_commands_node_count_makes_a_hang_multi_node(tmp_path: Path) -> None:
+    ctx = context_of(_facts(tmp_path, _TWO_NODE_HANG))
+    assert (ctx.nodes, ctx.multi_node) == (2, True)
+    top = diagnose_text(tmp_path, _TWO_NODE_HANG).top(3)
+    assert top[0] == "net.socket_interface"
+    assert "nccl.p2p" not in top
+
+
+def test_an_elastic_node_range_states_no_count(tmp_path: Path) -> None:
+    text = _TWO_NODE_HANG.replace("--nnodes=2", "--nnodes=1:4").replace("two node", "my box")
+    assert context_of(_facts(tmp_path, text)).nodes is None

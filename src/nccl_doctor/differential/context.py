@@ -18,7 +18,7 @@ from nccl_doctor.differential.prose import cues_of
 from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.gpu import GpuProcess
 from nccl_doctor.facts.host import EnvVar
-from nccl_doctor.facts.job import gpu_models, job_pids, world_size
+from nccl_doctor.facts.job import gpu_models, job_pids, launched_nodes, world_size
 from nccl_doctor.facts.live import HostRuntime, ShmInfo
 from nccl_doctor.facts.nccl import (
     NcclCommInit,
@@ -127,6 +127,8 @@ def context_of(facts: Facts) -> Context:
     nodes = max((x.n_nodes for x in layouts if x.n_nodes), default=None)
     if nodes is None and len(facts.hosts) > 1:
         nodes = len(facts.hosts)
+    if nodes is None:
+        nodes = launched_nodes(facts)
     if local is None and nodes in (None, 1) and len(facts.hosts) <= 1:
         local = world_size(facts)
     nets = facts.of(NcclNet)

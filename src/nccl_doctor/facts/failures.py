@@ -325,11 +325,20 @@ def _without_quotes(
 
 
 def launcher_root(facts: Facts) -> Failure | None:
-    """The child failure torchrun's summary marks as the root cause, if any."""
-    for failure in failures_of(facts):
-        if isinstance(failure.fact, ChildFailure) and failure.fact.root_cause:
-            return failure
-    return None
+    """The child failure torchrun's summary marks as the root cause, if any.
+
+    Not a worker the launcher stopped itself (SIGTERM, SIGINT): torchrun orders its failures
+    by a timestamp of one-second grain, so on a busy host the survivor it terminated can tie
+    with the worker that died first and be named; the child that failed of its own is then
+    the root.
+    """
+    children = [f for f in failures_of(facts) if isinstance(f.fact, ChildFailure)]
+    root = next(
+        (f for f in children if isinstance(f.fact, ChildFailure) and f.fact.root_cause), None
+    )
+    if root is not None and root.cascade:
+        return next((f for f in children if not f.cascade), root)
+    return root
 
 
 def _by_time(ranked: Sequence[Failure]) -> Failure | None:

@@ -27,7 +27,7 @@ from nccl_doctor.facts.run import (
 )
 from nccl_doctor.facts.software import SoftwareVersions
 from nccl_doctor.facts.stacks import StackCapture
-from nccl_doctor.facts.store import Facts
+from nccl_doctor.facts.store import Facts, Hit
 
 _CUDA_DEV = re.compile(r"\bcuda:(\d{1,2})\b")
 
@@ -87,7 +87,7 @@ def _world(facts: Facts) -> World:
             return World(int(env.value), (env.cite,), "WORLD_SIZE")
     nproc = facts.search(r"--nproc[_-]per[_-]node[= ]+(\d+)")
     if nproc:
-        nnodes = facts.search(r"--nnodes[= ]+(\d+)\b(?!:)")
+        nnodes = _nnodes(facts)
         if not nnodes and facts.said(r"--nnodes[= ]+\d+:\d+"):
             return World(None)
         n = int(nproc[0].match.group(1))
@@ -111,6 +111,20 @@ def _world(facts: Facts) -> World:
         size, cite, how = max(seen, key=lambda s: s[0])
         return World(size, (cite,), how)
     return World(None)
+
+
+def launched_nodes(facts: Facts) -> int | None:
+    """The node count a launch command states (``torchrun --nnodes=2``), if one does.
+
+    An elastic range (``--nnodes=1:4``) states none.
+    """
+    hits = _nnodes(facts)
+    return int(hits[0].match.group(1)) if hits else None
+
+
+def _nnodes(facts: Facts) -> tuple[Hit, ...]:
+    """The lines stating a launch's fixed node count (``--nnodes=2``, not ``--nnodes=1:4``)."""
+    return facts.search(r"--nnodes[= ]+(\d{1,5})\b(?!:)")
 
 
 def _visible_devices(facts: Facts) -> str | None:

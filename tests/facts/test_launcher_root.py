@@ -1,0 +1,54 @@
+"""torchrun's root cause, read through a tie on its one-second clock."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from nccl_doctor.evidence.reader import read_paths
+from nccl_doctor.facts.failures import first_failure
+from nccl_doctor.pipeline import facts_of
+
+
+def _summary(root: tuple[int, int, str], other: tuple[int, int, str]) -> str:
+    def entry(index: int, rank: int, code: int, signal: str) -> str:
+        return (
+            f"[{index}]:\n"
+            "  time      : 2026-12-04_12:21:04\n"
+            "  host      : localhost\n"
+            f"  rank      : {rank} (local_rank: {rank})\n"
+            f"  exitcode  : {code} (pid: 1419{7 + rank})  ({signal})\n"
+            "  error_file: <N/A>\n"
+            f"  traceback : Signal {-code} ({signal}) received by PID 1419{7 + rank}\n"
+        )
+
+    return (
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n"
+        "=======================================================\n"
+        "/work/job.py FAILED\n"
+        "-------------------------------------------------------\n"
+        "Failures:\n"
+        + entry(1, *other)
+        + "-------------------------------------------------------\n"
+        "Root Cause (first observed failure):\n"
+        + entry(0, *root)
+        + "=======================================================\n"
+    )
+
+
+def _first_rank(tmp_path: Path, text: str) -> int | None:
+    path = tmp_path / "console.log"
+    path.write_text(text)
+    failure, _ = first_failure(facts_of(read_paths([str(path)])))
+    assert failure is not None
+    return failure.rank
+
+
+def test_the_launchers_root_cause_is_the_first_failure(tmp_path: Path) -> None:
+    text = _summary((1, -9, "SIGKILL"), (0, -15, "SIGTERM"))
+    assert _first_rank(tmp_path, text) == 1
+
+
+def test_a_worker_the_launcher_terminated_is_no_root_cause(tmp_path: Path) -> None:
+    # the tie went the other way: the survivor torchrun sent SIGTERM is named
+    text = _summary((0, -15, "SIGTERM"), (1, -9, "SIGKILL"))
+    assert _first_rank(tmp_path, text) == 1
