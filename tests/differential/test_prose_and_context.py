@@ -850,3 +850,21 @@ def test_an_exit_by_signal_9_in_words_is_a_killed_process(tmp_path: Path) -> Non
     assert killed.hypotheses[0].symptom == "a rank was killed (SIGKILL / exit 137)"
     assert killed.top(1) == ["host.resources"]
     assert _diagnose(tmp_path, "The process exited with code 0 after 9 epochs.\n").hypotheses == ()
+
+
+def test_another_job_on_the_same_gpus_is_contention(tmp_path: Path) -> None:
+    report = _diagnose(
+        tmp_path,
+        "I accidentally ran two parallel training processes on the same bunch of GPUs, then"
+        " those GPUs stopped responding.\n",
+    )
+    assert report.hypotheses[0].symptom == "the job hangs without an error (the reporter's words)"
+    assert report.top(1) == ["gpu.contention"]
+
+
+def test_the_jobs_own_ranks_on_one_gpu_are_its_placement(tmp_path: Path) -> None:
+    report = _diagnose(
+        tmp_path, "I ran two processes of my DDP job on the same GPU and it fails.\n"
+    )
+    assert report.top(1) == ["cuda.device_visibility"]
+    assert _diagnose(tmp_path, "The server is responding fine.\n").hypotheses == ()

@@ -254,7 +254,8 @@ PROSE_SYMPTOMS: tuple[ProseSymptom, ...] = (
         "hang",
         _rx(
             r"\b(?:hangs?|hanging|hung|freez\w*|frozen|stuck\w*|no progress|deadlock\w*"
-            r"|stall(?:s|ed)?|never (?:ends|returns|finishes))\b"
+            r"|stall(?:s|ed)?|never (?:ends|returns|finishes)|unresponsive"
+            r"|(?:stopped|stops|stop|not) responding)\b"
             # Chinese: stuck, hung, no response
             r"|卡住|卡死|挂起|无响应"
             # Japanese: hangs, freezes, (the processing) stops ("止まってしまいます")
@@ -295,6 +296,11 @@ CUES: dict[str, re.Pattern[str]] = {
         r"\bworks?\b.{0,40}\b(?:with|using|on) (?:the )?`?gloo\b|\bgloo\b.{0,30}\bworks?\b"
         r"|\bworks? (?:fine |well )?(?:with|on) (?:a )?single GPU|single GPU\b.{0,30}\bworks?\b"
         r"|\bworks? (?:fine |well )?(?:with|on) (?:one|1) GPU\b"
+    ),
+    # another job (not the job's own ranks) on the same GPUs
+    "other_job_same_gpus": _rx(
+        r"\b(?:two|another|other|second|several|multiple) (?:\w+ ){0,2}(?:jobs?|trainings?"
+        r"|training process(?:es)?|runs|experiments?|programs?)\b.{0,40}\bsame (?:\w+ ){0,3}GPUs?\b"
     ),
     "mig": _rx(r"\bMIG\b|\bMulti-Instance GPU\b"),
     # CUDA's own peer-to-peer samples pass: the GPUs' peer access works outside NCCL

@@ -249,6 +249,12 @@ SHIFTS: tuple[Shift, ...] = (
         lambda c: c.says("nccl_only"),
     ),
     Shift(
+        "gpu.contention",
+        5.0,
+        "the reporter says another job ran on the same GPUs",
+        lambda c: c.says("other_job_same_gpus"),
+    ),
+    Shift(
         "gpu.mig",
         4.0,
         "the reporter names MIG: a process enumerates one MIG instance at most",
