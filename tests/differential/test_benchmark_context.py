@@ -176,3 +176,28 @@ def test_the_launch_commands_node_count_makes_a_hang_multi_node(tmp_path: Path) 
 def test_an_elastic_node_range_states_no_count(tmp_path: Path) -> None:
     text = _TWO_NODE_HANG.replace("--nnodes=2", "--nnodes=1:4").replace("two node", "my box")
     assert context_of(_facts(tmp_path, text)).nodes is None
+
+
+_TOPO_FAILURE = (
+    "vm:648288:648306 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.4<0>\n"
+    "vm:648288:648306 [0] NCCL INFO Loading topology file /opt/microsoft/ncv4/topo.xml\n"
+    "vm:648288:648306 [0] NCCL INFO Loading unnamed topology\n"
+    "RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1333,"
+    " unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.18.6\n"
+)
+
+
+def test_a_topology_file_nccl_loads_weighs_for_its_settings(tmp_path: Path) -> None:
+    assert context_of(_facts(tmp_path, _TOPO_FAILURE)).topology_file
+    report = diagnose_text(tmp_path, _TOPO_FAILURE)
+    env = next(h for h in report.hypotheses if h.id == "nccl.env")
+    assert any("topology from a file" in r for r in env.for_)
+    assert "nccl.env" in report.top(2)
+
+
+def test_nccl_detecting_the_topology_itself_is_no_such_cue(tmp_path: Path) -> None:
+    text = _TOPO_FAILURE.replace(
+        "Loading topology file /opt/microsoft/ncv4/topo.xml", "Setting affinity for GPU 0 to ff"
+    )
+    assert not context_of(_facts(tmp_path, text)).topology_file
+    assert "nccl.env" not in diagnose_text(tmp_path, text).top(2)

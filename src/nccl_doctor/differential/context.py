@@ -73,6 +73,9 @@ class Context:
     #: the GPU the evidence names whose support came in a later NCCL than the one in use, and
     #: that release (``("RTX 5090", "2.26.2")``)
     gpu_newer_than_nccl: tuple[str, str] | None = None
+    #: NCCL reads the machine's topology or graphs from a file (NCCL_TOPO_FILE,
+    #: NCCL_GRAPH_FILE, or a "Loading topology file" line) instead of detecting them
+    topology_file: bool = False
     #: NCCL's log shows NVLS multicast set-up and no communicator finished its init
     nvls_setup_unfinished: bool = False
     #: the job is NCCL's own benchmark (nccl-tests): its collectives match on every rank
@@ -166,6 +169,8 @@ def context_of(facts: Facts) -> Context:
         nvlink_board=_board(facts, models, consumer),
         wsl=wsl,
         benchmark=bool(facts.of(NcclTestConfig) or facts.of(NcclTestCommand)),
+        topology_file=any(e.event == "topology-file" for e in facts.of(NcclEvent))
+        or any(_env(facts, n) for n in ("NCCL_TOPO_FILE", "NCCL_GRAPH_FILE")),
         nvls_setup_unfinished=any(e.event == "nvls-setup" for e in facts.of(NcclEvent))
         and not any(i.phase == "complete" for i in facts.of(NcclCommInit)),
         said=said,

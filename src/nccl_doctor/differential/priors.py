@@ -52,6 +52,9 @@ PRIORS: dict[str, tuple[Prior, ...]] = {
         _p("launch.rank_crash", 0.06, "a peer died and its sockets closed", "judgement"),
         _p("nccl.version_mismatch", 0.06, "ranks speak different NCCL versions"),
         _p("driver.container", 0.06, "the container lacks devices or IPC namespace"),
+        # the development corpora (with the retired blind ones): 3 of 31 were an NCCL_*
+        # setting (a topology file of another machine, a buffer size the NIC cannot register)
+        _p("nccl.env", 0.07, "an NCCL_* setting forced a path the machine lacks", "dev-corpus"),
     ),
     "nccl_unhandled_cuda": (
         _p("gpu.contention", 0.12, "another process holds the GPU's memory", "judgement"),

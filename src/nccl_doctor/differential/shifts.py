@@ -134,6 +134,14 @@ SHIFTS: tuple[Shift, ...] = (
             else ""
         ),
     ),
+    # a topology file describes one machine type; NCCL trusts it over what it would detect
+    Shift(
+        "nccl.env",
+        4.0,
+        "NCCL loads the machine's topology from a file (NCCL_TOPO_FILE / NCCL_GRAPH_FILE, "
+        "often from an image's /etc/nccl.conf) instead of detecting it",
+        lambda c: c.topology_file,
+    ),
     # a stall whose log ends in NVLS multicast set-up, before any communicator finished
     Shift(
         "nccl.nvls",

@@ -323,7 +323,8 @@ class NcclEvent(NcclLogFact):
 
     ``event`` is one of ``connected-rings``, ``connected-trees``,
     ``connected-nvls-tree``, ``nvls-support``, ``nvls-setup`` (multicast memory
-    being bound), ``nvls-bind-failed``,
+    being bound), ``nvls-bind-failed``, ``topology-file`` (``path``: a topology NCCL
+    loads instead of detecting the machine's),
     ``p2p-disabled``, ``connect-retry``; ``detail`` holds what the line
     said as (key, value) pairs (``available``/``dev``, ``gpus``, ``peer``...).
     """

@@ -487,6 +487,8 @@ def _event(body: str) -> tuple[str, tuple[tuple[str, str], ...]] | None:
         if m["n"] is not None:
             nvls.append(("nchannels", m["n"]))
         return "nvls-support", tuple(nvls)
+    if body.startswith("Loading topology file "):  # graph/topo.cc: NCCL_TOPO_FILE or nccl.conf's
+        return "topology-file", (("path", body.removeprefix("Loading topology file ").strip()),)
     if body.startswith(("NVLS Bind mem", "NVLS comm 0x", "NVLS Unbind MC handle")):
         return "nvls-setup", ()  # transport/nvls.cc binding multicast memory for a communicator
     if m := _NVLS_BIND.search(body):

@@ -125,6 +125,7 @@ class NcclLogParser(StreamParser):
         "cudaDriverVersion",
         "Connected all",
         "NVLS",
+        "Loading topology file",
     )
     #: a communicator's init line: the rank, its CUDA device, bus id and comm id (what the
     #: duplicate-GPU and host-identity rules need of every process)
