@@ -37,6 +37,7 @@ from nccl_doctor.knowledge.gpu_boards import consumer_board, nvlink_board, nvswi
 from nccl_doctor.knowledge.nccl_versions import MIN_NCCL_FOR_GPU, compare_versions
 from nccl_doctor.knowledge.topics import steered
 from nccl_doctor.knowledge.workarounds import is_switch, mask_of
+from nccl_doctor.parse._runtext import size_mib
 from nccl_doctor.signs.gpu import CONSUMER_BOARD, NVLINK_BOARD
 from nccl_doctor.signs.host import SHM_SIZE_SHOWN
 from nccl_doctor.signs.nccl import NEW_GPUS, P2P_PLATFORM
@@ -195,16 +196,14 @@ def _gpu_newer_than_nccl(facts: Facts) -> tuple[str, str] | None:
     return None
 
 
-_UNIT_MIB = {"K": 1 / 1024, "M": 1, "G": 1024, "T": 1024 * 1024}
-
-
 def _shm_mib(hit: Hit) -> int | None:
-    """The size of /dev/shm a tool printed, in MiB (df's human units, or bytes)."""
+    """The size of /dev/shm a tool printed, in MiB (df -h's powers of 1024, or bytes)."""
     m = hit.match
     if m["size"] is not None:
-        return int(float(m["size"]) * _UNIT_MIB[m["unit"].upper()])
-    raw = m["bytes"] or m["shm_bytes"]
-    return int(raw) // 2**20 if raw else None
+        size = size_mib(m["size"], f"{m['unit']}iB")
+    else:
+        size = size_mib(m["bytes"] or m["shm_bytes"], "bytes")
+    return int(size) if size is not None else None
 
 
 def _changes(setting: Worked) -> bool:
