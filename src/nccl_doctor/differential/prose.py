@@ -355,8 +355,7 @@ CUES: dict[str, re.Pattern[str]] = {
 
 def said(facts: Facts, name: str) -> Cite | None:
     """The first prose line with the words of cue ``name``."""
-    hits = facts.search(CUES[name], prose=True)
-    return next((h.cite for h in hits if h.prose), None)
+    return next((h.cite for h in facts.prose_search(CUES[name])), None)
 
 
 def cues_of(facts: Facts) -> dict[str, Cite]:
@@ -372,12 +371,12 @@ def cues_of(facts: Facts) -> dict[str, Cite]:
 def prose_symptom(facts: Facts) -> tuple[str, Cite, str] | None:
     """The first class the reporter's words name, its line and why (``None`` when none)."""
     for row in PROSE_SYMPTOMS:
-        hits = facts.search(row.pattern, prose=True)
+        hits = facts.prose_search(row.pattern)
         cite = next(
             (
                 h.cite
                 for h in hits
-                if h.prose and row.said_in(h.cite.text) and harmless_message(h.cite.text) is None
+                if row.said_in(h.cite.text) and harmless_message(h.cite.text) is None
             ),
             None,
         )

@@ -184,6 +184,7 @@ class Facts:
         self.kinds = frozenset(kinds)
         self._by_type: dict[type[Fact], tuple[Fact, ...]] = {}
         self._searches: dict[tuple[str, bool], tuple[Hit, ...]] = {}
+        self._prose_searches: dict[str, tuple[Hit, ...]] = {}
         self._derived: dict[str, object] = {}
 
     def __len__(self) -> int:
@@ -378,23 +379,41 @@ class Facts:
         found = [s for s in shapes.holding(masked[0]) if holds(shapes.shape(s), masked[1:])]
         if not found and not shapes.odd:
             return []  # no line can match: the pattern need not even be compiled
+        # a word with a digit is looked for as its shape (any digits there): each line of a
+        # shape that holds it is then looked at for the word itself, before the pattern runs
+        words = clauses if any(c.isdigit() for cl in clauses for w in cl for c in w) else None
         regex = compiled()
+        kept: Iterable[int] = found
         if blind:
-            return self._confirm(regex, prose, list(shapes.odd), shapes.matching(regex, found))
-        lines = sum(len(shapes.members[s]) for s in found)
-        if lines >= RELAX_LINES and lines >= 2 * len(found):
-            loose = relaxed(*source)
-            if loose is not None:
-                return self._confirm(regex, prose, list(shapes.odd), shapes.matching(loose, found))
-        return self._confirm(regex, prose, list(shapes.odd), found)
+            kept = shapes.matching(regex, found)
+        else:
+            lines = sum(len(shapes.members[s]) for s in found)
+            if lines >= RELAX_LINES and lines >= 2 * len(found):
+                loose = relaxed(*source)
+                if loose is not None:
+                    kept = shapes.matching(loose, found)
+        return self._confirm(regex, prose, list(shapes.odd), kept, words)
 
     def _confirm(
-        self, regex: re.Pattern[str], prose: bool, candidates: list[int], found: Iterable[int]
+        self,
+        regex: re.Pattern[str],
+        prose: bool,
+        candidates: list[int],
+        found: Iterable[int],
+        words: tuple[tuple[str, ...], ...] | None = None,
     ) -> list[Hit]:
-        """Match each of the ``candidates`` lines and the lines of the ``found`` shapes."""
+        """Match each of the ``candidates`` lines and the lines of the ``found`` shapes (of
+        these, with ``words``, only an ASCII line that holds a word of each clause)."""
         shapes = self._shapes
-        for shape in found:
-            candidates.extend(shapes.members[shape])
+        if words is None:
+            for shape in found:
+                candidates.extend(shapes.members[shape])
+        else:
+            lines = self.lines
+            for shape in found:
+                candidates.extend(
+                    i for i in shapes.members[shape] if holds(lines[i].text.lower(), words)
+                )
         lines = self.lines
         hits: list[Hit] = []
         seen: dict[str, re.Match[str] | None] = {}  # many ranks print the very same message
@@ -405,6 +424,54 @@ class Facts:
             text = said.text
             own = seen[text] if text in seen else seen.setdefault(text, regex.search(text))
             if own:
+                hits.append(Hit(said, own))
+        return hits
+
+    def prose_search(self, pattern: str | re.Pattern[str]) -> tuple[Hit, ...]:
+        """The hits of :meth:`search` on prose lines (a person's words), reading only those.
+
+        The differential's cues and a few rules read the reporter's sentences
+        alone; a log of thousands of lines holds few or none, and a search of
+        every line for a sentence's words would mostly read machine output.
+        """
+        regex = re.compile(pattern, re.IGNORECASE) if isinstance(pattern, str) else pattern
+        return self._prose_search(regex.pattern, regex.flags, lambda: regex)
+
+    def seen_prose(self, sign: Sign) -> tuple[Hit, ...]:
+        """:meth:`seen`'s hits on prose lines, reading only those (see :meth:`prose_search`)."""
+        return self._prose_search(sign.pattern, sign.flags, lambda: sign.regex)
+
+    @cached_property
+    def _prose(self) -> tuple[Said, ...]:
+        """The prose lines, in the order of :attr:`lines`."""
+        return tuple(said for said in self.lines if said.prose)
+
+    def _prose_search(
+        self, pattern: str, flags: int, compiled: Callable[[], re.Pattern[str]]
+    ) -> tuple[Hit, ...]:
+        key = f"{pattern}\0{flags}"
+        every = self._searches.get((key, True))
+        if every is not None:  # all lines were searched already
+            return tuple(h for h in every if h.prose)
+        found = self._prose_searches.get(key)
+        if found is None:
+            found = self._prose_searches[key] = tuple(self._scan_prose(pattern, flags, compiled))
+        return found
+
+    def _scan_prose(
+        self, pattern: str, flags: int, compiled: Callable[[], re.Pattern[str]]
+    ) -> list[Hit]:
+        """Each prose line that holds a word of every clause (or is not ASCII), matched."""
+        if not self._prose:
+            return []
+        clauses = analysis(pattern, flags)[0]
+        regex = compiled()
+        hits: list[Hit] = []
+        for said in self._prose:
+            text = said.text
+            if clauses and text.isascii() and not holds(text.lower(), clauses):
+                continue
+            if own := regex.search(text):
                 hits.append(Hit(said, own))
         return hits
 
