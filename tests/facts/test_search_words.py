@@ -317,7 +317,8 @@ def said() -> Facts:
 
 
 def _prose_patterns() -> list[re.Pattern[str]]:
-    return [*PATTERNS, *CUES.values(), *(row.pattern for row in PROSE_SYMPTOMS)]
+    lazy = [*CUES.values(), *(row.pattern for row in PROSE_SYMPTOMS)]
+    return [*PATTERNS, *(p.compiled() for p in lazy)]
 
 
 @pytest.mark.parametrize("regex", _prose_patterns(), ids=lambda r: r.pattern[:60])

@@ -427,15 +427,21 @@ class Facts:
                 hits.append(Hit(said, own))
         return hits
 
-    def prose_search(self, pattern: str | re.Pattern[str]) -> tuple[Hit, ...]:
+    def prose_search(
+        self, pattern: str | re.Pattern[str], flags: int = re.IGNORECASE
+    ) -> tuple[Hit, ...]:
         """The hits of :meth:`search` on prose lines (a person's words), reading only those.
 
         The differential's cues and a few rules read the reporter's sentences
         alone; a log of thousands of lines holds few or none, and a search of
-        every line for a sentence's words would mostly read machine output.
+        every line for a sentence's words would mostly read machine output. A
+        pattern given as text is compiled (with ``flags``) only when a prose
+        line may match it.
         """
-        regex = re.compile(pattern, re.IGNORECASE) if isinstance(pattern, str) else pattern
-        return self._prose_search(regex.pattern, regex.flags, lambda: regex)
+        if isinstance(pattern, str):
+            text = pattern
+            return self._prose_search(text, flags, lambda: re.compile(text, flags))
+        return self._prose_search(pattern.pattern, pattern.flags, lambda: pattern)
 
     def seen_prose(self, sign: Sign) -> tuple[Hit, ...]:
         """:meth:`seen`'s hits on prose lines, reading only those (see :meth:`prose_search`)."""
