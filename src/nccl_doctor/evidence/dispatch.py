@@ -76,8 +76,9 @@ class LineDispatch:
     def _cut(self) -> None:
         self.cut_lines += 1
 
-    def _line(self, number: int, data: bytes | bytearray, mask: int) -> None:
-        """Read one line; ``mask`` has the bits of the anchor groups it holds (0: none)."""
+    def _line(self, number: int, data: bytes | bytearray, mask: int, scanned: bool = False) -> None:
+        """Read one line; ``mask`` has the bits of the anchor groups it holds (0: none),
+        ``scanned`` says the scan found no word a secret follows in it (see the gate)."""
         if len(data) > chunks.LINE_MAX_BYTES:  # one that fit in a chunk (longer ones are cut there)
             data = data[: chunks.LINE_MAX_BYTES]
             self._cut()
@@ -85,7 +86,7 @@ class LineDispatch:
         decoded = decoded.removesuffix("\r")
         if "\r" in decoded:
             decoded = decoded.replace("\r", " ")
-        raw = self.gate(number, decoded)
+        raw = self.gate(number, decoded, scanned)
         if mask and raw != decoded:
             # the gate took something out: what is left (a floor line only as the scan found it)
             mask = mask_of(raw) & self.wanted & (mask | ~FLOOR_BITS)
