@@ -367,6 +367,7 @@ class HyperscanPrefilter(Prefilter):
                 self._bits.append(1 << bit)
         if expressions:
             self._db = _hs_database(hyperscan, expressions, cache=cache, flags=flags)
+        self._made = (hyperscan, expressions, flags, cache)  # for _single (groups_in)
 
     def _scan(
         self, view: bytes | bytearray | memoryview, offset: int, limit: int | None = None
@@ -442,8 +443,18 @@ class HyperscanPrefilter(Prefilter):
             return found == every  # every group found: stop the scan
 
         with self._lock, contextlib.suppress(self._terminated):
-            self._db.scan(memoryview(data)[start:stop], match_event_handler=on_match)
+            self._single.scan(memoryview(data)[start:stop], match_event_handler=on_match)
         return found
+
+    @functools.cached_property
+    def _single(self) -> Any:
+        """The expressions again, each reporting its first match only (Hyperscan's
+        SINGLEMATCH): what :meth:`groups_in` asks, a report per group, not one per line
+        (the reader asks at the start of each per-rank log, whose first lines repeat one
+        group for a while)."""
+        hyperscan, expressions, flags, cache = self._made
+        single = [f | hyperscan.HS_FLAG_SINGLEMATCH for f in flags]
+        return _hs_database(hyperscan, expressions, cache=cache, flags=single)
 
 
 def _spans_of(data: bytes | bytearray, ends: list[int], start: int) -> list[tuple[int, int]]:
