@@ -335,3 +335,21 @@ def test_a_prose_search_finds_the_prose_hits_of_a_search(
 def test_the_corpus_has_prose_for_the_prose_search(said: Facts) -> None:
     assert sum(s.prose for s in said.lines) > 100
     assert sum(1 for p in _prose_patterns() if said.prose_search(p)) > 20
+
+
+@pytest.fixture(scope="module")
+def tripled() -> Facts:
+    """The tripled corpus unfenced: three prose lines a shape."""
+    return Facts(TextLine(cite=Cite("case", i + 1, t), text=t) for i, t in enumerate(TRIPLED))
+
+
+@pytest.mark.parametrize("regex", _prose_patterns(), ids=lambda r: r.pattern[:60])
+def test_a_prose_search_through_relaxed_shapes_finds_the_prose_hits(
+    monkeypatch: pytest.MonkeyPatch, tripled: Facts, regex: re.Pattern[str]
+) -> None:
+    """The prose search matches relaxed patterns on the prose lines' shapes first (however
+    few their lines), and finds what a search finds on the prose lines."""
+    monkeypatch.setattr(store, "RELAX_LINES", 0)
+    assert 2 * len(tripled._prose_shapes.starts) <= len(tripled._prose)
+    found = [(h.cite.line, h.match.group(0)) for h in tripled.prose_search(regex)]
+    assert found == [(h.cite.line, h.match.group(0)) for h in tripled.search(regex) if h.prose]
