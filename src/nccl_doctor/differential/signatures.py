@@ -48,23 +48,16 @@ def _index() -> tuple[tuple[tuple[Clause, ...], Signature], ...]:
         if sig.symptom == "info" and not harmless(sig):
             continue
         clauses = required_words(sig.pattern)
-        if clauses and _specificity(clauses) >= _MIN_WORD:
-            indexed.append((clauses, sig))
-    # a library's own message (a harmless warning too) before the C library's error text it
-    # may quote, and both before a message that only relays another's text; then the
-    # longest required word first, then the most required clauses (one message printed for a
-    # narrower subject, as the hung-task line for an I/O thread): the most specific message wins
-    return tuple(
-        sorted(
-            indexed,
-            key=lambda item: (
-                item[1].relays,
-                item[1].id.startswith(_GENERIC),
-                -_specificity(item[0]),
-                -len(item[0]),
-            ),
-        )
-    )
+        if clauses and (specificity := _specificity(clauses)) >= _MIN_WORD:
+            # a library's own message (a harmless warning too) before the C library's error
+            # text it may quote, and both before a message that only relays another's text;
+            # then the longest required word first, then the most required clauses (one
+            # message printed for a narrower subject, as the hung-task line for an I/O
+            # thread): the most specific message wins
+            order = (sig.relays, sig.id.startswith(_GENERIC), -specificity, -len(clauses))
+            indexed.append((order, clauses, sig))
+    indexed.sort(key=lambda item: item[0])  # stable: file order among equals, as before
+    return tuple((clauses, sig) for _, clauses, sig in indexed)
 
 
 #: Digits do not tell the words of a text apart: a failure printed by 512 ranks is one shape.
