@@ -73,9 +73,11 @@ def decoded_lines(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     seen: list[int] = []
     line = source.SourceReader._line
 
-    def counted(self: source.SourceReader, number: int, data: bytes, mask: int) -> None:
+    def counted(
+        self: source.SourceReader, number: int, data: bytes, mask: int, scanned: bool = False
+    ) -> None:
         seen.append(number)
-        line(self, number, data, mask)
+        line(self, number, data, mask, scanned)
 
     monkeypatch.setattr(source.SourceReader, "_line", counted)
     return seen

@@ -85,7 +85,7 @@ def secret_name(name: str, *, colon: bool = False) -> bool:
 #: GitLab's token kinds: ``glpat-...``, ``gldt-...``...
 _GITLAB_KINDS = ("pat", "dt", "rt", "ptt", "cbt", "imt", "agent", "oas", "ft", "soat")
 #: Lower-cased substrings one of which every redactable text holds (the cheap test).
-_TRIGGERS = (
+TRIGGERS = (
     "key",
     "token",
     "secret",
@@ -228,7 +228,7 @@ def _blob(m: re.Match[str]) -> str:
 def redact(text: str) -> str:
     """``text`` with secrets replaced by ``[REDACTED]``."""
     if not _triggered(text.lower()):
-        return _BLOB.sub(_blob, text) if _may_be_blob(text) else text
+        return _untriggered(text)
     for pattern, replacement in _SUBSTITUTIONS:
         text = pattern.sub(replacement, text)
     text = _AUTHORIZATION.sub(_authorization, text)
@@ -236,9 +236,14 @@ def redact(text: str) -> str:
     return _BLOB.sub(_blob, text) if _may_be_blob(text) else text
 
 
+def _untriggered(text: str) -> str:
+    """:func:`redact` of a text that holds none of the :data:`TRIGGERS`: a key's body alone."""
+    return _BLOB.sub(_blob, text) if _may_be_blob(text) else text
+
+
 def _triggered(folded: str) -> bool:
     """Whether lower-cased text holds a trigger (a loop of ``in``: the fastest test here)."""
-    for trigger in _TRIGGERS:  # noqa: SIM110 -- this loop is ~2x faster than any(genexpr)
+    for trigger in TRIGGERS:  # noqa: SIM110 -- this loop is ~2x faster than any(genexpr)
         if trigger in folded:
             return True
     return False
@@ -337,10 +342,17 @@ class LineGate:
         self._key_next = 0  # the number of the next line, while inside a key
         self._key_left = 0
 
-    def __call__(self, number: int, line: str) -> str:
-        """``line`` (number ``number`` in the source) safe to keep: the one entry gate."""
+    def __call__(self, number: int, line: str, scanned: bool = False) -> str:
+        """``line`` (number ``number`` in the source) safe to keep: the one entry gate.
+
+        ``scanned``: the reader's scan read the line's bytes and found none of the
+        :data:`TRIGGERS` in them, in any ASCII case; the line as decoded (ASCII,
+        printable, a carriage return at most a space) then holds none either, and is not
+        looked at for them again.
+        """
         if not line.isprintable():
             line = strip_controls(line, newlines=False)
+            scanned = False  # what is left is not what was scanned ("to\x07ken")
         if self._key_left and number == self._key_next:
             if "-----END" in line:
                 self._key_left = 0
@@ -351,6 +363,8 @@ class LineGate:
         self._key_left = 0
         if "-----BEGIN" in line and "PRIVATE KEY" in line and "-----END" not in line:
             self._key_next, self._key_left = number + 1, MAX_KEY_LINES
+        if scanned and line.isascii():  # (a non-ASCII letter may lower-case to an ASCII one)
+            return _untriggered(line)
         return redact(line)
 
 

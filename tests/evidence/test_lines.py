@@ -201,3 +201,22 @@ def test_markdown_backtick_left_over(raw: str, text: str | None) -> None:
     line = Attributor("s").line(1, raw)
     assert line.text == (text if text is not None else raw.lstrip("`"))
     assert line.raw == raw
+
+
+@pytest.mark.parametrize(
+    "head",
+    [
+        "[I1106 01:00:00.675184184 ProcessGroupNCCL.cpp:905] [PG ID 0 PG GUID 0(dp) Rank 3]",
+        "[E1106 03:22:47.905000 140243 ProcessGroupNCCL.cpp:1484] [Rank 7] Watchdog caught",
+        "[W0101 00:00:00.000 0 x.cpp:1] ",
+        "[F123 12:00:00] [rank3]: x",
+        "[I1106 ]: 12: node1:1:2 [0] NCCL INFO x",  # whatever follows the head
+    ],
+)
+def test_no_prefix_starts_as_a_glog_line_does(head: str) -> None:
+    """A line that starts with glog's bracketed head is not tried for the prefixes one by one:
+    none of them can match there."""
+    assert lines._GLOG_START.match(head)
+    assert not any(p.match(head) for p in lines.PREFIXES)
+    line = Attributor("s", default_rank=5).line(1, "[rank2]:" + head)
+    assert (line.text, line.rank) == (head, 2)

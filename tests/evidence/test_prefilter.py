@@ -306,3 +306,53 @@ def test_groups_in_a_window(kind: type[Prefilter]) -> None:
     assert prefilter.groups_in(buf, 0, len(buf)) == 0b111
     assert prefilter.groups_in(buf, 14, 34) == 0b011  # "Traceback\nNCCL WARN\n"
     assert prefilter.groups_in(buf, 24, 34) == 0b001
+
+
+def reference_caseless(
+    groups: list[list[str]], caseless: set[int], buf: bytes
+) -> list[tuple[int, int, int]]:
+    """:func:`reference_tagged` with the ``caseless`` groups found in any ASCII case."""
+    parts = buf.split(b"\n")
+    if buf.endswith(b"\n") or not buf:
+        parts.pop()
+    out, pos = [], 0
+    for part in parts:
+        mask = 0
+        for bit, group in enumerate(groups):
+            text = part.lower() if bit in caseless else part
+            words = [a.encode("utf-8", "surrogatepass") for a in group]
+            if any(w in text for w in words):
+                mask |= 1 << bit
+        if mask:
+            out.append((pos, pos + len(part), mask))
+        pos += len(part) + 1
+    return out
+
+
+@pytest.mark.parametrize("kind", KINDS, ids=IDS)
+def test_a_caseless_group_finds_its_words_in_any_ascii_case(kind: type[Prefilter]) -> None:
+    groups = [["NCCL WARN"], ["key", "://"]]
+    buf = (
+        b"x NCCL WARN y\n"  # group 0
+        b"API_KEY=1\n"  # group 1, in capitals
+        b"NCCL WARN see HTTPS://host\n"  # both
+        b"nccl warn kEy\n"  # group 1 only: group 0 is not caseless
+        b"\xe2\x84\xaaey\n"  # the Kelvin sign is no ASCII k
+        b"KeY"  # group 1, no newline at the end
+    )
+    prefilter = kind((), groups=groups, caseless={1})
+    expected = [(0, 13, 0b01), (14, 23, 0b10), (24, 50, 0b11), (51, 64, 0b10), (71, 74, 0b10)]
+    assert prefilter.tagged_spans(buf, 0, len(buf)) == expected
+    assert expected == reference_caseless(groups, {1}, buf)
+    with pytest.raises(ValueError, match="lower case"):
+        kind((), groups=[["Key"]], caseless={0})
+
+
+@settings(max_examples=200, deadline=None)
+@given(groups=st.lists(anchor_lists, min_size=2, max_size=4), buf=buffers)
+def test_caseless_tagged_spans_match_the_definition(groups: list[list[str]], buf: bytes) -> None:
+    groups[-1] = [a.lower() for a in groups[-1]]
+    expected = reference_caseless(groups, {len(groups) - 1}, buf)
+    for kind in KINDS:
+        prefilter = kind((), groups=groups, caseless={len(groups) - 1})
+        assert prefilter.tagged_spans(buf, 0, len(buf)) == expected, kind.name

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 import nccl_doctor.signs  # noqa: F401 -- imports every sign table, so registered() holds them
+from nccl_doctor.differential.prose import CUES, PROSE_SYMPTOMS
 from nccl_doctor.facts import store
 from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.literals import prefiltered, required_words, shape_blind
@@ -290,3 +291,65 @@ def test_lines_of_one_shape_cost_one_match_of_the_relaxed_pattern() -> None:
     hits = facts.search(counting)  # type: ignore[arg-type]
     assert [(h.cite.line, h.match["value"]) for h in hits] == [(8, "1")]
     assert calls == [texts[7]]  # the shapes of the others (no "=") ruled all their lines out
+
+
+def test_a_word_with_digits_rules_out_the_lines_its_shape_only_seems_to_hold() -> None:
+    """``A100`` is ``a000`` in a shape, as is the ``9a000`` of every communicator's bus id:
+    the lines of such shapes are looked at for the word itself before the pattern runs."""
+    texts = [
+        f"host:{r}:{r} [0] NCCL INFO ncclCommInitRank comm 0x{r * 2654435761 % 2**48:012x} "
+        f"rank {r} busId 9a000"
+        for r in range(500)
+    ]
+    texts.append("GPU 0: NVIDIA A100-SXM4-80GB")
+    facts = Facts(TextLine(cite=Cite("a.log", i + 1, t), text=t) for i, t in enumerate(texts))
+    counting = _Counting(r"\bA100\b|\bH100\b", re.IGNORECASE)
+    calls = counting.calls
+    assert len(facts._shapes.starts) > 100  # the comm's hex: a shape per line
+    assert [h.cite.line for h in facts.search(counting)] == [501]  # type: ignore[arg-type]
+    assert calls == [texts[-1]]
+
+
+@pytest.fixture(scope="module")
+def said() -> Facts:
+    """The corpus unfenced: a line is prose where it reads like a person's sentence."""
+    return Facts(TextLine(cite=Cite("case", i + 1, t), text=t) for i, t in enumerate(CORPUS))
+
+
+def _prose_patterns() -> list[re.Pattern[str]]:
+    lazy = [*CUES.values(), *(row.pattern for row in PROSE_SYMPTOMS)]
+    return [*PATTERNS, *(p.compiled() for p in lazy)]
+
+
+@pytest.mark.parametrize("regex", _prose_patterns(), ids=lambda r: r.pattern[:60])
+def test_a_prose_search_finds_the_prose_hits_of_a_search(
+    said: Facts, regex: re.Pattern[str]
+) -> None:
+    fresh = Facts(said.all)  # nothing searched yet: the prose lines alone are read
+    expected = [(h.cite.line, h.match.group(0)) for h in said.search(regex) if h.prose]
+    assert [(h.cite.line, h.match.group(0)) for h in fresh.prose_search(regex)] == expected
+    # once every line was searched, the prose search keeps the prose hits of that search
+    assert [(h.cite.line, h.match.group(0)) for h in said.prose_search(regex)] == expected
+
+
+def test_the_corpus_has_prose_for_the_prose_search(said: Facts) -> None:
+    assert sum(s.prose for s in said.lines) > 100
+    assert sum(1 for p in _prose_patterns() if said.prose_search(p)) > 20
+
+
+@pytest.fixture(scope="module")
+def tripled() -> Facts:
+    """The tripled corpus unfenced: three prose lines a shape."""
+    return Facts(TextLine(cite=Cite("case", i + 1, t), text=t) for i, t in enumerate(TRIPLED))
+
+
+@pytest.mark.parametrize("regex", _prose_patterns(), ids=lambda r: r.pattern[:60])
+def test_a_prose_search_through_relaxed_shapes_finds_the_prose_hits(
+    monkeypatch: pytest.MonkeyPatch, tripled: Facts, regex: re.Pattern[str]
+) -> None:
+    """The prose search matches relaxed patterns on the prose lines' shapes first (however
+    few their lines), and finds what a search finds on the prose lines."""
+    monkeypatch.setattr(store, "RELAX_LINES", 0)
+    assert 2 * len(tripled._prose_shapes.starts) <= len(tripled._prose)
+    found = [(h.cite.line, h.match.group(0)) for h in tripled.prose_search(regex)]
+    assert found == [(h.cite.line, h.match.group(0)) for h in tripled.search(regex) if h.prose]

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.catalogue import harmless_message
 from nccl_doctor.facts.store import Facts
+from nccl_doctor.parse._lazy import LazyPattern
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,10 +33,10 @@ class ProseSymptom:
     """A sentence shape that names a symptom class, and why it does."""
 
     cls: str
-    pattern: re.Pattern[str]
+    pattern: LazyPattern[str]
     why: str
     #: a line that also holds these words does not count (a program's tip, a condition)
-    unless: re.Pattern[str] | None = None
+    unless: LazyPattern[str] | None = None
     #: whether one match of ``pattern`` in a line says so (``None``: every match does)
     counts: Callable[[str, re.Match[str]], bool] | None = None
 
@@ -48,10 +49,14 @@ class ProseSymptom:
         return any(self.counts(text, m) for m in self.pattern.finditer(text))
 
 
-def _rx(pattern: str) -> re.Pattern[str]:
-    # ASCII word boundaries: in "gloo出现connection refused" the Chinese characters are word
-    # characters to Unicode, which would hide the boundary before "connection"
-    return re.compile(pattern, re.IGNORECASE | re.ASCII)
+#: ASCII word boundaries: in "gloo出现connection refused" the Chinese characters are word
+#: characters to Unicode, which would hide the boundary before "connection".
+FLAGS = re.IGNORECASE | re.ASCII
+
+
+def _rx(pattern: str) -> LazyPattern[str]:
+    # compiled when a prose line may hold its words: a log of machine output holds none
+    return LazyPattern(pattern, FLAGS)
 
 
 _NUM = r"\d{1,3}(?:\.\d{1,3}){1,2}"
@@ -290,7 +295,7 @@ _ONLY_RANK = (
     r"|(?:on|in) (?:the )?(?:rank ?0|main process|master process) only\b)"
 )
 
-CUES: dict[str, re.Pattern[str]] = {
+CUES: dict[str, LazyPattern[str]] = {
     # the same code works with gloo, or on one GPU: NCCL's intra-node transport is at fault
     "nccl_only": _rx(
         r"\bworks?\b.{0,40}\b(?:with|using|on) (?:the )?`?gloo\b|\bgloo\b.{0,30}\bworks?\b"
@@ -408,8 +413,7 @@ CUES: dict[str, re.Pattern[str]] = {
 
 def said(facts: Facts, name: str) -> Cite | None:
     """The first prose line with the words of cue ``name``."""
-    hits = facts.search(CUES[name], prose=True)
-    return next((h.cite for h in hits if h.prose), None)
+    return next((h.cite for h in facts.prose_search(CUES[name].pattern, FLAGS)), None)
 
 
 def cues_of(facts: Facts) -> dict[str, Cite]:
@@ -425,12 +429,12 @@ def cues_of(facts: Facts) -> dict[str, Cite]:
 def prose_symptom(facts: Facts) -> tuple[str, Cite, str] | None:
     """The first class the reporter's words name, its line and why (``None`` when none)."""
     for row in PROSE_SYMPTOMS:
-        hits = facts.search(row.pattern, prose=True)
+        hits = facts.prose_search(row.pattern.pattern, FLAGS)
         cite = next(
             (
                 h.cite
                 for h in hits
-                if h.prose and row.said_in(h.cite.text) and harmless_message(h.cite.text) is None
+                if row.said_in(h.cite.text) and harmless_message(h.cite.text) is None
             ),
             None,
         )

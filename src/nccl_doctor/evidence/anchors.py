@@ -17,6 +17,7 @@ from collections.abc import Iterable
 
 from nccl_doctor.evidence.prefilter import Prefilter, make_prefilter
 from nccl_doctor.parse import BLOCK_PARSERS, STREAM_PARSERS
+from nccl_doctor.redact import TRIGGERS
 
 #: Markdown code fences separate the pieces of a pasted issue.
 FENCES = ("```", "~~~")
@@ -37,6 +38,11 @@ FLOOR = INFO + len(STREAM_PARSERS)
 BLOCK_BITS = (1 << STREAM) - 1
 ALWAYS_BITS = (1 << INFO) - 1
 FLOOR_BITS = ((1 << len(STREAM_PARSERS)) - 1) << FLOOR
+#: The reader's scan also says which lines hold a word a secret follows (the gate's triggers,
+#: :data:`nccl_doctor.redact.TRIGGERS`, in any case): a line it found without one needs no
+#: looking for them again (:class:`~nccl_doctor.redact.LineGate`). Its group is the last of
+#: the scan's, after :data:`GROUPS`, and no parser's.
+TRIGGER_BIT = 1 << len(GROUPS)
 #: each stream parser's bits: its anchors', its info anchors' and its floor anchors'
 PARSER_BITS = tuple(
     (1 << (STREAM + j)) | (1 << (INFO + j)) | (1 << (FLOOR + j)) for j in range(len(STREAM_PARSERS))
@@ -50,7 +56,8 @@ _FLOORS: dict[str, Prefilter] = {}
 
 def scan_of(extra: Iterable[int] = ()) -> Prefilter:
     """The reader's scan: every always-anchor group and the info groups ``extra``
-    (their indices in :data:`GROUPS`), with the bits of :data:`GROUPS`.
+    (their indices in :data:`GROUPS`), with the bits of :data:`GROUPS`, and the gate's
+    triggers (:data:`TRIGGER_BIT`).
 
     One scan of a chunk tells, for each line, which parsers want it and which
     budgeted groups it holds; a source scans with the groups whose budget
@@ -61,7 +68,8 @@ def scan_of(extra: Iterable[int] = ()) -> Prefilter:
     found = _SCANS.get(key)
     if found is None:
         groups = [g if i < INFO or i in key else () for i, g in enumerate(GROUPS)]
-        found = _SCANS[key] = make_prefilter((), cache=True, groups=groups)
+        groups.append(TRIGGERS)  # TRIGGER_BIT
+        found = _SCANS[key] = make_prefilter((), cache=True, groups=groups, caseless=(len(GROUPS),))
     return found
 
 

@@ -34,6 +34,8 @@ T = TypeVar("T")
 
 #: A fence line: the fence and at most an info string (not Python's ``~~~^^^`` carets).
 _FENCE = re.compile(r"\s*(?:```+|~~~+)\s*(?:[\w+.-]+\s*)?$")
+#: No parser tried yet (the common case: none has a construct open).
+_NONE: frozenset[str] = frozenset()
 
 
 class LineDispatch:
@@ -76,8 +78,9 @@ class LineDispatch:
     def _cut(self) -> None:
         self.cut_lines += 1
 
-    def _line(self, number: int, data: bytes | bytearray, mask: int) -> None:
-        """Read one line; ``mask`` has the bits of the anchor groups it holds (0: none)."""
+    def _line(self, number: int, data: bytes | bytearray, mask: int, scanned: bool = False) -> None:
+        """Read one line; ``mask`` has the bits of the anchor groups it holds (0: none),
+        ``scanned`` says the scan found no word a secret follows in it (see the gate)."""
         if len(data) > chunks.LINE_MAX_BYTES:  # one that fit in a chunk (longer ones are cut there)
             data = data[: chunks.LINE_MAX_BYTES]
             self._cut()
@@ -85,14 +88,15 @@ class LineDispatch:
         decoded = decoded.removesuffix("\r")
         if "\r" in decoded:
             decoded = decoded.replace("\r", " ")
-        raw = self.gate(number, decoded)
+        raw = self.gate(number, decoded, scanned)
         if mask and raw != decoded:
             # the gate took something out: what is left (a floor line only as the scan found it)
             mask = mask_of(raw) & self.wanted & (mask | ~FLOOR_BITS)
         line = self.attributor.line(number, raw)
         if line.time_s is not None:
             self.times[number] = (line.time_s, line.clock)
-        if _FENCE.match(line.text):
+        text = line.text
+        if ("```" in text or "~~~" in text) and _FENCE.match(text):  # (the match needs one)
             self._close_block()
             self.segment = {}
             self.fenced = not self.fenced
@@ -104,8 +108,9 @@ class LineDispatch:
                 self.block.append(line)
                 return
             self._close_block()
-        tried: set[str] = set()
+        tried: set[str] | frozenset[str] = _NONE
         if self.any_open:
+            tried = set()
             for parser in self.streams:
                 if parser.open and parser.kind not in self.broken:
                     tried.add(parser.kind)
@@ -126,10 +131,13 @@ class LineDispatch:
                     self.block, self.block_parser, self.block_cut = [line], block_parser, False
                     return
         for j, parser in enumerate(self.streams):
-            if parser.kind in tried or parser.kind in self.broken:
-                continue
             # its anchors, or its informational ones while budgeted (see self.wanted)
-            if mask & PARSER_BITS[j] and self._feed(parser, line):
+            if (
+                mask & PARSER_BITS[j]
+                and parser.kind not in tried
+                and parser.kind not in self.broken
+                and self._feed(parser, line)
+            ):
                 return
         self._unclaimed(line)
 

@@ -85,6 +85,9 @@ _SRUN = re.compile(r" *(?P<rank>\d{1,6}): ")
 _BRACKET_RANK = re.compile(r"\[(?P<rank>\d+)\] (?=[\w.-]+:\d+:\d+ \[\d+\] )")
 _NCCL = re.compile(r"(?P<host>[\w.-]+):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>\d+)\] ")
 _GLOG_CPP = re.compile(r"\[?[IWEF](?P<md>\d{3,4}) (?P<hms>\d\d:\d\d:\d\d(?:\.\d+)?)[ \]]")
+#: the start of a bracketed glog line (PyTorch's C++ log): no prefix below starts so (see
+#: :data:`PREFIXES`), so the prefixes of such a line are not tried one by one
+_GLOG_START = re.compile(r"\[[IWEF]\d{3,4} ")
 #: a runner's per-task stream tag: ``opt-1_3b.0 [stderr] `` (milabench/voir and the like)
 _TASK_STREAM = re.compile(r"[\w.-]{1,80} \[(?:stderr|stdout)\] ")
 #: vLLM/Ray-style logging: ``ERROR 04-07 00:57:46 ray_utils.py:45] ``
@@ -93,6 +96,11 @@ _PYLOG = re.compile(
     r"(?P<hms>\d\d:\d\d:\d\d)(?:\.\d+)? [\w.-]+:\d+\] "
 )
 _SPAWN = re.compile(r"-- Process (?P<rank>\d+) terminated with the following error:")
+#: Every prefix :meth:`Attributor.line` peels off a line that starts with a bracket.
+PREFIXES = (
+    *(_CRI, _SYSLOG, _DMESG_T, _DMESG, _ISO, _KUBECTL, _COMPOSE, _RAY),
+    *(_MPI_TAG, _RANK, _TORCHRUN, _BRACKET_RANK, _SRUN, _NCCL),
+)
 
 
 def _iso_seconds(ts: str) -> float | None:
@@ -193,6 +201,8 @@ class Attributor:
                     break
                 text = text[m.end() :]
                 continue
+            if first == "[" and _GLOG_START.match(text):
+                break  # the C++ log's own head: no prefix (the common line of PyTorch's logs)
             if m := _CRI.match(text):
                 time_s, clock = _iso_seconds(m["ts"]), "iso"
             elif m := _SYSLOG.match(text):

@@ -28,7 +28,9 @@ Anchors may come in *groups* (one per parser): :meth:`Prefilter.tagged_spans`
 then also says, for each line, which groups' anchors it holds, as a bit mask
 (bit ``g`` for ``groups[g]``). Hyperscan reports this from the same scan (one
 expression per group, matches at one line end merged), so the reader never
-tests a line against each parser's anchors in Python.
+tests a line against each parser's anchors in Python. A group may be
+*caseless* (its anchors found in any ASCII case; the reader's scan asks where
+the words a secret follows are, see :data:`~nccl_doctor.evidence.anchors.TRIGGER_BIT`).
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ import platform
 import re
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from typing import Any, ClassVar
 
 from nccl_doctor.cache import cache_dir, touch, write_atomic
@@ -114,11 +116,36 @@ class Prefilter(ABC):
     #: a short name, for benchmarks and diagnostics
     name: ClassVar[str]
 
-    def __init__(self, anchors: Sequence[str], *, groups: Sequence[Sequence[str]] = ()) -> None:
+    def __init__(
+        self,
+        anchors: Sequence[str],
+        *,
+        groups: Sequence[Sequence[str]] = (),
+        caseless: Collection[int] = (),
+    ) -> None:
         self.groups: tuple[tuple[str, ...], ...] = tuple(map(tuple, groups)) or (tuple(anchors),)
+        #: the groups whose anchors are found in any ASCII case (given in lower case)
+        self.caseless = frozenset(caseless)
+        if any(a != a.lower() for i in self.caseless for a in self.groups[i]):
+            raise ValueError("a caseless group's anchors are given in lower case")
         self.anchors: tuple[str, ...] = tuple(a for g in self.groups for a in g)
-        self._literals, self._every_line = literals(self.anchors)
         self._group_literals = [literals(g) for g in self.groups]
+        # what the union of the groups' literals tells, from the groups' own (the union's
+        # reduction is quadratic in the anchors, ~3 ms a scan: only re and re2 need it)
+        self._every_line = any(every for _, every in self._group_literals)
+        self._any_literal = any(words for words, _ in self._group_literals)
+
+    @functools.cached_property
+    def _literals(self) -> tuple[bytes, ...]:
+        """The literals of the anchors of the groups not caseless (see :func:`literals`)."""
+        return literals(
+            [a for i, g in enumerate(self.groups) if i not in self.caseless for a in g]
+        )[0]
+
+    @functools.cached_property
+    def _folded_literals(self) -> tuple[bytes, ...]:
+        """The literals of the caseless groups' anchors (in lower case)."""
+        return literals([a for i in sorted(self.caseless) for a in self.groups[i]])[0]
 
     def line_spans(self, buf: bytes | bytearray) -> list[tuple[int, int]]:
         """``(start, end)`` of each line of ``buf`` holding an anchor, in order, each once.
@@ -128,7 +155,7 @@ class Prefilter(ABC):
         """
         if self._every_line:
             return _all_lines(buf)
-        if not self._literals or not buf:
+        if not self._any_literal or not buf:
             return []
         return self._spans(buf)
 
@@ -155,11 +182,14 @@ class Prefilter(ABC):
         if len(self.groups) == 1:
             return [(a, b, 1) for a, b in spans]
         out: list[Tagged] = []
+        caseless = self.caseless
         for a, b in spans:
             line = data[a:b]
+            folded = line.lower() if caseless else line
             mask = 0
             for bit, (words, every) in enumerate(self._group_literals):
-                if every or any(w in line for w in words):
+                text = folded if bit in caseless else line
+                if every or any(w in text for w in words):
                     mask |= 1 << bit
             out.append((a, b, mask))
         return out
@@ -206,10 +236,19 @@ class RePrefilter(Prefilter):
 
     name = "re"
 
-    def __init__(self, anchors: Sequence[str], *, groups: Sequence[Sequence[str]] = ()) -> None:
-        super().__init__(anchors, groups=groups)
+    def __init__(
+        self,
+        anchors: Sequence[str],
+        *,
+        groups: Sequence[Sequence[str]] = (),
+        caseless: Collection[int] = (),
+    ) -> None:
+        super().__init__(anchors, groups=groups, caseless=caseless)
         # no literal contains another, so none is a prefix of another: the trie is exact
-        self._search = re.compile(_trie(self._literals) if self._literals else b"(?!)").search
+        alternatives = [_trie(self._literals)] if self._literals else []
+        if self._folded_literals:  # ASCII letters in either case (a bytes pattern's IGNORECASE)
+            alternatives.append(b"(?i:" + _trie(self._folded_literals) + b")")
+        self._search = re.compile(b"|".join(alternatives) or b"(?!)").search
 
     def _spans(self, buf: bytes | bytearray) -> list[tuple[int, int]]:
         spans: list[tuple[int, int]] = []
@@ -242,8 +281,11 @@ def _hs_escape(data: bytes) -> bytes:
 DATABASES_KEPT = 64
 
 
-def _hs_database(hyperscan: Any, expressions: Sequence[bytes], *, cache: bool) -> Any:
-    """A compiled block-mode database of ``expressions`` (ids 0, 1, ...), cached on disk.
+def _hs_database(
+    hyperscan: Any, expressions: Sequence[bytes], *, cache: bool, flags: Sequence[int] = ()
+) -> Any:
+    """A compiled block-mode database of ``expressions`` (ids 0, 1, ...; each with its
+    ``flags``, none by default), cached on disk.
 
     Compiling the reader's ~150 anchors takes about 0.1 s, a quarter of the
     start-up; a serialised database loads in microseconds. The cache key holds
@@ -251,20 +293,23 @@ def _hs_database(hyperscan: Any, expressions: Sequence[bytes], *, cache: bool) -
     any problem with the cache (read-only home, corrupt file) falls back to
     compiling.
     """
+    ids = list(range(len(expressions)))
+    each = list(flags) or [0] * len(ids)
     key = hashlib.sha256(
-        b"%s\0%s\0%s"
+        b"%s\0%s\0%s%s"
         % (
             b"\0\0".join(expressions),
             str(getattr(hyperscan, "__version__", "")).encode(),
             platform.machine().encode(),
+            # flags change what matches: a set of expressions with any keeps them in its key
+            b"\0%s" % ",".join(map(str, each)).encode() if any(each) else b"",
         )
     ).hexdigest()[:32]
     path = cache_dir() / f"prefilter-{key}.hsdb"
-    ids = list(range(len(expressions)))
 
     def compiled() -> Any:
         db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-        db.compile(expressions=list(expressions), ids=ids, flags=[0] * len(ids))
+        db.compile(expressions=list(expressions), ids=ids, flags=each)
         return db
 
     if not cache:
@@ -302,8 +347,9 @@ class HyperscanPrefilter(Prefilter):
         *,
         cache: bool = False,
         groups: Sequence[Sequence[str]] = (),
+        caseless: Collection[int] = (),
     ) -> None:
-        super().__init__(anchors, groups=groups)
+        super().__init__(anchors, groups=groups, caseless=caseless)
         import hyperscan  # noqa: PLC0415 -- optional dependency, absent on some platforms
 
         self._db: Any = None
@@ -312,13 +358,16 @@ class HyperscanPrefilter(Prefilter):
         #: each expression's group bit (groups without literals have no expression)
         self._bits: list[int] = []
         expressions: list[bytes] = []
+        flags: list[int] = []
         for bit, (words, _) in enumerate(self._group_literals):
             if words:
                 alternation = b"|".join(_hs_escape(w) for w in words)
                 expressions.append(b"(?:" + alternation + b")[^\\n]*\\n")
+                flags.append(hyperscan.HS_FLAG_CASELESS if bit in self.caseless else 0)
                 self._bits.append(1 << bit)
         if expressions:
-            self._db = _hs_database(hyperscan, expressions, cache=cache)
+            self._db = _hs_database(hyperscan, expressions, cache=cache, flags=flags)
+        self._made = (hyperscan, expressions, flags, cache)  # for _single (groups_in)
 
     def _scan(
         self, view: bytes | bytearray | memoryview, offset: int, limit: int | None = None
@@ -366,7 +415,7 @@ class HyperscanPrefilter(Prefilter):
 
     def window_spans(self, data: bytes | bytearray, start: int, stop: int) -> list[tuple[int, int]]:
         """Scans the window in place (a memoryview), when it ends at a newline."""
-        if self._every_line or not self._literals or stop <= start or data[stop - 1] != 10:
+        if self._every_line or not self._any_literal or stop <= start or data[stop - 1] != 10:
             return super().window_spans(data, start, stop)
         ends, _ = self._scan(memoryview(data)[start:stop], start)
         return _spans_of(data, ends, start)
@@ -375,7 +424,7 @@ class HyperscanPrefilter(Prefilter):
         self, data: bytes | bytearray, start: int, stop: int, limit: int | None = None
     ) -> list[Tagged]:
         """The masks come from the scan itself: one report per group and line."""
-        if self._every_line or not self._literals or stop <= start or data[stop - 1] != 10:
+        if self._every_line or not self._any_literal or stop <= start or data[stop - 1] != 10:
             return super().tagged_spans(data, start, stop, limit)
         ends, masks = self._scan(memoryview(data)[start:stop], start, limit)
         spans = _spans_of(data, ends, start)
@@ -383,7 +432,7 @@ class HyperscanPrefilter(Prefilter):
 
     def groups_in(self, data: bytes | bytearray, start: int, stop: int) -> int:
         """The mask from one scan that stops once every group with an expression was found."""
-        if self._every_line or not self._literals or stop <= start or data[stop - 1] != 10:
+        if self._every_line or not self._any_literal or stop <= start or data[stop - 1] != 10:
             return super().groups_in(data, start, stop)
         bits, every = self._bits, sum(self._bits)
         found = 0
@@ -394,8 +443,18 @@ class HyperscanPrefilter(Prefilter):
             return found == every  # every group found: stop the scan
 
         with self._lock, contextlib.suppress(self._terminated):
-            self._db.scan(memoryview(data)[start:stop], match_event_handler=on_match)
+            self._single.scan(memoryview(data)[start:stop], match_event_handler=on_match)
         return found
+
+    @functools.cached_property
+    def _single(self) -> Any:
+        """The expressions again, each reporting its first match only (Hyperscan's
+        SINGLEMATCH): what :meth:`groups_in` asks, a report per group, not one per line
+        (the reader asks at the start of each per-rank log, whose first lines repeat one
+        group for a while)."""
+        hyperscan, expressions, flags, cache = self._made
+        single = [f | hyperscan.HS_FLAG_SINGLEMATCH for f in flags]
+        return _hs_database(hyperscan, expressions, cache=cache, flags=single)
 
 
 def _spans_of(data: bytes | bytearray, ends: list[int], start: int) -> list[tuple[int, int]]:
@@ -420,13 +479,22 @@ class Re2Prefilter(Prefilter):
 
     name = "re2"
 
-    def __init__(self, anchors: Sequence[str], *, groups: Sequence[Sequence[str]] = ()) -> None:
-        super().__init__(anchors, groups=groups)
+    def __init__(
+        self,
+        anchors: Sequence[str],
+        *,
+        groups: Sequence[Sequence[str]] = (),
+        caseless: Collection[int] = (),
+    ) -> None:
+        super().__init__(anchors, groups=groups, caseless=caseless)
         re2 = importlib.import_module("re2")  # untyped, optional: no import-time dependency
         options = re2.Options()
         options.encoding = re2.Options.Encoding.LATIN1
         options.log_errors = False
-        alternation = b"|".join(re.escape(w) for w in self._literals) or b"x"  # unused if empty
+        alternatives = [re.escape(w) for w in self._literals]
+        if self._folded_literals:  # no Latin-1 letter folds to an ASCII one: as Hyperscan's
+            alternatives.append(b"(?i:%s)" % b"|".join(re.escape(w) for w in self._folded_literals))
+        alternation = b"|".join(alternatives) or b"x"  # unused if empty
         pattern = b"[^\\n]*(?:" + alternation + b")[^\\n]*"
         self._finditer: Callable[[bytes], Iterator[Any]] = re2.compile(
             pattern, options=options
@@ -441,10 +509,13 @@ _KINDS: tuple[type[Prefilter], ...] = (HyperscanPrefilter, Re2Prefilter, RePrefi
 
 
 def _build(
-    kind: type[Prefilter], anchors: Sequence[str], groups: Sequence[Sequence[str]] = ()
+    kind: type[Prefilter],
+    anchors: Sequence[str],
+    groups: Sequence[Sequence[str]] = (),
+    caseless: Collection[int] = (),
 ) -> Prefilter | None:
     try:
-        return kind(anchors, groups=groups)
+        return kind(anchors, groups=groups, caseless=caseless)
     except Exception:  # noqa: BLE001 -- any failure of an optional engine means "not here"
         return None
 
@@ -455,20 +526,24 @@ def available() -> tuple[type[Prefilter], ...]:
 
 
 def make_prefilter(
-    anchors: Sequence[str], *, cache: bool = False, groups: Sequence[Sequence[str]] = ()
+    anchors: Sequence[str],
+    *,
+    cache: bool = False,
+    groups: Sequence[Sequence[str]] = (),
+    caseless: Collection[int] = (),
 ) -> Prefilter:
     """The fastest prefilter that builds here for ``anchors``: Hyperscan, re2, else ``re``.
 
     ``cache`` keeps Hyperscan's compiled database on disk for the next run
     (for the reader's fixed anchor sets; not for arbitrary anchors, which
-    would fill the cache). ``groups``, when given, replace ``anchors`` (see
-    :class:`Prefilter`).
+    would fill the cache). ``groups``, when given, replace ``anchors``, and
+    ``caseless`` are those of them found in any case (see :class:`Prefilter`).
     """
     if cache:
         with contextlib.suppress(Exception):  # hyperscan missing or unusable here
-            return HyperscanPrefilter(anchors, cache=True, groups=groups)
+            return HyperscanPrefilter(anchors, cache=True, groups=groups, caseless=caseless)
     for kind in _KINDS[:-1]:
-        built = _build(kind, anchors, groups)
+        built = _build(kind, anchors, groups, caseless)
         if built is not None:
             return built
-    return RePrefilter(anchors, groups=groups)
+    return RePrefilter(anchors, groups=groups, caseless=caseless)

@@ -27,6 +27,7 @@ from nccl_doctor.evidence.anchors import (
     FLOOR,
     GROUPS,
     INFO,
+    TRIGGER_BIT,
     any_of,
     first_of,
     floor_of,
@@ -178,7 +179,7 @@ class SourceReader(LineDispatch):
                     last[i] = a
                     keep |= bit
             if keep:
-                merged[a] = (b, keep)
+                merged[a] = (b, keep | mask & TRIGGER_BIT)
         for i, (kind, bit, left) in enumerate(info):
             if used[i]:
                 self.info_used[kind] = self.info_used.get(kind, 0) + used[i]
@@ -216,7 +217,7 @@ class SourceReader(LineDispatch):
                 if seen is not None:  # read for another group
                     merged[a] = (b, seen[1] | bit)
                 elif key is None or key not in self.floor_seen:
-                    merged[a] = (b, bit)
+                    merged[a] = (b, bit | TRIGGER_BIT)  # not read for triggers: the gate looks
                 else:
                     continue
                 if key is not None:
@@ -255,7 +256,8 @@ class SourceReader(LineDispatch):
                 end = buf.find(b"\n", pos, size)
                 if end < 0:
                     end = size
-                mask = spans[si][2] & self.wanted if si < len(spans) and spans[si][0] == pos else 0
+                found = spans[si][2] if si < len(spans) and spans[si][0] == pos else TRIGGER_BIT
+                mask = found & self.wanted
                 if (
                     mask
                     or in_block
@@ -265,7 +267,7 @@ class SourceReader(LineDispatch):
                         and not (self.spent_bytes and self.spent_bytes.search(buf, pos, end))
                     )
                 ):
-                    self._line(n, buf[pos:end], mask)
+                    self._line(n, buf[pos:end], mask, not found & TRIGGER_BIT)
                     if self.closing and pos in self.closing:
                         self._close_info(self.closing.pop(pos), n)
                 # else: an INFO line of NCCL's no parser asked for, which free text never
@@ -277,7 +279,7 @@ class SourceReader(LineDispatch):
                 if not mask & self.wanted:
                     continue  # only for a spent budget: passed with the lines around it
                 n += chunks.newlines(buf, pos, start)
-                self._line(n, buf[start:end], mask & self.wanted)
+                self._line(n, buf[start:end], mask & self.wanted, not mask & TRIGGER_BIT)
                 if self.closing and start in self.closing:
                     self._close_info(self.closing.pop(start), n)
             else:

@@ -48,62 +48,82 @@ def _index() -> tuple[tuple[tuple[Clause, ...], Signature], ...]:
         if sig.symptom == "info" and not harmless(sig):
             continue
         clauses = required_words(sig.pattern)
-        if clauses and _specificity(clauses) >= _MIN_WORD:
-            indexed.append((clauses, sig))
-    # a library's own message (a harmless warning too) before the C library's error text it
-    # may quote, and both before a message that only relays another's text; then the
-    # longest required word first, then the most required clauses (one message printed for a
-    # narrower subject, as the hung-task line for an I/O thread): the most specific message wins
-    return tuple(
-        sorted(
-            indexed,
-            key=lambda item: (
-                item[1].relays,
-                item[1].id.startswith(_GENERIC),
-                -_specificity(item[0]),
-                -len(item[0]),
-            ),
-        )
-    )
+        if clauses and (specificity := _specificity(clauses)) >= _MIN_WORD:
+            # a library's own message (a harmless warning too) before the C library's error
+            # text it may quote, and both before a message that only relays another's text;
+            # then the longest required word first, then the most required clauses (one
+            # message printed for a narrower subject, as the hung-task line for an I/O
+            # thread): the most specific message wins
+            order = (sig.relays, sig.id.startswith(_GENERIC), -specificity, -len(clauses))
+            indexed.append((order, clauses, sig))
+    indexed.sort(key=lambda item: item[0])  # stable: file order among equals, as before
+    return tuple((clauses, sig) for _, clauses, sig in indexed)
+
+
+#: Digits do not tell the words of a text apart: a failure printed by 512 ranks is one shape.
+_DIGITS_AS_ZERO = str.maketrans("123456789", "000000000")
 
 
 @functools.cache
-def _by_pair() -> dict[str, tuple[tuple[str, tuple[int, ...]], ...]]:
+def _by_pair() -> dict[str, tuple[tuple[str, str | None, tuple[int, ...]], ...]]:
     """Each ASCII word of the indexed signatures' first clauses, with the signatures (their
-    places in :func:`_index`) whose first clause holds it, by the word's first two
-    characters (``""``: a shorter word)."""
+    places in :func:`_index`) whose first clause holds it, by the first two characters of
+    its shape (``""``: a shorter word): the word as a shape (digits as ``0``), and the word
+    itself where it has a digit (``None`` where the shape is the word)."""
     places: dict[str, list[int]] = {}
     for at, (clauses, _) in enumerate(_index()):
         for word in clauses[0]:
             if word.isascii():
                 places.setdefault(word, []).append(at)
-    by_pair: dict[str, list[tuple[str, tuple[int, ...]]]] = {}
+    by_pair: dict[str, list[tuple[str, str | None, tuple[int, ...]]]] = {}
     for word, where in places.items():
-        by_pair.setdefault(word[:2] if len(word) >= 2 else "", []).append((word, tuple(where)))
+        shape = word.translate(_DIGITS_AS_ZERO)
+        digit = word if any(c.isdigit() for c in word) else None
+        by_pair.setdefault(shape[:2] if len(shape) >= 2 else "", []).append(
+            (shape, digit, tuple(where))
+        )
     return {pair: tuple(words) for pair, words in by_pair.items()}
+
+
+@functools.lru_cache(maxsize=1024)
+def _could(shaped: str) -> tuple[tuple[int, tuple[str, ...]], ...]:
+    """The places of the indexed signatures a text of this shape (lower case, digits as
+    ``0``) could be, in order, each with the words with digits the text itself must hold
+    one of (none: a word without digits was found, and the shape holds it as the text does).
+
+    Four hundred ranks print one watchdog message, their numbers apart: the words are
+    looked for once for all of them.
+    """
+    by_pair = _by_pair()
+    pairs = {shaped[i : i + 2] for i in range(len(shaped) - 1)}
+    pairs.add("")
+    found: dict[int, list[str] | None] = {}
+    for pair in pairs.intersection(by_pair):
+        for shape, digit, places in by_pair[pair]:
+            if shape not in shaped:
+                continue
+            for at in places:
+                if digit is None:
+                    found[at] = None
+                elif (need := found.setdefault(at, [])) is not None:
+                    need.append(digit)
+    return tuple((at, tuple(need or ())) for at, need in sorted(found.items()))
 
 
 def _matches(text: str) -> Iterator[Signature]:
     """The indexed signatures ``text`` holds, in the index's order (most specific first).
 
     The signatures a text could be are found by their words: only the words
-    that begin with a pair of characters the text holds are looked for, not
-    every signature's clauses tested; patterns compile on first use (cached),
-    so a diagnosis pays only for the messages its lines could be.
+    that begin with a pair of characters the text holds are looked for, once
+    per shape of text (:func:`_could`), not every signature's clauses tested;
+    patterns compile on first use (cached), so a diagnosis pays only for the
+    messages its lines could be.
     """
     lowered = text.lower()
     index = _index()
-    by_pair = _by_pair()
-    pairs = {lowered[i : i + 2] for i in range(len(lowered) - 1)}
-    pairs.add("")
-    could = {
-        at
-        for pair in pairs.intersection(by_pair)
-        for word, places in by_pair[pair]
-        if word in lowered
-        for at in places
-    }
-    for at in sorted(could):
+    for at, need in _could(lowered.translate(_DIGITS_AS_ZERO)):
+        if need and not any(word in lowered for word in need):
+            continue
         clauses, sig = index[at]
         if holds(lowered, clauses) and sig.compiled().search(text):
             yield sig

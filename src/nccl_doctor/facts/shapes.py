@@ -25,10 +25,18 @@ when their parts grow) has none.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 import sys
-from typing import Any
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from nccl_doctor.facts.base import ELLIPSIS
+
+if TYPE_CHECKING:
+    from nccl_doctor.facts.store import Said
 
 if sys.version_info >= (3, 11):
     from re import _compiler as _sre_compile
@@ -170,3 +178,111 @@ def _relaxed_class(items: list[tuple[Any, Any]]) -> tuple[Any, Any]:
         elif op is not _sre.CATEGORY:
             return _sre.ANY, None  # an item not known: any character
     return _sre.IN, out
+
+
+#: Digits do not tell lines apart when looking for words: ``rank 12`` and ``rank 7`` are one shape.
+DIGITS_AS_ZERO = str.maketrans("123456789", "000000000")
+DIGIT_BYTES_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
+
+
+@dataclass(frozen=True, slots=True)
+class Shapes:
+    """The ASCII lines in lower case with digits as ``0``, each distinct shape once.
+
+    Four thousand ranks print one error four thousand times, differing in
+    numbers only: looking for a word among the shapes costs one line, not
+    four thousand, and so does a pattern that cannot tell the lines of a shape
+    apart (:func:`~nccl_doctor.facts.literals.shape_blind`). ``text`` joins
+    the shapes by newlines, ``starts`` is where each begins, ``members`` the
+    indexes (in :attr:`~nccl_doctor.facts.store.Facts.lines`) of the lines of
+    each shape, and ``odd`` the lines that are not ASCII (always searched).
+    """
+
+    text: str
+    starts: tuple[int, ...]
+    members: tuple[list[int], ...]
+    odd: tuple[int, ...]
+
+    def shape(self, index: int) -> str:
+        """The text of one shape."""
+        end = self.starts[index + 1] - 1 if index + 1 < len(self.starts) else len(self.text)
+        return self.text[self.starts[index] : end]
+
+    def holding(self, words: tuple[str, ...]) -> set[int]:
+        """The shapes that hold one of the ASCII ``words``."""
+        found: set[int] = set()
+        for word in words:
+            if not word.isascii():
+                continue  # only a non-ASCII line can hold it, and those are always searched
+            pos = self.text.find(word)
+            while pos >= 0:
+                index = bisect.bisect_right(self.starts, pos) - 1
+                found.add(index)
+                if index + 1 >= len(self.starts):
+                    break
+                pos = self.text.find(word, self.starts[index + 1])
+        return found
+
+    def matching(self, regex: re.Pattern[str], among: Iterable[int] | None = None) -> set[int]:
+        """The shapes (all, or those ``among``) in which a shape-blind ``regex`` matches."""
+        if among is not None:
+            return {index for index in among if regex.search(self.shape(index))}
+        # a relaxed pattern (compiled from a tree: no source) has no anchor a newline decides
+        joined = regex
+        if regex.pattern is not None:
+            joined = re.compile(regex.pattern, regex.flags | re.MULTILINE)
+        found: set[int] = set()
+        pos, size = 0, len(self.text)
+        while pos <= size and (m := joined.search(self.text, pos)) is not None:
+            index = bisect.bisect_right(self.starts, m.start()) - 1
+            found.add(index)
+            if index + 1 >= len(self.starts):
+                break
+            pos = self.starts[index + 1]
+        return found
+
+
+def shapes_of(lines: Sequence[Said], indexes: Sequence[int], joined: str | None = None) -> Shapes:
+    """The distinct shapes of the ASCII lines among ``lines[i]`` for ``i`` in ``indexes``
+    (``joined``: their texts joined by newlines, each with its newlines as spaces, when
+    already made); the others are :attr:`Shapes.odd`.
+
+    A line cut with its ellipsis counts as ASCII (no ASCII word or letter
+    is the ellipsis) and keeps it in its shape, as a pattern sees it.
+    """
+    groups: dict[str, list[int]] = {}
+    odd: list[int] = []
+    if joined is None:
+        joined = "\n".join(lines[i].text.replace("\n", " ") for i in indexes)
+    # often only the ellipses of cut citations (_ascii_cut) are not ASCII
+    uncut = joined if joined.isascii() else (joined + "\n").replace(ELLIPSIS + "\n", "\n")
+    if uncut.isascii():  # the common case: one pass over all lines at C speed
+        # as bytes, where lower() and translate() are table lookups (the ellipsis's UTF-8
+        # bytes are none of the ASCII letters and digits they change)
+        shaped = joined.encode().lower().translate(DIGIT_BYTES_AS_ZERO).decode()
+        for index, shape in zip(indexes, shaped.split("\n") if indexes else (), strict=True):
+            groups.setdefault(shape, []).append(index)
+    else:
+        for index in indexes:
+            text = lines[index].text
+            if _ascii_cut(text).isascii():
+                shape = text.replace("\n", " ").lower().translate(DIGITS_AS_ZERO)
+                groups.setdefault(shape, []).append(index)
+            else:
+                odd.append(index)
+    starts: list[int] = []
+    at = 0
+    for shape in groups:
+        starts.append(at)
+        at += len(shape) + 1
+    return Shapes("\n".join(groups), tuple(starts), tuple(groups.values()), tuple(odd))
+
+
+def _ascii_cut(text: str) -> str:
+    """A citation cut at :data:`CITE_TEXT_MAX` without its ``…``, which no ASCII word matches.
+
+    Only a non-ASCII line must always be searched (case folding maps a few
+    non-ASCII characters onto ASCII letters); the ellipsis folds to nothing
+    ASCII, so a long ASCII line that was cut stays a line whose words decide.
+    """
+    return text[:-1] if text.endswith(ELLIPSIS) else text

@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TypeVar
 
-from nccl_doctor.facts.base import ELLIPSIS, Cite, Fact
+from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.literals import analysis, holds
 from nccl_doctor.facts.run import PythonTraceback
-from nccl_doctor.facts.shapes import relaxed
+from nccl_doctor.facts.shapes import DIGITS_AS_ZERO, Shapes, relaxed, shapes_of
 from nccl_doctor.facts.signs import Sign
 from nccl_doctor.facts.text import TextLine
 
@@ -109,66 +109,6 @@ class Hit:
 #: hold at least this many lines (and twice as many as shapes): see :meth:`Facts._scan_words`
 #: and :meth:`Facts._scan`.
 RELAX_LINES = 64
-#: Digits do not tell lines apart when looking for words: ``rank 12`` and ``rank 7`` are one shape.
-_DIGITS_AS_ZERO = str.maketrans("123456789", "000000000")
-_DIGIT_BYTES_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
-
-
-@dataclass(frozen=True, slots=True)
-class _Shapes:
-    """The ASCII lines in lower case with digits as ``0``, each distinct shape once.
-
-    Four thousand ranks print one error four thousand times, differing in
-    numbers only: looking for a word among the shapes costs one line, not
-    four thousand, and so does a pattern that cannot tell the lines of a shape
-    apart (:func:`~nccl_doctor.facts.literals.shape_blind`). ``text`` joins
-    the shapes by newlines, ``starts`` is where each begins, ``members`` the
-    indexes (in :attr:`Facts.lines`) of the lines of each shape, and ``odd``
-    the lines that are not ASCII (always searched).
-    """
-
-    text: str
-    starts: tuple[int, ...]
-    members: tuple[list[int], ...]
-    odd: tuple[int, ...]
-
-    def shape(self, index: int) -> str:
-        """The text of one shape."""
-        end = self.starts[index + 1] - 1 if index + 1 < len(self.starts) else len(self.text)
-        return self.text[self.starts[index] : end]
-
-    def holding(self, words: tuple[str, ...]) -> set[int]:
-        """The shapes that hold one of the ASCII ``words``."""
-        found: set[int] = set()
-        for word in words:
-            if not word.isascii():
-                continue  # only a non-ASCII line can hold it, and those are always searched
-            pos = self.text.find(word)
-            while pos >= 0:
-                index = bisect.bisect_right(self.starts, pos) - 1
-                found.add(index)
-                if index + 1 >= len(self.starts):
-                    break
-                pos = self.text.find(word, self.starts[index + 1])
-        return found
-
-    def matching(self, regex: re.Pattern[str], among: Iterable[int] | None = None) -> set[int]:
-        """The shapes (all, or those ``among``) in which a shape-blind ``regex`` matches."""
-        if among is not None:
-            return {index for index in among if regex.search(self.shape(index))}
-        # a relaxed pattern (compiled from a tree: no source) has no anchor a newline decides
-        joined = regex
-        if regex.pattern is not None:
-            joined = re.compile(regex.pattern, regex.flags | re.MULTILINE)
-        found: set[int] = set()
-        pos, size = 0, len(self.text)
-        while pos <= size and (m := joined.search(self.text, pos)) is not None:
-            index = bisect.bisect_right(self.starts, m.start()) - 1
-            found.add(index)
-            if index + 1 >= len(self.starts):
-                break
-            pos = self.starts[index + 1]
-        return found
 
 
 class Facts:
@@ -184,6 +124,7 @@ class Facts:
         self.kinds = frozenset(kinds)
         self._by_type: dict[type[Fact], tuple[Fact, ...]] = {}
         self._searches: dict[tuple[str, bool], tuple[Hit, ...]] = {}
+        self._prose_searches: dict[str, tuple[Hit, ...]] = {}
         self._derived: dict[str, object] = {}
 
     def __len__(self) -> int:
@@ -274,36 +215,15 @@ class Facts:
         return "\n".join(texts), tuple(starts)
 
     @cached_property
-    def _shapes(self) -> _Shapes:
-        """The distinct shapes of the ASCII lines, for finding words (see :class:`_Shapes`).
+    def _shapes(self) -> Shapes:
+        """The distinct shapes of the ASCII lines, for finding words (see :class:`Shapes`)."""
+        return shapes_of(self.lines, range(len(self.lines)), self._joined[0])
 
-        A line cut with its ellipsis counts as ASCII (no ASCII word or letter
-        is the ellipsis) and keeps it in its shape, as a pattern sees it.
-        """
-        groups: dict[str, list[int]] = {}
-        odd: list[int] = []
-        joined, _ = self._joined
-        # often only the ellipses of cut citations (_ascii_cut) are not ASCII
-        uncut = joined if joined.isascii() else (joined + "\n").replace(ELLIPSIS + "\n", "\n")
-        if uncut.isascii():  # the common case: one pass over all lines at C speed
-            # as bytes, where lower() and translate() are table lookups (the ellipsis's UTF-8
-            # bytes are none of the ASCII letters and digits they change)
-            shaped = joined.encode().lower().translate(_DIGIT_BYTES_AS_ZERO).decode()
-            for index, shape in enumerate(shaped.split("\n")):
-                groups.setdefault(shape, []).append(index)
-        else:
-            for index, said in enumerate(self.lines):
-                if _ascii_cut(said.text).isascii():
-                    shape = said.text.replace("\n", " ").lower().translate(_DIGITS_AS_ZERO)
-                    groups.setdefault(shape, []).append(index)
-                else:
-                    odd.append(index)
-        starts: list[int] = []
-        at = 0
-        for shape in groups:
-            starts.append(at)
-            at += len(shape) + 1
-        return _Shapes("\n".join(groups), tuple(starts), tuple(groups.values()), tuple(odd))
+    @cached_property
+    def _prose_shapes(self) -> Shapes:
+        """The shapes of the prose lines alone (see :meth:`prose_search`)."""
+        lines = self.lines
+        return shapes_of(lines, [i for i, said in enumerate(lines) if said.prose])
 
     def search(self, pattern: str | re.Pattern[str], *, prose: bool = True) -> tuple[Hit, ...]:
         """Lines matching ``pattern`` (case-insensitive when given as a string).
@@ -366,35 +286,58 @@ class Facts:
         prose: bool,
         clauses: tuple[tuple[str, ...], ...],
         source: tuple[str, int],
+        *,
+        shapes: Shapes | None = None,
     ) -> list[Hit]:
-        """Match the lines that hold a word of every clause (and the non-ASCII lines).
+        """Match the lines that hold a word of every clause (and the non-ASCII lines), of
+        all lines or of those ``shapes`` group.
 
         A pattern that tells a shape's lines apart is first matched, relaxed,
         on the shapes (:func:`~nccl_doctor.facts.shapes.relaxed`), when they
         hold many lines each: the lines of a shape it does not match cannot match.
         """
-        shapes = self._shapes
-        masked = tuple(tuple(w.translate(_DIGITS_AS_ZERO) for w in c) for c in clauses)
+        shapes = shapes if shapes is not None else self._shapes
+        masked = tuple(tuple(w.translate(DIGITS_AS_ZERO) for w in c) for c in clauses)
         found = [s for s in shapes.holding(masked[0]) if holds(shapes.shape(s), masked[1:])]
         if not found and not shapes.odd:
             return []  # no line can match: the pattern need not even be compiled
+        # a word with a digit is looked for as its shape (any digits there): each line of a
+        # shape that holds it is then looked at for the word itself, before the pattern runs
+        words = clauses if any(c.isdigit() for cl in clauses for w in cl for c in w) else None
         regex = compiled()
+        kept: Iterable[int] = found
         if blind:
-            return self._confirm(regex, prose, list(shapes.odd), shapes.matching(regex, found))
-        lines = sum(len(shapes.members[s]) for s in found)
-        if lines >= RELAX_LINES and lines >= 2 * len(found):
-            loose = relaxed(*source)
-            if loose is not None:
-                return self._confirm(regex, prose, list(shapes.odd), shapes.matching(loose, found))
-        return self._confirm(regex, prose, list(shapes.odd), found)
+            kept = shapes.matching(regex, found)
+        else:
+            lines = sum(len(shapes.members[s]) for s in found)
+            if lines >= RELAX_LINES and lines >= 2 * len(found):
+                loose = relaxed(*source)
+                if loose is not None:
+                    kept = shapes.matching(loose, found)
+        return self._confirm(regex, prose, list(shapes.odd), kept, words=words, shapes=shapes)
 
     def _confirm(
-        self, regex: re.Pattern[str], prose: bool, candidates: list[int], found: Iterable[int]
+        self,
+        regex: re.Pattern[str],
+        prose: bool,
+        candidates: list[int],
+        found: Iterable[int],
+        *,
+        words: tuple[tuple[str, ...], ...] | None = None,
+        shapes: Shapes | None = None,
     ) -> list[Hit]:
-        """Match each of the ``candidates`` lines and the lines of the ``found`` shapes."""
-        shapes = self._shapes
-        for shape in found:
-            candidates.extend(shapes.members[shape])
+        """Match each of the ``candidates`` lines and the lines of the ``found`` shapes (of
+        these, with ``words``, only an ASCII line that holds a word of each clause)."""
+        shapes = shapes if shapes is not None else self._shapes
+        if words is None:
+            for shape in found:
+                candidates.extend(shapes.members[shape])
+        else:
+            lines = self.lines
+            for shape in found:
+                candidates.extend(
+                    i for i in shapes.members[shape] if holds(lines[i].text.lower(), words)
+                )
         lines = self.lines
         hits: list[Hit] = []
         seen: dict[str, re.Match[str] | None] = {}  # many ranks print the very same message
@@ -407,6 +350,60 @@ class Facts:
             if own:
                 hits.append(Hit(said, own))
         return hits
+
+    def prose_search(
+        self, pattern: str | re.Pattern[str], flags: int = re.IGNORECASE
+    ) -> tuple[Hit, ...]:
+        """The hits of :meth:`search` on prose lines (a person's words), reading only those.
+
+        The differential's cues and a few rules read the reporter's sentences
+        alone; a log of thousands of lines holds few or none, and a search of
+        every line for a sentence's words would mostly read machine output. A
+        pattern given as text is compiled (with ``flags``) only when a prose
+        line may match it.
+        """
+        if isinstance(pattern, str):
+            text = pattern
+            return self._prose_search(text, flags, lambda: re.compile(text, flags))
+        return self._prose_search(pattern.pattern, pattern.flags, lambda: pattern)
+
+    def seen_prose(self, sign: Sign) -> tuple[Hit, ...]:
+        """:meth:`seen`'s hits on prose lines, reading only those (see :meth:`prose_search`)."""
+        return self._prose_search(sign.pattern, sign.flags, lambda: sign.regex)
+
+    @cached_property
+    def _prose(self) -> tuple[Said, ...]:
+        """The prose lines, in the order of :attr:`lines`."""
+        return tuple(said for said in self.lines if said.prose)
+
+    def _prose_search(
+        self, pattern: str, flags: int, compiled: Callable[[], re.Pattern[str]]
+    ) -> tuple[Hit, ...]:
+        key = f"{pattern}\0{flags}"
+        every = self._searches.get((key, True))
+        if every is not None:  # all lines were searched already
+            return tuple(h for h in every if h.prose)
+        found = self._prose_searches.get(key)
+        if found is None:
+            found = self._prose_searches[key] = tuple(self._scan_prose(pattern, flags, compiled))
+        return found
+
+    def _scan_prose(
+        self, pattern: str, flags: int, compiled: Callable[[], re.Pattern[str]]
+    ) -> list[Hit]:
+        """Each prose line that holds a word of every clause (or is not ASCII), matched: the
+        words are looked for in the prose lines' shapes (a training loop's thousand progress
+        lines that read as sentences are one shape)."""
+        if not self._prose:
+            return []
+        clauses, blind = analysis(pattern, flags)
+        if clauses is not None:
+            source = (pattern, flags)
+            return self._scan_words(
+                compiled, blind, True, clauses, source, shapes=self._prose_shapes
+            )
+        regex = compiled()
+        return [Hit(said, own) for said in self._prose if (own := regex.search(said.text))]
 
     def said(self, pattern: str | re.Pattern[str], *, prose: bool = True) -> bool:
         """Whether any line matches ``pattern``."""
@@ -446,18 +443,32 @@ class Facts:
         return tuple(dict.fromkeys(f.host for f in self._all if f.host))
 
 
-def _ascii_cut(text: str) -> str:
-    """A citation cut at :data:`CITE_TEXT_MAX` without its ``…``, which no ASCII word matches.
+#: The attributes through which a fact carries text beyond its cited line.
+_EXTRA = ("message_lines", "traceback_lines", "last_error", "message")
 
-    Only a non-ASCII line must always be searched (case folding maps a few
-    non-ASCII characters onto ASCII letters); the ellipsis folds to nothing
-    ASCII, so a long ASCII line that was cut stays a line whose words decide.
-    """
-    return text[:-1] if text.endswith(ELLIPSIS) else text
+
+_CARRY: dict[type, bool] = {}
+
+
+def _may_carry(cls: type) -> bool:
+    """Whether a fact of ``cls`` can carry text beyond its cited line (most types cannot: a
+    slotted dataclass without any of :data:`_EXTRA`, nor a traceback's frames)."""
+    found = _CARRY.get(cls)
+    if found is None:
+        slotted = all("__slots__" in vars(k) for k in cls.__mro__ if k is not object)
+        found = _CARRY[cls] = (
+            not slotted
+            or hasattr(cls, "__getattr__")
+            or issubclass(cls, PythonTraceback)
+            or any(hasattr(cls, name) for name in _EXTRA)
+        )
+    return found
 
 
 def _extra_lines(fact: Fact) -> tuple[str, ...]:
     """Text a fact carries beyond its cited line (message continuation lines)."""
+    if not _may_carry(type(fact)):
+        return ()
     out: list[str] = []
     for name in ("message_lines", "traceback_lines", "last_error"):
         value = getattr(fact, name, None)

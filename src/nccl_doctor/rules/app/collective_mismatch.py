@@ -218,7 +218,7 @@ def check(facts: Facts) -> list[Finding]:
             "different code paths"
         )
         confidence = Confidence.MEDIUM
-    cue = [h.cite for h in facts.seen(MISMATCH_CONTEXT) if h.prose][:1]
+    cue = [h.cite for h in facts.seen_prose(MISMATCH_CONTEXT)][:1]
     if cue:
         summary += f" (reported around: {cue[0].text.strip()[:120]})"
     return [

@@ -139,7 +139,7 @@ def _from_timeouts(facts: Facts) -> Finding | None:
             f"; it ran {ran_ms / timeout_ms:.0f}x the timeout before the watchdog noticed, so "
             "the watchdog thread itself was starved (GIL held, CPU stalled)"
         )
-    ckpt = [h.cite for h in facts.seen(CHECKPOINT_WORDS) if h.prose][:1]
+    ckpt = [h.cite for h in facts.seen_prose(CHECKPOINT_WORDS)][:1]
     if ckpt:
         summary += (
             "; it coincides with a checkpoint save: the saving rank (usually rank 0) was most "
@@ -297,8 +297,10 @@ def _from_dump(facts: Facts) -> Finding | None:
 
 
 def _from_code(facts: Facts) -> Finding | None:
-    init = facts.lines_of(INIT_WORDS)
-    hang = [h for h in facts.seen(HANG_WORDS) if h.prose and h.said not in init]
+    hang = list(facts.seen_prose(HANG_WORDS))
+    if hang:
+        init = facts.lines_of(INIT_WORDS)
+        hang = [h for h in hang if h.said not in init]
     if not hang:
         return None
     found = guarded_collective(facts)

@@ -29,7 +29,13 @@ def nccl_versions(facts: Facts, *, runtime: bool = False) -> list[SeenVersion]:
     """Every NCCL version the evidence names, in reading order, with who printed it.
 
     ``runtime`` keeps only what a running process printed (leaves out package lists).
+    Read once per diagnosis (three rules ask; each gets its own list).
     """
+    name = "nccl_versions.runtime" if runtime else "nccl_versions"
+    return list(facts.derived(name, lambda f: tuple(_nccl_versions(f, runtime=runtime))))
+
+
+def _nccl_versions(facts: Facts, *, runtime: bool) -> list[SeenVersion]:
     seen: list[SeenVersion] = []
     last: dict[str, tuple[int, str | None, int | None]] = {}
     for fact in facts.all:

@@ -145,7 +145,7 @@ def _no_module(facts: Facts) -> list[Finding]:
 
 
 def _reported(facts: Facts) -> list[Finding]:
-    said = [h for h in facts.seen(GDR_WORD) if h.prose]
+    said = list(facts.seen_prose(GDR_WORD))
     if said:
         problem = facts.lines_of(GDR_PROBLEM)
         said = [h for h in said if h.said in problem]
