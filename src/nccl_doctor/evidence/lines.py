@@ -85,8 +85,8 @@ _SRUN = re.compile(r" *(?P<rank>\d{1,6}): ")
 _BRACKET_RANK = re.compile(r"\[(?P<rank>\d+)\] (?=[\w.-]+:\d+:\d+ \[\d+\] )")
 _NCCL = re.compile(r"(?P<host>[\w.-]+):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>\d+)\] ")
 _GLOG_CPP = re.compile(r"\[?[IWEF](?P<md>\d{3,4}) (?P<hms>\d\d:\d\d:\d\d(?:\.\d+)?)[ \]]")
-#: the start of a bracketed glog line (PyTorch's C++ log): no prefix below starts so (see
-#: :data:`PREFIXES`), so the prefixes of such a line are not tried one by one
+#: the start of a bracketed glog line (PyTorch's C++ log): no prefix below starts so (the
+#: line tests say which), so the prefixes of such a line are not tried one by one
 _GLOG_START = re.compile(r"\[[IWEF]\d{3,4} ")
 #: a runner's per-task stream tag: ``opt-1_3b.0 [stderr] `` (milabench/voir and the like)
 _TASK_STREAM = re.compile(r"[\w.-]{1,80} \[(?:stderr|stdout)\] ")
@@ -96,11 +96,6 @@ _PYLOG = re.compile(
     r"(?P<hms>\d\d:\d\d:\d\d)(?:\.\d+)? [\w.-]+:\d+\] "
 )
 _SPAWN = re.compile(r"-- Process (?P<rank>\d+) terminated with the following error:")
-#: Every prefix :meth:`Attributor.line` peels off a line that starts with a bracket.
-PREFIXES = (
-    *(_CRI, _SYSLOG, _DMESG_T, _DMESG, _ISO, _KUBECTL, _COMPOSE, _RAY),
-    *(_MPI_TAG, _RANK, _TORCHRUN, _BRACKET_RANK, _SRUN, _NCCL),
-)
 
 
 def _iso_seconds(ts: str) -> float | None:
