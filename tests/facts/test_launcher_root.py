@@ -52,3 +52,13 @@ def test_a_worker_the_launcher_terminated_is_no_root_cause(tmp_path: Path) -> No
     # the tie went the other way: the survivor torchrun sent SIGTERM is named
     text = _summary((0, -15, "SIGTERM"), (1, -9, "SIGKILL"))
     assert _first_rank(tmp_path, text) == 1
+
+
+def test_a_worker_killed_by_a_signal_outranks_a_survivors_timeout(tmp_path: Path) -> None:
+    # rank 0 timed out waiting for the rank the kernel killed; torchrun names the killed one
+    timeout = (
+        "[rank0]: RuntimeError: [../third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:81]"
+        " Timed out waiting 1800000ms for recv operation to complete\n"
+    )
+    text = timeout + _summary((1, -9, "SIGKILL"), (0, -15, "SIGTERM"))
+    assert _first_rank(tmp_path, text) == 1

@@ -390,6 +390,11 @@ def interruption(failures: Sequence[Failure]) -> Failure | None:
     return interrupts[0]
 
 
+def _killed(fact: Fact) -> bool:
+    """A child the launcher says a signal of its own killed (not the launcher's SIGTERM)."""
+    return isinstance(fact, ChildFailure) and fact.signal_name is not None and _crash_signal(fact)
+
+
 def _crash_signal(fact: ChildFailure | WorkerExit) -> bool:
     return fact.signal_name not in (None, "SIGINT", "SIGTERM", "SIGHUP")
 
@@ -426,6 +431,8 @@ def _first_failure(facts: Facts) -> tuple[Failure | None, str | None]:
             return launcher, None
         ranked = [f for f in failures if f.launcher and not f.cascade] or failures
     tier = min(f.tier for f in ranked)
+    if tier > 0 and launcher is not None and _killed(launcher.fact):
+        return launcher, None  # a worker a signal killed names its fault; the rest waited
     ranked = [f for f in ranked if f.tier == tier]
     how = "time"
     chosen = _by_time(ranked)
