@@ -62,3 +62,18 @@ def test_a_worker_killed_by_a_signal_outranks_a_survivors_timeout(tmp_path: Path
     )
     text = timeout + _summary((1, -9, "SIGKILL"), (0, -15, "SIGTERM"))
     assert _first_rank(tmp_path, text) == 1
+
+
+def test_the_watchdogs_abort_does_not_outrank_the_timeout_it_follows(tmp_path: Path) -> None:
+    # ProcessGroupNCCL's watchdog aborts (SIGABRT) the rank whose collective timed out
+    timeout = (
+        "[rank1]:[E1204 12:00:00.000 ProcessGroupNCCL.cpp:632] [Rank 1] Watchdog caught"
+        " collective operation timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE, NumelIn=1,"
+        " NumelOut=1, Timeout(ms)=600000) ran for 600090 milliseconds before timing out.\n"
+    )
+    text = timeout + _summary((1, -6, "SIGABRT"), (0, -15, "SIGTERM"))
+    path = tmp_path / "console.log"
+    path.write_text(text)
+    failure, _ = first_failure(facts_of(read_paths([str(path)])))
+    assert failure is not None
+    assert "Watchdog caught collective operation timeout" in failure.fact.cite.text

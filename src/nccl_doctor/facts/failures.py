@@ -390,9 +390,15 @@ def interruption(failures: Sequence[Failure]) -> Failure | None:
     return interrupts[0]
 
 
+#: Signals that end a worker from outside its own code paths: the kernel's OOM killer, a
+#: native crash. Not SIGABRT: ProcessGroupNCCL's watchdog aborts a rank whose collective
+#: timed out, so the timeout is the first failure there.
+_KILLING = frozenset({"SIGKILL", "SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE"})
+
+
 def _killed(fact: Fact) -> bool:
-    """A child the launcher says a signal of its own killed (not the launcher's SIGTERM)."""
-    return isinstance(fact, ChildFailure) and fact.signal_name is not None and _crash_signal(fact)
+    """A child the launcher says the kernel or a native crash killed."""
+    return isinstance(fact, ChildFailure) and fact.signal_name in _KILLING
 
 
 def _crash_signal(fact: ChildFailure | WorkerExit) -> bool:
