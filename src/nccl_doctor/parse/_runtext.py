@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from typing import TypedDict
@@ -89,6 +90,21 @@ def to_int(text: str | None) -> int | None:
     """A plain (optionally signed) decimal integer, else ``None``."""
     if text is None:
         return None
+    if len(text) <= _KEPT_TEXT:
+        return _int_of(text)
+    return _int(text)
+
+
+#: Texts up to this long have their integer kept (every rank prints ``size: 8``, ``0``...).
+_KEPT_TEXT = 24
+
+
+@functools.lru_cache(maxsize=4096)
+def _int_of(text: str) -> int | None:
+    return _int(text)
+
+
+def _int(text: str) -> int | None:
     s = text.strip()
     body = s[1:] if s[:1] in "-+" else s
     if not body or len(body) > _MAX_DIGITS or not body.isascii() or not body.isdigit():
