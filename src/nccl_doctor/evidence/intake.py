@@ -85,7 +85,7 @@ def rank_from_name(name: str) -> int | None:
     """
     if m := TORCHRUN_LOG_FILE.search(name):
         return int(m["rank"])
-    if m := _RANK_IN_NAME.search(Path(name).name):
+    if m := _RANK_IN_NAME.search(_base(name)):
         return int(m["rank"])
     return None
 
@@ -93,9 +93,15 @@ def rank_from_name(name: str) -> int | None:
 def dump_rank(name: str) -> int | None:
     """The rank of a flight-recorder dump: named as a log's, else its name's trailing digits."""
     found = rank_from_name(name)
-    if found is None and (m := _DUMP_RANK.search(Path(name).name)):
+    if found is None and (m := _DUMP_RANK.search(_base(name))):
         found = int(m["rank"])
     return found
+
+
+def _base(name: str) -> str:
+    """``Path(name).name`` (the last part), without making a path for the common case."""
+    base = os.path.basename(name)  # noqa: PTH119 -- no Path made per file of a folder
+    return base if base not in ("", ".", "..") else Path(name).name
 
 
 def _is_binary(head: bytes) -> bool:
@@ -158,10 +164,10 @@ class Intake:
         else:
             yield from self._file(path, name, budget)
 
-    def _file(self, path: Path, name: str, budget: Budget) -> Iterator[Opened]:
+    def _file(self, path: Path | str, name: str, budget: Budget) -> Iterator[Opened]:
         """A regular file; anything else (a FIFO would block forever) is a note."""
         try:
-            kind = _not_regular(path.stat().st_mode)
+            kind = _not_regular(os.stat(path).st_mode)  # noqa: PTH116 -- as _base
             if kind is None:
                 fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
         except OSError as exc:
@@ -213,7 +219,7 @@ class Intake:
             elif entry.name in PROVENANCE_NAMES:
                 self.note(entry.path, "notes about the evidence, not evidence: skipped")
             else:
-                yield from self._file(Path(entry.path), entry.path, budget)
+                yield from self._file(entry.path, entry.path, budget)
         if too_deep:
             self.note(
                 str(root),
