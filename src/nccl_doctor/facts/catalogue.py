@@ -15,7 +15,10 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterator
+from pathlib import Path
 
+from nccl_doctor.cache import kept
+from nccl_doctor.facts import literals
 from nccl_doctor.facts.literals import Clause, holds, required_words
 from nccl_doctor.knowledge.signatures import Signature, load_signatures
 
@@ -41,10 +44,45 @@ def _specificity(clauses: tuple[Clause, ...]) -> int:
     return max((len(c[0]) for c in clauses if len(c) == 1), default=0)
 
 
+#: An index entry as kept between runs: the signature's place in the catalogue, its clauses.
+_Kept = tuple[tuple[int, tuple[Clause, ...]], ...]
+#: The words of the first clauses by the first two characters of their shape (see _by_pair).
+_Pairs = dict[str, tuple[tuple[str, str | None, tuple[int, ...]], ...]]
+
+
 @functools.cache
 def _index() -> tuple[tuple[tuple[Clause, ...], Signature], ...]:
+    """The indexed signatures, most specific first, each with the clauses of its words."""
+    signatures = load_signatures()
+    return tuple((clauses, signatures[at]) for at, clauses in _kept()[0])
+
+
+@functools.cache
+def _by_pair() -> _Pairs:
+    """Each ASCII word of the indexed signatures' first clauses, with the signatures (their
+    places in :func:`_index`) whose first clause holds it, by the first two characters of
+    its shape (``""``: a shorter word): the word as a shape (digits as ``0``), and the word
+    itself where it has a digit (``None`` where the shape is the word)."""
+    return _kept()[1]
+
+
+@functools.cache
+def _kept() -> tuple[_Kept, _Pairs]:
+    """The index and its words, kept between runs (reading the 1,500 patterns' words and
+    sorting them cost ~15 ms a run): derived from the signatures' ids, patterns, classes,
+    levels and relays, this module's code and the analysis of patterns."""
+    signatures = load_signatures()
+    key = [Path(__file__).read_bytes(), Path(literals.__file__).read_bytes()]
+    key.extend(
+        f"{s.id}\0{s.pattern}\0{s.symptom}\0{s.level}\0{s.relays}".encode() for s in signatures
+    )
+    found: tuple[_Kept, _Pairs] = kept("sigindex", b"\0\0".join(key), lambda: _made(signatures))
+    return found
+
+
+def _made(signatures: tuple[Signature, ...]) -> tuple[_Kept, _Pairs]:
     indexed = []
-    for sig in load_signatures():
+    for at, sig in enumerate(signatures):
         if sig.symptom == "info" and not harmless(sig):
             continue
         clauses = required_words(sig.pattern)
@@ -55,23 +93,11 @@ def _index() -> tuple[tuple[tuple[Clause, ...], Signature], ...]:
             # message printed for a narrower subject, as the hung-task line for an I/O
             # thread): the most specific message wins
             order = (sig.relays, sig.id.startswith(_GENERIC), -specificity, -len(clauses))
-            indexed.append((order, clauses, sig))
+            indexed.append((order, at, clauses))
     indexed.sort(key=lambda item: item[0])  # stable: file order among equals, as before
-    return tuple((clauses, sig) for _, clauses, sig in indexed)
-
-
-#: Digits do not tell the words of a text apart: a failure printed by 512 ranks is one shape.
-_DIGITS_AS_ZERO = str.maketrans("123456789", "000000000")
-
-
-@functools.cache
-def _by_pair() -> dict[str, tuple[tuple[str, str | None, tuple[int, ...]], ...]]:
-    """Each ASCII word of the indexed signatures' first clauses, with the signatures (their
-    places in :func:`_index`) whose first clause holds it, by the first two characters of
-    its shape (``""``: a shorter word): the word as a shape (digits as ``0``), and the word
-    itself where it has a digit (``None`` where the shape is the word)."""
+    index = tuple((at, clauses) for _, at, clauses in indexed)
     places: dict[str, list[int]] = {}
-    for at, (clauses, _) in enumerate(_index()):
+    for at, (_, clauses) in enumerate(index):
         for word in clauses[0]:
             if word.isascii():
                 places.setdefault(word, []).append(at)
@@ -82,7 +108,11 @@ def _by_pair() -> dict[str, tuple[tuple[str, str | None, tuple[int, ...]], ...]]
         by_pair.setdefault(shape[:2] if len(shape) >= 2 else "", []).append(
             (shape, digit, tuple(where))
         )
-    return {pair: tuple(words) for pair, words in by_pair.items()}
+    return index, {pair: tuple(words) for pair, words in by_pair.items()}
+
+
+#: Digits do not tell the words of a text apart: a failure printed by 512 ranks is one shape.
+_DIGITS_AS_ZERO = str.maketrans("123456789", "000000000")
 
 
 @functools.lru_cache(maxsize=1024)
