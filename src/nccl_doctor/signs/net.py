@@ -213,6 +213,13 @@ CONNECT_FAILED = sign(
     "NCCL's final failed connect to a peer (peer address and error), also as quoted by PyTorch",
     case=True,
 )
+LOOPBACK_PEER = sign(
+    "net.loopback_peer",
+    r"(?:\bremote=\[|\b[Cc]onnect to )(?P<addr>127(?:\.\d{1,3}){3}|::1)\b",
+    "a connection that failed to a peer's loopback address (Gloo's remote=[...], NCCL's "
+    "Connect to ...): the peer advertised 127.x, which on another host is that host itself",
+    case=True,
+)
 OTHER_CAUSE = sign(
     "net.other_cause",
     r"shared memory|/dev/shm|Cuda failure|CUDA error|NET/IB|ibv_|Duplicate GPU|out of memory",

@@ -21,7 +21,10 @@ Evidence
 ``Bootstrap : no socket interface found``, ``NET/Socket : No usable listening
 interface found``, ``NET/IB : No IP interface found``, ``No interface found in
 the same subnet``; Gloo's ``Unable to find address for``; a ``Bootstrap :
-Using lo:127.0.0.1`` line on a multi-node job; NCCL_SOCKET_IFNAME pinned to
+Using lo:127.0.0.1`` line on a multi-node job, or a connection to a peer's
+loopback address there (Gloo's ``Connection refused, remote=[127.0.1.1]``,
+NCCL's ``Connect to 127.0.1.1<port> failed``: the host name resolves to
+127.0.1.1 in /etc/hosts); NCCL_SOCKET_IFNAME pinned to
 one name on a job whose init failed on some of its hosts; in a live capture
 (``check``, ``capture``, a ``run`` snapshot), NCCL_SOCKET_IFNAME (NCCL's
 syntax: comma list of prefixes, ``=`` exact, ``^`` exclude) or
@@ -59,7 +62,13 @@ from nccl_doctor.rules.net._common import (
     showing,
     span_of,
 )
-from nccl_doctor.signs.net import INIT_ERROR, NCCL_OR_WARN, NO_SOCKET_INTERFACE, SOCKET_FAMILY
+from nccl_doctor.signs.net import (
+    INIT_ERROR,
+    LOOPBACK_PEER,
+    NCCL_OR_WARN,
+    NO_SOCKET_INTERFACE,
+    SOCKET_FAMILY,
+)
 from nccl_doctor.signs.settings import settings_that_worked
 
 RULE = Rule(
@@ -157,6 +166,41 @@ def _virtual(facts: Facts) -> list[Finding]:
             if failed and not init_completed(facts)
             else Severity.WARNING,
             confidence=Confidence.MEDIUM,
+        )
+    ]
+
+
+def _loopback_peer(facts: Facts) -> list[Finding]:
+    """A connection to a peer's loopback address failed in a job that spans nodes.
+
+    Gloo and NCCL's bootstrap advertise the address the host's own name resolves
+    to (or the interface they picked): with ``127.0.1.1 <hostname>`` in
+    /etc/hosts (Ubuntu's default) or ``lo`` chosen, every rank tells the others
+    to dial 127.x, and on another host that is the caller itself.
+    """
+    hits = facts.seen(LOOPBACK_PEER, prose=False)
+    span = span_of(facts)
+    if not hits or span.multi is not True:
+        return []
+    first = hits[0]
+    failed = failure_cites(facts)
+    return [
+        RULE.finding(
+            summary=f"A rank tried to connect to its peer at {first.match['addr']}, a loopback "
+            f"address, while the job spans nodes ({span.why}): the peer advertised 127.x (its "
+            "host name resolves to the loopback address in /etc/hosts, or the loopback "
+            "interface was picked), and on another host that address is the caller itself.",
+            fix=[
+                (
+                    "Run `getent hosts $(hostname)` on every node: a 127.x answer is the cause; "
+                    "map the host name to the node's routable address in /etc/hosts (or DNS)."
+                ),
+                *_FIX[1:],
+            ],
+            evidence=first_distinct([h.cite for h in hits] + span.cites + failed[:1], 4),
+            ranks=sorted({h.rank for h in hits if h.rank is not None}),
+            severity=Severity.CRITICAL if failed or not init_completed(facts) else Severity.WARNING,
+            confidence=Confidence.HIGH if span.machine else Confidence.MEDIUM,
         )
     ]
 
@@ -412,6 +456,7 @@ def check(facts: Facts) -> list[Finding]:
         or _family(facts)
         or _absent_here(facts)
         or _pinned(facts)
+        or _loopback_peer(facts)
         or _virtual(facts)
         or _bootstrap_failed_on_ipoib(facts)
     )

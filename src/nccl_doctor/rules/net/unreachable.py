@@ -55,6 +55,7 @@ from nccl_doctor.signs.net import (
     CONNECT_FAILED,
     CONNECT_RETRIES,
     CONNECTION_ERROR,
+    LOOPBACK_PEER,
     NAME_RESOLUTION,
     NET_IB,
     OTHER_CAUSE,
@@ -87,7 +88,11 @@ _FIX = [
 
 
 def _nccl(facts: Facts) -> list[NcclWarn]:
-    warns = [w for w in facts.of(NcclWarn) if w.ib_status is None]
+    warns = [
+        w
+        for w in facts.of(NcclWarn)
+        if w.ib_status is None and not (w.peer or "").startswith(_LOCAL)
+    ]
     said = {id(w) for w in showing(facts, CONNECT_RETRIES, warns)}
     said |= {id(w) for w in showing(facts, NAME_RESOLUTION, warns)}
     return [w for w in warns if (w.call == "connect" and w.errno in _NET_ERRNOS) or id(w) in said]
@@ -133,12 +138,14 @@ def _quote_other_cause(facts: Facts, reports: list[NcclErrorReport]) -> bool:
 
 
 def _not_ib(facts: Facts, sign: Sign) -> list[Hit]:
-    """Machine lines showing ``sign`` that are not NCCL's IB transport's (not TCP errors)."""
+    """Machine lines showing ``sign`` that are not NCCL's IB transport's (not TCP errors), nor
+    a connection to a peer's loopback address: on one host that peer was not listening, across
+    hosts it advertised the wrong address (``net.socket_interface``); no firewall is between."""
     hits = facts.seen(sign, prose=False)
     if not hits:
         return []
-    ib = facts.lines_of(NET_IB)
-    return [h for h in hits if h.said not in ib]
+    apart = facts.lines_of(NET_IB) | facts.lines_of(LOOPBACK_PEER)
+    return [h for h in hits if h.said not in apart]
 
 
 def _where(addr: str | None, port: int | None) -> str:
@@ -194,7 +201,8 @@ def check(facts: Facts) -> list[Finding]:
     quoted = [  # NCCL's connect WARN quoted in torch's "Last error:" lines
         h
         for h in facts.seen(CONNECT_FAILED, prose=False)
-        if not any(h.cite.line == w.cite.line and h.cite.source == w.cite.source for w in warns)
+        if not h.match["peer"].startswith(_LOCAL)
+        and not any(h.cite.line == w.cite.line and h.cite.source == w.cite.source for w in warns)
     ]
     if quoted and not warns:
         h = quoted[0]
