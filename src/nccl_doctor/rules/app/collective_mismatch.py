@@ -23,7 +23,9 @@ Evidence
 inconsistent collective: CollectiveFingerPrint(OpType=BROADCAST,
 TensorShape=[4], ...)``, ``ProcessGroupWrapper: Monitored Barrier
 encountered error running collective``, ``Rank 1 failed to pass
-monitoredBarrier``; flight-recorder dumps that differ at one sequence id;
+monitoredBarrier``; flight-recorder dumps that differ at one sequence id, or
+the watchdogs of two ranks timing out at one ``SeqNum`` in different ops (or
+input sizes, for collectives whose input is the same size on every rank);
 without either, the ranks' tracebacks stuck in different collective calls
 (``broadcast`` on one, ``all_reduce`` on another), one of them timed out and
 the others timed out too or saw their peer go, no rank with an error of its
@@ -44,7 +46,7 @@ from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.failures import failures_of
 from nccl_doctor.facts.flight import FlightEntry, entry_text
 from nccl_doctor.facts.messages import fingerprint_fields
-from nccl_doctor.facts.run import DistributedError
+from nccl_doctor.facts.run import CollectiveTimeout, DistributedError
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.app._recorders import flight_state
@@ -130,6 +132,73 @@ def _different_waits(facts: Facts) -> Finding | None:
     )
 
 
+#: Collectives whose input has one size on every rank (an all-to-all's splits may differ).
+_SAME_SIZE_OPS = frozenset(
+    {
+        "ALLREDUCE",
+        "BROADCAST",
+        "REDUCE",
+        "ALLGATHER",
+        "_ALLGATHER_BASE",
+        "ALLGATHER_INTO_TENSOR_COALESCED",
+        "REDUCE_SCATTER",
+        "_REDUCE_SCATTER_BASE",
+        "REDUCE_SCATTER_TENSOR_COALESCED",
+    }
+)
+
+
+def _timeout_kind(t: CollectiveTimeout) -> tuple[str | None, int | None]:
+    """What the watchdog says a rank was running: its op, and its input size where every
+    rank's must be the same."""
+    return t.op_type, t.numel_in if (t.op_type or "") in _SAME_SIZE_OPS else None
+
+
+def _different_timeouts(facts: Facts) -> Finding | None:
+    """The watchdogs of two ranks timed out on the same collective (group and SeqNum) with
+    different ops or input sizes: each rank issued its own collective under that number."""
+    at: dict[tuple[str | None, int], dict[int, CollectiveTimeout]] = {}
+    for t in facts.of(CollectiveTimeout):
+        if t.seq is not None and t.rank is not None:
+            at.setdefault((t.pg, t.seq), {}).setdefault(t.rank, t)
+    for (_, seq), by_rank in sorted(at.items(), key=lambda item: item[0][1]):
+        kinds: dict[tuple[str | None, int | None], list[int]] = {}
+        for rank, t in sorted(by_rank.items()):
+            kinds.setdefault(_timeout_kind(t), []).append(rank)
+        if len(kinds) < 2 or any(op is None for op, _ in kinds):
+            continue
+        groups = sorted(kinds.values(), key=len, reverse=True)
+        parts = []
+        for ranks in groups:
+            t = by_rank[ranks[0]]
+            n = t.numel_in
+            size = f" of {n} element{'' if n == 1 else 's'}" if n is not None else ""
+            parts.append(f"rank(s) {', '.join(map(str, ranks))} in {t.op_type}{size}")
+        odd = sorted(r for ranks in groups[1:] for r in ranks)
+        return RULE.finding(
+            summary=(
+                f"The ranks' watchdogs timed out on collective SeqNum={seq} with different "
+                "collectives under that number (" + "; ".join(parts) + "): the ranks issued "
+                "different collectives (op or size), so none of them could complete."
+            ),
+            fix=[
+                (
+                    f"Find the code path rank(s) {', '.join(map(str, odd))} took: the collective "
+                    "numbered differently on them is issued under a rank- or data-dependent "
+                    "condition, or with a per-rank size."
+                ),
+                (
+                    "Rerun with TORCH_DISTRIBUTED_DEBUG=DETAIL: the wrapper then names the "
+                    "mismatching collectives (op, shape, dtype) instead of timing out."
+                ),
+            ],
+            evidence=[by_rank[ranks[0]].cite for ranks in groups][:4],
+            ranks=odd,
+            confidence=Confidence.HIGH,
+        )
+    return None
+
+
 def _from_flight(facts: Facts) -> Finding | None:
     """Flight-recorder dumps whose entries at one sequence id differ in op, sizes or dtypes."""
     at: dict[tuple[str, int], dict[int, FlightEntry]] = {}
@@ -181,7 +250,7 @@ def check(facts: Facts) -> list[Finding]:
     hits = facts.seen(COLLECTIVE_MISMATCH)
     monitored = facts.seen(MONITORED_BARRIER)
     if not mism and not hits and not monitored:
-        waits = _different_waits(facts)
+        waits = _different_timeouts(facts) or _different_waits(facts)
         return [waits] if waits else []
     parts, ranks, cites = _fingerprints(facts)
     evidence: list[Cite] = [*(d.cite for d in mism), *(h.cite for h in hits), *cites]
