@@ -642,6 +642,12 @@ _SOCKET_TIMEOUT = (
         ("I run the evaluation only on rank 0.", True),
         ("Only rank 0 saves the checkpoint, the others go on.", True),
         ("Validation is done only on the main process.", True),
+        ("It happens when any one rank has an all-empty validation shard.", True),
+        ("A pipeline stage with no metrics returns early and skips the all_gather_object.", True),
+        ("The dump shows one rank exactly one collective op behind the others.", True),
+        ("The ranks end up with a different number of all_reduce calls.", True),
+        ("Each rank has no problem loading the data, and I skip nothing.", False),
+        ("The communicator init never reaches the collective.", False),
     ],
 )
 def test_the_reporter_says_the_ranks_run_different_code(

@@ -393,6 +393,15 @@ CUES: dict[str, LazyPattern[str]] = {
         r"|\bis_(?:local_)?main_process\b|\bget_rank\(\)\s*==\s*0\b"
         rf"|{_NOT_USED}\b(?:uneven|unequal|different (?:number|amount)s? of) (?:data|batches"
         rf"|samples|steps|iterations)\b|{_NOT_USED}\bearly[ -]?stopp\w*"
+        # a rank with nothing to work on returns early: "any one rank has all empty validation",
+        # "a rank whose shard had no images"; a collective some ranks skip or call more often
+        r"|\b(?:a|one|any|some|each) (?:one )?(?:rank|gpu|process|worker|stage)s?\b[^.;\n]{0,30}"
+        r"\b(?:has|had|have|gets?|got|holds?|with|whose)\b[^.;\n]{0,20}\b(?:empty|no (?:data"
+        r"|samples|labels|targets|images|boxes|tokens|metrics?|batch\w*))\b"
+        r"|\b(?:skip\w*|return\w* early)\b[^.;\n]{0,30}"
+        r"\b(?:collectives?|all_?reduce|all_?gather\w*|reduce_scatter|broadcast\w*|barrier)\b"
+        r"|\b(?:one|1|a) (?:collective|op|operation|call)s? (?:op )?behind\b"
+        r"|\bdifferent (?:number|count)s? of (?:collective|all_?reduce|all_?gather|barrier)"
     ),
     # the hang is at start-up: connection set-up, not the application
     "startup_hang": _rx(
