@@ -54,6 +54,12 @@ MESH_FAILURE = sign(
     "gloo's full-mesh connect failing or a rank claimed twice (what duplicate ranks print)",
     case=True,
 )
+LAUNCHER_THREADS = sign(
+    "launch.launcher_threads",
+    r"Setting OMP_NUM_THREADS environment variable for each process to be \S{1,20} in default",
+    "torchrun's (torch.distributed.launch's) notice as it starts several worker processes",
+    case=True,
+)
 SPAWN_CALL = sign(
     "launch.spawn_call",
     r"\bmp\.spawn\(|multiprocessing\.spawn\(|start_processes\(",

@@ -20,7 +20,9 @@ Evidence
 --------
 ``store based barrier ... (world_size=4, worker_count=8, ...)``; the same
 global rank on two hosts; ``init_process_group(..., rank=args.local_rank)``
-with ``--nnodes`` > 1; ``mp.spawn`` in a script launched by torchrun;
+with ``--nnodes`` > 1; ``mp.spawn`` in a script launched by torchrun (its
+agent's lines, or the ``Setting OMP_NUM_THREADS ...`` notice torchrun and
+torch.distributed.launch print as they start several workers);
 Lightning's processes announcing a world's worth of ``GLOBAL_RANK``s with
 some twice and some never; one
 ``mpirun -np N`` of an nccl-tests binary that printed a result per process
@@ -39,6 +41,7 @@ from __future__ import annotations
 from collections import Counter
 
 from nccl_doctor.facts.base import Cite
+from nccl_doctor.facts.failures import failures_of
 from nccl_doctor.facts.nccl import NcclTestCommand, NcclTestRank, NcclTestSummary
 from nccl_doctor.facts.run import (
     ChildFailure,
@@ -54,6 +57,7 @@ from nccl_doctor.rules.launch._common import hang_cues
 from nccl_doctor.signs.launch import (
     ELASTIC_LOGGER,
     INIT_PROCESS_GROUP,
+    LAUNCHER_THREADS,
     LIGHTNING_MEMBER,
     LOCAL_AS_RANK,
     MESH_FAILURE,
@@ -296,11 +300,16 @@ _SPAWN_FUNCS = frozenset({"spawn", "start_processes"})
 
 
 def _elastic(facts: Facts) -> list[Cite]:
-    """Lines that show torchrun's elastic agent ran the job."""
+    """Lines that show torchrun's elastic agent (or torch.distributed.launch) ran the job."""
     agent = [f.cite for f in facts.of(ChildFailure)] + [
         w.cite for w in facts.of(WorkerExit) if w.source == "elastic"
     ]
-    return agent or [h.cite for h in facts.seen(ELASTIC_LOGGER, prose=False)]
+    # (the launcher's notice is its verbatim text, pasted outside a code block or not)
+    return (
+        agent
+        or [h.cite for h in facts.seen(ELASTIC_LOGGER, prose=False)]
+        or [h.cite for h in facts.seen(LAUNCHER_THREADS)]
+    )
 
 
 def _nested(facts: Facts) -> Finding | None:
@@ -309,7 +318,11 @@ def _nested(facts: Facts) -> Finding | None:
     spawned = _spawn_frames(facts)
     agent = _elastic(facts)
     if spawned and agent:
-        failed = facts.saw(MESH_FAILURE, prose=False) or bool(facts.of(ChildFailure))
+        failed = (
+            facts.saw(MESH_FAILURE, prose=False)
+            or bool(facts.of(ChildFailure))
+            or any(not f.launcher for f in failures_of(facts))
+        )
         return RULE.finding(
             summary="Nested launch: the workers torchrun started each call mp.spawn, so every "
             "torchrun worker starts its own set of ranks 0..N-1 in the same store; the "
