@@ -324,7 +324,8 @@ class NcclEvent(NcclLogFact):
     ``event`` is one of ``connected-rings``, ``connected-trees``,
     ``connected-nvls-tree``, ``nvls-support``, ``nvls-setup`` (multicast memory
     being bound), ``nvls-bind-failed``, ``topology-file`` (``path``: a topology NCCL
-    loads instead of detecting the machine's),
+    loads instead of detecting the machine's), ``shared-mem-exceeds`` (``need``,
+    ``max``: NCCL's kernels ask more shared memory than the GPU has),
     ``p2p-disabled``, ``connect-retry``; ``detail`` holds what the line
     said as (key, value) pairs (``available``/``dev``, ``gpus``, ``peer``...).
     """

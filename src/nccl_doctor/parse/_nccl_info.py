@@ -86,6 +86,9 @@ _NVLS_BIND = LazyPattern(
     r"Failed to bind NVLink SHARP \(NVLS\) Multicast memory of size (?P<size>\d+) : "
     r"CUDA error (?P<code>-?\d+) '(?P<err>[^']*)'"
 )
+_SMEM = LazyPattern(
+    r"ncclMaxSharedMem (?P<need>\d{1,9}) exceeds device/fn maxSharedMem (?P<max>\d{1,9})"
+)
 _P2P_OFF = LazyPattern(
     r"P2P is disabled between (?:NVLINK )?connected GPUs (?P<a>\d+) and (?P<b>\d+)"
 )
@@ -494,6 +497,8 @@ def _event(body: str) -> tuple[str, tuple[tuple[str, str], ...]] | None:
     if m := _NVLS_BIND.search(body):
         bind = (("size_bytes", m["size"]), ("cuda_error_code", m["code"]), ("cuda_error", m["err"]))
         return "nvls-bind-failed", bind
+    if m := _SMEM.search(body):  # enqueue.cc: its kernels need more than this GPU offers
+        return "shared-mem-exceeds", (("need", m["need"]), ("max", m["max"]))
     if m := _P2P_OFF.search(body):
         return "p2p-disabled", (("gpus", f"{m['a']},{m['b']}"),)
     if m := _RETRY.search(body):

@@ -126,6 +126,7 @@ class NcclLogParser(StreamParser):
         "Connected all",
         "NVLS",
         "Loading topology file",
+        "maxSharedMem",
     )
     #: a communicator's init line: the rank, its CUDA device, bus id and comm id (what the
     #: duplicate-GPU and host-identity rules need of every process)

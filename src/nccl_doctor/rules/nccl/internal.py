@@ -21,7 +21,9 @@ Evidence
 ``ncclInternalError`` in PyTorch's NCCL error, an NCCL error chain ending in
 result 3 with its WARN line, glibc heap-corruption aborts or segfaults in an
 NCCL process (nccl-tests, libnccl in the backtrace); the NCCL version against
-the table of releases with known crashes.
+the table of releases with known crashes, and against the first release that
+supports the GPU named (RTX 5090 needs 2.26.2: an older one notes
+``ncclMaxSharedMem 82240 exceeds device/fn maxSharedMem 79856``).
 
 Fix
 ---
@@ -34,8 +36,9 @@ same version, and report the failure to NVIDIA/nccl with the
 from __future__ import annotations
 
 from nccl_doctor.facts.base import Cite, Fact
+from nccl_doctor.facts.failures import failures_of
 from nccl_doctor.facts.last_error import last_error_lines
-from nccl_doctor.facts.nccl import NcclErrorChain, NcclTestFailure
+from nccl_doctor.facts.nccl import NcclErrorChain, NcclEvent, NcclTestFailure
 from nccl_doctor.facts.run import NcclErrorReport
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
@@ -157,7 +160,40 @@ def _known_hang(facts: Facts, version: str | None) -> list[Finding]:
 def check(facts: Facts) -> list[Finding]:
     """Fire on ncclInternalError, crashes inside NCCL processes, hangs on buggy releases."""
     found = _check(facts)
-    return found or _quoted(facts) or _known_hang(facts, _version(facts))
+    version = _version(facts)
+    return found or _quoted(facts) or _known_hang(facts, version) or _too_old(facts, version)
+
+
+def _too_old(facts: Facts, version: str | None) -> list[Finding]:
+    """The job's NCCL predates its GPU: the release has no kernels fitted to it.
+
+    Critical beside a failure, a hang, or NCCL's own note that its kernels need more
+    shared memory than the GPU offers; a warning otherwise (nothing ran yet to fail).
+    """
+    floor = _gpu_floor(facts, version)
+    if floor is None or floor[2] is not True or version is None:
+        return []
+    gpu, least, _ = floor
+    smem = [e for e in facts.of(NcclEvent) if e.event == "shared-mem-exceeds"]
+    failed = bool(smem) or bool(failures_of(facts)) or bool(facts.seen(HANG_WORDS))
+    detail = dict(smem[0].detail) if smem else {}
+    said = (
+        f"; its kernels ask {detail['need']} bytes of shared memory, the GPU allows {detail['max']}"
+        if detail
+        else ""
+    )
+    gpus = [h.cite for h in facts.seen(NEW_GPUS[gpu])][:1]
+    versions = [v.cite for v in nccl_versions(facts)][:1]
+    return [
+        RULE.finding(
+            summary=f"The job runs NCCL {version} on {gpu} GPUs, which need NCCL {least} or "
+            f"later{said}: this release predates the GPU and its kernels do not fit it.",
+            fix=_fix(version, floor),
+            evidence=[*(e.cite for e in smem[:1]), *versions, *gpus],
+            severity=Severity.CRITICAL if failed else Severity.WARNING,
+            confidence=Confidence.HIGH if smem else Confidence.MEDIUM,
+        )
+    ]
 
 
 def _quoted(facts: Facts) -> list[Finding]:
