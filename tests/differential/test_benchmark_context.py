@@ -147,13 +147,17 @@ def test_an_nccl_older_than_the_gpu_weighs_for_an_nccl_bug(tmp_path: Path) -> No
     assert ctx.gpu_newer_than_nccl == ("RTX 5090", "2.26.2")
     report = diagnose_text(tmp_path, _on_5090("2.25.1"))
     assert report.top(1) == ["nccl.internal"]
-    assert any("predates RTX 5090 support" in r for r in report.hypotheses[0].for_)
+    # the rule confirms it: the release predates the GPU, and the test failed
+    first = report.findings[0]
+    assert (first.id, first.severity.value) == ("nccl.internal", "critical")
+    assert "NCCL 2.25.1 on RTX 5090 GPUs, which need NCCL 2.26.2" in first.summary
 
 
 def test_an_nccl_that_knows_the_gpu_is_no_such_cue(tmp_path: Path) -> None:
     assert context_of(_facts(tmp_path, _on_5090("2.26.5"))).gpu_newer_than_nccl is None
     report = diagnose_text(tmp_path, _on_5090("2.26.5"))
     assert not any("predates" in r for h in report.hypotheses for r in h.for_)
+    assert not any("predates" in f.summary for f in report.findings)
 
 
 _TWO_NODE_HANG = (

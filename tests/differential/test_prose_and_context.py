@@ -86,6 +86,20 @@ def test_the_loader_names_the_missing_library(tmp_path: Path) -> None:
     assert cuda.top(1) == ["driver.container"]
 
 
+def test_a_quoted_message_without_an_error_word_is_looked_up(tmp_path: Path) -> None:
+    """NCCL's "Could not find NET with id 0" ends init with ncclInternalError though it says
+    no "error": a title quoting it is read through the catalogue; NCCL's notice that it uses
+    its internal network plugin ("Could not find: libnccl-net.so") is no failure."""
+    quoted = _diagnose(tmp_path, "Title: Could not find NET with id 0\n")
+    assert quoted.top(1) == ["nccl.internal"]
+    notice = _diagnose(
+        tmp_path,
+        "NET/Plugin: Could not find: libnccl-net.so. Using internal network plugin.\n",
+    )
+    assert notice.hypotheses == ()
+    assert _critical(notice) == []
+
+
 def test_nvml_version_mismatch_is_the_driver(tmp_path: Path) -> None:
     report = _diagnose(
         tmp_path, "agent | 2024/01/02 10:00:00 Error: nvml: Driver/library version mismatch\n"

@@ -36,6 +36,9 @@ _ERRORISH = re.compile(
     r"(?i)error|fail|warn|abort|timed? ?out|refused|killed|denied|xid|unable"
     r"|fault|core dumped|signal"  # the shell's and the C library's lines for a fatal signal
     r"|blocked for more than"  # the kernel's hung-task warning (INFO: task ... blocked ...)
+    # words of messages that end a call without saying "error" (NCCL's "Could not find NET
+    # with id 0", "... exceeds device/fn maxSharedMem ..."): the catalogue decides
+    r"|could not|cannot|not found|no such|exceeds|invalid|mismatch|not supported"
 )
 _MAX_LINES = 300
 #: How many hypotheses a report shows.

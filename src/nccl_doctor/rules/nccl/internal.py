@@ -175,7 +175,12 @@ def _too_old(facts: Facts, version: str | None) -> list[Finding]:
         return []
     gpu, least, _ = floor
     smem = [e for e in facts.of(NcclEvent) if e.event == "shared-mem-exceeds"]
-    failed = bool(smem) or bool(failures_of(facts)) or bool(facts.seen(HANG_WORDS))
+    failed = (
+        bool(smem)
+        or bool(failures_of(facts))
+        or bool(facts.of(NcclTestFailure))
+        or bool(facts.seen(HANG_WORDS))
+    )
     detail = dict(smem[0].detail) if smem else {}
     said = (
         f"; its kernels ask {detail['need']} bytes of shared memory, the GPU allows {detail['max']}"
