@@ -86,6 +86,24 @@ def test_the_loader_names_the_missing_library(tmp_path: Path) -> None:
     assert cuda.top(1) == ["driver.container"]
 
 
+@pytest.mark.parametrize(
+    ("said", "fails"),
+    [
+        ("init_process_group raises an exception on the second node.", True),
+        ("I am unable to run the script on 2 GPUs with torchrun.", True),
+        ("The workers cannot connect to each other across the two machines.", True),
+        ("How do I run the script on 2 GPUs with torchrun?", False),
+        ("Which port can I use for MASTER_PORT on a shared cluster?", False),
+    ],
+)
+def test_the_reporter_says_it_fails_in_other_words(tmp_path: Path, said: str, fails: bool) -> None:
+    """An exception raised, or a job that cannot start, is a failure in words: the report
+    ranks causes (none critical: only words say it); a question is none."""
+    report = _diagnose(tmp_path, said + "\n")
+    assert bool(report.hypotheses) is fails
+    assert _critical(report) == []
+
+
 def test_a_quoted_message_without_an_error_word_is_looked_up(tmp_path: Path) -> None:
     """NCCL's "Could not find NET with id 0" ends init with ncclInternalError though it says
     no "error": a title quoting it is read through the catalogue; NCCL's notice that it uses

@@ -111,6 +111,11 @@ _FAILURE = ProseSymptom(
     _rx(
         r"\b(?:fail\w*|crash\w*|errors?|dies|died|kills?|abort\w*|broken|breaks)\b"
         r"|\b(?:does ?n[o']t|do ?n[o']t|not|stops?|stopped) work(?:s|ing)?\b"
+        # an exception raised, or the job that cannot start ("unable to run on 2 GPUs")
+        r"|\bexceptions?\b|\b(?:raises?|raised|throws?|threw) (?:an? )?\w*Error\b"
+        r"|\b(?:unable to|can ?not|can't|could ?n[o']t|won't|not able to) (?:run|start|launch"
+        r"|train|initiali[sz]e|init|connect|communicate|load|use (?:multiple|more than one|all)"
+        r" GPUs)\b"
         # Chinese: an error is reported, error (not an error rate), failed, crashed, cannot
         # train / run / start / connect...
         # (not "无报错" / "没有报错": no error was reported)
