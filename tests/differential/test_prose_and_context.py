@@ -104,6 +104,45 @@ def test_the_reporter_says_it_fails_in_other_words(tmp_path: Path, said: str, fa
     assert _critical(report) == []
 
 
+@pytest.mark.parametrize(
+    ("said", "symptom"),
+    [
+        ("Title: Process got SIGABRT during DDP init", "a rank aborted (SIGABRT)"),
+        ("Title: torchrun returns non-zero exit status -6", "a rank aborted (SIGABRT)"),
+        (
+            "Title: GPU utilization stays at 100% but nothing happens",
+            "the job hangs without an error (the reporter's words)",
+        ),
+        (
+            "Title: DDP: the second node never joins",
+            "the job hangs without an error (the reporter's words)",
+        ),
+        (
+            "Title: training gets slower and slower on 2 nodes",
+            "the job or a benchmark is slow, with no error (the reporter's words)",
+        ),
+        (
+            "Title: multi-node training exits with exit code 1 and no message",
+            "a rank failed with an error no rule explains",
+        ),
+        ("The script exits with code 0 and the loss goes down.", None),
+        ("GPU utilization is 100% and training is fast.", None),
+    ],
+)
+def test_more_ways_of_saying_it_aborts_hangs_or_is_slow(
+    tmp_path: Path, said: str, symptom: str | None
+) -> None:
+    report = _diagnose(tmp_path, said + "\n")
+    assert (report.hypotheses[0].symptom if report.hypotheses else None) == symptom
+    assert _critical(report) == []
+
+
+def test_a_node_that_never_joins_is_the_rendezvous_first(tmp_path: Path) -> None:
+    """The second node is a multi-node job; a node that never joins hangs at start-up."""
+    report = _diagnose(tmp_path, "Title: DDP: the second node never joins\n")
+    assert report.top(1) == ["launch.rendezvous"]
+
+
 def test_a_quoted_message_without_an_error_word_is_looked_up(tmp_path: Path) -> None:
     """NCCL's "Could not find NET with id 0" ends init with ncclInternalError though it says
     no "error": a title quoting it is read through the catalogue; NCCL's notice that it uses

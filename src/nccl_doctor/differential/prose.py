@@ -111,6 +111,9 @@ _FAILURE = ProseSymptom(
     _rx(
         r"\b(?:fail\w*|crash\w*|errors?|dies|died|kills?|abort\w*|broken|breaks)\b"
         r"|\b(?:does ?n[o']t|do ?n[o']t|not|stops?|stopped) work(?:s|ing)?\b"
+        # a non-zero exit ("exits with exit code 1", "non-zero exit status")
+        r"|\bexit(?:s|ed)? (?:with )?(?:exit )?(?:code|status)(?: ?[:=])? ?-?[1-9]\d{0,2}\b"
+        r"|\bnon-?zero exit (?:status|code)\b"
         # an exception raised, or the job that cannot start ("unable to run on 2 GPUs")
         r"|\bexceptions?\b|\b(?:raises?|raised|throws?|threw) (?:an? )?\w*Error\b"
         r"|\b(?:unable to|can ?not|can't|could ?n[o']t|won't|not able to) (?:run|start|launch"
@@ -197,6 +200,14 @@ PROSE_SYMPTOMS: tuple[ProseSymptom, ...] = (
         "the reporter says a process crashed natively (segfault)",
     ),
     ProseSymptom(
+        "aborted",
+        _rx(
+            r"\bSIGABRT\b|\bsignal 6\b|\bexit\w*\b.{0,25}(?<![\w.-])-6\b"
+            r"|\bterminate called after throwing\b"
+        ),
+        "the reporter says a process aborted (SIGABRT: a C++ exception, an assert, the watchdog)",
+    ),
+    ProseSymptom(
         "store_timeout",
         _rx(
             r"\bTCP connect\(\)|\bconnect\(\) (?:error|fail\w*)|\bconnection refused\b"
@@ -257,6 +268,8 @@ PROSE_SYMPTOMS: tuple[ProseSymptom, ...] = (
             r"|\b(?:performance|bandwidth|busbw|throughput|speed)\b.{0,20}"
             r"\b(?:degrad(?:es|ed|ing)|drops?|dropped|decreas(?:es|ed))\b"
             r"|\b(?:slower|longer) than (?:on |with )?(?:one|1|a single|single)\b"
+            r"|\bslower and slower\b|\b(?:is|runs?|gets?|getting|became|becomes?) (?:very |much |"
+            r"extremely |really |so )?slow(?:er)?\b"
         ),
         "the reporter says the job or a benchmark is slow (a bandwidth problem, no error)",
     ),
@@ -266,6 +279,13 @@ PROSE_SYMPTOMS: tuple[ProseSymptom, ...] = (
             r"\b(?:hangs?|hanging|hung|freez\w*|frozen|stuck\w*|no progress|deadlock\w*"
             r"|stall(?:s|ed)?|never (?:ends|returns|finishes)|unresponsive"
             r"|(?:stopped|stops|stop|not) responding)\b"
+            # NCCL's kernels spin while they wait: the GPUs busy, the job not moving
+            r"|\b(?:utili[sz]ation|util|usage)\b.{0,30}\b100 ?%.{0,60}"
+            r"\b(?:nothing (?:happens|moves)|no (?:progress|output|logs?)"
+            r"|not (?:moving|progressing))"
+            # the other node (or ranks) never arrive
+            r"|\b(?:node|rank|worker|process)s?\b.{0,20}\bnever (?:joins?|joined|connects?"
+            r"|connected|arrives?)\b"
             # Chinese: stuck, hung, no response
             r"|卡住|卡死|挂起|无响应"
             # Japanese: hangs, freezes, (the processing) stops ("止まってしまいます")
@@ -335,6 +355,7 @@ CUES: dict[str, LazyPattern[str]] = {
         rf"{_NOT_SAID}\b(?:multi|inter)[- ]?node\b"
         rf"|{_NOT_SAID}\b(?:multiple|several|two|\d+) (?:\w+ )?(?:nodes|hosts|machines)\b"
         r"|\b(?:num[_-]?nodes|nnodes)\s*(?:>=?|=)\s*[2-9]|\bacross (?:the )?nodes\b"
+        r"|\b(?:the )?(?:second|both) (?:nodes?|machines?|hosts?)\b"
         # Chinese: multi-machine, several machines, multi-node
         r"|多机|多台(?:机器|服务器)|多节点|多个节点"
         # Japanese: multi-node, several nodes, 2 (to 9) nodes
@@ -413,6 +434,7 @@ CUES: dict[str, LazyPattern[str]] = {
         r"\b(?:hang|hung|stuck|freez)\w*\b.{0,30}\b(?:at|during|on) "
         r"(?:start ?up|startup|the start|init\w*|communicator init\w*|the first collective)"
         r"|\binit\w*\b.{0,30}\bhangs?\b"
+        r"|\b(?:node|rank|worker|process)s?\b.{0,20}\bnever (?:joins?|joined|connects?|connected)\b"
     ),
     # the whole machine freezes, not just the job: hardware or driver
     # ("the machine freezes", "system completely hangs"; not "a machine with 4 GPUs hangs",
