@@ -252,3 +252,20 @@ def test_a_gloo_pair_closed_by_its_peer_is_a_connection_not_a_native_crash(
     report = diagnose_paths([str(evidence)])
     assert report.hypotheses[0].symptom.startswith("a TCP connection between ranks")
     assert [h.id for h in report.hypotheses][:2] == ["launch.rank_crash", "net.unreachable"]
+
+
+@pytest.mark.parametrize(
+    "what",
+    ["", "  what():  a condition the stack's catalogue does not know\n"],
+)
+def test_an_uncaught_cpp_exception_no_message_classifies_is_an_abort(
+    tmp_path: Path, what: str
+) -> None:
+    """std::terminate aborts the process: its class is the abort's, not an empty report."""
+    path = tmp_path / "rank3.log"
+    path.write_text(
+        "terminate called after throwing an instance of 'c10::DistBackendError'\n" + what
+    )
+    report = diagnose_paths([str(path)])
+    assert report.hypotheses[0].symptom == "a rank aborted (SIGABRT)"
+    assert report.top(2) == ["app.hang", "launch.rank_crash"]

@@ -20,6 +20,7 @@ from nccl_doctor.facts.run import (
     C10dSocketError,
     ChildFailure,
     CollectiveTimeout,
+    CppException,
     CudaError,
     CudaOutOfMemory,
     DistributedError,
@@ -284,7 +285,11 @@ def symptom_of(fact: Fact) -> Symptom | None:
         return Symptom(cls, fact.cite, fact.rank)
     if isinstance(fact, CudaError) and (cuda := _cuda_symptom(fact)) is not None:
         return cuda
-    return _from_catalogue(fact)
+    found = _from_catalogue(fact)
+    if found is None and isinstance(fact, CppException) and fact.exc_type:
+        # an uncaught C++ exception whose what() no message classifies: std::terminate aborts
+        return Symptom("aborted", fact.cite, fact.rank)
+    return found
 
 
 def _relays(symptom: Symptom) -> bool:
