@@ -143,6 +143,28 @@ def test_a_node_that_never_joins_is_the_rendezvous_first(tmp_path: Path) -> None
     assert report.top(1) == ["launch.rendezvous"]
 
 
+@pytest.mark.parametrize(
+    ("said", "filtered"),
+    [
+        ("The nodes run CentOS with firewall-cmd; I opened port 29500 only.", True),
+        ("Our pods get an Istio sidecar injected.", True),
+        ("The AWS security group allows all egress to 0.0.0.0/0.", True),
+        ("The firewall is disabled on both nodes.", False),
+        ("There is no firewall between the machines.", False),
+    ],
+)
+def test_something_that_filters_traffic_weighs_for_unreachable(
+    tmp_path: Path, said: str, filtered: bool
+) -> None:
+    """A firewall, a security group or a sidecar named: the peers' ports are filtered; one
+    ruled out ("is disabled", "no firewall") says nothing."""
+    report = _diagnose(tmp_path, f"Two-node training hangs at init_process_group. {said}\n")
+    reasons = [why for h in report.hypotheses for why in (*h.for_, *h.against)]
+    assert any("filters the hosts' TCP traffic" in why for why in reasons) is filtered
+    if filtered:
+        assert report.hypotheses[0].id == "net.unreachable"
+
+
 def test_a_quoted_message_without_an_error_word_is_looked_up(tmp_path: Path) -> None:
     """NCCL's "Could not find NET with id 0" ends init with ncclInternalError though it says
     no "error": a title quoting it is read through the catalogue; NCCL's notice that it uses

@@ -389,6 +389,16 @@ CUES: dict[str, LazyPattern[str]] = {
         r"\b(?:results? in|hangs?|fails?)"
         r"|\beach (?:group|pair) works\b|\b(?:groups?|pairs?) of nodes\b.{0,40}\bwork"
     ),
+    # something between the hosts filters TCP: a firewall, SELinux, a cloud security group, a
+    # Kubernetes network policy, a service-mesh sidecar that proxies the pods' traffic, an
+    # endpoint-security product ("no firewall", "the firewall is disabled" rule it out)
+    "traffic_filtered": _rx(
+        r"(?<!no )(?<!without )\b(?:firewall\w*|firewall-cmd|iptables|ufw|SELinux"
+        r"|security[- ]groups?|network[- ]?polic(?:y|ies)|istio|envoy|sidecar\w*|service mesh"
+        r"|antivirus|endpoint security)\b"
+        r"(?! (?:is|was|are|were) (?:already |also )?(?:disabled|off|down|inactive|stopped"
+        r"|turned off|not (?:running|active|enabled)))"
+    ),
     # a verbs call named as failing: RDMA set-up (memory registration, queue pairs)
     "verbs_call": _rx(r"\bibv_(?:reg_mr|modify_qp|create_qp|create_cq|open_device|alloc_pd)\w*"),
     "after_suspend": _rx(r"\b(?:suspend\w*|resum(?:e|ed)|hibernat\w*|woke up)\b"),

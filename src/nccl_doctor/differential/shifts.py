@@ -358,6 +358,21 @@ SHIFTS: tuple[Shift, ...] = (
         "the host's name resolves to the loopback address: peers are told to connect to it",
         lambda c: c.says("loopback_host"),
     ),
+    *(
+        Shift(
+            i,
+            f,
+            "the reporter names something that filters the hosts' TCP traffic (a firewall, "
+            "SELinux, a security group, a network policy, a sidecar proxy)",
+            lambda c: c.says("traffic_filtered"),
+        )
+        for i, f in (
+            ("net.unreachable", 5.0),
+            ("net.socket_interface", 0.6),
+            ("launch.rendezvous", 0.5),
+            ("nccl.p2p", 0.5),
+        )
+    ),
     Shift(
         "net.ib_config",
         6.0,
