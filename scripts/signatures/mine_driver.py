@@ -105,6 +105,26 @@ NVML_KEEP: dict[str, tuple[str, tuple[str, ...], bool]] = {
     "NVML_ERROR_FUNCTION_NOT_FOUND": ("info", (), False),
 }  # fmt: skip
 
+# codes newer than DCGM's nvml_error_strings.h (27-29, from nvml.h of driver 550 on): no open
+# source carries their nvmlErrorString text (go-nvml and pynvml ask the library for it), so
+# each is read by pynvml's exception class (``NVMLError_GpuNotFound: ...``, generated from
+# the NVML_ERROR_ constants of NVIDIA's pynvml, which DCGM carries as dcgm_nvml.py) and by
+# its C name (``NVML_ERROR_GPU_NOT_FOUND``: go-nvml's Return.Error() has no name for them,
+# it prints the library's text). RESET_TYPE_NOT_SUPPORTED (30), a reset request's answer, is
+# no failure of the stack and is left out.
+NVML_NEWER: dict[str, tuple[str, tuple[str, ...]]] = {
+    # "The system is not ready for the request": the GPUs have not finished coming up; on an
+    # NVSwitch system they wait for the fabric manager (CUDA's counterpart is 802, system not
+    # yet initialized), elsewhere the GPU is not answering
+    "NVML_ERROR_NOT_READY": ("driver_error", ("gpu.fabric_manager", "gpu.lost")),
+    # "No GPUs were found": none passed into the container, or none came up on the host
+    "NVML_ERROR_GPU_NOT_FOUND": ("driver_error", ("driver.container", "gpu.lost")),
+    # "Resource not in correct state to perform requested operation": a GPU left in a state
+    # only a reset clears (or a confidential-computing ready state not yet set)
+    "NVML_ERROR_INVALID_STATE": ("driver_error", ("gpu.lost", "gpu.xid")),
+}  # fmt: skip
+PYNVML = "testing/python3/dcgm_nvml.py"
+
 # (id, anchor over the format, symptom, hints)
 NVRM_KEEP: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
     # a user-space component (libcuda, libnvidia-ml) of another build than the loaded module
@@ -242,6 +262,62 @@ def nvml_name_rows(mirror: Path) -> list[dict[str, Any]]:
             "(nvidia-container-toolkit, k8s-device-plugin, dcgm-exporter); versions are "
             "go-nvml tags",
             "example": f"Failed to initialize NVML: {short}",
+        })  # fmt: skip
+    return rows
+
+
+def _defined(
+    mirror: Path, tags: tuple[str, ...], path: str, name: str, label: str, needs: str = ""
+) -> tuple[list[str], list[str], int]:
+    """Where ``<name> = <number>`` starts a line of ``path`` at each tag (whose file holds
+    ``needs``), the tags labelled, and the number."""
+    rx = re.compile(rf"^\s*{name}\s*=\s*(\d+)", re.MULTILINE)
+    where, seen, code = [], [], 0
+    for tag in tags:
+        try:
+            src = _git(mirror, "show", f"{tag}:{path}")
+        except subprocess.CalledProcessError:  # the file is younger than the tag
+            continue
+        m = rx.search(src)
+        if m is None or needs not in src:
+            continue
+        code = int(m.group(1))
+        where.append(f"{path}:{src.count(chr(10), 0, m.start()) + 1}@{tag}")
+        seen.append(f"{label}-{tag}")
+    if not seen:
+        raise SystemExit(f"{name}: not in {path} at any {label} tag")
+    return where, seen, code
+
+
+def nvml_newer_rows(dcgm: Path, go_nvml: Path) -> list[dict[str, Any]]:
+    """The codes of :data:`NVML_NEWER` by pynvml's class and by their C name."""
+    rows = []
+    for name, (symptom, hints) in NVML_NEWER.items():
+        short = name.removeprefix("NVML_ERROR_").lower()
+        cls = "NVMLError_" + _camel(name)
+        where, seen, code = _defined(dcgm, DCGM_TAGS, PYNVML, name, "dcgm",
+                                     "def _extractNVMLErrorsAsClasses")  # fmt: skip
+        common = {"library": "driver", "level": "error", "fields": [], "symptom": symptom,
+                  "hint_ids": list(hints), "result": name}  # fmt: skip
+        rows.append({
+            "id": f"driver.nvml.{short}", **common, "where": where,
+            "versions": _versions(seen), "format": f"{cls}: %s", "format_style": "printf",
+            "pattern": escape(cls),
+            "note": f"nvmlReturn_t {code}, newer than NVML's string table in DCGM: read by "
+            f"pynvml's exception class ({cls}, made from {name} by _extractNVMLErrorsAsClasses; "
+            "its text is the library's nvmlErrorString, which no open source carries); "
+            "versions are the DCGM tags whose pynvml has it",
+            "example": f"pynvml.{cls}",
+        })  # fmt: skip
+        where, seen, code = _defined(go_nvml, GO_NVML_TAGS, GO_NVML_HEADER, name, "go-nvml")
+        rows.append({
+            "id": f"driver.nvml.{short}_name", **common, "where": where,
+            "versions": _versions(seen), "format": name, "format_style": "literal",
+            "pattern": escape(name),
+            "note": f"nvmlReturn_t {code} by its C name (nvml.h as go-nvml carries it; go-nvml's "
+            "own Return.Error() prints the library's text, not this name); versions are "
+            "go-nvml tags",
+            "example": f"nvmlInit_v2 returned {name}",
         })  # fmt: skip
     return rows
 
@@ -559,7 +635,8 @@ def main(argv: list[str]) -> int:
     ogkm = Path(argv[2]) if len(argv) > 2 else OGKM_MIRROR
     nvc = Path(argv[3]) if len(argv) > 3 else NVC_MIRROR
     go_nvml = Path(argv[4]) if len(argv) > 4 else GO_NVML_MIRROR
-    rows = [*DOC_ROWS, *nvml_rows(dcgm), *nvml_name_rows(go_nvml), *nvrm_rows(ogkm),
+    rows = [*DOC_ROWS, *nvml_rows(dcgm), *nvml_name_rows(go_nvml),
+            *nvml_newer_rows(dcgm, go_nvml), *nvrm_rows(ogkm),
             *nvswitch_rows(ogkm), *nvc_rows(nvc)]  # fmt: skip
     print(f"{len(rows)} signatures -> {write_jsonl('driver', rows)}")
     return 0

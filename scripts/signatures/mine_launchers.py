@@ -113,6 +113,24 @@ LIBRARIES: dict[str, dict[str, Any]] = {
              "failure", ("launch.rank_crash",)),
             ("horovod.elastic.no_previous_hosts", r"^No hosts from previous set remaining",
              "failure", ("launch.rank_crash",)),
+            # the registry could not start workers on the hosts discovery added: the job ends
+            ("horovod.elastic.activate_hosts_failed",
+             r"^failed to activate new hosts -> stop running", "failure", ("launch.rank_crash",)),
+            # the host manager blacklists a host a worker failed on (its cooldown, 0.24+, may
+            # let it back); the job goes on with the others: the failure is the worker's own
+            ("horovod.elastic.blacklist_host", r"^blacklist failing host: ", "info",
+             ("launch.rank_crash",)),
+            ("horovod.elastic.blacklisted_host_registers",
+             r"^host registers state \{value\} but is already blacklisted", "info",
+             ("launch.rank_crash",)),
+        ),
+        # exceptions whose traceback line is the class name (and its argument at most)
+        "classes": (
+            # elastic's notice to the workers that hosts were added or removed (True: a host
+            # was removed, so the state is not synced first); hvd.elastic.run catches it and
+            # resets: seen in a traceback only where the training loop is not wrapped by it
+            ("horovod.elastic.hosts_updated_interrupt", "horovod/common/exceptions.py",
+             "HostsUpdatedInterrupt", "info", ("launch.rank_crash",)),
         ),
         # messages that end in ncclGetErrorString's text: the placeholder that holds it
         "results": {"horovod.nccl.op_failed": "nccl_result",
@@ -176,6 +194,16 @@ def _formatted(text: str) -> str:
     return re.sub(
         r"\{\{\{\{|\}\}\}\}|\{\{(\w*)\}\}",
         lambda m: m.group(0)[:2] if m.group(1) is None else "{" + (m.group(1) or "value") + "}",
+        text,
+    )
+
+
+def _placeholders(text: str) -> str:
+    """A %-format's conversions as ``{value}``, ``{value_2}``... (one name each)."""
+    count = iter(range(1, 100))
+    return re.sub(
+        r"%[-#0 +]*\d*(?:\.\d+)?[sdifr]",
+        lambda _m: "{value" + (f"_{n}" if (n := next(count)) > 1 else "") + "}",
         text,
     )
 
@@ -287,6 +315,7 @@ def _rows(library: str, spec: dict[str, Any], mirror: Path) -> list[dict[str, An
     keep: tuple[Keep, ...] = spec["keep"]
     found: dict[tuple[str, str], dict[str, list[str]]] = {}
     levels: dict[str, str] = {}
+    classes: dict[str, dict[str, list[str]]] = {}
     for tag in spec["tags"]:
         with tempfile.TemporaryDirectory() as tmp:
             root = Path(tmp)
@@ -299,8 +328,7 @@ def _rows(library: str, spec: dict[str, Any], mirror: Path) -> list[dict[str, An
                 for msg in files:
                     text = msg.text
                     if msg.style == "printf":  # a %-format: its conversions as placeholders
-                        text = re.sub(r"%[-#0 +]*\d*(?:\.\d+)?[sdifr]", "{value}",
-                                      text.replace("{", "{{").replace("}", "}}"))  # fmt: skip
+                        text = _placeholders(text.replace("{", "{{").replace("}", "}}"))
                     messages.append((msg.path, msg.line, text, msg.kind))
             # the keep rows that no call names: a literal assigned before it is logged
             for sub in spec.get("python", ()):
@@ -308,6 +336,9 @@ def _rows(library: str, spec: dict[str, Any], mirror: Path) -> list[dict[str, An
             for sub in spec.get("cpp", ()):
                 cpp = _cpp_messages(root / sub, root, [a for _i, a, _s, _h in keep])
                 messages += [(p, n, t, "cpp") for p, n, t in cpp]
+            for ident, rel, name, _s, _h in spec.get("classes", ()):
+                for line in _class_lines(root / rel, name):
+                    classes.setdefault(ident, {}).setdefault(tag, []).append(f"{rel}:{line}@{tag}")
             for path, line, text, kind in messages:
                 for ident, anchor, _s, _h in keep:
                     if re.search(anchor, text):
@@ -354,6 +385,37 @@ def _rows(library: str, spec: dict[str, Any], mirror: Path) -> list[dict[str, An
             rows.append(row)
             if spec.get("signals") == ident and n == 0:
                 rows += _signal_rows(row)
+    return rows + _class_rows(library, spec, classes)
+
+
+def _class_lines(path: Path, name: str) -> list[int]:
+    """The line of ``class name`` in ``path`` (none where the file or the class is absent)."""
+    if not path.is_file():
+        return []
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return [n.lineno for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == name]
+
+
+def _class_rows(
+    library: str, spec: dict[str, Any], found: dict[str, dict[str, list[str]]]
+) -> list[dict[str, Any]]:
+    """An exception raised with no message of its own: the traceback's last line is its
+    name (and its argument's ``str``, e.g. ``HostsUpdatedInterrupt: True``)."""
+    rows = []
+    for ident, _rel, name, symptom, hints in spec.get("classes", ()):
+        where = found.get(ident)
+        if not where:
+            raise SystemExit(f"{ident}: class {name} not found")
+        seen = [t for t in spec["tags"] if t in where]
+        rows.append({
+            "id": ident, "library": library, "level": "info" if symptom == "info" else "error",
+            "where": sorted({w for ws in where.values() for w in ws}),
+            "versions": {"first": seen[0], "last": seen[-1], "seen": seen},
+            "format": name, "format_style": "literal", "pattern": escape(name), "fields": [],
+            "symptom": symptom, "hint_ids": list(hints),
+            "note": f"{library}'s exception class, raised without a message; versions are "
+            "release tags read",
+        })  # fmt: skip
     return rows
 
 

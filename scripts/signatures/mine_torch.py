@@ -22,6 +22,7 @@ assertion's text holds its file and line, so its ``where`` has both.
 from __future__ import annotations
 
 import ast
+import json
 import re
 import sys
 from pathlib import Path
@@ -361,6 +362,18 @@ def _row(ident: str, level: str, where: list[str], seen: list[str], fmt: str, st
     return row
 
 
+#: entries read by hand, kept here as data (the miner is their only home): DataLoader's
+#: worker deaths (torch/csrc/DataLoader.cpp: strsignal's text, and the SIGBUS handler's line)
+#: and 'Unable to load NCCL library' (torch 0.3's torch/cuda/nccl.py and XLA's GPU service,
+#: outside the releases read)
+DOC_ROWS: tuple[dict[str, Any], ...] = tuple(json.loads(line) for line in (
+    r"""{"id": "torch.dataloader.worker_killed_sigkill", "library": "torch", "level": "error", "where": ["torch/csrc/DataLoader.cpp@v1.8.1,v2.0.1,v2.4.1,v2.8.0,v2.11.0"], "versions": {"first": "1.8.1", "last": "2.11.0", "seen": ["1.8.1", "2.0.1", "2.4.1", "2.8.0", "2.11.0"]}, "format": "DataLoader worker (pid {pid}) is killed by signal: Killed.", "format_style": "concat", "pattern": "DataLoader worker \\(pid (?P<pid>[^)\\n]{1,40})\\) is killed by signal: Killed", "fields": ["pid"], "symptom": "host_oom", "hint_ids": ["host.resources"], "note": "strsignal(SIGKILL) for a data-loading worker: the kernel's or the cgroup's OOM killer (host RAM or the container's memory limit), not the GPU", "example": "RuntimeError: DataLoader worker (pid 9833) is killed by signal: Killed."}""",
+    r"""{"id": "torch.dataloader.worker_killed_sigbus", "library": "torch", "level": "error", "where": ["torch/csrc/DataLoader.cpp@v1.8.1,v2.0.1,v2.4.1,v2.8.0,v2.11.0"], "versions": {"first": "1.8.1", "last": "2.11.0", "seen": ["1.8.1", "2.0.1", "2.4.1", "2.8.0", "2.11.0"]}, "format": "DataLoader worker (pid {pid}) is killed by signal: Bus error.", "format_style": "concat", "pattern": "DataLoader worker \\(pid (?P<pid>[^)\\n]{1,40})\\) is killed by signal: Bus error", "fields": ["pid"], "symptom": "host_limit", "hint_ids": ["host.resources", "nccl.shm"], "note": "strsignal(SIGBUS) for a data-loading worker: the tensors it shares through /dev/shm outgrew the tmpfs (64 MB in Docker)", "example": "RuntimeError: DataLoader worker (pid 123) is killed by signal: Bus error."}""",
+    r"""{"id": "torch.dataloader.worker_bus_error", "library": "torch", "level": "error", "where": ["torch/csrc/DataLoader.cpp@v1.8.1,v2.0.1,v2.4.1,v2.8.0,v2.11.0"], "versions": {"first": "1.8.1", "last": "2.11.0", "seen": ["1.8.1", "2.0.1", "2.4.1", "2.8.0", "2.11.0"]}, "format": "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).", "format_style": "literal", "pattern": "Unexpected bus error encountered in worker\\. This might be caused by insufficient shared memory \\(shm\\)", "fields": [], "symptom": "host_limit", "hint_ids": ["host.resources", "nccl.shm"], "note": "the worker's SIGBUS handler; torch prints it for any SIGBUS in a worker, so a worker the OOM killer ended beside it is host RAM, not shm", "example": "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm)."}""",
+    r"""{"id": "torch.cuda.nccl_library_unavailable", "library": "torch", "level": "error", "where": ["torch/cuda/nccl.py@v0.3.1", "XLA xla/service/gpu (jaxlib 0.4.x, 'Unable to load NCCL library. Multi-GPU collectives will not work.')"], "versions": {"first": "0.3.1", "last": "0.3.1", "seen": ["0.3.1"]}, "format": "Unable to load NCCL library", "format_style": "literal", "pattern": "Unable to load NCCL library", "fields": [], "symptom": "library_missing", "hint_ids": ["nccl.version_mismatch"], "note": "the framework found no usable libnccl: not installed beside it (jaxlib's local-CUDA flavour needs the user's NCCL), shadowed by another library's copy, or built for another CUDA", "example": "NCCL operation ncclGetUniqueId(&id) failed: Unable to load NCCL library. Multi-GPU collectives will not work."}""",
+))  # fmt: skip
+
+
 def main(argv: list[str]) -> int:
     root = Path(argv[1]) if len(argv) > 1 else Path("/work/tmp_sig/torch2")
     missing = [v for v in VERSIONS if not (root / v / "torch").is_dir()]
@@ -374,6 +387,7 @@ def main(argv: list[str]) -> int:
         + _rows_py(per_version)
         + _rows_signals(per_version)
         + _rows_exc(root)
+        + [dict(r) for r in DOC_ROWS]
     )
     ids = [r["id"] for r in rows]
     dupes = sorted({i for i in ids if ids.count(i) > 1})

@@ -158,6 +158,19 @@ PY: tuple[Py, ...] = (
        "app_error", moved=(MESH_OLD,),
        note="the mesh's shape asks for more ranks than were launched (the parallel sizes against "
        "--nnodes x --nproc_per_node)"),
+    Py("torch.device_mesh.rank_in_two_groups", MESH,
+       r"^Each device mesh dimension should get only one process group, but got", "desync",
+       ("app.collective_mismatch",), moved=(MESH_OLD,),
+       note="the ranks built different meshes (a mesh tensor computed per rank, or ranks that "
+       "disagree on the parallel sizes): a rank fell in two groups of one dimension"),
+    Py("torch.device_mesh.invalid_mesh_for_group", MESH, r"^Invalid mesh .* for ProcessGroup with ranks",
+       "app_error", ("app.collective_mismatch",),
+       note="DeviceMesh.from_group: the mesh given does not hold the group's ranks"),
+    Py("torch.dtensor.shape_differs_across_ranks", "torch/distributed/tensor/_utils.py",
+       r"^Non-sharded dimensions should have identical size across ranks", "desync",
+       ("app.param_mismatch", "app.collective_mismatch"),
+       note="DTensor.from_local with uneven shards: the ranks' local tensors differ in a dimension "
+       "that is not sharded (each rank built or loaded a different shape)"),
 )  # fmt: skip
 
 #: messages naming the signal a process died of: (id, file, anchor, placeholder of the signal name)
