@@ -125,6 +125,23 @@ def test_the_reporter_says_it_fails_in_other_words(tmp_path: Path, said: str, fa
             "Title: multi-node training exits with exit code 1 and no message",
             "a rank failed with an error no rule explains",
         ),
+        (
+            "Title: process group initialization timeout",
+            "the rendezvous or the c10d store timed out or could not connect",
+        ),
+        ("Title: DDP training on 2 nodes times out", "a collective timed out (watchdog)"),
+        ("Title: Out of memory on rank 0 only", "CUDA ran out of memory"),
+        ("Title: GPU memory leak in DDP", "CUDA ran out of memory"),
+        (
+            "Title: all_reduce takes forever with 8 GPUs",
+            "the job hangs without an error (the reporter's words)",
+        ),
+        (
+            "Title: vllm serve with tp=4 exits without any message",
+            "a rank failed with an error no rule explains",
+        ),
+        ("The training did not time out this time and finished.", None),
+        ("I set the timeout for the job to 2 hours.", None),
         ("The script exits with code 0 and the loss goes down.", None),
         ("GPU utilization is 100% and training is fast.", None),
     ],
@@ -135,6 +152,20 @@ def test_more_ways_of_saying_it_aborts_hangs_or_is_slow(
     report = _diagnose(tmp_path, said + "\n")
     assert (report.hypotheses[0].symptom if report.hypotheses else None) == symptom
     assert _critical(report) == []
+
+
+def test_the_host_running_out_of_memory_is_not_cuda_oom(tmp_path: Path) -> None:
+    """'CPU OOM', or out of memory beside swap, is the host's memory: not CUDA's class."""
+    for said in ("Title: CPU OOM in training of step3", "It is out of memory, increase swap."):
+        report = _diagnose(tmp_path, said + "\n")
+        assert not report.hypotheses or report.hypotheses[0].symptom != "CUDA ran out of memory"
+
+
+def test_nccl_versions_said_to_differ_weigh_for_a_version_mismatch(tmp_path: Path) -> None:
+    report = _diagnose(tmp_path, "Title: nccl version mismatch between nodes\n")
+    assert report.hypotheses[0].id == "nccl.version_mismatch"
+    same = _diagnose(tmp_path, "Title: init fails on 2 nodes, the NCCL version is 2.21.5\n")
+    assert not any("NCCL versions differ" in r for h in same.hypotheses for r in h.for_)
 
 
 def test_a_node_that_never_joins_is_the_rendezvous_first(tmp_path: Path) -> None:

@@ -111,6 +111,9 @@ _FAILURE = ProseSymptom(
     _rx(
         r"\b(?:fail\w*|crash\w*|errors?|dies|died|kills?|abort\w*|broken|breaks)\b"
         r"|\b(?:does ?n[o']t|do ?n[o']t|not|stops?|stopped) work(?:s|ing)?\b"
+        # a job that exits silently; a version mismatch said as the failure
+        r"|\bexit(?:s|ed)?\b.{0,20}\bwithout (?:any )?(?:message|error|output|log)"
+        r"|\bversions? mismatch\w*"
         # a non-zero exit ("exits with exit code 1", "non-zero exit status")
         r"|\bexit(?:s|ed)? (?:with )?(?:exit )?(?:code|status)(?: ?[:=])? ?-?[1-9]\d{0,2}\b"
         r"|\bnon-?zero exit (?:status|code)\b"
@@ -172,6 +175,12 @@ PROSE_SYMPTOMS: tuple[ProseSymptom, ...] = (
             r"|\b(?:fail\w*|unable) to allocate (?:GPU|CUDA|device) memory\b"
             r"|\bCUDA error\b.{0,30}\b(?:fail\w* to )?allocat\w* (?:GPU )?memory\b"
             r"|\b(?:got|get|gets|getting|hit|hits|runs?) (?:an? )?(?:CUDA |GPU )?out of memory\b"
+            # "out of memory on rank 0 only", "OOM with 8 GPUs" (not the kernel's OOM killer),
+            # "GPU memory leak"
+            # (not the host's: "CPU OOM", "out of memory ... increase swap")
+            r"|(?<!CPU )(?<!host )(?<!RAM )(?<!system )\bout of memory\b(?! killer)"
+            r"(?![^.\n]{0,40}\b(?:swap|RAM)\b)"
+            r"|(?<!CPU )(?<!host )(?<!RAM )\bOOM\b(?![- ]?kill)|\bGPU memory leak\w*"
         ),
         "the reporter says it ran out of GPU memory",
     ),
@@ -212,8 +221,20 @@ PROSE_SYMPTOMS: tuple[ProseSymptom, ...] = (
         _rx(
             r"\bTCP connect\(\)|\bconnect\(\) (?:error|fail\w*)|\bconnection refused\b"
             r"|\brendezvous\b.{0,40}\b(?:fail\w*|time[sd]? ?out)"
+            r"|\b(?:init\w*|init_process_group|rendezvous|store)\b.{0,30}"
+            r"\b(?:time[sd]? ?out|timeout)\b"
         ),
         "the reporter says connecting to the store or the rendezvous failed",
+    ),
+    ProseSymptom(
+        "collective_timeout",
+        _rx(
+            r"\b(?:DDP|NCCL|all_?reduce|all_?gather|reduce_scatter|broadcast|barrier|collective"
+            r"|training|job)\b.{0,40}(?<!not )(?<!n't )(?<!never )"
+            r"\b(?:times? ?out|timed ?out|timeout)\b"
+        ),
+        "the reporter says the job or a collective timed out",
+        counts=_not_negated,
     ),
     ProseSymptom(
         "cuda_device",
@@ -278,7 +299,7 @@ PROSE_SYMPTOMS: tuple[ProseSymptom, ...] = (
         _rx(
             r"\b(?:hangs?|hanging|hung|freez\w*|frozen|stuck\w*|no progress|deadlock\w*"
             r"|stall(?:s|ed)?|never (?:ends|returns|finishes)|unresponsive"
-            r"|(?:stopped|stops|stop|not) responding)\b"
+            r"|(?:stopped|stops|stop|not) responding|takes? forever)\b"
             # NCCL's kernels spin while they wait: the GPUs busy, the job not moving
             r"|\b(?:utili[sz]ation|util|usage)\b.{0,30}\b100 ?%.{0,60}"
             r"\b(?:nothing (?:happens|moves)|no (?:progress|output|logs?)"
@@ -398,6 +419,12 @@ CUES: dict[str, LazyPattern[str]] = {
         r"|antivirus|endpoint security)\b"
         r"(?! (?:is|was|are|were) (?:already |also )?(?:disabled|off|down|inactive|stopped"
         r"|turned off|not (?:running|active|enabled)))"
+    ),
+    # NCCL builds said to differ between the job's nodes or processes
+    "nccl_versions_differ": _rx(
+        r"\bnccl\b.{0,20}\bversions? (?:mismatch|differ\w*|inconsisten\w*)"
+        r"|\b(?:mismatch\w*|different) (?:nccl )?versions? of nccl\b"
+        r"|\bdifferent nccl versions?\b"
     ),
     # a verbs call named as failing: RDMA set-up (memory registration, queue pairs)
     "verbs_call": _rx(r"\bibv_(?:reg_mr|modify_qp|create_qp|create_cq|open_device|alloc_pd)\w*"),

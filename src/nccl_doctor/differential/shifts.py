@@ -358,6 +358,12 @@ SHIFTS: tuple[Shift, ...] = (
         "the host's name resolves to the loopback address: peers are told to connect to it",
         lambda c: c.says("loopback_host"),
     ),
+    Shift(
+        "nccl.version_mismatch",
+        6.0,
+        "the reporter says the NCCL versions differ between the job's nodes or processes",
+        lambda c: c.says("nccl_versions_differ"),
+    ),
     *(
         Shift(
             i,
