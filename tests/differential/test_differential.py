@@ -269,3 +269,42 @@ def test_an_uncaught_cpp_exception_no_message_classifies_is_an_abort(
     report = diagnose_paths([str(path)])
     assert report.hypotheses[0].symptom == "a rank aborted (SIGABRT)"
     assert report.top(2) == ["app.hang", "launch.rank_crash"]
+
+
+_WRONG_TABLE = (
+    "#       size         count      type   redop    root     time   algbw   busbw #wrong"
+    "     time   algbw   busbw #wrong\n"
+    "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)       "
+    "     (us)  (GB/s)  (GB/s)\n"
+    "    16777216       4194304     float     sum      -1   1502.1   11.17   16.75  4194304"
+    "   1499.7   11.19   16.78  4194304\n"
+    "# Out of bounds values : 8388608 FAILED\n"
+    "# Avg bus bandwidth    : 16.75\n"
+)
+
+
+def test_wrong_values_across_nodes_put_gpudirect_rdma_first(tmp_path: Path) -> None:
+    """Across nodes the data crosses the network: GPUDirect RDMA leads, P2P falls back."""
+    path = tmp_path / "allreduce.log"
+    path.write_text("We run all_reduce_perf across two nodes with 8 GPUs each:\n" + _WRONG_TABLE)
+    report = diagnose_paths([str(path)])
+    assert report.first_failure is not None
+    assert "wrong values" in report.first_failure.message
+    assert report.hypotheses[0].id == "net.gdr"
+    assert report.verdict is Verdict.INCONCLUSIVE
+
+
+@pytest.mark.parametrize(
+    ("said", "wrong"),
+    [
+        ("all_reduce returns wrong results on 8 GPUs with NCCL.", True),
+        ("After the broadcast the weights hold garbage values on rank 1.", True),
+        ("I checked that the results are not wrong: they match the CPU run.", False),
+    ],
+)
+def test_wrong_values_said_open_their_class(tmp_path: Path, said: str, wrong: bool) -> None:
+    path = tmp_path / "report.txt"
+    path.write_text(said + "\n")
+    report = diagnose_paths([str(path)])
+    label = report.hypotheses[0].symptom if report.hypotheses else ""
+    assert label.startswith("a collective returned wrong values") is wrong

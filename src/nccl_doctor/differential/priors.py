@@ -247,6 +247,20 @@ PRIORS: dict[str, tuple[Prior, ...]] = {
         _p("launch.duplicate_launch", 0.06, "ranks ran as separate jobs: no traffic between them"),
         _p("gpu.thermal_power", 0.06, "GPUs throttled by heat or power cap", "llama3"),
     ),
+    # a collective that completed with wrong values (nccl-tests' validation, or said): peer
+    # writes lost or reordered on the way, rarely the GPU's memory or an NCCL bug
+    "wrong_results": (
+        _p(
+            "nccl.p2p",
+            0.40,
+            "P2P through an IOMMU or a PCIe switch with ACS corrupts peer writes (VMs, AMD hosts)",
+        ),
+        _p("net.gdr", 0.15, "GPUDirect RDMA without a working peer-memory path reads stale data"),
+        _p("nccl.internal", 0.15, "an NCCL release with a data-corruption bug"),
+        _p("gpu.ecc", 0.12, "a GPU whose memory errors corrupt data silently", "llama3"),
+        _p("app.collective_mismatch", 0.10, "ranks passed different sizes or types", "torch-docs"),
+        _p("nccl.env", 0.08, "an NCCL_* setting (protocol, algorithm) forced a broken path"),
+    ),
     "gpu_imbalance": (
         _p(
             "cuda.device_visibility",

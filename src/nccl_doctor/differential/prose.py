@@ -279,6 +279,17 @@ PROSE_SYMPTOMS: tuple[ProseSymptom, ...] = (
         counts=lambda text, _match: _FAILURE.said_in(text),
     ),
     ProseSymptom(
+        "wrong_results",
+        _rx(
+            r"\b(?:wrong|incorrect|corrupt\w*|garbage|inconsistent) (?:results?|values?|outputs?"
+            r"|data|gradients?|sums?)\b|\bdata corruption\b|\bsilent(?:ly)? corrupt\w*"
+            r"|\bresults? (?:are|is|were|was) (?:wrong|incorrect|corrupted|garbage)\b"
+            r"|#wrong\b.{0,30}\b[1-9]|\bOut of bounds values\s*:\s*[1-9]"
+        ),
+        "the reporter says a collective returned wrong values",
+        counts=_not_negated,
+    ),
+    ProseSymptom(
         "slow",
         _rx(
             r"\b(?:slow|low|poor|degraded|reduced)\b.{0,40}"

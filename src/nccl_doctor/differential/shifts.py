@@ -121,6 +121,18 @@ SHIFTS: tuple[Shift, ...] = (
             ("launch.duplicate_launch", 1.5),
         )
     ),
+    # wrong values across nodes: the network path (GPUDirect RDMA) carries the data between
+    # them; within one node P2P does
+    *(
+        Shift(
+            i,
+            f,
+            "the job spans several nodes: their data goes over the network, not only P2P",
+            lambda c: c.multi_node,
+            frozenset({"wrong_results"}),
+        )
+        for i, f in (("nccl.p2p", 0.5), ("net.gdr", 2.5))
+    ),
     # a GPU newer than the NCCL build: its kernels or topology code do not know the part
     Shift(
         "nccl.internal",

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from nccl_doctor.differential.phases import WHERE, phase_of
 from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.catalogue import signature_of
-from nccl_doctor.facts.nccl import NcclWarn
+from nccl_doctor.facts.nccl import NcclTestRow, NcclTestSummary, NcclWarn
 from nccl_doctor.facts.run import (
     C10dSocketError,
     ChildFailure,
@@ -85,6 +85,8 @@ LABELS = {
     "aborted": "a rank aborted (SIGABRT)",
     "hang": "the job hangs without an error (the reporter's words)",
     "slow": "the job or a benchmark is slow, with no error (the reporter's words)",
+    "wrong_results": "a collective returned wrong values (nccl-tests' #wrong, or the "
+    "reporter's words)",
     "gpu_imbalance": "the job's processes or memory land on GPU 0 or on GPUs it did not ask for",
     "desync": "ranks issued different collectives (a desync report)",
     "cuda_error": "a CUDA call failed",
@@ -163,6 +165,8 @@ def class_of(fact: Fact) -> str | None:
         return "store_timeout"
     if isinstance(fact, ChildFailure | WorkerExit):
         return _signal(fact.exitcode, fact.signal_name)
+    if isinstance(fact, NcclTestSummary | NcclTestRow):
+        return "wrong_results"  # (only its failures reach here: wrong values counted)
     return None
 
 

@@ -27,7 +27,7 @@ from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.catalogue import signature_of
 from nccl_doctor.facts.literals import prefiltered
 from nccl_doctor.facts.messages import PEER_GONE_TEXT
-from nccl_doctor.facts.nccl import NcclCommInit, NcclWarn
+from nccl_doctor.facts.nccl import NcclCommInit, NcclTestRow, NcclTestSummary, NcclWarn
 from nccl_doctor.facts.run import (
     C10dSocketError,
     ChildFailure,
@@ -199,7 +199,23 @@ def _message(fact: Fact) -> str | None:
         return fact.cite.text.strip() if failed else None
     if isinstance(fact, LauncherSignal):
         return fact.cite.text.strip()
+    if isinstance(fact, NcclTestSummary | NcclTestRow):
+        return _wrong_values(fact)
     return None
+
+
+def _wrong_values(fact: NcclTestSummary | NcclTestRow) -> str | None:
+    """nccl-tests' validation failed: the collective's results differ from the expected ones."""
+    if isinstance(fact, NcclTestSummary):
+        if not fact.out_of_bounds and fact.out_of_bounds_ok is not False:
+            return None
+        return (
+            f"nccl-tests found {fact.out_of_bounds or 'some'} wrong values (Out of bounds values)"
+        )
+    wrong = max(fact.wrong or 0, fact.in_place_wrong or 0)
+    if not wrong:
+        return None
+    return f"nccl-tests found {wrong} wrong values at {fact.size_bytes} bytes (#wrong)"
 
 
 def _failing(warn: NcclWarn) -> bool:
