@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hypothesis import given
+from hypothesis import example, given
 
 from nccl_doctor.parse.base import BlockParser
 from nccl_doctor.parse.infiniband import (
@@ -18,6 +18,13 @@ from tests.parse.mutations import (
     check_blocks,
     mutated,
     random_text,
+)
+
+#: An ibv_devinfo port section (a fragment's tail).
+_PORT = (
+    "                        state:                  PORT_ACTIVE (4)\n"
+    "                        max_mtu:                4096 (5)\n"
+    "                        link_layer:             InfiniBand\n"
 )
 
 PARSERS: list[BlockParser] = [
@@ -78,6 +85,8 @@ def check(text: str) -> None:
 
 @MUTATED_SETTINGS
 @given(mutated(FIXTURES))
+# a port state cut short ("PORT_A") started an ibv_devinfo block on a line without an anchor
+@example("                        state:                  PORT_A\n" + _PORT)
 def test_mutated_fixtures(text: str) -> None:
     check(text)
 

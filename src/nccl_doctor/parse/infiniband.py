@@ -214,7 +214,8 @@ _VERBS_PORT = LazyPattern(r"^\s*port:\s*(?P<port>\d{1,3})\s*$")
 _VERBS_PORT_KEYS = frozenset(
     {"state", "max_mtu", "active_mtu", "sm_lid", "port_lid", "port_lmc", "link_layer"}
 )
-_VERBS_FRAGMENT = LazyPattern(r"^\s+(?:state:\s+PORT_\w+|max_mtu:)")
+#: (the four states the anchors name: a block starts only where the prefilter would hand it)
+_VERBS_FRAGMENT = LazyPattern(r"^\s+(?:state:\s+PORT_(?:ACTIVE|DOWN|INIT|ARMED)\b|max_mtu:)")
 
 
 class IbvDevinfoParser(BlockParser):
