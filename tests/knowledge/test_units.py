@@ -89,3 +89,13 @@ def test_the_conversions() -> None:
     # the probe's formulas are the same conversion, times nccl-tests' bus factor
     assert algbw_gbytes_s(10**9, 0.01) == gbytes_s(10**9, 0.01)
     assert busbw_gbytes_s("all_reduce", 8, 10**9, 0.01) == pytest.approx(100.0 * 2 * 7 / 8)
+
+
+def test_sizes_convert_to_mib_in_powers_of_1024() -> None:
+    from nccl_doctor.knowledge.units import to_mib
+
+    assert to_mib(64, "M" + "iB") == 64.0
+    assert to_mib(2.0, "GB") == 2048.0
+    assert to_mib(67108864, "bytes") == 64.0
+    assert to_mib(1.0, "parsecs") is None
+    assert to_mib(None, "GiB") is None

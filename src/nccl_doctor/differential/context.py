@@ -36,8 +36,8 @@ from nccl_doctor.facts.versions import versions_of
 from nccl_doctor.knowledge.gpu_boards import consumer_board, nvlink_board, nvswitch_model
 from nccl_doctor.knowledge.nccl_versions import MIN_NCCL_FOR_GPU, compare_versions
 from nccl_doctor.knowledge.topics import steered
+from nccl_doctor.knowledge.units import to_mib
 from nccl_doctor.knowledge.workarounds import is_switch, mask_of
-from nccl_doctor.parse._runtext import size_mib
 from nccl_doctor.signs.gpu import CONSUMER_BOARD, NVLINK_BOARD
 from nccl_doctor.signs.host import SHM_SIZE_SHOWN
 from nccl_doctor.signs.nccl import NEW_GPUS, P2P_PLATFORM
@@ -196,13 +196,20 @@ def _gpu_newer_than_nccl(facts: Facts) -> tuple[str, str] | None:
     return None
 
 
+def _number(text: str | None) -> float | None:
+    try:
+        return float(text) if text else None
+    except ValueError:
+        return None
+
+
 def _shm_mib(hit: Hit) -> int | None:
     """The size of /dev/shm a tool printed, in MiB (df -h's powers of 1024, or bytes)."""
     m = hit.match
     if m["size"] is not None:
-        size = size_mib(m["size"], f"{m['unit']}iB")
+        size = to_mib(_number(m["size"]), f"{m['unit']}iB")
     else:
-        size = size_mib(m["bytes"] or m["shm_bytes"], "bytes")
+        size = to_mib(_number(m["bytes"] or m["shm_bytes"]), "bytes")
     return int(size) if size is not None else None
 
 

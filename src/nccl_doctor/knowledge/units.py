@@ -39,3 +39,27 @@ def gbytes_s(size_bytes: float, seconds: float) -> float:
 def mbytes_s_to_gbytes_s(speed_mbytes_s: float) -> float:
     """NVML's NVLink speed (MB/s) as GB/s (``26562`` is 26.562)."""
     return speed_mbytes_s * MEGA / GIGA
+
+
+#: A size unit as tools print it (lower-cased: ``GiB``, ``GB``, ``bytes``) in MiB. Memory and
+#: file sizes are powers of 1024 whichever way the tool spells them (df -h's ``64M``).
+MIB_PER_UNIT = {
+    "b": 1 / (1024 * 1024),
+    "bytes": 1 / (1024 * 1024),
+    "kib": 1 / 1024,
+    "kb": 1 / 1024,
+    "mib": 1.0,
+    "mb": 1.0,
+    "gib": 1024.0,
+    "gb": 1024.0,
+    "tib": 1024.0 * 1024,
+    "tb": 1024.0 * 1024,
+}
+
+
+def to_mib(value: float | None, unit: str | None) -> float | None:
+    """``value`` ``unit`` (``2.0``, ``GiB``) in MiB, or ``None`` for an unknown unit."""
+    factor = MIB_PER_UNIT.get((unit or "").lower())
+    if value is None or factor is None:
+        return None
+    return round(value * factor, 3)

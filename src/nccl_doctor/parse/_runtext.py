@@ -10,6 +10,7 @@ from typing import TypedDict
 from nccl_doctor.evidence.lines import Line
 from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.run import DistributedError
+from nccl_doctor.knowledge.units import to_mib
 from nccl_doctor.parse._lazy import LazyPattern
 from nccl_doctor.parse._values import cite
 
@@ -54,18 +55,6 @@ Ctx = tuple[Line, int | None, str | None, int | None]
 
 _MAX_DIGITS = 19
 _FLOAT = LazyPattern(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d{1,3})?")
-_SIZE_UNITS = {
-    "b": 1 / (1024 * 1024),
-    "bytes": 1 / (1024 * 1024),
-    "kib": 1 / 1024,
-    "kb": 1 / 1024,
-    "mib": 1.0,
-    "mb": 1.0,
-    "gib": 1024.0,
-    "gb": 1024.0,
-    "tib": 1024.0 * 1024,
-    "tb": 1024.0 * 1024,
-}
 _PG = LazyPattern(r"\[PG (?P<pg>[^\[\]]{0,120}?) Rank (?P<rank>\d{1,7})\]")
 _RANK = LazyPattern(r"\[Rank (?P<rank>\d{1,7})\]")
 _PG_ID = LazyPattern(r"^(?:ID )?(?P<id>\d{1,7})")
@@ -128,11 +117,7 @@ def to_float(text: str | None) -> float | None:
 
 def size_mib(number: str | None, unit: str | None) -> float | None:
     """``2.00`` ``GiB`` as MiB, else ``None``."""
-    value = to_float(number)
-    factor = _SIZE_UNITS.get((unit or "").lower())
-    if value is None or factor is None:
-        return None
-    return round(value * factor, 3)
+    return to_mib(to_float(number), unit)
 
 
 def signal_of(exitcode: int | None) -> tuple[int | None, str | None]:
