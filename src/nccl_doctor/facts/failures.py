@@ -417,6 +417,13 @@ def _killed(fact: Fact) -> bool:
     return isinstance(fact, ChildFailure) and fact.signal_name in _KILLING
 
 
+def deaths_by(facts: Facts, *signals: str) -> list[ChildFailure | WorkerExit]:
+    """The workers a launcher (or ``nccl-doctor run``) says one of ``signals`` ended
+    (``SIGBUS``: the parsers name the signal of every negative exit code)."""
+    exits: tuple[ChildFailure | WorkerExit, ...] = (*facts.of(ChildFailure), *facts.of(WorkerExit))
+    return [e for e in exits if e.signal_name in signals]
+
+
 def _crash_signal(fact: ChildFailure | WorkerExit) -> bool:
     return fact.signal_name not in (None, "SIGINT", "SIGTERM", "SIGHUP")
 

@@ -37,8 +37,9 @@ check ``df -h /dev/shm``. Remove stale ``/dev/shm/nccl-*`` files of killed jobs.
 from __future__ import annotations
 
 from nccl_doctor.facts.base import Cite, Fact
+from nccl_doctor.facts.failures import deaths_by
 from nccl_doctor.facts.nccl import NcclWarn
-from nccl_doctor.facts.run import ChildFailure, WorkerExit
+from nccl_doctor.facts.run import ChildFailure
 from nccl_doctor.facts.store import Facts, Hit
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules._probe import isolated_transport
@@ -86,18 +87,11 @@ def _crashes(facts: Facts) -> tuple[Hit, ...]:
     return (*facts.seen(SHM_CRASH), *frames)
 
 
-#: The signal a process gets when a page of a mapped file cannot be backed (SIGBUS).
-_SIGBUS = 7
-
-
 def _bus_deaths(facts: Facts) -> list[Fact]:
-    """Ranks the launcher says a SIGBUS killed (exit code -7), with no error of their own."""
-    exits: tuple[WorkerExit | ChildFailure, ...] = (*facts.of(WorkerExit), *facts.of(ChildFailure))
+    """Ranks the launcher says a SIGBUS killed (exit code -7: a page of a mapped file could
+    not be backed), with no error of their own."""
     return [
-        e
-        for e in exits
-        if (e.signal_number == _SIGBUS or e.signal_name == "SIGBUS")
-        and not (isinstance(e, ChildFailure) and e.traceback)
+        e for e in deaths_by(facts, "SIGBUS") if not (isinstance(e, ChildFailure) and e.traceback)
     ]
 
 
