@@ -38,7 +38,8 @@ _MACHINE = re.compile(
       | \[[IWEF]\s[\w./-]+\.(?:cpp|cc|cu|hpp|h|c):\d+\]
       | [\w.-]+:\d+:\d+\s\[\d+\] | Traceback\b | File\s"
       | \w*(?:\.\w+)*(?:Error|Exception|Warning)\b\s?: | [A-Z]{2,}\ (?:Error|error|ERROR)\s?:
-      | NCCL\s(?:INFO|WARN|TRACE|version|[Ee]rror|failure) | RuntimeError | torch\. | \$\s | >>>
+      | NCCL\s(?:INFO|WARN|TRACE|version|[Ee]rror\s?(?:in\b|:|\d)|failure\s?(?::|\S+:\d))
+      | RuntimeError | torch\. | \$\s | >>>
       | [|+=-]{3} | \w+=\S | /\S+:\d+
       | \S+\.(?:py|cc|cpp|h):\d+ | \d+:\s | \s{4}
       | [a-z][a-z0-9_.-]*:\s+(?:[Ee]rror|ERROR|cannot|[Ff]ailed|[Uu]nable|[Nn]o\ such|[Ww]arning
