@@ -138,7 +138,7 @@ LIBRARIES: dict[str, dict[str, Any]] = {
     },
     "accelerate": {
         "mirror": "huggingface+accelerate",
-        "tags": ("v0.20.0", "v0.30.0", "v1.0.0", "v1.14.0"),
+        "tags": ("v0.20.0", "v0.25.0", "v0.30.0", "v1.0.0", "v1.14.0"),
         "python": ("src/accelerate/commands", "src/accelerate/utils", "src/accelerate/state.py"),
         "keep": (
             # the warning every `accelerate launch` without a config prints: harmless
@@ -152,6 +152,9 @@ LIBRARIES: dict[str, dict[str, Any]] = {
             ("accelerate.utils.old_kernel", r"^Detected kernel version ", "info", ("app.hang",)),
             ("accelerate.launch.multi_gpu_one_process", r"^You need to use at least 2 processes",
              "failure", ("cuda.device_visibility",)),
+            # accelerate's own test of the main process port before it starts torchrun's agent
+            ("accelerate.launch.port_in_use", r"^Tried to launch distributed communication on port",
+             "store_create", ("launch.port_in_use", "launch.duplicate_launch")),
         ),
     },
 }  # fmt: skip

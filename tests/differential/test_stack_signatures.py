@@ -497,6 +497,24 @@ def test_accelerates_rtx_4000_guard_points_at_p2p() -> None:
     assert (sig.id, sig.hint_ids) == ("accelerate.state.rtx4000_p2p", ("nccl.p2p",))
 
 
+@pytest.mark.parametrize(
+    "flag",
+    ["`----main_process_port`", "`--main_process_port`"],  # accelerate 0.21-0.27, then 0.28+
+)
+def test_accelerates_port_check_points_at_the_port_in_use(tmp_path: Path, flag: str) -> None:
+    """accelerate tests the main process port itself before it starts torchrun's agent."""
+    report = _report(
+        tmp_path,
+        "ConnectionError: Tried to launch distributed communication on port `29500`, but "
+        "another process is utilizing it. Please specify a different port (such as using the "
+        f"{flag} flag or specifying a different `main_process_port` in your config file) and "
+        "rerun your script. To automatically use the next open port (on a single node), you can "
+        "set this to `0`.\n",
+    )
+    assert report.hypotheses[0].id == "launch.port_in_use"
+    assert signature_of("Tried to launch distributed communication on port 29500") is None
+
+
 def test_accelerates_defaults_warning_opens_no_class(tmp_path: Path) -> None:
     """Every `accelerate launch` without a config prints it; it is never the failure."""
     report = _report(
