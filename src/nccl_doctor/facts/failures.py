@@ -174,6 +174,8 @@ def _message(fact: Fact) -> str | None:
         if not fact.exc_type:
             return None
         return f"{fact.exc_type}: {fact.message}".strip().rstrip(":")
+    if isinstance(fact, RendezvousTimeout) and "Waiting in store based barrier" in fact.cite.text:
+        return None  # c10d's notice every 10 s while it waits: still waiting, not failed
     if isinstance(fact, NcclErrorReport | CudaOutOfMemory | RendezvousTimeout):
         return fact.message or fact.cite.text.strip()
     if isinstance(fact, CudaError):

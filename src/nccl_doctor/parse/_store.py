@@ -35,8 +35,12 @@ _ERR_NAME = LazyPattern(r"name: (E[A-Z]{2,20})\b")
 _CLIENTS = LazyPattern(
     r"Timed out after (?P<s>\d{1,9}) seconds waiting for clients\. (?P<j>\d{1,7})/(?P<e>\d{1,7})"
 )
+#: The barrier's timeout ("... store based barrier on rank: 0, for key: k (world_size=...") and
+#: its every-10-seconds notice while it waits ("Waiting in store based barrier to initialize
+#: process group for rank: 2, key: k (world_size=8, worker_count=7, ...)", torch 1.x-2.x).
 _BARRIER = LazyPattern(
-    r"store based barrier on rank:? (?P<r>\d{1,7}), for key: (?P<key>[^\s(]{1,200}) "
+    r"store based barrier (?:on rank:? (?P<r>\d{1,7}), for key: |to initialize process group "
+    r"for rank: (?P<r2>\d{1,7}), key: )(?P<key>[^\s(]{1,200}) "
     r"\(world_size=(?P<e>\d{1,7}), (?:worker_count|num_workers_joined)=(?P<j>\d{1,7}), "
     r"timeout=(?P<t>[\d:.]{1,20})"
 )
@@ -182,10 +186,11 @@ def _store(ctx: Ctx, text: str, out: list[Fact]) -> None:
         out.append(
             RendezvousTimeout(
                 cite=cite(line),
-                rank=rank if rank is not None else to_int(m["r"]),
+                rank=rank if rank is not None else to_int(m["r"] or m["r2"]),
                 host=line.host,
                 kind="store_barrier",
-                waited_s=_hms(m["t"]),
+                # (the waiting notice's timeout is the limit, not how long it waited)
+                waited_s=_hms(m["t"]) if m["r2"] is None else None,
                 joined=to_int(m["j"]),
                 expected=to_int(m["e"]),
                 key=m["key"],
