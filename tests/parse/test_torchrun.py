@@ -716,3 +716,38 @@ def test_an_option_list_every_rank_prints_is_parsed_once(monkeypatch: pytest.Mon
     assert [(o.rank, o.global_rank, o.size, o.timeout_ms, o.pg_name) for o in options] == [
         (r, r, 64, 600000, "2") for r in range(32)
     ]
+
+
+@pytest.mark.parametrize(
+    ("line", "rank", "waited_s"),
+    [
+        (
+            (
+                "I0510 07:28:04.417845 139863945226048 distributed_c10d.py:337] Waiting in store "
+                "based barrier to initialize process group for rank: 2, key: "
+                "store_based_barrier_key:1 (world_size=8, worker_count=7, timeout=0:30:00)"
+            ),
+            2,
+            None,
+        ),
+        (
+            (
+                "[rank3]:I1203 07:28:14.521000 4431 torch/distributed/distributed_c10d.py:1068] "
+                "Waiting in store based barrier to initialize process group for 10.0141 "
+                "secondsrank: 3, key: store_based_barrier_key:1 (world_size=8, "
+                "num_workers_joined=7, timeout=0:30:00 error=Wait timeout)"
+            ),
+            3,
+            10.0141,
+        ),
+    ],
+)
+def test_the_store_barriers_waiting_notice_is_its_state(
+    line: str, rank: int, waited_s: float | None
+) -> None:
+    """torch 1.x's and 2.x's notice while the barrier waits: who waits, how many joined; the
+    timeout it prints is the limit, not the time waited (2.x says that first)."""
+    (tmo,) = of_type(parse(line + "\n"), RendezvousTimeout)
+    assert (tmo.kind, tmo.rank, tmo.joined, tmo.expected) == ("store_barrier", rank, 7, 8)
+    assert tmo.key == "store_based_barrier_key:1"
+    assert tmo.waited_s == waited_s

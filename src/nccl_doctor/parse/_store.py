@@ -37,10 +37,13 @@ _CLIENTS = LazyPattern(
 )
 #: The barrier's timeout ("... store based barrier on rank: 0, for key: k (world_size=...") and
 #: its every-10-seconds notice while it waits ("Waiting in store based barrier to initialize
-#: process group for rank: 2, key: k (world_size=8, worker_count=7, ...)", torch 1.x-2.x).
+#: process group for rank: 2, key: k (world_size=8, worker_count=7, ...)" in torch 1.x; 2.x
+#: says how long first, with no space before "rank": "... for 10.01 secondsrank: 2, key: k
+#: (world_size=8, num_workers_joined=7, timeout=0:30:00 error=...)").
 _BARRIER = LazyPattern(
     r"store based barrier (?:on rank:? (?P<r>\d{1,7}), for key: |to initialize process group "
-    r"for rank: (?P<r2>\d{1,7}), key: )(?P<key>[^\s(]{1,200}) "
+    r"for (?:(?P<w>\d{1,9}(?:\.\d{1,9})?) ?seconds ?)?rank: (?P<r2>\d{1,7}), key: )"
+    r"(?P<key>[^\s(]{1,200}) "
     r"\(world_size=(?P<e>\d{1,7}), (?:worker_count|num_workers_joined)=(?P<j>\d{1,7}), "
     r"timeout=(?P<t>[\d:.]{1,20})"
 )
@@ -189,8 +192,8 @@ def _store(ctx: Ctx, text: str, out: list[Fact]) -> None:
                 rank=rank if rank is not None else to_int(m["r"] or m["r2"]),
                 host=line.host,
                 kind="store_barrier",
-                # (the waiting notice's timeout is the limit, not how long it waited)
-                waited_s=_hms(m["t"]) if m["r2"] is None else None,
+                # (the waiting notice's timeout is the limit; torch 2.x says how long it waited)
+                waited_s=_hms(m["t"]) if m["r2"] is None else to_float(m["w"]),
                 joined=to_int(m["j"]),
                 expected=to_int(m["e"]),
                 key=m["key"],
