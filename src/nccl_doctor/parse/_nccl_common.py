@@ -91,28 +91,30 @@ ERRNO_BY_TEXT: dict[str, int] = {
 }
 
 
-def to_int(text: str | None) -> int | None:
-    """A plain (optionally negative) decimal integer, else ``None``."""
+def to_int(text: str | None, max_digits: int = _MAX_DIGITS) -> int | None:
+    """A plain (optionally signed) decimal integer of at most ``max_digits`` digits (NCCL's
+    64-bit unsigned values by default), else ``None``."""
     if text is None:
         return None
     if len(text) <= _KEPT_TEXT:
-        return _int_of(text)
-    return _int(text)
+        return _int_of(text, max_digits)
+    return _int(text, max_digits)
 
 
-#: Texts up to this long have their integer kept (every process prints the same ranks, ports).
+#: Texts up to this long have their integer kept (every process prints the same ranks, ports,
+#: sizes, timeouts and flags).
 _KEPT_TEXT = 24
 
 
 @functools.lru_cache(maxsize=4096)
-def _int_of(text: str) -> int | None:
-    return _int(text)
+def _int_of(text: str, max_digits: int) -> int | None:
+    return _int(text, max_digits)
 
 
-def _int(text: str) -> int | None:
+def _int(text: str, max_digits: int) -> int | None:
     s = text.strip()
     body = s[1:] if s[:1] in "-+" else s
-    if not body or len(body) > _MAX_DIGITS or not body.isascii() or not body.isdigit():
+    if not body or len(body) > max_digits or not body.isascii() or not body.isdigit():
         return None
     return int(s)
 

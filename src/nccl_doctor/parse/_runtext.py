@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import math
 import re
 from typing import TypedDict
@@ -12,6 +11,7 @@ from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.run import DistributedError
 from nccl_doctor.knowledge.units import to_mib
 from nccl_doctor.parse._lazy import LazyPattern
+from nccl_doctor.parse._nccl_common import to_int as nccl_int
 from nccl_doctor.parse._values import cite
 
 #: Linux signal numbers and names (fixed; the ``signal`` module is platform-dependent).
@@ -76,29 +76,9 @@ def who(line: Line, rank: int | None) -> Who:
 
 
 def to_int(text: str | None) -> int | None:
-    """A plain (optionally signed) decimal integer, else ``None``."""
-    if text is None:
-        return None
-    if len(text) <= _KEPT_TEXT:
-        return _int_of(text)
-    return _int(text)
-
-
-#: Texts up to this long have their integer kept (every rank prints ``size: 8``, ``0``...).
-_KEPT_TEXT = 24
-
-
-@functools.lru_cache(maxsize=4096)
-def _int_of(text: str) -> int | None:
-    return _int(text)
-
-
-def _int(text: str) -> int | None:
-    s = text.strip()
-    body = s[1:] if s[:1] in "-+" else s
-    if not body or len(body) > _MAX_DIGITS or not body.isascii() or not body.isdigit():
-        return None
-    return int(s)
+    """A plain (optionally signed) decimal integer of at most 19 digits (a signed 64-bit
+    value, as torch prints them), else ``None``."""
+    return nccl_int(text, _MAX_DIGITS)
 
 
 def to_float(text: str | None) -> float | None:
