@@ -42,6 +42,9 @@ broadcast the decision.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable
+from typing import TypeVar
+
 from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.failures import failures_of
 from nccl_doctor.facts.flight import FlightEntry, entry_text
@@ -132,6 +135,21 @@ def _different_waits(facts: Facts) -> Finding | None:
     )
 
 
+_Entry = TypeVar("_Entry")
+
+
+def _split(
+    by_rank: dict[int, _Entry], kind: Callable[[_Entry], Hashable]
+) -> tuple[list[list[int]], list[int]]:
+    """The ranks of one collective number grouped by what each ran, the largest group first
+    (a single group: they agree), and the ranks outside that group."""
+    kinds: dict[Hashable, list[int]] = {}
+    for rank, entry in sorted(by_rank.items()):
+        kinds.setdefault(kind(entry), []).append(rank)
+    groups = sorted(kinds.values(), key=len, reverse=True)
+    return groups, sorted(r for ranks in groups[1:] for r in ranks)
+
+
 #: Collectives whose input has one size on every rank (an all-to-all's splits may differ).
 _SAME_SIZE_OPS = frozenset(
     {
@@ -162,19 +180,15 @@ def _different_timeouts(facts: Facts) -> Finding | None:
         if t.seq is not None and t.rank is not None:
             at.setdefault((t.pg, t.seq), {}).setdefault(t.rank, t)
     for (_, seq), by_rank in sorted(at.items(), key=lambda item: item[0][1]):
-        kinds: dict[tuple[str | None, int | None], list[int]] = {}
-        for rank, t in sorted(by_rank.items()):
-            kinds.setdefault(_timeout_kind(t), []).append(rank)
-        if len(kinds) < 2 or any(op is None for op, _ in kinds):
+        groups, odd = _split(by_rank, _timeout_kind)
+        if len(groups) < 2 or any(by_rank[ranks[0]].op_type is None for ranks in groups):
             continue
-        groups = sorted(kinds.values(), key=len, reverse=True)
         parts = []
         for ranks in groups:
             t = by_rank[ranks[0]]
             n = t.numel_in
             size = f" of {n} element{'' if n == 1 else 's'}" if n is not None else ""
             parts.append(f"rank(s) {', '.join(map(str, ranks))} in {t.op_type}{size}")
-        odd = sorted(r for ranks in groups[1:] for r in ranks)
         return RULE.finding(
             summary=(
                 f"The ranks' watchdogs timed out on collective SeqNum={seq} with different "
@@ -207,17 +221,13 @@ def _from_flight(facts: Facts) -> Finding | None:
         if e.rank is not None and e.seq is not None and e.pg_id is not None and not e.is_p2p:
             at.setdefault((e.pg_id, e.seq), {}).setdefault(e.rank, e)
     for (pg, seq), by_rank in sorted(at.items(), key=lambda item: item[0][1]):
-        kinds: dict[tuple[object, ...], list[int]] = {}
-        for rank, e in sorted(by_rank.items()):
-            kinds.setdefault((e.op, e.input_sizes, e.input_dtypes), []).append(rank)
-        if len(kinds) < 2:
+        groups, odd = _split(by_rank, lambda e: (e.op, e.input_sizes, e.input_dtypes))
+        if len(groups) < 2:
             continue
-        groups = sorted(kinds.values(), key=len, reverse=True)
         parts = [
             f"rank(s) {', '.join(map(str, ranks))} ran {entry_text(by_rank[ranks[0]])}"
             for ranks in groups
         ]
-        odd = sorted(r for ranks in groups[1:] for r in ranks)
         return RULE.finding(
             summary=(
                 f"Flight-recorder dumps disagree at collective seq {seq} of process group {pg}: "
