@@ -196,20 +196,13 @@ def _gpu_newer_than_nccl(facts: Facts) -> tuple[str, str] | None:
     return None
 
 
-def _number(text: str | None) -> float | None:
-    try:
-        return float(text) if text else None
-    except ValueError:
-        return None
-
-
 def _shm_mib(hit: Hit) -> int | None:
     """The size of /dev/shm a tool printed, in MiB (df -h's powers of 1024, or bytes)."""
     m = hit.match
     if m["size"] is not None:
-        size = to_mib(_number(m["size"]), f"{m['unit']}iB")
-    else:
-        size = to_mib(_number(m["bytes"] or m["shm_bytes"]), "bytes")
+        size = to_mib(float(m["size"]), f"{m['unit']}iB")
+    else:  # (the sign's groups hold digits only: one of the three matched)
+        size = to_mib(float(m["bytes"] or m["shm_bytes"]), "bytes")
     return int(size) if size is not None else None
 
 
