@@ -16,9 +16,14 @@ def _summary(root: tuple[int, int, str], other: tuple[int, int, str]) -> str:
             "  time      : 2026-12-04_12:21:04\n"
             "  host      : localhost\n"
             f"  rank      : {rank} (local_rank: {rank})\n"
-            f"  exitcode  : {code} (pid: 1419{7 + rank})  ({signal})\n"
-            "  error_file: <N/A>\n"
-            f"  traceback : Signal {-code} ({signal}) received by PID 1419{7 + rank}\n"
+            f"  exitcode  : {code} (pid: 1419{7 + rank})"
+            + (f"  ({signal})\n" if signal else "\n")
+            + "  error_file: <N/A>\n"
+            + (
+                f"  traceback : Signal {-code} ({signal}) received by PID 1419{7 + rank}\n"
+                if signal
+                else "  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html\n"
+            )
         )
 
     return (
@@ -77,3 +82,23 @@ def test_the_watchdogs_abort_does_not_outrank_the_timeout_it_follows(tmp_path: P
     failure, _ = first_failure(facts_of(read_paths([str(path)])))
     assert failure is not None
     assert "Watchdog caught collective operation timeout" in failure.fact.cite.text
+
+
+def test_a_survivors_own_exit_in_the_same_second_does_not_outrank_a_crash(
+    tmp_path: Path,
+) -> None:
+    # rank 0 read its peer's reset and exited (code 1) before torchrun's poll saw rank 1's
+    # SIGSEGV: both tie on the one-second clock and torchrun names rank 0
+    reset = (
+        "[rank0]: RuntimeError: [/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/"
+        "pair.cc:537] Read error [127.0.0.1]:30622: Connection reset by peer.\n"
+    )
+    exited = _summary((0, 1, ""), (1, -11, "SIGSEGV"))
+    assert _first_rank(tmp_path, reset + exited) == 1
+
+
+def test_a_crash_in_another_second_leaves_the_launchers_root(tmp_path: Path) -> None:
+    later = _summary((0, 1, ""), (1, -11, "SIGSEGV")).replace(
+        "[1]:\n  time      : 2026-12-04_12:21:04", "[1]:\n  time      : 2026-12-04_12:21:09"
+    )
+    assert _first_rank(tmp_path, later) == 0

@@ -348,14 +348,26 @@ def launcher_root(facts: Facts) -> Failure | None:
     Not a worker the launcher stopped itself (SIGTERM, SIGINT): torchrun orders its failures
     by a timestamp of one-second grain, so on a busy host the survivor it terminated can tie
     with the worker that died first and be named; the child that failed of its own is then
-    the root.
+    the root. For the same reason a survivor that exited on its own (code 1, after its peer's
+    connection reset) does not outrank a worker a crash signal killed in the same second: the
+    signal is the fault, the exit its echo.
     """
     children = [f for f in failures_of(facts) if isinstance(f.fact, ChildFailure)]
     root = next(
         (f for f in children if isinstance(f.fact, ChildFailure) and f.fact.root_cause), None
     )
-    if root is not None and root.cascade:
+    if root is None:
+        return None
+    if root.cascade:
         return next((f for f in children if not f.cascade), root)
+    when = root.fact.time_text if isinstance(root.fact, ChildFailure) else None
+    if not _killed(root.fact) and when is not None:
+        tied = (
+            f
+            for f in children
+            if isinstance(f.fact, ChildFailure) and _killed(f.fact) and f.fact.time_text == when
+        )
+        return next(tied, root)
     return root
 
 
