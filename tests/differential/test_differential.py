@@ -308,3 +308,27 @@ def test_wrong_values_said_open_their_class(tmp_path: Path, said: str, wrong: bo
     report = diagnose_paths([str(path)])
     label = report.hypotheses[0].symptom if report.hypotheses else ""
     assert label.startswith("a collective returned wrong values") is wrong
+
+
+def test_a_survivors_remote_error_outranks_the_reporters_words(tmp_path: Path) -> None:
+    # a title cut short is the first failure and names no class; the survivor's ncclRemoteError
+    # below it is the cascade of a peer or the network, still machine output
+    evidence = tmp_path / "issue.txt"
+    evidence.write_text(
+        "Title: torch.distributed.DistBackendError: NCCL error in: /opt/conda/torch/csrc/"
+        "distributed/c10d/NCCLUtils.hpp:317, remote process exited or there was a network\n"
+        "DDP communication failing. Training not proceeding.\n"
+        "torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/"
+        "NCCLUtils.hpp:268, remote process exited or there was a network error, NCCL version "
+        "2.21.5\n"
+        "ncclRemoteError: A call failed possibly due to a network error or a remote process "
+        "exiting prematurely.\n"
+        "Last error:\n"
+        "socketProgressOpt: Call to recv from 172.16.0.7<33759> failed : Connection reset by "
+        "peer\n"
+    )
+    report = diagnose_paths([str(evidence)])
+    lead = report.hypotheses[0]
+    assert lead.symptom.startswith("NCCL reported a remote error")
+    assert lead.cite.line == 3
+    assert "nccl.p2p" not in report.top(3)

@@ -156,11 +156,20 @@ def _is_text(fact: Fact) -> bool:
 
 
 def differential_order(failures: Sequence[Failure], failure: Failure | None) -> tuple[Fact, ...]:
-    """The failures the differential reads: the first, the ranks' own, the launcher's last."""
+    """The failures the differential reads: the first, the ranks' own, the launcher's, then
+    the cascade.
+
+    The cascade comes last: it speaks only where nothing before it classifies the
+    failure. A survivor's ``ncclRemoteError`` (a peer or the network failed) is then
+    still machine output, and says more than the reporter's words: a log of the one
+    rank that survived holds nothing else.
+    """
     first = failure.fact if failure is not None else None
-    own = [f.fact for f in failures if not f.cascade and not f.launcher and f.fact is not first]
-    launcher = [f.fact for f in failures if f.launcher]
-    return (*([first] if first is not None else []), *own, *launcher)
+    rest = [f for f in failures if f.fact is not first]
+    own = [f.fact for f in rest if not f.cascade and not f.launcher]
+    launcher = [f.fact for f in rest if f.launcher]
+    cascade = [f.fact for f in rest if f.cascade and not f.launcher]
+    return (*([first] if first is not None else []), *own, *launcher, *cascade)
 
 
 def hypotheses_of(
