@@ -39,6 +39,7 @@ _ERRORISH = re.compile(
     # words of messages that end a call without saying "error" (NCCL's "Could not find NET
     # with id 0", "... exceeds device/fn maxSharedMem ..."): the catalogue decides
     r"|could not|cannot|not found|no such|exceeds|invalid|mismatch|not supported"
+    r"|undefined symbol"  # the dynamic loader: a library older or other than the caller needs
 )
 _MAX_LINES = 300
 #: How many hypotheses a report shows.
