@@ -687,3 +687,13 @@ def test_anchors_lose_nothing(text: str) -> None:
         facts.extend(every.take())
     facts.extend(every.finish())
     assert parse(text) == facts
+
+
+def test_the_ib_transports_own_echo_of_nccl_ib_hca_is_a_setting() -> None:
+    # net_ib.cc prints the device list itself ("set to", not "set by environment to")
+    facts = parse(
+        "node1:1234:1300 [0] NCCL INFO NCCL_IB_HCA set to mlx5_0:1,mlx5_1:1\n"
+        "node1:1234:1300 [0] NCCL INFO P2P Chunksize set to 131072\n"
+    )
+    env = [(e.name, e.value) for e in of_type(facts, NcclEnvSetting)]
+    assert env == [("NCCL_IB_HCA", "mlx5_0:1,mlx5_1:1")]

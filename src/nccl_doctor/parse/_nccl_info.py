@@ -73,7 +73,9 @@ _LOADED = LazyPattern(
 _NOT_FOUND = LazyPattern(
     r"(?:No plugin found(?: \((?P<a>[^)\s]+)\))?|Could not find: ?(?P<b>\S+?)\.?(?:\s|$))"
 )
-_ENV = LazyPattern(r"(?P<name>[A-Z][A-Z0-9_]{2,}) set by environment to ?(?P<value>.*)$")
+#: ``NCCL_X set by environment to V`` (ncclGetEnv's notice), and the IB transport's own echo of
+#: the device list, ``NCCL_IB_HCA set to mlx5_0:1,mlx5_1:1`` (net_ib.cc, every release)
+_ENV = LazyPattern(r"(?P<name>[A-Z][A-Z0-9_]{2,}) set (?:by environment )?to ?(?P<value>.*)$")
 _INVALID = LazyPattern(
     r"Invalid value (?P<value>.{0,500}?) for (?P<name>[A-Z][A-Z0-9_]*), using default (?P<d>.*)$"
 )

@@ -113,6 +113,7 @@ class NcclLogParser(StreamParser):
         "Bootstrap",
         "Using network",
         "set by environment to",
+        "_HCA set to",
         "GPU Direct RDMA",
         "/Plugin",
         "NET plugin",
