@@ -118,6 +118,13 @@ HINTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (r"nvml.*(fail|Failed)|NVML", ("gpu.lost",)),
 )
 HINT_RES = tuple((re.compile(rx), ids) for rx, ids in HINTS)
+#: messages whose return the site scan does not reach (state set and the socket closed between
+#: the WARN and the return), read by hand in src/misc/socket.cc (2.12 to 2.30): a connection
+#: of another socket type is refused with ncclInternalError (a wrong magic is ignored instead)
+RESULT_FIXES = {
+    "socketFinalizeAccept from %s: wrong type %d != %d": "ncclInternalError",
+    "socketFinalizeAccept: wrong type %d != %d": "ncclInternalError",
+}
 AREA = re.compile(r"([^/]+?)(?:_v\d+)?\.(?:cc|h|cu|cpp|c|hpp|cuh)$")
 
 
@@ -165,6 +172,8 @@ def entries(messages: dict[tuple[str, str], Message]) -> list[dict[str, Any]]:
             continue
         pattern, fields = pattern_for(text, "printf", msg.args)
         results = Counter(s.result for s in sites if s.result)
+        if not results and text in RESULT_FIXES:
+            results = Counter({RESULT_FIXES[text]: 1})
         symptom = _symptom(kind, text, results, path)
         area = AREA.search(path)
         base = f"nccl.{kind}.{area.group(1) if area else 'src'}.{slug(text, 40)}".lower()
@@ -235,6 +244,43 @@ HAND_ROWS: list[dict[str, Any]] = [
             "NCCL_DEBUG_TIMESTAMP_FORMAT a leading timestamp)"
         ),
     },
+    *(
+        {
+            "id": f"nccl.warn.socket.wrong_type_net_transports{suffix}",
+            "library": "nccl",
+            "level": "warn",
+            "where": ["src/misc/socket.cc socketFinalizeAccept@v2.12.12-1,v2.30.7-1"],
+            "versions": {"first": "2.12.12", "last": "2.30.7", "seen": ["2.12.12", "2.30.7"]},
+            "format": f"socketFinalizeAccept{middle}: wrong type %d != %d",
+            "format_style": "printf",
+            "pattern": (
+                f"socketFinalizeAccept{group}: wrong type (?P<got>[34]) != (?P<expected>[34])"
+            ),
+            "example": f"socketFinalizeAccept{sample}: wrong type 3 != 4",
+            "fields": [*fields, "got", "expected"],
+            "symptom": "nccl_internal",
+            "hint_ids": ["net.ib_config"],
+            "result": "ncclInternalError",
+            "refines": [refined],
+            "note": (
+                "socket types 3 and 4 are ncclSocketTypeNetSocket and ncclSocketTypeNetIb "
+                "(src/include/socket.h): a rank using the Socket transport reached a rank "
+                "listening for the IB transport's handshake (or the reverse), so the nodes chose "
+                "different inter-node transports: IB usable or enabled on one node, not the other"
+            ),
+        }
+        for suffix, middle, group, sample, fields, refined in (
+            (
+                "",
+                " from %s",
+                " from (?P<address>[^\\n]{0,200}?)",
+                " from 10.20.0.12<47312>",
+                ["address"],
+                "nccl.warn.socket.socketfinalizeaccept_from_wrong_type",
+            ),
+            ("_old", "", "", "", [], "nccl.warn.socket.socketfinalizeaccept_wrong_type"),
+        )
+    ),
     {
         "id": "nccl.line.info",
         "library": "nccl",

@@ -332,3 +332,27 @@ def test_a_survivors_remote_error_outranks_the_reporters_words(tmp_path: Path) -
     assert lead.symptom.startswith("NCCL reported a remote error")
     assert lead.cite.line == 3
     assert "nccl.p2p" not in report.top(3)
+
+
+@pytest.mark.parametrize(
+    ("title", "first"),
+    [
+        # socket types 3 and 4: a Socket-transport handshake at an IB-transport listener
+        (
+            "Title: 多机多卡训练，出现了socketFinalizeAccept: wrong type 3 != 4错误。",
+            "net.ib_config",
+        ),
+        ("Title: socketFinalizeAccept from 10.0.0.2<4123>: wrong type 4 != 3", "net.ib_config"),
+        # bootstrap and proxy: not the network transports
+        ("Title: socketFinalizeAccept from 10.0.0.2<4123>: wrong type 1 != 2", "nccl.internal"),
+        ("Title: socketFinalizeAccept: wrong type 2 != 4", "nccl.internal"),
+    ],
+)
+def test_the_socket_types_a_refused_handshake_names_tell_the_cause(
+    tmp_path: Path, title: str, first: str
+) -> None:
+    evidence = tmp_path / "issue.txt"
+    evidence.write_text(title + "\n")
+    report = diagnose_paths([str(evidence)])
+    assert report.hypotheses[0].symptom.startswith("NCCL reported an internal error")
+    assert report.hypotheses[0].id == first

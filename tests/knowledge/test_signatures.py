@@ -47,6 +47,27 @@ def test_every_entry_passes_validation() -> None:
     assert all(s.symptom in SYMPTOMS for s in _sigs())
 
 
+def test_a_refinement_names_entries_of_its_library_and_is_looked_up_before_them() -> None:
+    from nccl_doctor.facts.catalogue import signature_of
+
+    refining = [s for s in _sigs() if s.refines]
+    assert refining
+    ids = by_id()
+    for sig in refining:
+        assert all(r in ids and ids[r].library == sig.library for r in sig.refines), sig.id
+    # a line both read: the narrower reading answers
+    line = "socketFinalizeAccept from 10.1.0.7<43110>: wrong type 3 != 4"
+    assert {"nccl.warn.socket.socketfinalizeaccept_from_wrong_type"} <= {
+        r for s in refining for r in s.refines
+    }
+    found = signature_of(line)
+    assert found is not None
+    assert found.id == "nccl.warn.socket.wrong_type_net_transports"
+    other = signature_of(line.replace("3 != 4", "1 != 2"))
+    assert other is not None
+    assert other.id == "nccl.warn.socket.socketfinalizeaccept_from_wrong_type"
+
+
 def test_hint_ids_are_catalogue_ids() -> None:
     known = catalogue_ids()
     if known is None:

@@ -40,6 +40,7 @@ _ERRORISH = re.compile(
     # with id 0", "... exceeds device/fn maxSharedMem ..."): the catalogue decides
     r"|could not|cannot|not found|no such|exceeds|invalid|mismatch|not supported"
     r"|undefined symbol"  # the dynamic loader: a library older or other than the caller needs
+    r"|\bwrong\b"  # NCCL's refusals that say no error: "socketFinalizeAccept: wrong type 3 != 4"
 )
 _MAX_LINES = 300
 #: How many hypotheses a report shows.

@@ -74,7 +74,8 @@ def _kept() -> tuple[_Kept, _Pairs]:
     signatures = load_signatures()
     key = [Path(__file__).read_bytes(), Path(literals.__file__).read_bytes()]
     key.extend(
-        f"{s.id}\0{s.pattern}\0{s.symptom}\0{s.level}\0{s.relays}".encode() for s in signatures
+        f"{s.id}\0{s.pattern}\0{s.symptom}\0{s.level}\0{s.relays}\0{s.refines}".encode()
+        for s in signatures
     )
     found: tuple[_Kept, _Pairs] = kept("sigindex", b"\0\0".join(key), lambda: _made(signatures))
     return found
@@ -82,6 +83,7 @@ def _kept() -> tuple[_Kept, _Pairs]:
 
 def _made(signatures: tuple[Signature, ...]) -> tuple[_Kept, _Pairs]:
     indexed = []
+    keys: dict[str, tuple[bool, bool, int, int, int]] = {}
     for at, sig in enumerate(signatures):
         if sig.symptom == "info" and not harmless(sig):
             continue
@@ -92,10 +94,15 @@ def _made(signatures: tuple[Signature, ...]) -> tuple[_Kept, _Pairs]:
             # then the longest required word first, then the most required clauses (one
             # message printed for a narrower subject, as the hung-task line for an I/O
             # thread): the most specific message wins
-            order = (sig.relays, sig.id.startswith(_GENERIC), -specificity, -len(clauses))
-            indexed.append((order, at, clauses))
+            keys[sig.id] = (sig.relays, sig.id.startswith(_GENERIC), -specificity, -len(clauses), 1)
+            indexed.append((keys[sig.id], at, clauses, sig.refines))
+    # a narrower reading of another entry's message goes just before it
+    indexed = [
+        (min(((*keys[r][:4], 0) for r in refines if r in keys), default=key), at, clauses, ())
+        for key, at, clauses, refines in indexed
+    ]
     indexed.sort(key=lambda item: item[0])  # stable: file order among equals, as before
-    index = tuple((at, clauses) for _, at, clauses in indexed)
+    index = tuple((at, clauses) for _, at, clauses, _ in indexed)
     places: dict[str, list[int]] = {}
     for at, (_, clauses) in enumerate(index):
         for word in clauses[0]:

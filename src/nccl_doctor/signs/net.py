@@ -220,6 +220,13 @@ LOOPBACK_PEER = sign(
     "Connect to ...): the peer advertised 127.x, which on another host is that host itself",
     case=True,
 )
+NET_TYPES_DIFFER = sign(
+    "net.socket_types_differ",
+    r"socketFinalizeAccept(?: from \S{1,200})?: wrong type (?P<got>[34]) != (?P<expected>[34])"
+    r"(?!\d)",
+    "NCCL refused a handshake of the other network transport: socket types 3 and 4 are "
+    "ncclSocketTypeNetSocket and ncclSocketTypeNetIb (src/include/socket.h)",
+)
 OTHER_CAUSE = sign(
     "net.other_cause",
     r"shared memory|/dev/shm|Cuda failure|CUDA error|NET/IB|ibv_|Duplicate GPU|out of memory",

@@ -127,7 +127,10 @@ class Signature:
     pattern covers only part of what the format prints (kernel and driver
     lines). ``relays`` marks a message that only passes on another's text
     (PyTorch's ``CUDA initialization: {message}``): a catalogued message
-    inside it says more, so the lookup reads it after every other.
+    inside it says more, so the lookup reads it after every other. ``refines``
+    names the entries whose message this one reads more narrowly (one pair of
+    the values they capture, which tells the cause apart): the lookup tries it
+    just before each of them.
     """
 
     id: str
@@ -145,6 +148,7 @@ class Signature:
     note: str = ""
     example: str = ""
     relays: bool = False
+    refines: tuple[str, ...] = ()
 
     def compiled(self) -> re.Pattern[str]:
         """The pattern compiled with ``re`` (cached per pattern text)."""
@@ -237,6 +241,7 @@ def _parse(obj: Any, where: str, *, patterns: bool = True) -> Signature:
         note=str(obj.get("note", "")),
         example=str(obj.get("example", "")),
         relays=bool(obj.get("relays", False)),
+        refines=tuple(str(r) for r in obj.get("refines", ())),
     )
     problems = validate(sig, patterns=patterns)
     if problems:

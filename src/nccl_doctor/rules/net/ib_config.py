@@ -8,7 +8,8 @@ allocate memory``), a queue pair cannot be connected (``ibv_modify_qp``
 ``Invalid argument``: usually a wrong NCCL_IB_GID_INDEX on RoCE;
 ``Connection timed out``: NICs of different rails that cannot reach each
 other), IB and RoCE ports were mixed in one connection, NCCL_IB_HCA names no
-device that exists, or the user-space RDMA stack (HPC-X with its UCX/SHARP
+device that exists, the nodes disagree on the transport (IB usable on one,
+not on another), or the user-space RDMA stack (HPC-X with its UCX/SHARP
 NCCL plugin) was built for a newer MLNX OFED than the one installed.
 
 Why it matters
@@ -22,7 +23,10 @@ NCCL WARN ``Call to ibv_reg_mr failed``, ``Call to ibv_modify_qp failed with
 22 Invalid argument ... local GID index 3``, ``Attempted to connect
 incompatible devices``; NCCL_IB_HCA against the devices ``ibstat`` or NCCL's
 ``NET/IB : Using`` list show, with ``NET/IB : No device found``;
-HPC-X and MLNX OFED versions side by side.
+HPC-X and MLNX OFED versions side by side; nodes that chose different
+transports (``Using network IB`` on one, ``Using network Socket`` on another,
+or NCCL's ``socketFinalizeAccept: wrong type 3 != 4``: a Socket-transport
+handshake reached an IB-transport listener).
 
 Fix
 ---
@@ -41,12 +45,19 @@ from nccl_doctor.facts.net import IbPort, NetDevMap
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.base import Rule, first_distinct
-from nccl_doctor.rules.net._common import env_values, hca_list, name_matches, span_of
+from nccl_doctor.rules.net._common import (
+    env_values,
+    failure_cites,
+    hca_list,
+    name_matches,
+    span_of,
+)
 from nccl_doctor.signs.net import (
     HPCX_VERSION,
     IB_GID_INDEX,
     IB_INCOMPATIBLE,
     IB_RETRY_EXCEEDED,
+    NET_TYPES_DIFFER,
     OFED_VERSION,
     ROCE,
 )
@@ -320,5 +331,68 @@ def _roce_gid(facts: Facts) -> list[Finding]:
     ]
 
 
+#: NCCL's socket types (src/include/socket.h) of the two network transports.
+_SOCKET_TYPES = {"3": "Socket", "4": "IB"}
+
+
+def _transports(facts: Facts) -> list[Finding]:
+    """The nodes chose different network transports: IB on some, TCP sockets on others.
+
+    Read from each host's ``Using network X``, or from NCCL's refusal of a handshake
+    of the other transport (``socketFinalizeAccept: wrong type 3 != 4``: a rank of the
+    Socket transport reached a rank listening for IB's, or the reverse).
+    """
+    by_host: dict[str, set[str]] = {}
+    cites: dict[str, Cite] = {}
+    for n in facts.of(NcclNet):
+        if n.role == "selected" and n.host and n.net in ("IB", "Socket"):
+            by_host.setdefault(n.net, set()).add(n.host)
+            cites.setdefault(n.net, n.cite)
+    refused = facts.seen(NET_TYPES_DIFFER, prose=False)
+    split = len(by_host) == 2
+    if not refused and not split:
+        return []
+    failed = failure_cites(facts)
+    if refused:
+        got, want = (_SOCKET_TYPES[refused[0].match[k]] for k in ("got", "expected"))
+        what = (
+            f"A rank refused a connection because its peer used the {got} transport while it "
+            f"listened for the {want} transport's handshake (NCCL's socket types "
+            f"{refused[0].match['got']} != {refused[0].match['expected']})"
+        )
+    else:
+        what = "NCCL chose different network transports on different nodes"
+    if split:
+        what += (
+            f"; IB on {', '.join(sorted(by_host['IB'])[:4])}, TCP sockets on "
+            f"{', '.join(sorted(by_host['Socket'])[:4])}"
+        )
+    return [
+        RULE.finding(
+            summary=what + ": the nodes disagree on the network between them (IB usable or "
+            "enabled on some nodes and not on others), and a connection between the two kinds "
+            "cannot be made.",
+            fix=[
+                (
+                    "Compare the nodes: ibstat / ibv_devinfo (ports Active), NCCL_IB_DISABLE, "
+                    "NCCL_NET and NCCL_IB_HCA in each node's environment, and the NCCL INFO line "
+                    "'Using network ...' of each."
+                ),
+                (
+                    "Make every node use the same transport: fix IB where it is missing (driver, "
+                    "rdma-core, the device in the container), or set NCCL_IB_DISABLE=1 on every "
+                    "node to use TCP sockets everywhere."
+                ),
+            ],
+            evidence=first_distinct(
+                [*(h.cite for h in refused[:1]), *cites.values(), *failed[:1]], 4
+            ),
+            hosts=sorted({h for hosts in by_host.values() for h in hosts}),
+            severity=Severity.CRITICAL if refused or failed else Severity.WARNING,
+            confidence=Confidence.HIGH,
+        )
+    ]
+
+
 def check(facts: Facts) -> list[Finding]:
-    return _verbs(facts) or _hca(facts) or _stack(facts) or _roce_gid(facts)
+    return _verbs(facts) or _transports(facts) or _hca(facts) or _stack(facts) or _roce_gid(facts)
