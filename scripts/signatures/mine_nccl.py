@@ -118,12 +118,18 @@ HINTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (r"nvml.*(fail|Failed)|NVML", ("gpu.lost",)),
 )
 HINT_RES = tuple((re.compile(rx), ids) for rx, ids in HINTS)
-#: messages whose return the site scan does not reach (state set and the socket closed between
-#: the WARN and the return), read by hand in src/misc/socket.cc (2.12 to 2.30): a connection
-#: of another socket type is refused with ncclInternalError (a wrong magic is ignored instead)
+#: messages whose result the site scan does not see, read by hand: a connection of another
+#: socket type is refused with ncclInternalError (src/misc/socket.cc, 2.12 to 2.30: the state
+#: is set and the socket closed between the WARN and the return; a wrong magic is ignored
+#: instead), and from 2.29 the IB completion error is printed by a helper that returns
+#: ncclSuccess to its caller, which then returns ncclRemoteError (transport/net_ib/p2p.cc)
 RESULT_FIXES = {
     "socketFinalizeAccept from %s: wrong type %d != %d": "ncclInternalError",
     "socketFinalizeAccept: wrong type %d != %d": "ncclInternalError",
+    (
+        "NET/IB: Got completion from peer %s with status=%s(%d) opcode=%s(%d) vendor_err=%u "
+        "%s%s%s%s hca %s"
+    ): "ncclRemoteError",
 }
 AREA = re.compile(r"([^/]+?)(?:_v\d+)?\.(?:cc|h|cu|cpp|c|hpp|cuh)$")
 

@@ -356,3 +356,16 @@ def test_the_socket_types_a_refused_handshake_names_tell_the_cause(
     report = diagnose_paths([str(evidence)])
     assert report.hypotheses[0].symptom.startswith("NCCL reported an internal error")
     assert report.hypotheses[0].id == first
+
+
+def test_a_quoted_rdma_completion_error_of_nccl_2_29_is_a_remote_error(tmp_path: Path) -> None:
+    # 2.29 prints it from a helper that returns success to its caller (which returns
+    # ncclRemoteError); the status is a verbs name, with no word 'error' in the line
+    evidence = tmp_path / "issue.txt"
+    evidence.write_text(
+        "Title: NET/IB: Got completion from peer 10.0.0.2<5512> with "
+        "status=IBV_WC_RETRY_EXC_ERR(12) opcode=IBV_WC_SEND(0) vendor_err=129 hca mlx5_0\n"
+    )
+    report = diagnose_paths([str(evidence)])
+    assert report.hypotheses[0].symptom.startswith("NCCL reported a remote error")
+    assert {h.id for h in report.hypotheses[:2]} == {"net.ib_config", "net.ib_transport"}

@@ -41,6 +41,7 @@ _ERRORISH = re.compile(
     r"|could not|cannot|not found|no such|exceeds|invalid|mismatch|not supported"
     r"|undefined symbol"  # the dynamic loader: a library older or other than the caller needs
     r"|\bwrong\b"  # NCCL's refusals that say no error: "socketFinalizeAccept: wrong type 3 != 4"
+    r"|got completion"  # an RDMA completion in error, printed as its status name (IBV_WC_...)
 )
 _MAX_LINES = 300
 #: How many hypotheses a report shows.

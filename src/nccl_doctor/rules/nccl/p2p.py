@@ -65,15 +65,17 @@ RULE = Rule(
 )
 
 
+def _p2p_transport(file: str | None) -> bool:
+    """A WARN of the GPU-to-GPU transport (``transport/p2p.cc``), not of the IB transport's
+    own ``transport/net_ib/p2p.cc`` (NCCL 2.29+: RDMA sends and receives, no GPU P2P)."""
+    return file is not None and file.endswith("p2p.cc") and "net_ib" not in file
+
+
 def _p2p_failure(facts: Facts) -> list[Cite | Fact]:
     out: list[Cite | Fact] = [
         e for e in facts.of(CudaError) if e.code == 217 or "peer access" in (e.error or "")
     ]
-    out += [
-        w
-        for w in facts.of(NcclWarn)
-        if (w.file or "").endswith("p2p.cc") or w.cuda_error_code == 217
-    ]
+    out += [w for w in facts.of(NcclWarn) if _p2p_transport(w.file) or w.cuda_error_code == 217]
     out.extend(h.cite for h in machine(facts, PEER_ACCESS_FAILED))
     return first_distinct(out, 3)
 
