@@ -998,3 +998,26 @@ def test_the_jobs_own_ranks_on_one_gpu_are_its_placement(tmp_path: Path) -> None
     )
     assert report.top(1) == ["cuda.device_visibility"]
     assert _diagnose(tmp_path, "The server is responding fine.\n").hypotheses == ()
+
+
+@pytest.mark.parametrize(
+    ("said", "one_gpu"),
+    [
+        ("Only GPU 0 has load in each node; and the training stucks at line 212.", True),
+        (
+            "I start 8 processes with torchrun and all 8 processes run on GPU 0, then it hangs.",
+            True,
+        ),
+        ("多卡训练卡住，只有0号卡有占用。", True),
+        # a stray context beside each rank's own work is the rank-to-GPU mapping, not this
+        ("Each process also creates a 500 MB context on GPU 0, and training hangs.", False),
+        ("Training with DDP on 4 GPUs hangs, all GPUs show 100% utilisation.", False),
+    ],
+)
+def test_every_rank_on_one_gpu_points_at_ranks_sharing_it(
+    tmp_path: Path, said: str, one_gpu: bool
+) -> None:
+    report = _diagnose(tmp_path, said + "\n")
+    top = report.hypotheses[0]
+    assert (top.id == "nccl.duplicate_gpu") is one_gpu
+    assert any("every rank computes on one GPU" in why for why in top.for_) is one_gpu

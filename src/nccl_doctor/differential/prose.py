@@ -140,6 +140,18 @@ _FAILURE = ProseSymptom(
 )
 
 #: In order: the first class whose words appear opens the symptom.
+#: Every rank computes on one GPU, the others idle (the one_gpu_does_all cue, and a sign of
+#: the gpu_imbalance class): "only GPU 0 has load", "all 8 processes run on GPU 0".
+_ONE_GPU_DOES_ALL = (
+    r"\bonly (?:the )?(?:GPU ?#?0|GPU:0|cuda:0|first GPU|one GPU|a single GPU|one card)\b"
+    r"[^.\n]{0,30}\b(?:has|had|have|gets?|got|shows?|showed|is|was|are|were)\b[^.\n]{0,20}"
+    r"\b(?:load\w*|busy|used|utili[sz]\w*|working|running|active|activity|memory)"
+    r"|\b(?:all|every|both) (?:the )?(?:\d+ )?(?:processes|ranks|workers|procs)\b[^.\n]{0,30}"
+    r"\b(?:on|use|uses|using|to) (?:the )?(?:GPU ?#?0|GPU:0|cuda:0|first GPU)\b"
+    r"|\beverything (?:runs |goes |is )?(?:on|to) (?:the )?(?:GPU ?#?0|cuda:0|first GPU)\b"
+    r"|只有(?:0号|第一张|一张)(?:卡|显卡|GPU)"
+)
+
 PROSE_SYMPTOMS: tuple[ProseSymptom, ...] = (
     ProseSymptom(
         "collective_timeout",
@@ -263,6 +275,7 @@ PROSE_SYMPTOMS: tuple[ProseSymptom, ...] = (
             r".{0,20}\bmemor\w*"
             # Chinese: all (processes) run on the same card / GPU
             r"|(?:都|全部|全都)(?:跑|在|分配)(?:到|在)?同一(?:张|块|个)(?:卡|显卡|GPU)"
+            rf"|{_ONE_GPU_DOES_ALL}"
         ),
         "the reporter sees the job's processes or memory on GPU 0 (or GPUs it did not ask for)",
     ),
@@ -477,6 +490,9 @@ CUES: dict[str, LazyPattern[str]] = {
         r"|\b(?:one|1|a) (?:collective|op|operation|call)s? (?:op )?behind\b"
         r"|\bdifferent (?:number|count)s? of (?:collective|all_?reduce|all_?gather|barrier)"
     ),
+    # every rank computes on one GPU ("only GPU 0 has load", "all 8 processes run on GPU 0"):
+    # the ranks were not given their own device (set_device missing or too late)
+    "one_gpu_does_all": _rx(_ONE_GPU_DOES_ALL),
     # the hang is at start-up: connection set-up, not the application
     "startup_hang": _rx(
         r"\b(?:hang|hung|stuck|freez)\w*\b.{0,30}\b(?:at|during|on) "

@@ -333,6 +333,22 @@ SHIFTS: tuple[Shift, ...] = (
         Shift(
             i,
             f,
+            "every rank computes on one GPU while the others idle: the ranks were not given "
+            "their own device (torch.cuda.set_device missing, or called after CUDA work began); "
+            "the work itself is there, not a stray context beside it",
+            lambda c: c.says("one_gpu_does_all"),
+            _STALLS | {"gpu_imbalance", "failure", "gpu_oom"},
+        )
+        for i, f in (
+            ("nccl.duplicate_gpu", 5.0),
+            ("cuda.device_visibility", 0.7),
+            ("nccl.p2p", 0.5),
+        )
+    ),
+    *(
+        Shift(
+            i,
+            f,
             "the ranks run different code (one rank's own branch, uneven data, early stopping): "
             "the others wait in a collective it never calls",
             lambda c: c.says("rank_branch"),
