@@ -17,11 +17,12 @@ registration path makes the IB transport fail at setup.
 
 Evidence
 --------
-NCCL's ``GPU Direct RDMA Disabled ... (no module)`` lines; transports
-``NET/IB/0`` without ``/GDRDMA`` on a topology where NIC and GPU share a PCIe
-switch (``PIX``/``PXB`` in ``nvidia-smi topo -m``); memory-registration
-failures with ``Bad address``; kernel errors loading ``nvidia_peermem``; a
-report that GDR does not get enabled.
+NCCL's ``GPU Direct RDMA Disabled ... (no module)`` lines; memory-registration
+failures with ``Bad address``; an RDMA completion with a local protection
+error (``ibv_wc_status`` 4: the NIC may not access the registered buffer,
+which with GDR is GPU memory, behind PCIe ACS or an IOMMU that redirect or
+refuse peer-to-peer DMA) where GDR is not shown off; kernel errors loading
+``nvidia_peermem``; a report that GDR does not get enabled.
 
 Fix
 ---
@@ -35,13 +36,13 @@ open GPU kernel modules. Rerun with ``NCCL_DEBUG=INFO`` and check for
 from __future__ import annotations
 
 from nccl_doctor.facts.host import KernelGpuMessage
-from nccl_doctor.facts.nccl import NcclGdr, NcclWarn
+from nccl_doctor.facts.nccl import NcclGdr, NcclTransport, NcclWarn
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.facts.topology import TopoLink
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.base import Rule, first_distinct
 from nccl_doctor.rules.net._common import span_of
-from nccl_doctor.signs.net import GDR_PROBLEM, GDR_WORD
+from nccl_doctor.signs.net import GDR_PROBLEM, GDR_WORD, IB_COMPLETION
 
 RULE = Rule(
     id="net.gdr",
@@ -88,6 +89,60 @@ def _registration(facts: Facts) -> list[Finding]:
             severity=Severity.CRITICAL,
             hosts=[x.host for x in bad if x.host],
             ranks=[x.rank for x in bad if x.rank is not None],
+        )
+    ]
+
+
+#: ibv_wc_status IBV_WC_LOC_PROT_ERR: the NIC was refused access to a registered buffer.
+_LOCAL_PROTECTION = 4
+
+
+def _gdr_off(facts: Facts) -> bool:
+    """The evidence shows the NIC did not read GPU memory: NCCL disabled GDR, or its
+    network channels ran without ``/GDRDMA``."""
+    if any(not g.enabled for g in facts.of(NcclGdr)):
+        return True
+    nets = [t for t in facts.of(NcclTransport) if t.kind == "NET"]
+    return bool(nets) and not any(t.gdr for t in nets)
+
+
+def _protection(facts: Facts) -> list[Finding]:
+    """RDMA completions with a local protection error, where GDR is not shown off.
+
+    With GPUDirect RDMA the buffer the NIC reads is GPU memory, reached by peer-to-peer
+    DMA across PCIe: PCIe ACS (which sends that traffic up to the root complex) or an
+    IOMMU in translation mode refuse it, and the NIC reports a local protection error on
+    the first transfer. Host buffers registered by NCCL give no such error.
+    """
+    warns = [w for w in facts.of(NcclWarn) if w.ib_status == _LOCAL_PROTECTION]
+    quoted = [h for h in facts.seen(IB_COMPLETION, prose=False) if h.match["code"] == "4"]
+    if (not warns and not quoted) or _gdr_off(facts):
+        return []
+    shown = any(t.gdr for t in facts.of(NcclTransport)) or any(g.enabled for g in facts.of(NcclGdr))
+    return [
+        RULE.finding(
+            summary="RDMA transfers failed with a local protection error (IBV_WC_LOC_PROT_ERR): "
+            "the NIC was refused access to the buffer it was sending from or receiving into"
+            + (", which is GPU memory (NCCL used GPUDirect RDMA: /GDRDMA)" if shown else "")
+            + ". Peer-to-peer DMA between NIC and GPU is being blocked: PCIe ACS on the switches "
+            "between them, an IOMMU in translation mode, or a broken peer-memory module.",
+            fix=[
+                (
+                    "Rerun with NCCL_NET_GDR_LEVEL=LOC (GPUDirect RDMA off): if the error goes, "
+                    "the GPU-to-NIC path is at fault."
+                ),
+                (
+                    "Disable PCIe ACS on the switches between GPUs and NICs (lspci -vvv | grep "
+                    "ACSCtl: SrcValid+ means on; setpci, or the BIOS) and set the IOMMU to "
+                    "passthrough (iommu=pt) or off."
+                ),
+                *_FIX[:1],
+            ],
+            evidence=first_distinct([*(w.cite for w in warns), *(h.cite for h in quoted)], 3),
+            severity=Severity.CRITICAL,
+            confidence=Confidence.HIGH if shown else Confidence.MEDIUM,
+            hosts=[w.host for w in warns if w.host],
+            ranks=[w.rank for w in warns if w.rank is not None],
         )
     ]
 
@@ -184,4 +239,4 @@ def _reported(facts: Facts) -> list[Finding]:
 
 
 def check(facts: Facts) -> list[Finding]:
-    return _registration(facts) or _no_module(facts) or _reported(facts)
+    return _registration(facts) or _protection(facts) or _no_module(facts) or _reported(facts)
