@@ -18,7 +18,13 @@ from nccl_doctor.differential.prose import cues_of
 from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.gpu import GpuProcess
 from nccl_doctor.facts.host import EnvVar
-from nccl_doctor.facts.job import gpu_models, job_pids, launched_nodes, world_size
+from nccl_doctor.facts.job import (
+    first_collective_timeout,
+    gpu_models,
+    job_pids,
+    launched_nodes,
+    world_size,
+)
 from nccl_doctor.facts.live import HostRuntime, ShmInfo
 from nccl_doctor.facts.nccl import (
     NcclCommInit,
@@ -81,6 +87,8 @@ class Context:
     nvls_setup_unfinished: bool = False
     #: the job is NCCL's own benchmark (nccl-tests): its collectives match on every rank
     benchmark: bool = False
+    #: every watchdog timeout is at the default group's first collectives, none completed
+    first_collective: bool = False
     #: the reporter's discriminating sentences (:data:`.prose.CUES`), by cue name
     said: dict[str, Cite] = field(default_factory=dict)
     #: IB completion statuses (ibv_wc_status) the evidence shows
@@ -170,6 +178,7 @@ def context_of(facts: Facts) -> Context:
         nvlink_board=_board(facts, models, consumer),
         wsl=wsl,
         benchmark=bool(facts.of(NcclTestConfig) or facts.of(NcclTestCommand)),
+        first_collective=first_collective_timeout(facts) is not None,
         topology_file=any(e.event == "topology-file" for e in facts.of(NcclEvent))
         or any(_env(facts, n) for n in ("NCCL_TOPO_FILE", "NCCL_GRAPH_FILE")),
         nvls_setup_unfinished=any(e.event == "nvls-setup" for e in facts.of(NcclEvent))

@@ -333,6 +333,32 @@ SHIFTS: tuple[Shift, ...] = (
         Shift(
             i,
             f,
+            "the timeout is at the group's first collective and none completed: the ranks may "
+            "never have connected, so the path between them weighs as much as the training code",
+            lambda c: c.first_collective and not c.multi_node,
+            frozenset({"collective_timeout"}),
+        )
+        for i, f in (("nccl.p2p", 2.0), ("nccl.shm", 1.5), ("app.collective_mismatch", 0.5))
+    ),
+    *(
+        Shift(
+            i,
+            f,
+            "the timeout is at the group's first collective and none completed: the ranks on "
+            "different nodes may never have connected",
+            lambda c: c.first_collective and c.multi_node,
+            frozenset({"collective_timeout"}),
+        )
+        for i, f in (
+            ("net.socket_interface", 1.5),
+            ("net.unreachable", 1.5),
+            ("app.collective_mismatch", 0.5),
+        )
+    ),
+    *(
+        Shift(
+            i,
+            f,
             "every rank computes on one GPU while the others idle: the ranks were not given "
             "their own device (torch.cuda.set_device missing, or called after CUDA work began); "
             "the work itself is there, not a stray context beside it",

@@ -20,9 +20,11 @@ from nccl_doctor.facts.nccl import NcclCommInit, NcclLogFact, NcclTestRank
 from nccl_doctor.facts.ras import RasOpCount, RasRank
 from nccl_doctor.facts.run import (
     ChildFailure,
+    CollectiveTimeout,
     CudaOutOfMemory,
     PgInitOptions,
     PythonTraceback,
+    WatchdogState,
     WorkerExit,
 )
 from nccl_doctor.facts.software import SoftwareVersions
@@ -181,3 +183,33 @@ def job_pids(facts: Facts) -> set[int]:
 def first_of(facts: Facts, classes: tuple[type[Fact], ...]) -> Fact | None:
     """The first fact of any of ``classes``, in reading order."""
     return next((f for f in facts.all if isinstance(f, classes)), None)
+
+
+#: The default group's first collectives: a timeout there means none ever completed on it.
+FIRST_SEQS = 2
+
+
+def first_collective_timeout(facts: Facts) -> CollectiveTimeout | None:
+    """The timeout, when every watchdog timeout is at the default group's first collectives
+    (``SeqNum`` 1 or 2) and no rank's watchdog counted a completed one.
+
+    Nothing has then crossed the communicator yet: the ranks may never have connected
+    (the GPU-to-GPU transport, the network), or one rank has not arrived (still busy
+    before its first collective). A subgroup's numbering starts again at 1 mid-training,
+    so only the default group counts.
+    """
+    timeouts = facts.of(CollectiveTimeout)
+    if not timeouts or any(t.seq is None or t.seq > FIRST_SEQS for t in timeouts):
+        return None
+    if any(t.pg is not None and not _default_group(t.pg) for t in timeouts):
+        return None
+    if any((w.last_completed or 0) > 0 for w in facts.of(WatchdogState)):
+        return None
+    return timeouts[0]
+
+
+def _default_group(pg: str) -> bool:
+    """Whether a ``[PG ...]`` prefix names the default process group (``PG ID 0``, ``0``,
+    ``default_pg``)."""
+    head = pg.replace("PG ID", "").replace("PG", "").strip().split(" ", 1)[0]
+    return "default_pg" in pg or head == "0"

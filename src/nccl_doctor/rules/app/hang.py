@@ -51,6 +51,7 @@ from collections import Counter
 from dataclasses import replace
 
 from nccl_doctor.facts.flight import FlightDump
+from nccl_doctor.facts.job import first_collective_timeout
 from nccl_doctor.facts.ranks import ranks_text
 from nccl_doctor.facts.ras import RasReport
 from nccl_doctor.facts.run import CollectiveTimeout, DistributedError, WatchdogState
@@ -146,6 +147,13 @@ def _from_timeouts(facts: Facts) -> Finding | None:
             "likely still writing (slow, full or failing storage) while the others waited"
         )
     crashed = bool(deaths(facts)) or (bool(missing) and not hang_cues(facts))
+    unconnected = first_collective_timeout(facts) is not None and not _named(origin)
+    if unconnected:
+        summary += (
+            f"; it is the group's first collective (SeqNum {first.seq}) and none has completed, "
+            "so the ranks may never have connected: the transport between the GPUs (P2P, "
+            "shared memory) or the network is as likely as a rank still busy before it"
+        )
     fix = [
         (
             "Find the rank that is not at this collective: its own log, py-spy dump --pid PID on "
@@ -170,6 +178,13 @@ def _from_timeouts(facts: Facts) -> Finding | None:
                 "around it: the kernel that takes longer than the timeout is the cause."
             ),
         ]
+    if unconnected:
+        fix.insert(
+            0,
+            "Rerun the first steps with NCCL_DEBUG=INFO and, on one node, NCCL_P2P_DISABLE=1 "
+            "(then NCCL_SHM_DISABLE=1): if it then runs, the GPU-to-GPU path is at fault (PCIe "
+            "ACS, IOMMU); across nodes check the 'NET/' and 'Connected all rings' lines of each.",
+        )
     if ckpt:
         fix.insert(
             0,
@@ -188,7 +203,7 @@ def _from_timeouts(facts: Facts) -> Finding | None:
             *ckpt,
         ],
         ranks=reporters,
-        confidence=Confidence.MEDIUM if crashed else Confidence.HIGH,
+        confidence=Confidence.MEDIUM if crashed or unconnected else Confidence.HIGH,
     )
 
 

@@ -1,0 +1,65 @@
+"""A watchdog timeout at the default group's first collective: nothing ever crossed it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from nccl_doctor.evidence.reader import read_paths
+from nccl_doctor.facts.job import first_collective_timeout
+from nccl_doctor.pipeline import diagnose_paths, facts_of
+
+
+def _timeout(seq: int, prefix: str = "[Rank 1]") -> str:
+    return (
+        f"[rank1]:[E1204 10:00:00.000000 812 ProcessGroupNCCL.cpp:632] {prefix} Watchdog caught "
+        f"collective operation timeout: WorkNCCL(SeqNum={seq}, OpType=_ALLGATHER_BASE, "
+        "NumelIn=1048576, NumelOut=2097152, Timeout(ms)=600000) ran for 600120 milliseconds "
+        "before timing out.\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "first"),
+    [
+        (_timeout(2), True),
+        (_timeout(1, "[PG ID 0 PG GUID 0(default_pg) Rank 1]"), True),
+        # a subgroup numbers its collectives from 1 again, mid-training
+        (_timeout(1, "[PG ID 3 PG GUID 7 Rank 1]"), False),
+        (_timeout(57), False),
+        # the watchdog counted completed work: the ranks had connected
+        (
+            _timeout(2)
+            + "[rank1]:[E1204 10:00:00.100000 812 ProcessGroupNCCL.cpp:681] [Rank 1] Timeout at "
+            "NCCL work: 2, last enqueued NCCL work: 2, last completed NCCL work: 1.\n",
+            False,
+        ),
+    ],
+)
+def test_a_timeout_at_the_first_collective_is_told_apart(
+    tmp_path: Path, text: str, first: bool
+) -> None:
+    path = tmp_path / "rank1.log"
+    path.write_text(text)
+    facts = facts_of(read_paths([str(path)]))
+    assert (first_collective_timeout(facts) is not None) is first
+
+
+def test_the_first_collective_weighs_the_gpu_path_beside_the_training_code(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "rank1.log"
+    path.write_text(_timeout(2))
+    report = diagnose_paths([str(path)])
+    hang = report.findings[0]
+    assert hang.id == "app.hang"
+    assert hang.confidence.value == "medium"
+    assert "it is the group's first collective (SeqNum 2) and none has completed" in hang.summary
+    assert hang.fix[0].startswith("Rerun the first steps with NCCL_DEBUG=INFO")
+    assert report.hypotheses[0].id == "nccl.p2p"
+    later = tmp_path / "later.log"
+    later.write_text(_timeout(57))
+    report = diagnose_paths([str(later)])
+    assert "first collective" not in report.findings[0].summary
+    assert report.hypotheses[0].id != "nccl.p2p"
