@@ -313,8 +313,10 @@ def _elastic(facts: Facts) -> list[Cite]:
 
 
 def _nested(facts: Facts) -> Finding | None:
-    spawn = facts.seen(SPAWN_CALL, prose=False)
-    launcher = facts.seen(TORCHRUN_NAMED, prose=False)
+    # the call's own text (mp.spawn(...)) and the launcher's name, in code, a command line or
+    # the reporter's sentence ("I run torchrun ..., and train.py calls mp.spawn(main, ...)")
+    spawn = facts.seen(SPAWN_CALL)
+    launcher = facts.seen(TORCHRUN_NAMED)
     spawned = _spawn_frames(facts)
     agent = _elastic(facts)
     if spawned and agent:
@@ -360,7 +362,9 @@ def _nested(facts: Facts) -> Finding | None:
         ],
         evidence=evidence,
         severity=Severity.WARNING,
-        confidence=Confidence.MEDIUM,
+        confidence=Confidence.LOW
+        if all(h.prose for h in (*spawn[:1], *launcher[:1]))
+        else Confidence.MEDIUM,
     )
 
 
