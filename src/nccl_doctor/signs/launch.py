@@ -128,6 +128,13 @@ DDP_MEMBER = sign(
     r"MEMBER: (?P<member>\d{1,7})/(?P<size>\d{1,7})",
     "Lightning's 'Initializing distributed: GLOBAL_RANK: r, MEMBER: m/n' (a rank registered)",
 )
+ALL_REGISTERED = sign(
+    "launch.all_registered",
+    r"All (?:DDP|distributed) processes registered\. Starting (?:ddp )?with (?P<n>\d{1,7}) "
+    r"processes",
+    "Lightning's rank 0 once init_process_group returned on every rank (PL 1.x 'All DDP "
+    "processes registered. Starting ddp with N processes', 1.6+ 'All distributed ...')",
+)
 INIT_PHASE = sign(
     "launch.init_phase",
     r"initiali[sz]\w{0,20} (?:ddp|distributed|process group)|init_process_group|rendezvous"

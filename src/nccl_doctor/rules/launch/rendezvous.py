@@ -44,6 +44,7 @@ from nccl_doctor.rules.base import Rule
 from nccl_doctor.rules.launch._common import hang_cues
 from nccl_doctor.signs.common import HANG_WORDS
 from nccl_doctor.signs.launch import (
+    ALL_REGISTERED,
     BARE_PYTHON,
     BARRIER_DONE,
     BARRIER_WAITING,
@@ -161,6 +162,8 @@ def _from_members(facts: Facts) -> Finding | None:
     hang = hang_cues(facts)
     if len(seen) >= expected or not hang:
         return None
+    if any(int(h.match["n"]) >= expected for h in facts.seen(ALL_REGISTERED)):
+        return None  # every rank came through init_process_group: the hang is after it
     extra, extra_cites = _sbatch_fix(facts)
     members = ", ".join(str(m) for m in sorted(seen))
     summary = (
