@@ -80,3 +80,35 @@ def test_torchvisions_image_extension_warning_in_a_healthy_run_is_no_failure(
 def test_the_words_apart_are_no_loader_message(tmp_path: Path) -> None:
     report = _diagnose(tmp_path, "the variable was undefined, so the symbol table failed\n")
     assert all(h.symptom != "a shared library could not be loaded" for h in report.hypotheses)
+
+
+@pytest.mark.parametrize(
+    ("line", "symptom"),
+    [
+        # the DataLoader's own report of a worker that died without a Python error
+        (
+            "RuntimeError: DataLoader worker (pid(s) 29841, 29842) exited unexpectedly",
+            "a system call hit a host limit",
+        ),
+        # bash's report of a command SIGKILL ended, in a batch script and interactively
+        (
+            (
+                "/var/spool/slurmd/job4121/slurm_script: line 20: 48213 Killed"
+                "                  python train.py --config cfg.yaml"
+            ),
+            "a rank was killed",
+        ),
+        ("[1]+  Killed                  python train.py", "a rank was killed"),
+    ],
+)
+def test_a_worker_the_host_ended_points_at_the_hosts_limits(
+    tmp_path: Path, line: str, symptom: str
+) -> None:
+    report = _diagnose(tmp_path, line + "\n")
+    assert report.hypotheses[0].symptom.startswith(symptom)
+    assert report.hypotheses[0].id == "host.resources"
+
+
+def test_the_word_killed_in_a_programs_output_is_no_shell_report(tmp_path: Path) -> None:
+    report = _diagnose(tmp_path, "Epoch 3: 12 Killed birds in the dataset\nEpoch 4: loss 0.31\n")
+    assert report.hypotheses == ()
