@@ -11,6 +11,15 @@ from nccl_doctor.pipeline import diagnose_paths
 from nccl_doctor.report import Report, Verdict
 
 
+def _leads(tmp_path: Path, line: str, symptom: str, first: str, because: str) -> None:
+    """The line alone opens ``symptom`` (its label's start) and ranks ``first`` first, for a
+    reason naming ``because`` (a catalogue id's start)."""
+    lead = _diagnose(tmp_path, line + "\n").hypotheses[0]
+    assert lead.symptom.startswith(symptom)
+    assert lead.id == first
+    assert any(because in why for why in lead.for_)
+
+
 def _diagnose(tmp_path: Path, text: str) -> Report:
     path = tmp_path / "console.log"
     path.write_text(text)
@@ -52,11 +61,7 @@ def _diagnose(tmp_path: Path, text: str) -> Report:
 def test_an_undefined_symbol_names_the_library_build_that_lacks_it(
     tmp_path: Path, line: str, first: str
 ) -> None:
-    report = _diagnose(tmp_path, line + "\n")
-    lead = report.hypotheses[0]
-    assert lead.symptom == "a shared library could not be loaded"
-    assert lead.id == first
-    assert any("system.ld.undefined_" in why for why in lead.for_)
+    _leads(tmp_path, line, "a shared library could not be loaded", first, "system.ld.undefined_")
 
 
 def test_torchvisions_image_extension_warning_in_a_healthy_run_is_no_failure(
@@ -104,9 +109,7 @@ def test_the_words_apart_are_no_loader_message(tmp_path: Path) -> None:
 def test_a_worker_the_host_ended_points_at_the_hosts_limits(
     tmp_path: Path, line: str, symptom: str
 ) -> None:
-    report = _diagnose(tmp_path, line + "\n")
-    assert report.hypotheses[0].symptom.startswith(symptom)
-    assert report.hypotheses[0].id == "host.resources"
+    _leads(tmp_path, line, symptom, "host.resources", "")
 
 
 def test_the_word_killed_in_a_programs_output_is_no_shell_report(tmp_path: Path) -> None:
