@@ -371,3 +371,19 @@ def test_a_quoted_rdma_completion_error_of_nccl_2_29_is_a_remote_error(tmp_path:
     )
     assert report.hypotheses[0].symptom.startswith("NCCL reported a remote error")
     assert {h.id for h in report.hypotheses[:2]} == {"net.ib_config", "net.ib_transport"}
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "torch.distributed.DistNetworkError: Connection reset by peer",
+        "BrokenPipeError: [Errno 32] Broken pipe",
+    ],
+)
+def test_a_connection_the_other_end_closed_points_at_the_peer_first(
+    tmp_path: Path, line: str
+) -> None:
+    # ECONNRESET and EPIPE: the other end's process went away (or something cut the link)
+    report = _report_of(tmp_path, line + "\n")
+    assert report.hypotheses[0].symptom.startswith("a TCP connection between ranks")
+    assert [h.id for h in report.hypotheses[:2]] == ["launch.rank_crash", "net.unreachable"]
