@@ -3,9 +3,10 @@
 Kinds are never taken from names; this module only opens things. It knows
 archives by their magic bytes (tar, gzip, bzip2, xz, zip; read by
 :mod:`~nccl_doctor.evidence.archives` under a budget), walks folders in name
-order without recursion and to a bounded depth, opens only regular files
-(and ``-``, stdin), follows a symbolic link in a folder only to a file within
-that folder, skips what nccl-doctor wrote itself
+order without recursion and to a bounded depth (asking the kernel for the
+next files while one is read, :mod:`~nccl_doctor.evidence.readahead`), opens
+only regular files (and ``-``, stdin), follows a symbolic link in a folder
+only to a file within that folder, skips what nccl-doctor wrote itself
 (:mod:`~nccl_doctor.evidence.own_files`), and turns every problem (missing
 path, dangling link, FIFO, no permission, truncated archive, binary file, a
 spent budget) into a coverage note instead of an exception.
@@ -23,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from nccl_doctor.evidence import archives, tar
+from nccl_doctor.evidence import archives, readahead, tar
 from nccl_doctor.evidence.archives import Budget, Limits
 from nccl_doctor.evidence.own_files import (
     RUN_COMMAND_NAME,
@@ -121,6 +122,38 @@ def _split(name: str) -> tuple[str, str]:
     return (name[:cut] if cut >= 0 else ""), name[cut + 1 :]
 
 
+class _Listing:
+    """A folder's entries in name order, one at a time; the files after the one taken can be
+    named ahead of it (see :mod:`.readahead`)."""
+
+    def __init__(self, entries: list[os.DirEntry[str]]) -> None:
+        self._entries = entries
+        self._next = 0
+        self._named = 0  # the entries before this index were named ahead already
+
+    def __iter__(self) -> _Listing:
+        return self
+
+    def __next__(self) -> os.DirEntry[str]:
+        if self._next >= len(self._entries):
+            raise StopIteration
+        self._next += 1
+        return self._entries[self._next - 1]
+
+    def coming(self, ahead: int) -> Iterator[str]:
+        """The paths of the plain files among the next ``ahead`` entries not named before (the
+        type is the listing's: no system call, no note; a link or a folder is left out)."""
+        stop = min(self._next + ahead, len(self._entries))
+        for entry in self._entries[max(self._next, self._named) : stop]:
+            try:
+                plain = entry.name not in PROVENANCE_NAMES and entry.is_file(follow_symlinks=False)
+            except OSError:
+                continue
+            if plain:
+                yield entry.path
+        self._named = max(self._named, stop)
+
+
 class Intake:
     """Opens the user's paths one stream at a time, collecting notes."""
 
@@ -136,7 +169,12 @@ class Intake:
 
     def streams(self, paths: Sequence[str]) -> Iterator[Opened]:
         """Every readable stream under ``paths``; each is valid until the next is asked for."""
-        for path in paths:
+        for at, path in enumerate(paths):
+            # the next files named, each asked for once (see :mod:`.readahead`)
+            first = at + 1 if at == 0 else at + readahead.FILES
+            for coming in paths[first : at + 1 + readahead.FILES]:
+                if coming != "-":
+                    readahead.hint(coming, named=True)
             budget = Budget(self.limits, "<stdin>" if path == "-" else path, self.note)
             if path == "-":
                 stdin = archives.counted(sys.stdin.buffer, budget)
@@ -197,7 +235,8 @@ class Intake:
         noted = len(self.notes)
         stack = [self._listing(str(root))]
         while stack:
-            entry = next(stack[-1], None)
+            entries = stack[-1]
+            entry = next(entries, None)
             if entry is None:
                 stack.pop()
                 continue
@@ -219,6 +258,8 @@ class Intake:
             elif entry.name in PROVENANCE_NAMES:
                 self.note(entry.path, "notes about the evidence, not evidence: skipped")
             else:
+                for coming in entries.coming(readahead.FILES):
+                    readahead.hint(coming)
                 yield from self._file(entry.path, entry.path, budget)
         if too_deep:
             self.note(
@@ -229,14 +270,14 @@ class Intake:
         elif not files and len(self.notes) == noted:
             self.note(str(root), "folder holds no files")
 
-    def _listing(self, folder: str) -> Iterator[os.DirEntry[str]]:
+    def _listing(self, folder: str) -> _Listing:
         try:
             with os.scandir(folder) as found:
                 entries = sorted(found, key=lambda e: e.name)
         except OSError as exc:
             self.note(folder, f"cannot list folder: {exc.strerror or exc}")
-            return iter(())
-        return iter(entries)
+            return _Listing([])
+        return _Listing(entries)
 
     @staticmethod
     def _link_outside(link: str, inside: Path) -> str | None:
