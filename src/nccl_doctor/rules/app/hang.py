@@ -151,8 +151,8 @@ def _from_timeouts(facts: Facts) -> Finding | None:
     if unconnected:
         summary += (
             f"; it is the group's first collective (SeqNum {first.seq}) and none has completed, "
-            "so the ranks may never have connected: the transport between the GPUs (P2P, "
-            "shared memory) or the network is as likely as a rank still busy before it"
+            "so the ranks may never have connected: the transport between the GPUs (P2P) or "
+            "the network is as likely as a rank still busy before it"
         )
     fix = [
         (
@@ -181,9 +181,9 @@ def _from_timeouts(facts: Facts) -> Finding | None:
     if unconnected:
         fix.insert(
             0,
-            "Rerun the first steps with NCCL_DEBUG=INFO and, on one node, NCCL_P2P_DISABLE=1 "
-            "(then NCCL_SHM_DISABLE=1): if it then runs, the GPU-to-GPU path is at fault (PCIe "
-            "ACS, IOMMU); across nodes check the 'NET/' and 'Connected all rings' lines of each.",
+            "Rerun the first steps with NCCL_DEBUG=INFO and, on one node, NCCL_P2P_DISABLE=1: if "
+            "it then runs, the GPU-to-GPU path is at fault (PCIe ACS, IOMMU); across nodes check "
+            "the 'NET/' and 'Connected all rings' lines of each.",
         )
     if ckpt:
         fix.insert(
