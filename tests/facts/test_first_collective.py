@@ -25,6 +25,8 @@ def _timeout(seq: int, prefix: str = "[Rank 1]") -> str:
     [
         (_timeout(2), True),
         (_timeout(1, "[PG ID 0 PG GUID 0(default_pg) Rank 1]"), True),
+        (_timeout(1, "[PG ID 0 PG GUID 0 Rank 1]"), True),
+        (_timeout(1, "[PG 0 Rank 1]"), True),
         # a subgroup numbers its collectives from 1 again, mid-training
         (_timeout(1, "[PG ID 3 PG GUID 7 Rank 1]"), False),
         (_timeout(57), False),

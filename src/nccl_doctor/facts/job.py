@@ -26,6 +26,7 @@ from nccl_doctor.facts.run import (
     PythonTraceback,
     WatchdogState,
     WorkerExit,
+    default_group,
 )
 from nccl_doctor.facts.software import SoftwareVersions
 from nccl_doctor.facts.stacks import StackCapture
@@ -201,15 +202,8 @@ def first_collective_timeout(facts: Facts) -> CollectiveTimeout | None:
     timeouts = facts.of(CollectiveTimeout)
     if not timeouts or any(t.seq is None or t.seq > FIRST_SEQS for t in timeouts):
         return None
-    if any(t.pg is not None and not _default_group(t.pg) for t in timeouts):
+    if not all(default_group(t.pg) for t in timeouts):
         return None
     if any((w.last_completed or 0) > 0 for w in facts.of(WatchdogState)):
         return None
     return timeouts[0]
-
-
-def _default_group(pg: str) -> bool:
-    """Whether a ``[PG ...]`` prefix names the default process group (``PG ID 0``, ``0``,
-    ``default_pg``)."""
-    head = pg.replace("PG ID", "").replace("PG", "").strip().split(" ", 1)[0]
-    return "default_pg" in pg or head == "0"

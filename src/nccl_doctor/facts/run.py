@@ -16,9 +16,23 @@ which for other groups is a rank of that group, not a global rank.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from nccl_doctor.facts.base import Fact
+
+#: The group's id at the start of ProcessGroupNCCL's ``[PG ... Rank r]`` prefix text:
+#: ``ID 0 PG GUID 0(default_pg)`` (torch >= 2.3) or ``0`` (2.1-2.2).
+_PG_ID = re.compile(r"(?:ID )?(\d{1,7})")
+
+
+def default_group(pg: str | None) -> bool:
+    """Whether a fact's ``pg`` (the ``[PG ... Rank r]`` prefix text) names the default
+    process group; ``None`` (a message printed without the prefix) counts as the default."""
+    if pg is None:
+        return True
+    ident = _PG_ID.match(pg)
+    return "default_pg" in pg or (ident is not None and ident.group(1) == "0")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -8,7 +8,7 @@ from typing import TypedDict
 
 from nccl_doctor.evidence.lines import Line
 from nccl_doctor.facts.base import Cite
-from nccl_doctor.facts.run import DistributedError
+from nccl_doctor.facts.run import DistributedError, default_group
 from nccl_doctor.knowledge.units import to_mib
 from nccl_doctor.parse._lazy import LazyPattern
 from nccl_doctor.parse._nccl_common import to_int as nccl_int
@@ -57,7 +57,6 @@ _MAX_DIGITS = 19
 _FLOAT = LazyPattern(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d{1,3})?")
 _PG = LazyPattern(r"\[PG (?P<pg>[^\[\]]{0,120}?) Rank (?P<rank>\d{1,7})\]")
 _RANK = LazyPattern(r"\[Rank (?P<rank>\d{1,7})\]")
-_PG_ID = LazyPattern(r"^(?:ID )?(?P<id>\d{1,7})")
 #: prefixes some launchers (accelerate, deepspeed, ray) add that the reader keeps
 _LAUNCHER_PREFIX = LazyPattern(r"(?:std(?:err|out): |\(\w{1,40} pid=\d{1,9}(?:, ip=[\d.]+)?\) )")
 
@@ -131,9 +130,7 @@ def pg_prefix(text: str) -> tuple[str | None, int | None, bool]:
         return None, None, True
     if m := _PG.search(text):
         pg = m["pg"].strip()
-        ident = _PG_ID.match(pg)
-        default = "default_pg" in pg or (ident is not None and ident["id"] == "0")
-        return pg, to_int(m["rank"]), default
+        return pg, to_int(m["rank"]), default_group(pg)
     if m := _RANK.search(text):
         return None, to_int(m["rank"]), True
     return None, None, True
