@@ -76,7 +76,7 @@ def world_size(facts: Facts) -> int | None:
 
 def _world(facts: Facts) -> World:
     options = [o for o in facts.of(PgInitOptions) if o.size]
-    default = [o for o in options if not o.pg or o.pg == "0"]
+    default = [o for o in options if default_group(o.pg)]
     if default:
         best = max(default, key=lambda o: o.size or 0)
         return World(best.size, (best.cite,), "process group")

@@ -49,6 +49,7 @@ from nccl_doctor.facts.run import (
     PythonTraceback,
     RendezvousTimeout,
     WorkerExit,
+    default_group,
 )
 from nccl_doctor.facts.store import Facts, Hit
 from nccl_doctor.findings import Confidence, Finding, Severity
@@ -241,7 +242,7 @@ def _tests_each_alone(facts: Facts) -> Finding | None:
 def _same_rank(facts: Facts) -> Finding | None:
     hosts: dict[int, dict[str, Cite]] = {}
     for opt in facts.of(PgInitOptions):
-        if opt.global_rank is None or not opt.host or opt.pg not in (None, "0"):
+        if opt.global_rank is None or not opt.host or not default_group(opt.pg):
             continue
         hosts.setdefault(opt.global_rank, {}).setdefault(opt.host, opt.cite)
     for rank, by_host in hosts.items():
