@@ -22,6 +22,7 @@ from nccl_doctor.facts.nccl import (
     NcclTestFailure,
     NcclTestRank,
     NcclTransport,
+    NcclWarn,
 )
 from nccl_doctor.facts.run import (
     ChildFailure,
@@ -34,6 +35,7 @@ from nccl_doctor.facts.signs import Sign
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.signs.net import (
     HOSTFILE,
+    IB_COMPLETION,
     MPI_HOSTS,
     NNODES,
     NPROC_PER_NODE,
@@ -227,3 +229,37 @@ def showing(facts: Facts, sign: Sign, items: Sequence[F]) -> list[F]:
     """The facts of ``items`` on whose cited line (or message) ``sign`` shows, in order."""
     at = {(h.cite.source, h.cite.line) for h in facts.seen_on(sign, items)}
     return [i for i in items if (i.cite.source, i.cite.line) in at]
+
+
+@dataclass(frozen=True, slots=True)
+class Completions:
+    """RDMA completion errors: NCCL's WARNs that carry a status, and the same message quoted
+    elsewhere (PyTorch's error, a pasted line) that is no warning's own line or text."""
+
+    warns: list[NcclWarn]
+    #: (line, ibv_wc_status, peer) of each quoted completion
+    quoted: list[tuple[Cite, int, str | None]]
+
+    def of_status(self, status: int) -> list[Cite]:
+        """The lines of the completions with ``status``, warnings first."""
+        return [w.cite for w in self.warns if w.ib_status == status] + [
+            cite for cite, code, _ in self.quoted if code == status
+        ]
+
+
+def completions(facts: Facts) -> Completions:
+    """The RDMA completion errors of the evidence, each once (see :class:`Completions`)."""
+    warns = [w for w in facts.of(NcclWarn) if w.ib_status is not None]
+    seen = {(w.cite.source, w.cite.line) for w in warns}
+    messages = {w.message for w in warns if w.message}  # thousands of ranks print a few
+    quoted: list[tuple[Cite, int, str | None]] = []
+    for hit in facts.seen(IB_COMPLETION, prose=False):
+        key = (hit.cite.source, hit.cite.line)
+        if key in seen:
+            continue  # a warning's own line
+        text = hit.cite.text.strip()
+        if any(text in m or m in text for m in messages):
+            continue
+        seen.add(key)
+        quoted.append((hit.cite, int(hit.match["code"]), hit.match["peer"]))
+    return Completions(warns, quoted)

@@ -41,8 +41,8 @@ from nccl_doctor.facts.store import Facts
 from nccl_doctor.facts.topology import TopoLink
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.base import Rule, first_distinct
-from nccl_doctor.rules.net._common import span_of
-from nccl_doctor.signs.net import GDR_PROBLEM, GDR_WORD, IB_COMPLETION
+from nccl_doctor.rules.net._common import completions, span_of
+from nccl_doctor.signs.net import GDR_PROBLEM, GDR_WORD
 
 RULE = Rule(
     id="net.gdr",
@@ -114,10 +114,11 @@ def _protection(facts: Facts) -> list[Finding]:
     IOMMU in translation mode refuse it, and the NIC reports a local protection error on
     the first transfer. Host buffers registered by NCCL give no such error.
     """
-    warns = [w for w in facts.of(NcclWarn) if w.ib_status == _LOCAL_PROTECTION]
-    quoted = [h for h in facts.seen(IB_COMPLETION, prose=False) if h.match["code"] == "4"]
-    if (not warns and not quoted) or _gdr_off(facts):
+    found = completions(facts)
+    refused = found.of_status(_LOCAL_PROTECTION)
+    if not refused or _gdr_off(facts):
         return []
+    warns = [w for w in found.warns if w.ib_status == _LOCAL_PROTECTION]
     shown = any(t.gdr for t in facts.of(NcclTransport)) or any(g.enabled for g in facts.of(NcclGdr))
     return [
         RULE.finding(
@@ -138,7 +139,7 @@ def _protection(facts: Facts) -> list[Finding]:
                 ),
                 *_FIX[:1],
             ],
-            evidence=first_distinct([*(w.cite for w in warns), *(h.cite for h in quoted)], 3),
+            evidence=first_distinct(refused, 3),
             severity=Severity.CRITICAL,
             confidence=Confidence.HIGH if shown else Confidence.MEDIUM,
             hosts=[w.host for w in warns if w.host],

@@ -38,14 +38,12 @@ from __future__ import annotations
 
 from collections import Counter
 
-from nccl_doctor.facts.base import Cite
-from nccl_doctor.facts.nccl import NcclWarn
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Finding, Severity
 from nccl_doctor.rules._probe import isolated_transport
 from nccl_doctor.rules.base import Rule, first_distinct
-from nccl_doctor.rules.net._common import plural
-from nccl_doctor.signs.net import IB_ASYNC_EVENT, IB_COMPLETION, NON_FATAL
+from nccl_doctor.rules.net._common import completions, plural
+from nccl_doctor.signs.net import IB_ASYNC_EVENT, NON_FATAL
 
 RULE = Rule(
     id="net.ib_transport",
@@ -80,19 +78,8 @@ _FIX_BY = {
 def check(facts: Facts) -> list[Finding]:
     if probe := _probe(facts):
         return probe
-    warns = [w for w in facts.of(NcclWarn) if w.ib_status is not None]
-    seen = {(w.cite.source, w.cite.line) for w in warns}
-    messages = {w.message for w in warns if w.message}  # thousands of ranks print a few
-    quoted: list[tuple[Cite, int, str | None]] = []
-    for hit in facts.seen(IB_COMPLETION, prose=False):
-        key = (hit.cite.source, hit.cite.line)
-        if key in seen:
-            continue  # a warning's own line
-        text = hit.cite.text.strip()
-        if any(text in m or m in text for m in messages):
-            continue
-        seen.add(key)
-        quoted.append((hit.cite, int(hit.match["code"]), hit.match["peer"]))
+    found = completions(facts)
+    warns, quoted = found.warns, found.quoted
     events = list(facts.seen(IB_ASYNC_EVENT, prose=False))
     if events:
         non_fatal = facts.lines_of(NON_FATAL)
