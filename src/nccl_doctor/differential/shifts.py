@@ -329,17 +329,14 @@ SHIFTS: tuple[Shift, ...] = (
             ("nccl.shm", 0.5),
         )
     ),
-    *(
-        Shift(
-            i,
-            f,
-            "the timeout is at the group's first collective and none completed: the ranks may "
-            "never have connected, so the path between the GPUs weighs as much as the training "
-            "code (P2P hangs silently; a shared-memory failure reports an error instead)",
-            lambda c: c.first_collective and not c.multi_node,
-            frozenset({"collective_timeout"}),
-        )
-        for i, f in (("nccl.p2p", 2.0),)
+    Shift(
+        "nccl.p2p",
+        2.0,
+        "the timeout is at the group's first collective and none completed: the ranks may "
+        "never have connected, so the path between the GPUs weighs as much as the training "
+        "code (P2P hangs silently; a shared-memory failure reports an error instead)",
+        lambda c: c.first_collective and not c.multi_node,
+        frozenset({"collective_timeout"}),
     ),
     *(
         Shift(
