@@ -13,18 +13,13 @@ from nccl_doctor.differential.shifts import SHIFTS
 from nccl_doctor.differential.symptoms import LABELS
 from nccl_doctor.evidence.reader import read_paths
 from nccl_doctor.pipeline import diagnose_paths, facts_of
-from nccl_doctor.report import Report, Verdict
+from nccl_doctor.report import Verdict
 from nccl_doctor.rules import CATALOGUE
+from tests.helpers import diagnose_text
 
 HERE = Path(__file__).resolve().parents[1] / "fixtures"
 DIFF = HERE / "differential"
 CAPTURED = HERE / "captured"
-
-
-def _report_of(tmp_path: Path, text: str) -> Report:
-    evidence = tmp_path / "issue.txt"
-    evidence.write_text(text)
-    return diagnose_paths([str(evidence)])
 
 
 def test_tables_name_only_catalogue_ids_and_every_prior_has_a_next_check() -> None:
@@ -319,7 +314,7 @@ def test_wrong_values_said_open_their_class(tmp_path: Path, said: str, wrong: bo
 def test_a_survivors_remote_error_outranks_the_reporters_words(tmp_path: Path) -> None:
     # a title cut short is the first failure and names no class; the survivor's ncclRemoteError
     # below it is the cascade of a peer or the network, still machine output
-    report = _report_of(
+    report = diagnose_text(
         tmp_path,
         "Title: torch.distributed.DistBackendError: NCCL error in: /opt/conda/torch/csrc/"
         "distributed/c10d/NCCLUtils.hpp:317, remote process exited or there was a network\n"
@@ -356,7 +351,7 @@ def test_a_survivors_remote_error_outranks_the_reporters_words(tmp_path: Path) -
 def test_the_socket_types_a_refused_handshake_names_tell_the_cause(
     tmp_path: Path, title: str, first: str
 ) -> None:
-    report = _report_of(tmp_path, title + "\n")
+    report = diagnose_text(tmp_path, title + "\n")
     assert report.hypotheses[0].symptom.startswith("NCCL reported an internal error")
     assert report.hypotheses[0].id == first
 
@@ -364,7 +359,7 @@ def test_the_socket_types_a_refused_handshake_names_tell_the_cause(
 def test_a_quoted_rdma_completion_error_of_nccl_2_29_is_a_remote_error(tmp_path: Path) -> None:
     # 2.29 prints it from a helper that returns success to its caller (which returns
     # ncclRemoteError); the status is a verbs name, with no word 'error' in the line
-    report = _report_of(
+    report = diagnose_text(
         tmp_path,
         "Title: NET/IB: Got completion from peer 10.0.0.2<5512> with "
         "status=IBV_WC_RETRY_EXC_ERR(12) opcode=IBV_WC_SEND(0) vendor_err=129 hca mlx5_0\n",
@@ -384,6 +379,6 @@ def test_a_connection_the_other_end_closed_points_at_the_peer_first(
     tmp_path: Path, line: str
 ) -> None:
     # ECONNRESET and EPIPE: the other end's process went away (or something cut the link)
-    report = _report_of(tmp_path, line + "\n")
+    report = diagnose_text(tmp_path, line + "\n")
     assert report.hypotheses[0].symptom.startswith("a TCP connection between ranks")
     assert [h.id for h in report.hypotheses[:2]] == ["launch.rank_crash", "net.unreachable"]

@@ -7,23 +7,17 @@ from pathlib import Path
 
 import pytest
 
-from nccl_doctor.pipeline import diagnose_paths
-from nccl_doctor.report import Report, Verdict
+from nccl_doctor.report import Verdict
+from tests.helpers import diagnose_text
 
 
 def _leads(tmp_path: Path, line: str, symptom: str, first: str, because: str) -> None:
     """The line alone opens ``symptom`` (its label's start) and ranks ``first`` first, for a
     reason naming ``because`` (a catalogue id's start)."""
-    lead = _diagnose(tmp_path, line + "\n").hypotheses[0]
+    lead = diagnose_text(tmp_path, line + "\n").hypotheses[0]
     assert lead.symptom.startswith(symptom)
     assert lead.id == first
     assert any(because in why for why in lead.for_)
-
-
-def _diagnose(tmp_path: Path, text: str) -> Report:
-    path = tmp_path / "console.log"
-    path.write_text(text)
-    return diagnose_paths([str(path)])
 
 
 @pytest.mark.parametrize(
@@ -67,7 +61,7 @@ def test_an_undefined_symbol_names_the_library_build_that_lacks_it(
 def test_torchvisions_image_extension_warning_in_a_healthy_run_is_no_failure(
     tmp_path: Path,
 ) -> None:
-    report = _diagnose(
+    report = diagnose_text(
         tmp_path,
         "/usr/lib/python3/dist-packages/torchvision/io/image.py:13: UserWarning: Failed to load "
         "image Python extension: '/usr/lib/python3/dist-packages/torchvision/image.so: undefined "
@@ -83,7 +77,7 @@ def test_torchvisions_image_extension_warning_in_a_healthy_run_is_no_failure(
 
 
 def test_the_words_apart_are_no_loader_message(tmp_path: Path) -> None:
-    report = _diagnose(tmp_path, "the variable was undefined, so the symbol table failed\n")
+    report = diagnose_text(tmp_path, "the variable was undefined, so the symbol table failed\n")
     assert all(h.symptom != "a shared library could not be loaded" for h in report.hypotheses)
 
 
@@ -113,5 +107,7 @@ def test_a_worker_the_host_ended_points_at_the_hosts_limits(
 
 
 def test_the_word_killed_in_a_programs_output_is_no_shell_report(tmp_path: Path) -> None:
-    report = _diagnose(tmp_path, "Epoch 3: 12 Killed birds in the dataset\nEpoch 4: loss 0.31\n")
+    report = diagnose_text(
+        tmp_path, "Epoch 3: 12 Killed birds in the dataset\nEpoch 4: loss 0.31\n"
+    )
     assert report.hypotheses == ()

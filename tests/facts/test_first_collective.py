@@ -8,7 +8,8 @@ import pytest
 
 from nccl_doctor.evidence.reader import read_paths
 from nccl_doctor.facts.job import first_collective_timeout
-from nccl_doctor.pipeline import diagnose_paths, facts_of
+from nccl_doctor.pipeline import facts_of
+from tests.helpers import diagnose_text
 
 
 def _timeout(seq: int, prefix: str = "[Rank 1]") -> str:
@@ -51,17 +52,13 @@ def test_a_timeout_at_the_first_collective_is_told_apart(
 def test_the_first_collective_weighs_the_gpu_path_beside_the_training_code(
     tmp_path: Path,
 ) -> None:
-    path = tmp_path / "rank1.log"
-    path.write_text(_timeout(2))
-    report = diagnose_paths([str(path)])
+    report = diagnose_text(tmp_path, _timeout(2))
     hang = report.findings[0]
     assert hang.id == "app.hang"
     assert hang.confidence.value == "medium"
     assert "it is the group's first collective (SeqNum 2) and none has completed" in hang.summary
     assert hang.fix[0].startswith("Rerun the first steps with NCCL_DEBUG=INFO")
     assert report.hypotheses[0].id == "nccl.p2p"
-    later = tmp_path / "later.log"
-    later.write_text(_timeout(57))
-    report = diagnose_paths([str(later)])
+    report = diagnose_text(tmp_path, _timeout(57))
     assert "first collective" not in report.findings[0].summary
     assert report.hypotheses[0].id != "nccl.p2p"
