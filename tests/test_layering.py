@@ -32,10 +32,12 @@ LAYERS: dict[str, int] = {
     "knowledge": 0,
     # 1: the facts and what is derived from them (failures, world size, rank -> GPU)
     "facts": 1,
+    # the sign tables: patterns read over the facts' lines, imported by what derives from them
+    # (the node span, in facts/span.py) as by the rules
+    "signs": 1,
     # 2: reading evidence into facts
     "evidence": 2,
     "parse": 2,
-    "signs": 2,
     # 3: rules over facts, and the findings they make
     "findings": 3,
     "rules": 3,

@@ -22,7 +22,6 @@ from nccl_doctor.facts.job import (
     first_collective_timeout,
     gpu_models,
     job_pids,
-    launched_nodes,
     world_size,
 )
 from nccl_doctor.facts.live import HostRuntime, ShmInfo
@@ -37,6 +36,7 @@ from nccl_doctor.facts.nccl import (
 )
 from nccl_doctor.facts.net import IbPort
 from nccl_doctor.facts.software import CpuInfo, SoftwareVersions
+from nccl_doctor.facts.span import span_of
 from nccl_doctor.facts.store import Facts, Hit
 from nccl_doctor.facts.versions import versions_of
 from nccl_doctor.knowledge.gpu_boards import consumer_board, nvlink_board, nvswitch_model
@@ -136,11 +136,10 @@ def context_of(facts: Facts) -> Context:
     shm += [size for h in facts.seen(SHM_SIZE_SHOWN) if (size := _shm_mib(h))]
     layouts = facts.of(NcclCommLayout)
     local = max((x.local_ranks for x in layouts if x.local_ranks), default=None)
-    nodes = max((x.n_nodes for x in layouts if x.n_nodes), default=None)
+    span = span_of(facts)
+    nodes = span.count if span.machine else None
     if nodes is None and len(facts.hosts) > 1:
         nodes = len(facts.hosts)
-    if nodes is None:
-        nodes = launched_nodes(facts)
     if local is None and nodes in (None, 1) and len(facts.hosts) <= 1:
         local = world_size(facts)
     nets = facts.of(NcclNet)

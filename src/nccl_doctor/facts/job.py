@@ -29,8 +29,9 @@ from nccl_doctor.facts.run import (
     default_group,
 )
 from nccl_doctor.facts.software import SoftwareVersions
+from nccl_doctor.facts.span import launched, nodes_by_variable
 from nccl_doctor.facts.stacks import StackCapture
-from nccl_doctor.facts.store import Facts, Hit
+from nccl_doctor.facts.store import Facts
 
 _CUDA_DEV = re.compile(r"\bcuda:(\d{1,2})\b")
 
@@ -90,14 +91,14 @@ def _world(facts: Facts) -> World:
             return World(int(env.value), (env.cite,), "WORLD_SIZE")
     nproc = facts.search(r"--nproc[_-]per[_-]node[= ]+(\d+)")
     if nproc:
-        nnodes = _nnodes(facts)
-        if not nnodes and facts.said(r"--nnodes[= ]+\d+:\d+"):
-            return World(None)
+        nodes = launched(facts)
+        if (nodes is not None and nodes.fixed is None) or nodes_by_variable(facts):
+            return World(None)  # an elastic --nnodes MIN:MAX or --nnodes=$N states no size
         n = int(nproc[0].match.group(1))
         cites = [nproc[0].cite]
-        if nnodes:
-            n *= int(nnodes[0].match.group(1))
-            cites.append(nnodes[0].cite)
+        if nodes is not None:
+            n *= nodes.least
+            cites.append(nodes.hit.cite)
         return World(n, tuple(cites), "launcher")
     seen: list[tuple[int, Cite, str]] = [
         (len(g.group_ranks), g.cite, "flight recorder")
@@ -114,20 +115,6 @@ def _world(facts: Facts) -> World:
         size, cite, how = max(seen, key=lambda s: s[0])
         return World(size, (cite,), how)
     return World(None)
-
-
-def launched_nodes(facts: Facts) -> int | None:
-    """The node count a launch command states (``torchrun --nnodes=2``), if one does.
-
-    An elastic range (``--nnodes=1:4``) states none.
-    """
-    hits = _nnodes(facts)
-    return int(hits[0].match.group(1)) if hits else None
-
-
-def _nnodes(facts: Facts) -> tuple[Hit, ...]:
-    """The lines stating a launch's fixed node count (``--nnodes=2``, not ``--nnodes=1:4``)."""
-    return facts.search(r"--nnodes[= ]+(\d{1,5})\b(?!:)")
 
 
 def _visible_devices(facts: Facts) -> str | None:

@@ -39,8 +39,10 @@ INIT_PROCESS_GROUP = sign(
 )
 NNODES = sign(
     "launch.nnodes",
-    r"--nnodes[= ]{1,10}(?P<n>\d{1,6})",
-    "a launch's --nnodes (the node count, the first number of a min:max range)",
+    r"--nnodes(?:[= ]{1,10}(?P<n>\d{1,6})(?::(?P<m>\d{1,6}))?\b)?",
+    "a launch's --nnodes: the node count, an elastic MIN:MAX range (n and m), or neither "
+    "where a variable gives it (--nnodes=$NNODES); read through nccl_doctor.facts.span",
+    case=True,
 )
 MULTI_NODE_WORDS = sign(
     "launch.multi_node_words",
@@ -165,12 +167,6 @@ BARRIER_WAITING = sign(
     "launch.barrier_waiting",
     r"Waiting in store based barrier",
     "c10d still waiting in its store-based barrier (a progress line, not yet a failure)",
-    case=True,
-)
-NNODES_FIXED = sign(
-    "launch.nnodes_fixed",
-    r"--nnodes[= ](?P<n>\d{1,6})(?![\d:])",
-    "a launch with a fixed node count (--nnodes N, not an elastic min:max range)",
     case=True,
 )
 NODE_PLACED = sign(

@@ -4,14 +4,8 @@ from __future__ import annotations
 
 from nccl_doctor.facts.signs import Sign, sign
 
-# -- how many nodes the job spans (rules/net/_common.span_of) ---------------
+# -- how many nodes the job spans (facts/span.span_of) ----------------------
 
-NNODES = sign(
-    "net.nnodes",
-    r"--nnodes[= ](?P<n>\d{1,5})(?::(?P<m>\d{1,5}))?\b",
-    "torchrun's --nnodes N (or MIN:MAX): how many nodes the launch asked for",
-    case=True,
-)
 NPROC_PER_NODE = sign(
     "net.nproc_per_node",
     r"--nproc[_-]per[_-]node\b",

@@ -51,6 +51,7 @@ from nccl_doctor.facts.run import (
     WorkerExit,
     default_group,
 )
+from nccl_doctor.facts.span import launches
 from nccl_doctor.facts.store import Facts, Hit
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.base import Rule
@@ -63,7 +64,6 @@ from nccl_doctor.signs.launch import (
     LOCAL_AS_RANK,
     MESH_FAILURE,
     MULTI_NODE_WORDS,
-    NNODES,
     SPAWN_CALL,
     SRUN_TORCHRUN,
     TASKS_PER_NODE,
@@ -262,16 +262,16 @@ def _local_as_global(facts: Facts) -> Finding | None:
     code = facts.seen(LOCAL_AS_RANK, prose=False)
     if not code or not facts.saw(INIT_PROCESS_GROUP):
         return None
-    nnodes = [h for h in facts.seen(NNODES) if int(h.match["n"]) > 1]
+    nnodes = [n for n in launches(facts) if n.least > 1]
     words = facts.seen(MULTI_NODE_WORDS)
     if not nnodes and not words:
         return None
     evidence: list[Cite] = [
         code[0].cite,
-        *(h.cite for h in nnodes[:1]),
+        *(n.hit.cite for n in nnodes[:1]),
         *(h.cite for h in words[:1]),
     ]
-    n = nnodes[0].match["n"] if nnodes else "several"
+    n = str(nnodes[0].least) if nnodes else "several"
     summary = (
         f"init_process_group gets rank from the local rank ('{code[0].cite.text.strip()}') on a "
         f"{n}-node job: every node uses ranks 0..nproc-1, two processes claim each rank and the "

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.run import C10dSocketError, DistributedError, RendezvousTimeout
+from nccl_doctor.facts.span import launches
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.app._origin import with_roles
@@ -51,7 +52,6 @@ from nccl_doctor.signs.launch import (
     DDP_MEMBER,
     INIT_PHASE,
     LAUNCHER_COMMAND,
-    NNODES_FIXED,
     NODE_PLACED,
     SBATCH_NODES,
     SRUN_PYTHON,
@@ -210,11 +210,12 @@ def _from_launch_line(facts: Facts) -> Finding | None:
     """A multi-node launch with static rendezvous that names no node rank."""
     placed = facts.lines_of(NODE_PLACED)
     launchers = facts.lines_of(LAUNCHER_COMMAND)
-    for hit in facts.seen(NNODES_FIXED):
-        if int(hit.match["n"]) < 2 or hit.said in placed or hit.said not in launchers:
+    for launch in launches(facts):
+        hit = launch.hit
+        if (launch.fixed or 0) < 2 or hit.said in placed or hit.said not in launchers:
             continue
         return RULE.finding(
-            summary=f"The launch asks for {hit.match['n']} nodes but gives no --node_rank "
+            summary=f"The launch asks for {launch.fixed} nodes but gives no --node_rank "
             "(and no c10d rendezvous endpoint): every node starts as node 0, so each either "
             "forms its own group of local processes or waits for a master that never comes",
             fix=[

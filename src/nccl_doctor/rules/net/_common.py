@@ -1,27 +1,21 @@
-"""Helpers shared by the ``net.*`` rules: how many nodes a job spans, env values, failures.
+"""Helpers shared by the ``net.*`` rules: env values, failures, RDMA completion errors.
 
-Whether a network fault can be the cause depends first on whether the job
-crosses hosts at all: NCCL uses sockets or IB/RoCE only between nodes (and
-for its bootstrap). :func:`span_of` weighs what the evidence says about the
-node count, machine output above a person's words.
+How many nodes the job spans, which decides whether a network fault can be
+the cause at all, is read in :mod:`nccl_doctor.facts.span`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TypeVar
 
 from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.host import EnvVar
 from nccl_doctor.facts.nccl import (
     NcclCommInit,
-    NcclCommLayout,
     NcclEnvSetting,
-    NcclLogFact,
     NcclTestFailure,
-    NcclTestRank,
-    NcclTransport,
     NcclWarn,
 )
 from nccl_doctor.facts.run import (
@@ -33,123 +27,9 @@ from nccl_doctor.facts.run import (
 )
 from nccl_doctor.facts.signs import Sign
 from nccl_doctor.facts.store import Facts
-from nccl_doctor.signs.net import (
-    HOSTFILE,
-    IB_COMPLETION,
-    MPI_HOSTS,
-    NNODES,
-    NPROC_PER_NODE,
-    PROSE_MULTI_NODE,
-    PROSE_SINGLE_NODE,
-    SETTINGS,
-    SLURM_NODES,
-    STANDALONE,
-)
+from nccl_doctor.signs.net import IB_COMPLETION, SETTINGS
 
 F = TypeVar("F", bound=Fact)
-
-_LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1", "", "unknown"}
-
-
-@dataclass(slots=True)
-class Span:
-    """What the evidence says about the job's node count.
-
-    ``multi`` is ``True`` (spans nodes), ``False`` (one node) or ``None``
-    (unknown); ``machine`` whether machine output (not prose) decided it;
-    ``why`` a short phrase for summaries; ``cites`` the lines that say so.
-    """
-
-    multi: bool | None
-    machine: bool
-    why: str
-    cites: list[Cite] = field(default_factory=list)
-    hosts: tuple[str, ...] = ()
-
-
-def real_hosts(facts: Facts) -> tuple[str, ...]:
-    """Hostnames the NCCL log, nccl-tests and launcher facts name, without localhost."""
-    hosts: dict[str, None] = {}
-    for fact in (*facts.of(NcclLogFact), *facts.of(NcclTestRank)):
-        if fact.host and fact.host.lower() not in _LOCAL_HOSTS:
-            hosts[fact.host] = None
-    return tuple(hosts)
-
-
-def span_of(facts: Facts) -> Span:
-    """How many nodes the job spans, by the strongest evidence present."""
-    layouts = facts.of(NcclCommLayout)
-    multi_layout = [f for f in layouts if f.n_nodes is not None and f.n_nodes > 1]
-    if multi_layout:
-        f = multi_layout[0]
-        return Span(True, True, f"NCCL reports nNodes {f.n_nodes}", [f.cite])
-    hosts = real_hosts(facts)
-    if len(hosts) > 1:
-        first = {}
-        for fact in (*facts.of(NcclLogFact), *facts.of(NcclTestRank)):
-            if fact.host in hosts and fact.host not in first:
-                first[fact.host] = fact.cite
-        shown = ", ".join(hosts[:4]) + (" ..." if len(hosts) > 4 else "")
-        return Span(
-            True,
-            True,
-            f"ranks run on {len(hosts)} hosts ({shown})",
-            list(first.values())[:3],
-            hosts,
-        )
-    for hit in facts.seen(NNODES):
-        n = int(hit.match["m"] or hit.match["n"])
-        if n > 1:
-            return Span(True, True, f"launched with --nnodes {n}", [hit.cite])
-    for hit in facts.seen(MPI_HOSTS):
-        return Span(True, True, "mpirun lists several hosts", [hit.cite])
-    for hit in facts.seen(SLURM_NODES):
-        n = int(hit.match["n"])
-        if n > 1:
-            return Span(True, True, f"launched on {n} nodes", [hit.cite])
-    transports = [t for t in facts.of(NcclTransport) if t.kind == "NET"]
-    if transports:
-        t = transports[0]
-        return Span(True, True, f"ranks talk over {t.transport}", [t.cite])
-    single = _single(facts, layouts)
-    if single is not None:
-        return single
-    for hit in facts.seen(HOSTFILE):
-        return Span(True, True, "launched with a hostfile", [hit.cite])
-    prose_multi = facts.seen(PROSE_MULTI_NODE)
-    if prose_multi:
-        hit = prose_multi[0]
-        return Span(True, False, f"the report says {hit.match.group(0)!r}", [hit.cite], hosts)
-    prose_single = facts.seen(PROSE_SINGLE_NODE)
-    if prose_single:
-        hit = prose_single[0]
-        return Span(False, False, f"the report says {hit.match.group(0)!r}", [hit.cite], hosts)
-    if len(hosts) == 1:
-        return Span(False, False, f"every rank shown runs on {hosts[0]}", [], hosts)
-    return Span(None, False, "the node count is not shown")
-
-
-def _single(facts: Facts, layouts: tuple[NcclCommLayout, ...]) -> Span | None:
-    """Machine evidence of a one-node job, else ``None``."""
-    counted = [f for f in layouts if f.n_nodes is not None]
-    if counted and all(f.n_nodes == 1 for f in counted):
-        return Span(False, True, "NCCL reports nNodes 1", [counted[0].cite])
-    for hit in facts.seen(NNODES):
-        return Span(False, True, "launched with --nnodes 1", [hit.cite])
-    for hit in facts.seen(STANDALONE):
-        return Span(False, True, "launched with --standalone", [hit.cite])
-    spawned = [w for w in facts.of(WorkerExit) if w.source == "spawn"]
-    if spawned:
-        return Span(
-            False,
-            True,
-            "ranks started by torch.multiprocessing.spawn on one host",
-            [spawned[0].cite],
-        )
-    for hit in facts.seen(NPROC_PER_NODE):
-        if not hit.prose:
-            return Span(False, True, "launched with --nproc-per-node only (one node)", [hit.cite])
-    return None
 
 
 def env_values(facts: Facts, name: str) -> list[tuple[str, Cite]]:

@@ -37,11 +37,12 @@ from __future__ import annotations
 
 from nccl_doctor.facts.host import KernelGpuMessage
 from nccl_doctor.facts.nccl import NcclGdr, NcclTransport, NcclWarn
+from nccl_doctor.facts.span import span_of
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.facts.topology import TopoLink
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.base import Rule, first_distinct
-from nccl_doctor.rules.net._common import completions, span_of
+from nccl_doctor.rules.net._common import completions
 from nccl_doctor.signs.net import GDR_PROBLEM, GDR_WORD
 
 RULE = Rule(

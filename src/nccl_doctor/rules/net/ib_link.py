@@ -36,6 +36,7 @@ from __future__ import annotations
 from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.nccl import NcclIbDevice, NcclNet, NcclTransport
 from nccl_doctor.facts.net import IbPort, NetDevMap
+from nccl_doctor.facts.span import span_of
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.base import Rule, first_distinct
@@ -44,7 +45,6 @@ from nccl_doctor.rules.net._common import (
     hca_list,
     name_matches,
     plural,
-    span_of,
 )
 from nccl_doctor.signs.net import SETUP_HANG
 

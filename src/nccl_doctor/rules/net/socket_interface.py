@@ -50,6 +50,7 @@ from nccl_doctor.facts.live import NetInterface
 from nccl_doctor.facts.nccl import NcclErrorChain, NcclNet, NcclTestFailure
 from nccl_doctor.facts.net import virtual_interface
 from nccl_doctor.facts.run import NcclErrorReport
+from nccl_doctor.facts.span import span_of
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.base import Rule, first_distinct
@@ -60,7 +61,6 @@ from nccl_doctor.rules.net._common import (
     init_completed,
     name_matches,
     showing,
-    span_of,
 )
 from nccl_doctor.signs.net import (
     INIT_ERROR,

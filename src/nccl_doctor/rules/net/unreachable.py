@@ -41,6 +41,7 @@ from nccl_doctor.facts.failures import store_served_after
 from nccl_doctor.facts.nccl import NcclWarn
 from nccl_doctor.facts.run import C10dSocketError, NcclErrorReport
 from nccl_doctor.facts.signs import Sign
+from nccl_doctor.facts.span import span_of
 from nccl_doctor.facts.store import Facts, Hit
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.base import Rule, first_distinct
@@ -49,7 +50,6 @@ from nccl_doctor.rules.net._common import (
     failure_cites,
     init_completed,
     showing,
-    span_of,
 )
 from nccl_doctor.signs.net import (
     CONNECT_FAILED,

@@ -1,0 +1,138 @@
+"""The node span has one reader (facts/span.py): the net rules, the world size and the
+differential's node count all take it from there, so they cannot disagree."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from nccl_doctor.differential.context import context_of
+from nccl_doctor.evidence.reader import read_paths
+from nccl_doctor.facts.job import world
+from nccl_doctor.facts.span import launched, span_of
+from nccl_doctor.facts.store import Facts
+from nccl_doctor.pipeline import facts_of
+
+
+def _facts(tmp_path: Path, text: str) -> Facts:
+    path = tmp_path / "job.log"
+    path.write_text(text, encoding="utf-8")
+    return facts_of(read_paths([str(path)]))
+
+
+_LAYOUT = (
+    "{host}:2101:2190 [0] NCCL INFO comm 0x55d1c3a0 rank {rank} nRanks 32 nNodes {nodes} "
+    "localRanks 8 localRank 0 MNNVL 0\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "multi", "machine", "count", "why"),
+    [
+        (_LAYOUT.format(host="gpu-a", rank=0, nodes=4), True, True, 4, "NCCL reports nNodes 4"),
+        (
+            _LAYOUT.format(host="gpu-a", rank=0, nodes=1)
+            + _LAYOUT.format(host="gpu-b", rank=8, nodes=1),
+            True,
+            True,
+            2,
+            "ranks run on 2 hosts (gpu-a, gpu-b)",
+        ),
+        (
+            "$ torchrun --nnodes=2 --nproc-per-node=8 --node-rank=0 train.py\n",
+            True,
+            True,
+            2,
+            "launched with --nnodes 2",
+        ),
+        # an elastic range: several nodes may join, how many is not stated
+        (
+            "$ torchrun --nnodes=1:4 --nproc-per-node=8 --rdzv-backend=c10d train.py\n",
+            True,
+            True,
+            None,
+            "launched with --nnodes 4",
+        ),
+        (
+            "$ mpirun -np 16 -H node1:8,node2:8 ./all_reduce_perf -b 8 -e 1G\n",
+            True,
+            True,
+            2,
+            "mpirun lists several hosts",
+        ),
+        (
+            "$ torchrun --standalone --nproc-per-node=4 train.py\n",
+            False,
+            True,
+            1,
+            "launched with --standalone",
+        ),
+        (
+            "$ torchrun --nproc-per-node=4 train.py\n",
+            False,
+            True,
+            1,
+            "launched with --nproc-per-node only (one node)",
+        ),
+        # the node count comes from a variable: no number, and no single node either
+        (
+            (
+                "TRUN_ARGS+=(--nnodes=${SLURM_NNODES:-1} --node-rank=${SLURM_NODEID:-0} "
+                "--nproc-per-node=gpu)\n"
+            ),
+            None,
+            False,
+            None,
+            "the node count is not shown",
+        ),
+        (
+            "Training on a single node with 8 GPUs hangs at the first allreduce.\n",
+            False,
+            False,
+            1,
+            "the report says 'single node'",
+        ),
+    ],
+)
+def test_the_span_and_its_count(
+    tmp_path: Path, text: str, multi: bool | None, machine: bool, count: int | None, why: str
+) -> None:
+    span = span_of(_facts(tmp_path, text))
+    assert (span.multi, span.machine, span.count, span.why) == (multi, machine, count, why)
+
+
+def test_the_world_size_multiplies_by_the_same_node_count(tmp_path: Path) -> None:
+    facts = _facts(tmp_path, "$ torchrun --nnodes 3 --nproc_per_node 8 train.py\n")
+    assert launched(facts) is not None
+    assert (world(facts).size, world(facts).how) == (24, "launcher")
+    assert context_of(facts).nodes == 3
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "$ torchrun --nnodes=1:4 --nproc-per-node=8 train.py\n",
+        "$ torchrun --nnodes=$NNODES --nproc-per-node=8 train.py\n",
+    ],
+)
+def test_no_world_size_where_the_node_count_is_not_a_number(tmp_path: Path, line: str) -> None:
+    facts = _facts(tmp_path, line)
+    assert world(facts).size is None
+    assert context_of(facts).nodes is None
+
+
+def test_a_spawned_job_is_one_node_for_the_differential_too(tmp_path: Path) -> None:
+    facts = _facts(
+        tmp_path,
+        "torch.multiprocessing.spawn.ProcessRaisedException: \n\n"
+        "-- Process 1 terminated with the following error:\n"
+        "Traceback (most recent call last):\n"
+        '  File "/opt/train.py", line 12, in run\n'
+        "    dist.all_reduce(t)\n"
+        "RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:219, "
+        "unhandled system error, NCCL version 2.14.3\n",
+    )
+    span = span_of(facts)
+    assert (span.multi, span.count) == (False, 1)
+    assert context_of(facts).nodes == 1
