@@ -91,7 +91,10 @@ HINTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (r"Address already in use|EADDRINUSE", ("launch.port_in_use",)),
     (r"NVLS|NVLink SHARP|[Mm]ulticast", ("nccl.nvls",)),
     (r"transport/p2p\.cc|P2P|[Pp]eer access|cudaIpc|cuIpc|IPC handle", ("nccl.p2p",)),
-    (r"net_ib.*(completion|async|[Ee]vent|status=|wc_status|retry|Retry)", ("net.ib_transport",)),
+    (
+        r"net_ib.*(completion|async|[Ee]vent|status=|wc_status|retry|Retry|fatal error)",
+        ("net.ib_transport",),
+    ),
     (
         (
             r"(net_ib|ibv).*(reg_mr|ibv_reg|memlock|RLIMIT|GID|[Gg]id|HCA|No device|[Nn]o IB|"
@@ -122,14 +125,44 @@ HINT_RES = tuple((re.compile(rx), ids) for rx, ids in HINTS)
 #: socket type is refused with ncclInternalError (src/misc/socket.cc, 2.12 to 2.30: the state
 #: is set and the socket closed between the WARN and the return; a wrong magic is ignored
 #: instead), and from 2.29 the IB completion error is printed by a helper that returns
-#: ncclSuccess to its caller, which then returns ncclRemoteError (transport/net_ib/p2p.cc)
+#: ncclSuccess to its caller, which then returns ncclRemoteError (transport/net_ib/p2p.cc).
+#: An IB async fatal event (device, CQ or QP; 2.23+) only counts the fault, in the adapter's
+#: thread: the communicator's next send, receive or test finds the count and returns
+#: ncclSystemError ("communicator encountered a fatal error"). The SRQ event counts nothing.
+_ASYNC_FATAL = "NET/IB : %s:%d async fatal event"
 RESULT_FIXES = {
+    f"{_ASYNC_FATAL}: %s": "ncclSystemError",
+    f"{_ASYNC_FATAL} on CQ (%p): %s": "ncclSystemError",
+    f"{_ASYNC_FATAL} on QP (%p): %s": "ncclSystemError",
+    f"{_ASYNC_FATAL} on CQ (%p) handle=%u cqe=%d: %s": "ncclSystemError",
+    (
+        f"{_ASYNC_FATAL} on QP (%p) qpn=%u handle=%u send_cq=%u recv_cq=%u state=%d sq_psn=%u "
+        "rq_psn=%u: %s"
+    ): "ncclSystemError",
     "socketFinalizeAccept from %s: wrong type %d != %d": "ncclInternalError",
     "socketFinalizeAccept: wrong type %d != %d": "ncclInternalError",
     (
         "NET/IB: Got completion from peer %s with status=%s(%d) opcode=%s(%d) vendor_err=%u "
         "%s%s%s%s hca %s"
     ): "ncclRemoteError",
+}
+#: what a message means where its words do not say, read by hand: the ids it points to and a note
+_SMEM = (
+    ("nccl.internal", "nccl.version_mismatch"),
+    "NCCL's kernels ask for more shared memory than this GPU gives: an NCCL build that predates "
+    "the GPU's architecture (a newer release supports it)",
+)
+READINGS: dict[str, tuple[tuple[str, ...], str]] = {
+    "cudaArch %d dynamic smem %d exceeds device/fn maxSharedMem %d": _SMEM,
+    "cudaArch %d ncclMaxSharedMem %d exceeds device/fn maxSharedMem %zu": _SMEM,
+    (
+        "NCCL cannot be captured in a graph if either it wasn't built with CUDA runtime >= 11.3 "
+        "or if the installed CUDA driver < R465."
+    ): (
+        ("nccl.version_mismatch", "driver.cuda_mismatch"),
+        "a CUDA graph captured a collective while the libnccl loaded was built for a CUDA runtime "
+        "before 11.3 (a wheel or system copy for another CUDA) or the driver predates R465",
+    ),
 }
 AREA = re.compile(r"([^/]+?)(?:_v\d+)?\.(?:cc|h|cu|cpp|c|hpp|cuh)$")
 
@@ -206,6 +239,9 @@ def entries(messages: dict[tuple[str, str], Message]) -> list[dict[str, Any]]:
         }
         if results:
             row["result"] = results.most_common(1)[0][0]
+        if text.strip() in READINGS:
+            hints, row["note"] = READINGS[text.strip()]
+            row["hint_ids"] = list(hints)
         out.append(row)
     return out
 

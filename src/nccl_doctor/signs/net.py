@@ -143,6 +143,14 @@ IB_ASYNC_EVENT = sign(
     "an asynchronous event the RDMA adapter raised (the whole event text)",
     case=True,
 )
+IB_FATAL_COUNTED = sign(
+    "net.ib_fatal_counted",
+    r"communicator encountered a fatal error \(detected in (?P<fn>[\w:]{1,80})\)",
+    "NCCL's IB transport failing a communicator's operation because the adapter raised a fatal "
+    "async event earlier (net_ib, 2.23+: the event is counted, the next operation returns "
+    "ncclSystemError)",
+    case=True,
+)
 NON_FATAL = sign(
     "net.non_fatal",
     r"non-fatal",

@@ -4,7 +4,11 @@ What it means
 -------------
 NCCL's IB/RoCE transport posted a send or receive that completed with an
 error (``NET/IB : Got completion from peer ... with error 12`` or
-``status=12``), or the adapter raised an asynchronous fatal event. The
+``status=12``), or the adapter raised an asynchronous fatal event (a
+device, completion-queue or queue-pair error; from 2.23 NCCL counts it and
+fails the communicator's next operation: ``communicator encountered a fatal
+error (detected in ncclIbIsend)``, shown alone when the event's own line is
+in another rank's log or before the log starts). The
 number is the verbs ``ibv_wc_status``: 12 retry exceeded (the peer never
 acknowledged), 13 receiver not ready, 4 local protection (a memory
 registration the NIC may not touch), 10 remote access, 5 flushed (the queue
@@ -23,7 +27,9 @@ Evidence
 --------
 ``NCCL WARN NET/IB : Got completion from peer <addr> with error <n>`` (old)
 or ``with status=<n> ... vendor err <v> (Send|Recv)`` (new), also quoted in
-PyTorch's ``Last error:``; ``NET/IB : mlx5_0:1 async fatal event``.
+PyTorch's ``Last error:``; ``NET/IB : mlx5_0:1 async fatal event``;
+``communicator encountered a fatal error (detected in ...)`` (medium
+confidence when it is the only sign).
 
 Fix
 ---
@@ -39,11 +45,11 @@ from __future__ import annotations
 from collections import Counter
 
 from nccl_doctor.facts.store import Facts
-from nccl_doctor.findings import Finding, Severity
+from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules._probe import isolated_transport
 from nccl_doctor.rules.base import Rule, first_distinct
 from nccl_doctor.rules.net._common import completions, plural
-from nccl_doctor.signs.net import IB_ASYNC_EVENT, NON_FATAL
+from nccl_doctor.signs.net import IB_ASYNC_EVENT, IB_FATAL_COUNTED, NON_FATAL
 
 RULE = Rule(
     id="net.ib_transport",
@@ -84,7 +90,8 @@ def check(facts: Facts) -> list[Finding]:
     if events:
         non_fatal = facts.lines_of(NON_FATAL)
         events = [h for h in events if h.said not in non_fatal]
-    if not warns and not quoted and not events:
+    counted = list(facts.seen(IB_FATAL_COUNTED, prose=False))
+    if not warns and not quoted and not events and not counted:
         return []
     codes: Counter[int] = Counter()
     names: dict[int, str] = {}
@@ -122,6 +129,13 @@ def check(facts: Facts) -> list[Finding]:
     if events:
         ev = events[0].match.group(0).strip()
         summary = (summary + "; " if summary else "") + f"the adapter reported: {ev}"
+    if counted and not events:
+        fn = counted[0].match["fn"]
+        summary = (summary + "; " if summary else "NCCL's IB/RoCE transport failed: ") + (
+            "the adapter raised a fatal async event (device, completion-queue or queue-pair "
+            f"error) and NCCL failed the communicator's next operation ({fn}); the event's own "
+            "line is not in the evidence"
+        )
     fix = [_FIX_BY[c] for c in sorted(primary, key=lambda c: -codes[c]) if c in _FIX_BY]
     fix += [
         (
@@ -133,14 +147,24 @@ def check(facts: Facts) -> list[Finding]:
             "to confirm the path before restarting the job."
         ),
     ]
-    if events and not warns and not quoted:
+    if (events or counted) and not warns and not quoted:
         fix.insert(
             0,
             "Check the adapter named in the async event (dmesg, mlxlink, ibstat); "
-            "a fatal event needs the port or the host reset.",
+            "a fatal event needs the port or the host reset."
+            + (
+                ""
+                if events
+                else " Find the event's own WARN in every rank's log (NET/IB : "
+                "<hca>:<port> async fatal event)."
+            ),
         )
     evidence = first_distinct(
-        [w.cite for w in warns] + [c for c, _, _ in quoted] + [e.cite for e in events], 4
+        [w.cite for w in warns]
+        + [c for c, _, _ in quoted]
+        + [e.cite for e in events]
+        + [h.cite for h in counted],
+        4,
     )
     return [
         RULE.finding(
@@ -149,6 +173,7 @@ def check(facts: Facts) -> list[Finding]:
             evidence=evidence,
             ranks=[w.rank for w in warns if w.rank is not None],
             hosts=hosts,
+            confidence=Confidence.HIGH if warns or quoted or events else Confidence.MEDIUM,
         )
     ]
 
