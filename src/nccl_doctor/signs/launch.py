@@ -44,12 +44,6 @@ NNODES = sign(
     "where a variable gives it (--nnodes=$NNODES); read through nccl_doctor.facts.span",
     case=True,
 )
-MULTI_NODE_WORDS = sign(
-    "launch.multi_node_words",
-    r"\b(?:two|2|multiple|several|three|four)\s{1,10}(?:nodes|machines|servers|hosts)\b"
-    r"|multi-?node",
-    "a person saying the job spans several nodes",
-)
 MESH_FAILURE = sign(
     "launch.mesh_failure",
     r"connectFullMesh failed|Connection refused|duplicate rank|rank \d{1,6} (?:is )?already",

@@ -51,7 +51,7 @@ from nccl_doctor.facts.run import (
     WorkerExit,
     default_group,
 )
-from nccl_doctor.facts.span import launches
+from nccl_doctor.facts.span import launches, span_of
 from nccl_doctor.facts.store import Facts, Hit
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.base import Rule
@@ -63,7 +63,6 @@ from nccl_doctor.signs.launch import (
     LIGHTNING_MEMBER,
     LOCAL_AS_RANK,
     MESH_FAILURE,
-    MULTI_NODE_WORDS,
     SPAWN_CALL,
     SRUN_TORCHRUN,
     TASKS_PER_NODE,
@@ -263,15 +262,11 @@ def _local_as_global(facts: Facts) -> Finding | None:
     if not code or not facts.saw(INIT_PROCESS_GROUP):
         return None
     nnodes = [n for n in launches(facts) if n.least > 1]
-    words = facts.seen(MULTI_NODE_WORDS)
-    if not nnodes and not words:
+    span = span_of(facts)
+    if not nnodes and not span.multi:
         return None
-    evidence: list[Cite] = [
-        code[0].cite,
-        *(n.hit.cite for n in nnodes[:1]),
-        *(h.cite for h in words[:1]),
-    ]
-    n = str(nnodes[0].least) if nnodes else "several"
+    evidence: list[Cite] = [code[0].cite, *(n.hit.cite for n in nnodes[:1]), *span.cites[:1]]
+    n = str(nnodes[0].least) if nnodes else str(span.count or "several")
     summary = (
         f"init_process_group gets rank from the local rank ('{code[0].cite.text.strip()}') on a "
         f"{n}-node job: every node uses ranks 0..nproc-1, two processes claim each rank and the "
@@ -281,7 +276,7 @@ def _local_as_global(facts: Facts) -> Finding | None:
         summary=summary,
         fix=_RANK_FIX,
         evidence=[*evidence, *hang_cues(facts)[:1]],
-        confidence=Confidence.MEDIUM if nnodes else Confidence.LOW,
+        confidence=Confidence.MEDIUM if nnodes or span.machine else Confidence.LOW,
     )
 
 
