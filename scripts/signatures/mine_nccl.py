@@ -152,7 +152,24 @@ _SMEM = (
     "NCCL's kernels ask for more shared memory than this GPU gives: an NCCL build that predates "
     "the GPU's architecture (a newer release supports it)",
 )
+_ROOT = (
+    ("launch.duplicate_launch",),
+    "NCCL's bootstrap root (src/bootstrap.cc) collects each rank once: a second process with the "
+    "same rank, or one counting another world size, makes its thread give up, and every rank "
+    "waits in init (two launches or nested launchers, a rank computed from the local rank, "
+    "two jobs sharing a store or NCCL_COMM_ID)",
+)
 READINGS: dict[str, tuple[tuple[str, ...], str]] = {
+    "Bootstrap Root : rank %d of %d ranks has already checked in": _ROOT,
+    "Bootstrap Root : mismatch in rank count from procs %d : %d": _ROOT,
+    (
+        "Bootstrap Root : mismatch in info from procs, nranks %d vs %d, nroots %d vs %d, "
+        "iroot %d vs %d"
+    ): _ROOT,
+    (
+        "Bootstrap Root : mismatch in info from procs, nranks %d vs %d, nroots %d vs %d, "
+        "iroot %d vs %d, offset %d vs %d"
+    ): _ROOT,
     "cudaArch %d dynamic smem %d exceeds device/fn maxSharedMem %d": _SMEM,
     "cudaArch %d ncclMaxSharedMem %d exceeds device/fn maxSharedMem %zu": _SMEM,
     (

@@ -44,6 +44,21 @@ NNODES = sign(
     "where a variable gives it (--nnodes=$NNODES); read through nccl_doctor.facts.span",
     case=True,
 )
+ROOT_RANK_TWICE = sign(
+    "launch.root_rank_twice",
+    r"Bootstrap Root : rank (?P<rank>\d{1,7}) of (?P<n>\d{1,7}) ranks has already checked in",
+    "NCCL's bootstrap root got the same rank from two processes of one communicator (its root "
+    "thread then gives up, and every rank waits in init)",
+    case=True,
+)
+ROOT_SIZE_MISMATCH = sign(
+    "launch.root_size_mismatch",
+    r"Bootstrap Root : mismatch in (?:info from procs, nranks (?P<a>\d{1,7}) vs (?P<b>\d{1,7})"
+    r"|rank count from procs (?P<c>\d{1,7}) : (?P<d>\d{1,7}))",
+    "NCCL's bootstrap root got two world sizes for one communicator (processes of two launches, "
+    "or launches that disagree on the world size)",
+    case=True,
+)
 MESH_FAILURE = sign(
     "launch.mesh_failure",
     r"connectFullMesh failed|Connection refused|duplicate rank|rank \d{1,6} (?:is )?already",

@@ -18,7 +18,10 @@ errors.
 
 Evidence
 --------
-``store based barrier ... (world_size=4, worker_count=8, ...)``; the same
+``store based barrier ... (world_size=4, worker_count=8, ...)``; NCCL's
+``Bootstrap Root : rank R of N ranks has already checked in`` (or its
+``mismatch in rank count``/``mismatch in info from procs``: two world sizes,
+medium confidence); the same
 global rank on two hosts; ``init_process_group(..., rank=args.local_rank)``
 with ``--nnodes`` > 1; ``mp.spawn`` in a script launched by torchrun (its
 agent's lines, or the ``Setting OMP_NUM_THREADS ...`` notice torchrun and
@@ -63,6 +66,8 @@ from nccl_doctor.signs.launch import (
     LIGHTNING_MEMBER,
     LOCAL_AS_RANK,
     MESH_FAILURE,
+    ROOT_RANK_TWICE,
+    ROOT_SIZE_MISMATCH,
     SPAWN_CALL,
     SRUN_TORCHRUN,
     TASKS_PER_NODE,
@@ -113,6 +118,59 @@ def _overflow(facts: Facts) -> Finding | None:
                 evidence=[tmo],
                 ranks=[tmo.rank] if tmo.rank is not None else [],
             )
+    return None
+
+
+def _nccl_root(facts: Facts) -> Finding | None:
+    """NCCL's bootstrap root saw one rank twice, or two world sizes, for one communicator.
+
+    The root (src/bootstrap.cc) collects every rank's address once; a second
+    process with the same rank, or one counting another world size, makes its
+    thread give up, and every rank then waits in communicator init.
+    """
+    fix = [
+        (
+            "Start the workers with exactly one launcher (torchrun OR srun tasks OR mp.spawn) "
+            "and take RANK / WORLD_SIZE from it; on several nodes the global rank is node_rank "
+            "* nproc_per_node + local_rank."
+        ),
+        (
+            "Give concurrent jobs distinct MASTER_ADDR:MASTER_PORT (and NCCL_COMM_ID, where "
+            "set) so they do not share a store or an NCCL id."
+        ),
+    ]
+    if twice := facts.seen(ROOT_RANK_TWICE, prose=False):
+        hit = twice[0]
+        summary = (
+            f"NCCL's bootstrap root got rank {hit.match['rank']} of {hit.match['n']} from two "
+            "processes: two processes claim that rank in one communicator (workers started "
+            "twice, nested launchers, or a global rank computed from the local rank), so the "
+            "root gives up and every rank waits in init."
+        )
+        return RULE.finding(summary=summary, fix=fix, evidence=[hit.cite, *hang_cues(facts)[:1]])
+    if sizes := facts.seen(ROOT_SIZE_MISMATCH, prose=False):
+        hit = sizes[0]
+        a, b = (
+            (hit.match["a"], hit.match["b"]) if hit.match["a"] else (hit.match["c"], hit.match["d"])
+        )
+        summary = (
+            f"NCCL's bootstrap root got world sizes {a} and {b} for one communicator: processes "
+            "of two launches met at one NCCL id (a shared store or NCCL_COMM_ID), or the nodes "
+            "were launched with different world sizes; the root gives up and every rank waits "
+            "in init."
+        )
+        return RULE.finding(
+            summary=summary,
+            fix=[
+                *fix,
+                (
+                    "Launch every node with the same --nnodes and --nproc-per-node (the same "
+                    "WORLD_SIZE)."
+                ),
+            ],
+            evidence=[hit.cite, *hang_cues(facts)[:1]],
+            confidence=Confidence.MEDIUM,
+        )
     return None
 
 
@@ -365,8 +423,17 @@ def _nested(facts: Facts) -> Finding | None:
 
 
 def check(facts: Facts) -> list[Finding]:
-    """Store overflow, a rank on two hosts, local rank used as global, or nested launchers."""
-    steps = (_overflow, _same_rank, _announced_twice, _local_as_global, _nested, _tests_each_alone)
+    """Store overflow, NCCL's root seeing a rank twice, a rank on two hosts, local rank used as
+    global, or nested launchers."""
+    steps = (
+        _overflow,
+        _nccl_root,
+        _same_rank,
+        _announced_twice,
+        _local_as_global,
+        _nested,
+        _tests_each_alone,
+    )
     for step in steps:
         found = step(facts)
         if found is not None:
