@@ -149,17 +149,31 @@ RESULT_FIXES = {
 #: what a message means where its words do not say, read by hand: the ids it points to and a note
 _SMEM = (
     ("nccl.internal", "nccl.version_mismatch"),
-    "NCCL's kernels ask for more shared memory than this GPU gives: an NCCL build that predates "
-    "the GPU's architecture (a newer release supports it)",
+    (
+        "NCCL's kernels ask for more shared memory than this GPU gives: an NCCL build that predates "
+        "the GPU's architecture (a newer release supports it)"
+    ),
 )
 _ROOT = (
     ("launch.duplicate_launch",),
-    "NCCL's bootstrap root (src/bootstrap.cc) collects each rank once: a second process with the "
-    "same rank, or one counting another world size, makes its thread give up, and every rank "
-    "waits in init (two launches or nested launchers, a rank computed from the local rank, "
-    "two jobs sharing a store or NCCL_COMM_ID)",
+    (
+        "NCCL's bootstrap root (src/bootstrap.cc) collects each rank once: a second process with the "
+        "same rank, or one counting another world size, makes its thread give up, and every rank "
+        "waits in init (two launches or nested launchers, a rank computed from the local rank, "
+        "two jobs sharing a store or NCCL_COMM_ID)"
+    ),
 )
 READINGS: dict[str, tuple[tuple[str, ...], str]] = {
+    (
+        "Multiple Ranks are using the same GPU/Partition. Set NCCL_MULTI_RANK_GPU_ENABLE=1 to "
+        "enable this configuration."
+    ): (
+        ("nccl.duplicate_gpu",),
+        (
+            "2.30.7's form of 'Duplicate GPU detected': two ranks of one communicator on one GPU (the "
+            "same UUID on one host), refused unless NCCL_MULTI_RANK_GPU_ENABLE=1"
+        ),
+    ),
     "Bootstrap Root : rank %d of %d ranks has already checked in": _ROOT,
     "Bootstrap Root : mismatch in rank count from procs %d : %d": _ROOT,
     (
@@ -177,8 +191,10 @@ READINGS: dict[str, tuple[tuple[str, ...], str]] = {
         "or if the installed CUDA driver < R465."
     ): (
         ("nccl.version_mismatch", "driver.cuda_mismatch"),
-        "a CUDA graph captured a collective while the libnccl loaded was built for a CUDA runtime "
-        "before 11.3 (a wheel or system copy for another CUDA) or the driver predates R465",
+        (
+            "a CUDA graph captured a collective while the libnccl loaded was built for a CUDA runtime "
+            "before 11.3 (a wheel or system copy for another CUDA) or the driver predates R465"
+        ),
     ),
 }
 AREA = re.compile(r"([^/]+?)(?:_v\d+)?\.(?:cc|h|cu|cpp|c|hpp|cuh)$")
@@ -282,7 +298,49 @@ _VERSIONS = {"first": _ALL[0], "last": _ALL[-1], "seen": _ALL}
 # host:pid:tid come first on the line but are left to the line parser: a pattern that
 # starts with a host name class is tried at every offset; this one starts at "[dev] "
 _PREFIX = r"\[(?P<cuda_dev>-?\d{1,5})\] "
+#: NCCL 2.30.3 and 2.30.4 (between the releases mined) refuse several ranks on one GPU in
+#: words of their own (src/graph/topo.cc ncclCheckMultiRank), and name the pair in an INFO line
+_MULTI_RANK_WHERE = ["src/graph/topo.cc ncclCheckMultiRank@v2.30.3-1,v2.30.4-1"]
+_MULTI_RANK_VERSIONS = {"first": "2.30.3", "last": "2.30.4", "seen": ["2.30.3", "2.30.4"]}
 HAND_ROWS: list[dict[str, Any]] = [
+    {
+        "id": "nccl.warn.topo.multiple_ranks_detected_using_the_same_gpu",
+        "library": "nccl",
+        "level": "warn",
+        "where": _MULTI_RANK_WHERE,
+        "versions": _MULTI_RANK_VERSIONS,
+        "format": (
+            "Multiple ranks detected using the same GPU on this node. Set "
+            "NCCL_MULTI_RANK_GPU_ENABLE=1 to enable this configuration."
+        ),
+        "format_style": "literal",
+        "pattern": (
+            r"Multiple ranks detected using the same GPU on this node\. Set "
+            r"NCCL_MULTI_RANK_GPU_ENABLE=1 to enable this configuration\."
+        ),
+        "fields": [],
+        "symptom": "nccl_invalid",
+        "hint_ids": ["nccl.duplicate_gpu"],
+        "result": "ncclInvalidUsage",
+        "note": "2.30.3-2.30.4's form of 'Duplicate GPU detected' (ncclCheckMultiRank)",
+    },
+    {
+        "id": "nccl.info.topo.detected_ranks_sharing_gpu_with_bus",
+        "library": "nccl",
+        "level": "info",
+        "where": _MULTI_RANK_WHERE,
+        "versions": _MULTI_RANK_VERSIONS,
+        "format": "Detected ranks %d and %d sharing GPU with bus %lX on this node",
+        "format_style": "printf",
+        "pattern": (
+            r"Detected ranks (?P<rank_a>-?\d{1,20}) and (?P<rank_b>-?\d{1,20}) sharing GPU "
+            r"with bus (?P<bus>[0-9A-Fa-f]{1,16}) on this node"
+        ),
+        "fields": ["rank_a", "rank_b", "bus"],
+        "symptom": "info",
+        "hint_ids": ["nccl.duplicate_gpu"],
+        "note": "the pair of ranks on one GPU, printed by the host's first rank before the WARN",
+    },
     {
         "id": "nccl.line.warn",
         "library": "nccl",

@@ -326,7 +326,8 @@ class NcclEvent(NcclLogFact):
     being bound), ``nvls-bind-failed``, ``topology-file`` (``path``: a topology NCCL
     loads instead of detecting the machine's), ``shared-mem-exceeds`` (``need``,
     ``max``: NCCL's kernels ask more shared memory than the GPU has),
-    ``p2p-disabled``, ``connect-retry``; ``detail`` holds what the line
+    ``p2p-disabled``, ``connect-retry``, ``gpu-shared`` (``ranks``, ``bus_id``: two
+    ranks on one GPU, 2.30.3-2.30.4); ``detail`` holds what the line
     said as (key, value) pairs (``available``/``dev``, ``gpus``, ``peer``...).
     """
 

@@ -148,6 +148,12 @@ _ERRORS: tuple[tuple[str, str, LazyPattern[str]], ...] = (
         ),
     ),
     (
+        # NCCL 2.30's words for it (2.30.3-2.30.4 and 2.30.7)
+        "same GPU",
+        "duplicate_gpu",
+        LazyPattern(r"Multiple [Rr]anks (?:are using|detected using) the same GPU"),
+    ),
+    (
         "param",
         "ddp_param_mismatch",
         LazyPattern(

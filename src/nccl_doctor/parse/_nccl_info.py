@@ -91,6 +91,11 @@ _NVLS_BIND = LazyPattern(
 _SMEM = LazyPattern(
     r"ncclMaxSharedMem (?P<need>\d{1,9}) exceeds device/fn maxSharedMem (?P<max>\d{1,9})"
 )
+#: graph/topo.cc (2.30.3-2.30.4): the pair of ranks that share one GPU, before the refusal
+_SHARING = LazyPattern(
+    r"Detected ranks (?P<a>\d{1,7}) and (?P<b>\d{1,7}) sharing GPU with bus "
+    r"(?P<bus>[0-9A-Fa-f]{1,16})"
+)
 _P2P_OFF = LazyPattern(
     r"P2P is disabled between (?:NVLINK )?connected GPUs (?P<a>\d+) and (?P<b>\d+)"
 )
@@ -501,6 +506,8 @@ def _event(body: str) -> tuple[str, tuple[tuple[str, str], ...]] | None:
         return "nvls-bind-failed", bind
     if m := _SMEM.search(body):  # enqueue.cc: its kernels need more than this GPU offers
         return "shared-mem-exceeds", (("need", m["need"]), ("max", m["max"]))
+    if m := _SHARING.search(body):
+        return "gpu-shared", (("ranks", f"{m['a']},{m['b']}"), ("bus_id", m["bus"].lower()))
     if m := _P2P_OFF.search(body):
         return "p2p-disabled", (("gpus", f"{m['a']},{m['b']}"),)
     if m := _RETRY.search(body):

@@ -128,6 +128,7 @@ class NcclLogParser(StreamParser):
         "NVLS",
         "Loading topology file",
         "maxSharedMem",
+        "sharing GPU with bus",
     )
     #: a communicator's init line: the rank, its CUDA device, bus id and comm id (what the
     #: duplicate-GPU and host-identity rules need of every process)

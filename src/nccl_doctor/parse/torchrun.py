@@ -113,6 +113,7 @@ class TorchrunParser(StreamParser):
         "mismatch between collectives",
         "no GPUs found",
         "Duplicate GPU",
+        "the same GPU",
         "appears not to match",
         "DDP expects same model",
         "finished reduction in the prior iteration",

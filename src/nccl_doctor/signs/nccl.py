@@ -58,8 +58,13 @@ CONTAINER_SHM = sign(
 DUPLICATE_GPU = sign(
     "nccl.duplicate_gpu",
     r"Duplicate GPU detected(?:\s*:\s*rank (?P<rank_a>\d+) and rank (?P<rank_b>\d+) "
-    r"both on CUDA device (?P<device>[0-9a-f]+))?",
-    "NCCL refused two ranks on one GPU (bus id in NCCL's hex form), and which ranks",
+    r"both on CUDA device (?P<device>[0-9a-f]+))?"
+    r"|Multiple ranks (?:are using|detected using) the same GPU"
+    r"|Detected ranks (?P<pair_a>\d{1,7}) and (?P<pair_b>\d{1,7}) sharing GPU with bus "
+    r"(?P<bus>[0-9a-f]{1,16})",
+    "NCCL refused two ranks on one GPU (bus id in NCCL's hex form), and which ranks: "
+    "'Duplicate GPU detected' to 2.29, 'Multiple ranks ... using the same GPU' in 2.30 (with "
+    "2.30.3-2.30.4's INFO naming the pair)",
 )
 TWO_MACHINES = sign(
     "nccl.two_machines",

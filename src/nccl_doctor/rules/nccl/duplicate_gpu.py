@@ -19,7 +19,10 @@ by rank, or because the launcher started more ranks per node than GPUs.
 
 Evidence
 --------
-NCCL's ``Duplicate GPU detected`` WARN, or the same text in PyTorch's
+NCCL's ``Duplicate GPU detected`` WARN (to 2.29; from 2.30 ``Multiple
+ranks detected using the same GPU on this node``, then ``Multiple Ranks are
+using the same GPU/Partition``, with the INFO line ``Detected ranks A and B
+sharing GPU with bus X`` in 2.30.3-2.30.4), or the same text in PyTorch's
 ``Last error:`` lines or a DistBackendError.
 
 Fix
@@ -29,7 +32,8 @@ Give every rank its own GPU before the process group is created
 ``init_process_group(device_id=...)``), start at most as many ranks per node as
 there are GPUs, and check what ``CUDA_VISIBLE_DEVICES`` each rank sees. When the
 two ranks are on different machines, those machines share a host identity (see
-nccl.host_identity).
+nccl.host_identity). NCCL 2.30 can run several ranks on one GPU when asked
+(``NCCL_MULTI_RANK_GPU_ENABLE=1``), but that is a test set-up, not a fix.
 """
 
 from __future__ import annotations
@@ -50,6 +54,11 @@ RULE = Rule(
 )
 
 
+def _refusal(message: str) -> bool:
+    """Whether an NCCL warning (lower case) refuses two ranks on one GPU, in any release's words."""
+    return "duplicate gpu" in message or "the same gpu" in message
+
+
 def check(facts: Facts) -> list[Finding]:
     """Fire on NCCL's duplicate-GPU refusal."""
     evidence: list[Cite | Fact] = []
@@ -58,7 +67,7 @@ def check(facts: Facts) -> list[Finding]:
     lines: set[int] = set()
     shown: list[tuple[Cite | Fact, int | None, Hit]] = []
     errors = [e for e in facts.of(DistributedError) if e.category == "duplicate_gpu"]
-    warns = [w for w in facts.of(NcclWarn) if "duplicate gpu" in w.message.lower()]
+    warns = [w for w in facts.of(NcclWarn) if _refusal(w.message.lower())]
     ranks.update(r for w in warns for r in w.ranks)
     for fact in [*errors, *warns]:
         shown.extend((fact, fact.rank, h) for h in facts.seen_on(DUPLICATE_GPU, (fact,))[:1])
@@ -70,14 +79,21 @@ def check(facts: Facts) -> list[Finding]:
             evidence.append(item)
         if rank is not None:
             ranks.add(rank)
-        if hit.match["rank_a"]:
-            ranks.update((int(hit.match["rank_a"]), int(hit.match["rank_b"])))
-            if hit.match["device"] not in devices:
-                devices.append(hit.match["device"])
-    if not evidence:
-        return []
-    gpu_text = ", ".join(f"{d} (PCI {nccl_bus_id(d) or '?'})" for d in devices) or "one GPU"
-    rank_text = " and ".join(str(r) for r in sorted(ranks)) or "two ranks"
+        pair = (hit.match["rank_a"], hit.match["rank_b"], hit.match["device"])
+        if pair[0] is None:
+            pair = (hit.match["pair_a"], hit.match["pair_b"], hit.match["bus"])
+        if pair[0] is not None and pair[1] is not None and pair[2] is not None:
+            ranks.update((int(pair[0]), int(pair[1])))
+            if pair[2].lower() not in devices:
+                devices.append(pair[2].lower())
+    if not evidence or all(hit.match["pair_a"] for _, _, hit in shown):
+        return []  # 2.30's pair INFO alone: NCCL_MULTI_RANK_GPU_ENABLE=1 allowed the pair
+    gpu_text = ", ".join(f"{d} (PCI {nccl_bus_id(d) or '?'})" for d in devices)
+    where = f"GPU bus id {gpu_text}" if devices else "one GPU"
+    if len(ranks) > 1:
+        who = "ranks " + " and ".join(str(r) for r in sorted(ranks))
+    else:
+        who = "two ranks" + "".join(f" (rank {r} among them)" for r in ranks)
     several_hosts = facts.saw(TWO_MACHINES)
     fix = [
         (
@@ -97,8 +113,8 @@ def check(facts: Facts) -> list[Finding]:
         )
     return [
         RULE.finding(
-            summary=f"NCCL refused the communicator: ranks {rank_text} are both on GPU "
-            f"bus id {gpu_text}; each rank needs its own GPU",
+            summary=f"NCCL refused the communicator: {who} are both on {where}; each rank "
+            "needs its own GPU",
             fix=fix,
             evidence=evidence,
             ranks=ranks,
