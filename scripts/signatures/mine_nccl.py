@@ -285,7 +285,14 @@ def main(argv: list[str]) -> int:
     for tag in TAGS:
         read_tag(mirror, tag, messages)
     rows = entries(messages)
-    rows.extend(HAND_ROWS)
+    found = {row["id"]: row for row in rows}
+    for hand in HAND_ROWS:
+        row = hand
+        if "where" not in hand:  # a refinement: printed where the row it refines is
+            head, tail = list(hand.items())[:3], list(hand.items())[3:]
+            base = found[hand["refines"][0]]
+            row = dict([*head, ("where", base["where"]), ("versions", base["versions"]), *tail])
+        rows.append(row)
     path = write_jsonl("nccl", rows)
     print(f"{len(rows)} signatures -> {path}")
     return 0
@@ -366,8 +373,7 @@ HAND_ROWS: list[dict[str, Any]] = [
             "id": f"nccl.warn.socket.wrong_type_net_transports{suffix}",
             "library": "nccl",
             "level": "warn",
-            "where": ["src/misc/socket.cc socketFinalizeAccept@v2.12.12-1,v2.30.7-1"],
-            "versions": {"first": "2.12.12", "last": "2.30.7", "seen": ["2.12.12", "2.30.7"]},
+            # where and versions: those of the row refined (see main)
             "format": f"socketFinalizeAccept{middle}: wrong type %d != %d",
             "format_style": "printf",
             "pattern": (
@@ -398,6 +404,36 @@ HAND_ROWS: list[dict[str, Any]] = [
             ("_old", "", "", "", [], "nccl.warn.socket.socketfinalizeaccept_wrong_type"),
         )
     ),
+    {
+        # 2.30 no longer fails the accept: it logs the other transport's handshake and goes on
+        # listening, so the peer's connection is dropped (src/misc/socket.cc socketFinalizeAccept)
+        "id": "nccl.info.socket.wrong_socket_type_net_transports",
+        "library": "nccl",
+        "level": "info",
+        "where": ["src/misc/socket.cc socketFinalizeAccept@v2.30.7-1"],
+        "versions": {"first": "2.30.7", "last": "2.30.7", "seen": ["2.30.7"]},
+        "format": (
+            "socketFinalizeAccept from %s: wrong socket type (peer %d != expected %d -- peer "
+            "connected to wrong NCCL socket), discarding peer connection"
+        ),
+        "format_style": "printf",
+        "pattern": (
+            "socketFinalizeAccept from (?P<address>[^\\n]{0,200}?): wrong socket type \\(peer "
+            "(?P<got>[34]) != expected (?P<expected>[34]) -- peer connected to wrong NCCL socket"
+            "\\), discarding peer connection"
+        ),
+        "example": (
+            "socketFinalizeAccept from 10.20.0.12<47312>: wrong socket type (peer 3 != expected "
+            "4 -- peer connected to wrong NCCL socket), discarding peer connection"
+        ),
+        "fields": ["address", "got", "expected"],
+        "symptom": "info",
+        "hint_ids": ["net.ib_config"],
+        "note": (
+            "socket types 3 and 4 (NetSocket, NetIb): the nodes chose different inter-node "
+            "transports; from 2.30 the listener drops the connection instead of failing"
+        ),
+    },
     {
         "id": "nccl.line.info",
         "library": "nccl",

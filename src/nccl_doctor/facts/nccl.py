@@ -327,7 +327,8 @@ class NcclEvent(NcclLogFact):
     loads instead of detecting the machine's), ``shared-mem-exceeds`` (``need``,
     ``max``: NCCL's kernels ask more shared memory than the GPU has),
     ``p2p-disabled``, ``connect-retry``, ``gpu-shared`` (``ranks``, ``bus_id``: two
-    ranks on one GPU, 2.30.3-2.30.4); ``detail`` holds what the line
+    ranks on one GPU, 2.30.3-2.30.4), ``socket-type-refused`` (``peer``, ``got``,
+    ``expected``: 2.30 dropped a connection of another socket type); ``detail`` holds what the line
     said as (key, value) pairs (``available``/``dev``, ``gpus``, ``peer``...).
     """
 

@@ -96,6 +96,11 @@ _SHARING = LazyPattern(
     r"Detected ranks (?P<a>\d{1,7}) and (?P<b>\d{1,7}) sharing GPU with bus "
     r"(?P<bus>[0-9A-Fa-f]{1,16})"
 )
+#: misc/socket.cc (2.30): a handshake of another socket type, dropped (3 NetSocket, 4 NetIb)
+_SOCKET_TYPE = LazyPattern(
+    r"socketFinalizeAccept from (?P<peer>\S{1,200}): wrong socket type \(peer (?P<got>\d{1,3}) "
+    r"!= expected (?P<want>\d{1,3})"
+)
 _P2P_OFF = LazyPattern(
     r"P2P is disabled between (?:NVLINK )?connected GPUs (?P<a>\d+) and (?P<b>\d+)"
 )
@@ -508,6 +513,12 @@ def _event(body: str) -> tuple[str, tuple[tuple[str, str], ...]] | None:
         return "shared-mem-exceeds", (("need", m["need"]), ("max", m["max"]))
     if m := _SHARING.search(body):
         return "gpu-shared", (("ranks", f"{m['a']},{m['b']}"), ("bus_id", m["bus"].lower()))
+    if m := _SOCKET_TYPE.search(body):
+        return "socket-type-refused", (
+            ("peer", m["peer"]),
+            ("got", m["got"]),
+            ("expected", m["want"]),
+        )
     if m := _P2P_OFF.search(body):
         return "p2p-disabled", (("gpus", f"{m['a']},{m['b']}"),)
     if m := _RETRY.search(body):

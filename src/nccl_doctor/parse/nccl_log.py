@@ -129,6 +129,7 @@ class NcclLogParser(StreamParser):
         "Loading topology file",
         "maxSharedMem",
         "sharing GPU with bus",
+        "wrong socket type",
     )
     #: a communicator's init line: the rank, its CUDA device, bus id and comm id (what the
     #: duplicate-GPU and host-identity rules need of every process)

@@ -224,10 +224,11 @@ LOOPBACK_PEER = sign(
 )
 NET_TYPES_DIFFER = sign(
     "net.socket_types_differ",
-    r"socketFinalizeAccept(?: from \S{1,200})?: wrong type (?P<got>[34]) != (?P<expected>[34])"
-    r"(?!\d)",
+    r"socketFinalizeAccept(?: from \S{1,200})?: wrong (?:socket )?type (?:\(peer )?"
+    r"(?P<got>[34]) != (?:expected )?(?P<expected>[34])(?!\d)",
     "NCCL refused a handshake of the other network transport: socket types 3 and 4 are "
-    "ncclSocketTypeNetSocket and ncclSocketTypeNetIb (src/include/socket.h)",
+    "ncclSocketTypeNetSocket and ncclSocketTypeNetIb (src/include/socket.h); to 2.29 a WARN "
+    "that fails the accept, from 2.30 an INFO line that drops the peer's connection",
 )
 OTHER_CAUSE = sign(
     "net.other_cause",

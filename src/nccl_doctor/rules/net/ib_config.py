@@ -25,8 +25,10 @@ incompatible devices``; NCCL_IB_HCA against the devices ``ibstat`` or NCCL's
 ``NET/IB : Using`` list show, with ``NET/IB : No device found``;
 HPC-X and MLNX OFED versions side by side; nodes that chose different
 transports (``Using network IB`` on one, ``Using network Socket`` on another,
-or NCCL's ``socketFinalizeAccept: wrong type 3 != 4``: a Socket-transport
-handshake reached an IB-transport listener).
+or NCCL's ``socketFinalizeAccept: wrong type 3 != 4``, from 2.30 the INFO
+line ``wrong socket type (peer 3 != expected 4 ...), discarding peer
+connection``: a Socket-transport handshake reached an IB-transport
+listener).
 
 Fix
 ---
