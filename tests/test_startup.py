@@ -60,6 +60,7 @@ def test_building_the_parser_loads_no_reader_rule_or_report(tmp_path: Path) -> N
         "nccl_doctor.evidence.reader",
         "nccl_doctor.rules",
         "nccl_doctor.facts.store",
+        "nccl_doctor.fleet.db",  # and with it sqlite3
     ):
         assert heavy not in loaded
     assert "nccl_doctor.gate.cli" in loaded  # its options are on the parser

@@ -14,20 +14,29 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from nccl_doctor.fleet.db import FleetError
-from nccl_doctor.fleet.store import Store, open_store
-
 if TYPE_CHECKING:
+    from nccl_doctor.fleet.db import FleetError
     from nccl_doctor.fleet.read import StoredFinding, StoredGpu, StoredRun
+    from nccl_doctor.fleet.store import Store, open_store
 
 _READ = ("StoredFinding", "StoredGpu", "StoredRun")
+_STORE = ("Store", "open_store")
 
 
 def __getattr__(name: str) -> Any:
+    # each loaded when first used: the command line's options (fleet.cli) need none of them
     if name in _READ:
-        from nccl_doctor.fleet import read  # noqa: PLC0415 -- loaded when first used
+        from nccl_doctor.fleet import read  # noqa: PLC0415
 
         return getattr(read, name)
+    if name in _STORE:
+        from nccl_doctor.fleet import store  # noqa: PLC0415
+
+        return getattr(store, name)
+    if name == "FleetError":
+        from nccl_doctor.fleet import db  # noqa: PLC0415
+
+        return db.FleetError
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

@@ -17,12 +17,15 @@ import sys
 import textwrap
 from collections.abc import Mapping
 from datetime import datetime, timedelta, timezone
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from nccl_doctor.cli_output import text_width
 from nccl_doctor.errors import UsageError
-from nccl_doctor.fleet.db import ENV, FleetError, resolve
-from nccl_doctor.fleet.store import KINDS, Store, open_store
+from nccl_doctor.fleet.names import ENV, KINDS
+
+if TYPE_CHECKING:
+    from nccl_doctor.fleet.db import FleetError
+    from nccl_doctor.fleet.store import Store
 
 #: Scheduler variables that name the job, in the order they are looked for.
 JOB_VARIABLES = ("SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID", "FLUX_JOB_ID", "JOB_ID")
@@ -117,6 +120,9 @@ class Recorder:
         self.prefix = "" if strict else "nccl-doctor run: "
         if not getattr(args, "record", False):
             return
+        from nccl_doctor.fleet.db import FleetError  # noqa: PLC0415 -- building the parser: none
+        from nccl_doctor.fleet.store import open_store  # noqa: PLC0415
+
         try:
             self.store = open_store(getattr(args, "db", None))
         except FleetError as exc:
@@ -140,6 +146,8 @@ class Recorder:
         """Record ``report``; its run id, or ``None`` (said on stderr) when it could not be."""
         if self.store is None:
             return None
+        from nccl_doctor.fleet.db import FleetError  # noqa: PLC0415
+
         try:
             run_id = self.store.record(kind, report, job=job, node=node)
         except FleetError as exc:
@@ -245,6 +253,9 @@ def add_parsers(sub: Any) -> None:
 
 
 def _reader(url: str | None) -> Store:
+    from nccl_doctor.fleet.db import FleetError, resolve  # noqa: PLC0415
+    from nccl_doctor.fleet.store import open_store  # noqa: PLC0415
+
     try:
         return open_store(url, create=False)
     except FleetError as exc:

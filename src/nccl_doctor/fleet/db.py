@@ -30,8 +30,8 @@ from typing import Any
 
 from nccl_doctor.errors import DoctorError
 from nccl_doctor.extras import install_hint
+from nccl_doctor.fleet.names import ENV
 
-ENV = "NCCL_DOCTOR_DB"
 #: How long a writer waits for another (SQLite's busy timeout), in seconds.
 BUSY_TIMEOUT_S = 10.0
 #: How long connecting to a PostgreSQL server may take before it is given up, in seconds.

@@ -18,12 +18,12 @@ from typing import TYPE_CHECKING, Any
 from nccl_doctor.fleet import schema
 from nccl_doctor.fleet.db import Connection, FleetError, Target, connect, resolve
 from nccl_doctor.fleet.extract import Extracted, extract, gpu_key
+from nccl_doctor.fleet.names import KINDS
 
 if TYPE_CHECKING:
     from nccl_doctor.fleet.read import StoredRun
     from nccl_doctor.fleet.summary import Summary
 
-KINDS = ("diagnose", "check", "probe", "run")
 #: The most runs one query returns.
 MAX_LIMIT = 10_000
 _STAMP = "%Y-%m-%dT%H:%M:%S.%fZ"
