@@ -576,14 +576,18 @@ def _paced_collector() -> Iterator[None]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
+    with _paced_collector():  # from the parser's imports on (~40 young collections, ~3 ms)
+        return _main(argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()
         return EXIT_USAGE
     try:
-        with _paced_collector():
-            return _COMMANDS[args.command](args)
+        return _COMMANDS[args.command](args)
     except DoctorError as exc:
         hint = f" (hint: {exc.hint})" if exc.hint else ""
         sys.stderr.write(f"error: {exc.message}{hint}\n")
