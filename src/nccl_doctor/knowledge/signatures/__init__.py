@@ -162,18 +162,25 @@ class Signature:
         given. A location without releases (a document, a commit) is given as
         the catalogue writes it.
         """
-        want = _release(version) if version else None
-        places = [
-            (release, place, tag)
-            for place, _, tags in (entry.partition("@") for entry in self.where)
-            for tag in tags.split(",")
-            if tags and (release := _release(tag)) is not None
-        ]
-        if not places:
-            return self.where[-1] if self.where else self.library
-        upto = [p for p in places if want is None or p[0] <= want]
-        _, place, tag = max(upto) if upto else min(places)
-        return f"{place}@{tag}"
+        return _location(self.where, self.library, version)
+
+
+@functools.lru_cache(maxsize=1024)
+def _location(where: tuple[str, ...], library: str, version: str | None) -> str:
+    """:meth:`Signature.location`, worked out once per signature and version (a failed job's
+    ranks print one message a thousand times: each looked up its signature's ~8 tags)."""
+    want = _release(version) if version else None
+    places = [
+        (release, place, tag)
+        for place, _, tags in (entry.partition("@") for entry in where)
+        for tag in tags.split(",")
+        if tags and (release := _release(tag)) is not None
+    ]
+    if not places:
+        return where[-1] if where else library
+    upto = [p for p in places if want is None or p[0] <= want]
+    _, place, tag = max(upto) if upto else min(places)
+    return f"{place}@{tag}"
 
 
 #: A release number in a tag or a version (``v2.21.5-1``, ``2.4.1+cu121``, ``v0.12.0``).
