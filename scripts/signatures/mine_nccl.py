@@ -79,7 +79,9 @@ HINTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ),
     (
         (
-            r"(socket|bootstrap)\.cc .*([Cc]onnect|[Cc]losed|refused|reset|[Tt]imeout|timed out|"
+            # (2.29 moved the socket calls to os/linux.cc: ncclOsSocketPollConnect ...)
+            r"(socket|bootstrap|os/linux)\.cc .*([Cc]onnect|[Cc]losed|refused|reset|[Tt]imeout|"
+            r"timed out|"
             r"getaddrinfo|resolve|[Pp]oll|recv|send)"
         ),
         ("net.unreachable",),
@@ -89,6 +91,10 @@ HINTS: tuple[tuple[str, tuple[str, ...]], ...] = (
         ("net.unreachable", "launch.rank_crash"),
     ),
     (r"Address already in use|EADDRINUSE", ("launch.port_in_use",)),
+    # the Unix-domain sockets local ranks pass cuMem handles over (P2P buffers, 2.19+;
+    # os/linux_ipcsocket.cc from 2.29): abstract names need one network namespace, plain
+    # ones a shared /tmp, so ranks of one node in separate containers cannot reach each other
+    (r"UDS: (Socket creation|Binding|Receiving|Sending)", ("nccl.p2p", "driver.container")),
     (r"NVLS|NVLink SHARP|[Mm]ulticast", ("nccl.nvls",)),
     (r"transport/p2p\.cc|P2P|[Pp]eer access|cudaIpc|cuIpc|IPC handle", ("nccl.p2p",)),
     (

@@ -1,0 +1,51 @@
+"""NCCL's Unix-domain sockets (``UDS: ...``): local ranks pass cuMem handles of their P2P
+buffers over them (2.19+), so a failure there points at the P2P path and at containers that
+do not share a network namespace or /tmp, not at the shared-memory transport."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import diagnose_text
+
+_TAIL = (
+    "pod-a:221:260 [1] NCCL INFO proxy.cc:1262 -> 2\n"
+    "[rank1]: torch.distributed.DistBackendError: NCCL error in: /opt/pytorch/torch/csrc/"
+    "distributed/c10d/ProcessGroupNCCL.cpp:1970, unhandled system error (run with "
+    "NCCL_DEBUG=INFO for details), NCCL version 2.21.5\n"
+)
+
+
+@pytest.mark.parametrize(
+    "warn",
+    [
+        (
+            "misc/ipcsocket.cc:158 NCCL WARN UDS: Receiving data over socket "
+            "/tmp/nccl-socket-1-4b9d2e7f01a3c5d8 failed : 11"
+        ),
+        (
+            "os/linux_ipcsocket.cc:71 NCCL WARN UDS: Binding to socket /tmp/nccl-socket-1-9f0e1d "
+            "failed : Address already in use (98)"
+        ),
+    ],
+)
+def test_a_uds_failure_ranks_the_p2p_path_and_the_container_first(
+    tmp_path: Path, warn: str
+) -> None:
+    report = diagnose_text(tmp_path, f"pod-a:221:260 [1] {warn}\n{_TAIL}")
+    ids = [h.id for h in report.hypotheses]
+    assert ids[0] == "nccl.p2p"
+    assert "driver.container" in ids[:3]
+    assert any("ipcsocket" in why for why in report.hypotheses[0].for_)
+
+
+def test_a_socket_error_of_the_network_keeps_its_own_ranking(tmp_path: Path) -> None:
+    """The same system error after a TCP send failure is no UDS failure: no P2P lead."""
+    report = diagnose_text(
+        tmp_path,
+        "pod-a:221:260 [1] misc/socket.cc:58 NCCL WARN socketProgress: Connection closed by "
+        f"remote peer pod-b<51234>\n{_TAIL}",
+    )
+    assert [h.id for h in report.hypotheses][:1] != ["nccl.p2p"]
