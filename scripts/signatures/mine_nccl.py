@@ -171,6 +171,24 @@ _ROOT = (
 )
 READINGS: dict[str, tuple[tuple[str, ...], str]] = {
     (
+        "Detected mixed local Net device counts across ranks (min %d, max %d). Set "
+        "NCCL_IGNORE_NET_MISMATCH=1 to continue."
+    ): (
+        ("net.ib_config", "net.ib_link"),
+        (
+            "2.30: the nodes see different numbers of network devices (a port down or an HCA "
+            "missing on some, NCCL_IB_HCA set differently, other hardware); init fails with "
+            "ncclSystemError, and rank 0 lists the ranks with fewer in INFO lines"
+        ),
+    ),
+    (
+        "Detected mixed local CollNet device counts across ranks (min %d, max %d). Set "
+        "NCCL_IGNORE_COLLNET_MISMATCH=1 to continue."
+    ): (
+        ("net.ib_config",),
+        "2.30: the nodes see different numbers of CollNet (SHARP) devices; init fails",
+    ),
+    (
         "Multiple Ranks are using the same GPU/Partition. Set NCCL_MULTI_RANK_GPU_ENABLE=1 to "
         "enable this configuration."
     ): (

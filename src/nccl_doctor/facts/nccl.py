@@ -328,7 +328,9 @@ class NcclEvent(NcclLogFact):
     ``max``: NCCL's kernels ask more shared memory than the GPU has),
     ``p2p-disabled``, ``connect-retry``, ``gpu-shared`` (``ranks``, ``bus_id``: two
     ranks on one GPU, 2.30.3-2.30.4), ``socket-type-refused`` (``peer``, ``got``,
-    ``expected``: 2.30 dropped a connection of another socket type); ``detail`` holds what the line
+    ``expected``: 2.30 dropped a connection of another socket type), ``net-count``
+    (``rank``, ``count``, ``max``: 2.30's rank 0 naming a rank that sees fewer network
+    devices than the most); ``detail`` holds what the line
     said as (key, value) pairs (``available``/``dev``, ``gpus``, ``peer``...).
     """
 

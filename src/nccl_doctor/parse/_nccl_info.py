@@ -101,6 +101,10 @@ _SOCKET_TYPE = LazyPattern(
     r"socketFinalizeAccept from (?P<peer>\S{1,200}): wrong socket type \(peer (?P<got>\d{1,3}) "
     r"!= expected (?P<want>\d{1,3})"
 )
+#: init.cc (2.30): rank 0 names each rank that sees fewer network devices than the most
+_NET_COUNT = LazyPattern(
+    r"Rank (?P<rank>\d{1,7}) has (?P<n>\d{1,4}) local Net devices \(max (?P<most>\d{1,4})\)"
+)
 _P2P_OFF = LazyPattern(
     r"P2P is disabled between (?:NVLINK )?connected GPUs (?P<a>\d+) and (?P<b>\d+)"
 )
@@ -519,6 +523,8 @@ def _event(body: str) -> tuple[str, tuple[tuple[str, str], ...]] | None:
             ("got", m["got"]),
             ("expected", m["want"]),
         )
+    if m := _NET_COUNT.search(body):
+        return "net-count", (("rank", m["rank"]), ("count", m["n"]), ("max", m["most"]))
     if m := _P2P_OFF.search(body):
         return "p2p-disabled", (("gpus", f"{m['a']},{m['b']}"),)
     if m := _RETRY.search(body):

@@ -130,6 +130,7 @@ class NcclLogParser(StreamParser):
         "maxSharedMem",
         "sharing GPU with bus",
         "wrong socket type",
+        "local Net devices (max",
     )
     #: a communicator's init line: the rank, its CUDA device, bus id and comm id (what the
     #: duplicate-GPU and host-identity rules need of every process)

@@ -230,6 +230,14 @@ NET_TYPES_DIFFER = sign(
     "ncclSocketTypeNetSocket and ncclSocketTypeNetIb (src/include/socket.h); to 2.29 a WARN "
     "that fails the accept, from 2.30 an INFO line that drops the peer's connection",
 )
+NET_COUNTS_DIFFER = sign(
+    "net.net_counts_differ",
+    r"Detected mixed local (?P<kind>Net|CollNet) device counts across ranks "
+    r"\(min (?P<least>\d{1,4}), max (?P<most>\d{1,4})\)\. Set NCCL_IGNORE",
+    "NCCL 2.30 refusing a communicator whose nodes see different numbers of network devices "
+    "(the WARN; with NCCL_IGNORE_NET_MISMATCH=1 it only notes it, in other words)",
+    case=True,
+)
 OTHER_CAUSE = sign(
     "net.other_cause",
     r"shared memory|/dev/shm|Cuda failure|CUDA error|NET/IB|ibv_|Duplicate GPU|out of memory",

@@ -23,7 +23,9 @@ NCCL WARN ``Call to ibv_reg_mr failed``, ``Call to ibv_modify_qp failed with
 22 Invalid argument ... local GID index 3``, ``Attempted to connect
 incompatible devices``; NCCL_IB_HCA against the devices ``ibstat`` or NCCL's
 ``NET/IB : Using`` list show, with ``NET/IB : No device found``;
-HPC-X and MLNX OFED versions side by side; nodes that chose different
+HPC-X and MLNX OFED versions side by side; NCCL 2.30's ``Detected mixed
+local Net device counts across ranks (min 4, max 8)`` (the nodes see
+different numbers of network devices); nodes that chose different
 transports (``Using network IB`` on one, ``Using network Socket`` on another,
 or NCCL's ``socketFinalizeAccept: wrong type 3 != 4``, from 2.30 the INFO
 line ``wrong socket type (peer 3 != expected 4 ...), discarding peer
@@ -42,7 +44,7 @@ link layer; use the HPC-X release built for the installed OFED.
 from __future__ import annotations
 
 from nccl_doctor.facts.base import Cite
-from nccl_doctor.facts.nccl import NcclIbDevice, NcclNet, NcclWarn
+from nccl_doctor.facts.nccl import NcclEvent, NcclIbDevice, NcclNet, NcclWarn
 from nccl_doctor.facts.net import IbPort, NetDevMap
 from nccl_doctor.facts.span import span_of
 from nccl_doctor.facts.store import Facts
@@ -59,6 +61,7 @@ from nccl_doctor.signs.net import (
     IB_GID_INDEX,
     IB_INCOMPATIBLE,
     IB_RETRY_EXCEEDED,
+    NET_COUNTS_DIFFER,
     NET_TYPES_DIFFER,
     OFED_VERSION,
     ROCE,
@@ -396,5 +399,51 @@ def _transports(facts: Facts) -> list[Finding]:
     ]
 
 
+def _device_counts(facts: Facts) -> list[Finding]:
+    """NCCL 2.30 refused a communicator whose nodes see different numbers of network devices
+    (src/init.cc: every rank's count is gathered at init; rank 0 names the ranks with fewer,
+    then fails with ncclSystemError unless NCCL_IGNORE_NET_MISMATCH=1)."""
+    refused = facts.seen(NET_COUNTS_DIFFER, prose=False)
+    if not refused:
+        return []
+    hit = refused[0]
+    kind, least, most = hit.match["kind"], hit.match["least"], hit.match["most"]
+    fewer = [e for e in facts.of(NcclEvent) if e.event == "net-count"]
+    ranks = sorted({int(dict(e.detail)["rank"]) for e in fewer})
+    named = ""
+    if ranks:
+        shown = ", ".join(str(r) for r in ranks[:8]) + (" ..." if len(ranks) > 8 else "")
+        named = f" (ranks {shown} see fewer)"
+    return [
+        RULE.finding(
+            summary=f"NCCL refused the communicator: its nodes see different numbers of {kind} "
+            f"devices, {least} on some and {most} on others{named}. A port down or an adapter "
+            "missing on some nodes, NCCL_IB_HCA set differently, or other hardware.",
+            fix=[
+                (
+                    "On the nodes of the ranks named, compare ibstat / ibv_devinfo (every port "
+                    "Active, the same adapters as on the other nodes) and the NCCL_IB_HCA each "
+                    "node's environment gives."
+                ),
+                (
+                    "Bring the missing port or adapter up, or give every node the same "
+                    "NCCL_IB_HCA; NCCL_IGNORE_NET_MISMATCH=1 lets init continue on unequal "
+                    "nodes, slower."
+                ),
+            ],
+            evidence=first_distinct([hit.cite, *(e.cite for e in fewer)], 3),
+            severity=Severity.CRITICAL,
+            confidence=Confidence.HIGH,
+        )
+    ]
+
+
 def check(facts: Facts) -> list[Finding]:
-    return _verbs(facts) or _transports(facts) or _hca(facts) or _stack(facts) or _roce_gid(facts)
+    return (
+        _verbs(facts)
+        or _transports(facts)
+        or _device_counts(facts)
+        or _hca(facts)
+        or _stack(facts)
+        or _roce_gid(facts)
+    )
