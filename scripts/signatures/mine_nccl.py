@@ -98,7 +98,7 @@ HINTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (r"NVLS|NVLink SHARP|[Mm]ulticast", ("nccl.nvls",)),
     (r"transport/p2p\.cc|P2P|[Pp]eer access|cudaIpc|cuIpc|IPC handle", ("nccl.p2p",)),
     (
-        r"net_ib.*(completion|async|[Ee]vent|status=|wc_status|retry|Retry|fatal error)",
+        r"net_ib.*(completion|CQE|async|[Ee]vent|status=|wc_status|retry|Retry|fatal error)",
         ("net.ib_transport",),
     ),
     (
@@ -125,6 +125,9 @@ HINTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (r"Too many open files|EMFILE|[Cc]annot allocate memory|ulimit|RLIMIT", ("host.resources",)),
     (r"Failed to CUDA (host )?(malloc|calloc|alloc)|cuMemCreate|out of memory", ("gpu.oom",)),
     (r"nvml.*(fail|Failed)|NVML", ("gpu.lost",)),
+    # 2.30 opens NVML itself (os/linux.cc): the library is the driver's, which a container
+    # gets only from the NVIDIA container runtime
+    (r"Failed to open libnvidia-ml", ("driver.container",)),
 )
 HINT_RES = tuple((re.compile(rx), ids) for rx, ids in HINTS)
 #: messages whose result the site scan does not see, read by hand: a connection of another

@@ -1,6 +1,11 @@
-"""NCCL's Unix-domain sockets (``UDS: ...``): local ranks pass cuMem handles of their P2P
-buffers over them (2.19+), so a failure there points at the P2P path and at containers that
-do not share a network namespace or /tmp, not at the shared-memory transport."""
+"""NCCL's calls into the OS and the adapter, read by where NCCL prints them.
+
+Unix-domain sockets (``UDS: ...``): local ranks pass cuMem handles of their P2P
+buffers over them (2.19+), so a failure there points at the P2P path and at
+containers that do not share a network namespace or /tmp. 2.30 opens NVML
+itself (a container without the NVIDIA runtime lacks it) and reports a failed
+RDMA completion queue entry (``Got CQE with error``) beside the completion's
+status."""
 
 from __future__ import annotations
 
@@ -49,3 +54,30 @@ def test_a_socket_error_of_the_network_keeps_its_own_ranking(tmp_path: Path) -> 
         f"remote peer pod-b<51234>\n{_TAIL}",
     )
     assert [h.id for h in report.hypotheses][:1] != ["nccl.p2p"]
+
+
+@pytest.mark.parametrize(
+    ("warn", "cause"),
+    [
+        (
+            (
+                "os/linux.cc:615 NCCL WARN Failed to open libnvidia-ml.so.1: libnvidia-ml.so.1: "
+                "cannot open shared object file: No such file or directory"
+            ),
+            "driver.container",
+        ),
+        (
+            (
+                "transport/net_ib/p2p.cc:854 NCCL WARN NET/IB: Got CQE with error (devIndex=0, "
+                "req=0x7f21c8004a80, comm=0x7f21c8001200 (send), wr_id=139783, qp_num=4711)"
+            ),
+            "net.ib_transport",
+        ),
+    ],
+)
+def test_nccl_230_messages_point_at_their_cause(tmp_path: Path, warn: str, cause: str) -> None:
+    report = diagnose_text(tmp_path, f"pod-a:221:260 [1] {warn}\n{_TAIL}")
+    hinted = [h for h in report.hypotheses if h.id == cause]
+    assert hinted, [h.id for h in report.hypotheses]
+    assert [h.id for h in report.hypotheses].index(cause) < 3
+    assert any("points at it" in why for why in hinted[0].for_)
