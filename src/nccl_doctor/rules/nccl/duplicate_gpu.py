@@ -39,7 +39,7 @@ nccl.host_identity). NCCL 2.30 can run several ranks on one GPU when asked
 from __future__ import annotations
 
 from nccl_doctor.facts.base import Cite, Fact
-from nccl_doctor.facts.nccl import NcclWarn, nccl_bus_id
+from nccl_doctor.facts.nccl import NcclCommInit, NcclWarn, nccl_bus_id
 from nccl_doctor.facts.run import DistributedError
 from nccl_doctor.facts.store import Facts, Hit
 from nccl_doctor.findings import Confidence, Finding, Severity
@@ -57,6 +57,16 @@ RULE = Rule(
 def _refusal(message: str) -> bool:
     """Whether an NCCL warning (lower case) refuses two ranks on one GPU, in any release's words."""
     return "duplicate gpu" in message or "the same gpu" in message
+
+
+def _shared_gpus(facts: Facts) -> dict[str, set[int]]:
+    """Bus ids (NCCL's hex form) that two ranks of one communicator on one host started on."""
+    by_gpu: dict[tuple[str | None, str, str], set[int]] = {}
+    for init in facts.of(NcclCommInit):
+        if init.comm_id and init.bus_id_raw and init.comm_rank is not None:
+            key = (init.host, init.comm_id, init.bus_id_raw.lower())
+            by_gpu.setdefault(key, set()).add(init.comm_rank)
+    return {bus: ranks for (_, _, bus), ranks in by_gpu.items() if len(ranks) > 1}
 
 
 def check(facts: Facts) -> list[Finding]:
@@ -88,6 +98,10 @@ def check(facts: Facts) -> list[Finding]:
                 devices.append(pair[2].lower())
     if not evidence or all(hit.match["pair_a"] for _, _, hit in shown):
         return []  # 2.30's pair INFO alone: NCCL_MULTI_RANK_GPU_ENABLE=1 allowed the pair
+    if not devices:  # 2.30's refusal names no pair: the communicator's own init lines do
+        for bus, sharing in _shared_gpus(facts).items():
+            ranks.update(sharing)
+            devices.append(bus)
     gpu_text = ", ".join(f"{d} (PCI {nccl_bus_id(d) or '?'})" for d in devices)
     where = f"GPU bus id {gpu_text}" if devices else "one GPU"
     if len(ranks) > 1:
