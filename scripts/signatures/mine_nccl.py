@@ -139,7 +139,13 @@ HINT_RES = tuple((re.compile(rx), ids) for rx, ids in HINTS)
 #: thread: the communicator's next send, receive or test finds the count and returns
 #: ncclSystemError ("communicator encountered a fatal error"). The SRQ event counts nothing.
 _ASYNC_FATAL = "NET/IB : %s:%d async fatal event"
+#: A missing algorithm returns ncclInvalidUsage only when NCCL_ALGO/NCCL_PROTO is set, and the
+#: message then says so (rule nccl.env reads that form): the bare message is an internal error.
 RESULT_FIXES = {
+    "Error : no algorithm/protocol available for function %s with datatype %s.%s%s": (
+        "ncclInternalError"
+    ),
+    "No algorithm/protocol available for function %s with datatype %s.%s%s": "ncclInternalError",
     f"{_ASYNC_FATAL}: %s": "ncclSystemError",
     f"{_ASYNC_FATAL} on CQ (%p): %s": "ncclSystemError",
     f"{_ASYNC_FATAL} on QP (%p): %s": "ncclSystemError",
@@ -173,6 +179,21 @@ _ROOT = (
     ),
 )
 READINGS: dict[str, tuple[tuple[str, ...], str]] = {
+    **dict.fromkeys(
+        (
+            "Error : no algorithm/protocol available for function %s with datatype %s.%s%s",
+            "No algorithm/protocol available for function %s with datatype %s.%s%s",
+        ),
+        (
+            ("nccl.internal",),
+            (
+                "ncclInternalError when neither NCCL_ALGO nor NCCL_PROTO is set (an NCCL that "
+                "has no kernel for the collective and type here); when one is, the message "
+                "ends 'NCCL_ALGO was set to X.', the call fails with ncclInvalidUsage and "
+                "nccl.env names the setting (sign nccl.algo_forced)"
+            ),
+        ),
+    ),
     (
         "Detected mixed local Net device counts across ranks (min %d, max %d). Set "
         "NCCL_IGNORE_NET_MISMATCH=1 to continue."
@@ -271,7 +292,7 @@ def entries(messages: dict[tuple[str, str], Message]) -> list[dict[str, Any]]:
             continue
         pattern, fields = pattern_for(text, "printf", msg.args)
         results = Counter(s.result for s in sites if s.result)
-        if not results and text in RESULT_FIXES:
+        if text in RESULT_FIXES:
             results = Counter({RESULT_FIXES[text]: 1})
         symptom = _symptom(kind, text, results, path)
         area = AREA.search(path)
