@@ -112,12 +112,16 @@ HINTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # ibvwrap's "Call to %s failed": a verbs call at set-up (register memory, open a device,
     # move a queue pair to RTR/RTS): the RDMA configuration (memlock, GID, MTU, HCA)
     (r"ibvwrap\.cc .*Call to", ("net.ib_config",)),
-    (r"GDR|GPU Direct RDMA|[Pp]eermem|nv_peer_mem|dmabuf|DMA-BUF|gdrcopy|gdr_", ("net.gdr",)),
+    (
+        r"GDR|GPU Direct RDMA|[Pp]eermem|nv_peer_mem|dmabuf|DMA-BUF|gdrcopy|gdr_|gdrwrap",
+        ("net.gdr",),
+    ),
     (r"MNNVL|IMEX|[Ff]abric", ("gpu.fabric_manager",)),
     (
         (
             r"Invalid value %s for %s|set by environment to|NCCL_[A-Z_]+ .*(invalid|not supported|"
-            r"must|should|[Ii]gnor)"
+            r"must|should|[Ii]gnor)|NCCL_[A-Z_]+=%d is out of range|Invalid NCCL_COMM_ID|"
+            r"when NCCL_COMM_ID is set|Fusing NET devices"
         ),
         ("nccl.env",),
     ),
@@ -128,6 +132,9 @@ HINTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # 2.30 opens NVML itself (os/linux.cc): the library is the driver's, which a container
     # gets only from the NVIDIA container runtime
     (r"Failed to open libnvidia-ml", ("driver.container",)),
+    # ncclCommInitAll's device list (one process, several GPUs: DataParallel, nccl-tests -g)
+    # names a device beyond those CUDA shows the process
+    (r"Invalid device %d \(totalnDev", ("cuda.device_visibility",)),
 )
 HINT_RES = tuple((re.compile(rx), ids) for rx, ids in HINTS)
 #: messages whose result the site scan does not see, read by hand: a connection of another

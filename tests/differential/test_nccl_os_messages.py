@@ -73,6 +73,15 @@ def test_a_socket_error_of_the_network_keeps_its_own_ranking(tmp_path: Path) -> 
             ),
             "net.ib_transport",
         ),
+        # ncclCommInitAll's device list names a GPU this process cannot see
+        ("init.cc:2607 NCCL WARN Invalid device 4 (totalnDev=2)", "cuda.device_visibility"),
+        (
+            (
+                "transport/net_ib/connect.cc:529 NCCL WARN NET/IB: NCCL_IB_SUBNET_PREFIX_LEN=40 is "
+                "out of range [1,32]"
+            ),
+            "nccl.env",
+        ),
     ],
 )
 def test_nccl_230_messages_point_at_their_cause(tmp_path: Path, warn: str, cause: str) -> None:
