@@ -21,6 +21,7 @@ from nccl_doctor.differential.priors import PRIORS
 from nccl_doctor.differential.prose import prose_symptom
 from nccl_doctor.differential.shifts import SHIFTS, shifted
 from nccl_doctor.differential.symptoms import Symptom, symptoms_of
+from nccl_doctor.facts.bandwidth import network_shortfall
 from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.gpu import SmiError
 from nccl_doctor.facts.host import KernelGpuMessage
@@ -101,6 +102,8 @@ def rank(symptom: Symptom, ctx: Context, known: Iterable[str] = ()) -> list[Hypo
         factor, pro, con = shifted(ctx, rule_id, symptom.cls)
         if symptom.cls in WHERE:  # a phase: the frame that shows where it failed
             pro = [f"it failed in {symptom.signature}, {WHERE[symptom.cls]}", *pro]
+        elif symptom.cls == "slow_network" and symptom.where:  # the measurement itself
+            pro = [symptom.where, *pro]
         scored.append((weight * factor, rule_id, why, pro, con))
     total = sum(s[0] for s in scored) or 1.0
     skip = set(known)
@@ -157,6 +160,15 @@ def lead_symptom(facts: Facts, failures: tuple[Fact, ...]) -> Symptom | None:
         _error_lines(facts),
         facts.of(PythonTraceback),
     )
+    short = network_shortfall(facts)
+    if short is not None and (not symptoms or symptoms[0].cls == "slow"):
+        # measured against the ports, it says more than a reporter's "slow"
+        where = (
+            f"best busbw {short.measured_gbytes_s:.1f} GB/s against about "
+            f"{short.expected_gbytes_s:.0f} GB/s for {min(short.gpus_per_node, short.ports)} "
+            f"GPU(s) and port(s) of {short.port_gbits_s:.0f} Gb/s per node"
+        )
+        return Symptom("slow_network", short.cite, where=where)
     if not symptoms:
         return None
     lead = symptoms[0]

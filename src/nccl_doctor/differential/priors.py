@@ -247,6 +247,17 @@ PRIORS: dict[str, tuple[Prior, ...]] = {
         _p("launch.duplicate_launch", 0.06, "ranks ran as separate jobs: no traffic between them"),
         _p("gpu.thermal_power", 0.06, "GPUs throttled by heat or power cap", "llama3"),
     ),
+    # nccl-tests across nodes far below what one node's active ports carry (measured, see
+    # facts/bandwidth.py): the traffic left the RDMA fast path, or a port carries less
+    "slow_network": (
+        _p("net.gdr", 0.26, "GPUDirect RDMA off: traffic staged through host memory"),
+        _p("net.ib_config", 0.18, "NCCL left IB for TCP sockets, or uses fewer HCAs than shown"),
+        _p("net.ib_link", 0.16, "a port down or trained below its rate, or a rail missing"),
+        _p("nccl.env", 0.14, "an NCCL_* setting limits NICs, channels or the protocol"),
+        _p("net.socket_interface", 0.10, "the Socket transport on a slow interface"),
+        _p("gpu.pcie_degraded", 0.08, "a GPU's or NIC's PCIe link below its width or generation"),
+        _p("gpu.thermal_power", 0.04, "GPUs throttled by heat or power cap", "llama3"),
+    ),
     # a collective that completed with wrong values (nccl-tests' validation, or said): peer
     # writes lost or reordered on the way, rarely the GPU's memory or an NCCL bug
     "wrong_results": (

@@ -85,6 +85,7 @@ LABELS = {
     "aborted": "a rank aborted (SIGABRT)",
     "hang": "the job hangs without an error (the reporter's words)",
     "slow": "the job or a benchmark is slow, with no error (the reporter's words)",
+    "slow_network": "nccl-tests across nodes moved far less than the nodes' active ports carry",
     "wrong_results": "a collective returned wrong values (nccl-tests' #wrong, or the "
     "reporter's words)",
     "gpu_imbalance": "the job's processes or memory land on GPU 0 or on GPUs it did not ask for",
