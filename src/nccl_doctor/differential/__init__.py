@@ -163,12 +163,7 @@ def lead_symptom(facts: Facts, failures: tuple[Fact, ...]) -> Symptom | None:
     short = network_shortfall(facts)
     if short is not None and (not symptoms or symptoms[0].cls == "slow"):
         # measured against the ports, it says more than a reporter's "slow"
-        where = (
-            f"best busbw {short.measured_gbytes_s:.1f} GB/s against about "
-            f"{short.expected_gbytes_s:.0f} GB/s for {min(short.gpus_per_node, short.ports)} "
-            f"GPU(s) and port(s) of {short.port_gbits_s:.0f} Gb/s per node"
-        )
-        return Symptom("slow_network", short.cite, where=where)
+        return Symptom("slow_network", short.cite, where=short.measured)
     if not symptoms:
         return None
     lead = symptoms[0]

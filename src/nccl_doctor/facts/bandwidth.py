@@ -43,6 +43,15 @@ class NetworkShortfall:
     gpus_per_node: int
     cite: Cite
 
+    @property
+    def measured(self) -> str:
+        """The measurement against the ports, as a reason reads it."""
+        return (
+            f"best busbw {self.measured_gbytes_s:.1f} GB/s against about "
+            f"{self.expected_gbytes_s:.0f} GB/s for {min(self.gpus_per_node, self.ports)} "
+            f"GPU(s) and port(s) of {self.port_gbits_s:.0f} Gb/s per node"
+        )
+
 
 def network_shortfall(facts: Facts) -> NetworkShortfall | None:
     """The shortfall of a multi-node nccl-tests run, where one is shown (computed once)."""

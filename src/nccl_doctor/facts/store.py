@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TypeVar
@@ -428,6 +428,11 @@ class Facts:
         """The hits of ``sign`` on the lines of ``items`` (citations or facts), in line order."""
         at = {(c.source, c.line) for c in (i if isinstance(i, Cite) else i.cite for i in items)}
         return tuple(h for h in self.seen(sign) if (h.cite.source, h.cite.line) in at)
+
+    def showing(self, sign: Sign, items: Sequence[T]) -> list[T]:
+        """The facts of ``items`` on whose cited line ``sign`` shows, in their order."""
+        at = {(h.cite.source, h.cite.line) for h in self.seen_on(sign, items)}
+        return [i for i in items if (i.cite.source, i.cite.line) in at]
 
     def lines_of(self, sign: Sign) -> frozenset[Said]:
         """The lines where ``sign`` shows, to test another sign's hits against."""

@@ -54,11 +54,6 @@ RULE = Rule(
 )
 
 
-def _refusal(message: str) -> bool:
-    """Whether an NCCL warning (lower case) refuses two ranks on one GPU, in any release's words."""
-    return "duplicate gpu" in message or "the same gpu" in message
-
-
 def _shared_gpus(facts: Facts) -> dict[str, set[int]]:
     """Bus ids (NCCL's hex form) that two ranks of one communicator on one host started on."""
     by_gpu: dict[tuple[str | None, str, str], set[int]] = {}
@@ -77,7 +72,7 @@ def check(facts: Facts) -> list[Finding]:
     lines: set[int] = set()
     shown: list[tuple[Cite | Fact, int | None, Hit]] = []
     errors = [e for e in facts.of(DistributedError) if e.category == "duplicate_gpu"]
-    warns = [w for w in facts.of(NcclWarn) if _refusal(w.message.lower())]
+    warns = facts.showing(DUPLICATE_GPU, facts.of(NcclWarn))
     ranks.update(r for w in warns for r in w.ranks)
     for fact in [*errors, *warns]:
         shown.extend((fact, fact.rank, h) for h in facts.seen_on(DUPLICATE_GPU, (fact,))[:1])

@@ -6,7 +6,6 @@ the cause at all, is read in :mod:`nccl_doctor.facts.span`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -25,7 +24,6 @@ from nccl_doctor.facts.run import (
     PythonTraceback,
     WorkerExit,
 )
-from nccl_doctor.facts.signs import Sign
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.signs.net import IB_COMPLETION, SETTINGS
 
@@ -103,12 +101,6 @@ def hca_list(value: str) -> tuple[list[str], bool, bool]:
 def name_matches(name: str, wanted: list[str], exact: bool) -> bool:
     """Whether device/interface ``name`` is one NCCL selects for the list ``wanted``."""
     return any(name == w if exact else name.startswith(w) for w in wanted if w)
-
-
-def showing(facts: Facts, sign: Sign, items: Sequence[F]) -> list[F]:
-    """The facts of ``items`` on whose cited line (or message) ``sign`` shows, in order."""
-    at = {(h.cite.source, h.cite.line) for h in facts.seen_on(sign, items)}
-    return [i for i in items if (i.cite.source, i.cite.line) in at]
 
 
 @dataclass(frozen=True, slots=True)

@@ -60,7 +60,6 @@ from nccl_doctor.rules.net._common import (
     hca_list,
     init_completed,
     name_matches,
-    showing,
 )
 from nccl_doctor.signs.net import (
     INIT_ERROR,
@@ -217,7 +216,7 @@ def _pinned(facts: Facts) -> list[Finding]:
     tests = [t for t in facts.of(NcclTestFailure) if t.message]
     errors: list[tuple[Cite, str | None, str]] = [
         (test.cite, test.host, (test.message or "").strip(" /"))
-        for test in showing(facts, INIT_ERROR, tests)
+        for test in facts.showing(INIT_ERROR, tests)
     ]
     reports = facts.of(NcclErrorReport)
     named = _init_reasons(facts, reports) if reports else set()

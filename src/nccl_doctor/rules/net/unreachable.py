@@ -49,7 +49,6 @@ from nccl_doctor.rules.net._common import (
     crashed,
     failure_cites,
     init_completed,
-    showing,
 )
 from nccl_doctor.signs.net import (
     CONNECT_FAILED,
@@ -93,8 +92,8 @@ def _nccl(facts: Facts) -> list[NcclWarn]:
         for w in facts.of(NcclWarn)
         if w.ib_status is None and not (w.peer or "").startswith(_LOCAL)
     ]
-    said = {id(w) for w in showing(facts, CONNECT_RETRIES, warns)}
-    said |= {id(w) for w in showing(facts, NAME_RESOLUTION, warns)}
+    said = {id(w) for w in facts.showing(CONNECT_RETRIES, warns)}
+    said |= {id(w) for w in facts.showing(NAME_RESOLUTION, warns)}
     return [w for w in warns if (w.call == "connect" and w.errno in _NET_ERRNOS) or id(w) in said]
 
 
@@ -164,7 +163,7 @@ def _inferred(facts: Facts) -> list[Finding]:
     ]
     if not reports or init_completed(facts):
         return []
-    if showing(facts, OTHER_CAUSE, facts.of(NcclWarn)):
+    if facts.showing(OTHER_CAUSE, facts.of(NcclWarn)):
         return []
     if _quote_other_cause(facts, reports):
         return []
