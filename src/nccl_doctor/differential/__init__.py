@@ -104,6 +104,7 @@ def rank(symptom: Symptom, ctx: Context, known: Iterable[str] = ()) -> list[Hypo
             pro = [f"it failed in {symptom.signature}, {WHERE[symptom.cls]}", *pro]
         elif symptom.cls == "slow_network" and symptom.where:  # the measurement itself
             pro = [symptom.where, *pro]
+        pro = [p for p in pro if p != why]  # a strong shift that brought the id in says it once
         scored.append((weight * factor, rule_id, why, pro, con))
     total = sum(s[0] for s in scored) or 1.0
     skip = set(known)

@@ -43,11 +43,15 @@ from nccl_doctor.knowledge.gpu_boards import consumer_board, nvlink_board, nvswi
 from nccl_doctor.knowledge.nccl_versions import MIN_NCCL_FOR_GPU, compare_versions
 from nccl_doctor.knowledge.topics import steered
 from nccl_doctor.knowledge.units import to_mib
-from nccl_doctor.knowledge.workarounds import is_switch, mask_of
+from nccl_doctor.knowledge.workarounds import is_switch, mask_of, path_off
 from nccl_doctor.signs.gpu import CONSUMER_BOARD, NVLINK_BOARD
 from nccl_doctor.signs.host import SHM_SIZE_SHOWN
 from nccl_doctor.signs.nccl import NEW_GPUS, P2P_PLATFORM
-from nccl_doctor.signs.settings import Worked, settings_that_worked
+from nccl_doctor.signs.settings import (
+    SaidSetting,
+    settings_that_did_not_help,
+    settings_that_worked,
+)
 
 _TRUE = frozenset({"1", "true", "yes", "on"})
 #: A GPU name that says PCIe card (``NVIDIA H100 PCIe``, ``Tesla V100-PCIE-32GB``), or a
@@ -98,15 +102,24 @@ class Context:
     releases: tuple[tuple[str, str], ...] = ()
 
     #: the settings someone says made the job work (:mod:`nccl_doctor.signs.settings`)
-    worked: tuple[Worked, ...] = ()
+    worked: tuple[SaidSetting, ...] = ()
+    #: the switches someone says turned a path off and left the failure as it was
+    no_help: tuple[SaidSetting, ...] = ()
 
     def release(self, library: str) -> str | None:
         """The version of ``library`` the evidence names, if any."""
         return next((v for name, v in self.releases if name == library), None)
 
-    def worked_on(self, rule_id: str) -> Worked | None:
+    def worked_on(self, rule_id: str) -> SaidSetting | None:
         """The setting that made the job work and steers what ``rule_id`` is about, if any."""
         return next((w for w in self.worked if rule_id in steered(w.topics)), None)
+
+    def did_not_help(self, rule_id: str) -> SaidSetting | None:
+        """The switch said to turn ``rule_id``'s path off without changing the failure, if any
+        (none where a setting about it is also said to have made the job work)."""
+        if self.worked_on(rule_id) is not None:
+            return None
+        return next((s for s in self.no_help if rule_id in steered(s.topics)), None)
 
     @property
     def multi_node(self) -> bool:
@@ -184,6 +197,11 @@ def context_of(facts: Facts) -> Context:
         and not any(i.phase == "complete" for i in facts.of(NcclCommInit)),
         said=said,
         worked=tuple(w for w in settings_that_worked(facts) if w.prose and _changes(w)),
+        no_help=tuple(
+            s
+            for s in settings_that_did_not_help(facts)
+            if path_off(s.name, s.value or None) and _env(facts, s.name) is None
+        ),
         ib_status=frozenset(w.ib_status for w in facts.of(NcclWarn) if w.ib_status is not None),
         roce=any((n.net or "") == "RoCE" for n in nets)
         or any((dev[2] or "").lower() == "roce" for n in nets for dev in n.ib_devices)
@@ -214,7 +232,7 @@ def _shm_mib(hit: Hit) -> int | None:
     return int(size) if size is not None else None
 
 
-def _changes(setting: Worked) -> bool:
+def _changes(setting: SaidSetting) -> bool:
     """Whether a setting turns something off or sets it (``NCCL_P2P_DISABLE=0`` changes nothing)."""
     return not is_switch(setting.name) or mask_of(setting.name, setting.value) is not None
 

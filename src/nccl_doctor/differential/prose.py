@@ -372,6 +372,25 @@ CUES: dict[str, LazyPattern[str]] = {
         r"|\bworks? (?:fine |well )?(?:with|on) (?:a )?single GPU|single GPU\b.{0,30}\bworks?\b"
         r"|\bworks? (?:fine |well )?(?:with|on) (?:one|1) GPU\b"
     ),
+    # the same failure with gloo too: the fault is under both backends (the store, the
+    # rendezvous, the network between the hosts), not NCCL's own transports
+    "gloo_fails_too": _rx(
+        r"\bgloo\b.{0,40}\b(?:(?:the )?same (?:error|result|problem|issue|thing|behaviou?r)"
+        r"|also (?:fails?|failed|hangs?|hung|crash\w*|errors?)|fails? too|as well"
+        r"|still (?:fails?|failed|hangs?|hung|the same|errors?))"
+        r"|\b(?:even|also) (?:with|using|on|for) (?:the )?`?gloo\b"
+        r"|\bsame (?:error|result|problem|issue|thing) (?:with|using|on|for) (?:the )?`?gloo\b"
+        r"|\bgloo\W{0,3}(?:\w+\W{0,3})?(?:还是|也)"
+    ),
+    # the same failure on one GPU alone: no GPU-to-GPU path (P2P, SHM, NVLink) is in use
+    "one_gpu_fails_too": _rx(
+        r"\b(?:even|also|too)\b.{0,20}\b(?:with|on|using) (?:a |one |only one )?(?:single|one|1)"
+        r" ?(?:GPU|card)\b"
+        r"|\b(?:errors?|fails?|failed|hangs?|hung|crash\w*|stuck|deadlock\w*|freez\w*)\b.{0,20}"
+        r"\b(?:with|on|using) (?:a |only )?(?:single|one|1) ?(?:GPU|card)\b"
+        r"|\bsingle[- ]?(?:GPU|card)\b.{0,30}\b(?:errors?|fails?|failed|hangs?|hung|crash\w*"
+        r"|stuck|deadlock\w*|freez\w*)\b"
+    ),
     # another job (not the job's own ranks) on the same GPUs
     "other_job_same_gpus": _rx(
         r"\b(?:two|another|other|second|several|multiple) (?:\w+ ){0,2}(?:jobs?|trainings?"
@@ -508,12 +527,33 @@ CUES: dict[str, LazyPattern[str]] = {
         r"(?:(?!(?:training|job|process|program|script|run|model|server)\b)\w+\s+)?"
         r"(?:freez\w*|froze|frozen|hangs?|hung|locks? up|becomes? unresponsive)\b"
     ),
+    # only a reboot or a power cycle brings the machine back ("must be rebooted by removing
+    # the power"): the driver lost a GPU, not a job that waits
+    "power_cycle": _rx(
+        r"\bhard[- ]reboot|\bpower[- ]?cycl\w*|\b(?:removing|cutting|pulling) the power\b"
+        r"|\b(?:must|had to|have to|has to|needs? to|needed to) (?:be )?reboot\w*"
+        r"|\bneeds? a (?:hard )?reboot\b"
+    ),
 }
+
+
+#: A line with a cue's words that also says it works is not that cue ("a single GPU works,
+#: two GPUs hang"; "it hangs with nccl, gloo is fine").
+_WORKS = _rx(r"\b(?:works?|worked|working|fine|ok|okay|normal\w*|no problems?|succeed\w*|runs)\b")
+_UNLESS: dict[str, LazyPattern[str]] = {"gloo_fails_too": _WORKS, "one_gpu_fails_too": _WORKS}
 
 
 def said(facts: Facts, name: str) -> Cite | None:
     """The first prose line with the words of cue ``name``."""
-    return next((h.cite for h in facts.prose_search(CUES[name].pattern, FLAGS)), None)
+    unless = _UNLESS.get(name)
+    return next(
+        (
+            h.cite
+            for h in facts.prose_search(CUES[name].pattern, FLAGS)
+            if unless is None or not unless.search(h.cite.text)
+        ),
+        None,
+    )
 
 
 def cues_of(facts: Facts) -> dict[str, Cite]:

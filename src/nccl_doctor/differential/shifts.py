@@ -13,7 +13,9 @@ from dataclasses import dataclass
 from nccl_doctor.differential.checks import NEXT_CHECK
 from nccl_doctor.differential.context import Context
 from nccl_doctor.knowledge.cuda_errors import CUDA_CLASSES
-from nccl_doctor.knowledge.topics import ID_TOPICS
+from nccl_doctor.knowledge.topics import ID_TOPICS, steered, variable_topics
+from nccl_doctor.knowledge.workarounds import MASKS
+from nccl_doctor.signs.settings import SaidSetting
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,22 +62,33 @@ _GPU_STACK = frozenset(
 )
 #: Classes of a job that stopped making progress.
 _STALLS = frozenset({"hang", "collective_timeout", "aborted"})
+#: The ids whose path a switch turns off altogether (NCCL_P2P_DISABLE: nccl.p2p, ...).
+_OFF_IDS = tuple(sorted({i for m in MASKS if m.off for i in steered(variable_topics(m.name))}))
 
 
-def _worked_shift(rule_id: str) -> Shift:
+def _setting_shift(
+    rule_id: str,
+    factor: float,
+    which: Callable[[Context, str], SaidSetting | None],
+    said: str,
+) -> Shift:
+    """A shift for a setting the reporter names (``which`` finds it for ``rule_id``); ``said``
+    is the reason, with ``{setting}`` and ``{id}`` where it names them."""
+
+    def explain(ctx: Context) -> str:
+        setting = which(ctx, rule_id)
+        named = "a setting"
+        if setting is not None:
+            named = setting.name + (f"={setting.value}" if setting.value else "")
+        return said.format(setting=named, id=rule_id)
+
     return Shift(
         rule_id,
-        6.0,
-        "the reporter says a setting that steers it made the job work",
-        lambda c: c.worked_on(rule_id) is not None,
-        explain=lambda c: _worked_why(c, rule_id),
+        factor,
+        said.format(setting="a setting", id=rule_id),
+        lambda c: which(c, rule_id) is not None,
+        explain=explain,
     )
-
-
-def _worked_why(ctx: Context, rule_id: str) -> str:
-    setting = ctx.worked_on(rule_id)
-    said = f"{setting.name}={setting.value}" if setting is not None else "a setting"
-    return f"the reporter says {said} made it work (it steers {rule_id})"
 
 
 SHIFTS: tuple[Shift, ...] = (
@@ -268,6 +281,46 @@ SHIFTS: tuple[Shift, ...] = (
         "the same code works with gloo or on one GPU: NCCL's GPU-to-GPU path is at fault",
         lambda c: c.says("nccl_only"),
     ),
+    # the same failure with gloo: gloo shares the store, the rendezvous and the hosts'
+    # network with NCCL, and none of NCCL's transports, builds or GPU paths
+    *(
+        Shift(
+            i,
+            f,
+            "the reporter says gloo fails the same way: the cause is under both backends "
+            "(store, rendezvous, the hosts' network), not in NCCL",
+            lambda c: c.says("gloo_fails_too"),
+        )
+        for i, f in (
+            ("nccl.p2p", 0.3),
+            ("nccl.shm", 0.3),
+            ("nccl.nvls", 0.3),
+            ("nccl.internal", 0.5),
+            ("nccl.version_mismatch", 0.5),
+            ("nccl.duplicate_gpu", 0.5),
+            ("net.ib_config", 0.5),
+            ("net.gdr", 0.3),
+            ("launch.rendezvous", 2.0),
+            ("net.unreachable", 2.0),
+            ("net.socket_interface", 1.5),
+        )
+    ),
+    # the same failure with one GPU alone: no peer, so no P2P, SHM or NVLink traffic
+    *(
+        Shift(
+            i,
+            f,
+            "the reporter says it fails on a single GPU too: no GPU-to-GPU path is in use there",
+            lambda c: c.says("one_gpu_fails_too") and not c.says("nccl_only"),
+        )
+        for i, f in (
+            ("nccl.p2p", 0.2),
+            ("nccl.shm", 0.3),
+            ("nccl.nvls", 0.3),
+            ("gpu.nvlink", 0.3),
+            ("nccl.duplicate_gpu", 0.5),
+        )
+    ),
     Shift(
         "gpu.contention",
         5.0,
@@ -400,6 +453,18 @@ SHIFTS: tuple[Shift, ...] = (
         )
         for i, f in (("gpu.nvlink", 6.0), ("gpu.xid", 3.0), ("app.hang", 0.3))
     ),
+    # a GPU that fell off the bus wedges the driver: only a reboot or power cycle brings it
+    # back (a freeze that lifts when the job ends is not one)
+    *(
+        Shift(
+            i,
+            f,
+            "only a reboot or a power cycle brings the machine back: the driver lost a GPU",
+            lambda c: c.says("power_cycle"),
+            _STALLS,
+        )
+        for i, f in (("gpu.lost", 5.0), ("gpu.xid", 2.0), ("app.hang", 0.3))
+    ),
     Shift(
         "net.socket_interface",
         6.0,
@@ -467,7 +532,24 @@ SHIFTS: tuple[Shift, ...] = (
         for i in ("gpu.xid", "gpu.ecc", "net.ib_link", "host.resources")
     ),
     # a setting that made it work points at what it steers (P2P, SHM, IB, sockets...)
-    *(_worked_shift(i) for i in ID_TOPICS if i in NEXT_CHECK),
+    *(
+        _setting_shift(
+            i, 6.0, Context.worked_on, "the reporter says {setting} made it work (it steers {id})"
+        )
+        for i in ID_TOPICS
+        if i in NEXT_CHECK
+    ),
+    # a switch that turned a path off and changed nothing: the cause is elsewhere (an
+    # environment variable set in the evidence itself weighs above, once)
+    *(
+        _setting_shift(
+            i,
+            0.25,
+            Context.did_not_help,
+            "the reporter says {setting} did not change the failure: its path is not the cause",
+        )
+        for i in _OFF_IDS
+    ),
 )
 
 

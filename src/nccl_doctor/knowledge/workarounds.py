@@ -45,6 +45,9 @@ class Mask:
     values: tuple[str, ...]
     reason: str
     topics: tuple[str, ...]
+    #: it turns one of NCCL's paths off altogether (P2P, SHM, IB, GDR, NVLS): a failure that
+    #: stays the same with it set is not on that path
+    off: bool = False
 
     def masks(self, value: str | None) -> bool:
         """Whether setting the switch to ``value`` masks (``None``: the value is not known)."""
@@ -61,22 +64,22 @@ MASKS: tuple[Mask, ...] = (
     Mask("NCCL_P2P_DISABLE", _ON,
          "P2P off: GPUs of one host exchange data through host memory instead of NVLink/PCIe "
          "peer access (much slower); what breaks P2P (ACS/IOMMU, a VM, a bad NVLink) is still "
-         "there", ("p2p", "nvlink")),
+         "there", ("p2p", "nvlink"), off=True),
     Mask("NCCL_P2P_LEVEL", ("LOC", "0", "1", "NVL", "NVB", "PIX", "PXB", "C2C"),
          "P2P only between the nearest GPUs: the others go through host memory (slower); the "
          "broken path is avoided, not repaired", ("p2p", "nvlink")),
     Mask("NCCL_SHM_DISABLE", _ON,
          "shared memory off: GPUs without P2P talk through the network transport instead "
-         "(slower); a small /dev/shm or a broken segment is still there", ("shm",)),
+         "(slower); a small /dev/shm or a broken segment is still there", ("shm",), off=True),
     Mask("NCCL_IB_DISABLE", _ON,
          "InfiniBand/RoCE off: traffic between hosts goes over TCP sockets, several times "
-         "slower; the IB fault is still there", ("net", "ib")),
+         "slower; the IB fault is still there", ("net", "ib"), off=True),
     Mask("NCCL_NET_GDR_LEVEL", ("LOC", "0"),
          "GPUDirect RDMA off: network transfers are staged through host memory (CPU and PCIe "
-         "cost); the peer-memory module or PCIe problem is still there", ("gdr", "net")),
+         "cost); the peer-memory module or PCIe problem is still there", ("gdr", "net"), off=True),
     Mask("NCCL_NVLS_ENABLE", ("0",),
          "NVLink SHARP off: all-reduce does without NVSwitch multicast (slower on NVSwitch "
-         "systems); the fabric problem is still there", ("nvls", "fabric")),
+         "systems); the fabric problem is still there", ("nvls", "fabric"), off=True),
     Mask("NCCL_CUMEM_ENABLE", ("0",),
          "cuMem off: NCCL falls back to legacy IPC and loses NVLS and newer paths; the cuMem "
          "failure (driver, container) is still there", ("p2p", "nvls")),
@@ -233,6 +236,16 @@ def mask_of(name: str, value: str | None) -> Mask | None:
     """The masking switch ``name=value`` is, if any."""
     mask = _BY_NAME.get(name)
     return mask if mask is not None and mask.masks(value) else None
+
+
+def path_off(name: str, value: str | None) -> Mask | None:
+    """The switch ``name=value`` if it turns one of NCCL's paths off; ``value`` ``None``: the
+    switch named without a value, as people name the one they tried ("NCCL_P2P_DISABLE did
+    not help"), read as set to turn it off."""
+    mask = _BY_NAME.get(name)
+    if mask is None or not mask.off:
+        return None
+    return mask if value is None or mask.masks(value) else None
 
 
 def settings_masked(step: str) -> list[tuple[Mask, str, int]]:

@@ -1,4 +1,4 @@
-"""A setting someone says made the job work, and what it points at.
+"""A setting someone says made the job work, or did not help, and what it points at.
 
 "Works with ``NCCL_P2P_DISABLE=1``", "setting ``NCCL_IB_DISABLE=1`` fixed
 it", "solved by ``NCCL_SOCKET_IFNAME=eth0``": a switch that changed the
@@ -9,6 +9,11 @@ right. One sign reads those sentences for every reader (the P2P rule, the
 settings rule, the differential); a sentence that negates or doubts (``did
 not help``, ``still hangs``, ``works, but the first allreduce hangs``) is not
 one.
+
+The converse is read too: "tried ``NCCL_P2P_DISABLE=1``, same error", "even
+with ``NCCL_IB_DISABLE=1`` it hangs". A switch that turns a path off and
+leaves the failure as it was says the cause is not on that path
+(:func:`settings_that_did_not_help`).
 """
 
 from __future__ import annotations
@@ -52,8 +57,9 @@ _CONTRAST = re.compile(
 
 
 @dataclass(frozen=True, slots=True)
-class Worked:
-    """A setting (``name=value``) a line says made the job work, and what it steers."""
+class SaidSetting:
+    """A setting (``name=value``) a line says made the job work, or did not help; what it
+    steers."""
 
     name: str
     value: str
@@ -63,17 +69,59 @@ class Worked:
     prose: bool
 
 
-def settings_that_worked(facts: Facts) -> tuple[Worked, ...]:
+def settings_that_worked(facts: Facts) -> tuple[SaidSetting, ...]:
     """Every setting a line says made the job work, leaving out lines that negate it."""
     hits = facts.seen(SETTING_WORKED)
     if not hits:
         return ()
     negated = facts.lines_of(NEGATED)
-    out: list[Worked] = []
+    out: list[SaidSetting] = []
     for hit in hits:
         if hit.said in negated or _CONTRAST.search(hit.cite.text[hit.match.end() :]):
             continue
         name = (hit.match["name"] or hit.match["name2"] or "").upper()
         value = (hit.match["value"] or hit.match["value2"] or "").strip(".,")
-        out.append(Worked(name, value, variable_topics(name), hit.cite, hit.prose))
+        out.append(SaidSetting(name, value, variable_topics(name), hit.cite, hit.prose))
+    return tuple(out)
+
+
+#: The words around a setting that say it changed nothing: after it ("NCCL_P2P_DISABLE=1 did
+#: not help", "... with the same error", "... still hangs"), or before it ("tried ... and",
+#: "even with NCCL_IB_DISABLE=1", "with or without NCCL_P2P_DISABLE=1").
+_NO_HELP_AFTER = (
+    r"(?:did(?:n'?t| not) (?:help|work|change|fix|solve)|does(?:n'?t| not) (?:help|work|change"
+    r"|fix|solve)|no (?:luck|effect|difference|change|help)\b|(?:the )?same (?:result|error"
+    r"|issue|problem|behaviou?r|hang|crash)|still (?:hangs?|hung|fails?|failed|crash\w{0,4}"
+    r"|stuck|freez\w{0,4}|errors?|the same|happen\w{0,4}|occur\w{0,4})|not (?:help|work"
+    r"|solve|fix)\w{0,3}|without (?:success|luck|effect)|to no avail|nothing changed"
+    r"|also tried|tried (?:both|all|every))"
+)
+_NO_HELP_BEFORE = r"(?:even with|with or without|regardless of|no matter)"
+SETTING_NO_HELP = sign(
+    "settings.no_help",
+    rf"\b(?P<name>{_NAME})(?:\s{{0,3}}=\s{{0,3}}{_VALUE.format('value')})?.{{0,80}}?"
+    rf"\b{_NO_HELP_AFTER}"
+    rf"|\b{_NO_HELP_BEFORE}\s(?:the |setting |exporting |`)?(?P<name2>{_NAME})"
+    rf"(?:\s{{0,3}}=\s{{0,3}}{_VALUE.format('value2')})?",
+    "someone says an NCCL/gloo setting changed nothing (tried NCCL_P2P_DISABLE=1, same error)",
+)
+
+
+def settings_that_did_not_help(facts: Facts) -> tuple[SaidSetting, ...]:
+    """Every setting a sentence says left the failure as it was (``value`` empty where unsaid).
+
+    A line that also says a setting worked is not one ("tried NCCL_P2P_DISABLE=1 and it
+    works"): whichever it says, the two readings would contradict each other.
+    """
+    hits = [h for h in facts.seen(SETTING_NO_HELP) if h.prose]
+    if not hits:
+        return ()
+    worked = facts.lines_of(SETTING_WORKED) - facts.lines_of(NEGATED)
+    out: list[SaidSetting] = []
+    for hit in hits:
+        if hit.said in worked:
+            continue
+        name = (hit.match["name"] or hit.match["name2"] or "").upper()
+        value = (hit.match["value"] or hit.match["value2"] or "").strip(".,`")
+        out.append(SaidSetting(name, value, variable_topics(name), hit.cite, hit.prose))
     return tuple(out)
