@@ -14,7 +14,10 @@ Why it matters
 --------------
 The setting the user relies on is not in effect, or a stale setting breaks
 communicator setup (a graph file naming GPUs the machine does not have makes
-init fail with ``ncclSystemError``) or costs bandwidth.
+init fail with ``ncclSystemError``) or costs bandwidth. A setting that only
+costs speed or log lines (a leftover switch, a deprecated name, a bad
+``NCCL_DEBUG`` value) fails no job: beside a failure it is a note, not a
+cause to weigh against the failure's own.
 
 Evidence
 --------
@@ -36,6 +39,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from nccl_doctor.facts.base import Fact
+from nccl_doctor.facts.failures import failures_of
 from nccl_doctor.facts.gpu import Gpu
 from nccl_doctor.facts.host import EnvVar
 from nccl_doctor.facts.nccl import (
@@ -48,6 +52,7 @@ from nccl_doctor.facts.nccl import (
 from nccl_doctor.facts.store import Facts, is_prose
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.knowledge import nccl_env
+from nccl_doctor.knowledge.topics import variable_topics
 from nccl_doctor.rules.base import Rule
 from nccl_doctor.signs.nccl import ALGO_FORCED
 from nccl_doctor.signs.settings import settings_that_worked
@@ -154,7 +159,13 @@ def _problems(sets: list[_Set], skip: tuple[str, ...]) -> list[tuple[str, Fact, 
         fact = s.fact
         if isinstance(fact, NcclEnvSetting) and fact.invalid:
             used = f", NCCL used {fact.default_value}" if fact.default_value else ""
-            out.append((f"{s.name}={s.value} is invalid{used}", fact, True))
+            out.append(
+                (
+                    f"{s.name}={s.value} is invalid{used}",
+                    fact,
+                    "debug" not in variable_topics(s.name),
+                )
+            )
             continue
         var = nccl_env.lookup(s.name)
         if var is None:
@@ -169,7 +180,8 @@ def _problems(sets: list[_Set], skip: tuple[str, ...]) -> list[tuple[str, Fact, 
             continue
         problem = nccl_env.validate(s.name, s.value)
         if problem:
-            out.append((problem, fact, True))
+            # a logging switch's bad value costs the log, never the job
+            out.append((problem, fact, "debug" not in variable_topics(s.name)))
         harm = nccl_env.harm(s.name, s.value)
         if harm and not s.name.startswith(skip):
             out.append((harm, fact, False))
@@ -227,6 +239,9 @@ def check(facts: Facts) -> list[Finding]:
     if not problems:
         return findings
     serious = any(p[2] for p in problems)
+    # a leftover switch, a deprecated name, a logging setting: each costs speed or log
+    # lines, none fails a job; beside a failure they are a note, not a cause to weigh
+    severity = Severity.WARNING if serious or not failures_of(facts) else Severity.INFO
     names = sorted({p[0].split(":")[0].split("=")[0].split(" ")[0] for p in problems})
     findings.append(
         RULE.finding(
@@ -241,7 +256,7 @@ def check(facts: Facts) -> list[Finding]:
                 "Rerun with NCCL_DEBUG=INFO and check the 'set by environment' lines",
             ],
             evidence=[p[1] for p in problems[:4]],
-            severity=Severity.WARNING,
+            severity=severity,
             confidence=Confidence.HIGH if serious else Confidence.MEDIUM,
             cause=serious,
             detail=[p[0] for p in problems],
