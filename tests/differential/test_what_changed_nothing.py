@@ -156,6 +156,7 @@ def test_a_machine_that_needs_a_power_cycle_lost_a_gpu(tmp_path: Path) -> None:
     "said",
     [
         "I had to restart the training script.",
+        "I had to reboot after updating the driver to 550.",
         # a desktop that freezes while the job runs and recovers: no GPU was lost
         "While nccl-tests runs the system freezes; when the test finishes it is back to normal.",
     ],

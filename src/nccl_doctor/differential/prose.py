@@ -540,7 +540,12 @@ CUES: dict[str, LazyPattern[str]] = {
 #: A line with a cue's words that also says it works is not that cue ("a single GPU works,
 #: two GPUs hang"; "it hangs with nccl, gloo is fine").
 _WORKS = _rx(r"\b(?:works?|worked|working|fine|ok|okay|normal\w*|no problems?|succeed\w*|runs)\b")
-_UNLESS: dict[str, LazyPattern[str]] = {"gloo_fails_too": _WORKS, "one_gpu_fails_too": _WORKS}
+_UNLESS: dict[str, LazyPattern[str]] = {
+    "gloo_fails_too": _WORKS,
+    "one_gpu_fails_too": _WORKS,
+    # the reboot a driver's installation asks for ("had to reboot after updating the driver")
+    "power_cycle": _rx(r"\b(?:install\w*|updat\w*|upgrad\w*)\b"),
+}
 
 
 def said(facts: Facts, name: str) -> Cite | None:
