@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.signs import sign
-from nccl_doctor.facts.store import Facts
+from nccl_doctor.facts.store import Facts, Hit
 from nccl_doctor.knowledge.topics import variable_topics
 
 _NAME = r"(?:TORCH_)?(?:NCCL|GLOO)_[A-Z0-9_]{2,40}"
@@ -69,6 +69,13 @@ class SaidSetting:
     prose: bool
 
 
+def _said(hit: Hit) -> SaidSetting:
+    """The setting a hit of either sign names (each spells it before or after its words)."""
+    name = (hit.match["name"] or hit.match["name2"] or "").upper()
+    value = (hit.match["value"] or hit.match["value2"] or "").strip(".,")
+    return SaidSetting(name, value, variable_topics(name), hit.cite, hit.prose)
+
+
 def settings_that_worked(facts: Facts) -> tuple[SaidSetting, ...]:
     """Every setting a line says made the job work, leaving out lines that negate it."""
     hits = facts.seen(SETTING_WORKED)
@@ -79,9 +86,7 @@ def settings_that_worked(facts: Facts) -> tuple[SaidSetting, ...]:
     for hit in hits:
         if hit.said in negated or _CONTRAST.search(hit.cite.text[hit.match.end() :]):
             continue
-        name = (hit.match["name"] or hit.match["name2"] or "").upper()
-        value = (hit.match["value"] or hit.match["value2"] or "").strip(".,")
-        out.append(SaidSetting(name, value, variable_topics(name), hit.cite, hit.prose))
+        out.append(_said(hit))
     return tuple(out)
 
 
@@ -121,7 +126,5 @@ def settings_that_did_not_help(facts: Facts) -> tuple[SaidSetting, ...]:
     for hit in hits:
         if hit.said in worked:
             continue
-        name = (hit.match["name"] or hit.match["name2"] or "").upper()
-        value = (hit.match["value"] or hit.match["value2"] or "").strip(".,`")
-        out.append(SaidSetting(name, value, variable_topics(name), hit.cite, hit.prose))
+        out.append(_said(hit))
     return tuple(out)

@@ -157,13 +157,15 @@ def _problems(sets: list[_Set], skip: tuple[str, ...]) -> list[tuple[str, Fact, 
     out: list[tuple[str, Fact, bool]] = []
     for s in sets:
         fact = s.fact
+        # a logging switch's bad value costs the log, never the job
+        logs_only = "debug" in variable_topics(s.name)
         if isinstance(fact, NcclEnvSetting) and fact.invalid:
             used = f", NCCL used {fact.default_value}" if fact.default_value else ""
             out.append(
                 (
                     f"{s.name}={s.value} is invalid{used}",
                     fact,
-                    "debug" not in variable_topics(s.name),
+                    not logs_only,
                 )
             )
             continue
@@ -180,8 +182,7 @@ def _problems(sets: list[_Set], skip: tuple[str, ...]) -> list[tuple[str, Fact, 
             continue
         problem = nccl_env.validate(s.name, s.value)
         if problem:
-            # a logging switch's bad value costs the log, never the job
-            out.append((problem, fact, "debug" not in variable_topics(s.name)))
+            out.append((problem, fact, not logs_only))
         harm = nccl_env.harm(s.name, s.value)
         if harm and not s.name.startswith(skip):
             out.append((harm, fact, False))
