@@ -281,6 +281,64 @@ def test_quiet_and_verbose(capsys: pytest.CaptureFixture[str], tmp_path: Path) -
     assert "not allowed with argument" in capsys.readouterr().err
 
 
+#: One rank's DDP start-up failure (no cause in it) and the node's ibstatus, one port down:
+#: the only finding is context (an INFO note on the ports of a one-node job).
+_UNEXPLAINED_LOG = """\
+node1:1234:1234 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>
+node1:1234:1234 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB eth0:10.0.0.1<0>
+Traceback (most recent call last):
+  File "train.py", line 10, in <module>
+    model = DDP(model, device_ids=[rank])
+torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/\
+ProcessGroupNCCL.cpp:1970, unhandled system error (run with NCCL_DEBUG=INFO for details), \
+NCCL version 2.21.5
+"""
+_PORTS = """\
+Infiniband device 'mlx5_0' port 1 status:
+\tstate:\t 4: ACTIVE
+\tphys state:\t 5: LinkUp
+\trate:\t 200 Gb/sec (4X HDR)
+\tlink_layer:\t InfiniBand
+
+Infiniband device 'mlx5_1' port 1 status:
+\tstate:\t 1: DOWN
+\tphys state:\t 3: Disabled
+\trate:\t 10 Gb/sec (4X SDR)
+\tlink_layer:\t InfiniBand
+"""
+
+
+def test_a_failure_only_context_explains_leads_with_its_possible_causes(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    (tmp_path / "rank0.log").write_text(_UNEXPLAINED_LOG, encoding="utf-8")
+    (tmp_path / "ibstatus.txt").write_text(_PORTS, encoding="utf-8")
+    report = json.loads(_run(capsys, "diagnose", str(tmp_path), "--format", "json")[1])
+    assert [(f["id"], f["severity"], f["root_cause"]) for f in report["findings"]] == [
+        ("net.ib_link", "info", False)
+    ]
+    first = report["hypotheses"][0]["id"]
+    code, quiet, _ = _run(capsys, "diagnose", str(tmp_path), "--quiet")
+    assert code == 0  # no critical finding (the exit codes' contract), though it failed
+    lines = quiet.splitlines()
+    assert lines[0] == "nccl-doctor: INCONCLUSIVE  (1 findings, 0 root causes)"
+    assert lines[1].startswith("INFO     net.ib_link")
+    assert lines[2].startswith(f"possible {first}  (")  # the note does not hide the answer
+    assert len(lines) == 2 + len(report["hypotheses"])
+    heading = "Possible causes of NCCL reported a system error (ncclSystemError) (ranked)"
+    text = _run(capsys, "diagnose", str(tmp_path), "--width", "200")[1]
+    assert f"\n{heading}:\n" in text
+    assert "Other possible causes" not in text
+    markdown = _run(capsys, "diagnose", str(tmp_path), "--format", "markdown")[1]
+    assert f"### {heading}" in markdown
+    html = _run(capsys, "diagnose", str(tmp_path), "--format", "html")[1]
+    assert f"<h2>{heading}</h2>" in html
+    # beside a root cause the same differential is the alternatives, and --quiet names the cause
+    _, normal, _ = _run(capsys, "diagnose", str(EXAMPLE))
+    assert "\nOther possible causes of " in normal
+    assert "possible " not in _run(capsys, "diagnose", str(EXAMPLE), "--quiet")[1]
+
+
 # --- explain ------------------------------------------------------------------------------
 
 

@@ -155,6 +155,23 @@ class Report:
     #: the hosts, GPUs, versions, probe figures and counter deltas the evidence names
     inventory: Inventory = field(default_factory=Inventory)
 
+    @property
+    def explained(self) -> bool:
+        """Whether a finding names a root cause: the hypotheses are then its alternatives.
+
+        Findings that are context (an INFO note, a condition no rule calls the
+        cause) leave the failure unexplained, and the hypotheses are the answer.
+        """
+        return any(f.root_cause for f in self.findings)
+
+    @property
+    def hypotheses_heading(self) -> str:
+        """How renderers introduce the hypotheses: the answer, or the alternatives to a cause."""
+        if not self.hypotheses:
+            return ""
+        lead = "Other possible causes" if self.explained else "Possible causes"
+        return f"{lead} of {self.hypotheses[0].symptom} (ranked)"
+
     def top(self, k: int) -> list[str]:
         """The top-k answer: critical and warning findings' ids, then the hypotheses'."""
         ids: list[str] = []

@@ -210,7 +210,6 @@ def _hypotheses(report: Report, clean: Clean) -> str:
     """The ranked differential as a table (nothing when a finding was decisive)."""
     if not report.hypotheses:
         return ""
-    lead = "Possible causes" if not report.findings else "Other possible causes"
     rows = "".join(
         f"<tr><td>{n}</td><td><code>{esc(h.id)}</code></td><td>{h.probability:.0%}</td>"
         f"<td>{esc(clean('; '.join(h.for_)))}</td><td>{esc(clean('; '.join(h.against)))}</td>"
@@ -218,8 +217,8 @@ def _hypotheses(report: Report, clean: Clean) -> str:
         for n, h in enumerate(report.hypotheses, 1)
     )
     return (
-        f'<section id="hypotheses"><h2>{lead} of {esc(report.hypotheses[0].symptom)} '
-        "(ranked)</h2><table><tr><th>#</th><th>id</th><th>likelihood</th><th>for</th>"
+        f'<section id="hypotheses"><h2>{esc(report.hypotheses_heading)}</h2><table>'
+        "<tr><th>#</th><th>id</th><th>likelihood</th><th>for</th>"
         f"<th>against</th><th>next check</th></tr>{rows}</table></section>"
     )
 

@@ -152,8 +152,7 @@ def report_markdown(report: Report, clean: Callable[[str], str]) -> str:
         if finding.id in folded:
             out.extend(_folded(folded[finding.id], clean))
     if report.hypotheses:
-        lead = "Possible causes" if not report.findings else "Other possible causes"
-        out.append(f"### {lead} of {_inline(report.hypotheses[0].symptom)} (ranked)")
+        out.append(f"### {_inline(report.hypotheses_heading)}")
         out.append("")
         out.append("| # | id | likelihood | for | against | next check |")
         out.append("|---|---|---|---|---|---|")

@@ -114,9 +114,8 @@ def _hypotheses(out: _Out, report: Report) -> None:
     """The ranked differential: what no rule could decide, and the check that would."""
     if not report.hypotheses:
         return
-    lead = "Possible causes" if not report.findings else "Other possible causes"
     out.add("\n")
-    out.para(f"{lead} of {report.hypotheses[0].symptom} (ranked):", 0, style="bold")
+    out.para(f"{report.hypotheses_heading}:", 0, style="bold")
     for n, h in enumerate(report.hypotheses, 1):
         out.add(f"{n}. ", "bold")
         out.add(f"{h.id}", "bold")
@@ -178,7 +177,8 @@ def _brief(out: _Out, report: Report) -> None:
     if retry is not None and retry.reasons:  # --against: the one line that answers "why"
         line = f"{'retry':9}{out.clean(retry.reasons[0].text)}"
         out.add((line if len(line) < out.width else line[: out.width - 2] + "…") + "\n")
-    for h in () if report.findings else report.hypotheses:  # a failure is never a blank line
+    # a failure is never without a cause: where no finding names one, the ranked differential
+    for h in () if report.explained else report.hypotheses:
         out.add(f"{'possible':9}", "dim")
         out.add(
             f"{h.id}  ({h.probability:.0%}) check: {out.clean(h.check)}"[: out.width - 10] + "\n"
