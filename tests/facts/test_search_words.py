@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 import nccl_doctor.signs  # noqa: F401 -- imports every sign table, so registered() holds them
-from nccl_doctor.differential.prose import CUES, PROSE_SYMPTOMS
+from nccl_doctor.differential.cues import CUES
+from nccl_doctor.differential.prose import PROSE_SYMPTOMS
 from nccl_doctor.facts import store
 from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.literals import prefiltered, required_words, shape_blind
@@ -317,7 +318,7 @@ def said() -> Facts:
 
 
 def _prose_patterns() -> list[re.Pattern[str]]:
-    lazy = [*CUES.values(), *(row.pattern for row in PROSE_SYMPTOMS)]
+    lazy = [*(cue.pattern for cue in CUES.values()), *(row.pattern for row in PROSE_SYMPTOMS)]
     return [*PATTERNS, *(p.compiled() for p in lazy)]
 
 

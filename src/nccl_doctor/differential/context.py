@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from nccl_doctor.differential.prose import cues_of
+from nccl_doctor.differential.cues import cues_of
 from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.gpu import GpuProcess
 from nccl_doctor.facts.host import EnvVar
@@ -93,7 +93,7 @@ class Context:
     benchmark: bool = False
     #: every watchdog timeout is at the default group's first collectives, none completed
     first_collective: bool = False
-    #: the reporter's discriminating sentences (:data:`.prose.CUES`), by cue name
+    #: the reporter's discriminating sentences (:data:`.cues.CUES`), by cue name
     said: dict[str, Cite] = field(default_factory=dict)
     #: IB completion statuses (ibv_wc_status) the evidence shows
     ib_status: frozenset[int] = frozenset()

@@ -274,7 +274,7 @@ SHIFTS: tuple[Shift, ...] = (
         lambda c: c.wsl,
         frozenset({"killed", "host_oom"}),
     ),
-    # the reporter's sentences (.prose.CUES)
+    # the reporter's sentences (.cues.CUES)
     Shift(
         "nccl.p2p",
         3.0,

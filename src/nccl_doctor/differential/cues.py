@@ -1,0 +1,262 @@
+"""The reporter's words that tell causes apart: what they tried, where and when it fails.
+
+"Works with NCCL_P2P_DISABLE=1", "works with gloo", "only on node 3", "after
+a driver update", "fails on a single GPU too": an expert's first questions
+are these, and their answers weigh one cause against another. :data:`CUES`
+holds the sentences, each with the reason it discriminates;
+:mod:`.context` reads them once (:func:`cues_of`) and :mod:`.shifts` says
+how each moves the weights. Written with :mod:`.prose`'s vocabulary, and,
+like it, read on prose lines only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from nccl_doctor.differential.prose import FLAGS, NOT_SAID, NUM, ONE_GPU_DOES_ALL, rx
+from nccl_doctor.facts.base import Cite
+from nccl_doctor.facts.store import Facts
+from nccl_doctor.parse._lazy import LazyPattern
+
+
+@dataclass(frozen=True, slots=True)
+class Cue:
+    """The words of one discriminating sentence."""
+
+    pattern: LazyPattern[str]
+    #: a line that also holds these words is not this cue ("a single GPU works, two hang")
+    unless: LazyPattern[str] | None = None
+
+    def said_in(self, text: str) -> bool:
+        """Whether a line that holds the words says it (no ``unless`` words beside them)."""
+        return self.unless is None or not self.unless.search(text)
+
+
+def _cue(pattern: str, unless: LazyPattern[str] | None = None) -> Cue:
+    return Cue(rx(pattern), unless)
+
+
+#: A line with a cue's words that also says it works is not that cue ("a single GPU works,
+#: two GPUs hang"; "it hangs with nccl, gloo is fine").
+_WORKS = rx(r"\b(?:works?|worked|working|fine|ok|okay|normal\w*|no problems?|succeed\w*|runs)\b")
+#: The reboot a driver's installation asks for ("had to reboot after updating the driver").
+_UPDATE = rx(r"\b(?:install\w*|updat\w*|upgrad\w*)\b")
+
+#: Work a rank does on its own path (rank_branch): evaluating, saving, running, ...
+_WORK = (
+    r"(?:evaluat\w*|eval|validat\w*|sav(?:e|es|ed|ing)|checkpoint\w*|run|runs|running|ran"
+    r"|call\w*|execut\w*|comput\w*|perform\w*|do|does|done|doing|did|load\w*|writ\w*"
+    r"|generat\w*|infer\w*|test|tests|tested|testing|process(?:es|ed|ing))"
+)
+#: Not right after a negation of having or using it ("I do not use early stopping").
+_NOT_USED = NOT_SAID + r"(?<!not use )(?<!n't use )(?<!not using )(?<!not have )(?<!n't have )"
+#: One rank, or some.
+_RANKS = (
+    r"(?:rank ?0|rank zero|main process|master process|first rank|one rank|some ranks"
+    r"|one of the ranks)"
+)
+#: One rank, or some, alone ("only on rank 0", "on the main process only"); as the subject
+#: ("only rank 0 saves") the work must follow at once ("only on rank 0 and I have no idea
+#: what to do" names none).
+_ONLY_RANK = (
+    rf"(?:only (?:on |for |in |by )?(?:the )?{_RANKS}\b"
+    r"|(?:on|in) (?:the )?(?:rank ?0|main process|master process) only\b)"
+)
+
+#: Discriminating sentences: name -> the words. Read by :func:`cues_of`.
+CUES: dict[str, Cue] = {
+    # the same code works with gloo, or on one GPU: NCCL's intra-node transport is at fault
+    "nccl_only": _cue(
+        r"\bworks?\b.{0,40}\b(?:with|using|on) (?:the )?`?gloo\b|\bgloo\b.{0,30}\bworks?\b"
+        r"|\bworks? (?:fine |well )?(?:with|on) (?:a )?single GPU|single GPU\b.{0,30}\bworks?\b"
+        r"|\bworks? (?:fine |well )?(?:with|on) (?:one|1) GPU\b"
+    ),
+    # the same failure with gloo too: the fault is under both backends (the store, the
+    # rendezvous, the network between the hosts), not NCCL's own transports
+    "gloo_fails_too": _cue(
+        r"\bgloo\b.{0,40}\b(?:(?:the )?same (?:error|result|problem|issue|thing|behaviou?r)"
+        r"|also (?:fails?|failed|hangs?|hung|crash\w*|errors?)|fails? too|as well"
+        r"|still (?:fails?|failed|hangs?|hung|the same|errors?))"
+        r"|\b(?:even|also) (?:with|using|on|for) (?:the )?`?gloo\b"
+        r"|\bsame (?:error|result|problem|issue|thing) (?:with|using|on|for) (?:the )?`?gloo\b"
+        r"|\bgloo\W{0,3}(?:\w+\W{0,3})?(?:还是|也)",
+        unless=_WORKS,
+    ),
+    # the same failure on one GPU alone: no GPU-to-GPU path (P2P, SHM, NVLink) is in use
+    "one_gpu_fails_too": _cue(
+        r"\b(?:even|also|too)\b.{0,20}\b(?:with|on|using) (?:a |one |only one )?(?:single|one|1)"
+        r" ?(?:GPU|card)\b"
+        r"|\b(?:errors?|fails?|failed|hangs?|hung|crash\w*|stuck|deadlock\w*|freez\w*)\b.{0,20}"
+        r"\b(?:with|on|using) (?:a |only )?(?:single|one|1) ?(?:GPU|card)\b"
+        r"|\bsingle[- ]?(?:GPU|card)\b.{0,30}\b(?:errors?|fails?|failed|hangs?|hung|crash\w*"
+        r"|stuck|deadlock\w*|freez\w*)\b",
+        unless=_WORKS,
+    ),
+    # another job (not the job's own ranks) on the same GPUs
+    "other_job_same_gpus": _cue(
+        r"\b(?:two|another|other|second|several|multiple) (?:\w+ ){0,2}(?:jobs?|trainings?"
+        r"|training process(?:es)?|runs|experiments?|programs?)\b.{0,40}\bsame (?:\w+ ){0,3}GPUs?\b"
+    ),
+    "mig": _cue(r"\bMIG\b|\bMulti-Instance GPU\b"),
+    # CUDA's own peer-to-peer samples pass: the GPUs' peer access works outside NCCL
+    "p2p_test_passed": _cue(
+        r"\b(?:simpleP2P|p2pBandwidthLatencyTest|simpleIPC)\b.{0,60}"
+        r"\b(?:pass(?:es|ed)?|works?|worked|succe\w*|fine|ok(?:ay)?)\b"
+        r"|" + NOT_SAID + r"\b(?:successfully|succesfully) (?:tried|ran|run|tested)\b.{0,30}"
+        r"\b(?:simpleP2P|p2pBandwidthLatencyTest)\b"
+    ),
+    "container": _cue(
+        r"\b(?:docker|container|kubernetes|k8s|pods?|singularity|apptainer|enroot)\b|容器"
+    ),
+    # two containers of one machine: NCCL's host identity decides what they share
+    "containers_same_host": _cue(
+        r"\b(?:multiple|several|two|\d+)\s+(?:docker\s+)?containers?\b.{0,60}"
+        r"\bsame (?:machine|node|host|server)\b"
+        r"|\bacross (?:the )?(?:docker )?containers? (?:in|on) (?:the )?same (?:machine|node|host)"
+    ),
+    "wsl": _cue(r"\bWSL ?2?\b|\bWindows Subsystem for Linux\b"),
+    "multi_node": _cue(
+        # (not "this is not an inter-node job", "we never ran multi-node")
+        rf"{NOT_SAID}\b(?:multi|inter)[- ]?node\b"
+        rf"|{NOT_SAID}\b(?:multiple|several|two|\d+) (?:\w+ )?(?:nodes|hosts|machines)\b"
+        r"|\b(?:num[_-]?nodes|nnodes)\s*(?:>=?|=)\s*[2-9]|\bacross (?:the )?nodes\b"
+        r"|\b(?:the )?(?:second|both) (?:nodes?|machines?|hosts?)\b"
+        # Chinese: multi-machine, several machines, multi-node
+        r"|多机|多台(?:机器|服务器)|多节点|多个节点"
+        # Japanese: multi-node, several nodes, 2 (to 9) nodes
+        r"|マルチノード|複数(?:の)?ノード|[2-9２-９]\s?ノード"
+    ),
+    # the host's name resolves to the loopback address: peers are told to connect to 127.0.x.1
+    "loopback_host": _cue(
+        r"\bgethostbyname\b.{0,80}\b127\.0\.[01]\.1\b"
+        r"|\b(?:hostname|host name)\b.{0,60}\b(?:resolv\w*|points?|maps?|mapped)\b.{0,20}"
+        r"\b(?:to )?(?:127\.0\.[01]\.1|localhost|loopback)\b"
+    ),
+    # it fails on one node only: "only on this node", "the same job on another node works fine"
+    "one_node_only": _cue(
+        # "only on this node", "only on node 3" (not "works only with one GPU": a count of GPUs)
+        r"\bonly (?:on|with) (?:one|a single|this|that) (?:node|machine|host|server)\b"
+        r"|\bonly on (?:node|machine|host|server)[ -]?\w"
+        r"|\b(?:same|this) (?:job|code|script|command|program|model|config\w*)\b.{0,30}"
+        r"\b(?:on|with) (?:a |an |the )?(?:different|another|other) (?:nodes?|machines?|hosts?"
+        r"|servers?)\b.{0,20}\b(?:works?|worked|runs? fine|is fine|passe[sd])"
+        r"|\b(?:works?|worked|runs? fine) (?:fine |well )?on (?:all )?(?:the )?(?:other|different)"
+        r" (?:nodes|machines|hosts|servers)\b"
+        # "3 of the replicas are running in stable state, the 4th keeps restarting": some of
+        # them, in the same clause ("we train on 2 nodes, NCCL works on one" says the opposite)
+        r"|\b(?:(?:\d{1,3}|two|three|four|five|six|seven) of the|all (?:the )?other|the other"
+        r"|the remaining) (?:replicas|nodes|machines|hosts|servers|pods|instances)\b[^,;.\n]{0,30}"
+        r"\b(?:stable|fine|healthy|normal\w*|work)"
+    ),
+    # some nodes fail together while each group works: the nodes are not configured alike
+    "node_groups": _cue(
+        r"\b(?:nodes?|hosts?)\b[^.]{0,40}\b(?:from|between)\b[^.]{0,40}\bwith\b[^.]{0,60}"
+        r"\b(?:results? in|hangs?|fails?)"
+        r"|\beach (?:group|pair) works\b|\b(?:groups?|pairs?) of nodes\b.{0,40}\bwork"
+    ),
+    # something between the hosts filters TCP: a firewall, SELinux, a cloud security group, a
+    # Kubernetes network policy, a service-mesh sidecar that proxies the pods' traffic, an
+    # endpoint-security product ("no firewall", "the firewall is disabled" rule it out)
+    "traffic_filtered": _cue(
+        r"(?<!no )(?<!without )\b(?:firewall\w*|firewall-cmd|iptables|ufw|SELinux"
+        r"|security[- ]groups?|network[- ]?polic(?:y|ies)|istio|envoy|sidecar\w*|service mesh"
+        r"|antivirus|endpoint security)\b"
+        r"(?! (?:is|was|are|were) (?:already |also )?(?:disabled|off|down|inactive|stopped"
+        r"|turned off|not (?:running|active|enabled)))"
+    ),
+    # NCCL builds said to differ between the job's nodes or processes
+    "nccl_versions_differ": _cue(
+        r"\bnccl\b.{0,20}\bversions? (?:mismatch|differ\w*|inconsisten\w*)"
+        r"|\b(?:mismatch\w*|different) (?:nccl )?versions? of nccl\b"
+        r"|\bdifferent nccl versions?\b"
+    ),
+    # a verbs call named as failing: RDMA set-up (memory registration, queue pairs)
+    "verbs_call": _cue(r"\bibv_(?:reg_mr|modify_qp|create_qp|create_cq|open_device|alloc_pd)\w*"),
+    "after_suspend": _cue(r"\b(?:suspend\w*|resum(?:e|ed)|hibernat\w*|woke up)\b"),
+    # the failure comes and goes with a library version: a bug or a second library
+    "version_said": _cue(
+        rf"\b(?:works?|worked|fine|no (?:problem|issue)s?)\b.{{0,60}}\b(?:version |v)?{NUM}\b"
+        rf"|\b{NUM}\b[^.\n]{{0,40}}\b(?:works?|worked|is fine)\b"
+        r"|\bregression\b|\b(?:after|since) (?:an? )?(?:upgrad|updat)\w*"
+        r"|\bdowngrad\w*\b.{0,40}\b(?:fix|work|solv)"
+    ),
+    # the hang comes after training ran: an application or data problem, not set-up
+    "late_hang": _cue(
+        r"\bend of (?:(?:an?|the|each|first|single|every) )*epoch|\bcheckpoint\w*"
+        r"|\bafter (?:\d+|some|many|a few|several) (?:steps|iterations|epochs|batches|hours)"
+        r"|\bran (?:clean|fine|well) for\b|\bmid[- ]training\b|\bvalidation\b|\beval(?:uation)?\b"
+    ),
+    # the ranks run different code: one rank (or some) takes a path the others do not, so they
+    # wait in collectives it never calls ("evaluate only on rank 0", "if rank == 0: save",
+    # "early stopping", "a different number of batches per rank"); "only on rank 0" names
+    # such a path only beside the work done there ("the timeout is reported only on rank 0",
+    # "only one rank crashes" say where the failure shows, not what the ranks run)
+    "rank_branch": _cue(
+        r"\b(?:if|when|while)\s+(?:the\s+)?(?:(?:global|local)[_ ])?rank\s*(?:==|!=|is|=)\s*0\b"
+        # (not a print or a log line: rank 0 alone printing calls no collective)
+        r"(?!\s{0,3}:\s{0,3}(?:print|log|logger|logging|wandb|tqdm|pbar|writer)\b)"
+        rf"|\b{_WORK}\b[^.,;!?\n]{{0,30}}?\b{_ONLY_RANK}"
+        rf"|\bonly (?:the )?{_RANKS}\s(?:\w{{1,12}}\s)?{_WORK}\b"
+        r"|\bis_(?:local_)?main_process\b|\bget_rank\(\)\s*==\s*0\b"
+        rf"|{_NOT_USED}\b(?:uneven|unequal|different (?:number|amount)s? of) (?:data|batches"
+        rf"|samples|steps|iterations)\b|{_NOT_USED}\bearly[ -]?stopp\w*"
+        # a rank with nothing to work on returns early: "any one rank has all empty validation",
+        # "a rank whose shard had no images"; a collective some ranks skip or call more often
+        r"|\b(?:a|one|any|some|each) (?:one )?(?:rank|gpu|process|worker|stage)s?\b[^.;\n]{0,30}"
+        r"\b(?:has|had|have|gets?|got|holds?|with|whose)\b[^.;\n]{0,20}\b(?:empty|no (?:data"
+        r"|samples|labels|targets|images|boxes|tokens|metrics?|batch\w*))\b"
+        r"|\b(?:skip\w*|return\w* early)\b[^.;\n]{0,30}"
+        r"\b(?:collectives?|all_?reduce|all_?gather\w*|reduce_scatter|broadcast\w*|barrier)\b"
+        r"|\b(?:one|1|a) (?:collective|op|operation|call)s? (?:op )?behind\b"
+        r"|\bdifferent (?:number|count)s? of (?:collective|all_?reduce|all_?gather|barrier)"
+    ),
+    # every rank computes on one GPU ("only GPU 0 has load", "all 8 processes run on GPU 0"):
+    # the ranks were not given their own device (set_device missing or too late)
+    "one_gpu_does_all": _cue(ONE_GPU_DOES_ALL),
+    # the hang is at start-up: connection set-up, not the application
+    "startup_hang": _cue(
+        r"\b(?:hang|hung|stuck|freez)\w*\b.{0,30}\b(?:at|during|on) "
+        r"(?:start ?up|startup|the start|init\w*|communicator init\w*|the first collective)"
+        r"|\binit\w*\b.{0,30}\bhangs?\b"
+        r"|\b(?:node|rank|worker|process)s?\b.{0,20}\bnever (?:joins?|joined|connects?|connected)\b"
+    ),
+    # the whole machine freezes, not just the job: hardware or driver
+    # ("the machine freezes", "system completely hangs"; not "a machine with 4 GPUs hangs",
+    # where the job hangs on the machine)
+    "system_freeze": _cue(
+        r"\b(?:system|machine|computer|desktop|os)\s+"
+        r"(?:(?!(?:training|job|process|program|script|run|model|server)\b)\w+\s+)?"
+        r"(?:freez\w*|froze|frozen|hangs?|hung|locks? up|becomes? unresponsive)\b"
+    ),
+    # only a reboot or a power cycle brings the machine back ("must be rebooted by removing
+    # the power"): the driver lost a GPU, not a job that waits
+    "power_cycle": _cue(
+        r"\bhard[- ]reboot|\bpower[- ]?cycl\w*|\b(?:removing|cutting|pulling) the power\b"
+        r"|\b(?:must|had to|have to|has to|needs? to|needed to) (?:be )?reboot\w*"
+        r"|\bneeds? a (?:hard )?reboot\b",
+        unless=_UPDATE,
+    ),
+}
+
+
+def said(facts: Facts, name: str) -> Cite | None:
+    """The first prose line that says cue ``name``."""
+    cue = CUES[name]
+    return next(
+        (
+            h.cite
+            for h in facts.prose_search(cue.pattern.pattern, FLAGS)
+            if cue.said_in(h.cite.text)
+        ),
+        None,
+    )
+
+
+def cues_of(facts: Facts) -> dict[str, Cite]:
+    """Every cue the reporter's sentences hold, with the first line that holds it."""
+    out: dict[str, Cite] = {}
+    for name in CUES:
+        cite = said(facts, name)
+        if cite is not None:
+            out[name] = cite
+    return out
