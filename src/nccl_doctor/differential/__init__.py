@@ -20,13 +20,14 @@ from nccl_doctor.differential.phases import WHERE
 from nccl_doctor.differential.priors import PRIORS
 from nccl_doctor.differential.prose import prose_symptom
 from nccl_doctor.differential.shifts import SHIFTS, shifted
-from nccl_doctor.differential.symptoms import Symptom, symptoms_of
+from nccl_doctor.differential.symptoms import SAID, Symptom, symptoms_of
 from nccl_doctor.facts.bandwidth import network_shortfall
 from nccl_doctor.facts.base import Cite, Fact
+from nccl_doctor.facts.failures import DUMP_NOTICES
 from nccl_doctor.facts.gpu import SmiError
 from nccl_doctor.facts.host import KernelGpuMessage
 from nccl_doctor.facts.nccl import NcclTestFailure
-from nccl_doctor.facts.run import PythonTraceback
+from nccl_doctor.facts.run import DistributedError, PythonTraceback
 from nccl_doctor.facts.store import Facts, is_prose
 from nccl_doctor.facts.text import TextLine
 from nccl_doctor.knowledge.cuda_errors import CUDA_CLASSES
@@ -151,6 +152,29 @@ def _error_lines(facts: Facts) -> tuple[Fact, ...]:
     return (*machine, *node, *quoted)
 
 
+def _dumped(facts: Facts) -> Symptom | None:
+    """A stall the job's own output shows: PyTorch dumped its flight recorder, and no failure
+    came with it (:data:`~nccl_doctor.facts.failures.DUMP_NOTICES`).
+
+    Someone asked for the state of the job's collectives: a watchdog or a peer
+    at a timeout this evidence does not hold, or a person (or ``nccl-doctor
+    run``'s pre-mortem) while it waits. Either way the job stalls in, or behind,
+    a collective: the silent hang's causes.
+    """
+    dump = next((d for d in facts.of(DistributedError) if d.category in DUMP_NOTICES), None)
+    if dump is None:
+        return None
+    return Symptom(
+        "hang",
+        dump.cite,
+        dump.rank,
+        signature="ProcessGroupNCCL preparing to dump debug info",
+        where="torch ProcessGroupNCCL::dumpDebuggingInfo",
+        named="the job stalls with no error: PyTorch dumped its flight recorder (a watchdog "
+        "or a person asked for the state of its collectives)",
+    )
+
+
 def lead_symptom(facts: Facts, failures: tuple[Fact, ...]) -> Symptom | None:
     """The symptom the differential ranks causes for: the first failure's, or the evidence's."""
     # nccl-tests' own failure lines are failures too: the catalogue reads their result
@@ -165,6 +189,9 @@ def lead_symptom(facts: Facts, failures: tuple[Fact, ...]) -> Symptom | None:
     if short is not None and (not symptoms or symptoms[0].cls == "slow"):
         # measured against the ports, it says more than a reporter's "slow"
         return Symptom("slow_network", short.cite, where=short.measured)
+    stall = _dumped(facts)
+    if stall is not None and (not symptoms or symptoms[0].signature == SAID):
+        return stall  # machine output: it outranks the reporter's words
     if not symptoms:
         return None
     lead = symptoms[0]

@@ -69,6 +69,8 @@ class Context:
     shm_mib: int | None = None
     local_ranks: int | None = None
     nodes: int | None = None
+    #: the job's world size where the evidence states it (:func:`~nccl_doctor.facts.job.world_size`)
+    world: int | None = None
     ib: bool | None = None
     p2p_disabled: bool = False
     shm_disabled: bool = False
@@ -153,8 +155,9 @@ def context_of(facts: Facts) -> Context:
     nodes = span.count if span.machine else None
     if nodes is None and len(facts.hosts) > 1:
         nodes = len(facts.hosts)
+    world = world_size(facts)
     if local is None and nodes in (None, 1) and len(facts.hosts) <= 1:
-        local = world_size(facts)
+        local = world
     nets = facts.of(NcclNet)
     ib: bool | None = None
     if (
@@ -180,6 +183,7 @@ def context_of(facts: Facts) -> Context:
         shm_mib=min(shm) if shm else None,
         local_ranks=local,
         nodes=nodes,
+        world=world,
         ib=ib,
         p2p_disabled=_env(facts, "NCCL_P2P_DISABLE") in _TRUE,
         shm_disabled=_env(facts, "NCCL_SHM_DISABLE") in _TRUE,

@@ -46,6 +46,24 @@ _NET_IDS = (
     "net.ib_link",
 )
 
+#: Causes that need two ranks or more: a transport between them, a second GPU of the job, a
+#: rank to disagree with. (Not the sockets: NCCL's bootstrap connects even a single rank to
+#: its root thread, and the c10d store to MASTER_ADDR: a firewall still stalls one rank.)
+_BETWEEN_RANKS = (
+    *_NET_IDS[2:],
+    "app.collective_mismatch",
+    "nccl.duplicate_gpu",
+    "nccl.p2p",
+    "nccl.shm",
+    "nccl.nvls",
+    "gpu.nvlink",
+)
+
+
+def _alone(ctx: Context) -> bool:
+    return ctx.world == 1
+
+
 #: Classes whose failure comes from the GPU stack under NCCL or CUDA.
 _GPU_STACK = frozenset(
     {
@@ -238,6 +256,14 @@ SHIFTS: tuple[Shift, ...] = (
         "GeForce/TITAN cards: no PCIe peer-to-peer between them, and NCCL's P2P set-up has "
         "hung where the driver claimed it",
         lambda c: c.consumer_gpus and c.local_ranks != 1,
+    ),
+    # a world of one rank: NCCL sets up no transport to a peer (no P2P, SHM, NVLS or network
+    # connection) and no other rank can issue a different collective
+    *(
+        Shift(
+            i, 0.1, "the job has a single rank: no transport to a peer, no peer to differ", _alone
+        )
+        for i in _BETWEEN_RANKS
     ),
     *(Shift(i, 1.6, "the job spans several nodes", lambda c: c.multi_node) for i in _NET_IDS),
     *(Shift(i, 0.3, "the job runs on one node", lambda c: c.nodes == 1) for i in _NET_IDS[2:]),

@@ -112,6 +112,10 @@ LABELS = {
 }
 
 
+#: The signature of a symptom only the reporter's sentences show.
+SAID = "the reporter's words"
+
+
 @dataclass(frozen=True, slots=True)
 class Symptom:
     """One failure, sorted into its class, with the line that shows it."""
@@ -123,11 +127,14 @@ class Symptom:
     signature: str | None = None
     where: str | None = None
     hints: tuple[str, ...] = ()
+    #: what the report calls it where the class's own name does not fit (a stall machine
+    #: output shows, not the reporter's words)
+    named: str | None = None
 
     @property
     def label(self) -> str:
         """The class as a report names it."""
-        return LABELS[self.cls]
+        return self.named or LABELS[self.cls]
 
 
 def _nccl_class(fact: NcclErrorReport) -> str | None:
@@ -365,7 +372,7 @@ def symptoms_of(
         found[cls] = Symptom(cls, first.cite, first.rank)
     if not found and said is not None:
         said_cls, cite, why = said
-        found[said_cls] = Symptom(said_cls, cite, signature="the reporter's words", where=why)
+        found[said_cls] = Symptom(said_cls, cite, signature=SAID, where=why)
     if not found:
         if cls == "failure" and generic is not None:
             found[cls] = generic

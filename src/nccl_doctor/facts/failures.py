@@ -92,11 +92,15 @@ CASCADE_CATEGORIES = frozenset(
         "dump_global_timeout",
         "dump_signal_observed",
         "dump_signal_first",
-        "dump_preparing",
-        "dump_finished",
-        "dump_disabled",
     }
 )
+
+#: DistributedError categories of the flight recorder's own dump: no failure. PyTorch logs
+#: them at ERROR level (ProcessGroupNCCL::dumpDebuggingInfo) whoever asked for the dump: the
+#: watchdog at a timeout (whose own lines are the failure), a peer's signal, or a person or
+#: nccl-doctor's pre-mortem through the debug pipe while the job still runs. Without a
+#: failure they say the job's collectives were looked at: a stall (see the differential).
+DUMP_NOTICES = frozenset({"dump_preparing", "dump_finished", "dump_disabled"})
 
 _TIME = re.compile(
     r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?|[IWEF]\d{4} \d\d:\d\d:\d\d(?:\.\d+)?"
@@ -186,6 +190,8 @@ def _message(fact: Fact) -> str | None:
     if isinstance(fact, NcclWarn):
         return fact.message if _WARN_FAILURE.search(fact.message) or _failing(fact) else None
     if isinstance(fact, C10dSocketError) and _RETRIED.search(fact.cite.text):
+        return None
+    if isinstance(fact, DistributedError) and fact.category in DUMP_NOTICES:
         return None
     if isinstance(fact, C10dSocketError | DistributedError) and fact.message:
         return fact.message
