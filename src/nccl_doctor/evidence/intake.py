@@ -317,8 +317,9 @@ class Intake:
             else:
                 yield from self._container(name, stream, container, budget, layer)
             return
-        if why := self._own(name, head):
-            self.note(name, why)
+        if (why := self._own(name, head)) is not None:
+            if why:  # (the wrapper's own records are skipped without a word)
+                self.note(name, why)
             return
         if (whole := file_parser(head)) is not None:
             self.opened += 1
@@ -347,15 +348,22 @@ class Intake:
             yield from self._from_stream(member_name, member, member_size, budget, layer + 1)
 
     def _own(self, name: str, head: bytes) -> str | None:
-        """Why a file is nccl-doctor's own output and not evidence, or ``None``."""
+        """Why a file is nccl-doctor's own output and not evidence, or ``None``.
+
+        A report said to be skipped: someone may have meant it as evidence. The
+        records of a capture or a run that only repeat what is read elsewhere (the
+        list of a bundle's reads, the run's copy of its command) give ``""``:
+        skipped without a note, which every report of a run folder and every
+        ``check`` would otherwise carry.
+        """
         found = report_format(head)
         if found is not None:
             return f"a report nccl-doctor wrote ({found}), not evidence: skipped"
         if is_capture_manifest(head):
-            return "a capture bundle's list of its reads (nccl-doctor's bookkeeping): skipped"
+            return ""
         folder, base = _split(name)
         if head.startswith(RUN_MANIFEST_HEAD):
             self._run_folders.add(folder)
         elif base == RUN_COMMAND_NAME and folder in self._run_folders:
-            return "the run wrapper's copy of the command (it is in MANIFEST.json): skipped"
+            return ""
         return None
