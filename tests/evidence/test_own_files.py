@@ -18,6 +18,7 @@ from nccl_doctor.pipeline import diagnose_with_facts
 from nccl_doctor.render import FORMATS, render_report
 from nccl_doctor.report import Verdict
 from nccl_doctor.run.runner import run
+from nccl_doctor.run.setup import write_manifest
 
 ROOT = Path(__file__).resolve().parents[2]
 #: Evidence whose report, read again, used to add a critical driver.uvm root cause.
@@ -126,6 +127,33 @@ def test_run_folder_bookkeeping_is_skipped_but_its_records_are_read(tmp_path: Pa
     assert skipped["report.txt"].startswith("a report nccl-doctor wrote (text)")
     (exit_fact,) = [f for f in result.facts if isinstance(f, WorkerExit)]
     assert (exit_fact.source, exit_fact.exitcode) == ("wrapper", 3)
+
+
+def test_the_manifest_of_a_job_that_still_runs_is_skipped_without_a_note(tmp_path: Path) -> None:
+    """On the H200 every pre-mortem said 'MANIFEST.json: no known evidence kind recognised':
+    while the job runs its manifest holds no exit yet, and nothing else is evidence."""
+    folder = tmp_path / "run"
+    folder.mkdir()
+    manifest = {
+        "command": "torchrun --nproc-per-node 1 watchdog.py",
+        "launcher": "torchrun",
+        "on_hang": "wait",
+        "stall_s": 5.0,
+        "started": "2026-12-04T20:41:50+0000",
+        "status": "running",
+        "tool": "nccl-doctor run",
+    }
+    write_manifest(folder / "MANIFEST.json", manifest)
+    (folder / "console.log").write_text("rank 0 warm-up done; queueing the long kernel\n")
+    result = read_paths([str(folder)])
+    assert [n.source for n in result.notes if n.source.endswith("MANIFEST.json")] == []
+    assert [Path(s.source).name for s in result.sources] == ["console.log"]
+    # once the job ended, the same manifest is read: how it ended is evidence
+    write_manifest(folder / "MANIFEST.json", {**manifest, "status": "exited", "exit_code": 1})
+    result = read_paths([str(folder)])
+    assert sorted(Path(s.source).name for s in result.sources) == ["MANIFEST.json", "console.log"]
+    (ended,) = [f for f in result.facts if isinstance(f, WorkerExit)]
+    assert (ended.source, ended.exitcode) == ("wrapper", 1)
 
 
 def test_a_command_file_outside_a_run_folder_is_evidence(tmp_path: Path) -> None:

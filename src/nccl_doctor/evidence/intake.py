@@ -30,6 +30,7 @@ from nccl_doctor.evidence.own_files import (
     RUN_COMMAND_NAME,
     RUN_MANIFEST_HEAD,
     is_capture_manifest,
+    is_running_manifest,
     report_format,
 )
 from nccl_doctor.facts.messages import TORCHRUN_LOG_FILE
@@ -352,7 +353,8 @@ class Intake:
 
         A report said to be skipped: someone may have meant it as evidence. The
         records of a capture or a run that only repeat what is read elsewhere (the
-        list of a bundle's reads, the run's copy of its command) give ``""``:
+        list of a bundle's reads, the run's copy of its command) or hold nothing yet
+        (the manifest of a run whose job still runs) give ``""``:
         skipped without a note, which every report of a run folder and every
         ``check`` would otherwise carry.
         """
@@ -364,6 +366,8 @@ class Intake:
         folder, base = _split(name)
         if head.startswith(RUN_MANIFEST_HEAD):
             self._run_folders.add(folder)
+            if is_running_manifest(head):
+                return ""
         elif base == RUN_COMMAND_NAME and folder in self._run_folders:
             return ""
         return None

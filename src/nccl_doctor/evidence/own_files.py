@@ -13,7 +13,8 @@ evidence: ``MANIFEST.json`` (how the job ended; read by the ``run-manifest``
 parser), ``environment.txt`` (the environment the job started with), the node
 snapshots' ``host.json`` and ``env.txt``. What only describes the wrapper's
 own work is skipped: ``command.txt`` beside a run manifest (the command is in
-the manifest too) and a capture's ``MANIFEST.json`` (the list of reads made).
+the manifest too), a capture's ``MANIFEST.json`` (the list of reads made), and
+the run's own ``MANIFEST.json`` while the job runs (no exit to record yet).
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ HEAD_BYTES = 8192
 VERDICTS = ("healthy", "degraded", "failed", "inconclusive", "incomplete")
 #: The first line of a run folder's MANIFEST.json.
 RUN_MANIFEST_HEAD = RunManifestParser.anchors[0].encode()
+#: The line of a run folder's MANIFEST.json while the job runs (one key per line).
+_RUNNING = b'\n "status": "running"'
 #: The run wrapper's record of the command, beside its MANIFEST.json.
 RUN_COMMAND_NAME = "command.txt"
 
@@ -76,3 +79,9 @@ def report_format(head: bytes) -> str | None:
 def is_capture_manifest(head: bytes) -> bool:
     """Whether ``head`` opens the MANIFEST.json of a capture bundle (the list of its reads)."""
     return bool(_CAPTURE_MANIFEST.match(head[:HEAD_BYTES].decode("utf-8", "replace")))
+
+
+def is_running_manifest(head: bytes) -> bool:
+    """Whether ``head`` opens the MANIFEST.json of a run whose job still runs: it records
+    nothing yet (the exit it adds comes when the job ends)."""
+    return head.startswith(RUN_MANIFEST_HEAD) and _RUNNING in head[:HEAD_BYTES]
