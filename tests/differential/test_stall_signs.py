@@ -18,7 +18,7 @@ import pytest
 from nccl_doctor.differential.context import context_of
 from nccl_doctor.differential.shifts import shifted
 from nccl_doctor.evidence.reader import read_paths
-from nccl_doctor.pipeline import facts_of
+from nccl_doctor.pipeline import diagnose_paths, facts_of
 from nccl_doctor.report import Verdict
 from tests.helpers import diagnose_text
 
@@ -39,6 +39,7 @@ TIMED_OUT = (
     "rank and we will try our best to dump the debug info. Last enqueued NCCL work: 2, last "
     "completed NCCL work: 1.\n"
 )
+CAPTURED = Path(__file__).parents[1] / "fixtures" / "captured"
 STALL = "the job stalls with no error: PyTorch dumped its flight recorder"
 
 
@@ -109,3 +110,18 @@ def test_one_rank_has_no_transport_to_a_peer(text: str, tmp_path: Path) -> None:
 def test_two_ranks_or_an_unknown_world_keep_the_peer_causes(text: str, tmp_path: Path) -> None:
     assert _ids(text, tmp_path)[0] == "nccl.p2p"
     assert not _single_rank_reasons(text, tmp_path, "nccl.p2p")
+
+
+def test_the_h200_watchdog_run_has_one_rank_on_one_host() -> None:
+    """The real one-GPU watchdog job under nccl-doctor run: torchrun's summary names the host
+    'localhost', the stacks 'vm'. One machine, one rank: no alternative may blame a peer
+    or the network between nodes (was: launch.rank_crash 25%, 'the job spans several nodes')."""
+    folder = CAPTURED / "premortem-ras-h200" / "premortem"
+    facts = facts_of(read_paths([str(folder)]))
+    ctx = context_of(facts)
+    assert (ctx.world, ctx.nodes, ctx.multi_node) == (1, None, False)
+    report = diagnose_paths([str(folder)])
+    assert [f.id for f in report.findings] == ["app.hang"]
+    assert report.hypotheses[0].id == "gpu.xid"
+    assert "launch.rank_crash" not in [h.id for h in report.hypotheses]
+    assert not any("several nodes" in why for h in report.hypotheses for why in h.for_)

@@ -36,7 +36,7 @@ from nccl_doctor.facts.nccl import (
 )
 from nccl_doctor.facts.net import IbPort
 from nccl_doctor.facts.software import CpuInfo, SoftwareVersions
-from nccl_doctor.facts.span import span_of
+from nccl_doctor.facts.span import local_alias, span_of
 from nccl_doctor.facts.store import Facts, Hit
 from nccl_doctor.facts.versions import versions_of
 from nccl_doctor.knowledge.gpu_boards import consumer_board, nvlink_board, nvswitch_model
@@ -153,10 +153,11 @@ def context_of(facts: Facts) -> Context:
     local = max((x.local_ranks for x in layouts if x.local_ranks), default=None)
     span = span_of(facts)
     nodes = span.count if span.machine else None
-    if nodes is None and len(facts.hosts) > 1:
-        nodes = len(facts.hosts)
+    named = [h for h in facts.hosts if not local_alias(h)]
+    if nodes is None and len(named) > 1:
+        nodes = len(named)
     world = world_size(facts)
-    if local is None and nodes in (None, 1) and len(facts.hosts) <= 1:
+    if local is None and nodes in (None, 1) and len(named) <= 1:
         local = world
     nets = facts.of(NcclNet)
     ib: bool | None = None

@@ -47,10 +47,12 @@ _NET_IDS = (
 )
 
 #: Causes that need two ranks or more: a transport between them, a second GPU of the job, a
-#: rank to disagree with. (Not the sockets: NCCL's bootstrap connects even a single rank to
-#: its root thread, and the c10d store to MASTER_ADDR: a firewall still stalls one rank.)
+#: rank to disagree with or to fail first. (Not the sockets: NCCL's bootstrap connects even a
+#: single rank to its root thread, and the c10d store to MASTER_ADDR: a firewall still stalls
+#: one rank.)
 _BETWEEN_RANKS = (
     *_NET_IDS[2:],
+    "launch.rank_crash",
     "app.collective_mismatch",
     "nccl.duplicate_gpu",
     "nccl.p2p",
@@ -261,7 +263,10 @@ SHIFTS: tuple[Shift, ...] = (
     # connection) and no other rank can issue a different collective
     *(
         Shift(
-            i, 0.1, "the job has a single rank: no transport to a peer, no peer to differ", _alone
+            i,
+            0.1,
+            "the job has a single rank: no transport to a peer, no peer to differ or fail first",
+            _alone,
         )
         for i in _BETWEEN_RANKS
     ),

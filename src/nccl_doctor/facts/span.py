@@ -86,11 +86,17 @@ def launched(facts: Facts) -> Launched | None:
     return found[0] if found else None
 
 
+def local_alias(host: str) -> bool:
+    """Whether a host name only says "this machine" (``localhost``, ``127.0.0.1``): torchrun's
+    failure summary prints ``host: localhost`` on the host its other lines name otherwise."""
+    return host.lower() in _LOCAL_HOSTS
+
+
 def real_hosts(facts: Facts) -> tuple[str, ...]:
     """Hostnames the NCCL log, nccl-tests and launcher facts name, without localhost."""
     hosts: dict[str, None] = {}
     for fact in (*facts.of(NcclLogFact), *facts.of(NcclTestRank)):
-        if fact.host and fact.host.lower() not in _LOCAL_HOSTS:
+        if fact.host and not local_alias(fact.host):
             hosts[fact.host] = None
     return tuple(hosts)
 
