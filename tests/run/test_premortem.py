@@ -43,11 +43,18 @@ def _shell(world: int) -> list[str]:
     return ["bash", "-c", loop]
 
 
-def _hung_capture(run_dir: Path, proc: subprocess.Popen[bytes]) -> dict[str, Any]:
-    """Poll MANIFEST.json until a capture shows a hang; the wrapper must still be running."""
+def _hung_capture(
+    run_dir: Path, proc: subprocess.Popen[bytes], *, ends: bool = False
+) -> dict[str, Any]:
+    """Poll MANIFEST.json until a capture shows a hang; the wrapper must still be running.
+
+    ``ends``: the wrapper ends the job itself once it named the hang (``--on-hang kill``),
+    possibly between two polls: the capture is then read after its exit (the test checks
+    ``ended_by``, which only a named hang sets).
+    """
     end = time.monotonic() + WAIT_S
     while time.monotonic() < end:
-        assert proc.poll() is None, "the wrapper ended before a capture named the hang"
+        running = proc.poll() is None
         path = run_dir / "MANIFEST.json"
         try:
             hangs = json.loads(path.read_text()).get("hangs", []) if path.exists() else []
@@ -55,8 +62,9 @@ def _hung_capture(run_dir: Path, proc: subprocess.Popen[bytes]) -> dict[str, Any
             hangs = []  # caught mid-write
         hung = [h for h in hangs if h["hung"]]
         if hung:
-            assert proc.poll() is None  # named while the job still hangs
+            assert running or ends  # named while the job still hangs
             return dict(hung[-1])
+        assert running, "the wrapper ended before a capture named the hang"
         time.sleep(0.5)
     raise AssertionError(f"no capture named a hang within {WAIT_S:g} s")
 
@@ -121,7 +129,7 @@ def test_rank_in_a_different_collective_is_ended_with_on_hang_kill(tmp_path: Pat
         "5",
         HANG_SCENARIO="other",
     )
-    hang = _hung_capture(run_dir, proc)
+    hang = _hung_capture(run_dir, proc, ends=True)
     code = proc.wait(timeout=120)  # --on-hang kill ends it: no signal from the test
     info = manifest(run_dir)
     assert hang["named_ranks"] == [1], hang
