@@ -27,23 +27,31 @@ def _plain(text: str) -> str:
     )
 
 
-def _code(text: str) -> str:
-    """``text`` as one code span, shown literally whatever backticks it holds."""
+def _code(text: str, *, cell: bool = False) -> str:
+    """``text`` as one code span, shown literally whatever backticks it holds.
+
+    ``cell``: inside a table row, where GitHub splits cells at every ``|``, code
+    spans too, unless escaped (``\\|``, shown as ``|``): ``lsmod | grep nvidia_uvm``
+    broke the differential's table into seven columns.
+    """
     ticks = "`"
     while ticks in text:
         ticks += "`"
     pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{ticks}{pad}{text}{pad}{ticks}"
+    body = text.replace("|", "\\|") if cell else text
+    return f"{ticks}{pad}{body}{pad}{ticks}"
 
 
-def _inline(text: str) -> str:
-    """A line of prose: `code spans` stay code (shown literally), the rest is escaped."""
+def _inline(text: str, *, cell: bool = False) -> str:
+    """A line of prose: `code spans` stay code (shown literally), the rest is escaped
+    (``cell``: in a table row, see :func:`_code`)."""
     parts = text.split("`")
     if len(parts) % 2 == 0:  # an unpaired backtick: no code spans at all
         return _plain(text.replace("`", "'"))
     out = []
     for i, part in enumerate(parts):
-        out.append(f"`{part}`" if i % 2 and part else _plain(part))
+        code = part.replace("|", "\\|") if cell else part
+        out.append(f"`{code}`" if i % 2 and part else _plain(part))
     return "".join(out)
 
 
@@ -107,7 +115,7 @@ def _summary(findings: tuple[Finding, ...], clean: Callable[[str], str]) -> list
     """A table of every finding, for a reader who stops at the top."""
     out = ["| # | Severity | Finding | |", "|---|---|---|---|"]
     out.extend(
-        f"| {n} | {f.severity.value} | `{f.id}` {_inline(clean(f.title))} |"
+        f"| {n} | {f.severity.value} | `{f.id}` {_inline(clean(f.title), cell=True)} |"
         f" {'root cause' if f.root_cause else ''} |"
         for n, f in enumerate(findings, 1)
     )
@@ -157,9 +165,11 @@ def report_markdown(report: Report, clean: Callable[[str], str]) -> str:
         out.append("| # | id | likelihood | for | against | next check |")
         out.append("|---|---|---|---|---|---|")
         out.extend(
-            f"| {n} | `{h.id}` | {h.probability:.0%} | {_inline(clean('; '.join(h.for_)))} |"
-            f" {_inline(clean('; '.join(h.against)))} | {_code(clean(h.check)) if h.check else ''}"
-            f" {_inline(clean(h.tells))} |"
+            f"| {n} | `{h.id}` | {h.probability:.0%} |"
+            f" {_inline(clean('; '.join(h.for_)), cell=True)} |"
+            f" {_inline(clean('; '.join(h.against)), cell=True)} |"
+            f" {_code(clean(h.check), cell=True) if h.check else ''}"
+            f" {_inline(clean(h.tells), cell=True)} |"
             for n, h in enumerate(report.hypotheses, 1)
         )
         out.append("")
