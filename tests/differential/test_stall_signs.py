@@ -85,12 +85,16 @@ def _ids(text: str, tmp_path: Path) -> list[str]:
     return [h.id for h in diagnose_text(tmp_path, text).hypotheses]
 
 
-def _single_rank_reasons(text: str, tmp_path: Path, rule_id: str) -> list[str]:
+def _against(text: str, tmp_path: Path, rule_id: str) -> list[str]:
     path = tmp_path / "report.txt"
     path.write_text(text)
     ctx = context_of(facts_of(read_paths([str(path)])))
     _, _, against = shifted(ctx, rule_id, "hang")
-    return [a for a in against if "single rank" in a]
+    return against
+
+
+def _single_rank_reasons(text: str, tmp_path: Path, rule_id: str) -> list[str]:
+    return [a for a in _against(text, tmp_path, rule_id) if "single rank" in a]
 
 
 @pytest.mark.parametrize("text", [SINGLE, SINGLE.replace("1 train", "=1 train")])
@@ -98,8 +102,11 @@ def test_one_rank_has_no_transport_to_a_peer(text: str, tmp_path: Path) -> None:
     ids = _ids(text, tmp_path)
     assert ids[0] == "app.hang"  # was nccl.p2p, the hang's first prior
     assert "nccl.p2p" not in ids
-    for rule_id in ("nccl.p2p", "nccl.shm", "app.collective_mismatch", "nccl.duplicate_gpu"):
+    for rule_id in ("app.collective_mismatch", "nccl.duplicate_gpu", "launch.rank_crash"):
         assert _single_rank_reasons(text, tmp_path, rule_id), rule_id
+    # a world of one has one local rank: P2P and SHM are weighed down once, for that fact
+    for rule_id, path in (("nccl.p2p", "P2P"), ("nccl.shm", "SHM")):
+        assert _against(text, tmp_path, rule_id) == [f"one rank per node: {path} is not used"]
     # NCCL's bootstrap still connects one rank to its root thread: sockets stay candidates
     assert "net.socket_interface" in ids
     for rule_id in ("net.socket_interface", "net.unreachable", "app.hang", "nccl.internal"):

@@ -157,7 +157,7 @@ def context_of(facts: Facts) -> Context:
     if nodes is None and len(named) > 1:
         nodes = len(named)
     world = world_size(facts)
-    if local is None and nodes in (None, 1) and len(named) <= 1:
+    if local is None and (world == 1 or (nodes in (None, 1) and len(named) <= 1)):
         local = world
     nets = facts.of(NcclNet)
     ib: bool | None = None

@@ -49,14 +49,13 @@ _NET_IDS = (
 #: Causes that need two ranks or more: a transport between them, a second GPU of the job, a
 #: rank to disagree with or to fail first. (Not the sockets: NCCL's bootstrap connects even a
 #: single rank to its root thread, and the c10d store to MASTER_ADDR: a firewall still stalls
-#: one rank.)
+#: one rank. Nor P2P and SHM: a world of one has one local rank, and the "one rank per node"
+#: shift already weighs them for that fact.)
 _BETWEEN_RANKS = (
     *_NET_IDS[2:],
     "launch.rank_crash",
     "app.collective_mismatch",
     "nccl.duplicate_gpu",
-    "nccl.p2p",
-    "nccl.shm",
     "nccl.nvls",
     "gpu.nvlink",
 )
