@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from nccl_doctor.differential.cues import cues_of
 from nccl_doctor.facts.base import Cite
+from nccl_doctor.facts.failures import store_served_after
 from nccl_doctor.facts.gpu import GpuProcess
 from nccl_doctor.facts.host import EnvVar
 from nccl_doctor.facts.job import (
@@ -35,6 +36,7 @@ from nccl_doctor.facts.nccl import (
     NcclWarn,
 )
 from nccl_doctor.facts.net import IbPort
+from nccl_doctor.facts.run import C10dSocketError
 from nccl_doctor.facts.software import CpuInfo, SoftwareVersions
 from nccl_doctor.facts.span import local_alias, span_of
 from nccl_doctor.facts.store import Facts, Hit
@@ -102,6 +104,9 @@ class Context:
     roce: bool = False
     #: the library versions the evidence names (``nccl``, ``torch``, ...: the first read of each)
     releases: tuple[tuple[str, str], ...] = ()
+    #: a host whose name the c10d store client could not look up at all (the resolver
+    #: failed, not merely one address family missing)
+    unresolved: str | None = None
 
     #: the settings someone says made the job work (:mod:`nccl_doctor.signs.settings`)
     worked: tuple[SaidSetting, ...] = ()
@@ -213,6 +218,14 @@ def context_of(facts: Facts) -> Context:
         or _env(facts, "NCCL_IB_GID_INDEX") is not None,
         releases=versions_of(facts),
         gpu_newer_than_nccl=_gpu_newer_than_nccl(facts),
+        unresolved=next(
+            (
+                e.address or "a host"
+                for e in facts.of(C10dSocketError)
+                if e.resolver_failed and not store_served_after(facts, e.cite)
+            ),
+            None,
+        ),
     )
 
 

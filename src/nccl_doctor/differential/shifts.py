@@ -522,6 +522,19 @@ SHIFTS: tuple[Shift, ...] = (
             ("nccl.p2p", 0.5),
         )
     ),
+    # c10d resolves MASTER_ADDR (and, standalone, its own host name) before the store client
+    # connects: a resolver that fails outright leaves it no address of any family, on one node
+    # as on many (an EAI_NONAME for IPv6 alone is routine and not read here)
+    Shift(
+        "net.unreachable",
+        6.0,
+        "the host's name could not be looked up at all (Temporary failure in name resolution)",
+        lambda c: c.unresolved is not None,
+        explain=lambda c: (
+            f"the name {c.unresolved!r} could not be looked up at all "
+            "(Temporary failure in name resolution): no address to connect to"
+        ),
+    ),
     Shift(
         "net.ib_config",
         6.0,

@@ -191,6 +191,10 @@ def _message(fact: Fact) -> str | None:
         return fact.message if _WARN_FAILURE.search(fact.message) or _failing(fact) else None
     if isinstance(fact, C10dSocketError) and _RETRIED.search(fact.cite.text):
         return None
+    if isinstance(fact, C10dSocketError) and fact.action == "resolve":
+        # a look-up for one address family: c10d tries the next, and only its connect fails
+        # (even a resolver that fails the IPv6 look-up may leave /etc/hosts' IPv4 address)
+        return None
     if isinstance(fact, DistributedError) and fact.category in DUMP_NOTICES:
         return None
     if isinstance(fact, C10dSocketError | DistributedError) and fact.message:

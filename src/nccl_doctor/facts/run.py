@@ -348,6 +348,23 @@ class C10dSocketError(Fact):
     timeout_ms: int | None = None
     message: str = ""
 
+    @property
+    def resolver_failed(self) -> bool:
+        """A look-up the resolver itself failed (getaddrinfo's EAI_AGAIN "Temporary failure in
+        name resolution", EAI_FAIL): the name is in no hosts file and DNS gave no answer.
+
+        c10d warns once per address family that gives nothing and tries the next, so neither
+        kind is a failure by itself: EAI_NONAME ("Name or service not known") for IPv6 alone
+        is its routine warning on a host with IPv4 only, and a failed resolver for IPv6 may
+        still leave an IPv4 address in /etc/hosts. Beside a failure, a failed resolver points
+        at the name; EAI_NONAME does not.
+        """
+        return self.action == "resolve" and self.errno in _RESOLVER_FAILED
+
+
+#: getaddrinfo's codes (glibc's netdb.h) for a resolver that failed, not a name it lacks.
+_RESOLVER_FAILED = frozenset({-3, -4})
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RendezvousTimeout(Fact):

@@ -274,7 +274,18 @@ def check(facts: Facts) -> list[Finding]:
                 ranks=[x.rank for x in soft if x.rank is not None],
             )
         ]
-    texts = _not_ib(facts, NAME_RESOLUTION) or _not_ib(facts, CONNECTION_ERROR)
+    # c10d's warning that one address family has no address is no failed look-up: it goes on
+    # with the next family ("The IPv6 network addresses of (h, p) cannot be retrieved (gai
+    # error: -2 - Name or service not known)" on every host with IPv4 only)
+    routine = {
+        (e.cite.source, e.cite.line)
+        for e in facts.of(C10dSocketError)
+        if e.action == "resolve" and not e.resolver_failed
+    }
+    unresolved = [
+        h for h in _not_ib(facts, NAME_RESOLUTION) if (h.cite.source, h.cite.line) not in routine
+    ]
+    texts = unresolved or _not_ib(facts, CONNECTION_ERROR)
     if texts and failed and not init_completed(facts) and not crashed(facts):
         h = texts[0]
         cites: list[Cite] = [t.cite for t in texts]
