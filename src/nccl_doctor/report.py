@@ -12,12 +12,15 @@ from typing import TYPE_CHECKING
 from nccl_doctor.compare.fingerprint import Fingerprint
 from nccl_doctor.differential import Hypothesis
 from nccl_doctor.facts.base import Cite
+from nccl_doctor.facts.notices import Notice
 from nccl_doctor.findings import Finding
 
 if TYPE_CHECKING:
     from nccl_doctor.compare.diff import Comparison
 
 SCHEMA_VERSION = 1
+#: How renderers introduce :attr:`Report.notices_shown`.
+NOTICES_HEADING = "Not failures: these lines read like errors, and are notices"
 
 
 class Verdict(enum.Enum):
@@ -154,6 +157,8 @@ class Report:
     against: Comparison | None = None
     #: the hosts, GPUs, versions, probe figures and counter deltas the evidence names
     inventory: Inventory = field(default_factory=Inventory)
+    #: lines that read like failures and are harmless notices (:mod:`nccl_doctor.facts.notices`)
+    notices: tuple[Notice, ...] = ()
 
     @property
     def explained(self) -> bool:
@@ -171,6 +176,12 @@ class Report:
             return ""
         lead = "Other possible causes" if self.explained else "Possible causes"
         return f"{lead} of {self.hypotheses[0].symptom} (ranked)"
+
+    @property
+    def notices_shown(self) -> tuple[Notice, ...]:
+        """The notices a reader is told about: where no finding names a root cause (then the
+        line someone worries about may be all they saw); beside a cause they are noise."""
+        return () if self.explained else self.notices
 
     def top(self, k: int) -> list[str]:
         """The top-k answer: critical and warning findings' ids, then the hypotheses'."""

@@ -24,7 +24,7 @@ from nccl_doctor.render.history_chart import History, history_svg
 from nccl_doctor.render.memory_chart import memory_svg
 from nccl_doctor.render.pictures import timeline_svg, topology_html
 from nccl_doctor.render.svg import Series, bandwidth_svg, esc
-from nccl_doctor.report import Report
+from nccl_doctor.report import NOTICES_HEADING, Report
 
 Clean = Callable[[str], str]
 MAX_EVIDENCE = 8
@@ -223,6 +223,22 @@ def _hypotheses(report: Report, clean: Clean) -> str:
     )
 
 
+def _notices(report: Report, clean: Clean) -> str:
+    """The lines that read like errors and are notices, each with why."""
+    if not report.notices_shown:
+        return ""
+    rows = "".join(
+        f'<tr><td class="where mono">{esc(clean(n.cite.source))}:{n.cite.line}</td>'
+        f'<td class="mono">{esc(clean(n.cite.text).strip())}</td>'
+        f"<td>{esc(clean(n.why))}{f' ({n.count} lines)' if n.count > 1 else ''}</td></tr>"
+        for n in report.notices_shown
+    )
+    return (
+        f'<section id="notices"><h2>{esc(NOTICES_HEADING)}</h2>'
+        f'<table class="ev">{rows}</table></section>'
+    )
+
+
 def _against(report: Report, clean: Clean) -> str:
     """What changed against the reference run (``--against``), the retry explanation first."""
     if report.against is None:
@@ -329,6 +345,7 @@ def report_html(
         _finding(n, f, folded.get(f.id, ()), clean) for n, f in enumerate(report.findings, 1)
     )
     body.append("</section>")
+    body.append(_notices(report, clean))
     body.append(_hypotheses(report, clean))
     if facts is not None:
         body.append(_picture("memory", "GPU memory by process", memory_svg(facts, clean)))

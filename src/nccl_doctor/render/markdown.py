@@ -7,7 +7,7 @@ from collections.abc import Callable
 from nccl_doctor import GENERATOR
 from nccl_doctor.findings import Finding, FixStep
 from nccl_doctor.render.against import outline, title
-from nccl_doctor.report import Report
+from nccl_doctor.report import NOTICES_HEADING, Report
 
 MAX_EVIDENCE = 8
 
@@ -159,6 +159,15 @@ def report_markdown(report: Report, clean: Callable[[str], str]) -> str:
         out.extend(_finding(n, finding, clean))
         if finding.id in folded:
             out.extend(_folded(folded[finding.id], clean))
+    if report.notices_shown:
+        out.append(f"### {_plain(NOTICES_HEADING)}")
+        out.append("")
+        for notice in report.notices_shown:
+            where = _code(f"{clean(notice.cite.source)}:{notice.cite.line}")
+            times = f" ({notice.count} lines)" if notice.count > 1 else ""
+            out.append(f"- {where} {_code(clean(notice.cite.text.strip()))}  ")
+            out.append(f"  {_plain(clean(notice.why))}{times}")
+        out.append("")
     if report.hypotheses:
         out.append(f"### {_inline(report.hypotheses_heading)}")
         out.append("")

@@ -152,6 +152,21 @@ def report_json(report: Report, clean: Callable[[str], str] = scrub) -> dict[str
             }
             for h in report.hypotheses
         ],
+        "notices": [
+            {
+                "signature": n.signature,
+                "library": n.library,
+                "level": n.level,
+                "why": clean(n.why),
+                "count": n.count,
+                "evidence": {
+                    "source": clean(n.cite.source),
+                    "line": n.cite.line,
+                    "text": clean(n.cite.text),
+                },
+            }
+            for n in report.notices
+        ],
         "coverage": {
             "evidence": [
                 {"kind": e.kind, "source": clean(e.source), "ranks": list(e.ranks)}

@@ -20,7 +20,7 @@ from nccl_doctor import GENERATOR
 from nccl_doctor.findings import Finding
 from nccl_doctor.redact import scrub
 from nccl_doctor.render.against import outline, title
-from nccl_doctor.report import Report
+from nccl_doctor.report import NOTICES_HEADING, Report
 
 _SEVERITY_STYLE = {"critical": "bold red", "warning": "yellow", "info": "cyan"}
 _VERDICT_STYLE = {
@@ -127,6 +127,18 @@ def _hypotheses(out: _Out, report: Report) -> None:
             out.para(f"check: {h.check} - {h.tells}", 3)
 
 
+def _notices(out: _Out, report: Report) -> None:
+    """The lines that read like errors and are notices, each with why."""
+    if not report.notices_shown:
+        return
+    out.add("\n")
+    out.para(NOTICES_HEADING + ":", 0, style="bold")
+    for notice in report.notices_shown:
+        times = f" ({notice.count} lines)" if notice.count > 1 else ""
+        out.cite_line(notice.cite.source, notice.cite.line, notice.cite.text, 3)
+        out.para(f"{notice.why}{times}", 5, style="dim")
+
+
 def _against(out: _Out, report: Report) -> None:
     """What changed against the reference run, the retry explanation first."""
     if report.against is None:
@@ -177,6 +189,10 @@ def _brief(out: _Out, report: Report) -> None:
     if retry is not None and retry.reasons:  # --against: the one line that answers "why"
         line = f"{'retry':9}{out.clean(retry.reasons[0].text)}"
         out.add((line if len(line) < out.width else line[: out.width - 2] + "…") + "\n")
+    for notice in report.notices_shown:
+        out.add(f"{'notice':9}", "dim")
+        line = f"{notice.signature}  {out.clean(notice.cite.text.strip())}"
+        out.add((line if len(line) < out.width - 10 else line[: out.width - 11] + "…") + "\n")
     # a failure is never without a cause: where no finding names one, the ranked differential
     for h in () if report.explained else report.hypotheses:
         out.add(f"{'possible':9}", "dim")
@@ -221,6 +237,7 @@ def report_text(
         _finding(out, n, finding)
         if finding.id in folded:
             _folded(out, folded[finding.id])
+    _notices(out, report)
     _hypotheses(out, report)
     _against(out, report)
     _coverage(out, report)

@@ -16,3 +16,9 @@ CARRIES_ON = sign(
     r"|fall(?:s|ing)? back|ignor(?:ing|ed)|skipping)\b",
     "the program says it handled the error and goes on (a warning, not the failure)",
 )
+ALARMING = sign(
+    "common.alarming",
+    r"\b(?:fail\w{0,6}|errors?|errno|unable|cannot|can't|not (?:supported|found|available)"
+    r"|deprecated|warn\w{0,7}|no plugin)\b",
+    "a line that reads like trouble (whether it is one, the catalogue's harmless rows say)",
+)

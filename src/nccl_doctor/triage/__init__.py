@@ -18,6 +18,7 @@ from nccl_doctor.differential import Hypothesis, differential
 from nccl_doctor.evidence.reader import ReadResult
 from nccl_doctor.facts.base import Fact
 from nccl_doctor.facts.failures import Failure, failures_of, first_failure, interruption
+from nccl_doctor.facts.notices import notices_of
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.report import Coverage, FirstFailure, Report, Verdict
@@ -214,6 +215,7 @@ def triage(findings: Sequence[Finding], facts: Facts, read: ReadResult) -> Repor
             message=failure.message,
             cite=failure.fact.cite,
         )
+    folded_all = [kid for kids in folded.values() for kid in kids]
     hypotheses = hypotheses_of(standing, facts, failures, failure)
     verdict = verdict_of(standing, failure, facts, coverage.unchecked, stopped)
     if hypotheses and verdict is Verdict.HEALTHY:
@@ -228,8 +230,13 @@ def triage(findings: Sequence[Finding], facts: Facts, read: ReadResult) -> Repor
         hypotheses=hypotheses,
         fingerprint=fingerprint_of(
             facts,
-            [*standing, *(kid for kids in folded.values() for kid in kids)],
+            [*standing, *folded_all],
             [f.fact for f in failures],
         ),
         inventory=inventory_of(facts),
+        notices=tuple(
+            n
+            for n in notices_of(facts)
+            if not any(n.cite in f.evidence for f in (*standing, *folded_all))
+        ),
     )
