@@ -1,4 +1,4 @@
-"""A collective timed out: some rank is stuck, slow, or took another code path.
+"""A collective timed out, or the job stopped making progress: a rank is stuck, slow, or elsewhere.
 
 What it means
 -------------
@@ -95,6 +95,10 @@ RULE = Rule(
     title="A collective timed out",
     severity=Severity.CRITICAL,
 )
+
+#: The title where no collective has timed out yet (a pre-mortem capture, flight-recorder
+#: dumps taken while the job waits, a hang in the reporter's words, a stuck watchdog).
+_STALLED = "The job stopped making progress"
 
 _TEARDOWN_FIX = (
     "If the stall is legitimately long (checkpointing, evaluation), raise the group timeout "
@@ -234,6 +238,7 @@ def _from_store_timeout(facts: Facts) -> Finding | None:
             ),
         ],
         evidence=[sock[0].cite, cite],
+        title="A store-based barrier timed out",
         confidence=Confidence.MEDIUM,
     )
 
@@ -281,6 +286,7 @@ def _from_monitor(facts: Facts) -> Finding | None:
         ],
         evidence=[*origin.cites(2), *cites],
         ranks=ranks,
+        title=None if recv else _STALLED,
         confidence=Confidence.MEDIUM,
     )
 
@@ -342,6 +348,7 @@ def _from_code(facts: Facts) -> Finding | None:
         ],
         evidence=[said.cite, nxt.cite, hang[0].cite],
         severity=Severity.WARNING,
+        title=_STALLED,
         confidence=Confidence.MEDIUM,
     )
 
@@ -454,6 +461,7 @@ def _from_flight(facts: Facts) -> Finding | None:
             ],
             evidence=[*origin.cites(2), *cites[:2]],
             ranks=late,
+            title=_STALLED if not facts.of(CollectiveTimeout) else None,
             confidence=Confidence.HIGH,
         )
     return None
@@ -507,6 +515,7 @@ def _from_capture(facts: Facts) -> Finding | None:
         ],
         evidence=[*origin.cites(3), *found.cites[:2]],
         ranks=[x.rank for x in origin.of(ORIGIN)] or list(found.named),
+        title=_STALLED if not facts.of(CollectiveTimeout) else None,
         confidence=Confidence.HIGH if _named(origin) else Confidence.MEDIUM,
     )
 
