@@ -123,3 +123,21 @@ def test_a_name_the_resolver_could_not_look_up_is_a_clue_not_a_notice(tmp_path: 
     assert [n.signature for n in diagnose_text(tmp_path, routine).notices] == [
         "torch.c10d.socket_resolve"
     ]
+
+
+def test_a_title_that_repeats_a_notice_is_no_failure_in_words(tmp_path: Path) -> None:
+    """The reporter's title is the notice's own words (nccl-1292's shape): nothing failed."""
+    report = diagnose_text(
+        tmp_path, "Title: Failed to find ncclNetPlugin_v8 symbol\n\n" + PLUGIN_PROBE
+    )
+    assert report.verdict is Verdict.HEALTHY
+    assert report.hypotheses == ()
+    assert len(report.notices) == 2
+
+
+def test_a_title_that_says_more_than_the_notice_still_counts(tmp_path: Path) -> None:
+    title = "Title: training fails at init after Failed to find ncclNetPlugin_v8 symbol\n\n"
+    report = diagnose_text(tmp_path, title + PLUGIN_PROBE)
+    assert report.verdict is Verdict.INCONCLUSIVE
+    assert report.hypotheses
+    assert len(report.notices) == 2

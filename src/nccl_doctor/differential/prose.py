@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.catalogue import harmless_message
+from nccl_doctor.facts.notices import notices_of
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.parse._lazy import LazyPattern
 
@@ -347,15 +348,29 @@ PROSE_SYMPTOMS: tuple[ProseSymptom, ...] = (
 )
 
 
+#: A title's label ("Title:", "[Issue title: ...]") before the reporter's words.
+_TITLE = re.compile(r"^\W*(?:issue )?title:\s*", re.IGNORECASE)
+
+
+def _quotes_a_notice(text: str, notices: list[str]) -> bool:
+    """Whether the line is the reporter repeating a notice the evidence shows (a title that
+    is the notice's words, without the library's prefix): no failure of its own."""
+    words = _TITLE.sub("", text).strip(" \t[]().:;\"'`").lower()
+    return len(words.split()) >= 3 and any(words in line for line in notices)
+
+
 def prose_symptom(facts: Facts) -> tuple[str, Cite, str] | None:
     """The first class the reporter's words name, its line and why (``None`` when none)."""
+    notices = [n.cite.text.lower() for n in notices_of(facts)]
     for row in PROSE_SYMPTOMS:
         hits = facts.prose_search(row.pattern.pattern, FLAGS)
         cite = next(
             (
                 h.cite
                 for h in hits
-                if row.said_in(h.cite.text) and harmless_message(h.cite.text) is None
+                if row.said_in(h.cite.text)
+                and harmless_message(h.cite.text) is None
+                and not _quotes_a_notice(h.cite.text, notices)
             ),
             None,
         )
