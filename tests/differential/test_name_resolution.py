@@ -52,7 +52,9 @@ FAILS = "It does not train, and returns the following errors:\n"
 def test_a_failed_resolver_leads_with_the_network(tmp_path: Path) -> None:
     report = diagnose_text(tmp_path, LAUNCH + FAILS + RESOLVER_FAILED)
     assert report.hypotheses[0].id == "net.unreachable"
-    assert any("'trainbox' could not be looked up" in why for why in _unreachable_reasons(report))
+    reasons = _unreachable_reasons(report)
+    assert any("'trainbox' could not be looked up" in why for why in reasons)
+    assert any("getent hosts trainbox" in why for why in reasons)
 
 
 def test_a_failed_resolver_beside_a_worker_failure(tmp_path: Path) -> None:

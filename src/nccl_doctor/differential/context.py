@@ -220,9 +220,9 @@ def context_of(facts: Facts) -> Context:
         gpu_newer_than_nccl=_gpu_newer_than_nccl(facts),
         unresolved=next(
             (
-                e.address or "a host"
+                e.address
                 for e in facts.of(C10dSocketError)
-                if e.resolver_failed and not store_served_after(facts, e.cite)
+                if e.resolver_failed and e.address and not store_served_after(facts, e.cite)
             ),
             None,
         ),

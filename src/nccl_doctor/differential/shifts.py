@@ -532,7 +532,8 @@ SHIFTS: tuple[Shift, ...] = (
         lambda c: c.unresolved is not None,
         explain=lambda c: (
             f"the name {c.unresolved!r} could not be looked up at all "
-            "(Temporary failure in name resolution): no address to connect to"
+            "(Temporary failure in name resolution): no address to connect to; "
+            f"'getent hosts {c.unresolved}' on that node shows whether it resolves"
         ),
     ),
     Shift(
