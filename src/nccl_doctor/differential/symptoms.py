@@ -149,15 +149,11 @@ def _signal(exitcode: int | None, name: str | None) -> str | None:
     return SIGNAL_CLASS.get(name) if name else None
 
 
-def _tries_another(fact: Fact) -> bool:
-    """c10d's warning that one address family has no address: it tries the other (no failure)."""
-    return isinstance(fact, C10dSocketError) and fact.action == "resolve"
-
-
 def class_of(fact: Fact) -> str | None:
     """The symptom class a failure fact opens, or ``None`` for one that opens none.
 
-    (:func:`symptom_of` has already set aside c10d's harmless resolve warning.)
+    (c10d's warning for one address family it could not resolve is no failure:
+    :mod:`nccl_doctor.facts.failures` never lists it.)
     """
     if isinstance(fact, NcclErrorReport):
         return _nccl_class(fact)
@@ -290,8 +286,6 @@ def _cuda_symptom(fact: CudaError) -> Symptom | None:
 
 def symptom_of(fact: Fact) -> Symptom | None:
     """The symptom one failure fact shows: its typed class, else its catalogued message."""
-    if _tries_another(fact):
-        return None
     cls = class_of(fact)
     if cls:
         return Symptom(cls, fact.cite, fact.rank)
