@@ -40,6 +40,7 @@ from nccl_doctor.facts.nccl import (
 )
 from nccl_doctor.facts.run import NcclErrorReport, PgEnvironment, PgInitOptions
 from nccl_doctor.facts.software import SoftwareVersions
+from nccl_doctor.facts.span import nccl_local_ranks
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Finding
 
@@ -403,7 +404,7 @@ def _nccl_init(facts: Facts) -> NcclInit:
         bootstrap=_sorted_set(boot),
         gdr=gdr,
         nodes=max((x.n_nodes for x in layouts if x.n_nodes), default=None),
-        local_ranks=max((x.local_ranks for x in layouts if x.local_ranks), default=None),
+        local_ranks=nccl_local_ranks(facts),
         mnnvl=any(x.mnnvl for x in layouts) if any(x.mnnvl is not None for x in layouts) else None,
         rings=f"PXN {rings[0].get('pxn')} GDR {rings[0].get('gdr')}" if rings else None,
         trees=True if "connected-trees" in names else None,

@@ -18,9 +18,9 @@ from collections import Counter
 from dataclasses import dataclass
 
 from nccl_doctor.facts.base import Cite
-from nccl_doctor.facts.nccl import NcclCommLayout, NcclTestRank, NcclTestRow
+from nccl_doctor.facts.nccl import NcclTestRank, NcclTestRow
 from nccl_doctor.facts.net import IbPort
-from nccl_doctor.facts.span import span_of
+from nccl_doctor.facts.span import nccl_local_ranks, span_of
 from nccl_doctor.facts.store import Facts
 
 #: The collectives whose busbw is the network's across nodes.
@@ -97,5 +97,4 @@ def _gpus_per_node(facts: Facts) -> int | None:
     per_host = Counter(r.host for r in facts.of(NcclTestRank) if r.host)
     if per_host:
         return max(per_host.values())
-    local = [x.local_ranks for x in facts.of(NcclCommLayout) if x.local_ranks]
-    return max(local) if local else None
+    return nccl_local_ranks(facts)

@@ -101,6 +101,11 @@ def real_hosts(facts: Facts) -> tuple[str, ...]:
     return tuple(hosts)
 
 
+def nccl_local_ranks(facts: Facts) -> int | None:
+    """The most ranks NCCL's communicator layout lines put on one node, if any say."""
+    return max((x.local_ranks for x in facts.of(NcclCommLayout) if x.local_ranks), default=None)
+
+
 def span_of(facts: Facts) -> Span:
     """How many nodes the job spans, by the strongest evidence present (computed once)."""
     return facts.derived("span", _span)
