@@ -90,12 +90,21 @@ PRIORS: dict[str, tuple[Prior, ...]] = {
         _p("host.resources", 0.06, "a host limit hit during set-up"),
     ),
     "nccl_invalid": (
-        _p("nccl.duplicate_gpu", 0.26, "two ranks on one GPU"),
-        _p("cuda.device_visibility", 0.22, "rank-to-GPU mapping wrong"),
-        _p("nccl.env", 0.18, "an NCCL_* value NCCL refuses"),
-        _p("net.socket_interface", 0.14, "NCCL_SOCKET_IFNAME matches no interface"),
-        _p("app.collective_mismatch", 0.12, "ranks passed different sizes or types", "torch-docs"),
-        _p("nccl.version_mismatch", 0.08, "ranks built against different NCCL"),
+        # the development corpora: of 15, two ranks on one GPU 8, a libnccl other than the one
+        # the caller was built for 3, an NCCL_* value, an NCCL bug, IB set-up, a second launch 1
+        _p("nccl.duplicate_gpu", 0.34, "two ranks on one GPU", "dev-corpus"),
+        _p(
+            "nccl.version_mismatch",
+            0.18,
+            "the libnccl loaded is not the one the caller was built for",
+            "dev-corpus",
+        ),
+        _p("cuda.device_visibility", 0.12, "rank-to-GPU mapping wrong"),
+        _p("nccl.env", 0.10, "an NCCL_* value NCCL refuses"),
+        _p("app.collective_mismatch", 0.08, "ranks passed different sizes or types", "torch-docs"),
+        _p("net.socket_interface", 0.06, "NCCL_SOCKET_IFNAME matches no interface"),
+        _p("nccl.internal", 0.05, "an NCCL bug fixed in a later release", "dev-corpus"),
+        _p("launch.duplicate_launch", 0.05, "a second launch took the same ranks", "dev-corpus"),
     ),
     "nccl_remote": (
         # the development corpora: of 7, IB set-up 3, GPUDirect 2, the socket interface 2
