@@ -241,6 +241,25 @@ READINGS: dict[str, tuple[tuple[str, ...], str]] = {
     ): _ROOT,
     "cudaArch %d dynamic smem %d exceeds device/fn maxSharedMem %d": _SMEM,
     "cudaArch %d ncclMaxSharedMem %d exceeds device/fn maxSharedMem %zu": _SMEM,
+    # ncclIbIsend's sanity check "to catch user collective call count/size mismatches": the
+    # peer posted a smaller receive than this rank sends (counts differ, or the ranks cut the
+    # data differently: another NCCL_BUFFSIZE/PROTO/ALGO, another release)
+    "NET/IB : req %d/%d tag %x peer %s collective mismatch error, local size %d remote size %d": (
+        ("app.collective_mismatch", "nccl.env"),
+        (
+            "a peer posted a smaller receive than this rank sent: the ranks called the collective "
+            "with other counts, or cut it differently (another NCCL_BUFFSIZE, NCCL_PROTO, release)"
+        ),
+    ),
+    # NCCL 2.14-2.16 accept only 0 or 1 here; from 2.17 NCCL_CONFIG_INITIALIZER sets every
+    # attribute to NCCL_CONFIG_UNDEF_INT (INT_MIN), which those releases never see as unset
+    "Invalid config blocking attribute value %d": (
+        ("nccl.version_mismatch",),
+        (
+            "the ncclConfig_t came from a caller built against newer NCCL headers than the libnccl "
+            "loaded (-2147483648 is 2.17's 'unset'; 2.14-2.16 take only 0 or 1): two NCCL builds"
+        ),
+    ),
     (
         "NCCL cannot be captured in a graph if either it wasn't built with CUDA runtime >= 11.3 "
         "or if the installed CUDA driver < R465."

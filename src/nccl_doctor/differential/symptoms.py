@@ -10,7 +10,7 @@ error number, the signal), never from re-reading its text.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from nccl_doctor.differential.phases import WHERE, phase_of
 from nccl_doctor.facts.base import Cite, Fact
@@ -30,7 +30,7 @@ from nccl_doctor.facts.run import (
     WorkerExit,
 )
 from nccl_doctor.knowledge import cuda_errors, nccl_results
-from nccl_doctor.knowledge.signatures import by_id
+from nccl_doctor.knowledge.signatures import Signature, by_id
 
 #: ncclResult_t by number (src/nccl.h.in): the class each result opens.
 NCCL_RESULT_CLASS = {
@@ -284,6 +284,32 @@ def _cuda_symptom(fact: CudaError) -> Symptom | None:
     return Symptom(cls, fact.cite, fact.rank, signature, "CUDA's error enum", hints)
 
 
+def _quoted_reasons(failures: tuple[Fact, ...]) -> list[Signature]:
+    """The catalogued NCCL messages PyTorch quotes after ``Last error:`` (``ncclGetLastError``:
+    NCCL's own last WARN) whose rows point at a cause (a CUDA error NCCL quotes there is read
+    as one already: :func:`_cuda_symptom`)."""
+    out = []
+    for fact in failures:
+        if isinstance(fact, NcclErrorReport):
+            for text in fact.last_error:
+                sig = signature_of(text)
+                if sig is not None and sig.library == "nccl" and sig.hint_ids and sig not in out:
+                    out.append(sig)
+    return out
+
+
+def _with_reason(symptom: Symptom, reasons: list[Signature]) -> Symptom:
+    """``symptom`` read from the quoted WARN of its own class, where one says which cause: the
+    result code (``invalid argument``) gives the class, NCCL's WARN (``Invalid config blocking
+    attribute value -2147483648``: a caller built for a newer NCCL) which of its causes."""
+    if symptom.hints:
+        return symptom
+    for sig in reasons:
+        if sig.symptom == symptom.cls:
+            return replace(symptom, signature=sig.id, where=sig.location(), hints=sig.hint_ids)
+    return symptom
+
+
 def symptom_of(fact: Fact) -> Symptom | None:
     """The symptom one failure fact shows: its typed class, else its catalogued message."""
     cls = class_of(fact)
@@ -372,4 +398,5 @@ def symptoms_of(
             found[cls] = generic
         elif first is not None:
             found[cls] = Symptom(cls, first.cite, first.rank)
-    return list(found.values())
+    reasons = _quoted_reasons(failures)
+    return [_with_reason(s, reasons) for s in found.values()]

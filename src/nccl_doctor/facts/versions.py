@@ -8,6 +8,7 @@ from nccl_doctor.facts.gpu import DriverInfo
 from nccl_doctor.facts.host import KernelGpuMessage
 from nccl_doctor.facts.live import LibraryVersions, NvmlOutcome
 from nccl_doctor.facts.nccl import NcclVersion
+from nccl_doctor.facts.run import NcclErrorReport, PgEnvironment, PgInitOptions
 from nccl_doctor.facts.software import SoftwareVersions
 from nccl_doctor.facts.store import Facts
 
@@ -25,6 +26,10 @@ def _version_pairs(facts: Facts) -> Iterable[tuple[str, str | None]]:
         yield from (("driver", smi.driver_version), ("cuda", smi.cuda_version))
     for nccl in facts.of(NcclVersion):
         yield ("nccl", nccl.version)
+    # PyTorch's ncclGetVersion: the libnccl it loaded
+    yield from (("nccl", o.nccl_version) for o in facts.of(PgInitOptions))
+    yield from (("nccl", e.nccl_version) for e in facts.of(PgEnvironment))
+    yield from (("nccl", r.nccl_version) for r in facts.of(NcclErrorReport))
     for env in facts.of(SoftwareVersions):
         yield from (("torch", env.torch_version), ("torch_cuda", env.cuda_used_to_build_torch))
         yield from (("nccl", env.nccl_version), ("driver", env.nvidia_driver_version))
