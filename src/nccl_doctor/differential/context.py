@@ -70,6 +70,8 @@ class Context:
     shm_mib: int | None = None
     local_ranks: int | None = None
     nodes: int | None = None
+    #: machine output says the job spans nodes without counting them (a hostfile launch)
+    spans_nodes: bool = False
     #: the job's world size where the evidence states it (:func:`~nccl_doctor.facts.job.world_size`)
     world: int | None = None
     ib: bool | None = None
@@ -129,8 +131,11 @@ class Context:
 
     @property
     def multi_node(self) -> bool:
-        """Whether the job spans nodes: the evidence's hosts, else the reporter's words."""
-        return (self.nodes or 0) > 1 or (self.nodes is None and self.says("multi_node"))
+        """Whether the job spans nodes: the evidence's hosts or launch, else the reporter's
+        words."""
+        if (self.nodes or 0) > 1:
+            return True
+        return self.nodes is None and (self.spans_nodes or self.says("multi_node"))
 
     def says(self, cue: str) -> bool:
         """Whether the reporter's words hold cue ``cue``."""
@@ -187,6 +192,7 @@ def context_of(facts: Facts) -> Context:
         shm_mib=min(shm) if shm else None,
         local_ranks=local,
         nodes=nodes,
+        spans_nodes=span.machine and span.multi is True,
         world=world,
         ib=ib,
         p2p_disabled=_env(facts, "NCCL_P2P_DISABLE") in _TRUE,

@@ -172,6 +172,12 @@ CUES: dict[str, Cue] = {
     ),
     # a verbs call named as failing: RDMA set-up (memory registration, queue pairs)
     "verbs_call": _cue(r"\bibv_(?:reg_mr|modify_qp|create_qp|create_cq|open_device|alloc_pd)\w*"),
+    # the GPUDirect RDMA stack named: the peer-memory kernel module that lets a NIC (or
+    # gdrcopy's CPU mappings) reach GPU memory, or GPUDirect RDMA itself
+    "gdr_stack": _cue(
+        rf"{NOT_SAID}\b(?:nv_peer_mem(?:ory)?|nvidia[_-]peermem|gdrcopy|gdrdrv|gdr_copy)\b"
+        rf"|{NOT_SAID}\bGPU ?Direct[ -]RDMA\b"
+    ),
     "after_suspend": _cue(r"\b(?:suspend\w*|resum(?:e|ed)|hibernat\w*|woke up)\b"),
     # the failure comes and goes with a library version: a bug or a second library
     "version_said": _cue(

@@ -269,7 +269,11 @@ SHIFTS: tuple[Shift, ...] = (
         )
         for i in _BETWEEN_RANKS
     ),
-    *(Shift(i, 1.6, "the job spans several nodes", lambda c: c.multi_node) for i in _NET_IDS),
+    # (GPUDirect RDMA too: the NIC reaches the GPU's memory only for traffic between nodes)
+    *(
+        Shift(i, 1.6, "the job spans several nodes", lambda c: c.multi_node)
+        for i in (*_NET_IDS, "net.gdr")
+    ),
     *(Shift(i, 0.3, "the job runs on one node", lambda c: c.nodes == 1) for i in _NET_IDS[2:]),
     Shift("net.unreachable", 0.5, "the job runs on one node", lambda c: c.nodes == 1),
     *(Shift(i, 1.5, "InfiniBand/RoCE is in use", lambda c: c.ib is True) for i in _NET_IDS[2:]),
@@ -277,7 +281,11 @@ SHIFTS: tuple[Shift, ...] = (
         Shift(i, 0.2, "NCCL uses sockets, not InfiniBand", lambda c: c.ib is False)
         for i in _NET_IDS[2:]
     ),
-    *(Shift(i, 0.2, "NCCL_IB_DISABLE=1 is set", lambda c: c.ib_disabled) for i in _NET_IDS[2:]),
+    # (GPUDirect RDMA too: with IB off the nodes talk over TCP sockets, through host memory)
+    *(
+        Shift(i, 0.2, "NCCL_IB_DISABLE=1 is set", lambda c: c.ib_disabled)
+        for i in (*_NET_IDS[2:], "net.gdr")
+    ),
     Shift(
         "gpu.contention",
         4.0,
@@ -541,6 +549,19 @@ SHIFTS: tuple[Shift, ...] = (
         6.0,
         "the reporter names a verbs set-up call failing (ibv_reg_mr, ibv_modify_qp...)",
         lambda c: c.says("verbs_call"),
+    ),
+    Shift(
+        "net.gdr",
+        5.0,
+        "the reporter names the GPUDirect RDMA stack (the peer-memory module, gdrcopy) beside "
+        "the failure",
+        lambda c: c.says("gdr_stack"),
+    ),
+    Shift(
+        "net.gdr",
+        3.0,
+        "GPUDirect RDMA is named on GeForce boards, which NVIDIA's driver does not support it on",
+        lambda c: c.says("gdr_stack") and c.consumer_gpus,
     ),
     # IB completion statuses (ibv_wc_status, rdma-core's verbs.h)
     *(
