@@ -74,7 +74,7 @@ class BlockParser(ABC):
 
 
 #: Lines offered per stream parser through ``info_anchors`` alone, for all sources of a read.
-INFO_BUDGET = 2_000
+INFO_BUDGET = 1_000
 #: Lines holding a ``floor_anchors`` word each source looks at past the budget (the first of
 #: each process is read: a node's eight ranks print theirs together), unless the parser says
 #: otherwise (``StreamParser.info_floor``).
