@@ -28,7 +28,7 @@ def test_record_keeps_the_report_and_who_each_finding_blames(store: Store) -> No
     assert run.nodes == ("node05",)
     assert [g.key for g in run.gpus] == [f"node05:{i}" for i in range(8)]
     assert {g.name for g in run.gpus} == {"NVIDIA H200"}
-    assert run.versions == {"driver": "570.172.08"}
+    assert run.versions == {"driver": "570.172.08", "nccl": "2.26.2"}  # (PyTorch says which)
     blamed = {f.id: (f.severity, f.nodes, f.gpus) for f in run.findings}
     assert blamed["gpu.contention"] == (
         "critical",
