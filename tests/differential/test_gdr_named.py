@@ -70,3 +70,19 @@ def test_with_ib_off_gpudirect_rdma_is_not_in_use(tmp_path: Path) -> None:
     assert "net.gdr" not in report.top(2)
     gdr = [h for h in report.hypotheses if h.id == "net.gdr"]
     assert all("NCCL_IB_DISABLE=1 is set" in h.against for h in gdr)
+
+
+SLOW = "Training with 4 GPUs is slower than with one: a batch takes 2.3 s against 0.48 s.\n"
+
+
+def test_a_slow_job_on_one_machine_does_not_lead_with_gdr(tmp_path: Path) -> None:
+    report = diagnose_text(tmp_path, "I have 4 GPUs on my machine (PCIe x16).\n" + SLOW)
+    assert report.hypotheses[0].id == "nccl.p2p"
+    gdr = next(h for h in report.hypotheses if h.id == "net.gdr")
+    assert "the reporter says the job runs on one machine" in gdr.against
+
+
+def test_a_slow_job_across_machines_keeps_gdr_first(tmp_path: Path) -> None:
+    report = diagnose_text(tmp_path, "We train on two machines with 4 GPUs each.\n" + SLOW)
+    assert report.hypotheses[0].id == "net.gdr"
+    assert all("one machine" not in " ".join(h.against) for h in report.hypotheses)

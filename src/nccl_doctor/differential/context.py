@@ -72,6 +72,8 @@ class Context:
     nodes: int | None = None
     #: machine output says the job spans nodes without counting them (a hostfile launch)
     spans_nodes: bool = False
+    #: only the reporter's words say the job runs on one node ("on my machine")
+    one_node_said: bool = False
     #: the job's world size where the evidence states it (:func:`~nccl_doctor.facts.job.world_size`)
     world: int | None = None
     ib: bool | None = None
@@ -193,6 +195,7 @@ def context_of(facts: Facts) -> Context:
         local_ranks=local,
         nodes=nodes,
         spans_nodes=span.machine and span.multi is True,
+        one_node_said=span.said and span.multi is False,
         world=world,
         ib=ib,
         p2p_disabled=_env(facts, "NCCL_P2P_DISABLE") in _TRUE,

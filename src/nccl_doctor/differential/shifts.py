@@ -274,7 +274,14 @@ SHIFTS: tuple[Shift, ...] = (
         Shift(i, 1.6, "the job spans several nodes", lambda c: c.multi_node)
         for i in (*_NET_IDS, "net.gdr")
     ),
-    *(Shift(i, 0.3, "the job runs on one node", lambda c: c.nodes == 1) for i in _NET_IDS[2:]),
+    *(
+        Shift(i, 0.3, "the job runs on one node", lambda c: c.nodes == 1)
+        for i in (*_NET_IDS[2:], "net.gdr")
+    ),
+    *(
+        Shift(i, 0.5, "the reporter says the job runs on one machine", lambda c: c.one_node_said)
+        for i in (*_NET_IDS[2:], "net.gdr")
+    ),
     Shift("net.unreachable", 0.5, "the job runs on one node", lambda c: c.nodes == 1),
     *(Shift(i, 1.5, "InfiniBand/RoCE is in use", lambda c: c.ib is True) for i in _NET_IDS[2:]),
     *(

@@ -40,7 +40,8 @@ class Span:
     (unknown); ``machine`` whether machine output (not prose) decided it;
     ``why`` a short phrase for summaries; ``cites`` the lines that say so;
     ``count`` the number of nodes where the evidence states one (at least
-    that many where it is the hosts the lines name).
+    that many where it is the hosts the lines name); ``said`` whether a
+    person's words decided it.
     """
 
     multi: bool | None
@@ -49,6 +50,7 @@ class Span:
     cites: list[Cite] = field(default_factory=list)
     hosts: tuple[str, ...] = ()
     count: int | None = None
+    said: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,11 +150,13 @@ def _span(facts: Facts) -> Span:
     prose_multi = facts.seen(PROSE_MULTI_NODE)
     if prose_multi:
         hit = prose_multi[0]
-        return Span(True, False, f"the report says {hit.match.group(0)!r}", [hit.cite], hosts)
+        why = f"the report says {hit.match.group(0)!r}"
+        return Span(True, False, why, [hit.cite], hosts, said=True)
     prose_single = facts.seen(PROSE_SINGLE_NODE)
     if prose_single:
         hit = prose_single[0]
-        return Span(False, False, f"the report says {hit.match.group(0)!r}", [hit.cite], hosts, 1)
+        why = f"the report says {hit.match.group(0)!r}"
+        return Span(False, False, why, [hit.cite], hosts, 1, said=True)
     if len(hosts) == 1:
         return Span(False, False, f"every rank shown runs on {hosts[0]}", [], hosts, 1)
     return Span(None, False, "the node count is not shown")

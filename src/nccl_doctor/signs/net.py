@@ -45,7 +45,8 @@ PROSE_MULTI_NODE = sign(
 )
 PROSE_SINGLE_NODE = sign(
     "net.prose_single_node",
-    r"\b(?:single|one|1)[- ](?:node|machine|server|host)\b|\bsame (?:node|machine)\b",
+    r"\b(?:single|one|1)[- ](?:node|machine|server|host)\b|\bsame (?:node|machine)\b"
+    r"|\b(?:on|in) my (?:machine|server|workstation|computer|PC|desktop)\b",
     "a person saying the job runs on one node or machine",
 )
 
