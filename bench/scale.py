@@ -161,6 +161,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.per_rank and args.pgs is None:
         parser.error("--per-rank needs --pgs")
+    if args.log is not None and not args.log.exists():
+        parser.error(f"--log {args.log}: no such file or folder")
     print(
         f"{'log':<28}{'MiB':>6}{'files':>6}{'grep s':>8}{'diag s':>9}{'cpu s':>8}{'wall x':>7}"
         f"{'cpu x':>8}{'RSS MiB':>8}{'load':>12} first finding"
