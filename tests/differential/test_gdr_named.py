@@ -86,3 +86,11 @@ def test_a_slow_job_across_machines_keeps_gdr_first(tmp_path: Path) -> None:
     report = diagnose_text(tmp_path, "We train on two machines with 4 GPUs each.\n" + SLOW)
     assert report.hypotheses[0].id == "net.gdr"
     assert all("one machine" not in " ".join(h.against) for h in report.hypotheses)
+
+
+def test_over_tcp_sockets_gpudirect_rdma_is_not_in_use(tmp_path: Path) -> None:
+    socket = "gpu-a:1234:1234 [0] NCCL INFO Using network Socket\n"
+    report = diagnose_text(tmp_path, socket + HOSTS + REMOTE)
+    gdr = [h for h in report.hypotheses if h.id == "net.gdr"]
+    assert all("NCCL uses sockets, not InfiniBand" in h.against for h in gdr)
+    assert "net.gdr" not in report.top(3)

@@ -286,7 +286,7 @@ SHIFTS: tuple[Shift, ...] = (
     *(Shift(i, 1.5, "InfiniBand/RoCE is in use", lambda c: c.ib is True) for i in _NET_IDS[2:]),
     *(
         Shift(i, 0.2, "NCCL uses sockets, not InfiniBand", lambda c: c.ib is False)
-        for i in _NET_IDS[2:]
+        for i in (*_NET_IDS[2:], "net.gdr")
     ),
     # (GPUDirect RDMA too: with IB off the nodes talk over TCP sockets, through host memory)
     *(
