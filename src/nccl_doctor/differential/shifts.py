@@ -46,6 +46,10 @@ _NET_IDS = (
     "net.ib_link",
 )
 
+#: Causes on the path of an RDMA NIC: its set-up, transport and ports, and GPUDirect RDMA (the
+#: NIC reaching GPU memory), which carries only traffic between nodes, over IB or RoCE.
+_RDMA_IDS = (*_NET_IDS[2:], "net.gdr")
+
 #: Causes that need two ranks or more: a transport between them, a second GPU of the job, a
 #: rank to disagree with or to fail first. (Not the sockets: NCCL's bootstrap connects even a
 #: single rank to its root thread, and the c10d store to MASTER_ADDR: a firewall still stalls
@@ -274,25 +278,18 @@ SHIFTS: tuple[Shift, ...] = (
         Shift(i, 1.6, "the job spans several nodes", lambda c: c.multi_node)
         for i in (*_NET_IDS, "net.gdr")
     ),
-    *(
-        Shift(i, 0.3, "the job runs on one node", lambda c: c.nodes == 1)
-        for i in (*_NET_IDS[2:], "net.gdr")
-    ),
+    *(Shift(i, 0.3, "the job runs on one node", lambda c: c.nodes == 1) for i in _RDMA_IDS),
     *(
         Shift(i, 0.5, "the reporter says the job runs on one machine", lambda c: c.one_node_said)
-        for i in (*_NET_IDS[2:], "net.gdr")
+        for i in _RDMA_IDS
     ),
     Shift("net.unreachable", 0.5, "the job runs on one node", lambda c: c.nodes == 1),
     *(Shift(i, 1.5, "InfiniBand/RoCE is in use", lambda c: c.ib is True) for i in _NET_IDS[2:]),
     *(
         Shift(i, 0.2, "NCCL uses sockets, not InfiniBand", lambda c: c.ib is False)
-        for i in (*_NET_IDS[2:], "net.gdr")
+        for i in _RDMA_IDS
     ),
-    # (GPUDirect RDMA too: with IB off the nodes talk over TCP sockets, through host memory)
-    *(
-        Shift(i, 0.2, "NCCL_IB_DISABLE=1 is set", lambda c: c.ib_disabled)
-        for i in (*_NET_IDS[2:], "net.gdr")
-    ),
+    *(Shift(i, 0.2, "NCCL_IB_DISABLE=1 is set", lambda c: c.ib_disabled) for i in _RDMA_IDS),
     Shift(
         "gpu.contention",
         4.0,

@@ -50,8 +50,7 @@ def _inline(text: str, *, cell: bool = False) -> str:
         return _plain(text.replace("`", "'"))
     out = []
     for i, part in enumerate(parts):
-        code = part.replace("|", "\\|") if cell else part
-        out.append(f"`{code}`" if i % 2 and part else _plain(part))
+        out.append(_code(part, cell=cell) if i % 2 and part else _plain(part))
     return "".join(out)
 
 

@@ -7,9 +7,8 @@ the cause at all, is read in :mod:`nccl_doctor.facts.span`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TypeVar
 
-from nccl_doctor.facts.base import Cite, Fact
+from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.host import EnvVar
 from nccl_doctor.facts.nccl import (
     NcclCommInit,
@@ -26,8 +25,6 @@ from nccl_doctor.facts.run import (
 )
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.signs.net import IB_COMPLETION, SETTINGS
-
-F = TypeVar("F", bound=Fact)
 
 
 def env_values(facts: Facts, name: str) -> list[tuple[str, Cite]]:
