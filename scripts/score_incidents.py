@@ -12,7 +12,9 @@ whose cases must not steer the rules), ``--json`` everything as JSON.
 Strict scoring: top-1 counts only when the first answer is ``expected``;
 top-3 when ``expected`` is among the first three. ``lenient`` also accepts an
 ``acceptable`` id. An *empty* report is a failure incident (expected is not
-``none``) whose report has no critical or warning finding and no hypothesis.
+``none``) whose report has no critical or warning finding and no hypothesis. A healthy
+run counts as right when no critical finding comes; one that is given causes all the same
+(a finding or a hypothesis: a report that reads as a failure) is counted apart.
 Per id: precision = how often a first answer of that id was right, recall =
 how often an incident expecting it got it first.
 """
@@ -62,6 +64,7 @@ def score_case(case: Path) -> dict[str, object]:
         "lenient3": lenient3,
         "empty": empty,
         "critical_on_none": expected == "none" and bool(critical),
+        "causes_on_none": expected == "none" and bool(top),
         "seconds": round(seconds, 3),
     }
 
@@ -107,6 +110,7 @@ def totals(rows: list[dict[str, object]]) -> dict[str, object]:
         "lenient_top3": sum(bool(r["lenient3"]) for r in rows) / n,
         "empty_rate": sum(bool(r["empty"]) for r in failures) / (len(failures) or 1),
         "critical_on_none": sum(bool(r["critical_on_none"]) for r in rows),
+        "causes_on_none": sum(bool(r.get("causes_on_none")) for r in rows),
         "none_cases": len(rows) - len(failures),
     }
 
@@ -144,7 +148,8 @@ def main() -> int:
         f"incidents {k}  top-1 {t['top1']:.0%}  top-3 {t['top3']:.0%}  "
         f"(with acceptable ids: {t['lenient_top1']:.0%} / {t['lenient_top3']:.0%})  "
         f"empty reports {t['empty_rate']:.0%} of failures  "
-        f"critical on {t['critical_on_none']} of {t['none_cases']} healthy"
+        f"critical on {t['critical_on_none']} of {t['none_cases']} healthy "
+        f"(causes named on {t['causes_on_none']})"
     )
     return 0
 
