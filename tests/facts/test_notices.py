@@ -20,9 +20,9 @@ from tests.helpers import diagnose_text
 
 ROOT = Path(__file__).resolve().parents[2]
 
-#: The reporter's question, then c10d's warnings for the IPv6 addresses it could not use.
+#: The reporter's failure, then c10d's warnings for the IPv6 addresses it could not use.
 NO_IPV6 = (
-    "hello; how to fix this error; errno: 97 - Address family not supported by protocol\n"
+    "hello; the job fails to start; errno: 97 - Address family not supported by protocol\n"
     "(Runner pid=10922) [W socket.cpp:697] [c10d] The client socket cannot be initialized to "
     "connect to [gpu-node-7.cluster]:50704 (errno: 97 - Address family not supported by "
     "protocol).\n"
