@@ -97,6 +97,12 @@ class KnownIssue:
     affected_through: str | None = None
     condition: str | None = None
     workaround: str | None = None
+    #: Where the condition is only a setting and an operation, both checkable: the setting
+    #: (name, value) that turns the buggy path off, so the bug bites unless the job sets it,
+    #: and the operation it bites in (a key of ``nccl_doctor.signs.nccl.OPERATIONS``), which the
+    #: evidence must name.
+    off_with: tuple[str, str] | None = None
+    operation: str | None = None
 
     def affects(self, version: str) -> bool:
         """Whether ``version`` falls in this issue's range."""
@@ -270,8 +276,10 @@ KNOWN_ISSUES: tuple[KnownIssue, ...] = (
         fixed_in="2.20.3",
         source=_notes("2.20.3-1") + "; NVIDIA/nccl#1116, NVIDIA/nccl#1134",
         diagnosis_id=_HANG,
-        condition="NCCL_CUMEM_ENABLE not 0",
+        condition="NCCL_CUMEM_ENABLE not 0, an alltoall (the A2A connection set-up)",
         workaround="NCCL_CUMEM_ENABLE=0",
+        off_with=("NCCL_CUMEM_ENABLE", "0"),
+        operation="alltoall",
     ),
     KnownIssue(
         id="cumem-memory-overhead",

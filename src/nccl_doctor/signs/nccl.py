@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from nccl_doctor.facts.signs import sign
-from nccl_doctor.knowledge.nccl_versions import MIN_NCCL_FOR_GPU
+from nccl_doctor.knowledge.nccl_versions import KNOWN_ISSUES, MIN_NCCL_FOR_GPU
 
 SHM_ERROR = sign(
     "nccl.shm_error",
@@ -212,9 +212,29 @@ NEW_GPUS = {
 }
 VERSION_SAID = sign(
     "nccl.version_said",
-    r"\bnccl[ -]?v?(?P<version>2\.\d{1,2}\.\d{1,2})\b",
+    r"\bnccl[ -]?(?:version )?v?(?P<version>2\.\d{1,2}\.\d{1,2})\b",
     "an NCCL release named in words or a package name (nccl 2.18.1, NCCL-v2.21.5)",
 )
+#: The operations a known bug of some releases bites in (``KnownIssue.operation``), as the
+#: evidence names them: nccl-tests' binary, torch's call, the all-to-all of MoE layers.
+OPERATIONS = {
+    "alltoall": sign(
+        "nccl.op_alltoall",
+        r"\balltoall(?:v|_perf)?\b|\ball_to_all(?:_single)?\b|\ball-to-all\b|\bA2A\b",
+        "an all-to-all named (alltoall_perf, all_to_all_single, an MoE dispatch)",
+    ),
+}
+#: NAME=value for each setting that turns a known bug's path off (``KnownIssue.off_with``),
+#: in any line: a command line read by another parser (nccl-tests' own) still sets it.
+OFF_SETTINGS = {
+    name: sign(
+        f"nccl.env_{name.lower()}",
+        rf"(?<![A-Za-z0-9_]){name}=(?P<value>[^\s'\"`]+)",
+        f"{name}=value written in a command line, an export or a sentence: the value",
+        case=True,
+    )
+    for name in sorted({i.off_with[0] for i in KNOWN_ISSUES if i.off_with is not None})
+}
 TIMED_OUT = sign(
     "nccl.timed_out",
     r"Watchdog caught|timed out",

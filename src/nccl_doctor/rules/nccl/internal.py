@@ -23,7 +23,10 @@ result 3 with its WARN line, glibc heap-corruption aborts or segfaults in an
 NCCL process (nccl-tests, libnccl in the backtrace); the NCCL version against
 the table of releases with known crashes, and against the first release that
 supports the GPU named (RTX 5090 needs 2.26.2: an older one notes
-``ncclMaxSharedMem 82240 exceeds device/fn maxSharedMem 79856``).
+``ncclMaxSharedMem 82240 exceeds device/fn maxSharedMem 79856``). A hang on a
+release with a known hang bug, where the bug's condition holds: none, or
+one the evidence shows (cuMem's all-to-all deadlock of 2.19-2.20.2 bites in
+an all-to-all unless the job sets ``NCCL_CUMEM_ENABLE=0``).
 
 Fix
 ---
@@ -37,12 +40,18 @@ from __future__ import annotations
 
 from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.failures import failures_of
+from nccl_doctor.facts.host import EnvVar
 from nccl_doctor.facts.last_error import last_error_lines
-from nccl_doctor.facts.nccl import NcclErrorChain, NcclEvent, NcclTestFailure
+from nccl_doctor.facts.nccl import NcclEnvSetting, NcclErrorChain, NcclEvent, NcclTestFailure
 from nccl_doctor.facts.run import NcclErrorReport
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
-from nccl_doctor.knowledge.nccl_versions import MIN_NCCL_FOR_GPU, compare_versions, known_issues
+from nccl_doctor.knowledge.nccl_versions import (
+    MIN_NCCL_FOR_GPU,
+    KnownIssue,
+    compare_versions,
+    known_issues,
+)
 from nccl_doctor.rules.base import Rule
 from nccl_doctor.rules.nccl._common import machine, nccl_versions
 from nccl_doctor.signs.common import HANG_WORDS
@@ -53,6 +62,8 @@ from nccl_doctor.signs.nccl import (
     NCCL_PROCESS,
     NCCL_TESTS,
     NEW_GPUS,
+    OFF_SETTINGS,
+    OPERATIONS,
     SEGFAULT,
     TIMED_OUT,
     VERSION_SAID,
@@ -116,6 +127,23 @@ def _fix(version: str | None, floor: tuple[str, str, bool | None] | None) -> lis
     return steps
 
 
+def _bites(facts: Facts, issue: KnownIssue) -> bool:
+    """Whether a known bug's condition holds here: it has none, or it is a setting the job
+    leaves on and an operation the evidence names (cuMem's all-to-all deadlock: unless
+    NCCL_CUMEM_ENABLE=0, in an alltoall)."""
+    if issue.off_with is None:
+        return issue.condition is None
+    # the job's own setting (a command, an export, NCCL's echo), not a sentence: "works with
+    # NCCL_CUMEM_ENABLE=0" is the workaround, which speaks for the bug
+    name, off = issue.off_with
+    values = {e.value for e in facts.of(EnvVar) if e.name == name}
+    values |= {s.value for s in facts.of(NcclEnvSetting) if s.name == name}
+    values |= {h.match["value"] for h in facts.seen(OFF_SETTINGS[name], prose=False)}
+    if off in values:
+        return False
+    return issue.operation is None or facts.saw(OPERATIONS[issue.operation])
+
+
 def _known_hang(facts: Facts, version: str | None) -> list[Finding]:
     """A hang on an NCCL release with a known hang bug: upgrade before debugging."""
     said = facts.seen(VERSION_SAID)
@@ -129,9 +157,7 @@ def _known_hang(facts: Facts, version: str | None) -> list[Finding]:
     issues = [
         i
         for i in known_issues(version)
-        if "hang" in f"{i.summary} {i.symptom}"
-        and i.affected_from is not None
-        and i.condition is None
+        if "hang" in f"{i.summary} {i.symptom}" and i.affected_from is not None and _bites(facts, i)
     ]
     if not issues:
         return []
