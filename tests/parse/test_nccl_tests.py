@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from nccl_doctor.evidence.lines import lines_of
+from nccl_doctor.facts.host import EnvVar
 from nccl_doctor.facts.nccl import (
     NcclTestCommand,
     NcclTestConfig,
@@ -387,3 +388,27 @@ def test_a_command_and_footers_pasted_as_inline_code() -> None:
     assert (command.launcher, command.n_procs, command.args[-1]) == ("mpirun", 2, ("-g", "2"))
     summaries = of_type(facts, NcclTestSummary)
     assert [(s.cite.line, s.avg_busbw_gbytes_s) for s in summaries] == [(3, 3.94145), (6, 3.94156)]
+
+
+def test_the_command_lines_settings_are_read_with_it() -> None:
+    """This parser claims the command line, so the settings on it are its to read: a
+    ``-x NCCL_P2P_DISABLE=1`` or an inline ``NCCL_CUMEM_ENABLE=0`` steers the test."""
+    text = (
+        "NCCL_DEBUG=INFO mpirun -np 16 -x NCCL_P2P_DISABLE=1 -x LD_PRELOAD=/opt/nccl/libnccl.so.2"
+        " ./build/alltoall_perf -b 8 -e 128M -f 2 -g 1\n"
+        "# nThread 1 nGpus 1 minBytes 8 maxBytes 134217728 step: 2(factor) warmup iters: 5 "
+        "iters: 20 agg iters: 1 validation: 1 graph: 0\n"
+    )
+    facts = parse(text)
+    assert of_type(facts, NcclTestCommand)[0].test == "alltoall_perf"
+    assert [(e.name, e.value, e.form, e.cite.line) for e in of_type(facts, EnvVar)] == [
+        ("NCCL_DEBUG", "INFO", "inline", 1),
+        ("NCCL_P2P_DISABLE", "1", "inline", 1),
+        ("LD_PRELOAD", "/opt/nccl/libnccl.so.2", "inline", 1),
+    ]
+
+
+def test_a_command_line_without_settings_gives_none() -> None:
+    facts = parse("mpirun -np 8 ./build/all_reduce_perf -b 8 -e 8G -f 2 -g 1\n")
+    assert of_type(facts, NcclTestCommand)[0].n_procs == 8
+    assert of_type(facts, EnvVar) == []

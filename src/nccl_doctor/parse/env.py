@@ -149,7 +149,7 @@ class EnvParser(StreamParser):
                 self._yaml = (line, m["k"])
                 return True
         elif not text.startswith("#"):
-            found = _shell(text)
+            found = shell_assignments(text)
         for name, value, form in found:
             self._var(line, name, value, form)
         return bool(found)
@@ -186,7 +186,10 @@ def _in_sentence(text: str, start: int) -> bool:
     )
 
 
-def _shell(text: str) -> list[tuple[str, str | None, str]]:
+def shell_assignments(text: str) -> list[tuple[str, str | None, str]]:
+    """(name, value, form) of the variables a shell line sets: an export, a dump line, the
+    assignments before a command and its ``-x``/``-e``/``--env`` options. Other parsers that
+    claim a command line (nccl-tests' own) read its settings with it."""
     prompt = _PROMPT.match(text)
     rest = text[prompt.end() :] if prompt else text
     if m := _SETENV.fullmatch(rest):

@@ -24,6 +24,7 @@ from typing import ClassVar
 
 from nccl_doctor.evidence.lines import Line
 from nccl_doctor.facts.base import Fact
+from nccl_doctor.facts.host import EnvVar
 from nccl_doctor.facts.nccl import (
     NcclTestCommand,
     NcclTestConfig,
@@ -37,6 +38,7 @@ from nccl_doctor.parse._blocktext import StatefulBlockParser
 from nccl_doctor.parse._lazy import LazyPattern
 from nccl_doctor.parse._nccl_common import to_float, to_int
 from nccl_doctor.parse._values import cite
+from nccl_doctor.parse.env import shell_assignments
 
 _TEST = LazyPattern(
     r"(?<![\w-])(?P<test>(?:all_reduce|all_gather|alltoallv?|broadcast|reduce_scatter|reduce|gather"
@@ -248,6 +250,7 @@ class NcclTestsParser(StatefulBlockParser[tuple[bool, bool]]):
                 if m is not None:
                     self._ctx = ctx = _Context(test=m["test"])
                     facts.append(_command(line, t, m))
+                    facts.extend(_settings(line, t))
             elif kind == "version" and (m := _VERSION.search(t)):
                 version = (m["v"], to_int(m["lib"]))
             elif kind == "starting" and (m := _STARTING.search(t)):
@@ -299,6 +302,15 @@ class NcclTestsParser(StatefulBlockParser[tuple[bool, bool]]):
             where = avg[0] if avg is not None else oob[0] if oob is not None else block[0]
             facts.append(_summary(where, oob, avg, ctx))
         return facts
+
+
+def _settings(line: Line, text: str) -> list[EnvVar]:
+    """The variables the command line sets (``-x NCCL_P2P_DISABLE=1``, ``NCCL_DEBUG=INFO
+    ./all_reduce_perf``): this parser claims the line, so the env parser never sees it."""
+    return [
+        EnvVar(cite=cite(line), rank=line.rank, host=line.host, name=k, value=v, form=form)
+        for k, v, form in shell_assignments(text)
+    ]
 
 
 def _command(line: Line, text: str, m: re.Match[str]) -> NcclTestCommand:

@@ -21,7 +21,9 @@ Evidence
 --------
 Different ``NCCL version`` lines across hosts or processes, or against the
 version PyTorch reports; NCCL package rows next to the framework; ``libnccl``
-in ``LD_LIBRARY_PATH``/``LD_PRELOAD``; an NCCL error raised through pynccl;
+in ``LD_LIBRARY_PATH``/``LD_PRELOAD`` (not on an nccl-tests command line: the
+library nccl-tests loads is the release under test); an NCCL error raised
+through pynccl;
 an ``unhandled cuda error`` at init without a ``Cuda failure`` detail while the
 application prints its CUDA version.
 
@@ -39,7 +41,7 @@ from __future__ import annotations
 
 from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.host import EnvVar
-from nccl_doctor.facts.nccl import NcclVersion, NcclWarn
+from nccl_doctor.facts.nccl import NcclTestCommand, NcclVersion, NcclWarn
 from nccl_doctor.facts.run import NcclErrorReport
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
@@ -121,11 +123,15 @@ def _mixed(facts: Facts) -> list[Finding]:
 
 
 def _shadowing(facts: Facts, failed: bool) -> list[Finding]:
+    # nccl-tests has no NCCL of its own: the libnccl its command line preloads is the one
+    # under test (how people compare releases), not a shadow of a framework's
+    tests = {(c.cite.source, c.cite.line) for c in facts.of(NcclTestCommand)}
     envs = [
         e
         for e in facts.of(EnvVar)
         if e.name in ("LD_PRELOAD", "LD_LIBRARY_PATH", "VLLM_NCCL_SO_PATH")
         and "nccl" in (e.value or "").lower()
+        and (e.cite.source, e.cite.line) not in tests
     ]
     if not envs:
         return []
