@@ -47,7 +47,8 @@ from nccl_doctor.knowledge.units import to_mib
 from nccl_doctor.knowledge.workarounds import is_switch, mask_of, path_off
 from nccl_doctor.signs.gpu import CONSUMER_BOARD, NVLINK_BOARD
 from nccl_doctor.signs.host import SHM_SIZE_SHOWN
-from nccl_doctor.signs.nccl import NEW_GPUS, P2P_PLATFORM
+from nccl_doctor.signs.nccl import CONTAINER_SHM, CONTAINER_START, NEW_GPUS, P2P_PLATFORM
+from nccl_doctor.signs.net import HOST_NETWORK
 from nccl_doctor.signs.settings import (
     SaidSetting,
     settings_that_did_not_help,
@@ -77,6 +78,10 @@ class Context:
     #: the job's world size where the evidence states it (:func:`~nccl_doctor.facts.job.world_size`)
     world: int | None = None
     ib: bool | None = None
+    #: a container start line that sizes /dev/shm or shares the host's (--shm-size, --ipc=host)
+    shm_sized: bool = False
+    #: a container on the host's network (no bridge address of its own)
+    host_network: bool = False
     p2p_disabled: bool = False
     shm_disabled: bool = False
     ib_disabled: bool = False
@@ -198,6 +203,10 @@ def context_of(facts: Facts) -> Context:
         one_node_said=span.said and span.multi is False,
         world=world,
         ib=ib,
+        shm_sized=bool(
+            {h.said for h in facts.seen(CONTAINER_START)} & facts.lines_of(CONTAINER_SHM)
+        ),
+        host_network=facts.saw(HOST_NETWORK),
         p2p_disabled=_env(facts, "NCCL_P2P_DISABLE") in _TRUE,
         shm_disabled=_env(facts, "NCCL_SHM_DISABLE") in _TRUE,
         ib_disabled=_env(facts, "NCCL_IB_DISABLE") in _TRUE,

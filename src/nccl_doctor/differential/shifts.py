@@ -118,18 +118,31 @@ SHIFTS: tuple[Shift, ...] = (
     # a too small /dev/shm fails NCCL's set-up with an error (ncclSystemError, a bus error or
     # a crash in ncclShmOpen), never with a bare hang or a failure in words: of the
     # development corpora's 23 container cases led by a hang or a failure in words, none was
-    # shared memory
+    # shared memory; a container started with --shm-size or --ipc=host has not Docker's 64 MB
+    # (no weight against it either: a VM's or a full host's /dev/shm still fails)
     Shift(
         "nccl.shm",
         3.0,
         "runs in a container (Docker's /dev/shm is 64 MB)",
-        lambda c: c.container is True,
+        lambda c: c.container is True and not c.shm_sized,
         frozenset(
             {"nccl_system", "nccl_internal", "nccl_unhandled_cuda", "bus_error", "crashed"}
             | {"host_limit", "killed", "comm_init"}
         ),
     ),
     Shift("driver.container", 2.0, "runs in a container", lambda c: c.container is True),
+    # a container on a bridge network has an address of its own, private to its host: NCCL's
+    # and Gloo's first interface (eth0 inside it) is one the other nodes cannot reach
+    *(
+        Shift(
+            i,
+            f,
+            "the nodes talk from inside containers with no host networking: NCCL and Gloo "
+            "pick the container's bridge address, private to its host",
+            lambda c: c.container is True and c.multi_node and not c.host_network,
+        )
+        for i, f in (("net.socket_interface", 2.0), ("net.unreachable", 1.3))
+    ),
     # nccl-tests issues the same collectives on every rank and has no code of the user's
     *(
         Shift(

@@ -50,6 +50,15 @@ PROSE_SINGLE_NODE = sign(
     "a person saying the job runs on one node or machine",
 )
 
+#: The container shares the host's network: Docker's and Podman's option, Kubernetes' pod
+#: field, compose's network mode (the reporter's "--network=host" counts as well).
+HOST_NETWORK = sign(
+    "net.host_network",
+    r"--net(?:work)?[= ]host\b|\bhostNetwork:\s*true\b|\bnetwork_mode:\s*[\"']?host\b"
+    r"|\bhost network(?:ing)?\b",
+    "a container that shares the host's network (docker --network=host, hostNetwork: true)",
+)
+
 # -- environment settings written as NAME=value in any text -----------------
 
 
