@@ -44,7 +44,7 @@ from nccl_doctor.facts.host import EnvVar
 from nccl_doctor.facts.last_error import last_error_lines
 from nccl_doctor.facts.nccl import NcclEnvSetting, NcclErrorChain, NcclEvent, NcclTestFailure
 from nccl_doctor.facts.run import NcclErrorReport
-from nccl_doctor.facts.store import Facts
+from nccl_doctor.facts.store import Facts, is_prose
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.knowledge.nccl_versions import (
     MIN_NCCL_FOR_GPU,
@@ -136,7 +136,7 @@ def _bites(facts: Facts, issue: KnownIssue) -> bool:
     # the job's own setting (a command, an export, NCCL's echo), not a sentence: "works with
     # NCCL_CUMEM_ENABLE=0" is the workaround, which speaks for the bug
     name, off = issue.off_with
-    values = {e.value for e in facts.of(EnvVar) if e.name == name}
+    values = {e.value for e in facts.of(EnvVar) if e.name == name and not is_prose(e.cite.text)}
     values |= {s.value for s in facts.of(NcclEnvSetting) if s.name == name}
     values |= {h.match["value"] for h in facts.seen(OFF_SETTINGS[name], prose=False)}
     if off in values:
