@@ -2,7 +2,20 @@
 
 from __future__ import annotations
 
-from nccl_doctor.facts.signs import sign
+from nccl_doctor.facts.signs import Sign, sign
+
+
+def setting(family: str, name: str) -> Sign:
+    """The sign of ``NAME=value`` for one variable, in any text (a command line, an export, a
+    sentence), capturing the value. One sign per variable: a line often sets several, and a
+    sign hits a line once, so one general NAME=value sign would see only the first."""
+    return sign(
+        f"{family}.env_{name.lower()}",
+        rf"(?<![A-Za-z0-9_]){name}=(?P<value>[^\s'\"`]+)",
+        f"{name}=value written in a command line, an export or a sentence: the value",
+        case=True,
+    )
+
 
 HANG_WORDS = sign(
     "common.hang_words",

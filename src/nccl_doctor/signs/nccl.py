@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from nccl_doctor.facts.signs import sign
 from nccl_doctor.knowledge.nccl_versions import KNOWN_ISSUES, MIN_NCCL_FOR_GPU
+from nccl_doctor.signs.common import setting
 
 SHM_ERROR = sign(
     "nccl.shm_error",
@@ -227,12 +228,7 @@ OPERATIONS = {
 #: NAME=value for each setting that turns a known bug's path off (``KnownIssue.off_with``),
 #: in any line: a command line read by another parser (nccl-tests' own) still sets it.
 OFF_SETTINGS = {
-    name: sign(
-        f"nccl.env_{name.lower()}",
-        rf"(?<![A-Za-z0-9_]){name}=(?P<value>[^\s'\"`]+)",
-        f"{name}=value written in a command line, an export or a sentence: the value",
-        case=True,
-    )
+    name: setting("nccl", name)
     for name in sorted({i.off_with[0] for i in KNOWN_ISSUES if i.off_with is not None})
 }
 TIMED_OUT = sign(

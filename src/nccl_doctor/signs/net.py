@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from nccl_doctor.facts.signs import Sign, sign
+from nccl_doctor.signs.common import setting
 
 # -- how many nodes the job spans (facts/span.span_of) ----------------------
 
@@ -61,20 +62,9 @@ HOST_NETWORK = sign(
 
 # -- environment settings written as NAME=value in any text -----------------
 
-
-def _setting(name: str) -> Sign:
-    return sign(
-        f"net.env_{name.lower()}",
-        rf"(?<![A-Za-z0-9_]){name}=(?P<value>[^\s'\"`]+)",
-        f"{name}=value written in a command line, an export or a sentence: the value",
-        case=True,
-    )
-
-
-#: One sign per variable the network rules read (a line often sets several, and a
-#: sign hits a line once, so one general NAME=value sign would see only the first).
+#: One sign per variable the network rules read.
 SETTINGS: dict[str, Sign] = {
-    name: _setting(name)
+    name: setting("net", name)
     for name in ("NCCL_IB_HCA", "NCCL_IB_GID_INDEX", "NCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME")
 }
 
