@@ -18,8 +18,8 @@ from nccl_doctor.facts.span import span_of
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Finding
 from nccl_doctor.pipeline import facts_of
+from nccl_doctor.rules._settings import env_values
 from nccl_doctor.rules.net import ib_config, socket_interface
-from nccl_doctor.rules.net._common import env_values
 from nccl_doctor.signs.host import NCCL_OWN, SHM_EXHAUSTED, SIGKILL
 from nccl_doctor.signs.net import NO_SOCKET_INTERFACE
 
@@ -53,6 +53,23 @@ def test_a_variable_whose_name_ends_another_is_not_read_as_it(tmp_path: Path) ->
     facts = _facts(tmp_path, "export MY_NCCL_IB_HCA=mlx5_9 XNCCL_SOCKET_IFNAME=eth9\n")
     assert env_values(facts, "NCCL_IB_HCA") == []
     assert env_values(facts, "NCCL_SOCKET_IFNAME") == []
+
+
+def test_machine_values_leave_out_a_sentence_naming_the_setting(tmp_path: Path) -> None:
+    """A sentence that names a setting is a person's account (a workaround that worked);
+    the job's own value is what its command, export or NCCL's echo sets."""
+    facts = _facts(
+        tmp_path,
+        "It works when I set NCCL_CUMEM_ENABLE=0 by hand.\n"
+        "mpirun -np 16 -x NCCL_CUMEM_ENABLE=1 ./build/alltoall_perf -b 8 -e 1G\n",
+    )
+    assert [(v, c.line) for v, c in env_values(facts, "NCCL_CUMEM_ENABLE")] == [
+        ("1", 2),
+        ("0", 1),
+    ]
+    assert [(v, c.line) for v, c in env_values(facts, "NCCL_CUMEM_ENABLE", machine=True)] == [
+        ("1", 2)
+    ]
 
 
 def test_the_gid_index_comes_from_the_warning_when_no_setting_names_it(tmp_path: Path) -> None:

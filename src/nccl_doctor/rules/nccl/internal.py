@@ -40,11 +40,10 @@ from __future__ import annotations
 
 from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.failures import failures_of
-from nccl_doctor.facts.host import EnvVar
 from nccl_doctor.facts.last_error import last_error_lines
-from nccl_doctor.facts.nccl import NcclEnvSetting, NcclErrorChain, NcclEvent, NcclTestFailure
+from nccl_doctor.facts.nccl import NcclErrorChain, NcclEvent, NcclTestFailure
 from nccl_doctor.facts.run import NcclErrorReport
-from nccl_doctor.facts.store import Facts, is_prose
+from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.knowledge.nccl_versions import (
     MIN_NCCL_FOR_GPU,
@@ -52,6 +51,7 @@ from nccl_doctor.knowledge.nccl_versions import (
     compare_versions,
     known_issues,
 )
+from nccl_doctor.rules._settings import env_values
 from nccl_doctor.rules.base import Rule
 from nccl_doctor.rules.nccl._common import machine, nccl_versions
 from nccl_doctor.signs.common import HANG_WORDS
@@ -62,7 +62,6 @@ from nccl_doctor.signs.nccl import (
     NCCL_PROCESS,
     NCCL_TESTS,
     NEW_GPUS,
-    OFF_SETTINGS,
     OPERATIONS,
     SEGFAULT,
     TIMED_OUT,
@@ -136,10 +135,7 @@ def _bites(facts: Facts, issue: KnownIssue) -> bool:
     # the job's own setting (a command, an export, NCCL's echo), not a sentence: "works with
     # NCCL_CUMEM_ENABLE=0" is the workaround, which speaks for the bug
     name, off = issue.off_with
-    values = {e.value for e in facts.of(EnvVar) if e.name == name and not is_prose(e.cite.text)}
-    values |= {s.value for s in facts.of(NcclEnvSetting) if s.name == name}
-    values |= {h.match["value"] for h in facts.seen(OFF_SETTINGS[name], prose=False)}
-    if off in values:
+    if any(value == off for value, _ in env_values(facts, name, machine=True)):
         return False
     return issue.operation is None or facts.saw(OPERATIONS[issue.operation])
 

@@ -1,4 +1,4 @@
-"""Helpers shared by the ``net.*`` rules: env values, failures, RDMA completion errors.
+"""Helpers shared by the ``net.*`` rules: failures, RDMA completion errors.
 
 How many nodes the job spans, which decides whether a network fault can be
 the cause at all, is read in :mod:`nccl_doctor.facts.span`.
@@ -9,10 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from nccl_doctor.facts.base import Cite
-from nccl_doctor.facts.host import EnvVar
 from nccl_doctor.facts.nccl import (
     NcclCommInit,
-    NcclEnvSetting,
     NcclTestFailure,
     NcclWarn,
 )
@@ -24,25 +22,7 @@ from nccl_doctor.facts.run import (
     WorkerExit,
 )
 from nccl_doctor.facts.store import Facts
-from nccl_doctor.signs.net import IB_COMPLETION, SETTINGS
-
-
-def env_values(facts: Facts, name: str) -> list[tuple[str, Cite]]:
-    """Values the evidence gives ``name`` (env dumps, exports, ``-x NAME=v``, NCCL's echo).
-
-    ``name`` is one of the variables :data:`nccl_doctor.signs.net.SETTINGS` reads
-    in free text (``NAME=value`` on any line).
-    """
-    out: list[tuple[str, Cite]] = [
-        (e.value, e.cite) for e in facts.of(EnvVar) if e.name == name and e.value is not None
-    ]
-    out += [
-        (s.value, s.cite)
-        for s in facts.of(NcclEnvSetting)
-        if s.name == name and s.value is not None
-    ]
-    out += [(hit.match["value"], hit.cite) for hit in facts.seen(SETTINGS[name])]
-    return list(dict.fromkeys(out))
+from nccl_doctor.signs.net import IB_COMPLETION
 
 
 def failure_cites(facts: Facts) -> list[Cite]:

@@ -49,9 +49,9 @@ from nccl_doctor.facts.net import IbPort, NetDevMap
 from nccl_doctor.facts.span import span_of
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
+from nccl_doctor.rules._settings import env_values
 from nccl_doctor.rules.base import Rule, first_distinct
 from nccl_doctor.rules.net._common import (
-    env_values,
     failure_cites,
     hca_list,
     name_matches,

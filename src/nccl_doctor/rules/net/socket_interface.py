@@ -53,9 +53,9 @@ from nccl_doctor.facts.run import NcclErrorReport
 from nccl_doctor.facts.span import span_of
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
+from nccl_doctor.rules._settings import env_values
 from nccl_doctor.rules.base import Rule, first_distinct
 from nccl_doctor.rules.net._common import (
-    env_values,
     failure_cites,
     hca_list,
     init_completed,
