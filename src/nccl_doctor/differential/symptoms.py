@@ -84,6 +84,9 @@ LABELS = {
     "bus_error": "a rank died of a bus error (SIGBUS): a memory-mapped file it touched is gone",
     "aborted": "a rank aborted (SIGABRT)",
     "hang": "the job hangs without an error (the reporter's words)",
+    "time_limit": "the scheduler ended the job at its time limit, with no error of its own",
+    "node_lost": "the scheduler or the launcher lost a node of the job (it crashed, hung or "
+    "left the network)",
     "slow": "the job or a benchmark is slow, with no error (the reporter's words)",
     "slow_network": "nccl-tests across nodes moved far less than the nodes' active ports carry",
     "wrong_results": "a collective returned wrong values (nccl-tests' #wrong, or the "

@@ -6,9 +6,10 @@ SXids, NVML's error strings and code names, nvidia-smi, nvidia-container-cli, th
 fabric manager; ``kernel``, ``rdma`` for
 libibverbs' completion statuses, ``system`` for the dynamic loader's and the
 shells' lines, ``nccl_tests`` for nccl-tests' own failure lines, and the
-launchers besides torchrun: ``deepspeed``, ``horovod``, ``accelerate``) beside
-this module. Each line is one message a library prints, mined from that library's
-own source (file:line at each release tag read) or, for what is closed source
+launchers besides torchrun: ``deepspeed``, ``horovod``, ``accelerate``, and the HPC
+ones: ``openmpi`` for ``mpirun``'s runtime and transports, ``slurm`` for ``srun`` and
+``slurmstepd``) beside this module. Each line is one message a library prints, mined
+from that library's own source (file:line at each release tag read) or, for what is closed source
 (nvidia-smi) or outside the repositories read (the Linux kernel), from its
 vendor's documentation or source named in ``where``: its format string, a
 pattern (Python ``re`` syntax that Hyperscan also compiles: no backreferences,
@@ -48,6 +49,8 @@ LIBRARIES = (
     "deepspeed",
     "horovod",
     "accelerate",
+    "openmpi",
+    "slurm",
 )
 SYMPTOMS = frozenset(
     {
@@ -68,6 +71,8 @@ SYMPTOMS = frozenset(
         "bus_error",
         "aborted",
         "hang",
+        "time_limit",
+        "node_lost",
         "desync",
         "xid",
         "host_oom",

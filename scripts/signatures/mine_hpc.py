@@ -1,0 +1,355 @@
+"""Write ``openmpi.jsonl`` and ``slurm.jsonl``: what ``mpirun`` and Slurm's ``srun`` and
+``slurmstepd`` print about a job's processes, read from their own source at release tags.
+
+Usage: ``python scripts/signatures/mine_hpc.py`` (git mirrors of open-mpi/ompi,
+openpmix/prrte and SchedMD/slurm under ``/work/.mirror``; another root as the first argument).
+
+* Open MPI prints its runtime's messages from help files (``help-*.txt``): a ``[topic]``
+  line, then the text, printed as it stands with its printf conversions filled in. ORTE is
+  ``mpirun`` up to Open MPI 4.1; Open MPI 5 runs PRRTE's (``prterun``, its help files under
+  ``src/docs/show-help-files``), which wraps the same sentences at other places. A kept
+  message is found by the words its first line starts with, in every help file of each tag;
+  its format is that first line (a pattern covers one line), the whole topic is quoted
+  nowhere.
+* Slurm's are ``error()``/``info()`` calls in ``src/`` (C literals read with :mod:`clex`,
+  ``"%" PRIu64`` spliced), printed after the program's name and level (``srun: error: ``,
+  ``slurmstepd: error: ``).
+
+A message that ends in a value which tells the cause apart (the signal a process died of)
+is one entry per value, each with the class that value opens, as the launchers' exit codes
+are (``mine_launchers.py``).
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from clex import blank_comments, find_calls, read_format
+from common import PRI_MACROS, escape, pattern_for, write_jsonl
+
+OMPI_TAGS = ("v3.1.6", "v4.0.7", "v4.1.8")  # ORTE's last release of each series
+PRRTE_TAGS = ("v3.0.14",)  # the runtime Open MPI 5.0.x bundles
+SLURM_TAGS = (
+    "slurm-20-11-9-1", "slurm-22-05-11-1", "slurm-23-11-11-1", "slurm-24-11-7-1",
+    "slurm-26-05-3-1",
+)  # fmt: skip
+SLURM_DIRS = (
+    "src/srun", "src/slurmd/slurmstepd", "src/plugins/task/cgroup", "src/plugins/launch", "src/api",
+)  # fmt: skip
+
+#: A signal a process died of: the class it opens and the ids it points to (strsignal's text).
+SIGNALS = (
+    (9, "Killed", "killed", "killed", ("host.resources", "launch.rank_crash")),
+    (7, "Bus error", "bus_error", "bus_error", ("nccl.shm", "host.resources")),
+    (11, "Segmentation fault", "segfault", "crashed", ("launch.rank_crash",)),
+    (6, "Aborted", "aborted", "aborted", ("launch.rank_crash", "app.hang")),
+)
+
+
+@dataclass(frozen=True)
+class Keep:
+    """One message kept: its id, the words its format starts with (a regex over the format),
+    its class and ids, and what to say of it. ``by_signal`` names the conversion that holds
+    the signal's number (``%d``) or name (``%s``): one entry per :data:`SIGNALS` row."""
+
+    id: str
+    anchor: str
+    symptom: str
+    hints: tuple[str, ...]
+    note: str
+    level: str = "error"
+    by_signal: str = ""
+    #: where the pattern stops, for a format whose value holds a line break (a regex over it)
+    upto: str = ""
+    #: what the program's log prints before the message (``srun: error: ``), for a format
+    #: that starts with its values: the pattern starts at it
+    after: str = ""
+    #: a line of the message's shape (values made up), for a pattern that covers part of what
+    #: the format prints; ``{n}`` and ``{text}`` stand for the signal's number and strsignal
+    example: str = ""
+    #: the entries this one reads more narrowly (the lookup tries it just before them)
+    refines: tuple[str, ...] = ()
+
+
+OMPI_KEEP = (
+    # the launcher saw a rank die of a signal: the rank named is the first to fail
+    Keep("openmpi.run.proc_aborted_signal",
+         r"^%s noticed that process rank %lu with PID %lu on node %s exited on signal %d \(%s\)",
+         "failure", ("launch.rank_crash",),
+         "mpirun's word for a rank a signal ended (ORTE's orterun:proc-aborted-strsignal)",
+         by_signal="d", refines=("openmpi.run.proc_aborted",),
+         example="mpirun noticed that process rank 3 with PID 41234 on node "
+         "gpu-node-02 exited on signal {n} ({text})."),
+    # PRRTE (Open MPI 5) wraps the sentence before 'signal': its first line names the rank only
+    Keep("openmpi.run.proc_aborted", r"^%s noticed that process rank %lu with PID %lu on node %s "
+         r"exited on$", "failure", ("launch.rank_crash",),
+         "prterun's first line for a rank a signal ended; the signal is on the next line"),
+    Keep("openmpi.run.nonzero_exit",
+         r"^%s detected that one or more processes exited with non-zero status", "failure",
+         ("launch.rank_crash",),
+         "mpirun ended the job after a rank exited non-zero; 'Process name: [[job,1],rank]' "
+         "below names the first"),
+    Keep("openmpi.run.exit_no_finalize", r"^%s has exited due to process rank %lu with PID %lu",
+         "failure", ("launch.rank_crash",),
+         "a rank exited (or called abort) without MPI_Finalize: the others were then killed"),
+    # printed as 'Primary job  terminated normally, but 1 process returned' and, on the next
+    # line, 'a non-zero exit code. Per user-direction, the job has been aborted.'
+    Keep("openmpi.run.primary_nonzero", r"^%s job %s terminated normally, but %d %s", "failure",
+         ("launch.rank_crash",),
+         "mpirun's notice that a process exited non-zero and the job was aborted; the first "
+         "failing rank's own output holds the cause", upto=r"^.{0,40}?but %d",
+         example="Primary job  terminated normally, but 1 process returned"),
+    # the launcher could not start its daemons on the other nodes (ssh, a firewall, the
+    # remote PATH) or lost one during the run (the node died, or the network to it)
+    Keep("openmpi.errmgr.daemon_start_failed", r"^(?:ORTE|%s) was unable to reliably start one "
+         r"or more daemons", "failure", ("net.unreachable",),
+         "mpirun's daemons did not start or call back: ssh to the node, its firewall, or an "
+         "interface the daemons cannot use (--mca oob_tcp_if_include)"),
+    Keep("openmpi.errmgr.daemon_lost", r"^(?:ORTE|PRTE) has lost communication with a remote "
+         r"daemon", "node_lost", (),
+         "a node's daemon stopped answering mid-run: the node died (host OOM, a crash) or the "
+         "network to it failed"),
+    # the MPI byte transfer layer on sockets met a peer it cannot place: several interfaces,
+    # some private to each host (docker0, virbr0), are in use (btl_tcp_if_include)
+    Keep("openmpi.btl_tcp.unknown_peer",
+         r"^WARNING: Open MPI accepted a TCP connection from what appears to be a", "failure",
+         ("net.socket_interface",),
+         "the TCP BTL on an interface the peers do not share; MPI traffic then hangs",
+         level="warning"),
+    # the openib BTL's notices on hosts whose IB is meant for UCX or NCCL: MPI falls back to
+    # another transport; NCCL's own IB use is not affected
+    Keep("openmpi.btl_openib.device_init_error",
+         r"^WARNING: There was an error initializing an OpenFabrics device", "info", (),
+         "the openib BTL skipped a device (MPI uses another transport); harmless to NCCL",
+         level="warning"),
+    Keep("openmpi.btl_openib.ib_port_not_selected",
+         r"^By default, for Open MPI 4\.0 and later, infiniband ports on a device", "info", (),
+         "Open MPI 4 leaves IB ports to UCX; harmless to NCCL", level="warning"),
+    Keep("openmpi.btl_openib.no_cpc",
+         r"^No OpenFabrics connection schemes reported that they were able to be", "info", (),
+         "the openib BTL found no way to connect on a port (RoCE without rdmacm); MPI uses "
+         "another transport; harmless to NCCL", level="warning"),
+    Keep("openmpi.opal.fork_warning",
+         r"^A process has executed an operation involving a call to the", "info", (),
+         "a process forked after MPI started (DataLoader workers): Open MPI's notice only",
+         level="warning"),
+)  # fmt: skip
+
+_SRUN = "srun: error: "  # log.c: the program's name and the level before error()'s text
+SLURM_KEEP = (
+    # the cgroup's memory limit: the kernel's OOM killer ended a task inside the step
+    Keep("slurm.stepd.oom_kill_events", r"^Detected %l?u oom[-_]kill event", "host_oom",
+         ("host.resources", "launch.rank_crash"),
+         "the task/cgroup plugin counted OOM kills in the step's memory cgroup: a task used "
+         "more host memory than the job asked for (--mem, --mem-per-gpu)"),
+    Keep("slurm.srun.task_oom", r"^%s: %s %s: Out Of Memory$", "host_oom",
+         ("host.resources", "launch.rank_crash"),
+         "srun's word for a task the step's memory cgroup OOM-killed", after=_SRUN,
+         example="srun: error: gpu-node-07: task 11: Out Of Memory"),
+    Keep("slurm.srun.task_exit_code", r"^%s: %s %s: Exited with exit code %d$", "failure",
+         ("launch.rank_crash",),
+         "srun's word for a task that exited non-zero (the first listed is not always the "
+         "first to fail)", after=_SRUN,
+         example="srun: error: gpu-node-07: tasks 8-15: Exited with exit code 1"),
+    Keep("slurm.srun.task_signal", r"^%s: %s %s: %s%s$", "failure", ("launch.rank_crash",),
+         "srun's word for a task a signal ended (strsignal's text, ' (core dumped)' after it)",
+         by_signal="s", after=_SRUN, example="srun: error: gpu-node-07: task 11: {text}"),
+    Keep("slurm.stepd.cancelled_time_limit", r"^\*\*\* %s ON %s CANCELLED AT %s DUE TO TIME "
+         r"LIMIT", "time_limit", ("app.hang",),
+         "Slurm ended the job at its time limit: it stopped making progress, or ran slower "
+         "than its allocation allows"),
+    Keep("slurm.stepd.cancelled_node_failure", r"^\*\*\* %s ON %s CANCELLED AT %s DUE TO NODE",
+         "node_lost", (),
+         "slurmctld lost a node of the job (it crashed, hung or dropped off the network)"),
+    Keep("slurm.srun.node_failure", r"^Node failure on %s", "node_lost", (),
+         "srun was told a node of the step failed"),
+    # the scheduler stopped the job from outside: no failure of its own
+    Keep("slurm.stepd.cancelled_preemption", r"^\*\*\* %s ON %s CANCELLED AT %s DUE TO "
+         r"PREEMPTION", "info", (), "a job of higher priority took the nodes", level="info"),
+    Keep("slurm.stepd.cancelled_requeue", r"^\*\*\* %s ON %s CANCELLED AT %s DUE TO JOB "
+         r"REQUEUE", "info", (), "the job was requeued (scontrol requeue)", level="info"),
+    # --kill-on-bad-exit (or the step's failure mode) ended the others after one task failed
+    Keep("slurm.stepd.cancelled_task_failure", r"^\*\*\* %s ON %s CANCELLED AT %s DUE TO TASK "
+         r"FAILURE", "failure", ("launch.rank_crash",),
+         "another task failed first and the step was ended (--kill-on-bad-exit)"),
+    Keep("slurm.stepd.step_failed", r"^\*\*\* %s ON %s FAILED \(non-zero exit code", "failure",
+         ("launch.rank_crash",), "the step failed: a task exited non-zero"),
+    Keep("slurm.srun.step_aborted_waiting", r"^Job step aborted: Waiting up to %d seconds",
+         "info", (), "srun waits for the step's tasks to end after a failure or a cancel",
+         level="info"),
+    Keep("slurm.srun.task_launch_failed", r"^Task launch for %ps failed on node %s: %m",
+         "failure", (), "slurmd could not start the task (a missing binary, a bad cwd, limits)"),
+    Keep("slurm.srun.create_step_failed", r"^Unable to create step for job %u: %m", "failure",
+         (), "the step asked for more than the allocation holds (GPUs, memory, tasks)"),
+)  # fmt: skip
+
+
+def _git(mirror: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", "-C", str(mirror), *args], check=True, capture_output=True, text=True,
+        errors="replace",
+    ).stdout  # fmt: skip
+
+
+@dataclass
+class Seen:
+    """One kept message's format and where each tag prints it."""
+
+    keep: Keep
+    format: str
+    args: list[str]
+    where: dict[str, list[str]]  # tag -> ["path:line", ...]
+
+
+def _topics(text: str) -> list[tuple[int, str]]:
+    """``(line, first line)`` of each ``[topic]`` of a help file (comments left out)."""
+    out: list[tuple[int, str]] = []
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if not re.match(r"^\[[^\]]+\]\s*$", line):
+            continue
+        for j in range(i + 1, min(i + 8, len(lines))):
+            body = lines[j].rstrip()
+            if body.startswith(("#", "[")):
+                break
+            if re.search(r"[A-Za-z]{3}", body):
+                out.append((j + 1, body))
+                break
+    return out
+
+
+def _help_messages(mirror: Path, tags: tuple[str, ...], seen: dict[tuple[str, str], Seen]) -> None:
+    for tag in tags:
+        files = [f for f in _git(mirror, "ls-tree", "-r", "--name-only", tag).split()
+                 if re.search(r"(?:^|/)help-[^/]+\.txt$", f)]  # fmt: skip
+        for path in files:
+            for line, first in _topics(_git(mirror, "show", f"{tag}:{path}")):
+                for keep in OMPI_KEEP:
+                    if re.search(keep.anchor, first):
+                        item = seen.setdefault((keep.id, first), Seen(keep, first, [], {}))
+                        item.where.setdefault(tag, []).append(f"{path}:{line}")
+
+
+def _c_messages(mirror: Path, tags: tuple[str, ...], seen: dict[tuple[str, str], Seen]) -> None:
+    for tag in tags:
+        listed = _git(mirror, "grep", "-l", "-E", r"\b(error|info|verbose)\s*\(", tag, "--",
+                      *SLURM_DIRS)  # fmt: skip
+        for ref in listed.split():
+            path = ref.split(":", 1)[1]
+            if not path.endswith(".c"):
+                continue
+            src = blank_comments(_git(mirror, "show", ref).replace("\\\n", "  "))
+            for _macro, line, args, _end in find_calls(src, ("error", "info")):
+                fmt = read_format(args[0], args[1:], PRI_MACROS)
+                if fmt is None:
+                    continue
+                for keep in SLURM_KEEP:
+                    if re.search(keep.anchor, fmt.text):
+                        item = seen.setdefault(
+                            (keep.id, fmt.text), Seen(keep, fmt.text, fmt.args, {})
+                        )
+                        item.where.setdefault(tag, []).append(f"{path}:{line}")
+
+
+def _version(tag: str) -> str:
+    if tag.startswith("slurm-"):
+        return ".".join(tag.split("-")[1:4])
+    return ("prrte-" if tag in PRRTE_TAGS else "") + tag.lstrip("v")
+
+
+def _printf(fmt: str) -> str:
+    """Slurm's own conversions as the ones they print like: ``%ps`` (a step id,
+    ``StepId=12.0``) and ``%m`` (``strerror(errno)``) are text."""
+    return fmt.replace("%ps", "%s").replace("%m", "%s")
+
+
+def _specialised(pattern: str, fields: list[str], by: str, value: str) -> tuple[str, list[str]]:
+    """``pattern`` with its signal capture (the last ``%d``, or the ``%s`` before the core
+    note) replaced by ``value``'s literal text."""
+    captures = list(re.finditer(r"\(\?P<(\w+)>", pattern))
+    names = [m.group(1) for m in captures]
+    if by == "d":  # the last integer conversion
+        at = max(i for i, m in enumerate(captures) if pattern.startswith(r"-?\d", m.end()))
+    else:
+        at = len(names) - 1  # strsignal's text and ' (core dumped)' are one capture
+    m = captures[at]
+    depth, end = 0, m.start()
+    for end in range(m.start(), len(pattern)):
+        depth += {"(": 1, ")": -1}.get(pattern[end], 0) * (pattern[end - 1] != "\\")
+        if depth == 0:
+            break
+    literal = value if by == "d" else escape(value) + r"(?: \(core dumped\))?"
+    return pattern[: m.start()] + literal + pattern[end + 1 :], [n for n in names if n != names[at]]
+
+
+def _example(line: str) -> dict[str, str]:
+    return {"example": line} if line else {}
+
+
+def _rows(
+    library: str, seen: dict[tuple[str, str], Seen], tags: tuple[str, ...]
+) -> list[dict[str, Any]]:
+    by_id: dict[str, list[Seen]] = {}
+    for item in seen.values():
+        by_id.setdefault(item.keep.id, []).append(item)
+    rows: list[dict[str, Any]] = []
+    for ident, items in by_id.items():
+        # the newest format keeps the id; an older wording gets the release it was last seen
+        items.sort(key=lambda s: max(tags.index(t) for t in s.where), reverse=True)
+        for n, item in enumerate(items):
+            keep = item.keep
+            read = sorted(item.where, key=tags.index)
+            versions = [_version(t) for t in read]
+            name = ident if n == 0 else f"{ident}_{re.sub(r'[^a-z0-9]+', '_', _version(read[-1]))}"
+            covered = keep.after + _printf(item.format)
+            if keep.upto and (cut := re.search(keep.upto, covered)):
+                covered = covered[: cut.end()]
+            pattern, fields = pattern_for(covered, "printf", item.args)
+            where = [f"{p}@{','.join(t for t in read if p in item.where[t])}"
+                     for p in dict.fromkeys(p for t in read for p in item.where[t])]  # fmt: skip
+            base = {
+                "library": library, "level": keep.level, "where": where,
+                "versions": {"first": versions[0], "last": versions[-1], "seen": versions},
+                "format": item.format, "format_style": "printf",
+            }  # fmt: skip
+            if not keep.by_signal:
+                rows.append({"id": name, **base, "pattern": pattern, "fields": fields,
+                             "symptom": keep.symptom, "hint_ids": list(keep.hints),
+                             "note": keep.note, **_example(keep.example)})  # fmt: skip
+                continue
+            for number, text, suffix, symptom, hints in SIGNALS:
+                value = str(number) if keep.by_signal == "d" else text
+                special, kept = _specialised(pattern, fields, keep.by_signal, value)
+                rows.append({"id": f"{name}.{suffix}", **base, "pattern": special,
+                             "fields": kept, "symptom": symptom, "hint_ids": list(hints),
+                             "note": f"{keep.note}: signal {number} ({text})",
+                             **_example(keep.example.format(n=number, text=text)),
+                             **({"refines": list(keep.refines)} if keep.refines else {})})  # fmt: skip
+    return rows
+
+
+def main(argv: list[str]) -> int:
+    root = Path(argv[1]) if len(argv) > 1 else Path("/work/.mirror")
+    ompi: dict[tuple[str, str], Seen] = {}
+    _help_messages(root / "open-mpi+ompi" / "repo", OMPI_TAGS, ompi)
+    _help_messages(root / "openpmix+prrte" / "repo", PRRTE_TAGS, ompi)
+    slurm: dict[tuple[str, str], Seen] = {}
+    _c_messages(root / "SchedMD+slurm" / "repo", SLURM_TAGS, slurm)
+    for library, seen, tags, keeps in (("openmpi", ompi, OMPI_TAGS + PRRTE_TAGS, OMPI_KEEP),
+                                       ("slurm", slurm, SLURM_TAGS, SLURM_KEEP)):  # fmt: skip
+        missing = {k.id for k in keeps} - {s.keep.id for s in seen.values()}
+        if missing:
+            raise SystemExit(f"{library}: not found at any tag read: {sorted(missing)}")
+        print(write_jsonl(library, _rows(library, seen, tags)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv))

@@ -1,0 +1,81 @@
+"""What Slurm and Open MPI say about a job's processes, read as their sources print it.
+
+``srun`` and ``slurmstepd`` (SchedMD/slurm), ``mpirun`` (Open MPI's ORTE and PRRTE) print
+why a job's processes ended: a signal, the memory cgroup's OOM killer, the scheduler's time
+limit or preemption, or notices of MPI's own transports that change nothing for NCCL. The
+catalogue rows ``slurm.*`` and ``openmpi.*`` hold their messages; every case runs the whole
+pipeline on a job's output.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from nccl_doctor.report import Report
+from tests.helpers import diagnose_text
+
+SRUN = "+ srun --nodes=2 --ntasks-per-node=8 --gpus-per-node=8 python -u train.py\n"
+STEPS = "[rank0]: epoch 2 step 4100 loss 2.0113\n[rank0]: epoch 2 step 4200 loss 1.9870\n"
+
+
+def _report(tmp_path: Path, tail: str, head: str = SRUN + STEPS) -> Report:
+    return diagnose_text(tmp_path, head + tail)
+
+
+def test_a_time_limit_reads_as_a_job_that_stopped_making_progress(tmp_path: Path) -> None:
+    report = _report(
+        tmp_path,
+        "slurmstepd: error: *** JOB 998877 ON gpu-a-12 CANCELLED AT 2024-05-02T10:11:12 DUE TO "
+        "TIME LIMIT ***\n"
+        "srun: Job step aborted: Waiting up to 32 seconds for job step to finish.\n",
+    )
+    assert report.hypotheses[0].symptom == (
+        "the scheduler ended the job at its time limit, with no error of its own"
+    )
+    assert [h.id for h in report.hypotheses[:2]] == ["app.hang", "nccl.p2p"]
+    assert "slurm.stepd.cancelled_time_limit" in report.hypotheses[0].for_[0]
+    assert not any(f.severity.value == "critical" for f in report.findings)
+
+
+def test_a_preempted_job_is_told_apart_from_a_failure(tmp_path: Path) -> None:
+    report = _report(
+        tmp_path,
+        "slurmstepd: error: *** STEP 88123.0 ON gpu-a-12 CANCELLED AT 2024-06-11T03:00:01 DUE "
+        "TO PREEMPTION ***\n"
+        "srun: Job step aborted: Waiting up to 32 seconds for job step to finish.\n"
+        "srun: error: gpu-a-12: tasks 0-7: Terminated\n",
+    )
+    assert report.hypotheses == ()
+    assert report.findings == ()
+    assert [n.signature for n in report.notices] == ["slurm.stepd.cancelled_preemption"]
+
+
+def test_a_node_failure_points_at_the_node_not_the_network(tmp_path: Path) -> None:
+    report = _report(
+        tmp_path,
+        "srun: error: Node failure on gpu-a-13\n"
+        "slurmstepd: error: *** STEP 77.0 ON gpu-a-12 CANCELLED AT 2024-06-11T03:00:01 DUE TO "
+        "NODE FAILURE, SEE SLURMCTLD LOG FOR DETAILS ***\n",
+    )
+    assert report.hypotheses[0].symptom == (
+        "the scheduler or the launcher lost a node of the job (it crashed, hung or left the "
+        "network)"
+    )
+    # a GPU fault first (Llama 3's interruptions: GPU 58.7%, host 2.9%), then the host
+    assert report.hypotheses[0].id == "gpu.xid"
+    assert {"gpu.ecc", "gpu.lost"} <= {h.id for h in report.hypotheses[:4]}
+
+
+def test_openib_notices_above_a_finished_run_open_no_differential(tmp_path: Path) -> None:
+    report = _report(
+        tmp_path,
+        "[1,0]<stdout>:Epoch 10/10 loss 0.41\n[1,0]<stdout>:Training finished.\n",
+        head="$ horovodrun -np 8 -H localhost:8 python train.py\n"
+        "WARNING: There was an error initializing an OpenFabrics device.\n\n"
+        "  Local host:   gpu01\n  Local device: mlx5_0\n"
+        "By default, for Open MPI 4.0 and later, infiniband ports on a device\n"
+        "are not used by default.  The intent is to use UCX for these devices.\n",
+    )
+    assert report.hypotheses == ()
+    assert [n.signature for n in report.notices] == ["openmpi.btl_openib.device_init_error"]
+
