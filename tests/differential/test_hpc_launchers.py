@@ -79,3 +79,19 @@ def test_openib_notices_above_a_finished_run_open_no_differential(tmp_path: Path
     assert report.hypotheses == ()
     assert [n.signature for n in report.notices] == ["openmpi.btl_openib.device_init_error"]
 
+
+def test_mpirun_names_the_rank_a_signal_ended_and_its_class(tmp_path: Path) -> None:
+    report = _report(
+        tmp_path,
+        "[1,0]<stdout>:step 300 loss 3.1\n"
+        "Primary job  terminated normally, but 1 process returned\n"
+        "a non-zero exit code. Per user-direction, the job has been aborted.\n"
+        "mpirun noticed that process rank 5 with PID 0 on node gpu02 exited on signal 7 "
+        "(Bus error).\n",
+        head="$ mpirun -np 8 python train.py\n",
+    )
+    assert report.first_failure is not None
+    assert report.first_failure.rank == 5
+    # a rank's SIGBUS with no error of its own: NCCL's /dev/shm segment first
+    assert report.findings[0].id == "nccl.shm"
+    assert report.hypotheses[0].symptom.startswith("a rank died of a bus error (SIGBUS)")

@@ -518,6 +518,32 @@ def test_launcher_signals_exits_and_events() -> None:
     ]
 
 
+# srun's task lines (src/srun/launch.c) and mpirun's (ORTE's help-orterun.txt, PRRTE's
+# help-prun.txt, which breaks the sentence before 'signal')
+HPC = """\
+srun: error: gpu-node-07: task 11: Out Of Memory
+srun: error: gpu-node-03: task 5: Bus error (core dumped)
+srun: error: gpu-node-03: tasks 0-4,6-7: Exited with exit code 1
+srun: error: gpu-node-04: task 9: Terminated
+srun: error: Unable to create step for job 4242: Requested node configuration is not available
+mpirun noticed that process rank 3 with PID 41234 on node gpu-node-02 exited on signal 9 (Killed).
+prterun noticed that process rank 1 with PID 77 on node n2 exited on
+"""
+
+
+def test_srun_and_mpirun_worker_exits() -> None:
+    exits = of_type(parse(HPC), WorkerExit)
+    got = [(e.cite.line, e.source, e.rank, e.host, e.exitcode, e.pid, e.signal_name) for e in exits]
+    assert got == [
+        (1, "srun", 11, "gpu-node-07", None, None, "SIGKILL"),
+        (2, "srun", 5, "gpu-node-03", None, None, "SIGBUS"),
+        (3, "srun", None, "gpu-node-03", 1, None, None),
+        (4, "srun", 9, "gpu-node-04", None, None, "SIGTERM"),
+        (6, "mpirun", 3, "gpu-node-02", None, 41234, "SIGKILL"),
+        (7, "mpirun", 1, "n2", None, 77, None),
+    ]
+
+
 MISC = """\
 RuntimeError: Detected mismatch between collectives on ranks. Rank 0 is running collective: CollectiveFingerPrint(SequenceNumber=3, OpType=ALLREDUCE), but Rank 1 is running collective: CollectiveFingerPrint(SequenceNumber=3, OpType=ALLGATHER).
 RuntimeError: ProcessGroupNCCL is only supported with GPUs, no GPUs found!

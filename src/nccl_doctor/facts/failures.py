@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.catalogue import signature_of
 from nccl_doctor.facts.literals import prefiltered
-from nccl_doctor.facts.messages import PEER_GONE_TEXT
+from nccl_doctor.facts.messages import PEER_GONE_TEXT, peer_gone
 from nccl_doctor.facts.nccl import NcclCommInit, NcclTestRow, NcclTestSummary, NcclWarn
 from nccl_doctor.facts.run import (
     C10dSocketError,
@@ -310,17 +310,19 @@ def _failures(facts: Facts) -> tuple[Failure, ...]:
         found.append((key, fact, message, launcher))
     found.sort(key=lambda item: item[0])
     found = _without_quotes(found)
-    return tuple(
-        Failure(
-            fact,
-            order,
-            message[:400],
-            _cascade(fact, message),
-            launcher,
-            waiting=_waiting(fact, message),
+    told: set[tuple[str, int]] = set()  # (source, rank): the rank said a peer is gone
+    out = []
+    for order, (_, fact, message, launcher) in enumerate(found):
+        who = (fact.cite.source, fact.rank) if fact.rank is not None else None
+        # what a rank raises after it saw its peer go (NCCL's 'Connection closed by remote
+        # peer', then 'unhandled system error') is the peer's death, not a fault of its own
+        cascade = _cascade(fact, message) or (who is not None and who in told)
+        if who is not None and peer_gone(message):
+            told.add(who)
+        out.append(
+            Failure(fact, order, message[:400], cascade, launcher, waiting=_waiting(fact, message))
         )
-        for order, (_, fact, message, launcher) in enumerate(found)
-    )
+    return tuple(out)
 
 
 def _statement(fact: Fact, message: str) -> tuple[type[Fact], str]:

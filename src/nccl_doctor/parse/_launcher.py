@@ -5,7 +5,15 @@ from __future__ import annotations
 from nccl_doctor.facts.base import Fact
 from nccl_doctor.facts.run import LauncherEvent, LauncherSignal, WorkerExit
 from nccl_doctor.parse._lazy import LazyPattern
-from nccl_doctor.parse._runtext import Ctx, signal_named, signal_of, to_int, who
+from nccl_doctor.parse._runtext import (
+    SIGNAL_NUMBERS,
+    STRSIGNAL,
+    Ctx,
+    signal_named,
+    signal_of,
+    to_int,
+    who,
+)
 
 _ELASTIC_EXIT = LazyPattern(
     r"failed \(exitcode: (?P<c>-?\d{1,5})\) local_rank: (?P<lr>\d{1,6}) \(pid: (?P<pid>\d{1,9})\)"
@@ -25,6 +33,22 @@ _DS_EXIT = LazyPattern(
 )
 _DIED = LazyPattern(r"died with <Signals\.(?P<sig>SIG\w{1,10}): (?P<n>\d{1,3})>")
 _NONZERO = LazyPattern(r"returned non-zero exit status (?P<c>-?\d{1,5})")
+#: Slurm's srun on tasks that ended badly (src/srun/launch.c; plugins/launch/slurm before
+#: 23.11; catalogue rows ``slurm.srun.task_*``): ``srun: error: <hosts>: task[s] <ids>: `` and
+#: ``Exited with exit code N``, ``Out Of Memory`` (the step's memory cgroup OOM-killed it: the
+#: kernel's SIGKILL) or strsignal's text of the signal, `` (core dumped)`` after it.
+_SRUN_TASK = LazyPattern(
+    r"srun: error: (?P<host>[^\s:]{1,200}): tasks? (?P<tasks>[\d,\[\]-]{1,200}): "
+    r"(?:Exited with exit code (?P<c>\d{1,3})|(?P<oom>Out Of Memory)|"
+    r"(?P<sig>[A-Z][a-z]{1,12}(?:[ /][a-z0-9]{1,12}){0,3}))"
+)
+#: Open MPI's mpirun (ORTE up to 4.1, help-orterun.txt proc-aborted[-strsignal]; catalogue
+#: rows ``openmpi.run.proc_aborted_signal.*``): the rank a signal ended, the first to fail.
+#: PRRTE (Open MPI 5) breaks the line before ``signal``: its rank is read, not its signal.
+_MPIRUN_SIGNAL = LazyPattern(
+    r"noticed that process rank (?P<rank>\d{1,7}) with PID (?P<pid>\d{1,9}) on node "
+    r"(?P<host>[^\s,]{1,200}) exited on(?: signal (?P<n>\d{1,2}))?"
+)
 _SIGNALS: tuple[tuple[str, str, LazyPattern[str]], ...] = (
     (
         "closing signal",
@@ -89,6 +113,8 @@ KEYWORDS: tuple[str, ...] = (
     "exits with return code",
     "died with <Signals",
     "non-zero exit status",
+    "srun: error: ",
+    "noticed that process rank",
     *(g for g, _, _ in _SIGNALS),
     *(g for g, _, _ in _EVENTS),
 )
@@ -153,6 +179,21 @@ def launcher_facts(ctx: Ctx, text: str, out: list[Fact]) -> None:
                 **base, source="subprocess", exitcode=code, signal_number=num, signal_name=name
             )
         )
+    if "srun: error: " in text:
+        _srun_task(ctx, text, out)
+    if "noticed that process rank" in text and (m := _MPIRUN_SIGNAL.search(text)):
+        num, name = signal_named(m["n"])
+        named = who(line, to_int(m["rank"]))
+        named["host"] = m["host"]
+        out.append(
+            WorkerExit(
+                **named,
+                source="mpirun",
+                pid=to_int(m["pid"]),
+                signal_number=num,
+                signal_name=name,
+            )
+        )
     for guard, action, rx in _SIGNALS:
         if guard in text and (m := rx.search(text)):
             groups = m.groupdict()
@@ -171,3 +212,25 @@ def launcher_facts(ctx: Ctx, text: str, out: list[Fact]) -> None:
         if guard in text and (m := rx.search(text)):
             out.append(LauncherEvent(**base, event=event, detail=m.groupdict().get("d")))
             break
+
+
+def _srun_task(ctx: Ctx, text: str, out: list[Fact]) -> None:
+    """srun's line for tasks that ended badly: one task's id is its global rank (Slurm's task
+    id is SLURM_PROCID); a range names no one rank."""
+    m = _SRUN_TASK.search(text)
+    if m is None:
+        return
+    line, rank = ctx[0], ctx[1]
+    task = to_int(m["tasks"])
+    base = who(line, rank)
+    base["host"] = m["host"]
+    if task is not None:
+        base["rank"] = task
+    if m["c"] is not None:
+        out.append(WorkerExit(**base, source="srun", exitcode=to_int(m["c"])))
+        return
+    # the memory cgroup's OOM killer sends SIGKILL; srun names the cause instead
+    name = "SIGKILL" if m["oom"] else STRSIGNAL.get(m["sig"])
+    if name is not None:
+        number = SIGNAL_NUMBERS[name]
+        out.append(WorkerExit(**base, source="srun", signal_number=number, signal_name=name))

@@ -49,6 +49,26 @@ SIGNALS: dict[int, str] = {
     31: "SIGSYS",
 }
 SIGNAL_NUMBERS: dict[str, int] = {name: number for number, name in SIGNALS.items()}
+#: glibc's strsignal() texts of the signals that end a process, as srun prints them.
+STRSIGNAL: dict[str, str] = {
+    "Hangup": "SIGHUP",
+    "Interrupt": "SIGINT",
+    "Quit": "SIGQUIT",
+    "Illegal instruction": "SIGILL",
+    "Trace/breakpoint trap": "SIGTRAP",
+    "Aborted": "SIGABRT",
+    "Bus error": "SIGBUS",
+    "Floating point exception": "SIGFPE",
+    "Killed": "SIGKILL",
+    "User defined signal 1": "SIGUSR1",
+    "Segmentation fault": "SIGSEGV",
+    "User defined signal 2": "SIGUSR2",
+    "Broken pipe": "SIGPIPE",
+    "Alarm clock": "SIGALRM",
+    "Terminated": "SIGTERM",
+    "CPU time limit exceeded": "SIGXCPU",
+    "File size limit exceeded": "SIGXFSZ",
+}
 
 #: a line, its rank, and the process group prefix and group rank its text names
 Ctx = tuple[Line, int | None, str | None, int | None]

@@ -27,6 +27,7 @@ from nccl_doctor.facts.base import Fact
 from nccl_doctor.facts.run import ChildFailure
 from nccl_doctor.parse._c10d import classify, context, nccl_report, options_facts
 from nccl_doctor.parse._cuda import CUDA_KEYWORDS
+from nccl_doctor.parse._launcher import KEYWORDS as LAUNCHER_KEYWORDS
 from nccl_doctor.parse._lazy import LazyPattern
 from nccl_doctor.parse._runtext import body, clip, signal_of, to_int
 from nccl_doctor.parse._values import cite
@@ -128,22 +129,10 @@ class TorchrunParser(StreamParser):
         "ncclUniqueId",
         "NCCL error",
         "NCCL Error",
-        "failed (exitcode",
-        "terminated with",
-        "exits with return code",
-        "died with <Signals",
-        "non-zero exit status",
         "Address already in use",
         "EADDRINUSE",
-        "closing signal",
-        "via signal",
-        "forcefully exiting",
-        "death signal",
-        "got signal",
-        "Killing subprocess",
-        "Main process received",
         "orker group",
-        "new nodes from group_rank",
+        *LAUNCHER_KEYWORDS,
         "expected, but not set",
         "Default process group has not been initialized",
         "Could not acquire GIL",

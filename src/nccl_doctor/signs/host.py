@@ -7,7 +7,10 @@ from nccl_doctor.facts.signs import sign
 OOM_KILLER = sign(
     "host.oom_killer",
     r"Out of memory: Kill(?:ed)? process|invoked oom-killer|oom-kill:"
-    r"|Memory cgroup out of memory|oom_reaper",
+    r"|Memory cgroup out of memory|oom_reaper"
+    # Slurm: the step's memory cgroup counted OOM kills (slurmstepd), or srun names the task
+    # it ended (catalogue rows slurm.stepd.oom_kill_events*, slurm.srun.task_oom)
+    r"|Detected \d{1,9} oom[-_]kill event|srun: error: \S{1,200}: tasks? \S{1,200}: Out Of Memory",
     "the kernel's OOM killer killed a process: host RAM (or the cgroup limit) ran out",
 )
 SHM_EXHAUSTED = sign(
