@@ -109,6 +109,28 @@ def test_the_world_size_multiplies_by_the_same_node_count(tmp_path: Path) -> Non
     assert context_of(facts).nodes == 3
 
 
+_TEST_HEADER = (
+    "#  Rank  0 Group  0 Pid  41120 on  gpu-a-01 device  0 [0x18] NVIDIA H100 80GB HBM3\n"
+    "#  Rank  1 Group  0 Pid  41121 on  gpu-a-01 device  1 [0x2a] NVIDIA H100 80GB HBM3\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("launch", "size"),
+    [
+        ("mpirun -np 128 -npernode 8 ./build/all_reduce_perf -b 8 -e 8G -g 1\n", 128),
+        ("mpirun -np 4 ./build/all_reduce_perf -b 8 -e 8G -t 2 -g 2\n", 16),
+        ("./build/all_reduce_perf -b 8 -e 8G -g 8\n", 8),
+        ("mpirun --hostfile hosts ./build/all_reduce_perf -b 8 -g 1\n", 2),
+    ],
+)
+def test_an_nccl_tests_launch_sizes_the_world_its_cut_header_does_not(
+    tmp_path: Path, launch: str, size: int
+) -> None:
+    """The header lists one line per rank; a paste cut after two says nothing of the rest."""
+    assert world(_facts(tmp_path, launch + _TEST_HEADER)).size == size
+
+
 @pytest.mark.parametrize(
     "line",
     [

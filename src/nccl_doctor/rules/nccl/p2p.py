@@ -40,6 +40,7 @@ from __future__ import annotations
 from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.nccl import (
     NcclErrorChain,
+    NcclTestCommand,
     NcclTestFailure,
     NcclTestRank,
     NcclTestRow,
@@ -103,6 +104,12 @@ def _single_host_gpus(facts: Facts) -> tuple[str | None, int]:
     ranks = facts.of(NcclTestRank)
     hosts = {r.host for r in ranks}
     devices = {(r.host, r.bus_id_raw or r.device) for r in ranks}
+    # every rank must be shown: a paste cut after the first lines of 'mpirun -np 128' lists
+    # ranks of the first host only
+    shown = {r.rank for r in ranks}
+    launched = max((c.n_procs or 0 for c in facts.of(NcclTestCommand)), default=0)
+    if shown != set(range(len(shown))) or launched > len(shown):
+        return None, 0
     if len(hosts) == 1 and len(devices) >= 2:
         return next(iter(hosts)), len(devices)
     return None, 0
