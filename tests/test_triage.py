@@ -35,15 +35,42 @@ def _finding(rule_id: str, severity: Severity, **kw: object) -> Finding:
     )
 
 
-def test_first_failure_by_time_corrects_the_launcher() -> None:
+def test_first_failure_corrects_the_launcher() -> None:
     report = diagnose_paths([str(FIXTURES / "illegal-access-rank1-launcher-blames-rank0.log")])
     first = report.first_failure
     assert first is not None
     assert (first.rank, first.cite.line) == (1, 1)
     assert first.time == "12-02 10:00:01.100000"
     assert "illegal memory access" in first.message
-    assert any("names rank 0" in n and "rank 1 failed first" in n for n in report.coverage.notes)
+    # rank 0 said its peer exited before its watchdog's own error: all of rank 0's is cascade
+    assert any(
+        "names rank 0" in n and "rank 0's is its consequence" in n for n in report.coverage.notes
+    )
     assert report.top(1) == ["cuda.illegal_access"]
+
+
+def test_first_failure_by_time_corrects_the_launcher(tmp_path: Path) -> None:
+    """Two ranks with errors of their own: the earlier one is first, whatever the launcher
+    names."""
+    log = tmp_path / "run.log"
+    log.write_text(
+        "".join(
+            f"[rank{r}]:[E1202 10:00:0{t}.100000 220{r} torch/csrc/distributed/c10d/"
+            f"ProcessGroupNCCL.cpp:1800] [PG ID 0 PG GUID 0(default_pg) Rank {r}] Process group "
+            "watchdog thread terminated with exception: CUDA error: an illegal memory access "
+            "was encountered\n"
+            for r, t in ((0, 3), (1, 1))
+        )
+        + (FIXTURES / "illegal-access-rank1-launcher-blames-rank0.log")
+        .read_text(encoding="utf-8")
+        .split("W1202 10:00:04", 1)[1]
+        .split("\n", 1)[1],  # the same launcher: its summary's Root Cause names rank 0
+        encoding="utf-8",
+    )
+    report = diagnose_paths([str(log)])
+    assert report.first_failure is not None
+    assert (report.first_failure.rank, report.first_failure.cite.line) == (1, 2)
+    assert any("names rank 0" in n and "rank 1 failed first" in n for n in report.coverage.notes)
 
 
 def test_without_timestamps_the_launchers_root_rank_is_taken(tmp_path: Path) -> None:

@@ -313,7 +313,8 @@ def _failures(facts: Facts) -> tuple[Failure, ...]:
     told: set[tuple[str, int]] = set()  # (source, rank): the rank said a peer is gone
     out = []
     for order, (_, fact, message, launcher) in enumerate(found):
-        who = (fact.cite.source, fact.rank) if fact.rank is not None else None
+        # (the launcher's word about a rank is not the rank's own: it keeps its reading)
+        who = (fact.cite.source, fact.rank) if fact.rank is not None and not launcher else None
         # what a rank raises after it saw its peer go (NCCL's 'Connection closed by remote
         # peer', then 'unhandled system error') is the peer's death, not a fault of its own
         cascade = _cascade(fact, message) or (who is not None and who in told)
