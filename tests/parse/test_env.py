@@ -6,7 +6,7 @@ import pytest
 
 from nccl_doctor.evidence.lines import lines_of
 from nccl_doctor.facts.base import Fact
-from nccl_doctor.facts.host import EnvVar
+from nccl_doctor.facts.host import EnvVar, ShellVariable
 from nccl_doctor.parse.env import EnvParser
 from tests.helpers import FORMATS, fixture_text, of_type, parse_stream
 
@@ -91,6 +91,28 @@ def test_inline_prefixes_and_options() -> None:
         (6, "NCCL_DEBUG", "INFO", "inline"),
         (7, "NCCL_DEBUG", "TRACE", "inline"),
         (8, "CUDA_LAUNCH_BLOCKING", "1", "inline"),
+    ]
+
+
+# a statement of assignments before no command keeps them in the shell; ``export NAME`` then
+# exports one; a later statement can set a command's environment; a sentence is not a shell
+SHELL = """\
+user@box:~$ CUDA_VISIBLE_DEVICES=1,2,3 ; echo $CUDA_VISIBLE_DEVICES
+$ NCCL_DEBUG=INFO
+$ export NCCL_DEBUG
+cd /work && NCCL_P2P_DISABLE=1 torchrun --nproc_per_node 2 train.py
+NCCL_IB_DISABLE=1; it works now
+export NCCL_SOCKET_IFNAME
+"""
+
+
+def test_shell_variables_are_not_the_environment() -> None:
+    facts = parse(SHELL)
+    shell = [(v.cite.line, v.name, v.value) for v in of_type(facts, ShellVariable)]
+    assert shell == [(1, "CUDA_VISIBLE_DEVICES", "1,2,3"), (2, "NCCL_DEBUG", "INFO")]
+    assert env(SHELL) == [
+        (3, "NCCL_DEBUG", "INFO", "export"),
+        (4, "NCCL_P2P_DISABLE", "1", "inline"),
     ]
 
 

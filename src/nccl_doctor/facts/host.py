@@ -92,3 +92,14 @@ class EnvVar(Fact):
     name: str
     value: str | None
     form: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ShellVariable(Fact):
+    """A variable a shell statement sets without exporting it, before no command
+    (``CUDA_VISIBLE_DEVICES=1,2,3 ; python train.py``, ``$ NCCL_DEBUG=INFO``): the shell keeps
+    it, and the programs it starts do not see it (unless the name was exported before, or an
+    ``export NAME`` follows, which the env parser reads as an :class:`EnvVar`)."""
+
+    name: str
+    value: str | None

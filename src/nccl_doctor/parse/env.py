@@ -18,7 +18,7 @@ import shlex
 from typing import ClassVar
 
 from nccl_doctor.evidence.lines import Line
-from nccl_doctor.facts.host import EnvVar
+from nccl_doctor.facts.host import EnvVar, ShellVariable
 from nccl_doctor.parse._lazy import LazyPattern
 from nccl_doctor.parse._runtext import body
 from nccl_doctor.parse._values import cite
@@ -30,7 +30,6 @@ _DUMP = LazyPattern(rf"(?P<k>{_NAME})=(?P<v>\S*)")
 _PROMPT = LazyPattern(
     r"(?:\([\w.@-]{1,60}\)\s*)?(?:[\w.-]{1,64}@[\w.-]{1,64}(?::[^\s$#]{0,200})?\s?[$#%]\s*|[$%>]\s+)"
 )
-_EXPORT = LazyPattern(r"(?:export|declare -x|typeset -x|set|ENV)\s+(?P<rest>\S.*)")
 _SETENV = LazyPattern(rf"setenv\s+(?P<k>{_NAME})\s+(?P<v>.*)")
 _DOCKER_ENV = LazyPattern(rf"ENV\s+(?P<k>{_NAME})\s+(?P<v>[^=\s].*)")
 _PY_SET = LazyPattern(rf"os\.environ\[\s*(?P<q>[\"'])(?P<k>{_NAME})(?P=q)\s*\]\s*=\s*(?P<v>[^#]*)")
@@ -54,7 +53,7 @@ _COMMANDS = LazyPattern(
 )
 _MAX_TEXT = 4000
 #: one of which a line setting a variable holds
-_MARKS = ("=", "name:", "setenv ", "ENV ", "os.environ", "os.putenv")
+_MARKS = ("=", "name:", "setenv ", "ENV ", "os.environ", "os.putenv", "export ")
 
 
 def _unquote(value: str) -> str:
@@ -117,6 +116,8 @@ class EnvParser(StreamParser):
     def __init__(self) -> None:
         super().__init__()
         self._yaml: tuple[Line, str] | None = None
+        #: the shell variables each source set so far: an ``export NAME`` exports one
+        self._shell: dict[tuple[str, str], str | None] = {}
 
     @property
     def open(self) -> bool:
@@ -151,7 +152,18 @@ class EnvParser(StreamParser):
         elif not text.startswith("#"):
             found = shell_assignments(text)
         for name, value, form in found:
-            self._var(line, name, value, form)
+            if form == "shell":
+                self._shell[(line.source, name)] = value
+                self.emit(
+                    ShellVariable(
+                        cite=cite(line), rank=line.rank, host=line.host, name=name, value=value
+                    )
+                )
+            elif form == "export_name":
+                if (line.source, name) in self._shell:  # ``export NAME`` of a shell variable
+                    self._var(line, name, self._shell[(line.source, name)], "export")
+            else:
+                self._var(line, name, value, form)
         return bool(found)
 
     def _var(self, line: Line, name: str, value: str | None, form: str) -> None:
@@ -186,32 +198,89 @@ def _in_sentence(text: str, start: int) -> bool:
     )
 
 
+#: The shell's own commands a statement may start with (``A=1 ; echo $A``).
+_BUILTINS = frozenset({"echo", "export", "cd", "source", ".", "printf", "env", "unset", "set"})
+#: What ends a shell statement (``A=1 ; python x.py``, ``cd dir && python x.py``).
+_SEPARATORS = frozenset({";", "&&", "||"})
+
+
+def _statements(text: str) -> list[list[str]]:
+    """The words of each statement of a shell line, split at ``;``, ``&&`` and ``||``."""
+    lexer = shlex.shlex(text, posix=True, punctuation_chars=";&|")
+    lexer.whitespace_split = True
+    lexer.commenters = ""
+    try:
+        words = list(lexer)
+    except ValueError:
+        words = text.split()
+    out: list[list[str]] = [[]]
+    for word in words:
+        if word in _SEPARATORS:
+            out.append([])
+        else:
+            out[-1].append(word)
+    return [s for s in out if s]
+
+
 def shell_assignments(text: str) -> list[tuple[str, str | None, str]]:
     """(name, value, form) of the variables a shell line sets: an export, a dump line, the
-    assignments before a command and its ``-x``/``-e``/``--env`` options. Other parsers that
-    claim a command line (nccl-tests' own) read its settings with it."""
+    assignments before a command and its ``-x``/``-e``/``--env`` options. An assignment that
+    ends its statement, before no command, is the shell's own variable (form ``shell``); an
+    ``export NAME`` with no value exports one (form ``export_name``, value ``None``). Other
+    parsers that claim a command line (nccl-tests' own) read its settings with it."""
     prompt = _PROMPT.match(text)
     rest = text[prompt.end() :] if prompt else text
     if m := _SETENV.fullmatch(rest):
         return [(m["k"], _unquote(m["v"]), "export")]
     if m := _DOCKER_ENV.fullmatch(rest):
         return [(m["k"], _unquote(m["v"]), "export")]
-    if m := _EXPORT.fullmatch(rest):
-        found = (_ASSIGN.fullmatch(token) for token in _tokens(m["rest"]))
-        return [(a["k"], a["v"], "export") for a in found if a is not None]
     if prompt is None and (m := _DUMP.fullmatch(rest)):
         return [(m["k"], _unquote(m["v"]), "dump")]
-    tokens = _tokens(rest)
+    statements = _statements(rest)
+    found: list[tuple[str, str | None, str]] = []
+    for at, words in enumerate(statements):
+        after = statements[at + 1] if at + 1 < len(statements) else None
+        # a shell's statement: a prompt before it, or a command after its separator (a
+        # sentence can hold a ';' too: "NCCL_P2P_DISABLE=1; it works")
+        shell = prompt is not None or (after is not None and _runs(after[0]))
+        found += _statement(words, shell)
+    return found
+
+
+def _runs(word: str) -> bool:
+    """Whether a statement starting with ``word`` runs something (a program, a builtin, an
+    assignment)."""
+    return word in _BUILTINS or bool(_COMMANDS.fullmatch(word) or _ASSIGN.fullmatch(word))
+
+
+def _statement(words: list[str], shell: bool) -> list[tuple[str, str | None, str]]:
+    """The settings of one statement of a line; in a ``shell`` statement, assignments before
+    no command are the shell's own."""
+    if words[0] in ("export", "declare", "typeset", "set", "ENV"):
+        flags = words[2:] if words[0] != "export" and words[1:2] == ["-x"] else words[1:]
+        if words[0] in ("declare", "typeset") and words[1:2] != ["-x"]:
+            return []
+        out: list[tuple[str, str | None, str]] = []
+        for word in flags:
+            if a := _ASSIGN.fullmatch(word):
+                out.append((a["k"], a["v"], "export"))
+            elif words[0] == "export" and re.fullmatch(_NAME, word):
+                out.append((word, None, "export_name"))
+        return out
     i = 0
-    while i < len(tokens) and tokens[i] in _WRAPPERS:
+    while i < len(words) and words[i] in _WRAPPERS:
         i += 1
     wrapped = i > 0
     lead: list[tuple[str, str | None, str]] = []
-    while i < len(tokens) and (a := _ASSIGN.fullmatch(tokens[i])):
+    while i < len(words) and (a := _ASSIGN.fullmatch(words[i])):
         lead.append((a["k"], a["v"], "inline"))
         i += 1
-    command = tokens[i:]
-    bare = lead and not (prompt or wrapped or len(lead) > 1)
+    command = words[i:]
+    if lead and not command and not wrapped:
+        # no program follows in this statement: the shell keeps them (a lone NAME=value line
+        # of a paste, with no prompt, is a dump's and was read above)
+        return [(k, v, "shell") for k, v, _ in lead] if shell else []
+    bare = lead and not (shell or wrapped or len(lead) > 1)
     if bare and (not command or not _COMMANDS.fullmatch(command[0])):
         return []
     return lead + _in_command(command)

@@ -310,6 +310,7 @@ def _settings(line: Line, text: str) -> list[EnvVar]:
     return [
         EnvVar(cite=cite(line), rank=line.rank, host=line.host, name=k, value=v, form=form)
         for k, v, form in shell_assignments(text)
+        if form not in ("shell", "export_name")  # the line's own shell, not the test's
     ]
 
 

@@ -30,13 +30,15 @@ Fix
 Make the processes per node equal to the GPUs each node gives the job and
 pick the device from what is visible (``local_rank % torch.cuda.device_count()``,
 or ``cuda:0`` when the scheduler binds one GPU per task); unset or correct
-``CUDA_VISIBLE_DEVICES``; request GPUs from the scheduler or container runtime.
+``CUDA_VISIBLE_DEVICES``, and export it (``CUDA_VISIBLE_DEVICES=1,2,3 ;`` alone sets a
+variable of the shell, which the job never sees); request GPUs from the scheduler or
+container runtime.
 """
 
 from __future__ import annotations
 
 from nccl_doctor.facts.base import Cite, Fact
-from nccl_doctor.facts.host import EnvVar
+from nccl_doctor.facts.host import EnvVar, ShellVariable
 from nccl_doctor.facts.run import CudaError, DistributedError, PythonTraceback
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
@@ -86,6 +88,36 @@ def _call_site(facts: Facts) -> str | None:
     return None
 
 
+def _unexported(facts: Facts) -> list[Finding]:
+    """CUDA_VISIBLE_DEVICES set as the shell's own variable, and nowhere in the environment."""
+    shell = [v for v in facts.of(ShellVariable) if v.name == "CUDA_VISIBLE_DEVICES"]
+    if not shell or any(v.name == "CUDA_VISIBLE_DEVICES" for v in facts.of(EnvVar)):
+        return []
+    value = shell[0].value or ""
+    return [
+        RULE.finding(
+            summary=(
+                f"CUDA_VISIBLE_DEVICES={value} is set as a shell variable, not exported: the "
+                "programs the shell starts do not see it (unless it was exported before), so "
+                "the job's processes see every GPU and number them from 0"
+            ),
+            fix=[
+                (
+                    f"export CUDA_VISIBLE_DEVICES={value} before starting the job, or put it in "
+                    f"front of the command: CUDA_VISIBLE_DEVICES={value} python train.py"
+                ),
+                (
+                    "Print os.environ.get('CUDA_VISIBLE_DEVICES') and torch.cuda.device_count() "
+                    "in the job to see what it got"
+                ),
+            ],
+            evidence=[shell[0].cite],
+            severity=Severity.WARNING,
+            confidence=Confidence.MEDIUM,
+        )
+    ]
+
+
 def check(facts: Facts) -> list[Finding]:
     """Ordinal and no-GPU errors, with the ranks, the visible devices and the launch settings."""
     named_ordinal = set(matching_errors(facts, INVALID_ORDINAL))
@@ -97,7 +129,7 @@ def check(facts: Facts) -> list[Finding]:
     none_lines, none_machine = hits(facts, NO_GPU)
     is_ordinal = bool(ordinal or ord_lines)
     if not (is_ordinal or none or none_pg or none_lines):
-        return []
+        return _unexported(facts)
     direct: list[Fact] = [*ordinal, *none, *none_pg]
     lines = ord_lines if is_ordinal else none_lines
     machine = bool(direct) or (ord_machine if is_ordinal else none_machine)
