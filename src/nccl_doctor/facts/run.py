@@ -194,10 +194,15 @@ class WorkerExit(Fact):
     ``process 1 terminated with signal SIGKILL`` / ``-- Process 2 terminated
     with the following error:`` (``spawn``; ``raised`` marks an exception),
     DeepSpeed's ``[cmd] exits with return code = -9`` (``Process N exits ...``
-    before v0.3; ``deepspeed``: no rank, as ``cmd`` is the last child's), and
+    before v0.3; ``deepspeed``: no rank, as ``cmd`` is the last child's),
     ``subprocess`` ``died with <Signals.SIGKILL: 9>`` / ``returned non-zero
-    exit status 1`` (``subprocess``). ``signal_*`` are set when a signal
-    ended it (negative exitcode or a named signal).
+    exit status 1`` (``subprocess``), Slurm's ``srun: error: node07: task 11:
+    Killed`` / ``Out Of Memory`` / ``Exited with exit code 1`` (``srun``) and
+    Open MPI's ``mpirun noticed that process rank 3 with PID 41 on node n2
+    exited on signal 9 (Killed).`` (``mpirun``): these two name the global rank
+    (``rank``) and its host. ``signal_*`` are set when a signal ended it
+    (negative exitcode or a named signal; SIGKILL for srun's ``Out Of Memory``,
+    the memory cgroup's OOM kill).
     """
 
     source: str

@@ -73,13 +73,6 @@ def _literal(value: str) -> str | None:
     return m["n"] if m["n"] is not None else m["b"]
 
 
-def _tokens(text: str) -> list[str]:
-    try:
-        return shlex.split(text, comments=False, posix=True)
-    except ValueError:
-        return text.split()
-
-
 class EnvParser(StreamParser):
     """Reads environment variables from dumps, exports, command lines, Python and YAML."""
 
