@@ -112,20 +112,11 @@ def _world(facts: Facts) -> World:
     if test_ranks := {(r.host, r.rank, r.device) for r in facts.of(NcclTestRank)}:
         seen.append((len(test_ranks), facts.of(NcclTestRank)[0].cite, "nccl-tests"))
     # ... unless the paste is cut: the launch says how many (processes x threads x GPUs each)
-    seen += [(n, c.cite, "nccl-tests") for c in facts.of(NcclTestCommand) if (n := _test_ranks(c))]
+    seen += [(c.ranks, c.cite, "nccl-tests") for c in facts.of(NcclTestCommand) if c.ranks]
     if seen:
         size, cite, how = max(seen, key=lambda s: s[0])
         return World(size, (cite,), how)
     return World(None)
-
-
-def _test_ranks(command: NcclTestCommand) -> int:
-    """The ranks an nccl-tests launch starts: ``-np`` processes (one run without a launcher),
-    each with ``-t`` threads of ``-g`` GPUs; 0 where a launcher's count is not given."""
-    flags = dict(command.args)
-    each = [int(flags.get(f, "1")) if flags.get(f, "1").isdigit() else 1 for f in ("-t", "-g")]
-    procs = command.n_procs or (1 if command.launcher is None else 0)
-    return procs * each[0] * each[1]
 
 
 def _visible_devices(facts: Facts) -> str | None:

@@ -352,6 +352,15 @@ class NcclTestCommand(Fact):
     n_procs: int | None = None
     args: tuple[tuple[str, str], ...] = ()
 
+    @property
+    def ranks(self) -> int:
+        """The ranks the launch starts: ``n_procs`` processes (one where no launcher runs it),
+        each with ``-t`` threads of ``-g`` GPUs; 0 where a launcher's count is not given."""
+        flags = dict(self.args)
+        each = [int(flags.get(f, "1")) if flags.get(f, "1").isdigit() else 1 for f in ("-t", "-g")]
+        procs = self.n_procs or (1 if self.launcher is None else 0)
+        return procs * each[0] * each[1]
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class NcclTestConfig(Fact):

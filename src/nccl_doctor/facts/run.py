@@ -214,6 +214,12 @@ class WorkerExit(Fact):
     binary: str | None = None
     raised: bool = False
 
+    @property
+    def names_rank(self) -> bool:
+        """Whether the line names the global rank that ended (srun's task id is SLURM_PROCID,
+        mpirun's process rank the MPI rank), not only the line's own attribution."""
+        return self.source in ("srun", "mpirun")
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LauncherSignal(Fact):

@@ -176,6 +176,11 @@ def _coverage(out: _Out, report: Report) -> None:
         out.para(note, 0, "note: ", style="dim")
 
 
+def _cut(line: str, room: int) -> str:
+    """``line`` whole where it fits ``room`` characters, else cut to them with an ellipsis."""
+    return line if len(line) <= room else line[: room - 1] + "…"
+
+
 def _brief(out: _Out, report: Report) -> None:
     """One line per finding: severity, id, title (``--quiet``)."""
     for finding in report.findings:
@@ -184,15 +189,15 @@ def _brief(out: _Out, report: Report) -> None:
         line = f"{finding.id}  {out.clean(finding.title)}"
         line += "  (root cause)" if finding.root_cause else ""
         room = out.width - 1 - 9
-        out.add((line if len(line) <= room else line[: room - 1] + "…") + "\n")
+        out.add(_cut(line, room) + "\n")
     retry = report.against.retry if report.against is not None else None
     if retry is not None and retry.reasons:  # --against: the one line that answers "why"
         line = f"{'retry':9}{out.clean(retry.reasons[0].text)}"
-        out.add((line if len(line) < out.width else line[: out.width - 2] + "…") + "\n")
+        out.add(_cut(line, out.width - 1) + "\n")
     for notice in report.notices_shown:
         out.add(f"{'notice':9}", "dim")
         line = f"{notice.signature}  {out.clean(notice.cite.text.strip())}"
-        out.add((line if len(line) < out.width - 10 else line[: out.width - 11] + "…") + "\n")
+        out.add(_cut(line, out.width - 1 - 9) + "\n")
     # a failure is never without a cause: where no finding names one, the ranked differential
     for h in () if report.explained else report.hypotheses:
         out.add(f"{'possible':9}", "dim")

@@ -32,9 +32,6 @@ from nccl_doctor.signs.launch import (
     TORCHRUN_NAMED,
 )
 
-#: The launchers whose line about a process that ended names its global rank (Slurm's task id
-#: is SLURM_PROCID; Open MPI's process rank is the MPI rank).
-NAMES_RANK = frozenset({"srun", "mpirun"})
 #: Signals that are the launcher (or a scheduler) stopping a process, not a crash.
 STOP_SIGNALS = frozenset({"SIGTERM", "SIGINT", "SIGHUP", "SIGUSR1", "SIGUSR2"})
 #: Exit codes that mean "killed by a signal" when a shell or launcher reports them.
@@ -170,9 +167,7 @@ def _worker_deaths(facts: Facts) -> list[Death]:
             continue
         if sig in STOP_SIGNALS:
             continue
-        # srun and mpirun name the global rank that ended; the other launchers' lines do not
-        named = exit_.rank if exit_.source in NAMES_RANK else None
-        tb = _traceback_of(facts, named)
+        tb = _traceback_of(facts, exit_.rank if exit_.names_rank else None)
         error = f"{tb.exc_type}: {tb.message}".strip() if tb else None
         out.append(
             Death(

@@ -107,7 +107,7 @@ def _single_host_gpus(facts: Facts) -> tuple[str | None, int]:
     # every rank must be shown: a paste cut after the first lines of 'mpirun -np 128' lists
     # ranks of the first host only
     shown = {r.rank for r in ranks}
-    launched = max((c.n_procs or 0 for c in facts.of(NcclTestCommand)), default=0)
+    launched = max((c.ranks for c in facts.of(NcclTestCommand)), default=0)
     if shown != set(range(len(shown))) or launched > len(shown):
         return None, 0
     if len(hosts) == 1 and len(devices) >= 2:
