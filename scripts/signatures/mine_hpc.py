@@ -23,16 +23,14 @@ are (``mine_launchers.py``).
 from __future__ import annotations
 
 import re
-import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from clex import blank_comments, find_calls, read_format
-from common import PRI_MACROS, escape, pattern_for, write_jsonl
+from common import write_jsonl
+from gitsrc import format_calls, git
+from keeps import Keep, Seen, rows
 
 OMPI_TAGS = ("v3.1.6", "v4.0.7", "v4.1.8")  # ORTE's last release of each series
 PRRTE_TAGS = ("v3.0.14",)  # the runtime Open MPI 5.0.x bundles
@@ -43,39 +41,6 @@ SLURM_TAGS = (
 SLURM_DIRS = (
     "src/srun", "src/slurmd/slurmstepd", "src/plugins/task/cgroup", "src/plugins/launch", "src/api",
 )  # fmt: skip
-
-#: A signal a process died of: the class it opens and the ids it points to (strsignal's text).
-SIGNALS = (
-    (9, "Killed", "killed", "killed", ("host.resources", "launch.rank_crash")),
-    (7, "Bus error", "bus_error", "bus_error", ("nccl.shm", "host.resources")),
-    (11, "Segmentation fault", "segfault", "crashed", ("launch.rank_crash",)),
-    (6, "Aborted", "aborted", "aborted", ("launch.rank_crash", "app.hang")),
-)
-
-
-@dataclass(frozen=True)
-class Keep:
-    """One message kept: its id, the words its format starts with (a regex over the format),
-    its class and ids, and what to say of it. ``by_signal`` names the conversion that holds
-    the signal's number (``%d``) or name (``%s``): one entry per :data:`SIGNALS` row."""
-
-    id: str
-    anchor: str
-    symptom: str
-    hints: tuple[str, ...]
-    note: str
-    level: str = "error"
-    by_signal: str = ""
-    #: where the pattern stops, for a format whose value holds a line break (a regex over it)
-    upto: str = ""
-    #: what the program's log prints before the message (``srun: error: ``), for a format
-    #: that starts with its values: the pattern starts at it
-    after: str = ""
-    #: a line of the message's shape (values made up), for a pattern that covers part of what
-    #: the format prints; ``{n}`` and ``{text}`` stand for the signal's number and strsignal
-    example: str = ""
-    #: the entries this one reads more narrowly (the lookup tries it just before them)
-    refines: tuple[str, ...] = ()
 
 
 OMPI_KEEP = (
@@ -191,23 +156,6 @@ SLURM_KEEP = (
 )  # fmt: skip
 
 
-def _git(mirror: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-C", str(mirror), *args], check=True, capture_output=True, text=True,
-        errors="replace",
-    ).stdout  # fmt: skip
-
-
-@dataclass
-class Seen:
-    """One kept message's format and where each tag prints it."""
-
-    keep: Keep
-    format: str
-    args: list[str]
-    where: dict[str, list[str]]  # tag -> ["path:line", ...]
-
-
 def _topics(text: str) -> list[tuple[int, str]]:
     """``(line, first line)`` of each ``[topic]`` of a help file (comments left out)."""
     out: list[tuple[int, str]] = []
@@ -227,10 +175,10 @@ def _topics(text: str) -> list[tuple[int, str]]:
 
 def _help_messages(mirror: Path, tags: tuple[str, ...], seen: dict[tuple[str, str], Seen]) -> None:
     for tag in tags:
-        files = [f for f in _git(mirror, "ls-tree", "-r", "--name-only", tag).split()
+        files = [f for f in git(mirror, "ls-tree", "-r", "--name-only", tag).split()
                  if re.search(r"(?:^|/)help-[^/]+\.txt$", f)]  # fmt: skip
         for path in files:
-            for line, first in _topics(_git(mirror, "show", f"{tag}:{path}")):
+            for line, first in _topics(git(mirror, "show", f"{tag}:{path}")):
                 for keep in OMPI_KEEP:
                     if re.search(keep.anchor, first):
                         item = seen.setdefault((keep.id, first), Seen(keep, first, [], {}))
@@ -239,23 +187,12 @@ def _help_messages(mirror: Path, tags: tuple[str, ...], seen: dict[tuple[str, st
 
 def _c_messages(mirror: Path, tags: tuple[str, ...], seen: dict[tuple[str, str], Seen]) -> None:
     for tag in tags:
-        listed = _git(mirror, "grep", "-l", "-E", r"\b(error|info|verbose)\s*\(", tag, "--",
-                      *SLURM_DIRS)  # fmt: skip
-        for ref in listed.split():
-            path = ref.split(":", 1)[1]
-            if not path.endswith(".c"):
-                continue
-            src = blank_comments(_git(mirror, "show", ref).replace("\\\n", "  "))
-            for _macro, line, args, _end in find_calls(src, ("error", "info")):
-                fmt = read_format(args[0], args[1:], PRI_MACROS)
-                if fmt is None:
-                    continue
-                for keep in SLURM_KEEP:
-                    if re.search(keep.anchor, fmt.text):
-                        item = seen.setdefault(
-                            (keep.id, fmt.text), Seen(keep, fmt.text, fmt.args, {})
-                        )
-                        item.where.setdefault(tag, []).append(f"{path}:{line}")
+        for call in format_calls(mirror, tag, SLURM_DIRS, ("error", "info"), suffixes=(".c",)):
+            for keep in SLURM_KEEP:
+                if re.search(keep.anchor, call.format.text):
+                    fmt = call.format
+                    item = seen.setdefault((keep.id, fmt.text), Seen(keep, fmt.text, fmt.args, {}))
+                    item.where.setdefault(tag, []).append(f"{call.path}:{call.line}")
 
 
 def _version(tag: str) -> str:
@@ -270,71 +207,6 @@ def _printf(fmt: str) -> str:
     return fmt.replace("%ps", "%s").replace("%m", "%s")
 
 
-def _specialised(pattern: str, fields: list[str], by: str, value: str) -> tuple[str, list[str]]:
-    """``pattern`` with its signal capture (the last ``%d``, or the ``%s`` before the core
-    note) replaced by ``value``'s literal text."""
-    captures = list(re.finditer(r"\(\?P<(\w+)>", pattern))
-    names = [m.group(1) for m in captures]
-    if by == "d":  # the last integer conversion
-        at = max(i for i, m in enumerate(captures) if pattern.startswith(r"-?\d", m.end()))
-    else:
-        at = len(names) - 1  # strsignal's text and ' (core dumped)' are one capture
-    m = captures[at]
-    depth, end = 0, m.start()
-    for end in range(m.start(), len(pattern)):
-        depth += {"(": 1, ")": -1}.get(pattern[end], 0) * (pattern[end - 1] != "\\")
-        if depth == 0:
-            break
-    literal = value if by == "d" else escape(value) + r"(?: \(core dumped\))?"
-    return pattern[: m.start()] + literal + pattern[end + 1 :], [n for n in names if n != names[at]]
-
-
-def _example(line: str) -> dict[str, str]:
-    return {"example": line} if line else {}
-
-
-def _rows(
-    library: str, seen: dict[tuple[str, str], Seen], tags: tuple[str, ...]
-) -> list[dict[str, Any]]:
-    by_id: dict[str, list[Seen]] = {}
-    for item in seen.values():
-        by_id.setdefault(item.keep.id, []).append(item)
-    rows: list[dict[str, Any]] = []
-    for ident, items in by_id.items():
-        # the newest format keeps the id; an older wording gets the release it was last seen
-        items.sort(key=lambda s: max(tags.index(t) for t in s.where), reverse=True)
-        for n, item in enumerate(items):
-            keep = item.keep
-            read = sorted(item.where, key=tags.index)
-            versions = [_version(t) for t in read]
-            name = ident if n == 0 else f"{ident}_{re.sub(r'[^a-z0-9]+', '_', _version(read[-1]))}"
-            covered = keep.after + _printf(item.format)
-            if keep.upto and (cut := re.search(keep.upto, covered)):
-                covered = covered[: cut.end()]
-            pattern, fields = pattern_for(covered, "printf", item.args)
-            where = [f"{p}@{','.join(t for t in read if p in item.where[t])}"
-                     for p in dict.fromkeys(p for t in read for p in item.where[t])]  # fmt: skip
-            base = {
-                "library": library, "level": keep.level, "where": where,
-                "versions": {"first": versions[0], "last": versions[-1], "seen": versions},
-                "format": item.format, "format_style": "printf",
-            }  # fmt: skip
-            if not keep.by_signal:
-                rows.append({"id": name, **base, "pattern": pattern, "fields": fields,
-                             "symptom": keep.symptom, "hint_ids": list(keep.hints),
-                             "note": keep.note, **_example(keep.example)})  # fmt: skip
-                continue
-            for number, text, suffix, symptom, hints in SIGNALS:
-                value = str(number) if keep.by_signal == "d" else text
-                special, kept = _specialised(pattern, fields, keep.by_signal, value)
-                rows.append({"id": f"{name}.{suffix}", **base, "pattern": special,
-                             "fields": kept, "symptom": symptom, "hint_ids": list(hints),
-                             "note": f"{keep.note}: signal {number} ({text})",
-                             **_example(keep.example.format(n=number, text=text)),
-                             **({"refines": list(keep.refines)} if keep.refines else {})})  # fmt: skip
-    return rows
-
-
 def main(argv: list[str]) -> int:
     root = Path(argv[1]) if len(argv) > 1 else Path("/work/.mirror")
     ompi: dict[tuple[str, str], Seen] = {}
@@ -347,7 +219,7 @@ def main(argv: list[str]) -> int:
         missing = {k.id for k in keeps} - {s.keep.id for s in seen.values()}
         if missing:
             raise SystemExit(f"{library}: not found at any tag read: {sorted(missing)}")
-        print(write_jsonl(library, _rows(library, seen, tags)))
+        print(write_jsonl(library, rows(library, seen, tags, _version, _printf)))
     return 0
 
 

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import re
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from clex import blank_comments, find_calls, read_format
-from common import PRI_MACROS
+from gitsrc import format_calls
 
 # the last patch of each minor release from 2.4 on (2.24 and 2.30 included: they exist);
 # threads still quote 2.4-2.17, whose messages were often worded differently
@@ -46,13 +44,6 @@ class Message:
     sites: dict[str, list[Site]] = field(default_factory=dict)
 
 
-def _git(mirror: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-C", str(mirror), *args], check=True, capture_output=True, text=True,
-        errors="replace",
-    ).stdout  # fmt: skip
-
-
 def _result_near(src: str, start: int, end: int) -> str | None:
     """The ncclResult_t a WARN leads to: the next two statements, else the one before it."""
     after = src[end : end + 600]
@@ -73,21 +64,12 @@ def _result_near(src: str, start: int, end: int) -> str | None:
 
 def read_tag(mirror: Path, tag: str, messages: dict[tuple[str, str], Message]) -> None:
     """Add every WARN/INFO/INFO_LOC format of ``src/`` at ``tag`` to ``messages``."""
-    files = _git(mirror, "grep", "-l", "-E", r"\b(WARN|INFO|INFO_LOC)\s*\(", tag, "--", "src")
-    for ref in files.split():
-        path = ref.split(":", 1)[1]
-        if not path.endswith((".cc", ".h", ".cu", ".cpp", ".c", ".hpp", ".cuh")):
-            continue
-        src = blank_comments(_git(mirror, "show", ref).replace("\\\n", "  "))
-        for macro, line, call_args, end in find_calls(src, ("WARN", "INFO", "INFO_LOC")):
-            flags, args = ("", call_args) if macro == "WARN" else (call_args[0], call_args[1:])
-            if not args:
-                continue
-            fmt = read_format(args[0], args[1:], PRI_MACROS)
-            if fmt is None:
-                continue
-            kind = "warn" if macro == "WARN" else "info"
-            msg = messages.setdefault((kind, fmt.text), Message(fmt.text, fmt.args))
-            start = src.rfind("\n", 0, end)
-            result = _result_near(src, start, end) if kind == "warn" else None
-            msg.sites.setdefault(tag, []).append(Site(path, line, macro, flags, result))
+    macros = ("WARN", "INFO", "INFO_LOC")
+    for call in format_calls(mirror, tag, ("src",), macros, flagged=("INFO", "INFO_LOC")):
+        kind = "warn" if call.macro == "WARN" else "info"
+        fmt = call.format
+        msg = messages.setdefault((kind, fmt.text), Message(fmt.text, fmt.args))
+        start = call.src.rfind("\n", 0, call.end)
+        result = _result_near(call.src, start, call.end) if kind == "warn" else None
+        site = Site(call.path, call.line, call.macro, call.flags, result)
+        msg.sites.setdefault(tag, []).append(site)
