@@ -487,6 +487,35 @@ def test_warn_details() -> None:
     assert chains[1].os_error == "No space left on device"
 
 
+#: aws-ofi-nccl's WARNs (its macros print the function and line, then ``NET/OFI``), in the
+#: formats of its source at 1.7, 1.16, 1.21 and 1.4, with values made up
+OFI_WARNS = """\
+ip-10-0-1-12:1234:1345 [0] register_mr_buffers:577 NCCL WARN NET/OFI Unable to register memory (type = 2) for device 0. RC: -14, Error: Bad address
+ip-10-0-1-12:1234:1345 [1] reg_mr_base:1633 NCCL WARN NET/OFI Couldn't register memory region with regattr. RC: -12, ERROR: Cannot allocate memory
+ip-10-0-1-12:1234:1370 [3] process_err_completion:1109 NCCL WARN NET/OFI Request 0x7f3a2c01d8e0 completed with error. RC: 5. Error: 4126 (Unresponsive receiver (reachable by EFA device but handshake failed)). Completed length: 0, Request: { dev: 1, size: 0 }
+ip-10-0-1-12:1234:1371 [4] process_err_completion:261 NCCL WARN NET/OFI Request 0x7f3a2c01d8f0 (SEND) completed with error: err: 5, flags: 2, prov_errno: 15, strerror: Unreachable remote - never received a response, len: 0
+ip-10-0-1-12:1234:1372 [5] ofi_process_cq:330 NCCL WARN NET/OFI Request 0x7f3a2c01d900 completed with error. RC: 5. Error: Input/output error. Completed length: 0, Request: { dev: 0 }
+ip-10-0-1-12:1234:1373 [6] nccl_net_ofi_rdma_init:7800 NCCL WARN NET/OFI OFI fi_getinfo() call failed: No data available
+"""  # noqa: E501
+
+
+def test_libfabric_plugin_warns() -> None:
+    warns = of_type(parse(OFI_WARNS), NcclWarn)
+    assert [(w.call, w.os_error, w.errno) for w in warns[:2]] == [
+        ("fi_mr_regattr", "Bad address", 14),
+        ("fi_mr_regattr", "Cannot allocate memory", 12),
+    ]
+    assert [(w.prov_errno, w.prov_error) for w in warns[2:5]] == [
+        (4126, "Unresponsive receiver (reachable by EFA device but handshake failed)"),
+        (15, "Unreachable remote - never received a response"),
+        (None, "Input/output error"),
+    ]
+    assert (warns[2].file, warns[2].source_line) == ("process_err_completion", 1109)
+    last = warns[5]
+    assert (last.call, last.prov_errno, last.prov_error) == (None, None, None)
+    assert last.message == "NET/OFI OFI fi_getinfo() call failed: No data available"
+
+
 MISC = """\
 h:1:1 [0] NCCL INFO NET/IB : No device found.
 h:1:1 [0] NCCL INFO NET/Socket : Using [0]enp2s0f0:130.245.67.30<0> [1]vethfe5f4ae:fe80::d850:75ff:fe81:4b74%vethfe5f4ae<0> [2]ve

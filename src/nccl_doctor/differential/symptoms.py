@@ -287,16 +287,23 @@ def _cuda_symptom(fact: CudaError) -> Symptom | None:
     return Symptom(cls, fact.cite, fact.rank, signature, "CUDA's error enum", hints)
 
 
+#: The libraries whose WARNs NCCL keeps as its last error: its own, and a network plugin's
+#: (the plugin logs through NCCL's logger).
+_LAST_ERROR = frozenset({"nccl", "aws_ofi_nccl"})
+
+
 def _quoted_reasons(failures: tuple[Fact, ...]) -> list[Signature]:
     """The catalogued NCCL messages PyTorch quotes after ``Last error:`` (``ncclGetLastError``:
-    NCCL's own last WARN) whose rows point at a cause (a CUDA error NCCL quotes there is read
-    as one already: :func:`_cuda_symptom`)."""
+    NCCL's own last WARN, or its network plugin's) whose rows point at a cause (a CUDA
+    error NCCL quotes there is read as one already: :func:`_cuda_symptom`)."""
     out = []
     for fact in failures:
         if isinstance(fact, NcclErrorReport):
             for text in fact.last_error:
                 sig = signature_of(text)
-                if sig is not None and sig.library == "nccl" and sig.hint_ids and sig not in out:
+                if sig is None or sig.library not in _LAST_ERROR or not sig.hint_ids:
+                    continue
+                if sig not in out:
                     out.append(sig)
     return out
 

@@ -252,7 +252,9 @@ class NcclWarn(NcclLogFact):
     ``connect``); ``os_error`` the strerror text and ``errno`` its number (as
     printed, else the Linux number of that text); ``ranks`` the ranks named by
     ``Duplicate GPU detected``; ``path``/``size_bytes`` of a shared-memory
-    segment or file.
+    segment or file; ``prov_errno``/``prov_error`` the provider's error of a
+    transfer NCCL's libfabric plugin (aws-ofi-nccl) saw complete with an error
+    (EFA's ``efa_errno`` number, where printed, and its text).
     """
 
     tid: int | None = None
@@ -278,6 +280,8 @@ class NcclWarn(NcclLogFact):
     bus_id: str | None = None
     path: str | None = None
     size_bytes: int | None = None
+    prov_errno: int | None = None
+    prov_error: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

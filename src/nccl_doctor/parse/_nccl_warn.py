@@ -53,6 +53,29 @@ _SHM = LazyPattern(
 )
 #: A path starts where a run of path characters starts (see _ADDR).
 _PATH = LazyPattern(r"(?<![\w./@+-])(?P<path>/[\w./@+-]*\w)")
+#: NCCL's libfabric plugin (aws-ofi-nccl) prints a failed libfabric call's result as ``RC: -14,
+#: Error: Bad address``: a negative errno (libfabric's own codes, from 256, keep their text).
+_OFI_RC = LazyPattern(
+    r"\bRC: (?P<rc>-\d{1,6})[,.] (?:Error|ERROR): (?P<err>[A-Za-z][^.,\n]{0,120})"
+)
+#: The plugin's words for a failed memory registration: ``fi_mr_regattr`` is the call before
+#: them in its source (1.1 to 1.21).
+_OFI_REGISTRATION = LazyPattern(
+    r"NET/OFI (?:CM: )?(?:Unable to register memory|Couldn't register memory region)"
+)
+#: The plugin's word for a transfer that completed with an error, and the provider's error it
+#: quotes: ``Error: 4126 (Unresponsive receiver (...)). Completed length`` (1.10 on),
+#: ``prov_errno: 13, strerror: ...,`` (1.21), ``Error: <text>. Completed length`` (1.3-1.9).
+_OFI_COMPLETION = LazyPattern(
+    r"NET/OFI (?:Request|Remote write|Fatal: \w+ buffer recv)[^\n]{0,80}?completed with error"
+)
+_OFI_PROV = LazyPattern(
+    r"(?:Error: (?P<code>\d{1,5}) \((?P<text>[^\n]{1,200}?)\)\. Completed"
+    r"|prov_errno: (?P<code2>\d{1,5}), strerror: (?P<text2>[^,\n]{1,200}),"
+    r"|Error: (?P<text3>[A-Za-z][^\n]{0,200}?)\. Completed)"
+)
+#: Where libfabric's own error codes start (``FI_ERRNO_OFFSET``); below it they are errnos.
+_LIBFABRIC_CODES = 256
 _MEMORY_WORDS = LazyPattern(r"memory|alloc|shm|segment|extend|map", re.IGNORECASE)
 _SIZE = LazyPattern(r"(?P<a>\d{1,20}) bytes|size (?P<b>\d{1,20})")
 
@@ -120,12 +143,21 @@ def warn_fact(message: str, who: Who, *, file: str | None, source_line: int | No
     elif m := _ACCEPT.search(msg):
         call = "accept"
         os_error, errno = _os_error(m["err"])
+    if call is None and (m := _OFI_RC.search(msg)):
+        call = "fi_mr_regattr" if _OFI_REGISTRATION.search(msg) else None
+        os_error, rc = m["err"].strip(), int(m["rc"])
+        errno = -rc if -rc < _LIBFABRIC_CODES else None
     if os_error is None and (m := _ERR_PAREN.search(msg)):
         os_error, errno = m["err"].strip(), to_int(m["errno"])
     if os_error is None and (m := _TAIL_ERR.search(msg)) and errno_of(m["err"]) is not None:
         os_error, errno = m["err"], errno_of(m["err"])
     if peer is None and (m := _ADDR.search(msg)):
         peer = m["addr"]
+    prov_errno: int | None = None
+    prov_error: str | None = None
+    if _OFI_COMPLETION.search(msg) and (m := _OFI_PROV.search(msg)):
+        prov_errno = to_int(m["code"] or m["code2"])
+        prov_error = (m["text"] or m["text2"] or m["text3"]).strip()
     ranks: tuple[int, ...] = ()
     bus_raw: str | None = None
     if m := _DUPLICATE.search(msg):
@@ -168,4 +200,6 @@ def warn_fact(message: str, who: Who, *, file: str | None, source_line: int | No
         bus_id=nccl_bus_id(bus_raw),
         path=path,
         size_bytes=size,
+        prov_errno=prov_errno,
+        prov_error=prov_error,
     )

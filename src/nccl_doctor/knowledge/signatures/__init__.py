@@ -8,7 +8,9 @@ libibverbs' completion statuses, ``system`` for the dynamic loader's and the
 shells' lines, ``nccl_tests`` for nccl-tests' own failure lines, and the
 launchers besides torchrun: ``deepspeed``, ``horovod``, ``accelerate``, and the HPC
 ones: ``openmpi`` for ``mpirun``'s runtime and transports, ``slurm`` for ``srun`` and
-``slurmstepd``) beside this module. Each line is one message a library prints, mined
+``slurmstepd``; ``aws_ofi_nccl`` for NCCL's libfabric network plugin, which EFA jobs
+load, and ``libfabric`` for the EFA provider's error texts it quotes) beside this
+module. Each line is one message a library prints, mined
 from that library's own source (file:line at each release tag read) or, for what is closed source
 (nvidia-smi) or outside the repositories read (the Linux kernel), from its
 vendor's documentation or source named in ``where``: its format string, a
@@ -51,6 +53,8 @@ LIBRARIES = (
     "accelerate",
     "openmpi",
     "slurm",
+    "aws_ofi_nccl",
+    "libfabric",
 )
 SYMPTOMS = frozenset(
     {

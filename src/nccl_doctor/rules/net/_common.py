@@ -96,6 +96,12 @@ class Completions:
         ]
 
 
+#: The calls that register memory with the NIC, by their names' starts: verbs'
+#: (``ibv_reg_mr``, ``ibv_reg_dmabuf_mr``) and libfabric's (``fi_mr_regattr``, which NCCL's
+#: libfabric plugin calls).
+REGISTERS = ("ibv_reg", "fi_mr_reg")
+
+
 def completions(facts: Facts) -> Completions:
     """The RDMA completion errors of the evidence, each once (see :class:`Completions`)."""
     warns = [w for w in facts.of(NcclWarn) if w.ib_status is not None]

@@ -7,7 +7,9 @@ a copy through host memory. It needs a peer-memory path in the kernel: the
 ``nvidia_peermem`` module (formerly ``nv_peer_mem``) or DMA-BUF support.
 NCCL prints ``GPU Direct RDMA Disabled for HCA 0 'mlx5_0' (no module)`` when
 none is present, and registering GPU memory fails (``ibv_reg_mr`` ``Bad
-address``, ``ibv_reg_dmabuf_mr`` errors) when the path is broken.
+address``, ``ibv_reg_dmabuf_mr`` errors; on AWS EFA, NCCL's libfabric plugin's
+``Unable to register memory (type = 2) ... RC: -14, Error: Bad address``)
+when the path is broken.
 
 Why it matters
 --------------
@@ -42,7 +44,7 @@ from nccl_doctor.facts.store import Facts
 from nccl_doctor.facts.topology import TopoLink
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.base import Rule, first_distinct
-from nccl_doctor.rules.net._common import completions
+from nccl_doctor.rules.net._common import REGISTERS, completions
 from nccl_doctor.signs.net import GDR_PROBLEM, GDR_WORD
 
 RULE = Rule(
@@ -73,7 +75,7 @@ def _registration(facts: Facts) -> list[Finding]:
     bad = [
         w
         for w in facts.of(NcclWarn)
-        if (w.call or "").startswith("ibv_reg")
+        if (w.call or "").startswith(REGISTERS)
         and (w.errno == 14 or "Bad address" in w.message or "dmabuf" in (w.call or ""))
     ]
     if not bad:

@@ -19,7 +19,9 @@ hangs in its first collective, or NCCL silently falls back to TCP sockets.
 
 Evidence
 --------
-NCCL WARN ``Call to ibv_reg_mr failed``, ``Call to ibv_modify_qp failed with
+NCCL WARN ``Call to ibv_reg_mr failed`` (on EFA, NCCL's libfabric plugin's
+``Couldn't register memory region with regattr. RC: -12, ERROR: Cannot
+allocate memory``), ``Call to ibv_modify_qp failed with
 22 Invalid argument ... local GID index 3``, ``Attempted to connect
 incompatible devices``; NCCL_IB_HCA against the devices ``ibstat`` or NCCL's
 ``NET/IB : Using`` list show, with ``NET/IB : No device found``;
@@ -52,6 +54,7 @@ from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules._settings import env_values
 from nccl_doctor.rules.base import Rule, first_distinct
 from nccl_doctor.rules.net._common import (
+    REGISTERS,
     failure_cites,
     hca_list,
     name_matches,
@@ -116,7 +119,7 @@ def _key(text: str) -> tuple[int, ...]:
 
 def _verbs(facts: Facts) -> list[Finding]:
     found: list[Finding] = []
-    regs = [w for w in facts.of(NcclWarn) if (w.call or "").startswith(("ibv_reg", "ibv_create"))]
+    regs = [w for w in facts.of(NcclWarn) if (w.call or "").startswith((*REGISTERS, "ibv_create"))]
     nomem = [w for w in regs if w.errno == 12 or "allocate memory" in (w.os_error or w.message)]
     if nomem:
         w = nomem[0]

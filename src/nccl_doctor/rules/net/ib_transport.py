@@ -12,7 +12,12 @@ in another rank's log or before the log starts). The
 number is the verbs ``ibv_wc_status``: 12 retry exceeded (the peer never
 acknowledged), 13 receiver not ready, 4 local protection (a memory
 registration the NIC may not touch), 10 remote access, 5 flushed (the queue
-pair had already failed).
+pair had already failed). On AWS EFA, NCCL's libfabric plugin (aws-ofi-nccl)
+reports the same as a request that ``completed with error``, with the EFA
+provider's error: 4124/4126 ``Unresponsive receiver``, 13 ``Unresponsive
+remote`` and 9 a queue pair that is gone (the peer stopped answering: it
+exited or failed, or its host or device did), 5/7 a registration the NIC
+may not use.
 
 Why it matters
 --------------
@@ -49,6 +54,7 @@ from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules._probe import isolated_transport
 from nccl_doctor.rules.base import Rule, first_distinct
 from nccl_doctor.rules.net._common import completions, plural
+from nccl_doctor.rules.net._efa import PEER_GONE, REGISTRATION, efa_completions, reading
 from nccl_doctor.signs.net import IB_ASYNC_EVENT, IB_FATAL_COUNTED, NON_FATAL
 
 RULE = Rule(
@@ -92,7 +98,7 @@ def check(facts: Facts) -> list[Finding]:
         events = [h for h in events if h.said not in non_fatal]
     counted = list(facts.seen(IB_FATAL_COUNTED, prose=False))
     if not warns and not quoted and not events and not counted:
-        return []
+        return _libfabric(facts)
     codes: Counter[int] = Counter()
     names: dict[int, str] = {}
     for w in warns:
@@ -193,3 +199,49 @@ def _probe(facts: Facts) -> list[Finding]:
             "NCCL_IB_DISABLE=1 (TCP sockets) is a slow stopgap only",
         ],
     )
+
+
+def _libfabric(facts: Facts) -> list[Finding]:
+    """Transfers on NCCL's libfabric plugin (EFA) that completed with an error, where the
+    peer was reached (a peer never reached is :mod:`.unreachable`'s)."""
+    failed = efa_completions(facts).failed
+    if not failed:
+        return []
+    texts = Counter(w.prov_error for w in failed if w.prov_error)
+    said = "; ".join(f"{plural(n, 'completion')} '{text}'" for text, n in texts.most_common(2))
+    codes = sorted({w.prov_errno for w in failed if w.prov_errno is not None})
+    hosts = sorted({w.host for w in failed if w.host})
+    gone = bool(set(codes) & PEER_GONE)
+    fix = [
+        (
+            "Find the first error in time across every rank's log: a peer that exited or "
+            "failed first holds the cause, and the others' transfer errors follow from it."
+            if gone
+            else "Find the first error in time across every rank's log."
+        ),
+        (
+            "Check each node's EFA device (fi_info -p efa; the instance's EFA interfaces in "
+            "the console) and run nccl-tests (all_reduce_perf) between the hosts named with "
+            "NCCL_DEBUG=INFO before restarting the job."
+        ),
+    ]
+    if set(codes) & REGISTRATION:
+        fix.insert(
+            0,
+            "Rerun with FI_EFA_USE_DEVICE_RDMA=0 (GPUDirect RDMA off): if the error goes, the "
+            "GPU-to-NIC path (DMA-BUF, the peer-memory module) is at fault.",
+        )
+    return [
+        RULE.finding(
+            summary="NCCL's libfabric (EFA) transport failed: "
+            + said
+            + (f" (provider error {', '.join(str(c) for c in codes)})" if codes else "")
+            + (f" on {', '.join(hosts[:4])}" if hosts else "")
+            + f"; {reading(failed)}.",
+            fix=fix,
+            evidence=first_distinct([w.cite for w in failed], 4),
+            ranks=[w.rank for w in failed if w.rank is not None],
+            hosts=hosts,
+            confidence=Confidence.MEDIUM if gone else Confidence.HIGH,
+        )
+    ]

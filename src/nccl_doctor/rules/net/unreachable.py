@@ -23,7 +23,11 @@ Evidence
 NCCL WARN lines of a failed ``connect`` (errno 111/110/113/101), ``exceeded
 retries``/``exceeded timeouts``, ``error encountered when getting address
 info``; c10d client socket errors and timeouts; an unexplained
-``unhandled system error`` at init of a job that spans nodes.
+``unhandled system error`` at init of a job that spans nodes. On AWS EFA,
+NCCL's libfabric plugin (aws-ofi-nccl) quoting EFA error 15 ``Unreachable
+remote - never received a response`` for a transfer (libfabric's own help:
+security group rules that do not allow all traffic between the instances,
+or instances in different subnets).
 
 Fix
 ---
@@ -50,6 +54,7 @@ from nccl_doctor.rules.net._common import (
     failure_cites,
     init_completed,
 )
+from nccl_doctor.rules.net._efa import efa_completions
 from nccl_doctor.signs.net import (
     CONNECT_FAILED,
     CONNECT_RETRIES,
@@ -193,7 +198,45 @@ def _inferred(facts: Facts) -> list[Finding]:
     ]
 
 
+_EFA_FIX = [
+    (
+        "Allow all inbound and outbound traffic between the instances: a rule in their "
+        "security group whose source and destination is the security group itself (EFA "
+        "needs all protocols, not only TCP)."
+    ),
+    (
+        "Keep the instances in one subnet (and placement group); test the EFA path between two "
+        "of them with fi_pingpong -p efa (from libfabric's fabtests) before the job."
+    ),
+    "Check whether a peer process exited first: its own log then holds the cause.",
+]
+
+
+def _efa(facts: Facts) -> list[Finding]:
+    """Transfers NCCL's libfabric plugin could not deliver: the EFA device never reached
+    the peer."""
+    never = efa_completions(facts).unreachable
+    if not never:
+        return []
+    hosts = sorted({w.host for w in never if w.host})
+    return [
+        RULE.finding(
+            summary=f"EFA could not reach the peer: {never[0].prov_error!r}"
+            + (f" from {', '.join(hosts[:4])}" if hosts else "")
+            + (f"; {len(never)} such transfers" if len(never) > 1 else "")
+            + ". The instances cannot exchange EFA traffic: security group rules that do not "
+            "allow all traffic between them, or different subnets (or the peer is gone).",
+            fix=_EFA_FIX,
+            evidence=first_distinct([w.cite for w in never], 4),
+            ranks=[w.rank for w in never if w.rank is not None],
+            hosts=hosts,
+        )
+    ]
+
+
 def check(facts: Facts) -> list[Finding]:
+    if efa := _efa(facts):
+        return efa
     warns = _nccl(facts)
     hard, soft = _store(facts)
     failed = failure_cites(facts)

@@ -1,0 +1,86 @@
+"""What NCCL's libfabric plugin (aws-ofi-nccl, on AWS EFA) and the EFA provider say, read
+as their sources print it.
+
+The plugin logs through NCCL's logger (``NCCL WARN NET/OFI ...``); the transfers it sees
+fail carry the EFA provider's error (libfabric ``prov/efa/src/efa_errno.h``). The
+catalogue rows ``aws_ofi_nccl.*`` and ``libfabric.efa.*`` hold them; the cases below run
+the whole pipeline on a job's output.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from nccl_doctor.facts.catalogue import signature_of
+from nccl_doctor.knowledge.signatures import by_id
+from tests.helpers import diagnose_text
+
+_COMPLETION = (
+    "NET/OFI Request 0x7f12ac0038d0 completed with error. RC: 5. Flags: 2. Error: {err}. "
+    "Completed length: 0"
+)
+_SYSTEM_ERROR = (
+    "Traceback (most recent call last):\n"
+    '  File "train.py", line 30, in <module>\n'
+    "    dist.all_reduce(t)\n"
+    "RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1269, "
+    "unhandled system error, NCCL version 2.14.3\n"
+    "ncclSystemError: System call (e.g. socket, malloc) or external library call failed or "
+    "device error.\n"
+)
+
+
+def _id(text: str) -> str | None:
+    sig = signature_of(text)
+    return sig.id if sig is not None else None
+
+
+def test_the_efa_error_a_completion_quotes_is_read_before_the_completion() -> None:
+    quoted = "4124 (Unresponsive receiver (connection previously established))"
+    assert _id(_COMPLETION.format(err=quoted)) == "libfabric.efa.established_recv_unresp"
+    assert _id(_COMPLETION.format(err="21 (Is a directory)")) == "aws_ofi_nccl.comm.request_failed"
+    row = by_id()["libfabric.efa.established_recv_unresp"]
+    assert row.hint_ids == ("launch.rank_crash", "net.ib_transport")
+    assert "aws_ofi_nccl.comm.request_failed" in row.refines
+
+
+def test_short_efa_wordings_that_others_print_are_not_catalogued() -> None:
+    # 'Out of memory' and 'Receiver not ready' are EFA errors too, but CUDA, verbs and the
+    # kernel print them: as EFA's they would claim other libraries' lines
+    assert _id("RuntimeError: CUDA error: out of memory") == "cuda.error.memory_allocation"
+    assert not any(
+        s.format in ("Out of memory", "Receiver not ready")
+        for s in by_id().values()
+        if s.library == "libfabric"
+    )
+
+
+def test_a_registration_errno_tells_locked_memory_from_the_gpu_path() -> None:
+    line = "NET/OFI Unable to register memory (type = 2) for device 0. RC: {rc}, Error: {text}"
+    assert _id(line.format(rc=-12, text="Cannot allocate memory")) == (
+        "aws_ofi_nccl.mr.register_failed.memlock"
+    )
+    assert _id(line.format(rc=-14, text="Bad address")) == (
+        "aws_ofi_nccl.mr.register_failed.bad_address"
+    )
+    assert _id(line.format(rc=-22, text="Invalid argument")) == "aws_ofi_nccl.mr.register_failed"
+    assert by_id()["aws_ofi_nccl.mr.register_failed.memlock"].refines == (
+        "aws_ofi_nccl.mr.register_failed",
+    )
+
+
+def test_no_libfabric_provider_points_at_the_network_setup(tmp_path: Path) -> None:
+    warn = (
+        "ip-10-0-3-9:4411:4411 [0] NCCL INFO NET/OFI Initializing aws-ofi-nccl 1.9.1-aws\n"
+        "ip-10-0-3-9:4411:4411 [0] nccl_net_ofi_init:1302 NCCL WARN NET/OFI OFI fi_getinfo() "
+        "call failed: No data available\n"
+        "ip-10-0-3-9:4411:4411 [0] NCCL INFO net.cc:593 -> 2\n"
+    )
+    (tmp_path / "with").mkdir()
+    (tmp_path / "bare").mkdir()
+    report = diagnose_text(tmp_path / "with", warn + _SYSTEM_ERROR)
+    first = report.hypotheses[0]
+    assert first.id == "net.ib_config"
+    assert "aws_ofi_nccl.init.getinfo_failed" in first.for_[0]
+    bare = diagnose_text(tmp_path / "bare", _SYSTEM_ERROR)
+    assert bare.hypotheses[0].id != "net.ib_config"
