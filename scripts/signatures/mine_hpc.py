@@ -107,6 +107,22 @@ OMPI_KEEP = (
          level="warning"),
 )  # fmt: skip
 
+#: Open MPI's own C messages: opal_output(stream, format, ...) in the shared-memory BTL
+OMPI_C = (("opal/mca/btl/vader",), ("opal_output",), ("opal_output",))
+OMPI_C_KEEP = (
+    # vader's single-copy path reads a peer's memory with process_vm_readv (Linux CMA); a
+    # container without CAP_SYS_PTRACE (or Yama's ptrace_scope) refuses it (errno 1, EPERM)
+    # and the BTL prints this per transfer: MPI's own traffic, not NCCL's
+    Keep("openmpi.btl_vader.cma_read_failed", r"^Read %ld, expected %lu, errno = %d", "info",
+         (), "the shared-memory BTL could not read a peer's memory with CMA (errno 1: a "
+         "container without SYS_PTRACE); MPI's own transfers only, harmless to NCCL; "
+         "--mca btl_vader_single_copy_mechanism none silences it", level="warning"),
+    Keep("openmpi.btl_vader.cma_write_failed", r"^Wrote %ld, expected %lu, errno = %d", "info",
+         (), "the shared-memory BTL could not write a peer's memory with CMA (errno 1: a "
+         "container without SYS_PTRACE); MPI's own transfers only, harmless to NCCL; "
+         "--mca btl_vader_single_copy_mechanism none silences it", level="warning"),
+)  # fmt: skip
+
 _SRUN = "srun: error: "  # log.c: the program's name and the level before error()'s text
 SLURM_KEEP = (
     # the cgroup's memory limit: the kernel's OOM killer ended a task inside the step
@@ -185,14 +201,27 @@ def _help_messages(mirror: Path, tags: tuple[str, ...], seen: dict[tuple[str, st
                         item.where.setdefault(tag, []).append(f"{path}:{line}")
 
 
-def _c_messages(mirror: Path, tags: tuple[str, ...], seen: dict[tuple[str, str], Seen]) -> None:
+def _c_messages(
+    mirror: Path,
+    tags: tuple[str, ...],
+    where: tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]],
+    keeps: tuple[Keep, ...],
+    seen: dict[tuple[str, str], Seen],
+) -> None:
+    """The kept messages of C logging calls: ``where`` is (folders, macros, macros that take
+    an argument before the format)."""
+    folders, macros, flagged = where
     for tag in tags:
-        for call in format_calls(mirror, tag, SLURM_DIRS, ("error", "info"), suffixes=(".c",)):
-            for keep in SLURM_KEEP:
-                if re.search(keep.anchor, call.format.text):
-                    fmt = call.format
-                    item = seen.setdefault((keep.id, fmt.text), Seen(keep, fmt.text, fmt.args, {}))
+        for call in format_calls(mirror, tag, folders, macros, flagged=flagged, suffixes=(".c",)):
+            text = call.format.text.rstrip("\n")  # a line's own end, printed by the logger
+            for keep in keeps:
+                if re.search(keep.anchor, text):
+                    item = seen.setdefault((keep.id, text), Seen(keep, text, call.format.args, {}))
                     item.where.setdefault(tag, []).append(f"{call.path}:{call.line}")
+
+
+#: Slurm's: error()/info() in the programs that start and watch a job's tasks
+SLURM_C = (SLURM_DIRS, ("error", "info"), ())
 
 
 def _version(tag: str) -> str:
@@ -213,8 +242,10 @@ def main(argv: list[str]) -> int:
     _help_messages(root / "open-mpi+ompi" / "repo", OMPI_TAGS, ompi)
     _help_messages(root / "openpmix+prrte" / "repo", PRRTE_TAGS, ompi)
     slurm: dict[tuple[str, str], Seen] = {}
-    _c_messages(root / "SchedMD+slurm" / "repo", SLURM_TAGS, slurm)
-    for library, seen, tags, keeps in (("openmpi", ompi, OMPI_TAGS + PRRTE_TAGS, OMPI_KEEP),
+    _c_messages(root / "open-mpi+ompi" / "repo", OMPI_TAGS, OMPI_C, OMPI_C_KEEP, ompi)
+    _c_messages(root / "SchedMD+slurm" / "repo", SLURM_TAGS, SLURM_C, SLURM_KEEP, slurm)
+    for library, seen, tags, keeps in (("openmpi", ompi, OMPI_TAGS + PRRTE_TAGS,
+                                        OMPI_KEEP + OMPI_C_KEEP),
                                        ("slurm", slurm, SLURM_TAGS, SLURM_KEEP)):  # fmt: skip
         missing = {k.id for k in keeps} - {s.keep.id for s in seen.values()}
         if missing:

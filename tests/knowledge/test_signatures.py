@@ -60,8 +60,7 @@ def test_a_refinement_names_entries_of_its_library_and_is_looked_up_before_them(
     ids = by_id()
     for sig in refining:
         assert all(
-            r in ids
-            and (ids[r].library == sig.library or (sig.library, ids[r].library) in _QUOTED)
+            r in ids and (ids[r].library == sig.library or (sig.library, ids[r].library) in _QUOTED)
             for r in sig.refines
         ), sig.id
     # a line both read: the narrower reading answers
