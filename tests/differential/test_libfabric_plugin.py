@@ -84,3 +84,18 @@ def test_no_libfabric_provider_points_at_the_network_setup(tmp_path: Path) -> No
     assert "aws_ofi_nccl.init.getinfo_failed" in first.for_[0]
     bare = diagnose_text(tmp_path / "bare", _SYSTEM_ERROR)
     assert bare.hypotheses[0].id != "net.ib_config"
+
+
+def test_libfabric_1_21s_wording_of_a_peer_never_reached_is_unreachable(tmp_path: Path) -> None:
+    # in libfabric 1.21, error 13 read 'connection never established' (a peer the device
+    # never reached); from 2.0 that is error 15 and 13 means a peer that stopped answering
+    line = "ip-10-0-3-9:4411:4470 [0] process_err_completion:1109 NCCL WARN " + _COMPLETION
+    never = "13 (Unresponsive receiver (connection never established or unknown))"
+    stopped = "13 (Unresponsive remote (was previously responsive))"
+    (tmp_path / "never").mkdir()
+    (tmp_path / "stopped").mkdir()
+    report = diagnose_text(tmp_path / "never", line.format(err=never) + "\n" + _SYSTEM_ERROR)
+    assert [f.id for f in report.findings][:1] == ["net.unreachable"]
+    later = diagnose_text(tmp_path / "stopped", line.format(err=stopped) + "\n" + _SYSTEM_ERROR)
+    assert [f.id for f in later.findings][:1] == ["net.ib_transport"]
+    assert "the peer stopped answering" in later.findings[0].summary

@@ -49,7 +49,7 @@ def efa_completions(facts: Facts) -> EfaCompletions:
     for w in facts.of(NcclWarn):
         if w.prov_error is None:
             continue
-        never = w.prov_errno == UNREACHABLE or w.prov_error.startswith(_UNREACHABLE_WORDS)
+        never = w.prov_errno == UNREACHABLE or any(x in w.prov_error for x in _UNREACHABLE_WORDS)
         (unreachable if never else failed).append(w)
     return EfaCompletions(unreachable, failed)
 
