@@ -123,6 +123,27 @@ def _filled(
              "refines": [name]}]  # fmt: skip
 
 
+def wording_id(ident: str, versions: list[str], taken: set[str]) -> str:
+    """The id of one wording of a kept message, the newest wording asked first: it keeps
+    ``ident``; an older one gets the release it was last seen in (``versions``: the releases
+    that print it, oldest first), and its first where two end in one release. ``taken``
+    holds the ids given so far."""
+    name = ident
+    if name in taken:
+        name = f"{ident}_{_slug(versions[-1])}"
+    if name in taken:
+        name = f"{name}_from_{_slug(versions[0])}"
+    taken.add(name)
+    return name
+
+
+def where_of(places: dict[str, list[str]], read: list[str]) -> list[str]:
+    """Each place (``path:line``) a message is printed from, with the tags (of ``read``, in
+    its order) that print it there: ``path:line@tag,tag``."""
+    spots = dict.fromkeys(p for t in read for p in places[t])
+    return [f"{p}@{','.join(t for t in read if p in places[t])}" for p in spots]
+
+
 def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", text)
 
@@ -151,20 +172,16 @@ def rows(
     for ident, items in by_id.items():
         # the newest format keeps the id; an older wording gets the release it was last seen
         items.sort(key=lambda s: max(tags.index(t) for t in s.where), reverse=True)
-        for n, item in enumerate(items):
+        for item in items:
             keep = item.keep
             read = sorted(item.where, key=tags.index)
             versions = [version(t) for t in read]
-            name = ident if n == 0 else f"{ident}_{_slug(version(read[-1]))}"
-            if name in taken:  # two older wordings last seen in one release: the first names it
-                name = f"{name}_from_{_slug(versions[0])}"
-            taken.add(name)
+            name = wording_id(ident, versions, taken)
             covered = keep.after + printed(item.format)
             if keep.upto and (cut := re.search(keep.upto, covered)):
                 covered = covered[: cut.end()]
             pattern, fields = pattern_for(covered, "printf", item.args)
-            where = [f"{p}@{','.join(t for t in read if p in item.where[t])}"
-                     for p in dict.fromkeys(p for t in read for p in item.where[t])]  # fmt: skip
+            where = where_of(item.where, read)
             base = {
                 "library": library, "level": keep.level, "where": where,
                 "versions": {"first": versions[0], "last": versions[-1], "seen": versions},

@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import escape, first_line, write_jsonl
 from gitsrc import format_calls, git
-from keeps import Fill, Keep, Seen, rows
+from keeps import Fill, Keep, Seen, rows, where_of, wording_id
 
 # the last patch of each minor release from 1.1 on (1.0 and older name their macros alike but
 # predate the EFA provider's use in the field)
@@ -239,13 +239,10 @@ def _efa_rows(mirror: Path, quoted_by: list[str]) -> list[dict[str, Any]]:
     for name, text in newest:
         code, lines = found[(name, text)]
         symptom, hints, note = EFA_WORDING.get(text, EFA_KEEP[name])
-        seen = [_version(t) for t in EFA_TAGS if t in lines]
-        ident = f"libfabric.efa.{name.lower()}"
-        if ident in named:
-            ident = f"{ident}_{re.sub(r'[^a-z0-9]+', '_', seen[-1])}"
-        named.add(ident)
-        where = [f"{path}:{n}@{','.join(t for t in lines if lines[t] == n)}"
-                 for n in dict.fromkeys(lines.values())]  # fmt: skip
+        read = [t for t in EFA_TAGS if t in lines]
+        seen = [_version(t) for t in read]
+        ident = wording_id(f"libfabric.efa.{name.lower()}", seen, named)
+        where = where_of({t: [f"{path}:{n}"] for t, n in lines.items()}, read)
         out.append({
             "id": ident, "library": "libfabric", "level": "error",
             "where": where, "versions": {"first": seen[0], "last": seen[-1], "seen": seen},

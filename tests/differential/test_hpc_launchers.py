@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from nccl_doctor.report import Report
+from tests.differential.test_runs_anyway import MPI_LINES
 from tests.helpers import diagnose_text
 
 SRUN = "+ srun --nodes=2 --ntasks-per-node=8 --gpus-per-node=8 python -u train.py\n"
@@ -97,15 +98,10 @@ def test_mpirun_names_the_rank_a_signal_ended_and_its_class(tmp_path: Path) -> N
     assert report.hypotheses[0].symptom.startswith("a rank died of a bus error (SIGBUS)")
 
 
-#: Open MPI's shared-memory BTL (vader) printing per transfer that CMA was refused, as it
-#: does in a container without SYS_PTRACE (opal_output's '[host:pid] ' before it)
-_VADER = "".join(f"[96c7e3d99641:2498{n}] Read -1, expected 122880, errno = 1\n" for n in range(3))
-
-
 def test_vader_cma_refusals_are_notices_not_failures(tmp_path: Path) -> None:
     report = _report(
         tmp_path,
-        _VADER + "[1,0]<stdout>:Epoch 10/10 loss 0.41\n",
+        MPI_LINES + "[1,0]<stdout>:Epoch 10/10 loss 0.41\n",
         head="$ mpirun -np 8 -bind-to none -x NCCL_DEBUG=INFO python train.py\n",
     )
     assert report.findings == ()
@@ -116,7 +112,7 @@ def test_vader_cma_refusals_are_notices_not_failures(tmp_path: Path) -> None:
 def test_vader_cma_refusals_hide_no_failure_after_them(tmp_path: Path) -> None:
     report = _report(
         tmp_path,
-        _VADER + "[1,3]<stderr>:RuntimeError: CUDA error: an illegal memory access was "
+        MPI_LINES + "[1,3]<stderr>:RuntimeError: CUDA error: an illegal memory access was "
         "encountered\n",
         head="$ mpirun -np 8 python train.py\n",
     )
