@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from nccl_doctor.report import Report
 from tests.differential.test_runs_anyway import MPI_LINES
 from tests.helpers import diagnose_text
@@ -81,21 +83,45 @@ def test_openib_notices_above_a_finished_run_open_no_differential(tmp_path: Path
     assert [n.signature for n in report.notices] == ["openmpi.btl_openib.device_init_error"]
 
 
-def test_mpirun_names_the_rank_a_signal_ended_and_its_class(tmp_path: Path) -> None:
+_BORDER = "-" * 74 + "\n"
+#: ORTE's mpirun (Open MPI <= 4.1) prints the sentence whole; PRRTE's prterun (Open MPI 5)
+#: breaks it before 'signal' (help-prun.txt, proc-aborted-strsignal)
+_SIGNAL_ENDS = {
+    "orte": "Primary job  terminated normally, but 1 process returned\n"
+    "a non-zero exit code. Per user-direction, the job has been aborted.\n"
+    "mpirun noticed that process rank 5 with PID 0 on node gpu02 exited on signal 7 "
+    "(Bus error).\n",
+    "prrte": _BORDER + "prterun noticed that process rank 5 with PID 0 on node gpu02 exited on\n"
+    "signal 7 (Bus error).\n" + _BORDER,
+}
+
+
+@pytest.mark.parametrize("launcher", sorted(_SIGNAL_ENDS))
+def test_mpirun_names_the_rank_a_signal_ended_and_its_class(tmp_path: Path, launcher: str) -> None:
     report = _report(
         tmp_path,
-        "[1,0]<stdout>:step 300 loss 3.1\n"
-        "Primary job  terminated normally, but 1 process returned\n"
-        "a non-zero exit code. Per user-direction, the job has been aborted.\n"
-        "mpirun noticed that process rank 5 with PID 0 on node gpu02 exited on signal 7 "
-        "(Bus error).\n",
-        head="$ mpirun -np 8 python train.py\n",
+        _SIGNAL_ENDS[launcher],
+        head="$ mpirun -np 8 python train.py\n[1,0]<stdout>:step 300 loss 3.1\n",
     )
     assert report.first_failure is not None
     assert report.first_failure.rank == 5
     # a rank's SIGBUS with no error of its own: NCCL's /dev/shm segment first
     assert report.findings[0].id == "nccl.shm"
     assert report.hypotheses[0].symptom.startswith("a rank died of a bus error (SIGBUS)")
+
+
+def test_prrte_exit_with_no_signal_line_stays_a_plain_exit(tmp_path: Path) -> None:
+    report = _report(
+        tmp_path,
+        "prterun noticed that process rank 5 with PID 0 on node gpu02 exited on\n" + _BORDER,
+        head="$ mpirun -np 8 python train.py\n[1,0]<stdout>:step 300 loss 3.1\n",
+    )
+    assert report.first_failure is not None
+    assert report.first_failure.rank == 5
+    # no signal read: no class of its own, but never an empty report
+    assert "nccl.shm" not in [f.id for f in report.findings]
+    assert report.hypotheses[0].id == "launch.rank_crash"
+    assert "openmpi.run.proc_aborted" in report.hypotheses[0].for_[0]
 
 
 def test_vader_cma_refusals_are_notices_not_failures(tmp_path: Path) -> None:

@@ -528,6 +528,9 @@ srun: error: gpu-node-04: task 9: Terminated
 srun: error: Unable to create step for job 4242: Requested node configuration is not available
 mpirun noticed that process rank 3 with PID 41234 on node gpu-node-02 exited on signal 9 (Killed).
 prterun noticed that process rank 1 with PID 77 on node n2 exited on
+signal 7 (Bus error).
+prterun noticed that process rank 2 with PID 78 on node n2 exited on
+--------------------------------------------------------------------------
 """
 
 
@@ -540,7 +543,8 @@ def test_srun_and_mpirun_worker_exits() -> None:
         (3, "srun", None, "gpu-node-03", 1, None, None),
         (4, "srun", 9, "gpu-node-04", None, None, "SIGTERM"),
         (6, "mpirun", 3, "gpu-node-02", None, 41234, "SIGKILL"),
-        (7, "mpirun", 1, "n2", None, 77, None),
+        (7, "mpirun", 1, "n2", None, 77, "SIGBUS"),
+        (9, "mpirun", 2, "n2", None, 78, None),
     ]
 
 

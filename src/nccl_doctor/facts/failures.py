@@ -207,7 +207,13 @@ def _message(fact: Fact) -> str | None:
         how = f" ({fact.signal_name})" if fact.signal_name else ""
         return f"the job exited with status {fact.exitcode}{how} (nccl-doctor run)"
     if isinstance(fact, WorkerExit):
-        failed = fact.exitcode not in (None, 0) or fact.signal_name is not None
+        # mpirun's 'noticed that process rank N ... exited on' is a signal's end even where
+        # the line that names it (PRRTE prints it next) was not kept
+        failed = (
+            fact.exitcode not in (None, 0)
+            or fact.signal_name is not None
+            or fact.source == "mpirun"
+        )
         return fact.cite.text.strip() if failed else None
     if isinstance(fact, LauncherSignal):
         return fact.cite.text.strip()

@@ -14,7 +14,10 @@ constructs span lines and keep the parser ``open``:
 * torch 1.x's ``ProcessGroupNCCL initialized with following options:`` with
   one ``KEY: value`` per line;
 * an ``NCCL error ...`` line followed by ``ncclSystemError: ...`` / ``Last
-  error:`` lines -> one :class:`NcclErrorReport`.
+  error:`` lines -> one :class:`NcclErrorReport`;
+* PRRTE's (Open MPI 5's) ``... noticed that process rank N ... exited on`` whose
+  ``signal 9 (Killed).`` is the next line (help-prun.txt breaks the sentence
+  there; ORTE's mpirun prints it whole) -> one :class:`WorkerExit` with its signal.
 """
 
 from __future__ import annotations
@@ -24,12 +27,12 @@ from typing import ClassVar
 
 from nccl_doctor.evidence.lines import Line
 from nccl_doctor.facts.base import Fact
-from nccl_doctor.facts.run import ChildFailure
+from nccl_doctor.facts.run import ChildFailure, WorkerExit
 from nccl_doctor.parse._c10d import classify, context, nccl_report, options_facts
 from nccl_doctor.parse._cuda import CUDA_KEYWORDS
 from nccl_doctor.parse._launcher import KEYWORDS as LAUNCHER_KEYWORDS
 from nccl_doctor.parse._lazy import LazyPattern
-from nccl_doctor.parse._runtext import body, clip, signal_of, to_int
+from nccl_doctor.parse._runtext import body, clip, signal_named, signal_of, to_int
 from nccl_doctor.parse._values import cite
 from nccl_doctor.parse.base import StreamParser
 from nccl_doctor.parse.traceback import TracebackParser
@@ -43,6 +46,8 @@ _EXIT_VALUE = LazyPattern(r"(?P<c>-?\d{1,9})(?: \(pid: (?P<pid>\d{1,9})\))?")
 _OLD_OPTIONS = "ProcessGroupNCCL initialized with following options"
 _OPTION_LINE = LazyPattern(r"(?P<k>[A-Za-z_][\w()]{0,60})\s*[:=]\s*(?P<v>\S.{0,200})")
 _RESULT = LazyPattern(r"\s*nccl[A-Z]\w{2,40}: ")
+#: the line PRRTE prints after ``exited on``: the signal's number, then strsignal's text
+_SIGNAL_LINE = LazyPattern(r"signal (?P<n>\d{1,2})(?: \([^)]{0,60}\))?\.?")
 _MAX_ENTRY_LINES = 300
 _MAX_OPTION_LINES = 40
 _REACH = 20
@@ -150,18 +155,28 @@ class TorchrunParser(StreamParser):
         self._summary: _Summary | None = None
         self._options: dict[int | None, _Pending] = {}
         self._nccl: dict[int | None, _Pending] = {}
+        #: per rank, a PRRTE worker exit whose signal is on the next line
+        self._exited_on: dict[int | None, tuple[WorkerExit, int]] = {}
         self._swept = 0
 
     @property
     def open(self) -> bool:
-        """Whether a summary, an old option list or an NCCL error report is in progress."""
-        return self._summary is not None or bool(self._options) or bool(self._nccl)
+        """Whether a summary, an old option list, an NCCL error report or a PRRTE exit
+        waiting for its signal is in progress."""
+        return (
+            self._summary is not None
+            or bool(self._options)
+            or bool(self._nccl)
+            or bool(self._exited_on)
+        )
 
     def feed(self, line: Line) -> bool:
         """Take a launcher/c10d line, or a line of a construct in progress."""
         if line.number - self._swept > 8:
             self._sweep(line.number)
         text = body(line.text)
+        if line.rank in self._exited_on and self._signal_line(line, text):
+            return True
         if self._summary is not None:
             if self._in_summary(self._summary, line, text):
                 return True
@@ -179,6 +194,9 @@ class TorchrunParser(StreamParser):
 
     def finish(self) -> list[Fact]:
         """Close every construct still open."""
+        for held, _ in self._exited_on.values():
+            self.emit(held)
+        self._exited_on.clear()
         self._close_summary()
         for key in list(self._options):
             self._close_options(key)
@@ -198,7 +216,15 @@ class TorchrunParser(StreamParser):
             return True
         facts = classify(line, text, nccl=False)
         for fact in facts:
-            self.emit(fact)
+            if (
+                isinstance(fact, WorkerExit)
+                and fact.source == "mpirun"
+                and fact.signal_name is None
+                and text.rstrip().endswith("exited on")
+            ):
+                self._exited_on[line.rank] = (fact, line.number)
+            else:
+                self.emit(fact)
         if ("NCCL error" in text or "NCCL Error" in text) and nccl_report(line, text) is not None:
             self._close_nccl(line.rank)
             self._nccl[line.rank] = _Pending(head=line, text=text, last=line.number)
@@ -206,6 +232,18 @@ class TorchrunParser(StreamParser):
         return bool(facts)
 
     # -- continuation lines ---------------------------------------------------------
+    def _signal_line(self, line: Line, text: str) -> bool:
+        """PRRTE's ``signal N (text).`` right after its ``exited on``: the exit gains its
+        signal and the line is consumed; any other line lets the exit go as it is."""
+        held, number = self._exited_on.pop(line.rank)
+        m = _SIGNAL_LINE.fullmatch(text.strip()) if line.number == number + 1 else None
+        if m is None:
+            self.emit(held)
+            return False
+        num, name = signal_named(m["n"])
+        self.emit(replace(held, signal_number=num, signal_name=name))
+        return True
+
     def _option_line(self, pending: _Pending, line: Line, text: str) -> bool:
         m = _OPTION_LINE.fullmatch(text.strip())
         if m is None or len(pending.items) >= _MAX_OPTION_LINES:
@@ -252,6 +290,8 @@ class TorchrunParser(StreamParser):
             self._close_options(key)
         for key in [k for k, p in self._nccl.items() if number - p.last > _REACH]:
             self._close_nccl(key)
+        for key in [k for k, (_, last) in self._exited_on.items() if number - last > 1]:
+            self.emit(self._exited_on.pop(key)[0])
         if self._summary is not None and number - self._summary.last > 200:
             self._close_summary()
 
