@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass
 
 from nccl_doctor.facts.base import Fact
+from nccl_doctor.facts.store import Facts
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -293,7 +294,11 @@ class NcclErrorChain(NcclLogFact):
     (``ncclRemoteError`` for 6). ``thread`` is a trailing tag such as
     ``Proxy Thread``; ``os_error`` a parenthesised strerror text. When the
     chain directly follows a WARN of the same thread, ``warn_message`` and
-    ``warn_file`` (``transport/net_ib.cc:1295``) name it. Cites the first frame.
+    ``warn_file`` (``transport/net_ib.cc:1295``) name it. ``in_abort`` marks a
+    chain the process printed while ncclCommAbort tore a communicator down
+    (between its ``Abort START`` and ``Abort COMPLETE``, NCCL >= 2.28): its
+    sockets and proxy threads return the abort as an error (``socket.cc -> 3``),
+    which says nothing about why the job ended. Cites the first frame.
     """
 
     tid: int | None = None
@@ -305,6 +310,7 @@ class NcclErrorChain(NcclLogFact):
     warn_message: str | None = None
     warn_file: str | None = None
     truncated: bool = False
+    in_abort: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -495,3 +501,9 @@ def nccl_bus_id(raw: str | None) -> str | None:
         return None
     bus, dev, func = (value >> 12) & 0xFF, (value >> 4) & 0xFF, value & 0xF
     return f"{domain:08X}:{bus:02X}:{dev:02X}.{func:X}"
+
+
+def error_chains(facts: Facts) -> list[NcclErrorChain]:
+    """The ``-> N`` chains that tell of a failure: not those ncclCommAbort's teardown printed
+    (:attr:`NcclErrorChain.in_abort`), which every communicator aborted at exit prints."""
+    return [c for c in facts.of(NcclErrorChain) if not c.in_abort]

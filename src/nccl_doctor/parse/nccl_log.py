@@ -78,6 +78,7 @@ class _Chain:
     warn_message: str | None = None
     warn_file: str | None = None
     truncated: bool = False
+    in_abort: bool = False
 
 
 @dataclass(slots=True)
@@ -131,6 +132,8 @@ class NcclLogParser(StreamParser):
         "sharing GPU with bus",
         "wrong socket type",
         "local Net devices (max",
+        " - Abort START",
+        " - Abort COMPLETE",
     )
     #: a communicator's init line: the rank, its CUDA device, bus id and comm id (what the
     #: duplicate-GPU and host-identity rules need of every process)
@@ -142,6 +145,8 @@ class NcclLogParser(StreamParser):
         self._folds: dict[tuple[str | None, int | None, int, str, str | None], _Fold] = {}
         self._chains: dict[_Key, _Chain] = {}
         self._last_warn: dict[_Key, tuple[int, str, str | None]] = {}
+        #: per process, its communicators between ``- Abort START`` and ``- Abort COMPLETE``
+        self._aborting: dict[tuple[str | None, int | None], int] = {}
 
     # -- the line --------------------------------------------------------
     def feed(self, line: Line) -> bool:
@@ -235,6 +240,7 @@ class NcclLogParser(StreamParser):
                 for old in list(self._chains):
                     self._close(old)
             chain = _Chain(line, replace(who, tid=key[2]))
+            chain.in_abort = self._aborting.get((who.host, who.pid), 0) > 0
             warn = self._last_warn.pop(key, None)
             if warn is not None and 0 <= line.number - warn[0] <= _WARN_REACH:
                 chain.warn_message, chain.warn_file = warn[1], warn[2]
@@ -271,6 +277,7 @@ class NcclLogParser(StreamParser):
                 warn_message=chain.warn_message,
                 warn_file=chain.warn_file,
                 truncated=chain.truncated,
+                in_abort=chain.in_abort,
             )
         )
 
@@ -300,6 +307,9 @@ class NcclLogParser(StreamParser):
 
     # -- other INFO lines --------------------------------------------------
     def _info(self, who: Who, body: str) -> None:
+        if body.endswith(("- Abort START", "- Abort COMPLETE")) and body.startswith("comm "):
+            # ncclCommAbort's bracket (init.cc, START from 2.28): its threads unwind inside
+            self._abort(who, started=body.endswith("START"))
         if body.startswith("NCCL version "):
             version = _version(who, body[13:].strip(), banner=False)
             if version is not None:
@@ -311,6 +321,16 @@ class NcclLogParser(StreamParser):
                 self._emit_once(who, body, fact)
             else:
                 self.emit(fact)
+
+    def _abort(self, who: Who, *, started: bool) -> None:
+        key = (who.host, who.pid)
+        count = self._aborting.get(key, 0) + (1 if started else -1)
+        if count > 0:
+            if key not in self._aborting and len(self._aborting) >= _MAX_KEYS:
+                self._aborting.clear()
+            self._aborting[key] = count
+        else:
+            self._aborting.pop(key, None)
 
     # -- bookkeeping -------------------------------------------------------
     def _emit_once(self, who: Who, what: str, fact: Fact) -> None:

@@ -11,14 +11,9 @@ mkdir -p "$out"
 here=$(cd "$(dirname "$0")" && pwd)
 export PYTHONUNBUFFERED=1 NCCL_DEBUG=INFO
 { nvidia-smi --version; python3 -c "import torch;print('torch',torch.__version__,'cuda',torch.version.cuda,'nccl',torch.cuda.nccl.version())"; } > "$out/versions.txt" 2>&1
-run() {  # run NAME [VAR=VALUE...]
-  local name=$1; shift
-  mkdir -p "$out/$name"
-  env "$@" sh -c 'env | grep -E "^(NCCL|TORCH|CUDA|PYTORCH)_" | sort' > "$out/$name/env.txt"
-  env ZOO_SCENARIO=plain "$@" timeout 150 torchrun --nproc-per-node 1 \
-    --master-port $((29500 + RANDOM % 1000)) "$here/job.py" > "$out/$name/train.log" 2>&1
-  echo "exit $?" > "$out/$name/exit.txt"
-}
+# shellcheck source=tests/zoo/gpu/zoo_run.sh
+. "$here/zoo_run.sh"
+run() { zoo_run "$out" "$1" plain "${@:2}"; }  # run NAME [VAR=VALUE...]
 run good
 run good_p2p_off NCCL_P2P_DISABLE=1
 run good_nvls_off NCCL_NVLS_ENABLE=0

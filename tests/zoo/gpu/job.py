@@ -32,6 +32,32 @@ def _illegal_access(t: torch.Tensor) -> None:
     poke[(1,)](t, t.numel(), BLOCK=128)
 
 
+def _train() -> None:
+    """A healthy job as users run it: DDP over a small model for some steps, a second
+    process group, the collectives a trainer calls besides gradients, then a clean end."""
+    model = torch.nn.parallel.DistributedDataParallel(
+        torch.nn.Sequential(
+            torch.nn.Linear(256, 256), torch.nn.ReLU(), torch.nn.Linear(256, 8)
+        ).cuda(),
+        device_ids=[local],
+    )
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    side = dist.new_group(list(range(dist.get_world_size())))
+    for step in range(int(os.environ.get("ZOO_STEPS", "30"))):
+        x = torch.randn(64, 256, device="cuda")
+        loss = model(x).square().mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        if step % 10 == 0:
+            dist.all_reduce(loss.detach(), group=side)
+            print(f"rank {rank} step {step} loss {loss.item():.4f}", flush=True)
+    gathered = [torch.zeros(4, device="cuda") for _ in range(dist.get_world_size())]
+    dist.all_gather(gathered, torch.ones(4, device="cuda"))
+    dist.broadcast(gathered[0], src=0)
+    dist.barrier()
+
+
 def main() -> None:
     if SCENARIO == "invalid_ordinal":
         torch.cuda.set_device(local + 1)
@@ -62,6 +88,8 @@ def main() -> None:
         del held
     if SCENARIO == "illegal_access":
         _illegal_access(t)
+    if SCENARIO == "train":
+        _train()
     if SCENARIO == "watchdog_timeout":
         # the GPU is busy for ~2 minutes before the collective can run: the
         # watchdog (10 s timeout) fires and, with TORCH_NCCL_DUMP_ON_TIMEOUT=1,

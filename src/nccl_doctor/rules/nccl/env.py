@@ -42,12 +42,13 @@ from nccl_doctor.facts.base import Fact
 from nccl_doctor.facts.failures import failures_of
 from nccl_doctor.facts.gpu import Gpu
 from nccl_doctor.facts.host import EnvVar
+from nccl_doctor.facts.job import world_size
 from nccl_doctor.facts.nccl import (
     NcclCommInit,
     NcclCommLayout,
     NcclEnvSetting,
-    NcclErrorChain,
     NcclWarn,
+    error_chains,
 )
 from nccl_doctor.facts.store import Facts, is_prose
 from nccl_doctor.findings import Confidence, Finding, Severity
@@ -100,7 +101,7 @@ def _graph_failure(facts: Facts, sets: list[_Set]) -> list[Finding]:
     s = by_name.get(name) or by_name.get("NCCL_GRAPH_FILE")
     if s is None:
         return []
-    chain = [c for c in facts.of(NcclErrorChain) if c.tid == w.tid][:1]
+    chain = [c for c in error_chains(facts) if c.tid == w.tid][:1]
     code = f" ({chain[0].result_name})" if chain and chain[0].result_name else ""
     return [
         RULE.finding(
@@ -138,6 +139,8 @@ def _irrelevant(facts: Facts) -> tuple[str, ...]:
         if x.nranks is not None and x.n_nodes is not None
     ]
     sizes += [(i.nranks, None) for i in facts.of(NcclCommInit) if i.nranks is not None]
+    if not sizes and world_size(facts) == 1:
+        return _INTRA + _INTER  # one process (its group's init line): no peer to reach
     if not sizes:
         # no job in the evidence (a live check, a pasted nvidia-smi): a node of one GPU
         # has no intra-node transport to switch off
@@ -152,45 +155,55 @@ def _irrelevant(facts: Facts) -> tuple[str, ...]:
     return ()
 
 
-def _problems(sets: list[_Set], skip: tuple[str, ...]) -> list[tuple[str, Fact, bool]]:
-    """(problem line, fact, serious) of every questionable setting."""
-    out: list[tuple[str, Fact, bool]] = []
+@dataclass(frozen=True, slots=True)
+class _Problem:
+    """One questionable setting: its line, the fact that shows it, whether it can fail or
+    misconfigure the job (``serious``), and whether it is a debugging switch set on purpose
+    (``TORCH_DISTRIBUTED_DEBUG=DETAIL``, ``NCCL_DEBUG=TRACE``: valid values that cost speed)."""
+
+    text: str
+    fact: Fact
+    serious: bool
+    debug_switch: bool = False
+
+
+def _problems(sets: list[_Set], skip: tuple[str, ...]) -> list[_Problem]:
+    """Every questionable setting."""
+    out: list[_Problem] = []
     for s in sets:
         fact = s.fact
         # a logging switch's bad value costs the log, never the job
         logs_only = "debug" in variable_topics(s.name)
         if isinstance(fact, NcclEnvSetting) and fact.invalid:
             used = f", NCCL used {fact.default_value}" if fact.default_value else ""
-            out.append(
-                (
-                    f"{s.name}={s.value} is invalid{used}",
-                    fact,
-                    not logs_only,
-                )
-            )
+            out.append(_Problem(f"{s.name}={s.value} is invalid{used}", fact, not logs_only))
             continue
         var = nccl_env.lookup(s.name)
         if var is None:
             if s.name.upper() in nccl_env.NOT_READ:
-                out.append((f"{s.name}: {nccl_env.NOT_READ[s.name.upper()]}", fact, True))
+                out.append(_Problem(f"{s.name}: {nccl_env.NOT_READ[s.name.upper()]}", fact, True))
             elif nccl_env.is_known_family(s.name):
                 near = nccl_env.closest(s.name)
                 if near:
-                    out.append(
-                        (f"{s.name} is not read by anything; did you mean {near}?", fact, True)
-                    )
+                    said = f"{s.name} is not read by anything; did you mean {near}?"
+                    out.append(_Problem(said, fact, True))
             continue
         problem = nccl_env.validate(s.name, s.value)
         if problem:
-            out.append((problem, fact, not logs_only))
+            out.append(_Problem(problem, fact, not logs_only))
         harm = nccl_env.harm(s.name, s.value)
         if harm and not s.name.startswith(skip):
-            out.append((harm, fact, False))
+            out.append(_Problem(harm, fact, False, debug_switch=logs_only and not problem))
         if var.deprecated or var.removed_in:
             instead = f"; use {var.replacement}" if var.replacement else ""
             state = f"removed in NCCL {var.removed_in}" if var.removed_in else "deprecated"
-            out.append((f"{s.name} is {state}{instead}", fact, False))
+            out.append(_Problem(f"{s.name} is {state}{instead}", fact, False))
     return out
+
+
+def _name(problem: str) -> str:
+    """The variable a problem line of :func:`_problems` is about (its first word)."""
+    return problem.split(":", 1)[0].split("=", 1)[0].split(" ", 1)[0]
 
 
 def _forced(facts: Facts) -> list[Finding]:
@@ -234,20 +247,23 @@ def check(facts: Facts) -> list[Finding]:
     problems = [
         p
         for p in _problems(sets, _irrelevant(facts))
-        if not (p[2] is False and any(p[0].startswith(t) for t in tested))
-        and p[1].cite.text not in blamed
+        if not (not p.serious and any(p.text.startswith(t) for t in tested))
+        and p.fact.cite.text not in blamed
     ]
     if not problems:
         return findings
-    serious = any(p[2] for p in problems)
+    serious = any(p.serious for p in problems)
     # a leftover switch, a deprecated name, a logging setting: each costs speed or log
-    # lines, none fails a job; beside a failure they are a note, not a cause to weigh
-    severity = Severity.WARNING if serious or not failures_of(facts) else Severity.INFO
-    names = sorted({p[0].split(":")[0].split("=")[0].split(" ")[0] for p in problems})
+    # lines, none fails a job; beside a failure they are a note, not a cause to weigh.
+    # A debugging switch (TORCH_DISTRIBUTED_DEBUG=DETAIL) is what a user turns on to
+    # debug, as this tool's own checks advise: a note on a healthy run too
+    quiet = bool(failures_of(facts)) or all(p.debug_switch for p in problems)
+    severity = Severity.WARNING if serious or not quiet else Severity.INFO
+    names = sorted({_name(p.text) for p in problems})
     findings.append(
         RULE.finding(
             summary=f"{len(problems)} NCCL/torch setting(s) wrong or harmful: "
-            + "; ".join(p[0] for p in problems[:3])
+            + "; ".join(p.text for p in problems[:3])
             + ("; ..." if len(problems) > 3 else ""),
             fix=[
                 "Correct the misspelt names and invalid values listed (names are case-sensitive)",
@@ -256,11 +272,11 @@ def check(facts: Facts) -> list[Finding]:
                 "launcher scripts",
                 "Rerun with NCCL_DEBUG=INFO and check the 'set by environment' lines",
             ],
-            evidence=[p[1] for p in problems[:4]],
+            evidence=[p.fact for p in problems[:4]],
             severity=severity,
             confidence=Confidence.HIGH if serious else Confidence.MEDIUM,
             cause=serious,
-            detail=[p[0] for p in problems],
+            detail=[p.text for p in problems],
         )
     )
     return findings

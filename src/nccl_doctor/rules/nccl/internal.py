@@ -41,7 +41,7 @@ from __future__ import annotations
 from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.failures import failures_of
 from nccl_doctor.facts.last_error import last_error_lines
-from nccl_doctor.facts.nccl import NcclErrorChain, NcclEvent, NcclTestFailure
+from nccl_doctor.facts.nccl import NcclEvent, NcclTestFailure, error_chains
 from nccl_doctor.facts.run import NcclErrorReport
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
@@ -256,7 +256,7 @@ def _check(facts: Facts) -> list[Finding]:
         for r in facts.of(NcclErrorReport)
         if r.result_name == "ncclInternalError" or (r.reason or "").startswith("internal error")
     ]
-    chains = [c for c in facts.of(NcclErrorChain) if c.result_code == 3]
+    chains = [c for c in error_chains(facts) if c.result_code == 3]
     tests = [t for t in facts.of(NcclTestFailure) if "internal error" in (t.message or "")]
     if reports or chains or tests:
         warn = next((c.warn_message for c in chains if c.warn_message), None)

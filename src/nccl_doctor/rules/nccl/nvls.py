@@ -35,7 +35,7 @@ remove it once the fabric is healthy.
 from __future__ import annotations
 
 from nccl_doctor.facts.base import Cite, Fact
-from nccl_doctor.facts.nccl import NcclErrorChain, NcclEvent, NcclWarn
+from nccl_doctor.facts.nccl import NcclEvent, NcclWarn, error_chains
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules._probe import isolated_transport
@@ -68,9 +68,7 @@ def check(facts: Facts) -> list[Finding]:
             evidence.append(warn)
             if not detail and warn.cuda_error_code is not None:
                 detail = f"CUDA error {warn.cuda_error_code} '{warn.cuda_error or ''}'"
-    evidence += [
-        c for c in facts.of(NcclErrorChain) if any(f[0].endswith("nvls.cc") for f in c.frames)
-    ]
+    evidence += [c for c in error_chains(facts) if any(f[0].endswith("nvls.cc") for f in c.frames)]
     evidence.extend(h.cite for h in machine(facts, NVLS_FAILED))
     worked = [h.cite for h in facts.seen(NVLS_OFF_WORKED)[:1]]
     fix = [

@@ -39,12 +39,12 @@ from __future__ import annotations
 
 from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.nccl import (
-    NcclErrorChain,
     NcclTestCommand,
     NcclTestFailure,
     NcclTestRank,
     NcclTestRow,
     NcclWarn,
+    error_chains,
 )
 from nccl_doctor.facts.probe import ProbeIsolation, ProbeStep
 from nccl_doctor.facts.run import CollectiveTimeout, CudaError, WatchdogState
@@ -131,7 +131,7 @@ def check(facts: Facts) -> list[Finding]:
         bool(facts.of(NcclTestRank))
         and not facts.of(NcclTestRow)
         and not facts.of(NcclTestFailure)
-        and not facts.of(NcclErrorChain)
+        and not error_chains(facts)
     )
     later = any(t.seq is not None and t.seq > 2 for t in facts.of(CollectiveTimeout))
     fix = [

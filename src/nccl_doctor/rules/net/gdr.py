@@ -100,10 +100,17 @@ def _registration(facts: Facts) -> list[Finding]:
 _LOCAL_PROTECTION = 4
 
 
+def _rdma_gdr(facts: Facts) -> list[NcclGdr]:
+    """NCCL's GDR lines for NICs that could read GPU memory: not NET/Socket's, which
+    NCCL prints ``Disabled`` for every socket NIC (graph/topo.cc, 2.23+), since its
+    socket transport only ever sends from host memory."""
+    return [g for g in facts.of(NcclGdr) if g.net != "Socket"]
+
+
 def _gdr_off(facts: Facts) -> bool:
     """The evidence shows the NIC did not read GPU memory: NCCL disabled GDR, or its
     network channels ran without ``/GDRDMA``."""
-    if any(not g.enabled for g in facts.of(NcclGdr)):
+    if any(not g.enabled for g in _rdma_gdr(facts)):
         return True
     nets = [t for t in facts.of(NcclTransport) if t.kind == "NET"]
     return bool(nets) and not any(t.gdr for t in nets)
@@ -154,7 +161,7 @@ def _protection(facts: Facts) -> list[Finding]:
 def _no_module(facts: Facts) -> list[Finding]:
     off = [  # "(no module)" before 2.19-ish; newer releases print no reason for it
         g
-        for g in facts.of(NcclGdr)
+        for g in _rdma_gdr(facts)
         if not g.enabled
         and (
             "module" in (g.reason or "") or (g.distance is None and g.gpu is None and not g.reason)

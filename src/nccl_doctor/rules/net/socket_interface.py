@@ -47,7 +47,7 @@ from __future__ import annotations
 from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.host import EnvVar
 from nccl_doctor.facts.live import NetInterface
-from nccl_doctor.facts.nccl import NcclErrorChain, NcclNet, NcclTestFailure
+from nccl_doctor.facts.nccl import NcclNet, NcclTestFailure, error_chains
 from nccl_doctor.facts.net import virtual_interface
 from nccl_doctor.facts.run import NcclErrorReport
 from nccl_doctor.facts.span import span_of
@@ -308,7 +308,7 @@ def _bootstrap_failed_on_ipoib(facts: Facts) -> list[Finding]:
     """Bootstrap sockets fail while NCCL's out-of-band interface is an IPoIB one."""
     chains = [
         c
-        for c in facts.of(NcclErrorChain)
+        for c in error_chains(facts)
         if c.result_code == 2
         and any(f[0].endswith(("socket.cc", "bootstrap.cc", "socket.h")) for f in c.frames)
     ]
