@@ -11,10 +11,13 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from nccl_doctor.run import watch
 from nccl_doctor.run.stacks import StackHook
 from nccl_doctor.run.watch import Result, Watcher, _diagnose
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -90,6 +93,16 @@ def test_hook_keeps_the_users_sitecustomize(tmp_path: Path) -> None:
         hook.close()
 
 
+def _until(
+    watcher: Watcher, got: list[Result], count: int, end: float, printed: Callable[[], float]
+) -> None:
+    """Tick until ``count`` captures were recorded (or ``end``), the job's last output at
+    ``printed()`` on each tick."""
+    while len(got) < count and time.monotonic() < end:
+        watcher.tick(printed())
+        time.sleep(0.05)
+
+
 def test_watcher_captures_once_per_stall(tmp_path: Path) -> None:
     hook = StackHook()
     got: list[Result] = []
@@ -121,21 +134,25 @@ def test_watcher_captures_once_per_stall(tmp_path: Path) -> None:
     assert not got[0].hung
 
 
-def test_what_the_capture_makes_the_job_print_is_not_progress(tmp_path: Path) -> None:
+def test_what_the_capture_makes_the_job_print_is_not_progress(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """On the H200 a flight-recorder dump made the job log, and each log re-armed the watch:
     five captures of one stall (tests/fixtures/captured/premortem-ras-h200). Output while a
     capture runs, or just after it, is its echo; output after the grace is progress."""
+    monkeypatch.setattr(watch, "FR_WAIT_S", 0.5)  # the dump asked for never comes
     hook = StackHook()
+    # a rank's dump pipe with its reader (torch's, in the job): the capture asks it for a dump
+    pipe = hook.dir / f"{watch.PIPE_STEM}0.pipe"
+    os.mkfifo(pipe)
+    reader = os.open(pipe, os.O_RDONLY | os.O_NONBLOCK)
     got: list[Result] = []
     watcher = Watcher(tmp_path, 0.3, hook, {}, kill=False, err=io.StringIO(), record=got.append)
     began = time.monotonic()
     try:
         end = began + 60
-        while not got and time.monotonic() < end:
-            now = time.monotonic()
-            # the job "prints" while the capture runs (the echo of the dump request)
-            watcher.tick(now if watcher.thread is not None else began)
-            time.sleep(0.05)
+        # the job "prints" while the capture runs (the echo of the dump request)
+        _until(watcher, got, 1, end, lambda: time.monotonic() if watcher.thread else began)
         assert [r.folder.name for r in got] == ["hang-1"]
         echo = time.monotonic()  # printed right after the capture: still its echo
         for _ in range(20):
@@ -145,9 +162,34 @@ def test_what_the_capture_makes_the_job_print_is_not_progress(tmp_path: Path) ->
         while time.monotonic() <= watcher.echo_until:
             time.sleep(0.05)
         again = time.monotonic()  # the job's own output, after the grace: a new stall counts
-        while len(got) < 2 and time.monotonic() < end:
-            watcher.tick(again)
-            time.sleep(0.05)
+        _until(watcher, got, 2, end, lambda: again)
+        assert [r.folder.name for r in got] == ["hang-1", "hang-2"]
+        assert got[0].asked_job
+    finally:
+        watcher.join(30)
+        os.close(reader)
+        hook.close()
+
+
+def test_the_jobs_line_after_a_capture_that_asked_it_nothing_is_progress(
+    tmp_path: Path,
+) -> None:
+    """On the H200 a capture taken during a slow start-up (no dump pipe yet, no RAS) was
+    followed by the job's own line within the echo grace; that line did not re-arm the watch,
+    and the real stall after it went uncaptured until the watchdog spoke a minute later
+    (tests/zoo/gpu/premortem.sh on 2026-12-05). A capture that asked nothing has no echo:
+    the next line is the job's progress."""
+    hook = StackHook()
+    got: list[Result] = []
+    watcher = Watcher(tmp_path, 0.3, hook, {}, kill=False, err=io.StringIO(), record=got.append)
+    began = time.monotonic()
+    try:
+        end = began + 60
+        _until(watcher, got, 1, end, lambda: began)
+        assert [r.folder.name for r in got] == ["hang-1"]
+        assert not got[0].asked_job
+        printed = time.monotonic()  # the job's own line, right after the capture
+        _until(watcher, got, 2, end, lambda: printed)  # then silence: a new stall
         assert [r.folder.name for r in got] == ["hang-1", "hang-2"]
     finally:
         watcher.join(30)

@@ -26,7 +26,9 @@ kill`` ended like a forwarded SIGTERM - only when the capture shows a hang
 (a rank waits in a collective, a rank is gone, or the flight recorder has a
 collective that never completed), never for a job that is only quiet. One
 capture per stall: the next needs progress first, and what the capture
-itself makes the job print (its echo, up to ECHO_S after it) is no progress.
+itself makes the job print (its echo, up to ECHO_S after it) is no progress -
+only where the capture asked the job for something (a flight-recorder dump,
+NCCL RAS status): after one that asked nothing, the job's next line is its own.
 """
 
 from __future__ import annotations
@@ -76,6 +78,9 @@ class Result:
     text: str = ""
     notes: list[str] = field(default_factory=list)
     elapsed_s: float = 0.0
+    #: the capture asked the job for something it answers in its output (a flight-recorder
+    #: dump through its pipe, NCCL RAS status through its socket)
+    asked_job: bool = False
 
     def manifest(self) -> dict[str, Any]:
         """This capture as MANIFEST.json lists it."""
@@ -140,19 +145,20 @@ def _ras_addr(env: dict[str, str]) -> tuple[str, int]:
     return ras.DEFAULT_ADDR
 
 
-def _ras(into: Path, env: dict[str, str]) -> str | None:
-    """NCCL RAS status through its socket (JSON where the job's NCCL has it), else ``ncclras``."""
+def _ras(into: Path, env: dict[str, str]) -> tuple[str | None, bool]:
+    """NCCL RAS status through its socket (JSON where the job's NCCL has it), else ``ncclras``:
+    a note where it fell short, and whether the job's RAS socket answered."""
     if env.get("NCCL_RAS_ENABLE") == "0":
-        return "NCCL RAS: off in the job (NCCL_RAS_ENABLE=0)"
+        return "NCCL RAS: off in the job (NCCL_RAS_ENABLE=0)", False
     try:
         reply = ras.query(_ras_addr(env), fmt="json", timeout_s=TOOL_TIMEOUT_S)
     except ras.RasError as exc:
         fallback = _tool(into, "ncclras.txt", [["ncclras", "-v"]], env)
-        return None if fallback is None else f"NCCL RAS: {exc}; {fallback}"
+        return (None if fallback is None else f"NCCL RAS: {exc}; {fallback}"), False
     name = "ncclras.json" if reply.format == "json" else "ncclras.txt"
     with contextlib.suppress(OSError):
         (into / name).write_text(reply.text, encoding="utf-8")
-    return "NCCL RAS: report cut at 32 MiB" if reply.truncated else None
+    return ("NCCL RAS: report cut at 32 MiB" if reply.truncated else None), True
 
 
 def _tool(into: Path, name: str, argvs: list[list[str]], env: dict[str, str]) -> str | None:
@@ -186,7 +192,8 @@ def capture(
         f"stacks: {states.count('dumped')} dumped, {states.count('gone')} gone, "
         f"{states.count('silent')} silent of {len(dumped)} registered Python processes"
     )
-    note = _ras(into, env)
+    note, answered = _ras(into, env)
+    result.asked_job = bool(poked) or answered
     if note:
         result.notes.append(note)
     for argvs, name in (([["nvidia-smi"]], "nvidia-smi.txt"),):
@@ -351,8 +358,11 @@ class Watcher:
             return False
         result, self.thread, self.result = self.result, None, None
         # what the capture made the job print (a flight-recorder dump's log lines, NCCL's
-        # answer to RAS) is not progress: only output after a short grace re-arms the watch
-        self.echo_until = time.monotonic() + ECHO_S
+        # answer to RAS) is not progress: only output after a short grace re-arms the watch.
+        # A capture that asked the job nothing has no echo: on the H200 the job's own line
+        # just after such a capture was taken for one, and the real stall went uncaptured
+        if result.asked_job:
+            self.echo_until = time.monotonic() + ECHO_S
         self.record(result)
         self._say(f"the job still runs; pre-mortem {result.folder.name}:")
         with contextlib.suppress(OSError, ValueError):
