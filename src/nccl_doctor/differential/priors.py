@@ -362,6 +362,27 @@ PRIORS: dict[str, tuple[Prior, ...]] = {
         _p("launch.port_in_use", 0.08, "a port gloo needed was taken"),
         _p("nccl.host_identity", 0.08, "two containers took each other for the same host"),
     ),
+    # an RDMA transfer that completed with an error, as a transport under the job prints it
+    # (UCX's mlx5 completion errors: ib_mlx5_log.c's syndrome texts): the syndrome names the
+    # fault on the path more often than the peer
+    "rdma_completion": (
+        _p(
+            "net.ib_transport",
+            0.34,
+            "retry exceeded: a link or switch fault on the path",
+            "judgement",
+        ),
+        _p("net.ib_link", 0.18, "an IB/RoCE port went down mid-run", "judgement"),
+        _p(
+            "launch.rank_crash",
+            0.16,
+            "the peer process died; its queue pairs went away",
+            "judgement",
+        ),
+        _p("gpu.xid", 0.12, "a GPU on the peer faulted and its rank stopped", "llama3"),
+        _p("net.gdr", 0.10, "the NIC may not touch the GPU buffer (protection, access)"),
+        _p("net.ib_config", 0.10, "queue pairs set up wrong (GID, MTU, HCA)"),
+    ),
     # PCIe AER (drivers/pci/pcie/aer.c): an uncorrectable error on a link; a fatal one resets
     # the link, and the GPU behind it stops answering (Xid 79 follows)
     "pcie_error": (

@@ -55,6 +55,7 @@ LIBRARIES = (
     "slurm",
     "aws_ofi_nccl",
     "libfabric",
+    "ucx",
 )
 SYMPTOMS = frozenset(
     {
@@ -85,6 +86,7 @@ SYMPTOMS = frozenset(
         "driver_error",
         "ddp_usage",
         "connection",
+        "rdma_completion",
         "pcie_error",
         "host_io",
         "failure",
