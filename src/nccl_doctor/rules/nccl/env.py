@@ -17,7 +17,9 @@ communicator setup (a graph file naming GPUs the machine does not have makes
 init fail with ``ncclSystemError``) or costs bandwidth. A setting that only
 costs speed or log lines (a leftover switch, a deprecated name, a bad
 ``NCCL_DEBUG`` value) fails no job: beside a failure it is a note, not a
-cause to weigh against the failure's own.
+cause to weigh against the failure's own. A debugging switch set on purpose
+(``TORCH_DISTRIBUTED_DEBUG=DETAIL``, ``NCCL_DEBUG=TRACE``) is a note on a
+healthy run too: it is what a user turns on to debug.
 
 Evidence
 --------
