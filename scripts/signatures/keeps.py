@@ -18,6 +18,13 @@ from typing import Any
 
 from common import PRINTF, escape, pattern_for
 
+#: The ids a transport's error points to when the peer at its other end is gone (it failed or
+#: exited): its rank, then the fabric path
+PEER_GONE = ("launch.rank_crash", "net.ib_transport")
+#: A literal message shorter than this (``Out of memory``, ``Endpoint timeout``) says nothing
+#: only its library says: other libraries' lines would match it.
+SPECIFIC = 24
+
 #: A signal a process died of: the class it opens and the ids it points to (strsignal's text).
 SIGNALS = (
     (9, "Killed", "killed", "killed", ("host.resources", "launch.rank_crash")),
@@ -144,6 +151,26 @@ def where_of(places: dict[str, list[str]], read: list[str]) -> list[str]:
     return [f"{p}@{','.join(t for t in read if p in places[t])}" for p in spots]
 
 
+def placed(
+    library: str,
+    level: str,
+    places: dict[str, list[str]],
+    tags: tuple[str, ...],
+    version: Callable[[str], str],
+    fmt: str,
+    style: str,
+) -> tuple[list[str], dict[str, Any]]:
+    """The releases (named by ``version``) of ``tags`` whose ``places`` print a message, and
+    the part of its catalogue row that says where and in which releases it is printed."""
+    read = [t for t in tags if places.get(t)]
+    seen = [version(t) for t in read]
+    return seen, {
+        "library": library, "level": level, "where": where_of(places, read),
+        "versions": {"first": seen[0], "last": seen[-1], "seen": seen},
+        "format": fmt, "format_style": style,
+    }  # fmt: skip
+
+
 def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", text)
 
@@ -174,19 +201,14 @@ def rows(
         items.sort(key=lambda s: max(tags.index(t) for t in s.where), reverse=True)
         for item in items:
             keep = item.keep
-            read = sorted(item.where, key=tags.index)
-            versions = [version(t) for t in read]
+            versions, base = placed(
+                library, keep.level, item.where, tags, version, item.format, "printf"
+            )
             name = wording_id(ident, versions, taken)
             covered = keep.after + printed(item.format)
             if keep.upto and (cut := re.search(keep.upto, covered)):
                 covered = covered[: cut.end()]
             pattern, fields = pattern_for(covered, "printf", item.args)
-            where = where_of(item.where, read)
-            base = {
-                "library": library, "level": keep.level, "where": where,
-                "versions": {"first": versions[0], "last": versions[-1], "seen": versions},
-                "format": item.format, "format_style": "printf",
-            }  # fmt: skip
             if not keep.by_signal:
                 out.append({"id": name, **base, "pattern": pattern, "fields": fields,
                              "symptom": keep.symptom, "hint_ids": list(keep.hints),

@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import escape, first_line, write_jsonl
 from gitsrc import format_calls, git
-from keeps import Fill, Keep, Seen, rows, where_of, wording_id
+from keeps import PEER_GONE, SPECIFIC, Fill, Keep, Seen, placed, rows, wording_id
 
 # the last patch of each minor release from 1.1 on (1.0 and older name their macros alike but
 # predate the EFA provider's use in the field)
@@ -156,7 +156,6 @@ KEEP = (
 #: from 1.21): the text of a completion's provider errno, which the plugin quotes
 EFA_TAGS = ("v1.21.0", "v1.22.0", "v2.0.0", "v2.1.0", "v2.2.0", "v2.3.0", "v2.4.0", "v2.5.0",
             "v2.6.0")  # fmt: skip
-_PEER_GONE = ("launch.rank_crash", "net.ib_transport")
 #: The EFA errors kept, by the name ``efa_errno.h`` gives them: class, ids, and the reading
 #: (``efa_show_help`` in ``efa_strerror.c`` where it has one). The rest are the provider's
 #: own bookkeeping.
@@ -172,14 +171,14 @@ EFA_KEEP: dict[str, tuple[str, tuple[str, ...], str]] = {
                                  "(GPU memory: the GPUDirect RDMA path)")),
     "REMOTE_ERROR_BAD_ADDRESS": ("nccl_remote", ("net.gdr", "net.ib_config"),
                                  "the peer's buffer registration is invalid for its NIC"),
-    "REMOTE_ERROR_ABORT": ("nccl_remote", _PEER_GONE,
+    "REMOTE_ERROR_ABORT": ("nccl_remote", PEER_GONE,
                            "the peer reset the connection: it failed or exited"),
-    "REMOTE_ERROR_BAD_DEST_QPN": ("nccl_remote", _PEER_GONE,
+    "REMOTE_ERROR_BAD_DEST_QPN": ("nccl_remote", PEER_GONE,
                                   ("the peer's queue pair is gone: typically the peer process "
                                   "is no longer present")),
     "REMOTE_ERROR_RNR": ("nccl_remote", ("net.ib_transport",),
                          "the peer had no receive posted"),
-    "LOCAL_ERROR_UNRESP_REMOTE": ("nccl_remote", _PEER_GONE,
+    "LOCAL_ERROR_UNRESP_REMOTE": ("nccl_remote", PEER_GONE,
                                   ("the peer stopped responding: it died, or its host or EFA "
                                   "device failed")),
     "LOCAL_ERROR_UNREACH_REMOTE": ("nccl_remote", ("net.unreachable", "launch.rank_crash"),
@@ -191,7 +190,7 @@ EFA_KEEP: dict[str, tuple[str, tuple[str, ...], str]] = {
                   "the peer's address could not be added to the address vector"),
     "PEER_HANDSHAKE": ("nccl_system", ("net.unreachable",),
                        "the handshake with the peer could not be posted"),
-    "ESTABLISHED_RECV_UNRESP": ("nccl_remote", _PEER_GONE,
+    "ESTABLISHED_RECV_UNRESP": ("nccl_remote", PEER_GONE,
                                 ("the peer stopped responding after the connection was "
                                 "established: a hardware failure on the peer, or the peer "
                                 "process is gone")),
@@ -213,9 +212,6 @@ EFA_WORDING: dict[str, tuple[str, tuple[str, ...], str]] = {
         ("the peer never answered: security group rules or subnets keep the instances apart, or "
         "the peer process is gone")),
 }  # fmt: skip
-#: A wording shorter than this (``Out of memory``, ``Receiver not ready``) says nothing only EFA
-#: says: other libraries' lines would match it.
-_SPECIFIC = 24
 _EFA_ENTRY = re.compile(r"^\s*_\(\s*(\d+),\s*(\w+),\s*(.+?)\)\s*\\?\s*$")
 
 
@@ -228,7 +224,7 @@ def _efa_rows(mirror: Path, quoted_by: list[str]) -> list[dict[str, Any]]:
     for tag in EFA_TAGS:
         for n, line in enumerate(git(mirror, "show", f"{tag}:{path}").splitlines(), 1):
             m = _EFA_ENTRY.match(line)
-            if m and m.group(2) in EFA_KEEP and len(m.group(3).strip()) >= _SPECIFIC:
+            if m and m.group(2) in EFA_KEEP and len(m.group(3).strip()) >= SPECIFIC:
                 key = (m.group(2), m.group(3).strip())
                 found.setdefault(key, (int(m.group(1)), {}))[1][tag] = n
     if missing := set(EFA_KEEP) - {name for name, _ in found}:
@@ -239,14 +235,11 @@ def _efa_rows(mirror: Path, quoted_by: list[str]) -> list[dict[str, Any]]:
     for name, text in newest:
         code, lines = found[(name, text)]
         symptom, hints, note = EFA_WORDING.get(text, EFA_KEEP[name])
-        read = [t for t in EFA_TAGS if t in lines]
-        seen = [_version(t) for t in read]
+        places = {t: [f"{path}:{n}"] for t, n in lines.items()}
+        seen, base = placed("libfabric", "error", places, EFA_TAGS, _version, text, "literal")
         ident = wording_id(f"libfabric.efa.{name.lower()}", seen, named)
-        where = where_of({t: [f"{path}:{n}"] for t, n in lines.items()}, read)
         out.append({
-            "id": ident, "library": "libfabric", "level": "error",
-            "where": where, "versions": {"first": seen[0], "last": seen[-1], "seen": seen},
-            "format": text, "format_style": "literal", "pattern": escape(text), "fields": [],
+            "id": ident, **base, "pattern": escape(text), "fields": [],
             "symptom": symptom, "hint_ids": list(hints),
             "note": f"EFA error {code} ({name}): {note}", "refines": quoted_by,
         })  # fmt: skip

@@ -36,17 +36,15 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import escape, pattern_for, write_jsonl
-from gitsrc import git
-from keeps import Keep, where_of, wording_id
+from common import pattern_for, write_jsonl
+from gitsrc import C_SUFFIXES, git
+from keeps import PEER_GONE, SPECIFIC, Keep, placed, wording_id
 
 # the last patch of each minor release from 1.9 (2020) on
 TAGS = (
     "v1.9.0", "v1.10.1", "v1.11.2", "v1.12.1", "v1.13.1", "v1.14.1", "v1.15.0", "v1.16.0",
     "v1.17.0", "v1.18.1", "v1.19.1", "v1.20.1", "v1.21.0", "v1.22.0",
 )  # fmt: skip
-_SPECIFIC = 24
-_PEER_GONE = ("launch.rank_crash", "net.ib_transport")
 
 
 @dataclass(frozen=True)
@@ -108,7 +106,7 @@ KEEP = (
     _t("ucx.ib_mlx5.local_qp_operation", "Local QP operation error", "rdma_completion",
          ("net.ib_transport",), _COMPLETION + "the local queue pair failed",
          printed="Local QP operation error on %s:%d/%s (synd 0x%x", style="printf"),
-    _t("ucx.ib_mlx5.remote_aborted", "Remote side aborted", "rdma_completion", _PEER_GONE,
+    _t("ucx.ib_mlx5.remote_aborted", "Remote side aborted", "rdma_completion", PEER_GONE,
          _COMPLETION + "the peer aborted the transfer (it failed or exited)",
          printed="Remote side aborted on %s:%d/%s (synd 0x%x", style="printf"),
     # ucs_status_string: what a binding raises (ucp._libs.exceptions, JUCX, Open MPI's pml)
@@ -118,7 +116,7 @@ KEEP = (
          "peers do not share, a firewall, UCX_NET_DEVICES or UCX_TLS that leave no common "
          "path)"),
     _t("ucx.status.connection_reset", "Connection reset by remote peer", "connection",
-         _PEER_GONE, "UCS_ERR_CONNECTION_RESET: the peer closed the connection (it failed or "
+         PEER_GONE, "UCS_ERR_CONNECTION_RESET: the peer closed the connection (it failed or "
          "exited)"),
     _t("ucx.status.no_resource", "No resources are available to initiate the operation",
          "host_limit", (),
@@ -149,7 +147,7 @@ KEEP = (
          "a TCP connect to the peer failed (refused: nothing listens, the peer is gone; no "
          "route or timed out: a firewall or an interface the peers do not share)",
          printed="connect(fd=%d, dest_addr=%s) failed: ", style="printf"),
-    _t("ucx.ud.unhandled_timeout", "unhandled timeout error", "connection", _PEER_GONE,
+    _t("ucx.ud.unhandled_timeout", "unhandled timeout error", "connection", PEER_GONE,
          "a UD endpoint's peer stopped answering (the peer process or its node is gone, or "
          "the fabric path failed); UCX aborts the process",
          printed=": unhandled timeout error"),
@@ -169,27 +167,24 @@ def _places(mirror: Path, tag: str, text: str) -> list[str]:
     out = []
     for hit in found.splitlines():
         _, path, line = hit.split(":", 3)[:3]
-        if path.endswith((".c", ".h", ".cc", ".inl")):
+        if path.endswith(C_SUFFIXES):
             out.append(f"{path}:{line}")
     return out
 
 
 def _row(text: Text, source: str, places: dict[str, list[str]], taken: set[str]) -> dict[str, Any]:
     keep = text.keep
-    read = [t for t in TAGS if places.get(t)]
-    seen = [t.lstrip("v") for t in read]
     printed = (text.printed or keep.anchor).replace(keep.anchor, source, 1).rstrip()
-    if text.style == "printf":
-        pattern, fields = pattern_for(printed, "printf")
-    else:
-        pattern, fields = escape(printed.strip()), []
+    pattern, fields = pattern_for(printed, text.style)
+    seen, base = placed("ucx", keep.level, places, TAGS, _version, printed, text.style)
     return {
-        "id": wording_id(keep.id, seen, taken), "library": "ucx", "level": keep.level,
-        "where": where_of(places, read),
-        "versions": {"first": seen[0], "last": seen[-1], "seen": seen},
-        "format": printed, "format_style": text.style, "pattern": pattern, "fields": fields,
+        "id": wording_id(keep.id, seen, taken), **base, "pattern": pattern, "fields": fields,
         "symptom": keep.symptom, "hint_ids": list(keep.hints), "note": keep.note,
     }  # fmt: skip
+
+
+def _version(tag: str) -> str:
+    return tag.lstrip("v")
 
 
 def _snprintf_literal(text: str) -> str:
@@ -205,7 +200,7 @@ def main(argv: list[str]) -> int:
     for text in KEEP:
         ident = text.keep.id
         printed = text.printed or text.keep.anchor
-        if len(printed.strip()) < _SPECIFIC:
+        if len(printed.strip()) < SPECIFIC:
             raise SystemExit(f"{ident}: {printed!r} is too short to say only UCX says it")
         taken: set[str] = set()
         for n, source in enumerate((text.keep.anchor, *text.older)):
