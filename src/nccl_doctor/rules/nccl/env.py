@@ -159,10 +159,12 @@ def _irrelevant(facts: Facts) -> tuple[str, ...]:
 
 @dataclass(frozen=True, slots=True)
 class _Problem:
-    """One questionable setting: its line, the fact that shows it, whether it can fail or
-    misconfigure the job (``serious``), and whether it is a debugging switch set on purpose
-    (``TORCH_DISTRIBUTED_DEBUG=DETAIL``, ``NCCL_DEBUG=TRACE``: valid values that cost speed)."""
+    """One questionable setting: the variable, its line, the fact that shows it, whether it
+    can fail or misconfigure the job (``serious``), and whether it is a debugging switch set
+    on purpose (``TORCH_DISTRIBUTED_DEBUG=DETAIL``, ``NCCL_DEBUG=TRACE``: valid values that
+    cost speed)."""
 
+    name: str
     text: str
     fact: Fact
     serious: bool
@@ -178,34 +180,33 @@ def _problems(sets: list[_Set], skip: tuple[str, ...]) -> list[_Problem]:
         logs_only = "debug" in variable_topics(s.name)
         if isinstance(fact, NcclEnvSetting) and fact.invalid:
             used = f", NCCL used {fact.default_value}" if fact.default_value else ""
-            out.append(_Problem(f"{s.name}={s.value} is invalid{used}", fact, not logs_only))
+            out.append(
+                _Problem(s.name, f"{s.name}={s.value} is invalid{used}", fact, not logs_only)
+            )
             continue
         var = nccl_env.lookup(s.name)
         if var is None:
             if s.name.upper() in nccl_env.NOT_READ:
-                out.append(_Problem(f"{s.name}: {nccl_env.NOT_READ[s.name.upper()]}", fact, True))
+                out.append(
+                    _Problem(s.name, f"{s.name}: {nccl_env.NOT_READ[s.name.upper()]}", fact, True)
+                )
             elif nccl_env.is_known_family(s.name):
                 near = nccl_env.closest(s.name)
                 if near:
                     said = f"{s.name} is not read by anything; did you mean {near}?"
-                    out.append(_Problem(said, fact, True))
+                    out.append(_Problem(s.name, said, fact, True))
             continue
         problem = nccl_env.validate(s.name, s.value)
         if problem:
-            out.append(_Problem(problem, fact, not logs_only))
+            out.append(_Problem(s.name, problem, fact, not logs_only))
         harm = nccl_env.harm(s.name, s.value)
         if harm and not s.name.startswith(skip):
-            out.append(_Problem(harm, fact, False, debug_switch=logs_only and not problem))
+            out.append(_Problem(s.name, harm, fact, False, debug_switch=logs_only and not problem))
         if var.deprecated or var.removed_in:
             instead = f"; use {var.replacement}" if var.replacement else ""
             state = f"removed in NCCL {var.removed_in}" if var.removed_in else "deprecated"
-            out.append(_Problem(f"{s.name} is {state}{instead}", fact, False))
+            out.append(_Problem(s.name, f"{s.name} is {state}{instead}", fact, False))
     return out
-
-
-def _name(problem: str) -> str:
-    """The variable a problem line of :func:`_problems` is about (its first word)."""
-    return problem.split(":", 1)[0].split("=", 1)[0].split(" ", 1)[0]
 
 
 def _forced(facts: Facts) -> list[Finding]:
@@ -261,7 +262,7 @@ def check(facts: Facts) -> list[Finding]:
     # debug, as this tool's own checks advise: a note on a healthy run too
     quiet = bool(failures_of(facts)) or all(p.debug_switch for p in problems)
     severity = Severity.WARNING if serious or not quiet else Severity.INFO
-    names = sorted({_name(p.text) for p in problems})
+    names = sorted({p.name for p in problems})
     findings.append(
         RULE.finding(
             summary=f"{len(problems)} NCCL/torch setting(s) wrong or harmful: "
