@@ -35,6 +35,9 @@ CORPORA = {
     "incidents-retired-2026-12": (0.58, 0.74),
     "incidents-retired-2026-12b": (0.66, 0.78),
     "incidents-retired-2026-12c": (0.57, 0.71),
+    # the blind corpora of sessions 8 and 9, development data since session 23
+    "incidents-retired-2026-12d": (0.53, 0.71),
+    "incidents-retired-2026-12e": (0.42, 0.64),
 }
 
 
@@ -87,6 +90,8 @@ DEV = (
     "incidents-retired-2026-12",
     "incidents-retired-2026-12b",
     "incidents-retired-2026-12c",
+    "incidents-retired-2026-12d",
+    "incidents-retired-2026-12e",
 )
 
 

@@ -173,25 +173,30 @@ PRIORS: dict[str, tuple[Prior, ...]] = {
         _p("nccl.shm", 0.08, "SHM transport stuck in a small /dev/shm"),
     ),
     "store_timeout": (
-        _p("launch.rendezvous", 0.30, "not every worker joined (world size, node missing)"),
-        _p("net.unreachable", 0.26, "the store's address or port cannot be reached"),
-        _p("net.socket_interface", 0.12, "the store advertised an unreachable interface"),
+        # the development corpora (20 with this lead, the retired 12d and 12e included): the
+        # interface 6, the port taken 5, unreachable 4, a worker missing 3, then ones
         _p(
-            "app.hang",
-            0.10,
-            "rank 0 was still busy (data preparation) when the others' store timeout ran out",
-            "torch-docs",
+            "net.socket_interface",
+            0.22,
+            "the store advertised an unreachable interface",
+            "dev-corpus",
         ),
-        _p("launch.rank_crash", 0.08, "the store's host process died", "judgement"),
-        # the development corpora (8 with this lead, partition G included): the port taken 3,
-        # unreachable 2, then one each
+        _p("net.unreachable", 0.20, "the store's address or port cannot be reached"),
         _p(
             "launch.port_in_use",
-            0.14,
+            0.18,
             "the store port is taken: the master never listens there, or the clients reach "
             "another job's store",
             "dev-corpus",
         ),
+        _p("launch.rendezvous", 0.19, "not every worker joined (world size, node missing)"),
+        _p(
+            "app.hang",
+            0.08,
+            "rank 0 was still busy (data preparation) when the others' store timeout ran out",
+            "torch-docs",
+        ),
+        _p("launch.rank_crash", 0.06, "the store's host process died", "judgement"),
         _p("launch.duplicate_launch", 0.06, "two launches share one store"),
     ),
     "gpu_oom": (
