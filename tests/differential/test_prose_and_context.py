@@ -1027,3 +1027,66 @@ def test_every_rank_on_one_gpu_points_at_ranks_sharing_it(
     top = report.hypotheses[0]
     assert (top.id == "nccl.duplicate_gpu") is one_gpu
     assert any("every rank computes on one GPU" in why for why in top.for_) is one_gpu
+
+
+@pytest.mark.parametrize(
+    ("said", "late"),
+    [
+        ("After epoch 0, epoch 1 was stuck.", True),
+        ("The trainer stays stuck on iteration 999 after saving.", True),
+        ("It always hangs in the second epoch.", True),
+        ("多 GPU 训练在第二个 epoch 卡在 loss.backward()", True),
+        # Keras counts epochs from 1: 'Epoch 1/24' is the first
+        ("It freezes in Epoch 1/24 and prints nothing more.", False),
+        ("It hangs at step 1, before any loss is printed.", False),
+        ("It hangs right at the start, nothing is printed.", False),
+    ],
+)
+def test_a_hang_past_the_first_epoch_or_step_is_late(tmp_path: Path, said: str, late: bool) -> None:
+    """A named epoch or step past the first says training ran: the path between the GPUs
+    worked for it, so the application comes before the transport."""
+    report = _diagnose(tmp_path, f"Training with DDP on 4 GPUs hangs. {said}\n")
+    lead = report.hypotheses[0]
+    assert any("after training ran" in why for why in lead.for_) is late
+    assert (lead.id in ("app.hang", "app.collective_mismatch")) is late
+
+
+@pytest.mark.parametrize(
+    ("said", "branch"),
+    [
+        ("LBANN hangs when there are ranks that have no data to compute with.", True),
+        ("It hangs when some nodes have no samples in the last mini-batch.", True),
+        ("感觉是数据不平衡导致的。", True),
+        ("Every rank has data; none of them gets an empty batch.", False),
+        ("数据已经打乱，每个进程数据量相同。", False),
+    ],
+)
+def test_ranks_without_data_run_different_code(tmp_path: Path, said: str, branch: bool) -> None:
+    """A rank with nothing to work on skips the step, and its collectives, that the others
+    enter."""
+    report = _diagnose(tmp_path, f"Training with DDP on 4 GPUs hangs forever. {said}\n")
+    mismatch = [h for h in report.hypotheses if h.id == "app.collective_mismatch"]
+    said_so = any("the ranks run different code" in why for h in mismatch for why in h.for_)
+    assert said_so is branch
+
+
+def test_an_nvlink_board_weighs_pcie_peer_to_peer_down(tmp_path: Path) -> None:
+    """On an SXM/HGX board the GPUs' peer traffic goes over NVLink, where ACS and an IOMMU
+    are not on the path; on PCIe cards P2P keeps its place."""
+    hang = "Training with DDP on 8 GPUs hangs at the first allreduce, nothing is printed.\n"
+    sxm = _diagnose(tmp_path, hang + "GPU 0: NVIDIA A100-SXM4-80GB\nGPU 1: NVIDIA A100-SXM4-80GB\n")
+    p2p = next(h for h in sxm.hypotheses if h.id == "nccl.p2p")
+    assert any("over NVLink" in why for why in p2p.against)
+    assert sxm.hypotheses[0].id != "nccl.p2p"
+    pcie = _diagnose(
+        tmp_path, hang + "GPU 0: NVIDIA A100-PCIE-40GB\nGPU 1: NVIDIA A100-PCIE-40GB\n"
+    )
+    assert pcie.hypotheses[0].id == "nccl.p2p"
+    assert not any("over NVLink" in why for h in pcie.hypotheses for why in h.against)
+    # a hypervisor under the GPUs keeps P2P in question on any board
+    vm = _diagnose(
+        tmp_path,
+        hang.replace("hangs", "hangs in a KVM virtual machine") + "GPU 0: "
+        "NVIDIA A100-SXM4-80GB\nGPU 1: NVIDIA A100-SXM4-80GB\n",
+    )
+    assert not any("over NVLink" in why for h in vm.hypotheses for why in h.against)

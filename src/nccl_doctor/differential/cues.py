@@ -191,6 +191,12 @@ CUES: dict[str, Cue] = {
         r"\bend of (?:(?:an?|the|each|first|single|every) )*epoch|\bcheckpoint\w*"
         r"|\bafter (?:\d+|some|many|a few|several) (?:steps|iterations|epochs|batches|hours)"
         r"|\bran (?:clean|fine|well) for\b|\bmid[- ]training\b|\bvalidation\b|\beval(?:uation)?\b"
+        # a named epoch or step past the first ("after epoch 0, epoch 1 was stuck", "stays stuck
+        # on iteration 999", "in the second epoch", "在第二个 epoch 卡在")
+        r"|\bafter (?:the )?(?:epoch|step|iteration) \d+|\bepoch \d+ (?:was|is|got|gets) stuck\b"
+        # (not "freezes in Epoch 1/24": Keras counts epochs from 1)
+        r"|\b(?:stuck|hangs?|hung|freez\w*) (?:on|at|in) (?:iteration|step|epoch) (?:[2-9]|[1-9]\d)"
+        r"|\b(?:second|third|next|last|later) epoch\b|第[二三四五六七八九十\d]+个? ?(?:epoch|轮)"
     ),
     # the ranks run different code: one rank (or some) takes a path the others do not, so they
     # wait in collectives it never calls ("evaluate only on rank 0", "if rank == 0: save",
@@ -211,6 +217,11 @@ CUES: dict[str, Cue] = {
         r"|\b(?:a|one|any|some|each) (?:one )?(?:rank|gpu|process|worker|stage)s?\b[^.;\n]{0,30}"
         r"\b(?:has|had|have|gets?|got|holds?|with|whose)\b[^.;\n]{0,20}\b(?:empty|no (?:data"
         r"|samples|labels|targets|images|boxes|tokens|metrics?|batch\w*))\b"
+        # "ranks that have no data", "some nodes have no samples", "a worker received no shards"
+        r"|\b(?:ranks?|gpus?|process(?:es)?|workers?|nodes?|stages?)\b (?:that |which )?"
+        r"(?:have|has|had|gets?|got|receiv\w*) no (?:data|samples|shards|batch\w*)\b"
+        # the data split unevenly across the ranks (Chinese: the data is unbalanced)
+        r"|数据(?:不平衡|不均衡|不均匀)"
         r"|\b(?:skip\w*|return\w* early)\b[^.;\n]{0,30}"
         r"\b(?:collectives?|all_?reduce|all_?gather\w*|reduce_scatter|broadcast\w*|barrier)\b"
         r"|\b(?:one|1|a) (?:collective|op|operation|call)s? (?:op )?behind\b"

@@ -225,6 +225,15 @@ SHIFTS: tuple[Shift, ...] = (
         )
         for i in ("gpu.fabric_manager", "nccl.nvls")
     ),
+    # on an NVLink board the GPUs' peer traffic goes over NVLink: ACS and an IOMMU, which break
+    # PCIe peer-to-peer, are not on its path (a hypervisor under the GPUs still is)
+    Shift(
+        "nccl.p2p",
+        0.4,
+        "the GPUs sit on an NVLink/NVSwitch board: peer traffic goes over NVLink, not through "
+        "the PCIe switches where ACS or an IOMMU break it",
+        lambda c: c.nvlink_board is True and not c.p2p_platform,
+    ),
     Shift(
         "nccl.shm",
         6.0,
@@ -612,6 +621,17 @@ SHIFTS: tuple[Shift, ...] = (
     *(
         Shift(i, 2.0, "it fails only on one node", lambda c: c.says("one_node_only"))
         for i in ("gpu.xid", "gpu.ecc", "net.ib_link", "host.resources")
+    ),
+    # the same code and settings run on the other nodes: the training code, and the settings
+    # every node shares, are not what differs
+    *(
+        Shift(
+            i,
+            0.4,
+            "the same job runs on other nodes: its code is not what differs",
+            lambda c: c.says("one_node_only"),
+        )
+        for i in ("app.hang", "app.collective_mismatch", "app.unused_params", "app.param_mismatch")
     ),
     # a setting that made it work points at what it steers (P2P, SHM, IB, sockets...)
     *(
