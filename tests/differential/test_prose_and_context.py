@@ -1090,3 +1090,44 @@ def test_an_nvlink_board_weighs_pcie_peer_to_peer_down(tmp_path: Path) -> None:
         "NVIDIA A100-SXM4-80GB\nGPU 1: NVIDIA A100-SXM4-80GB\n",
     )
     assert not any("over NVLink" in why for h in vm.hypotheses for why in h.against)
+
+
+@pytest.mark.parametrize(
+    ("said", "imbalance"),
+    [
+        ("I found that there are several processes on the gpu 0, and they take memory.", True),
+        ("I found that there are multiple processes on the rank 0 devices.", True),
+        ("In training, there are 8 extra processes who occupy memory of the same one gpu.", True),
+        ("nvidia-smi shows one process on each GPU, 8 processes in all.", False),
+        ("There are several processes in the container, one per GPU.", False),
+    ],
+)
+def test_the_ranks_processes_on_gpu_0_in_words(tmp_path: Path, said: str, imbalance: bool) -> None:
+    """Every rank opening a context on GPU 0 (a checkpoint loaded without map_location, a
+    pipeline built for device 0) shows as the job's extra processes there."""
+    report = _diagnose(tmp_path, f"Training with DDP on 8 GPUs. {said}\n")
+    lead = report.hypotheses[0] if report.hypotheses else None
+    on_gpu0 = lead is not None and lead.symptom.startswith("the job's processes or memory land")
+    assert on_gpu0 is imbalance
+    if imbalance:
+        assert lead is not None
+        assert lead.id == "cuda.device_visibility"
+
+
+def test_memory_said_beside_processes_on_gpu_0_names_the_jobs_memory(tmp_path: Path) -> None:
+    """The memory those processes take is what the reporter lacks: the job's own memory on
+    GPU 0 (gpu.oom) comes before the ranks given one GPU."""
+    memory = _diagnose(
+        tmp_path,
+        "Extra processes and extra gpu memory on rank=0: there are several processes on the "
+        "gpu 0. This limits the batch size.\n",
+    )
+    assert memory.top(3)[2:] == ["gpu.oom"]
+    oom = next(h for h in memory.hypotheses if h.id == "gpu.oom")
+    assert any("memory the job's processes take" in why for why in oom.for_)
+    plain = _diagnose(tmp_path, "I found that there are several processes on the gpu 0.\n")
+    assert [h.id for h in plain.hypotheses][:3] == [
+        "cuda.device_visibility",
+        "gpu.contention",
+        "nccl.duplicate_gpu",
+    ]

@@ -198,6 +198,12 @@ CUES: dict[str, Cue] = {
         r"|\b(?:stuck|hangs?|hung|freez\w*) (?:on|at|in) (?:iteration|step|epoch) (?:[2-9]|[1-9]\d)"
         r"|\b(?:second|third|next|last|later) epoch\b|第[二三四五六七八九十\d]+个? ?(?:epoch|轮)"
     ),
+    # the memory those processes take is what the reporter complains of ("extra gpu memory on
+    # rank 0", "occupy memory", "limits the batch size", Chinese 显存)
+    "memory_said": _cue(
+        r"\b(?:GPU |extra |more |the )?memory\b(?! (?:bandwidth|clock|controller|errors?|ECC)\b)"
+        r"|\bbatch[ _]size\b|\bout of memory\b|\bOOM\b|显存"
+    ),
     # the ranks run different code: one rank (or some) takes a path the others do not, so they
     # wait in collectives it never calls ("evaluate only on rank 0", "if rank == 0: save",
     # "early stopping", "a different number of batches per rank"); "only on rank 0" names

@@ -320,6 +320,14 @@ PRIORS: dict[str, tuple[Prior, ...]] = {
         ),
         _p("gpu.contention", 0.25, "another job's processes hold the GPU", "judgement"),
         _p("nccl.duplicate_gpu", 0.15, "several ranks were given the same GPU", "torch-docs"),
+        # the development corpora: 3 of 9 reports of the ranks' processes on GPU 0 were filed
+        # as the memory they took from the job there (its batch no longer fits)
+        _p(
+            "gpu.oom",
+            0.14,
+            "the sibling ranks' contexts on GPU 0 take memory the job's rank 0 needed",
+            "dev-corpus",
+        ),
     ),
     "library_missing": (
         _p("nccl.version_mismatch", 0.40, "the NCCL the program needs is not the one on the path"),

@@ -266,6 +266,12 @@ PROSE_SYMPTOMS: tuple[ProseSymptom, ...] = (
         "gpu_imbalance",
         rx(
             r"\b(?:extra|additional|more|other)\s+(?:\d+\s+)?process\w*\b.{0,40}\bGPU ?#?0\b"
+            # "several processes on the gpu 0", "multiple processes on the rank 0 devices",
+            # "8 extra processes who occupy memory of the same one gpu"
+            r"|\b(?:multiple|several|many|extra|additional|\d+)\s+(?:extra\s+)?process(?:es)?\s+"
+            r"on (?:the )?(?:GPU ?#?0|rank ?0(?:'s)? (?:GPU|device|card)s?|master (?:GPU|device))\b"
+            r"|\b(?:extra|additional)\s+(?:\d+\s+)?process\w*\b.{0,40}\b(?:memory|space)\b.{0,20}"
+            r"\b(?:the )?same (?:one )?(?:GPU|card|device)\b"
             r"|\bprocess\w*\b.{0,100}\b(?:memory|space)\b.{0,20}\bon GPU[ /#]?0\b"
             r"|\b(?:unbalanced|imbalanced|uneven)\b.{0,20}\b(?:GPU )?(?:memory|load|usage)"
             r"|\bprocess\w* on (?:the )?(?:unused|other|all) GPUs\b"

@@ -622,6 +622,15 @@ SHIFTS: tuple[Shift, ...] = (
         Shift(i, 2.0, "it fails only on one node", lambda c: c.says("one_node_only"))
         for i in ("gpu.xid", "gpu.ecc", "net.ib_link", "host.resources")
     ),
+    # the ranks' processes on GPU 0, and the reporter speaks of the memory they take: the job's
+    # own memory on that GPU is what runs short
+    Shift(
+        "gpu.oom",
+        1.5,
+        "the reporter speaks of the memory the job's processes take on that GPU",
+        lambda c: c.says("memory_said"),
+        frozenset({"gpu_imbalance"}),
+    ),
     # the same code and settings run on the other nodes: the training code, and the settings
     # every node shares, are not what differs
     *(
