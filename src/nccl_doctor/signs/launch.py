@@ -107,6 +107,13 @@ STORE_PORT = sign(
     r"(?P<port>\d{2,5})",
     "the store's port as a launch flag, MASTER_PORT, a tcp:// init method or accelerate's",
 )
+STORE_ADDRESS = sign(
+    "launch.store_address",
+    r"^(?P<before>.{0,500}?)(?:--master[_-]addr(?:ess)?[= ]{1,10}|\bMASTER_ADDR[= ]{1,10})"
+    r"[\"']?(?P<addr>[A-Za-z0-9][\w.\-]{0,200})[\"']?(?P<after>.{0,500})",
+    "the store's address as a launch flag or MASTER_ADDR (a literal name or address, not a "
+    "shell variable), with the rest of the line around it",
+)
 TWO_JOBS = sign(
     "launch.two_jobs",
     r"(?:more than one|two|2|several|multiple|another|second)\s{1,10}(?:\w{1,40}\s{1,10})?"

@@ -22,7 +22,9 @@ Evidence
 ``store based barrier ... (world_size=8, worker_count=4, ...)``,
 ``RendezvousTimeoutError``, ``RendezvousConnectionError``, Lightning's
 ``initializing ddp: GLOBAL_RANK: g, MEMBER: m/N`` printed for fewer than N
-members, or a report that the job hangs at DDP initialisation.
+members, a report that the job hangs at DDP initialisation, or the nodes'
+launch commands naming different store addresses (``--master_addr=localhost``
+on one, node 0's address on another).
 
 Fix
 ---
@@ -38,7 +40,7 @@ from __future__ import annotations
 from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.run import C10dSocketError, DistributedError, RendezvousTimeout
 from nccl_doctor.facts.span import launches
-from nccl_doctor.facts.store import Facts
+from nccl_doctor.facts.store import Facts, Hit
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.app._origin import with_roles
 from nccl_doctor.rules.base import Rule
@@ -55,6 +57,7 @@ from nccl_doctor.signs.launch import (
     NODE_PLACED,
     SBATCH_NODES,
     SRUN_PYTHON,
+    STORE_ADDRESS,
 )
 
 RULE = Rule(
@@ -239,9 +242,74 @@ def _from_launch_line(facts: Facts) -> Finding | None:
     return None
 
 
+def _loopback(address: str) -> bool:
+    return address.lower() == "localhost" or address.startswith("127.")
+
+
+def _from_addresses(facts: Facts) -> Finding | None:
+    """The launch commands name the store at this machine's loopback on one node and at a
+    routable address on another: the nodes do not form one group.
+
+    With static rendezvous every node's launcher (or MASTER_ADDR) must give node 0's address
+    as the other nodes reach it (torch.distributed.launch assumes the same arguments on every
+    node); ``localhost`` only means the machine its own launcher runs on, so that node's
+    workers use, and hand the others, an address that is not node 0's.
+    """
+    launchers = facts.lines_of(LAUNCHER_COMMAND)
+    named = [h for h in facts.seen(STORE_ADDRESS) if h.said in launchers]
+    routable = [h for h in named if not _loopback(h.match["addr"])]
+    across = {h.said for h in facts.seen(NODE_PLACED)} | {
+        launch.hit.said for launch in launches(facts) if (launch.least or 0) > 1
+    }
+
+    def _rest(hit: Hit) -> tuple[str, str]:
+        """The launch line around the address it names."""
+        return (hit.match["before"].strip(), hit.match["after"].strip())
+
+    # a loopback launch counts where it is a launch across nodes, or the very command another
+    # node runs with a routable address (a single-node command beside them is no node's)
+    others = {_rest(h) for h in routable}
+    local = [
+        h for h in named if _loopback(h.match["addr"]) and (h.said in across or _rest(h) in others)
+    ]
+    if not local or not routable:
+        return None
+    here, there = local[0], routable[0]
+    return RULE.finding(
+        summary=(
+            f"The launch commands name the store at {here.match['addr']} on one node and at "
+            f"{there.match['addr']} on another: with static rendezvous every node must give node "
+            f"0's address as the others reach it; {here.match['addr']} only means the machine "
+            "its own launcher runs on, so that node's workers use (and hand the others) an "
+            "address that is not node 0's, and the nodes do not form one group"
+        ),
+        fix=[
+            (
+                "Give every node the same --master_addr (node 0's address on the network the "
+                "nodes share, never localhost or 127.0.0.1 on a job across nodes) and the same "
+                "--master_port, with its own --node_rank"
+            ),
+            (
+                "Or use elastic rendezvous: torchrun --nnodes N --rdzv-backend c10d "
+                "--rdzv-endpoint HOST:PORT --rdzv-id JOB on every node"
+            ),
+        ],
+        evidence=[here.cite, there.cite],
+        severity=Severity.WARNING,
+        confidence=Confidence.LOW if here.prose and there.prose else Confidence.MEDIUM,
+    )
+
+
 def check(facts: Facts) -> list[Finding]:
-    """Rendezvous/store timeouts, too few DDP members, or a hang at DDP init."""
-    for step in (_from_timeouts, _from_members, _from_words, _from_launch_line):
+    """Rendezvous/store timeouts, too few DDP members, a hang at DDP init, or the nodes'
+    launches naming different stores."""
+    for step in (
+        _from_timeouts,
+        _from_members,
+        _from_words,
+        _from_launch_line,
+        _from_addresses,
+    ):
         found = step(facts)
         if found is not None:
             return [found]
