@@ -66,6 +66,7 @@ _EXIT_SIGNAL = {
     -6: "SIGABRT",
     134: "SIGABRT",
     -7: "SIGBUS",
+    135: "SIGBUS",
 }
 
 #: What each class is called in a report.
