@@ -1131,3 +1131,48 @@ def test_memory_said_beside_processes_on_gpu_0_names_the_jobs_memory(tmp_path: P
         "gpu.contention",
         "nccl.duplicate_gpu",
     ]
+
+
+def test_a_titles_words_count_even_where_they_quote_a_command(tmp_path: Path) -> None:
+    """A title is the reporter's sentence: 'stuck' in it is a hang though the nccl-tests
+    command it quotes is read as a command too; the same command on its own line is output."""
+    titled = _diagnose(tmp_path, "Title: ./build/all_reduce_perf -b 8 -e 128M -f 2 -g 4 stuck\n")
+    assert titled.hypotheses[0].symptom.startswith("the job hangs without an error")
+    bare = _diagnose(tmp_path, "./build/all_reduce_perf -b 8 -e 128M -f 2 -g 4 stuck\n")
+    assert not bare.hypotheses
+
+
+@pytest.mark.parametrize(
+    ("said", "fails"),
+    [
+        ("I'd like to train both models at once, but I've been unsuccessful so far.", True),
+        ("I tried NCCL_P2P_DISABLE=1 without success.", True),
+        ("The upgrade was successful and training runs on all 8 GPUs.", False),
+    ],
+)
+def test_an_attempt_that_did_not_succeed_is_a_failure(
+    tmp_path: Path, said: str, fails: bool
+) -> None:
+    report = _diagnose(tmp_path, said + "\n")
+    assert bool(report.hypotheses) is fails
+
+
+def test_a_quoted_symbol_is_still_the_loaders_undefined_symbol(tmp_path: Path) -> None:
+    """People quote the missing function's name; the loader prints it bare."""
+    for line in (
+        '[BUG]: undefined symbol: "ncclCommWindowRegister"',
+        "ImportError: libtorch_cuda.so: undefined symbol: ncclCommWindowRegister",
+    ):
+        report = _diagnose(tmp_path, line + "\n")
+        assert report.hypotheses[0].symptom.startswith("a shared library could not be loaded")
+        assert report.hypotheses[0].id == "nccl.version_mismatch"
+
+
+def test_a_failure_across_nodes_weighs_one_nodes_p2p_down(tmp_path: Path) -> None:
+    """No message explains it and the job spans nodes: the path between them first."""
+    across = _diagnose(tmp_path, "Multi-node training on 2 nodes fails at start-up.\n")
+    p2p = [h for h in across.hypotheses if h.id == "nccl.p2p"]
+    assert across.hypotheses[0].id != "nccl.p2p"
+    assert all(any("path between them" in why for why in h.against) for h in p2p)
+    one = _diagnose(tmp_path, "Training on my 4-GPU workstation fails at start-up.\n")
+    assert not any("path between them" in why for h in one.hypotheses for why in h.against)

@@ -116,6 +116,8 @@ _FAILURE = ProseSymptom(
     rx(
         r"\b(?:fail\w*|crash\w*|errors?|dies|died|kills?|abort\w*|broken|breaks)\b"
         r"|\b(?:does ?n[o']t|do ?n[o']t|not|stops?|stopped) work(?:s|ing)?\b"
+        # an attempt that did not succeed ("I've been unsuccessful", "tried, without success")
+        r"|\bunsuccessful\w*|\b(?:without|with no|no) success\b"
         # a job that exits silently; a version mismatch said as the failure
         r"|\bexit(?:s|ed)?\b.{0,20}\bwithout (?:any )?(?:message|error|output|log)"
         r"|\bversions? mismatch\w*"

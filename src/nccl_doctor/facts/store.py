@@ -57,6 +57,9 @@ _KERNEL_STAMP = re.compile(
     r"|\[(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) \w{3} [ \d]\d [\d:]{8} \d{4}\]"
     r"|\w{3} [ \d]\d [\d:]{8}(?:\.\d{1,9})? [\w.-]{1,64} kernel:)"
 )
+#: A thread's title, labelled as the evidence gives it ("Title: ...", "[Issue title: ...]"):
+#: the reporter's own words, even where they quote a command a parser reads.
+_TITLE_LABEL = re.compile(r"\W{0,3}(?:issue |pr |pull request )?title\s{0,3}[:\]]", re.IGNORECASE)
 #: Words of a sentence: at least four words of letters.
 _WORDS = re.compile(r"[A-Za-z][a-z']+")
 
@@ -192,7 +195,7 @@ class Facts:
                 and is_prose(fact.text)
                 and not _KERNEL_STAMP.match(cite.text)
                 and not _MACHINE.match(cite.text)  # a log prefix the reader peeled off
-            )
+            ) or bool(_TITLE_LABEL.match(cite.text))
             key = (cite.source, cite.line, cite.text)
             if key not in seen:
                 seen[key] = Said(cite, fact.rank, fact.host, prose)
