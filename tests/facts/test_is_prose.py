@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from nccl_doctor.facts.store import is_prose
@@ -24,3 +26,30 @@ from nccl_doctor.facts.store import is_prose
 )
 def test_nccl_words_in_a_sentence_are_prose(line: str, prose: bool) -> None:
     assert is_prose(line) is prose
+
+
+def test_a_fence_ends_a_pasted_traceback(tmp_path: Path) -> None:
+    """The sentence after a closing fence is the reporter's, not more of the exception's
+    message: it is free text, read as prose. Without the fence, a line right after the
+    exception's message still continues it (a message printed over several lines)."""
+    from nccl_doctor.evidence.reader import read_paths
+    from nccl_doctor.facts.run import PythonTraceback
+    from nccl_doctor.pipeline import facts_of
+
+    error = (
+        "torch.distributed.DistNetworkError: The server socket has failed to listen on any "
+        "local network address. The server socket has failed to bind to [::]:12355 (errno: 98 "
+        "- Address already in use).\n"
+    )
+    said = "Even if I modify a port that no one has used before, it is still the same error.\n"
+    path = tmp_path / "report.txt"
+    path.write_text("and the torch also has error,\n```\n" + error + "```\n" + said)
+    facts = facts_of(read_paths([str(path)]))
+    prose = [s.text for s in facts.lines if s.prose]
+    assert said.strip() in prose
+    messages = [" ".join((tb.message or "", *tb.message_lines)) for tb in facts.of(PythonTraceback)]
+    assert messages
+    assert all("modify a port" not in m for m in messages)
+    path.write_text(error + said)
+    unfenced = facts_of(read_paths([str(path)]))
+    assert not any(s.prose and s.text == said.strip() for s in unfenced.lines)

@@ -641,6 +641,19 @@ SHIFTS: tuple[Shift, ...] = (
         lambda c: c.says("memory_said"),
         frozenset({"gpu_imbalance"}),
     ),
+    # the store's port taken whatever port is chosen: the job itself binds it twice (a
+    # launcher inside a launcher, two launches with one node rank), not another job
+    *(
+        Shift(
+            i,
+            f,
+            "another port failed the same way: no other job holds every port, the job binds "
+            "its own twice",
+            lambda c: c.says("other_port_same"),
+            frozenset({"store_create", "store_timeout"}),
+        )
+        for i, f in (("launch.duplicate_launch", 6.0), ("launch.port_in_use", 0.3))
+    ),
     # the same code and settings run on the other nodes: the training code, and the settings
     # every node shares, are not what differs
     *(

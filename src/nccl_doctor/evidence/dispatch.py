@@ -98,6 +98,12 @@ class LineDispatch:
         text = line.text
         if ("```" in text or "~~~" in text) and _FENCE.match(text):  # (the match needs one)
             self._close_block()
+            for parser in self.streams:
+                if parser.open and parser.kind not in self.broken:
+                    self._attach(parser.kind, self._safe(parser, parser.boundary))
+                    if not parser.open:
+                        self.open_kinds.discard(parser.kind)
+            self.any_open = bool(self.open_kinds)
             self.segment = {}
             self.fenced = not self.fenced
             return

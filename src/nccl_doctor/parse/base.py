@@ -127,6 +127,12 @@ class StreamParser(ABC):
         """Close open constructs at the end of the source and return the last facts."""
         return self.take()
 
+    def boundary(self) -> list[Fact]:
+        """A code fence passed (a pasted block began or ended): a construct that a fence
+        cannot be inside ends here, and the facts it made are returned. Most constructs span
+        fences (a log cut into blocks); the default keeps them open."""
+        return self.take()
+
 
 class FileParser(ABC):
     """Parses one whole file (binary, or a JSON document) that the line reader does not read."""

@@ -171,6 +171,11 @@ class TracebackParser(StreamParser):
 
     def finish(self) -> list[Fact]:
         """Close every report still open."""
+        return self.boundary()
+
+    def boundary(self) -> list[Fact]:
+        """A fence ends a pasted traceback: the sentence after it is the reporter's, not more
+        of the exception's message."""
         for key in sorted(self._open, key=lambda k: self._open[k].last):
             self._close(key)
         return self.take()

@@ -126,6 +126,14 @@ NOBODY_ON_PORT = sign(
     r"(?:didn't|did not|no|not|nothing)\b.{0,40}\b(?:port|using|used|occupied)",
     "a person saying nothing else used the port",
 )
+OTHER_PORT_SAME = sign(
+    "launch.other_port_same",
+    r"(?:chang|modif|switch)\w{0,10}\b[^.\n]{0,40}\b(?:master_)?ports?\b[^\n]{0,80}"
+    r"\b(?:still|same|again)\b"
+    r"|\b(?:new|another|other|different|unused|random|free)\b[^.\n]{0,20}\b(?:master_)?ports?\b"
+    r"[^\n]{0,80}\b(?:still|same (?:error|problem|issue|thing|message)|again)\b",
+    "a person saying another port failed the same way (nothing else holds every port)",
+)
 STORE_SETUP = sign(
     "launch.store_setup",
     r"TCPStore\(|_env_rendezvous_handler|_tcp_rendezvous_handler",

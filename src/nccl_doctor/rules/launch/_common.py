@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from nccl_doctor.facts.base import Cite
-from nccl_doctor.facts.failures import first_failure
+from nccl_doctor.facts.failures import first_failure, store_served_after
 from nccl_doctor.facts.job import world
 from nccl_doctor.facts.messages import (
     launch_phase,
@@ -15,6 +15,7 @@ from nccl_doctor.facts.messages import (
     watchdog_teardown,
 )
 from nccl_doctor.facts.run import (
+    C10dSocketError,
     ChildFailure,
     CollectiveTimeout,
     CppException,
@@ -24,8 +25,10 @@ from nccl_doctor.facts.run import (
     WorkerExit,
 )
 from nccl_doctor.facts.store import Facts
-from nccl_doctor.signs.common import HANG_WORDS
+from nccl_doctor.rules.base import first_distinct
+from nccl_doctor.signs.common import CARRIES_ON, HANG_WORDS
 from nccl_doctor.signs.launch import (
+    ADDRESS_IN_USE,
     DEEPSPEED_COMMAND,
     ELASTIC_LOGGER,
     SLURM_LINE,
@@ -49,6 +52,37 @@ def signal_name(exitcode: int | None, given: str | None = None) -> str | None:
     if 128 < exitcode < 160:
         return _SIGNALS.get(exitcode - 128)
     return None
+
+
+def address_in_use(facts: Facts) -> tuple[list[Cite], bool]:
+    """Where the store's bind failed with EADDRINUSE, and whether c10d's own socket error
+    said so (``direct``) rather than only the bare message.
+
+    A program that went on after it (another port, a retry: tensorboard's 6006) did not
+    fail, nor did a store that then served (an NCCL communicator finished its init).
+    """
+    evidence: list[Cite] = []
+    direct = False
+    for err in facts.of(C10dSocketError):
+        text = f"{err.error_text or ''} {err.error_name or ''} {err.message}"
+        if err.action in ("bind", "listen") and (
+            err.errno == 98 or "EADDRINUSE" in text or "already in use" in text.lower()
+        ):
+            evidence.append(err.cite)
+            direct = True
+    evidence += [d.cite for d in facts.of(DistributedError) if d.category == "address_in_use"]
+    goes_on = facts.lines_of(CARRIES_ON)
+    goes_on_cites = {said.cite for said in goes_on}
+    evidence = first_distinct(
+        [c for c in evidence if c not in goes_on_cites and not store_served_after(facts, c)]
+    )
+    if not evidence:  # the bare message
+        evidence = [
+            h.cite
+            for h in facts.seen(ADDRESS_IN_USE, prose=False)
+            if h.said not in goes_on and not store_served_after(facts, h.cite)
+        ][:2]
+    return evidence, direct
 
 
 def timed_out_ranks(facts: Facts) -> set[int]:

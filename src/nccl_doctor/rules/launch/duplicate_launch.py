@@ -29,7 +29,9 @@ torch.distributed.launch print as they start several workers);
 Lightning's processes announcing a world's worth of ``GLOBAL_RANK``s with
 some twice and some never; one
 ``mpirun -np N`` of an nccl-tests binary that printed a result per process
-(built without MPI, each process is rank 0 of its own world: a warning).
+(built without MPI, each process is rank 0 of its own world: a warning); the
+store's ``Address already in use`` where the report says another port failed
+the same way (no other job holds every port: low confidence).
 
 Fix
 ---
@@ -58,7 +60,7 @@ from nccl_doctor.facts.span import launches, span_of
 from nccl_doctor.facts.store import Facts, Hit
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.base import Rule
-from nccl_doctor.rules.launch._common import hang_cues
+from nccl_doctor.rules.launch._common import address_in_use, hang_cues
 from nccl_doctor.signs.launch import (
     ELASTIC_LOGGER,
     INIT_PROCESS_GROUP,
@@ -66,6 +68,7 @@ from nccl_doctor.signs.launch import (
     LIGHTNING_MEMBER,
     LOCAL_AS_RANK,
     MESH_FAILURE,
+    OTHER_PORT_SAME,
     ROOT_RANK_TWICE,
     ROOT_SIZE_MISMATCH,
     SPAWN_CALL,
@@ -84,6 +87,7 @@ RULE = Rule(
         "nccl.duplicate_gpu",
         "net.unreachable",
         "launch.rank_crash",
+        "launch.port_in_use",
     ),
 )
 
@@ -422,9 +426,38 @@ def _nested(facts: Facts) -> Finding | None:
     )
 
 
+def _own_port_twice(facts: Facts) -> Finding | None:
+    """The store's bind failed with EADDRINUSE, and the reporter says another port failed the
+    same way: no other job holds every port, so the job's own processes bind it twice."""
+    evidence, _ = address_in_use(facts)
+    said = [h for h in facts.seen(OTHER_PORT_SAME) if h.prose]
+    if not evidence or not said:
+        return None
+    return RULE.finding(
+        summary=(
+            "The store's port is in use whichever port is chosen (the report says another "
+            "port failed the same way): no other job holds every port, so processes of this "
+            "job open the store twice - a launcher inside a launcher (a script that sets up its "
+            "own store under torchrun, mp.spawn under torchrun, srun tasks each running "
+            "torchrun), or two launches given the same node rank."
+        ),
+        fix=[
+            (
+                "Start the workers with exactly one launcher (torchrun OR srun tasks OR "
+                "mp.spawn) and let the script take RANK / WORLD_SIZE / MASTER_PORT from it: "
+                "init_process_group(init_method='env://'), no TCPStore or port of its own."
+            ),
+            "Give each node of a static launch its own --node_rank.",
+        ],
+        evidence=[*evidence[:2], said[0].cite],
+        severity=Severity.CRITICAL,
+        confidence=Confidence.LOW,
+    )
+
+
 def check(facts: Facts) -> list[Finding]:
     """Store overflow, NCCL's root seeing a rank twice, a rank on two hosts, local rank used as
-    global, or nested launchers."""
+    global, nested launchers, or the store's port taken whichever port is chosen."""
     steps = (
         _overflow,
         _nccl_root,
@@ -433,6 +466,7 @@ def check(facts: Facts) -> list[Finding]:
         _local_as_global,
         _nested,
         _tests_each_alone,
+        _own_port_twice,
     )
     for step in steps:
         found = step(facts)

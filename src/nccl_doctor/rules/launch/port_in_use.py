@@ -33,15 +33,13 @@ open a second store on the launcher's port - use ``init_method='env://'``.
 from __future__ import annotations
 
 from nccl_doctor.facts.base import Cite
-from nccl_doctor.facts.failures import store_served_after
 from nccl_doctor.facts.host import EnvVar
-from nccl_doctor.facts.run import C10dSocketError, DistributedError, PythonTraceback
+from nccl_doctor.facts.run import C10dSocketError, PythonTraceback
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
-from nccl_doctor.rules.base import Rule, first_distinct
-from nccl_doctor.signs.common import CARRIES_ON
+from nccl_doctor.rules.base import Rule
+from nccl_doctor.rules.launch._common import address_in_use
 from nccl_doctor.signs.launch import (
-    ADDRESS_IN_USE,
     NOBODY_ON_PORT,
     STORE_PORT,
     STORE_SETUP,
@@ -78,29 +76,7 @@ def _store_frames(facts: Facts) -> bool:
 
 def check(facts: Facts) -> list[Finding]:
     """EADDRINUSE on the store's bind/listen, or a bare ``Address already in use``."""
-    evidence: list[Cite] = []
-    direct = False
-    for err in facts.of(C10dSocketError):
-        text = f"{err.error_text or ''} {err.error_name or ''} {err.message}"
-        if err.action in ("bind", "listen") and (
-            err.errno == 98 or "EADDRINUSE" in text or "already in use" in text.lower()
-        ):
-            evidence.append(err.cite)
-            direct = True
-    evidence += [d.cite for d in facts.of(DistributedError) if d.category == "address_in_use"]
-    # a program that went on after it (another port, a retry: tensorboard's 6006) did not
-    # fail, nor did a store that then served (an NCCL communicator finished its init)
-    goes_on = {said.cite for said in facts.lines_of(CARRIES_ON)}
-    evidence = first_distinct(
-        [c for c in evidence if c not in goes_on and not store_served_after(facts, c)]
-    )
-    if not evidence:  # the bare message
-        hits = facts.seen(ADDRESS_IN_USE, prose=False)
-        evidence = [
-            h.cite
-            for h in hits
-            if h.said not in facts.lines_of(CARRIES_ON) and not store_served_after(facts, h.cite)
-        ][:2]
+    evidence, direct = address_in_use(facts)
     if not evidence:
         return []
     port, port_cite = _port(facts)
