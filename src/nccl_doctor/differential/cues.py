@@ -17,7 +17,7 @@ from nccl_doctor.differential.prose import FLAGS, NOT_SAID, NUM, ONE_GPU_DOES_AL
 from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.parse._lazy import LazyPattern
-from nccl_doctor.signs.launch import OTHER_PORT_SAME
+from nccl_doctor.signs.launch import OTHER_PORT_SAME, SAME_PORT_NAMED
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,7 +200,7 @@ CUES: dict[str, Cue] = {
         r"|\b(?:second|third|next|last|later) epoch\b|第[二三四五六七八九十\d]+个? ?(?:epoch|轮)"
     ),
     # the port changed and the bind failed the same: the job binds its own port twice
-    "other_port_same": _cue(OTHER_PORT_SAME.pattern),
+    "other_port_same": _cue(OTHER_PORT_SAME.pattern, unless=rx(SAME_PORT_NAMED.pattern)),
     # the memory those processes take is what the reporter complains of ("extra gpu memory on
     # rank 0", "occupy memory", "limits the batch size", Chinese 显存)
     "memory_said": _cue(

@@ -134,6 +134,12 @@ OTHER_PORT_SAME = sign(
     r"[^\n]{0,80}\b(?:still|same (?:error|problem|issue|thing|message)|again)\b",
     "a person saying another port failed the same way (nothing else holds every port)",
 )
+SAME_PORT_NAMED = sign(
+    "launch.same_port_named",
+    r"\b(?:still|same)\b[^.\n]{0,40}\b(?:about|on|for|at|with|to|port)\s{0,2}:?\s{0,2}\d{4,5}\b",
+    "a person saying the same error still names one port number (the port they set was not "
+    "the one the program used: a hard-coded port, not the job binding twice)",
+)
 STORE_SETUP = sign(
     "launch.store_setup",
     r"TCPStore\(|_env_rendezvous_handler|_tcp_rendezvous_handler",

@@ -71,6 +71,7 @@ from nccl_doctor.signs.launch import (
     OTHER_PORT_SAME,
     ROOT_RANK_TWICE,
     ROOT_SIZE_MISMATCH,
+    SAME_PORT_NAMED,
     SPAWN_CALL,
     SRUN_TORCHRUN,
     TASKS_PER_NODE,
@@ -430,7 +431,10 @@ def _own_port_twice(facts: Facts) -> Finding | None:
     """The store's bind failed with EADDRINUSE, and the reporter says another port failed the
     same way: no other job holds every port, so the job's own processes bind it twice."""
     evidence, _ = address_in_use(facts)
-    said = [h for h in facts.seen(OTHER_PORT_SAME) if h.prose]
+    # (not where the same error names the one port still: the port set never reached the
+    # program, a hard-coded default - port_in_use's case)
+    ignored = facts.lines_of(SAME_PORT_NAMED)
+    said = [h for h in facts.seen(OTHER_PORT_SAME) if h.prose and h.said not in ignored]
     if not evidence or not said:
         return None
     return RULE.finding(
