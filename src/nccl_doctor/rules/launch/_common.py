@@ -1,4 +1,5 @@
-"""Helpers shared by the launch and app rules: group size, who died, hang cues."""
+"""Helpers shared by the launch and app rules: group size, who died, hang cues, a store port
+in use."""
 
 from __future__ import annotations
 
