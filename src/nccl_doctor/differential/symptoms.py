@@ -31,6 +31,7 @@ from nccl_doctor.facts.run import (
 )
 from nccl_doctor.knowledge import cuda_errors, nccl_results
 from nccl_doctor.knowledge.signatures import Signature, by_id
+from nccl_doctor.rules.launch._common import signal_name
 
 #: ncclResult_t by number (src/nccl.h.in): the class each result opens.
 NCCL_RESULT_CLASS = {
@@ -57,16 +58,6 @@ SIGNAL_CLASS = {
     "SIGSEGV": "crashed",
     "SIGBUS": "bus_error",
     "SIGABRT": "aborted",
-}
-_EXIT_SIGNAL = {
-    -9: "SIGKILL",
-    137: "SIGKILL",
-    -11: "SIGSEGV",
-    139: "SIGSEGV",
-    -6: "SIGABRT",
-    134: "SIGABRT",
-    -7: "SIGBUS",
-    135: "SIGBUS",
 }
 
 #: What each class is called in a report.
@@ -150,7 +141,9 @@ def _nccl_class(fact: NcclErrorReport) -> str | None:
 
 
 def _signal(exitcode: int | None, name: str | None) -> str | None:
-    name = name or (_EXIT_SIGNAL.get(exitcode) if exitcode is not None else None)
+    """The class of a death by signal: the name given, or the one the exit code stands for
+    (a negative code, or a shell's 128 + N)."""
+    name = signal_name(exitcode, name)
     return SIGNAL_CLASS.get(name) if name else None
 
 
