@@ -38,7 +38,13 @@ CORPORA = {
     # the blind corpora of sessions 8 and 9, development data since session 23
     "incidents-retired-2026-12d": (0.53, 0.71),
     "incidents-retired-2026-12e": (0.42, 0.64),
+    # the blind corpora of sessions 11-13, development data since session 24
+    "incidents-retired-2026-12f": (0.38, 0.61),
+    "incidents-retired-2026-12g": (0.27, 0.45),
+    "incidents-retired-2026-12h": (0.66, 0.66),
 }
+#: The corpora without a healthy run among their incidents (session 12's collectors found none).
+NO_HEALTHY = frozenset({"incidents-retired-2026-12g"})
 
 
 @pytest.mark.parametrize("corpus", sorted(CORPORA))
@@ -51,7 +57,7 @@ def test_incident_score_holds(corpus: str) -> None:
     assert top3 >= CORPORA[corpus][1], misses
 
 
-@pytest.mark.parametrize("corpus", sorted(CORPORA))
+@pytest.mark.parametrize("corpus", sorted(set(CORPORA) - NO_HEALTHY))
 def test_healthy_incidents_get_no_critical(corpus: str) -> None:
     rows = score([ROOT / "tests" / "fixtures" / corpus])
     healthy = [r for r in rows if r["expected"] == "none"]
@@ -92,6 +98,9 @@ DEV = (
     "incidents-retired-2026-12c",
     "incidents-retired-2026-12d",
     "incidents-retired-2026-12e",
+    "incidents-retired-2026-12f",
+    "incidents-retired-2026-12g",
+    "incidents-retired-2026-12h",
 )
 
 
