@@ -53,3 +53,32 @@ def test_a_fence_ends_a_pasted_traceback(tmp_path: Path) -> None:
     path.write_text(error + said)
     unfenced = facts_of(read_paths([str(path)]))
     assert not any(s.prose and s.text == said.strip() for s in unfenced.lines)
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "I tried another MASTER_PORT, same error again.",
+        "We see this on every node of the cluster.",
+        "My config: 2 nodes, 8 GPUs each.",
+        "换了端口还是一样的报错",
+    ],
+)
+def test_the_reporters_own_voice_ends_an_unfenced_exception(tmp_path: Path, said: str) -> None:
+    """A sentence in the first person (or in Chinese) right after an exception line, with no
+    fence between, is what the reporter wrote next: prose, not more of the message. A
+    continuation in the library's voice stays part of the message."""
+    from nccl_doctor.evidence.reader import read_paths
+    from nccl_doctor.facts.run import PythonTraceback
+    from nccl_doctor.pipeline import facts_of
+
+    error = "RuntimeError: The server socket has failed to bind to [::]:29500 (errno: 98)\n"
+    more = "Address already in use on this host.\n"
+    path = tmp_path / "report.txt"
+    path.write_text(error + more + said + "\n")
+    facts = facts_of(read_paths([str(path)]))
+    assert said in [s.text for s in facts.lines if s.prose]
+    messages = [" ".join((tb.message or "", *tb.message_lines)) for tb in facts.of(PythonTraceback)]
+    assert len(messages) == 1
+    assert "Address already in use on this host." in messages[0]
+    assert said not in messages[0]

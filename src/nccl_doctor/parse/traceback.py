@@ -74,6 +74,13 @@ _STOP = LazyPattern(
     # a tool's table pasted right below (nvidia-smi's borders and rows), a shell prompt
     r"|\+[-=+]{10}|\|.{0,400}\|$|\$ \w|[\w.-]{1,64}@[\w.-]{1,64}:\S{0,200}[$#] )"
 )
+#: A line in the reporter's own voice: a sentence in the first person, or one in Chinese,
+#: Japanese or Korean (the libraries' messages are English and never say "I" or "we"). Right
+#: after an exception line it is what the reporter wrote next ("RuntimeError: Address already
+#: in use" / "I tried another port, same error"), not more of the message.
+_REPORTER = LazyPattern(
+    r"(?:I|I'm|I've|I'd|I'll|We|We've|We're|My|Our)\s|[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]"
+)
 #: a bare exception line is taken for these type names, or for these modules
 _KNOWN = frozenset(
     {
@@ -315,6 +322,8 @@ class TracebackParser(StreamParser):
         if stripped.startswith("Exception raised from"):
             report.state, report.cpp_stack = "cpp", True
             return True
+        if _REPORTER.match(stripped):
+            return False
         if len(report.lines) >= _MAX_MESSAGE:
             report.truncated = True
             return True
