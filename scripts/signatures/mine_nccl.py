@@ -185,6 +185,16 @@ _ROOT = (
         "two jobs sharing a store or NCCL_COMM_ID)"
     ),
 )
+#: ncclIbIsend's sanity check "to catch user collective call count/size mismatches": the peer
+#: posted a smaller receive than this rank sends (counts differ, or the ranks cut the data
+#: differently: another NCCL_BUFFSIZE/PROTO/ALGO, or another NCCL release on some ranks)
+_IB_MISMATCH = (
+    ("app.collective_mismatch", "nccl.version_mismatch", "nccl.env"),
+    (
+        "a peer posted a smaller receive than this rank sent: the ranks called the collective "
+        "with other counts, or cut it differently (another NCCL_BUFFSIZE, NCCL_PROTO, release)"
+    ),
+)
 READINGS: dict[str, tuple[tuple[str, ...], str]] = {
     **dict.fromkeys(
         (
@@ -241,15 +251,15 @@ READINGS: dict[str, tuple[tuple[str, ...], str]] = {
     ): _ROOT,
     "cudaArch %d dynamic smem %d exceeds device/fn maxSharedMem %d": _SMEM,
     "cudaArch %d ncclMaxSharedMem %d exceeds device/fn maxSharedMem %zu": _SMEM,
-    # ncclIbIsend's sanity check "to catch user collective call count/size mismatches": the
-    # peer posted a smaller receive than this rank sends (counts differ, or the ranks cut the
-    # data differently: another NCCL_BUFFSIZE/PROTO/ALGO, another release)
     "NET/IB : req %d/%d tag %x peer %s collective mismatch error, local size %d remote size %d": (
-        ("app.collective_mismatch", "nccl.env"),
-        (
-            "a peer posted a smaller receive than this rank sent: the ranks called the collective "
-            "with other counts, or cut it differently (another NCCL_BUFFSIZE, NCCL_PROTO, release)"
-        ),
+        _IB_MISMATCH
+    ),
+    # the same check before 2.12 (an ncclInternalError then)
+    "NET/IB : collective mismatch error local size %d remote %d addr %lx rkey %x seq %x/%x": (
+        _IB_MISMATCH
+    ),
+    "NET/IB : peer %s collective mismatch error local size %d remote %d addr %lx rkey %x seq %x/%x": (
+        _IB_MISMATCH
     ),
     # NCCL 2.14-2.16 accept only 0 or 1 here; from 2.17 NCCL_CONFIG_INITIALIZER sets every
     # attribute to NCCL_CONFIG_UNDEF_INT (INT_MIN), which those releases never see as unset

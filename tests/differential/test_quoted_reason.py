@@ -68,7 +68,8 @@ def test_without_last_error_the_result_alone_gives_the_class(tmp_path: Path) -> 
 
 
 def test_a_peer_that_posted_less_points_at_counts_or_settings(tmp_path: Path) -> None:
-    """ncclIbIsend's check "to catch user collective call count/size mismatches"."""
+    """ncclIbIsend's check "to catch user collective call count/size mismatches": the ranks
+    called other counts, or cut the data differently (a setting, or another NCCL release)."""
     warn = (
         "gpu-b12:1307367:1307586 [0] transport/net_ib.cc:1038 NCCL WARN NET/IB : req 0/1 tag 0 "
         "peer 10.10.23.6<58683> collective mismatch error, local size 496640 remote size 65536\n"
@@ -78,6 +79,6 @@ def test_a_peer_that_posted_less_points_at_counts_or_settings(tmp_path: Path) ->
         tmp_path, warn + TRACE.replace("invalid argument", "invalid usage") + "\n"
     )
     top3 = [h.id for h in report.hypotheses[:3]]
-    assert {"app.collective_mismatch", "nccl.env"} <= set(top3)
+    assert len({"app.collective_mismatch", "nccl.env", "nccl.version_mismatch"} & set(top3)) >= 2
     hinted = [h.id for h in report.hypotheses if "points at it" in h.for_[0]]
-    assert sorted(hinted) == ["app.collective_mismatch", "nccl.env"]
+    assert sorted(hinted) == ["app.collective_mismatch", "nccl.env", "nccl.version_mismatch"]

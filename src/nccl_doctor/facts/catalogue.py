@@ -8,7 +8,9 @@ traceback's message, an error line no parser claims) is looked up here. Each
 signature is indexed by the words every match of its pattern holds, anywhere
 in it (:func:`~nccl_doctor.facts.literals.required_words`: CUDA's messages
 follow one of several prefixes), so a line costs a few substring tests per
-signature and a regex only where the words are there.
+signature and a regex only where the words are there. Where no full message matches,
+:func:`quoted_opening` reads a message quoted by its fixed opening alone (a title, a sentence
+cut at the message's first number).
 """
 
 from __future__ import annotations
@@ -184,3 +186,58 @@ def harmless_message(text: str) -> Signature | None:
     never the reporter's words for a failure.
     """
     return next((sig for sig in _matches(text) if harmless(sig)), None)
+
+
+#: Where a message's fixed opening ends: its first field (printf's ``%``, the ``{name}`` of
+#: concat and python formats).
+_FIELD = {"printf": "%", "concat": "{", "python": "{"}
+#: An opening quoted without the rest identifies its message when it has this many words and
+#: characters: "NET/IB : collective mismatch error", "Failed to bind NVLink SHARP (NVLS)".
+_HEAD_WORDS = 4
+_HEAD_CHARS = 24
+
+
+@functools.cache
+def _heads() -> tuple[tuple[str, tuple[str, ...], Signature], ...]:
+    """Each failure message's fixed opening (the words before its first field), as its
+    shortest identifying prefix and all its words, lower case."""
+    out = []
+    for sig in load_signatures():
+        mark = _FIELD.get(sig.format_style)
+        if mark is None or mark not in sig.format or sig.relays or sig.symptom == "info":
+            continue
+        words = tuple(sig.format.split(mark, 1)[0].split("\n", 1)[0].lower().split())
+        for k in range(_HEAD_WORDS, len(words) + 1):
+            if len(shortest := " ".join(words[:k])) >= _HEAD_CHARS:
+                out.append((shortest, words, sig))
+                break
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=4096)
+def quoted_opening(text: str) -> Signature | None:
+    """The failure message whose fixed opening ``text`` quotes without the rest (a title
+    that says ``NET/IB : collective mismatch error``, a sentence that cuts the message at
+    its first number), when no full message matches: the one with the longest opening
+    quoted, ``None`` where two of different classes tie.
+
+    The opening is the message's words before its first field, at least four words and 24
+    characters of them: what the library alone prints.
+    """
+    lowered = " ".join(text.lower().split())
+    best: list[Signature] = []
+    longest = 0
+    for shortest, words, sig in _heads():
+        if shortest not in lowered:
+            continue
+        k = _HEAD_WORDS
+        while k < len(words) and " ".join(words[: k + 1]) in lowered:
+            k += 1
+        size = len(" ".join(words[:k]))
+        if size > longest:
+            best, longest = [sig], size
+        elif size == longest:
+            best.append(sig)
+    if not best or len({s.symptom for s in best}) > 1:
+        return None
+    return best[0]
