@@ -29,6 +29,7 @@ from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.catalogue import harmless_message
 from nccl_doctor.facts.notices import notices_of
 from nccl_doctor.facts.store import Facts
+from nccl_doctor.knowledge.python_exceptions import APP_EXCEPTIONS, IMPORT_EXCEPTIONS
 from nccl_doctor.parse._lazy import LazyPattern
 
 
@@ -313,6 +314,21 @@ PROSE_SYMPTOMS: tuple[ProseSymptom, ...] = (
             r"|#wrong\b.{0,30}\b[1-9]|\bOut of bounds values\s*:\s*[1-9]"
         ),
         "the reporter says a collective returned wrong values",
+        counts=_not_negated,
+    ),
+    # Python's own exception named: the job's code raised it about its data or logic, or an
+    # import failed (a traceback pasted without its last line, the name in the title)
+    ProseSymptom(
+        "app_error",
+        rx(rf"\b(?:{'|'.join(sorted(APP_EXCEPTIONS))})\b"),
+        "the reporter names an exception the job's own code raises (a builtin about its data "
+        "or logic)",
+        counts=_not_negated,
+    ),
+    ProseSymptom(
+        "library_missing",
+        rx(rf"\b(?:{'|'.join(sorted(IMPORT_EXCEPTIONS))})\b"),
+        "the reporter names an import that failed",
         counts=_not_negated,
     ),
     ProseSymptom(

@@ -30,6 +30,7 @@ from nccl_doctor.facts.run import (
     WorkerExit,
 )
 from nccl_doctor.knowledge import cuda_errors, nccl_results
+from nccl_doctor.knowledge.python_exceptions import APP_EXCEPTIONS, IMPORT_EXCEPTIONS
 from nccl_doctor.knowledge.signatures import Signature, by_id
 from nccl_doctor.rules.launch._common import signal_name
 
@@ -172,31 +173,6 @@ def class_of(fact: Fact) -> str | None:
     return None
 
 
-#: Python's own exceptions that a job's code raises about its data and logic (builtins).
-_APP_EXCEPTIONS = frozenset(
-    {
-        "KeyError",
-        "IndexError",
-        "ValueError",
-        "TypeError",
-        "AttributeError",
-        "NameError",
-        "UnboundLocalError",
-        "ZeroDivisionError",
-        "AssertionError",
-        "NotImplementedError",
-        "FileNotFoundError",
-        "IsADirectoryError",
-        "JSONDecodeError",
-        "UnicodeDecodeError",
-        "RecursionError",
-        "StopIteration",
-    }
-)
-#: Python's exceptions for a module or a shared library that could not be loaded.
-_IMPORT_EXCEPTIONS = frozenset({"ImportError", "ModuleNotFoundError"})
-
-
 def _python_class(fact: Fact) -> str:
     """A failure no message classifies: the job's own code, a missing library, or unknown.
 
@@ -205,9 +181,9 @@ def _python_class(fact: Fact) -> str:
     (``RuntimeError`` carries every torch error) stays a generic failure.
     """
     name = fact.exc_name if isinstance(fact, PythonTraceback) else None
-    if name in _APP_EXCEPTIONS:
+    if name in APP_EXCEPTIONS:
         return "app_error"
-    if name in _IMPORT_EXCEPTIONS:
+    if name in IMPORT_EXCEPTIONS:
         return "library_missing"
     return "failure"
 
