@@ -139,7 +139,10 @@ def test_a_cut_ascii_line_is_searched_by_its_words() -> None:
         ]
     )
     assert facts.lines[0].text.endswith("…")
-    assert facts._shapes.odd == (1,)  # only the line that is not ASCII without its ellipsis
+    # the long line is read in two lines (its citation, the rest: facts.base.pieces); of the
+    # lines, only the one that is not ASCII without its ellipsis is odd
+    assert [s.cite.line for s in facts.lines] == [1, 1, 2]
+    assert facts._shapes.odd == (2,)
     assert [h.cite.line for h in facts.search(r"environments")] == [1]
     assert [h.cite.line for h in facts.search(r"segfault")] == [2]  # ſ folds to s
     assert facts.search(r"nothing like this") == ()

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from nccl_doctor.differential.phases import WHERE, phase_of
-from nccl_doctor.facts.base import Cite, Fact
+from nccl_doctor.facts.base import PARAGRAPH_MAX, Cite, Fact
 from nccl_doctor.facts.catalogue import harmless_message, quoted_opening, signature_of
 from nccl_doctor.facts.nccl import NcclTestRow, NcclTestSummary, NcclWarn
 from nccl_doctor.facts.run import (
@@ -29,6 +29,7 @@ from nccl_doctor.facts.run import (
     RendezvousTimeout,
     WorkerExit,
 )
+from nccl_doctor.facts.text import TextLine
 from nccl_doctor.knowledge import cuda_errors, nccl_results
 from nccl_doctor.knowledge.python_exceptions import APP_EXCEPTIONS, IMPORT_EXCEPTIONS
 from nccl_doctor.knowledge.signatures import Signature, by_id
@@ -197,6 +198,8 @@ def _any_failure(fact: Fact) -> bool:
 
 
 def _text_of(fact: Fact) -> str:
+    if isinstance(fact, TextLine):  # the whole line (a citation holds its first 400 characters)
+        return fact.text[:PARAGRAPH_MAX]
     message = getattr(fact, "message", "")
     if isinstance(message, str) and message:
         return f"{message} {fact.cite.text}" if message not in fact.cite.text else fact.cite.text

@@ -12,6 +12,47 @@ from dataclasses import dataclass
 CITE_TEXT_MAX = 400
 #: What ends a citation text that was cut.
 ELLIPSIS = "…"
+#: The most of one free-text line that is read (a paragraph pasted as one line: past a
+#: citation's length it is read in pieces, :func:`pieces`).
+PARAGRAPH_MAX = 4000
+#: Where a sentence ends: a piece of a long line is cut after one where it can be.
+_SENTENCE_ENDS = (". ", "! ", "? ", "; ", "。", "！", "？", "；")
+
+
+def _cut(text: str, start: int, limit: int) -> int:
+    """Where the piece of ``text`` from ``start`` ends: after the last sentence end (else the
+    last space) before ``start + limit``, else at it."""
+    end = start + limit
+    if end >= len(text):
+        return len(text)
+    window = text[start:end]
+    at = max((window.rfind(m) + len(m) for m in _SENTENCE_ENDS if m in window), default=0)
+    if at <= limit // 4:
+        at = window.rfind(" ") + 1
+    return start + at if at > limit // 4 else end
+
+
+def pieces(text: str) -> tuple[str, ...]:
+    """The rest of a line longer than a citation holds, past what its citation shows, in
+    pieces a citation holds whole (cut at sentence ends), up to :data:`PARAGRAPH_MAX`
+    characters of the line; empty for a line a citation holds whole.
+
+    A reporter's paragraph is often one line of a thousand characters, and the
+    message it quotes or the sentence that tells causes apart is as often past
+    the first 400 as before them.
+    """
+    text = text.strip()[:PARAGRAPH_MAX]
+    if len(text) <= CITE_TEXT_MAX:
+        return ()
+    limit = CITE_TEXT_MAX - 1
+    out = []
+    start = _cut(text, 0, limit)  # what the citation shows whole
+    while start < len(text):
+        end = _cut(text, start, limit)
+        if piece := text[start:end].strip():
+            out.append(piece)
+        start = end
+    return tuple(out)
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TypeVar
 
-from nccl_doctor.facts.base import Cite, Fact
+from nccl_doctor.facts.base import Cite, Fact, pieces
 from nccl_doctor.facts.literals import analysis, holds
 from nccl_doctor.facts.run import PythonTraceback
 from nccl_doctor.facts.shapes import DIGITS_AS_ZERO, Shapes, relaxed, shapes_of
@@ -199,6 +199,12 @@ class Facts:
             key = (cite.source, cite.line, cite.text)
             if key not in seen:
                 seen[key] = Said(cite, fact.rank, fact.host, prose)
+            if isinstance(fact, TextLine):  # a paragraph on one line: the rest of it too
+                for piece in pieces(fact.text):
+                    key = (cite.source, cite.line, piece)
+                    if key not in seen:
+                        rest = Cite(cite.source, cite.line, piece)
+                        seen[key] = Said(rest, fact.rank, fact.host, prose)
             for extra in _extra_lines(fact):
                 key = (cite.source, cite.line, extra)
                 if key not in seen:
