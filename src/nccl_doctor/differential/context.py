@@ -11,6 +11,7 @@ else types ("inside docker", "hangs", "after an upgrade").
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from dataclasses import dataclass, field
 
@@ -48,7 +49,7 @@ from nccl_doctor.knowledge.workarounds import is_switch, mask_of, path_off
 from nccl_doctor.signs.gpu import CONSUMER_BOARD, NVLINK_BOARD
 from nccl_doctor.signs.host import SHM_SIZE_SHOWN
 from nccl_doctor.signs.nccl import CONTAINER_SHM, CONTAINER_START, NEW_GPUS, P2P_PLATFORM
-from nccl_doctor.signs.net import HOST_NETWORK
+from nccl_doctor.signs.net import CONNECT_FAILED, HOST_NETWORK
 from nccl_doctor.signs.settings import (
     SaidSetting,
     settings_that_did_not_help,
@@ -115,6 +116,8 @@ class Context:
     #: a host whose name the c10d store client could not look up at all (the resolver
     #: failed, not merely one address family missing)
     unresolved: str | None = None
+    #: the peer address of a failed connect, where it is link-local (169.254.x.x, fe80::)
+    link_local_peer: str | None = None
 
     #: the settings someone says made the job work (:mod:`nccl_doctor.signs.settings`)
     worked: tuple[SaidSetting, ...] = ()
@@ -242,7 +245,21 @@ def context_of(facts: Facts) -> Context:
             ),
             None,
         ),
+        link_local_peer=next(
+            (h.match["peer"] for h in facts.seen(CONNECT_FAILED) if _link_local(h.match["peer"])),
+            None,
+        ),
     )
+
+
+def _link_local(peer: str) -> bool:
+    """Whether a peer as NCCL prints it (``169.254.1.2<42219>``, ``[fe80::1%eth0]:29500``) is a
+    link-local address: one only its own link reaches."""
+    host = re.sub(r"<\d+>$|\]?:\d+$", "", peer.strip("`'\".,;")).strip("[]").split("%", 1)[0]
+    try:
+        return ipaddress.ip_address(host).is_link_local
+    except ValueError:
+        return False
 
 
 def _gpu_newer_than_nccl(facts: Facts) -> tuple[str, str] | None:

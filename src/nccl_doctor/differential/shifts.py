@@ -580,6 +580,20 @@ SHIFTS: tuple[Shift, ...] = (
             f"'getent hosts {c.unresolved}' on that node shows whether it resolves"
         ),
     ),
+    # a link-local address (169.254.0.0/16, fe80::/10) is only reachable on its own link: a
+    # rank that dials a peer there was handed the address of an interface the hosts do not
+    # share (a cloud's metadata or container link, an IPv6 address without its scope); as
+    # strong as the failed connect's own pointer at net.unreachable, which it explains
+    Shift(
+        "net.socket_interface",
+        6.0,
+        "the failed connection was to a link-local address, which only its own link reaches",
+        lambda c: c.link_local_peer is not None,
+        explain=lambda c: (
+            f"the failed connection was to {c.link_local_peer}, a link-local address only its "
+            "own link reaches: the peer advertised an interface the hosts do not share"
+        ),
+    ),
     Shift(
         "net.ib_config",
         6.0,
