@@ -187,3 +187,38 @@ def test_real_cuda_errors_on_the_h200_open_their_family(
     lead = lead_symptom(facts, differential_order(failures_of(facts), failure))
     assert lead is not None
     assert lead.cls == cls
+
+
+#: vLLM's worker on NCCL 2.18.1 with its custom all-reduce (CUDA IPC buffers): a call refused.
+NCCL_INVALID_ARGUMENT = (
+    "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/"
+    "ProcessGroupNCCL.cpp:1333, unhandled cuda error (run with NCCL_DEBUG=INFO for details), "
+    "NCCL version 2.18.1\n"
+    "ncclUnhandledCudaError: Call to CUDA function failed.\n"
+    "Last error:\n"
+    "Cuda failure 'invalid argument'\n"
+)
+
+
+def test_a_refused_cuda_call_inside_nccl_is_not_a_kernel_fault(tmp_path: Path) -> None:
+    """A CUDA call refused (not sticky) is the call's own problem: an NCCL bug, NVLS set-up,
+    a peer's handle; no kernel faulted, so a fault's causes do not lead."""
+    path = tmp_path / "vllm.log"
+    path.write_text(NCCL_INVALID_ARGUMENT)
+    report = diagnose_paths([str(path)])
+    assert report.hypotheses[0].symptom.startswith("a CUDA call failed")
+    ids = report.top(3)
+    assert ids[0] == "nccl.internal"
+    assert not {"cuda.illegal_access", "cuda.device_assert", "gpu.xid"} & set(ids)
+
+
+def test_a_sticky_fault_inside_nccl_keeps_the_faults_causes(tmp_path: Path) -> None:
+    path = tmp_path / "fault.log"
+    path.write_text(
+        NCCL_INVALID_ARGUMENT.replace(
+            "invalid argument", "an illegal memory access was encountered"
+        )
+    )
+    report = diagnose_paths([str(path)])
+    assert report.hypotheses[0].symptom.startswith("a kernel or the GPU faulted")
+    assert set(report.top(2)) == {"gpu.ecc", "cuda.illegal_access"}

@@ -422,17 +422,22 @@ PRIORS: dict[str, tuple[Prior, ...]] = {
         _p("app.param_mismatch", 0.15, "models differ across ranks", "torch-docs"),
         _p("app.hang", 0.15, "one rank took another code path", "torch-docs"),
     ),
+    # a CUDA call refused (not sticky: cudaErrorInvalidValue, InvalidResourceHandle,
+    # NotSupported...): no kernel faulted (that is cuda_fault), the call itself was wrong for
+    # this process, driver or library. The development corpora (session 24, 12 incidents):
+    # NVLS multicast set-up 3, an NCCL bug 3, P2P/IPC imports 2, then one each for the fabric
+    # manager, UVM, a library for another CUDA, the driver
     "cuda_error": (
-        _p("cuda.illegal_access", 0.26, "a kernel faulted (sticky error)"),
-        # the development corpora (with the retired blind ones): 3 of 7 are NCCL's CUDA
-        # failures in NVLS multicast setup (transport/nvls.cc), which the rule confirms
+        _p("nccl.internal", 0.20, "an NCCL bug that passes CUDA a bad argument", "dev-corpus"),
         _p("nccl.nvls", 0.18, "NVLS multicast setup failed under NCCL", "dev-corpus"),
-        _p("cuda.device_assert", 0.16, "a device-side assertion"),
-        _p("gpu.xid", 0.16, "the GPU faulted under the error", "llama3"),
-        _p("cuda.device_visibility", 0.12, "a bad device ordinal or no device"),
-        _p("driver.cuda_mismatch", 0.12, "the runtime needs a newer driver"),
-        _p("gpu.oom", 0.10, "an allocation failed"),
-        _p("driver.uvm", 0.08, "the UVM module is missing"),
+        _p("nccl.p2p", 0.14, "a peer's memory handle could not be opened (IPC, P2P)", "dev-corpus"),
+        _p("nccl.version_mismatch", 0.12, "a library built for another CUDA or GPU", "dev-corpus"),
+        _p("driver.cuda_mismatch", 0.10, "the runtime needs a newer driver", "dev-corpus"),
+        _p("gpu.fabric_manager", 0.08, "NVSwitch fabric not ready (HGX boards)", "dev-corpus"),
+        _p("driver.uvm", 0.06, "the UVM module is missing", "dev-corpus"),
+        _p("driver.container", 0.06, "the container lacks the IPC namespace or devices"),
+        _p("cuda.device_visibility", 0.06, "a bad device ordinal or no device"),
+        _p("cuda.illegal_access", 0.04, "an earlier kernel fault reported at a later call"),
     ),
     # CUDA's errors by family (knowledge.cuda_errors.symptom_class)
     "cuda_fault": (
