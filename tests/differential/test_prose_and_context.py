@@ -1176,3 +1176,42 @@ def test_a_failure_across_nodes_weighs_one_nodes_p2p_down(tmp_path: Path) -> Non
     assert all(any("path between them" in why for why in h.against) for h in p2p)
     one = _diagnose(tmp_path, "Training on my 4-GPU workstation fails at start-up.\n")
     assert not any("path between them" in why for h in one.hypotheses for why in h.against)
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        (
+            "Training with DDP on 4 GPUs hangs forever when the script calls dist.barrier() "
+            "after saving.\n"
+        ),
+        "With Accelerate and ZeRO-3 the job hangs inside accelerator.main_process_first().\n",
+        "All 8 ranks hang at the barrier at the end of training.\n",
+    ],
+)
+def test_a_hang_at_a_barrier_the_code_calls_weighs_for_a_rank_on_another_path(
+    tmp_path: Path, said: str
+) -> None:
+    report = _diagnose(tmp_path, said)
+    assert report.top(1) == ["app.collective_mismatch"]
+    lead = report.hypotheses[0]
+    assert any("barrier the code calls" in reason for reason in lead.for_)
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        # the store's own barrier of start-up is not one the code calls
+        (
+            "Training with DDP on 4 GPUs hangs after 'Waiting in store based barrier to "
+            "initialize process group', nothing is printed.\n"
+        ),
+        "Training with DDP on 4 GPUs hangs, nothing is printed.\n",
+    ],
+)
+def test_no_barrier_named_no_barrier_weight(tmp_path: Path, said: str) -> None:
+    report = _diagnose(tmp_path, said)
+    assert report.hypotheses
+    assert all(
+        "barrier the code calls" not in reason for h in report.hypotheses for reason in h.for_
+    )

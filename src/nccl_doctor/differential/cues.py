@@ -236,6 +236,14 @@ CUES: dict[str, Cue] = {
         r"|\b(?:one|1|a) (?:collective|op|operation|call)s? (?:op )?behind\b"
         r"|\bdifferent (?:number|count)s? of (?:collective|all_?reduce|all_?gather|barrier)"
     ),
+    # the hang is at a barrier the code calls (dist.barrier(), Accelerate's main_process_first
+    # or wait_for_everyone): every rank must reach it, and one that took another path never
+    # does (not the store's own barrier of start-up, "store based barrier")
+    "barrier_said": _cue(
+        r"\b(?:dist|distributed|torch\.distributed)\.barrier\b|(?<![\w.])barrier\(\)"
+        r"|\b(?:local_)?main_process_first\b|\bwait_for_everyone\b"
+        r"|\b(?:at|in|on|calling|call to|reach\w*) (?:the |a )?(?<!based )barrier\b"
+    ),
     # every rank computes on one GPU ("only GPU 0 has load", "all 8 processes run on GPU 0"):
     # the ranks were not given their own device (set_device missing or too late)
     "one_gpu_does_all": _cue(ONE_GPU_DOES_ALL),
