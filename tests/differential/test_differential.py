@@ -387,4 +387,5 @@ def test_a_connection_the_other_end_closed_points_at_the_peer_first(
     # ECONNRESET and EPIPE: the other end's process went away (or something cut the link)
     report = diagnose_text(tmp_path, line + "\n")
     assert report.hypotheses[0].symptom.startswith("a TCP connection between ranks")
-    assert [h.id for h in report.hypotheses[:2]] == ["launch.rank_crash", "net.unreachable"]
+    assert report.hypotheses[0].id == "launch.rank_crash"
+    assert report.hypotheses[1].id in {"net.unreachable", "net.socket_interface"}  # the link

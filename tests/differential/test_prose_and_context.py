@@ -1215,3 +1215,24 @@ def test_no_barrier_named_no_barrier_weight(tmp_path: Path, said: str) -> None:
     assert all(
         "barrier the code calls" not in reason for h in report.hypotheses for reason in h.for_
     )
+
+
+def test_a_gloo_mesh_that_cannot_connect_is_the_interface_first(tmp_path: Path) -> None:
+    """Gloo binds the interface its host name resolves to: a full mesh that does not connect
+    is that interface first (the development corpora's gloo connection failures, 7 of 7)."""
+    report = _diagnose(
+        tmp_path,
+        "RuntimeError: Gloo connectFullMesh failed with "
+        "[../third_party/gloo/gloo/transport/tcp/pair.cc:144] no error\n",
+    )
+    assert report.hypotheses[0].symptom.startswith("a TCP connection between ranks failed")
+    assert report.top(2) == ["net.socket_interface", "net.unreachable"]
+
+
+def test_a_refused_gloo_connection_stays_the_unreachable_peer(tmp_path: Path) -> None:
+    report = _diagnose(
+        tmp_path,
+        "terminate called after throwing an instance of 'gloo::IoException'\n"
+        "  what():  [../third_party/gloo/gloo/transport/tcp/pair.cc:589] Connection refused\n",
+    )
+    assert report.top(1) == ["net.unreachable"]

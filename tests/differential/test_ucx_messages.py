@@ -83,7 +83,8 @@ def test_a_connect_with_no_route_points_at_the_network_not_a_dead_peer(tmp_path:
             "connect(fd=64, dest_addr=10.0.0.12:45231) failed: No route to host",
         ),
     )
-    assert [h.id for h in report.hypotheses[:2]] == ["net.unreachable", "net.socket_interface"]
+    # the network (either reading of it), not the peer's crash the class's table once led with
+    assert {h.id for h in report.hypotheses[:2]} == {"net.unreachable", "net.socket_interface"}
 
 
 def test_the_fork_notice_of_a_finished_run_is_a_notice_not_a_failure(tmp_path: Path) -> None:

@@ -367,10 +367,17 @@ PRIORS: dict[str, tuple[Prior, ...]] = {
         _p("app.hang", 0.10, "one rank skipped or repeated an iteration", "judgement"),
     ),
     # gloo's TCP pairs (gloo/transport/tcp): a peer's socket closed, or none could be opened
+    # the development corpora (session 24): 7 of 7 gloo connection failures (connectFullMesh,
+    # an IoException, an address not found for an interface) were the interface gloo bound
     "connection": (
+        _p(
+            "net.socket_interface",
+            0.28,
+            "gloo bound an interface peers cannot reach",
+            "dev-corpus",
+        ),
         _p("launch.rank_crash", 0.24, "the peer process died and its sockets closed", "judgement"),
         _p("net.unreachable", 0.22, "the peers cannot connect (firewall, routes)"),
-        _p("net.socket_interface", 0.20, "gloo bound an interface peers cannot reach"),
         _p("app.hang", 0.10, "a peer stuck past the timeout closed the pair", "judgement"),
         _p("host.resources", 0.08, "the host ran out of memory or file descriptors"),
         _p("launch.port_in_use", 0.08, "a port gloo needed was taken"),
