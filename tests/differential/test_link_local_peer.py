@@ -43,6 +43,8 @@ def test_a_routable_peer_stays_a_failed_connection(tmp_path: Path) -> None:
         ("169.254.1.2<42219>", True),
         ("[fe80::1%eth0]:29500", True),
         ("fe80::1%ib0<0>", True),
+        ("fe80::1", True),  # bare: its last hextet is digits, not a port
+        ("169.254.3.4:29500", True),
         ("10.0.0.1<5>", False),
         ("127.0.0.1<2>", False),
         ("node-3<29500>", False),

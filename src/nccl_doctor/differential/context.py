@@ -255,9 +255,14 @@ def context_of(facts: Facts) -> Context:
 def _link_local(peer: str) -> bool:
     """Whether a peer as NCCL prints it (``169.254.1.2<42219>``, ``[fe80::1%eth0]:29500``) is a
     link-local address: one only its own link reaches."""
-    host = re.sub(r"<\d+>$|\]?:\d+$", "", peer.strip("`'\".,;")).strip("[]").split("%", 1)[0]
+    text = re.sub(r"<\d+>$", "", peer.strip("`'\".,;"))
+    # as printed, then without a ":port" (a bare IPv6 address ends in digits of its own)
+    return any(_is_link_local(h) for h in (text, re.sub(r"\]?:\d+$", "", text)))
+
+
+def _is_link_local(host: str) -> bool:
     try:
-        return ipaddress.ip_address(host).is_link_local
+        return ipaddress.ip_address(host.strip("[]").split("%", 1)[0]).is_link_local
     except ValueError:
         return False
 
