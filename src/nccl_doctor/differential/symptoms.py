@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 
 from nccl_doctor.differential.phases import WHERE, phase_of
 from nccl_doctor.facts.base import PARAGRAPH_MAX, Cite, Fact
-from nccl_doctor.facts.catalogue import harmless_message, quoted_opening, signature_of
+from nccl_doctor.facts.catalogue import message_of, signature_of
 from nccl_doctor.facts.nccl import NcclTestRow, NcclTestSummary, NcclWarn
 from nccl_doctor.facts.run import (
     C10dSocketError,
@@ -208,9 +208,7 @@ def _text_of(fact: Fact) -> str:
 
 def _from_catalogue(fact: Fact) -> Symptom | None:
     text = _text_of(fact)
-    sig = signature_of(text)
-    if sig is None and harmless_message(text) is None:
-        sig = quoted_opening(text)
+    sig = message_of(text)
     if sig is None:
         return _from_result_text(fact, text)
     return Symptom(sig.symptom, fact.cite, fact.rank, sig.id, sig.location(), sig.hint_ids)

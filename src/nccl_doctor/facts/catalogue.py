@@ -10,7 +10,7 @@ in it (:func:`~nccl_doctor.facts.literals.required_words`: CUDA's messages
 follow one of several prefixes), so a line costs a few substring tests per
 signature and a regex only where the words are there. Where no full message matches,
 :func:`quoted_opening` reads a message quoted by its fixed opening alone (a title, a sentence
-cut at the message's first number).
+cut at the message's first number); :func:`message_of` asks both, in that order.
 """
 
 from __future__ import annotations
@@ -176,6 +176,16 @@ def signature_of(text: str) -> Signature | None:
     """
     sig = next(_matches(text), None)
     return None if sig is None or harmless(sig) else sig
+
+
+def message_of(text: str) -> Signature | None:
+    """The failure message ``text`` holds: the most specific catalogued one
+    (:func:`signature_of`), else, where the catalogue knows no message in it at all (a
+    harmless one included), the one it quotes by its opening (:func:`quoted_opening`)."""
+    first = next(_matches(text), None)
+    if first is not None:
+        return None if harmless(first) else first
+    return quoted_opening(text)
 
 
 def harmless_message(text: str) -> Signature | None:
