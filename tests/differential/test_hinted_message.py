@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from nccl_doctor.pipeline import diagnose_paths
+from tests.helpers import diagnose_text
 
 SAID = (
     "Title: training fails at init inside docker\n\n"
@@ -15,9 +15,7 @@ SAID = (
 
 
 def _top(tmp_path: Path, warn: str) -> list[str]:
-    path = tmp_path / "evidence.txt"
-    path.write_text(SAID.format(warn=warn))
-    report = diagnose_paths([str(path)])
+    report = diagnose_text(tmp_path, SAID.format(warn=warn))
     assert report.hypotheses
     assert report.hypotheses[0].symptom.startswith("NCCL reported a system error")
     return report.top(4)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from nccl_doctor.differential.context import _link_local
-from nccl_doctor.pipeline import diagnose_paths
+from tests.helpers import diagnose_text
 
 SAID = (
     "Title: multi-machine DDP training cannot connect\n\n"
@@ -19,9 +19,7 @@ SAID = (
 
 
 def _top(tmp_path: Path, peer: str) -> list[str]:
-    path = tmp_path / "evidence.txt"
-    path.write_text(SAID.format(peer=peer))
-    report = diagnose_paths([str(path)])
+    report = diagnose_text(tmp_path, SAID.format(peer=peer))
     assert report.hypotheses
     return report.top(3)
 

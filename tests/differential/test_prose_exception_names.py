@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from nccl_doctor.pipeline import diagnose_paths
+from tests.helpers import diagnose_text
 
 #: A rank's traceback cut before its exception line, as people paste it.
 CUT = (
@@ -21,9 +21,7 @@ CUT = (
 
 
 def _report(tmp_path: Path, text: str) -> list[str]:
-    path = tmp_path / "evidence.txt"
-    path.write_text(text)
-    report = diagnose_paths([str(path)])
+    report = diagnose_text(tmp_path, text)
     assert report.hypotheses
     return [h.id for h in report.hypotheses[:3]]
 
@@ -56,9 +54,7 @@ def test_an_import_error_named_is_a_library_problem(tmp_path: Path) -> None:
     ],
 )
 def test_no_exception_name_no_app_error(tmp_path: Path, said: str) -> None:
-    path = tmp_path / "evidence.txt"
-    path.write_text(said)
-    report = diagnose_paths([str(path)])
+    report = diagnose_text(tmp_path, said)
     assert report.hypotheses
     assert not report.hypotheses[0].symptom.startswith("the job's own code")
     assert [h.id for h in report.hypotheses[:1]] != ["launch.rank_crash"]
@@ -67,14 +63,13 @@ def test_no_exception_name_no_app_error(tmp_path: Path, said: str) -> None:
 def test_the_exception_line_itself_outranks_the_name_in_words(tmp_path: Path) -> None:
     """Machine output first: a watchdog timeout printed is the symptom, whatever the title
     names."""
-    top = _report(
+    report = diagnose_text(
         tmp_path,
         "Title: KeyError after the first epoch, then the job hangs\n\n"
         "[rank0]:[E ProcessGroupNCCL.cpp:616] [Rank 0] Watchdog caught collective operation "
         "timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000)"
         " ran for 600012 milliseconds before timing out.\n",
     )
-    path = tmp_path / "evidence.txt"
-    report = diagnose_paths([str(path)])
+    top = [h.id for h in report.hypotheses[:3]]
     assert report.hypotheses[0].symptom.startswith("a collective timed out")
     assert top[0] != "launch.rank_crash"
