@@ -30,11 +30,22 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "src"))
 
 from common import OUT_DIR, escape, write_jsonl
 
-from nccl_doctor.knowledge.cuda_errors import ERRORS, catalogue_id, symptom_class
+from nccl_doctor.knowledge.cuda_errors import ERRORS, catalogue_id, self_evident, symptom_class
 
 JCUDA_FILE = "JCudaJava/src/main/java/jcuda/runtime/cudaError.java"
 JCUDA_TAGS = ("version-10.0.0-RC01", "version-10.1.0-RC01")
-CUDA_CONTEXT = r"(?:CUDA error: |Cuda failure (?:-?\d{1,4} )?'|CUDA error -?\d{1,4} ')"
+#: The prefixes CUDA's texts come behind: PyTorch's ``CUDA error:``; NCCL's ``Cuda failure N
+#: '...'``; ``CUDA error N '...'``; other wrappers' ``CUDART error:`` (SGLang),
+#: ``CUDA runtime error in <call>:`` (TensorRT-LLM), ``CUDA Error:`` (vLLM, darknet); THC's
+#: ``cuda runtime error (N) :``; an error's own name (CuPy's ``cudaErrorX:``, the driver's
+#: ``CUDA_ERROR_X:``); ggml's ``failed to initialize CUDA:``; CUDA's samples' ``(error code
+#: ...)``. A text :func:`cuda_errors.self_evident` says is CUDA's own needs none.
+CUDA_CONTEXT = (
+    r"(?:CUDA error: |Cuda failure (?:-?\d{1,4} )?'|CUDA error -?\d{1,4} '"
+    r"|CUDA(?:RT| [Rr]untime)? (?:[Ee]rror|ERROR)(?: in \w{1,60})?: "
+    r"|cuda runtime error \(\d{1,5}\) : |(?:cudaError[A-Za-z]{1,60}|CUDA_ERROR_[A-Z_]{1,60})\)?: "
+    r"|failed to initialize CUDA: |\(error code )"
+)
 CUDA_VERSIONS = {"first": "12.x", "last": "13.x", "seen": ["12.x", "13.x"]}
 
 
@@ -52,7 +63,8 @@ def cuda_rows() -> list[dict[str, Any]]:
             "versions": CUDA_VERSIONS,
             "format": f"CUDA error: {err.message}",
             "format_style": "literal",
-            "pattern": CUDA_CONTEXT + f"(?P<message>{escape(err.message)})",
+            "pattern": ("" if self_evident(err) else CUDA_CONTEXT)
+            + f"(?P<message>{escape(err.message)})",
             "fields": ["message"],
             "symptom": symptom,
             "hint_ids": [err.diagnosis_id] if err.diagnosis_id else [],

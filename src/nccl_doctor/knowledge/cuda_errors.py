@@ -339,6 +339,39 @@ for _e in ERRORS:
             _BY_NAME[_name.lower()] = _e
 
 
+#: Statuses CUDA returns that are no failure: not ready yet, already enabled or registered,
+#: the runtime unloading at exit (after the job's own end or an earlier error).
+NOT_FAILURES = frozenset({0, 4, 600, 704, 712})
+#: Words a GPU runtime's message holds and a common phrase does not ("invalid device
+#: ordinal", "peer access is not supported between these two devices").
+_GPU_WORDS = re.compile(
+    r"device|CUDA|kernel|PTX|ECC|NVLink|MPS|peer|launch|captur|graph|stream|driver|Grid"
+    r"|memory|illegal|texturing|cooperative|cluster"
+)
+#: CUDA's own texts that hold no such word and are no common phrase all the same
+#: (cudaErrorSystemNotReady: the fabric is not up; cudaErrorCompatNotSupportedOnDevice).
+_OWN_TEXTS = frozenset(
+    {"system not yet initialized", "forward compatibility was attempted on non supported HW"}
+)
+#: Shorter texts are common phrases ("out of memory", "invalid argument", "unknown error").
+_SELF_EVIDENT_CHARS = 22
+
+
+def self_evident(err: CudaError) -> bool:
+    """Whether this error's text names it wherever it is printed, whatever wraps it.
+
+    CUDA's texts come out behind many prefixes (``CUDART error:``, ``CUDA runtime error in
+    f:``, ``failed to initialize CUDA:``, a reporter's sentence). A text long enough and
+    holding a GPU word (``peer access is not supported between these two devices``) is
+    CUDA's own; a short or common one (``invalid argument``) needs a CUDA prefix beside it.
+    A status that is no failure never counts.
+    """
+    text = err.message or ""
+    if err.code in NOT_FAILURES or len(text) < _SELF_EVIDENT_CHARS:
+        return False
+    return text in _OWN_TEXTS or bool(_GPU_WORDS.search(text))
+
+
 #: Ids of a kernel's or the GPU's fault: the context is lost (sticky errors are of this kind).
 _FAULT_IDS = frozenset({"cuda.illegal_access", "cuda.device_assert", "gpu.ecc", "gpu.nvlink"})
 #: Ids of a process that cannot have the GPU it asked for.

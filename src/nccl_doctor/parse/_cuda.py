@@ -126,11 +126,6 @@ def cuda_facts(line: Line, text: str, rank: int | None) -> list[Fact]:
     return out
 
 
-#: Statuses CUDA returns that are no failure: not ready yet, already enabled or registered,
-#: the runtime unloading at exit (after the job's own end or an earlier error).
-_NOT_FAILURES = frozenset({0, 4, 600, 704, 712})
-
-
 def _named(line: Line, text: str, rank: int | None) -> list[Fact]:
     """The first CUDA error named on a line that no other wording of an error matched.
 
@@ -144,7 +139,7 @@ def _named(line: Line, text: str, rank: int | None) -> list[Fact]:
         return []
     for m in _NAMED.finditer(text):
         err = cuda_errors.by_name(m["name"])
-        if err is None or err.code in _NOT_FAILURES:
+        if err is None or err.code in cuda_errors.NOT_FAILURES:
             continue
         # "CUDA_ERROR_X: its message", "(CUDA_ERROR_X): its message" (NVHPC's OpenACC runtime)
         after = text[m.end() : m.end() + 200].lstrip(":)]'\" ").lower()
