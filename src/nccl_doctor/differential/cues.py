@@ -64,6 +64,18 @@ _ONLY_RANK = (
     r"|(?:on|in) (?:the )?(?:rank ?0|main process|master process) only\b)"
 )
 
+#: Setting one of the program's own options: a lower-case name (``filter_empty_gt``,
+#: ``packing``) given a value.
+_TOGGLE = (
+    r"\b(?:set|sets|setting|use|using|with|disabl\w*|enabl\w*|remov\w*|chang\w*|pass\w*)\s+"
+    # (not how many GPUs, nodes, ranks or workers run, nor where they meet)
+    r"`?(?![a-z0-9_.]{0,40}?(?:parallel|gpu|device|node|nproc|world|rank|worker|cuda|nccl"
+    r"|gloo|port|backend|master|addr))"
+    r"(?-i:[a-z_][a-z0-9_.]{2,40})`?\s?(?:==?|:)\s?[`'\"]?\w"
+)
+#: What the setting decides: the job hangs, or works.
+_OUTCOME = r"\b(?:hangs?|hung|stuck|freez\w*|waiting|deadlock\w*|works?|worked|fine|ok|okay)\b"
+
 #: Discriminating sentences: name -> the words. Read by :func:`cues_of`.
 CUES: dict[str, Cue] = {
     # the same code works with gloo, or on one GPU: NCCL's intra-node transport is at fault
@@ -235,6 +247,13 @@ CUES: dict[str, Cue] = {
         r"\b(?:collectives?|all_?reduce|all_?gather\w*|reduce_scatter|broadcast\w*|barrier)\b"
         r"|\b(?:one|1|a) (?:collective|op|operation|call)s? (?:op )?behind\b"
         r"|\bdifferent (?:number|count)s? of (?:collective|all_?reduce|all_?gather|barrier)"
+    ),
+    # the hang comes and goes with a setting of the program's own (a lower-case name = value:
+    # "when I set `filter_empty_gt=False` it keeps waiting", "stuck if set packing=false"): the
+    # program's path, or its data, decides whether the ranks meet; not NCCL's, the launcher's
+    # or the GPUs' settings (upper-case variables, parallel sizes, devices, ports, workers)
+    "own_setting_decides": _cue(
+        rf"{_TOGGLE}[^\n]{{0,120}}?{_OUTCOME}|{_OUTCOME}[^\n]{{0,120}}?{_TOGGLE}"
     ),
     # the hang is at a barrier the code calls (dist.barrier(), Accelerate's main_process_first
     # or wait_for_everyone): every rank must reach it, and one that took another path never

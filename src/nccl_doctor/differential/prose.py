@@ -353,6 +353,9 @@ PROSE_SYMPTOMS: tuple[ProseSymptom, ...] = (
             r"\b(?:hangs?|hanging|hung|freez\w*|frozen|stuck\w*|no progress|deadlock\w*"
             r"|stall(?:s|ed)?|never (?:ends|returns|finishes)|unresponsive"
             r"|(?:stopped|stops|stop|not) responding|takes? forever)\b"
+            # it waits and nothing comes ("keeps waiting", "is always waiting", "waits forever")
+            r"|\b(?:wait(?:s|ed|ing)?|blocked) (?:forever|indefinitely|endlessly)\b"
+            r"|\b(?:keeps?|kept|(?:is|are|was|were) (?:always|still)) waiting\b"
             # NCCL's kernels spin while they wait: the GPUs busy, the job not moving
             r"|\b(?:utili[sz]ation|util|usage)\b.{0,30}\b100 ?%.{0,60}"
             r"\b(?:nothing (?:happens|moves)|no (?:progress|output|logs?)"

@@ -507,6 +507,21 @@ SHIFTS: tuple[Shift, ...] = (
             ("net.socket_interface", 0.5),
         )
     ),
+    *(
+        Shift(
+            i,
+            f,
+            "the hang comes and goes with a setting of the program's own: its path or its data "
+            "decide whether the ranks meet in the same collectives",
+            lambda c: c.says("own_setting_decides"),
+            _STALLS,
+        )
+        for i, f in (
+            ("app.collective_mismatch", 3.0),
+            ("app.hang", 2.0),
+            ("nccl.p2p", 0.5),
+        )
+    ),
     # a barrier the code calls is a collective every rank must reach: a hang there is often a
     # rank that took another path (a branch on rank 0, an early return). Nothing against P2P:
     # a job's first collective is often a barrier, and a broken P2P path stalls it the same
