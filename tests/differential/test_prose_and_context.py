@@ -1036,6 +1036,9 @@ def test_every_rank_on_one_gpu_points_at_ranks_sharing_it(
         ("The trainer stays stuck on iteration 999 after saving.", True),
         ("It always hangs in the second epoch.", True),
         ("多 GPU 训练在第二个 epoch 卡在 loss.backward()", True),
+        ("trainer.fit() hangs forever after the first train+val epoch.", True),
+        ("It hangs after the first epoch ends.", True),
+        ("It hangs before the first epoch starts.", False),
         # Keras counts epochs from 1: 'Epoch 1/24' is the first
         ("It freezes in Epoch 1/24 and prints nothing more.", False),
         ("It hangs at step 1, before any loss is printed.", False),

@@ -207,6 +207,8 @@ CUES: dict[str, Cue] = {
         # a named epoch or step past the first ("after epoch 0, epoch 1 was stuck", "stays stuck
         # on iteration 999", "in the second epoch", "在第二个 epoch 卡在")
         r"|\bafter (?:the )?(?:epoch|step|iteration) \d+|\bepoch \d+ (?:was|is|got|gets) stuck\b"
+        # the first epoch ran ("hangs forever after the first train+val epoch")
+        r"|\bafter (?:the )?(?:first|1st|one) (?:[\w+/-]{1,20} ){0,2}?epoch\b"
         # (not "freezes in Epoch 1/24": Keras counts epochs from 1)
         r"|\b(?:stuck|hangs?|hung|freez\w*) (?:on|at|in) (?:iteration|step|epoch) (?:[2-9]|[1-9]\d)"
         r"|\b(?:second|third|next|last|later) epoch\b|第[二三四五六七八九十\d]+个? ?(?:epoch|轮)"
