@@ -130,6 +130,9 @@ _FAILURE = ProseSymptom(
         r"|\b(?:unable to|can ?not|can't|could ?n[o']t|won't|not able to) (?:run|start|launch"
         r"|train|initiali[sz]e|init|connect|communicate|load|use (?:multiple|more than one|all)"
         r" GPUs)\b"
+        # the same, said of the job ("the other one cannot be trained", "it still didn't run")
+        r"|\b(?:can ?not|can't|could ?n[o']t|won't) be (?:trained|run|started|launched)\b"
+        r"|\b(?:did ?n[o']t|does ?n[o']t|never) (?:run|start)s?\b"
         # Chinese: an error is reported, error (not an error rate), failed, crashed, cannot
         # train / run / start / connect...
         # (not "无报错" / "没有报错": no error was reported)
@@ -356,6 +359,11 @@ PROSE_SYMPTOMS: tuple[ProseSymptom, ...] = (
             # it waits and nothing comes ("keeps waiting", "is always waiting", "waits forever")
             r"|\b(?:wait(?:s|ed|ing)?|blocked) (?:forever|indefinitely|endlessly)\b"
             r"|\b(?:keeps?|kept|(?:is|are|was|were) (?:always|still)) waiting\b"
+            # nothing answers ("it stops and has no response"); set-up that never ends ("the
+            # nodes don't finish connecting")
+            r"|\b(?:has|had|with|gives?|gave) no response\b"
+            r"|\b(?:do ?n[o']t|does ?n[o']t|did ?n[o']t|never|not) (?:finish|complete)s? "
+            r"(?:connecting|initiali[sz]\w*|the (?:rendezvous|handshake))\b"
             # NCCL's kernels spin while they wait: the GPUs busy, the job not moving
             r"|\b(?:utili[sz]ation|util|usage)\b.{0,30}\b100 ?%.{0,60}"
             r"\b(?:nothing (?:happens|moves)|no (?:progress|output|logs?)"
