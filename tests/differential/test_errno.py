@@ -58,7 +58,20 @@ def test_no_route_to_host_across_nodes_is_the_network(tmp_path: Path) -> None:
 def test_a_name_that_does_not_resolve_is_the_address_then_the_interface(tmp_path: Path) -> None:
     report = _report(tmp_path, GAI)
     assert report.top(2) == ["net.unreachable", "net.socket_interface"]
-    assert any("system.gai.eai_noname" in reason for reason in report.hypotheses[0].for_)
+    # the name of a peer that does not resolve points at the peer, not at this host's interface
+    assert all("system.gai.eai_noname" not in reason for reason in report.hypotheses[0].for_)
+
+
+def test_a_store_host_that_does_not_resolve_is_unreachable_first(tmp_path: Path) -> None:
+    report = _report(
+        tmp_path,
+        "INFO 2020-01-17 00:55:01,694 Using TCPStore for c10d::Store implementation\n"
+        "INFO 2020-01-17 00:55:01,702 Rank 1 will connect to TCPStore server at "
+        "trainer-z2b7s:47279\n"
+        "Error: Rank -1 received an Exception. Detailed message: host not found: "
+        "Name or service not known\n",
+    )
+    assert report.top(1) == ["net.unreachable"]
 
 
 def test_c10ds_ipv6_warning_opens_no_class_though_it_quotes_gai_strerror(tmp_path: Path) -> None:
