@@ -32,8 +32,8 @@ from nccl_doctor.facts.run import (
 from nccl_doctor.facts.text import TextLine
 from nccl_doctor.knowledge import cuda_errors, nccl_results
 from nccl_doctor.knowledge.python_exceptions import APP_EXCEPTIONS, IMPORT_EXCEPTIONS
+from nccl_doctor.knowledge.signals import signal_name
 from nccl_doctor.knowledge.signatures import Signature, by_id
-from nccl_doctor.rules.launch._common import signal_name
 
 #: ncclResult_t by number (src/nccl.h.in): the class each result opens.
 NCCL_RESULT_CLASS = {

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from nccl_doctor.facts.base import Fact
 from nccl_doctor.facts.run import LauncherEvent, LauncherSignal, WorkerExit
+from nccl_doctor.knowledge.signals import SIGNAL_NUMBERS, STRSIGNAL
 from nccl_doctor.parse._lazy import LazyPattern
 from nccl_doctor.parse._runtext import (
-    SIGNAL_NUMBERS,
-    STRSIGNAL,
     Ctx,
     signal_named,
     signal_of,

@@ -9,66 +9,11 @@ from typing import TypedDict
 from nccl_doctor.evidence.lines import Line
 from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.run import DistributedError, default_group
+from nccl_doctor.knowledge.signals import SIGNAL_NUMBERS, SIGNALS
 from nccl_doctor.knowledge.units import to_mib
 from nccl_doctor.parse._lazy import LazyPattern
 from nccl_doctor.parse._nccl_common import to_int as nccl_int
 from nccl_doctor.parse._values import cite
-
-#: Linux signal numbers and names (fixed; the ``signal`` module is platform-dependent).
-SIGNALS: dict[int, str] = {
-    1: "SIGHUP",
-    2: "SIGINT",
-    3: "SIGQUIT",
-    4: "SIGILL",
-    5: "SIGTRAP",
-    6: "SIGABRT",
-    7: "SIGBUS",
-    8: "SIGFPE",
-    9: "SIGKILL",
-    10: "SIGUSR1",
-    11: "SIGSEGV",
-    12: "SIGUSR2",
-    13: "SIGPIPE",
-    14: "SIGALRM",
-    15: "SIGTERM",
-    16: "SIGSTKFLT",
-    17: "SIGCHLD",
-    18: "SIGCONT",
-    19: "SIGSTOP",
-    20: "SIGTSTP",
-    21: "SIGTTIN",
-    22: "SIGTTOU",
-    23: "SIGURG",
-    24: "SIGXCPU",
-    25: "SIGXFSZ",
-    26: "SIGVTALRM",
-    27: "SIGPROF",
-    28: "SIGWINCH",
-    29: "SIGIO",
-    30: "SIGPWR",
-    31: "SIGSYS",
-}
-SIGNAL_NUMBERS: dict[str, int] = {name: number for number, name in SIGNALS.items()}
-#: glibc's strsignal() texts of the signals that end a process, as srun prints them.
-STRSIGNAL: dict[str, str] = {
-    "Hangup": "SIGHUP",
-    "Interrupt": "SIGINT",
-    "Quit": "SIGQUIT",
-    "Illegal instruction": "SIGILL",
-    "Trace/breakpoint trap": "SIGTRAP",
-    "Aborted": "SIGABRT",
-    "Bus error": "SIGBUS",
-    "Floating point exception": "SIGFPE",
-    "Killed": "SIGKILL",
-    "User defined signal 1": "SIGUSR1",
-    "Segmentation fault": "SIGSEGV",
-    "User defined signal 2": "SIGUSR2",
-    "Broken pipe": "SIGPIPE",
-    "Alarm clock": "SIGALRM",
-    "Terminated": "SIGTERM",
-    "CPU time limit exceeded": "SIGXCPU",
-    "File size limit exceeded": "SIGXFSZ",
-}
 
 #: a line, its rank, and the process group prefix and group rank its text names
 Ctx = tuple[Line, int | None, str | None, int | None]

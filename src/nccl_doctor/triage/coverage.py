@@ -28,8 +28,9 @@ from nccl_doctor.facts.run import (
 )
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Finding
+from nccl_doctor.knowledge.signals import signal_name
 from nccl_doctor.report import Coverage, EvidenceRead
-from nccl_doctor.rules.launch._common import STOP_SIGNALS, launcher_of, signal_name
+from nccl_doctor.rules.launch._common import STOP_SIGNALS, launcher_of
 
 _GPU_KINDS = frozenset({"nvidia-smi", "nvidia-smi-q", "nvidia-smi-xml"})
 _NET_IDS = ("net.", "nccl.p2p", "nccl.host_identity")

@@ -26,6 +26,7 @@ from nccl_doctor.facts.run import (
     WorkerExit,
 )
 from nccl_doctor.facts.store import Facts
+from nccl_doctor.knowledge.signals import signal_name
 from nccl_doctor.rules.base import first_distinct
 from nccl_doctor.signs.common import CARRIES_ON, HANG_WORDS
 from nccl_doctor.signs.launch import (
@@ -38,21 +39,6 @@ from nccl_doctor.signs.launch import (
 
 #: Signals that are the launcher (or a scheduler) stopping a process, not a crash.
 STOP_SIGNALS = frozenset({"SIGTERM", "SIGINT", "SIGHUP", "SIGUSR1", "SIGUSR2"})
-#: Exit codes that mean "killed by a signal" when a shell or launcher reports them.
-_SIGNALS = {6: "SIGABRT", 7: "SIGBUS", 9: "SIGKILL", 11: "SIGSEGV", 15: "SIGTERM", 2: "SIGINT"}
-
-
-def signal_name(exitcode: int | None, given: str | None = None) -> str | None:
-    """The signal a negative (or 128+N) exit code stands for."""
-    if given:
-        return given
-    if exitcode is None:
-        return None
-    if exitcode < 0:
-        return _SIGNALS.get(-exitcode, f"signal {-exitcode}")
-    if 128 < exitcode < 160:
-        return _SIGNALS.get(exitcode - 128)
-    return None
 
 
 def address_in_use(facts: Facts) -> tuple[list[Cite], bool]:
