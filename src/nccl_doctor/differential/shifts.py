@@ -525,16 +525,13 @@ SHIFTS: tuple[Shift, ...] = (
     # a barrier the code calls is a collective every rank must reach: a hang there is often a
     # rank that took another path (a branch on rank 0, an early return). Nothing against P2P:
     # a job's first collective is often a barrier, and a broken P2P path stalls it the same
-    *(
-        Shift(
-            i,
-            f,
-            "the job waits at a barrier the code calls (dist.barrier, main_process_first): a "
-            "rank that took another path never reaches it",
-            lambda c: c.says("barrier_said"),
-            _STALLS,
-        )
-        for i, f in (("app.collective_mismatch", 3.0),)
+    Shift(
+        "app.collective_mismatch",
+        3.0,
+        "the job waits at a barrier the code calls (dist.barrier, main_process_first): a "
+        "rank that took another path never reaches it",
+        lambda c: c.says("barrier_said"),
+        _STALLS,
     ),
     *(
         Shift(
