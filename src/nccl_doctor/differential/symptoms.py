@@ -220,10 +220,15 @@ def _from_result_text(fact: Fact, text: str) -> Symptom | None:
     binding raises (vLLM's and CuPy's ``NCCL error: X``, Horovod's ``ncclAllReduce failed:
     X``), whatever it prints around it. A short form counts beside the word NCCL only."""
     result = nccl_results.from_message(text)
+    low = text.lower()
+    if result is None and "nccl" in low and nccl_results.unknown_result_in(text):
+        # a code the reader's enum lacks: another NCCL build returned it
+        where = "the default branch of NCCL ncclGetErrorString or torch getNcclErrorDetailStr"
+        hints = (nccl_results.UNKNOWN_RESULT_ID,)
+        return Symptom("failure", fact.cite, fact.rank, "nccl.result.unknown", where, hints)
     cls = NCCL_RESULT_CLASS.get(result.code) if result is not None else None
     if result is None or cls is None:
         return None
-    low = text.lower()
     if "nccl" not in low and result.message.lower() not in low:
         return None  # a short text ("invalid argument", "internal error") CUDA or others print
     where = "NCCL src/init.cc ncclGetErrorString"

@@ -132,6 +132,14 @@ RESULTS: tuple[NcclResult, ...] = (
     ),
 )
 
+#: What a reader of a result prints for a code outside the enum it was built with: NCCL's own
+#: ``ncclGetErrorString`` (its ``default:`` branch, every release) and PyTorch's
+#: ``getNcclErrorDetailStr`` (``default:``; ncclRemoteError only where torch was built with
+#: NCCL 2.13 or later). The code came from an NCCL build other than the one reading it: a
+#: second libnccl loaded beside the one the program was compiled with.
+UNKNOWN_RESULT_TEXTS = ("unknown result code", "unknown nccl error!")
+UNKNOWN_RESULT_ID = "nccl.version_mismatch"
+
 _BY_CODE = {r.code: r for r in RESULTS}
 _MIN_PHRASE = 10
 _BY_NAME = {r.name.lower(): r for r in RESULTS}
@@ -170,3 +178,9 @@ def from_message(text: str) -> NcclResult | None:
             if phrase.lower() in low and (best is None or len(phrase) > best[0]):
                 best = (len(phrase), r)
     return best[1] if best else None
+
+
+def unknown_result_in(text: str) -> bool:
+    """Whether ``text`` holds the words printed for a result code the reader does not know."""
+    low = text.lower()
+    return any(t in low for t in UNKNOWN_RESULT_TEXTS)
