@@ -110,6 +110,25 @@ CUES: dict[str, Cue] = {
         r"\b(?:two|another|other|second|several|multiple) (?:\w+ ){0,2}(?:jobs?|trainings?"
         r"|training process(?:es)?|runs|experiments?|programs?)\b.{0,40}\bsame (?:\w+ ){0,3}GPUs?\b"
     ),
+    # the reporter says the port is taken ("port conflicts", "the port is already in use",
+    # Chinese "端口被占用"): the bind of the store or rendezvous port failed (EADDRINUSE)
+    "port_taken": _cue(
+        rf"{NOT_SAID}\bports? (?:conflict|collision|clash)\w*"
+        rf"|{NOT_SAID}\b(?:port|address)\b(?:(?!\bnot\b|n't\b|\bnever\b)[^.\n]){{0,30}}"
+        r"\b(?:is |are |was |were |being )?"
+        r"(?:already (?:in use|used|taken|occupied)|in use|taken|occupied)\b"
+        r"|端口(?:被)?(?:占用|冲突)|端口已(?:被)?(?:占用|使用)"
+    ),
+    # two jobs launched on one machine ("two experiments in one docker image", "two copies of
+    # the code at the same time"): both launchers take the same default port (not the same
+    # GPUs: other_job_same_gpus)
+    "jobs_share_host": _cue(
+        r"\b(?:two|2|another|second|multiple|several) (?:\w+ ){0,2}(?:jobs?|trainings?"
+        r"|experiments?|copies|runs|instances|programs|scripts|tasks)\b[^.\n]{0,60}"
+        r"\b(?:(?:on|in) (?:the )?(?:same|one) (?:machine|node|host|server|docker|container|image)"
+        r"|at the same time|simultaneously|in parallel|concurrently)\b",
+        unless=rx(r"\bsame (?:\w+ ){0,3}GPUs?\b"),
+    ),
     "mig": _cue(r"\bMIG\b|\bMulti-Instance GPU\b"),
     # CUDA's own peer-to-peer samples pass: the GPUs' peer access works outside NCCL
     "p2p_test_passed": _cue(

@@ -402,6 +402,18 @@ SHIFTS: tuple[Shift, ...] = (
         lambda c: c.says("other_job_same_gpus"),
     ),
     Shift(
+        "launch.port_in_use",
+        8.0,
+        "the reporter says the port is taken: the store's or the rendezvous's bind failed",
+        lambda c: c.says("port_taken"),
+    ),
+    Shift(
+        "launch.port_in_use",
+        6.0,
+        "the reporter ran two jobs on one machine: both launchers take the same default port",
+        lambda c: c.says("jobs_share_host") and not c.says("multi_node"),
+    ),
+    Shift(
         "gpu.mig",
         4.0,
         "the reporter names MIG: a process enumerates one MIG instance at most",
