@@ -49,16 +49,28 @@ def test_a_timeout_at_the_first_collective_is_told_apart(
     assert (first_collective_timeout(facts) is not None) is first
 
 
-def test_the_first_collective_weighs_the_gpu_path_beside_the_training_code(
+def test_the_first_collective_alone_leaves_the_cause_to_the_differential(
     tmp_path: Path,
 ) -> None:
+    # nothing shows a rank elsewhere: the GPU path and the code are both ranked, no finding
     report = diagnose_text(tmp_path, _timeout(2))
+    assert not [f for f in report.findings if f.id == "app.hang"]
+    assert [h.id for h in report.hypotheses[:2]] == ["nccl.p2p", "app.hang"]
+    report = diagnose_text(tmp_path, _timeout(57))
+    assert report.findings[0].id == "app.hang"
+    assert "first collective" not in report.findings[0].summary
+    assert report.hypotheses[0].id != "nccl.p2p"
+
+
+def test_a_rank_busy_for_most_of_the_timeout_keeps_the_hang_a_finding(tmp_path: Path) -> None:
+    # a progress bar ran 9 of the 10 minutes before the timeout (tqdm's carriage returns run
+    # it into the watchdog's line): a rank was at its own work, not connecting
+    busy = (
+        "Running tokenizer on dataset:   9%|###8      | 280000/2969526 [09:05<4:48:08, 155.57 ex/s]"
+    )
+    report = diagnose_text(tmp_path, busy + _timeout(2))
     hang = report.findings[0]
     assert hang.id == "app.hang"
     assert hang.confidence.value == "medium"
     assert "it is the group's first collective (SeqNum 2) and none has completed" in hang.summary
     assert hang.fix[0].startswith("Rerun the first steps with NCCL_DEBUG=INFO")
-    assert report.hypotheses[0].id == "nccl.p2p"
-    report = diagnose_text(tmp_path, _timeout(57))
-    assert "first collective" not in report.findings[0].summary
-    assert report.hypotheses[0].id != "nccl.p2p"

@@ -31,7 +31,11 @@ rank short, dead or in error. Each rank is labelled: the **origin** (never
 joined, dead, stuck in a different collective, an error of its own, or its
 own GPU work ahead of the collective did not finish), **lagging** (behind,
 waiting on the origin) or **messenger** (it only reports), and the
-collective where they diverge is named.
+collective where they diverge is named. A timeout at the default group's
+first collective with none completed, and nothing showing a rank elsewhere
+(no rank missing from the timeouts, no long progress bar, no checkpoint),
+is not asserted here: the ranks may never have connected, and the ranked
+causes weigh the GPU path and the network beside a late rank.
 
 Fix
 ---
@@ -542,7 +546,28 @@ def check(facts: Facts) -> list[Finding]:
     return [finding]
 
 
+#: The default group's timeout when the timeout line gives none (10 min since torch 2.2).
+_DEFAULT_MS = 600_000
+
+
+def _unconnected(facts: Facts) -> bool:
+    """Whether the only stall is at the default group's first collectives, none completed, with
+    no rank shown elsewhere (no origin named, none missing from the timeouts, no checkpoint):
+    the ranks may never have connected, and whether the transport, the network or a late rank
+    is at fault is the differential's to rank, not this rule's to assert."""
+    timeout = first_collective_timeout(facts)
+    if timeout is None or _named(analyse(facts)):
+        return False
+    # a progress bar that ran for half the timeout or more: a rank was at its own work
+    busy = longest_elapsed(facts)
+    if busy is not None and busy[0] * 2000 >= (timeout.timeout_ms or _DEFAULT_MS):
+        return False
+    return not missing_from_timeout(facts)[0] and not facts.seen_prose(CHECKPOINT_WORDS)
+
+
 def _check(facts: Facts) -> list[Finding]:
+    if _unconnected(facts):
+        return []
     steps = (
         _from_flight,
         _from_timeouts,
