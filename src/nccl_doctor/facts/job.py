@@ -16,6 +16,7 @@ from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.flight import FlightGroup
 from nccl_doctor.facts.gpu import Gpu
 from nccl_doctor.facts.host import EnvVar
+from nccl_doctor.facts.messages import torchrun_log_file
 from nccl_doctor.facts.nccl import NcclCommInit, NcclLogFact, NcclTestCommand, NcclTestRank
 from nccl_doctor.facts.ras import RasOpCount, RasRank
 from nccl_doctor.facts.run import (
@@ -32,6 +33,7 @@ from nccl_doctor.facts.software import SoftwareVersions
 from nccl_doctor.facts.span import launched, nodes_by_variable
 from nccl_doctor.facts.stacks import StackCapture
 from nccl_doctor.facts.store import Facts
+from nccl_doctor.signs.launch import DEEPSPEED_COMMAND, ELASTIC_LOGGER, SLURM_LINE, TORCHRUN_NAMED
 
 _CUDA_DEV = re.compile(r"\bcuda:(\d{1,2})\b")
 
@@ -196,3 +198,34 @@ def first_collective_timeout(facts: Facts) -> CollectiveTimeout | None:
     if any((w.last_completed or 0) > 0 for w in facts.of(WatchdogState)):
         return None
     return timeouts[0]
+
+
+def launcher_of(facts: Facts) -> str | None:
+    """What started the ranks: ``deepspeed``, ``mp.spawn``, ``torchrun``, ``srun`` or ``None``.
+
+    From the launcher's own lines (its exit reports and summaries), the
+    spawn frames of the ranks' tracebacks, torchrun's ``--log-dir`` layout,
+    then the command lines the evidence prints.
+    """
+    sources = {w.source for w in facts.of(WorkerExit)}
+    if "deepspeed" in sources:
+        return "deepspeed"
+    if "spawn" in sources or any(
+        (path or "").endswith("torch/multiprocessing/spawn.py")
+        for tb in facts.of(PythonTraceback)
+        for path, _, _ in tb.frames
+    ):
+        return "mp.spawn"
+    if "elastic" in sources or facts.of(ChildFailure):
+        return "torchrun"
+    if any(torchrun_log_file(source) for source in {f.cite.source for f in facts.all}):
+        return "torchrun"
+    if facts.saw(ELASTIC_LOGGER, prose=False):
+        return "torchrun"
+    if facts.saw(SLURM_LINE, prose=False):
+        return "srun"
+    if facts.saw(TORCHRUN_NAMED, prose=False):
+        return "torchrun"
+    if facts.saw(DEEPSPEED_COMMAND, prose=False):
+        return "deepspeed"
+    return None

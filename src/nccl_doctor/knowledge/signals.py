@@ -78,3 +78,7 @@ def signal_name(exitcode: int | None, given: str | None = None) -> str | None:
     if 128 < exitcode < 160:
         return _EXIT_SIGNALS.get(exitcode - 128)
     return None
+
+
+#: Signals that are the launcher (or a scheduler) stopping a process, not a crash.
+STOP_SIGNALS = frozenset({"SIGTERM", "SIGINT", "SIGHUP", "SIGUSR1", "SIGUSR2"})

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from nccl_doctor.evidence.reader import ReadResult
 from nccl_doctor.facts.failures import Failure, failures_of
 from nccl_doctor.facts.host import KernelGpuMessage, XidEvent
+from nccl_doctor.facts.job import launcher_of
 from nccl_doctor.facts.live import NVML_OUTCOMES, NvmlOutcome
 from nccl_doctor.facts.nccl import NcclLogFact
 from nccl_doctor.facts.run import (
@@ -28,9 +29,8 @@ from nccl_doctor.facts.run import (
 )
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Finding
-from nccl_doctor.knowledge.signals import signal_name
+from nccl_doctor.knowledge.signals import STOP_SIGNALS, signal_name
 from nccl_doctor.report import Coverage, EvidenceRead
-from nccl_doctor.rules.launch._common import STOP_SIGNALS, launcher_of
 
 _GPU_KINDS = frozenset({"nvidia-smi", "nvidia-smi-q", "nvidia-smi-xml"})
 _NET_IDS = ("net.", "nccl.p2p", "nccl.host_identity")

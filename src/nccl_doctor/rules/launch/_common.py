@@ -12,7 +12,6 @@ from nccl_doctor.facts.messages import (
     launch_phase,
     peer_gone,
     timed_out,
-    torchrun_log_file,
     watchdog_teardown,
 )
 from nccl_doctor.facts.run import (
@@ -26,19 +25,10 @@ from nccl_doctor.facts.run import (
     WorkerExit,
 )
 from nccl_doctor.facts.store import Facts
-from nccl_doctor.knowledge.signals import signal_name
+from nccl_doctor.knowledge.signals import STOP_SIGNALS, signal_name
 from nccl_doctor.rules.base import first_distinct
 from nccl_doctor.signs.common import CARRIES_ON, HANG_WORDS
-from nccl_doctor.signs.launch import (
-    ADDRESS_IN_USE,
-    DEEPSPEED_COMMAND,
-    ELASTIC_LOGGER,
-    SLURM_LINE,
-    TORCHRUN_NAMED,
-)
-
-#: Signals that are the launcher (or a scheduler) stopping a process, not a crash.
-STOP_SIGNALS = frozenset({"SIGTERM", "SIGINT", "SIGHUP", "SIGUSR1", "SIGUSR2"})
+from nccl_doctor.signs.launch import ADDRESS_IN_USE
 
 
 def address_in_use(facts: Facts) -> tuple[list[Cite], bool]:
@@ -327,34 +317,3 @@ def missing_from_timeout(facts: Facts) -> tuple[list[int], list[Cite]]:
         return [], []
     missing = [r for r in range(size) if r not in reporters]
     return missing, cites
-
-
-def launcher_of(facts: Facts) -> str | None:
-    """What started the ranks: ``deepspeed``, ``mp.spawn``, ``torchrun``, ``srun`` or ``None``.
-
-    From the launcher's own lines (its exit reports and summaries), the
-    spawn frames of the ranks' tracebacks, torchrun's ``--log-dir`` layout,
-    then the command lines the evidence prints.
-    """
-    sources = {w.source for w in facts.of(WorkerExit)}
-    if "deepspeed" in sources:
-        return "deepspeed"
-    if "spawn" in sources or any(
-        (path or "").endswith("torch/multiprocessing/spawn.py")
-        for tb in facts.of(PythonTraceback)
-        for path, _, _ in tb.frames
-    ):
-        return "mp.spawn"
-    if "elastic" in sources or facts.of(ChildFailure):
-        return "torchrun"
-    if any(torchrun_log_file(source) for source in {f.cite.source for f in facts.all}):
-        return "torchrun"
-    if facts.saw(ELASTIC_LOGGER, prose=False):
-        return "torchrun"
-    if facts.saw(SLURM_LINE, prose=False):
-        return "srun"
-    if facts.saw(TORCHRUN_NAMED, prose=False):
-        return "torchrun"
-    if facts.saw(DEEPSPEED_COMMAND, prose=False):
-        return "deepspeed"
-    return None
