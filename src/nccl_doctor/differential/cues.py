@@ -216,7 +216,16 @@ CUES: dict[str, Cue] = {
         rf"\b(?:works?|worked|fine|no (?:problem|issue)s?)\b.{{0,60}}\b(?:version |v)?{NUM}\b"
         rf"|\b{NUM}\b[^.\n]{{0,40}}\b(?:works?|worked|is fine)\b"
         r"|\bregression\b|\b(?:after|since) (?:an? )?(?:upgrad|updat)\w*"
-        r"|\bdowngrad\w*\b.{0,40}\b(?:fix|work|solv)"
+        r"|\bdowngrad\w*\b.{0,40}\b(?:fix|work|solv)",
+        # another program's version ("works with transformers 4.30", "fine on vLLM 0.4.2"),
+        # with no word of the NCCL stack (NCCL, torch, CUDA, the driver) in the line: that
+        # program's own change, not NCCL's
+        unless=rx(
+            r"^(?!.*\b(?:nccl|torch|pytorch|cuda|cudnn|driver|nvidia)).*\b(?:transformers"
+            r"|accelerate|deepspeed|lightning|vllm|sglang|peft|trl|datasets|numpy|python"
+            r"|tensorflow|jax|xformers|flash[-_ ]?attn|flash[-_ ]attention|bitsandbytes"
+            r"|megatron|diffusers|ray|ultralytics|timm|mmcv|detectron2?)\b"
+        ),
     ),
     # the hang comes after training ran: an application or data problem, not set-up
     "late_hang": _cue(

@@ -1,0 +1,44 @@
+"""A failure that comes and goes with a version weighs for an NCCL bug or a second NCCL.
+
+Only a version of the NCCL stack counts (NCCL, torch, CUDA, the driver): "it works with
+transformers 4.30" is that program's own change.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import diagnose_text
+
+_WHY = "it comes and goes with a library version"
+_FAILS = "Training on 2 nodes fails with ncclInternalError: Internal check failed.\n"
+
+
+def _reasons(tmp_path: Path, said: str) -> list[str]:
+    report = diagnose_text(tmp_path, _FAILS + said)
+    return [r for h in report.hypotheses for r in h.for_]
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "With NCCL 2.18.1 it works, the newer one fails.\n",
+        "Everything worked fine with torch 2.1.0.\n",
+        "It started after upgrading the driver.\n",
+    ],
+)
+def test_a_version_of_the_nccl_stack_counts(tmp_path: Path, said: str) -> None:
+    assert any(_WHY in r for r in _reasons(tmp_path, said))
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "It works fine with transformers 4.30.2, I only changed the model.\n",
+        "On vLLM 0.4.2 everything works without this error.\n",
+    ],
+)
+def test_another_programs_version_does_not(tmp_path: Path, said: str) -> None:
+    assert not any(_WHY in r for r in _reasons(tmp_path, said))
