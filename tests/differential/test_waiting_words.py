@@ -1,5 +1,6 @@
 """A job that waits and nothing comes is a hang in the reporter's words ("keeps waiting", "has no
-response", "the nodes don't finish connecting"); a job that cannot be trained is a failure."""
+response", "the nodes don't finish connecting"); a job that cannot be trained, or where "things
+break", is a failure; "a very long time for each epoch" is slow."""
 
 from __future__ import annotations
 
@@ -23,6 +24,12 @@ _FAILS = "a rank failed with an error no rule explains"
         ("With two nodes the ranks don't finish connecting.\n", _HANG),
         ("When one copy trains on GPU 0, the other one cannot be trained on GPU 1.\n", _FAILS),
         ("I ran it again on 2 GPUs and it still didn't run.\n", _FAILS),
+        ("When Ray sets NCCL_SOCKET_IFNAME on our nodes, things break.\n", _FAILS),
+        ("I could not add the 10th GPU of my node to the distributed strategy.\n", _FAILS),
+        (
+            "With 8 K80s I got a very long time for computing each epoch.\n",
+            "the job or a benchmark is slow, with no error (the reporter's words)",
+        ),
     ],
 )
 def test_the_words_open_their_symptom(tmp_path: Path, said: str, symptom: str) -> None:
@@ -43,3 +50,16 @@ def test_the_words_open_their_symptom(tmp_path: Path, said: str, symptom: str) -
 def test_a_wait_that_ended_is_no_hang(tmp_path: Path, said: str) -> None:
     report = diagnose_text(tmp_path, said)
     assert all(h.symptom != _HANG for h in report.hypotheses)
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        # a loop's break, a GPU that was added, a long time that is no complaint
+        "In the loop we break when the 4 GPUs have finished their epoch.\n",
+        "I could add the 10th GPU of my node after updating the driver.\n",
+        "Our 8-GPU training has run for a long time without trouble.\n",
+    ],
+)
+def test_words_near_a_failure_are_none(tmp_path: Path, said: str) -> None:
+    assert not diagnose_text(tmp_path, said).hypotheses

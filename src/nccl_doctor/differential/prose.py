@@ -116,6 +116,8 @@ _FAILURE = ProseSymptom(
     "failure",
     rx(
         r"\b(?:fail\w*|crash\w*|errors?|dies|died|kills?|abort\w*|broken|breaks)\b"
+        # "when Ray sets it, things break"
+        r"|\b(?:things|everything|it all|stuff) (?:will |would )?break\b"
         r"|\b(?:does ?n[o']t|do ?n[o']t|not|stops?|stopped) work(?:s|ing)?\b"
         # an attempt that did not succeed ("I've been unsuccessful", "tried, without success")
         r"|\bunsuccessful\w*|\b(?:without|with no|no) success\b"
@@ -130,6 +132,9 @@ _FAILURE = ProseSymptom(
         r"|\b(?:unable to|can ?not|can't|could ?n[o']t|won't|not able to) (?:run|start|launch"
         r"|train|initiali[sz]e|init|connect|communicate|load|use (?:multiple|more than one|all)"
         r" GPUs)\b"
+        # a GPU that cannot join ("I could not add the 10th gpu to the strategy")
+        r"|\b(?:unable to|can ?not|can't|could ?n[o']t|not able to) add (?:the |a |another |more )?"
+        r"(?:\d{1,3}(?:st|nd|rd|th)? |\w+ )?GPUs?\b"
         # the same, said of the job ("the other one cannot be trained", "it still didn't run")
         r"|\b(?:can ?not|can't|could ?n[o']t|won't) be (?:trained|run|started|launched)\b"
         r"|\b(?:did ?n[o']t|does ?n[o']t|never) (?:run|start)s?\b"
@@ -345,6 +350,8 @@ PROSE_SYMPTOMS: tuple[ProseSymptom, ...] = (
             r"|\b(?:performance|bandwidth|busbw|throughput|speed)\b.{0,20}"
             r"\b(?:degrad(?:es|ed|ing)|drops?|dropped|decreas(?:es|ed))\b"
             r"|\b(?:slower|longer) than (?:on |with )?(?:one|1|a single|single)\b"
+            # "a very long time for computing each epoch"
+            r"|\b(?:very|extremely|really|too|so|much) long (?:time|times)\b"
             r"|\bslower and slower\b|\b(?:is|runs?|gets?|getting|became|becomes?) (?:very |much |"
             r"extremely |really |so )?slow(?:er)?\b"
         ),
