@@ -129,7 +129,12 @@ CUES: dict[str, Cue] = {
         r"|at the same time|simultaneously|in parallel|concurrently)\b",
         unless=rx(r"\bsame (?:\w+ ){0,3}GPUs?\b"),
     ),
-    "mig": _cue(r"\bMIG\b|\bMulti-Instance GPU\b"),
+    # MIG in use ("using MIG instances", "NCCL with MIG", a MIG-<uuid> device), not ruled out
+    # ("not MIG parted", "MIG disabled")
+    "mig": _cue(
+        rf"{NOT_SAID}\bMIG\b(?! (?:is |was )?(?:disabled|off|not enabled))|\bMulti-Instance GPU\b"
+        r"|\bMIG-[0-9a-f]{8}-",
+    ),
     # CUDA's own peer-to-peer samples pass: the GPUs' peer access works outside NCCL
     "p2p_test_passed": _cue(
         r"\b(?:simpleP2P|p2pBandwidthLatencyTest|simpleIPC)\b.{0,60}"

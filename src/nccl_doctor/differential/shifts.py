@@ -415,10 +415,20 @@ SHIFTS: tuple[Shift, ...] = (
     ),
     Shift(
         "gpu.mig",
-        4.0,
+        6.0,
         "the reporter names MIG: a process enumerates one MIG instance at most",
         lambda c: c.says("mig"),
-        frozenset({"cuda_device", "cuda_init", "nccl_invalid", "nccl_unhandled_cuda", "failure"}),
+        frozenset(
+            {
+                "cuda_device",
+                "cuda_init",
+                "nccl_invalid",
+                "nccl_unhandled_cuda",
+                "failure",
+                "app_error",
+                "hang",
+            }
+        ),
     ),
     Shift(
         "nccl.p2p",
