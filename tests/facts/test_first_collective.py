@@ -74,3 +74,12 @@ def test_a_rank_busy_for_most_of_the_timeout_keeps_the_hang_a_finding(tmp_path: 
     assert hang.confidence.value == "medium"
     assert "it is the group's first collective (SeqNum 2) and none has completed" in hang.summary
     assert hang.fix[0].startswith("Rerun the first steps with NCCL_DEBUG=INFO")
+
+
+def test_across_nodes_the_first_collective_weighs_the_network(tmp_path: Path) -> None:
+    said = "DDP on 2 nodes with 8 GPUs each: the first step never finishes.\n"
+    report = diagnose_text(tmp_path, said + _timeout(1))
+    ranked = {h.id: h for h in report.hypotheses}
+    assert "net.socket_interface" in ranked or "net.unreachable" in ranked
+    network = ranked.get("net.socket_interface") or ranked["net.unreachable"]
+    assert any("may never have connected" in reason for reason in network.for_)

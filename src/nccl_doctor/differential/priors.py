@@ -172,6 +172,14 @@ PRIORS: dict[str, tuple[Prior, ...]] = {
         _p("net.ib_transport", 0.10, "RDMA stalls between nodes"),
         _p("gpu.xid", 0.10, "a GPU stopped making progress", "llama3"),
         _p("nccl.shm", 0.08, "SHM transport stuck in a small /dev/shm"),
+        # NCCL connects lazily, inside the first collective: across nodes a socket that waits
+        # on an interface or a port the peer cannot reach stalls it until the watchdog fires
+        _p(
+            "net.socket_interface",
+            0.04,
+            "the ranks connect over an interface the peers cannot reach",
+        ),
+        _p("net.unreachable", 0.04, "a port between the nodes is blocked (firewall, route)"),
     ),
     "store_timeout": (
         # the development corpora (20 with this lead, the retired 12d and 12e included): the

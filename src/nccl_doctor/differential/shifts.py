@@ -496,7 +496,11 @@ SHIFTS: tuple[Shift, ...] = (
             lambda c: c.first_collective and c.multi_node,
             frozenset({"collective_timeout"}),
         )
-        for i, f in (("net.socket_interface", 1.5), ("net.unreachable", 1.5))
+        for i, f in (
+            ("net.ib_transport", 2.0),
+            ("net.socket_interface", 3.0),
+            ("net.unreachable", 3.0),
+        )
     ),
     *(
         Shift(
