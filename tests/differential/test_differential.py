@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from nccl_doctor.differential import differential
+from nccl_doctor.differential import STRONG, differential
 from nccl_doctor.differential.checks import NEXT_CHECK
 from nccl_doctor.differential.priors import PRIORS
 from nccl_doctor.differential.shifts import SHIFTS
@@ -31,6 +31,16 @@ def test_tables_name_only_catalogue_ids_and_every_prior_has_a_next_check() -> No
     for cls, priors in PRIORS.items():
         assert len({p.id for p in priors}) == len(priors), cls
         assert all(0 < p.weight < 1 and p.why and p.source for p in priors), cls
+
+
+def test_every_shift_acts_in_some_class() -> None:
+    # a shift below STRONG only reweighs an id a class's prior names: one whose id no class
+    # it weighs in names does nothing (the first-collective network shift did, until its ids
+    # joined the collective_timeout prior)
+    named = {cls: {p.id for p in priors} for cls, priors in PRIORS.items()}
+    for shift in SHIFTS:
+        classes = shift.classes or frozenset(PRIORS)
+        assert shift.factor >= STRONG or any(shift.id in named[c] for c in classes), shift.why
 
 
 def test_bare_nccl_system_error_in_a_container_ranks_shm_first() -> None:

@@ -50,7 +50,7 @@ _MAX_LINES = 300
 #: How many hypotheses a report shows.
 SHOWN = 4
 #: A shift this strong brings an id in even when the class's prior does not name it.
-_STRONG = 5.0
+STRONG = 5.0
 _ENTRY_WEIGHT = 0.05
 #: An id a strong shift brings in starts at this share of the class's top prior.
 _ENTRY_SHARE = 0.2
@@ -96,7 +96,7 @@ def _candidates(symptom: Symptom, ctx: Context) -> dict[str, tuple[float, str]]:
         weight = weights[rule_id][0] if rule_id in weights else top / _HINTED
         weights[rule_id] = (weight * _HINTED, why)
     for shift in SHIFTS:
-        if shift.factor >= _STRONG and shift.id not in weights and shift.holds(ctx, symptom.cls):
+        if shift.factor >= STRONG and shift.id not in weights and shift.holds(ctx, symptom.cls):
             weights[shift.id] = (top * _ENTRY_SHARE, shift.why)
     return weights
 
