@@ -145,6 +145,12 @@ CUES: dict[str, Cue] = {
     "container": _cue(
         r"\b(?:docker|container|kubernetes|k8s|pods?|singularity|apptainer|enroot)\b|容器"
     ),
+    # the containers are Kubernetes pods: each pod's address is routable across the cluster
+    # (its network plugin gives a flat network), unlike a Docker bridge address
+    "kubernetes": _cue(
+        r"\b(?:kubernetes|k8s|kubectl|kubeflow|PyTorchJob|kuberay|jobset|volcano|GKE|EKS|AKS)\b"
+        r"|\bpods?\b"
+    ),
     # two containers of one machine: NCCL's host identity decides what they share
     "containers_same_host": _cue(
         r"\b(?:multiple|several|two|\d+)\s+(?:docker\s+)?containers?\b.{0,60}"

@@ -139,7 +139,13 @@ SHIFTS: tuple[Shift, ...] = (
             f,
             "the nodes talk from inside containers with no host networking: NCCL and Gloo "
             "pick the container's bridge address, private to its host",
-            lambda c: c.container is True and c.multi_node and not c.host_network,
+            # (not Kubernetes pods: a pod's address is routable across the cluster)
+            lambda c: (
+                c.container is True
+                and c.multi_node
+                and not c.host_network
+                and not c.says("kubernetes")
+            ),
         )
         for i, f in (("net.socket_interface", 2.0), ("net.unreachable", 1.3))
     ),
