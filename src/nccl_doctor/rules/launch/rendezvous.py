@@ -20,11 +20,14 @@ Evidence
 --------
 ``Timed out after 901 seconds waiting for clients. 1/2 clients joined``,
 ``store based barrier ... (world_size=8, worker_count=4, ...)``,
-``RendezvousTimeoutError``, ``RendezvousConnectionError``, Lightning's
+``RendezvousTimeoutError``, Lightning's
 ``initializing ddp: GLOBAL_RANK: g, MEMBER: m/N`` printed for fewer than N
 members, a report that the job hangs at DDP initialisation, or the nodes'
 launch commands naming different store addresses (``--master_addr=localhost``
-on one, node 0's address on another).
+on one, node 0's address on another). ``RendezvousConnectionError`` is not
+this: torch raises it when the agent cannot create or use the TCP store at
+the endpoint (a connect that failed, a port it could not bind), which the
+differential weighs with the inner exception.
 
 Fix
 ---
@@ -132,7 +135,7 @@ def _from_timeouts(facts: Facts) -> Finding | None:
         )
         return with_roles(facts, found)
     for err in facts.of(DistributedError):
-        if err.category in ("rendezvous_timeout", "rendezvous_connection", "rendezvous_error"):
+        if err.category in ("rendezvous_timeout", "rendezvous_error"):
             summary = f"The launcher's rendezvous failed: {err.message[:200] or err.cite.text}."
             return RULE.finding(summary=summary, fix=_FIX, evidence=[err])
     for sock in facts.of(C10dSocketError):
