@@ -20,6 +20,7 @@ from nccl_doctor.facts.run import (
     CollectiveTimeout,
     CppException,
     DistributedError,
+    NcclErrorReport,
     PythonTraceback,
     WatchdogState,
     WorkerExit,
@@ -89,6 +90,9 @@ class Death:
     error: str | None
     inferred: bool = False
     extra: tuple[Cite, ...] = ()
+    #: its own error is PyTorch's report of an NCCL call that failed on its side (not
+    #: ncclRemoteError): the stack under the job failed, and why is that error's question
+    nccl_failed: bool = False
 
 
 def _traceback_of(facts: Facts, rank: int | None) -> PythonTraceback | None:
@@ -103,6 +107,16 @@ def _traceback_of(facts: Facts, rank: int | None) -> PythonTraceback | None:
     ranked = [t for t in own if rank is not None and t.rank == rank]
     chosen = ranked or own
     return chosen[0] if chosen else None
+
+
+def _nccl_failed(facts: Facts, *cites: Cite | None) -> bool:
+    """Whether one of ``cites`` is PyTorch's report of an NCCL call that failed on this side
+    (every result but ncclRemoteError, which says a peer or the network went away)."""
+    at = {(c.source, c.line) for c in cites if c is not None}
+    return any(
+        (r.cite.source, r.cite.line) in at and r.result_name != "ncclRemoteError"
+        for r in facts.of(NcclErrorReport)
+    )
 
 
 def _is_teardown(
@@ -159,11 +173,22 @@ def _child_deaths(facts: Facts) -> list[Death]:
         error = child.traceback
         if child.traceback_lines:
             error = child.traceback_lines[-1].strip() or error
+        tb = None
         if not error or error.startswith("To enable traceback") or "Signal" in error:
             tb = _traceback_of(facts, child.rank)
             error = f"{tb.exc_type}: {tb.message}".strip() if tb is not None else None
+        failed = _nccl_failed(facts, child.cite, tb.cite if tb is not None else None)
         out.append(
-            Death(child.cite, child.rank, child.local_rank, child.host, child.exitcode, sig, error)
+            Death(
+                child.cite,
+                child.rank,
+                child.local_rank,
+                child.host,
+                child.exitcode,
+                sig,
+                error,
+                nccl_failed=failed,
+            )
         )
     return out
 
@@ -189,6 +214,7 @@ def _worker_deaths(facts: Facts) -> list[Death]:
                 exit_.exitcode,
                 sig,
                 error,
+                nccl_failed=_nccl_failed(facts, tb.cite if tb else None),
             )
         )
     return out
@@ -219,6 +245,7 @@ def _raised_death(facts: Facts) -> list[Death]:
             None,
             failure.message,
             inferred=True,
+            nccl_failed=_nccl_failed(facts, failure.fact.cite),
         )
     ]
 

@@ -30,6 +30,12 @@ cascade), is that death. When the launcher summary is missing, a rank of a
 group of known size that never reports the collective timeout every other
 rank reports is inferred to have died or stalled first.
 
+A rank whose own error is PyTorch's report of an NCCL call that failed on
+its side (any result but ``ncclRemoteError``) names who went first and leaves
+the cause open: why the call failed is that error's question. The finding is
+then context (information, not the root cause), and the differential of the
+NCCL error leads.
+
 Fix
 ---
 Read the first failing rank's own log (its traceback or the kernel log of
@@ -197,9 +203,29 @@ def _from_abort(death: Death) -> Finding:
     )
 
 
+def _from_nccl_failure(death: Death) -> Finding:
+    """A rank whose NCCL call failed on its own side: who went first, not why."""
+    return RULE.finding(
+        summary=(
+            f"{_who(death).capitalize()} ended first, on a failed NCCL call"
+            f"{': ' + death.error[:200] if death.error else ''}; the other ranks' errors "
+            "followed from it."
+        ),
+        fix=["Find why that NCCL call failed on that rank; the others' errors follow from it."],
+        evidence=[death.cite, *death.extra],
+        ranks=[death.rank] if death.rank is not None else [],
+        hosts=[death.host] if death.host else [],
+        severity=Severity.INFO,
+        cause=False,
+        explains=(),
+    )
+
+
 def check(facts: Facts) -> list[Finding]:
     """A rank that died on its own, one missing from the others' timeout, or a watchdog abort."""
     found = deaths(facts)
+    if found and found[0].nccl_failed:
+        return [with_roles(facts, _from_nccl_failure(found[0]), tell=(LAGGING, MESSENGER))]
     if found:
         return [with_roles(facts, _from_death(facts, found[0]), tell=(LAGGING, MESSENGER))]
     inferred = _inferred(facts)

@@ -1,0 +1,77 @@
+"""A rank whose own NCCL call failed died first; why the call failed is the cause.
+
+launch.rank_crash names the first death and folds the survivors' errors under it. A rank
+whose own error is PyTorch's report of a failed NCCL call (not ncclRemoteError) leaves the
+cause open: the stack under the job failed there. The finding is then context, and the
+differential of the NCCL error leads. A rank's own Python error, and a SIGKILL with no
+traceback (the host's OOM killer most often, as the finding says), stay the cause.
+Every case runs the whole pipeline.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from nccl_doctor.findings import Severity
+from tests.helpers import diagnose_text
+
+LAUNCH = "$ deepspeed --num_gpus 8 train.py --deepspeed ds_config.json\n"
+
+
+def _summary(rank: int, code: int, traceback: str) -> str:
+    return (
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:\n"
+        "============================================================\n"
+        "train.py FAILED\n"
+        "------------------------------------------------------------\n"
+        "Root Cause (first observed failure):\n"
+        "[0]:\n"
+        "  time      : 2024-05-02_10:14:07\n"
+        "  host      : gpu-node-3\n"
+        f"  rank      : {rank} (local_rank: {rank})\n"
+        f"  exitcode  : {code} (pid: 20113)\n"
+        "  error_file: <N/A>\n"
+        f"  traceback : {traceback}\n"
+        "============================================================\n"
+    )
+
+
+KILLED = _summary(3, -9, "Signal 9 (SIGKILL) received by PID 20113")
+NCCL_FAILED = (
+    "[rank1]: Traceback (most recent call last):\n"
+    '[rank1]:   File "train.py", line 40, in <module>\n'
+    "[rank1]:     model = DDP(model, device_ids=[local_rank])\n"
+    "[rank1]: torch.distributed.DistBackendError: NCCL error in: "
+    "../torch/csrc/distributed/c10d/NCCLUtils.hpp:317, unhandled system error (run with "
+    "NCCL_DEBUG=INFO for details), NCCL version 2.20.5\n"
+    + _summary(1, 1, "To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html")
+)
+OWN_BUG = (
+    "[rank1]: Traceback (most recent call last):\n"
+    '[rank1]:   File "train.py", line 88, in <module>\n'
+    "[rank1]:     batch = collate(samples)\n"
+    "[rank1]: KeyError: 'input_ids'\n"
+    + _summary(1, 1, "To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html")
+)
+
+
+def test_a_failed_nccl_call_leaves_the_cause_to_its_error(tmp_path: Path) -> None:
+    report = diagnose_text(tmp_path, LAUNCH + NCCL_FAILED)
+    crash = [f for f in report.findings if f.id == "launch.rank_crash"]
+    assert [(f.severity, f.root_cause) for f in crash] == [(Severity.INFO, False)]
+    assert crash[0].summary.startswith("Rank 1 on gpu-node-3 ended first, on a failed NCCL call")
+    assert report.hypotheses[0].symptom.startswith("NCCL reported a system error")
+    assert report.top(2) == ["nccl.shm", "net.socket_interface"]
+
+
+@pytest.mark.parametrize(
+    ("text", "said"), [(OWN_BUG, "KeyError: 'input_ids'"), (KILLED, "SIGKILL")]
+)
+def test_a_ranks_own_error_or_a_kill_stays_the_cause(tmp_path: Path, text: str, said: str) -> None:
+    report = diagnose_text(tmp_path, LAUNCH + text)
+    assert report.top(1) == ["launch.rank_crash"]
+    crash = report.findings[0]
+    assert (crash.severity, crash.root_cause) == (Severity.CRITICAL, True)
+    assert said in crash.summary
