@@ -93,3 +93,29 @@ def diagnose_text(tmp_path: Path, text: str) -> Report:
 def critical_ids(report: Report) -> list[str]:
     """The ids of the report's critical findings, in order."""
     return [f.id for f in report.findings if f.severity.value == "critical"]
+
+
+def child_failed(
+    rank: int,
+    exitcode: int,
+    traceback: str = "To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html",
+    *,
+    host: str = "trainbox",
+    script: str = "train.py",
+) -> str:
+    """torchrun's ChildFailedError summary naming one root-cause worker, as torch 2.x prints it."""
+    return (
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:\n"
+        "============================================================\n"
+        f"{script} FAILED\n"
+        "------------------------------------------------------------\n"
+        "Root Cause (first observed failure):\n"
+        "[0]:\n"
+        "  time      : 2024-03-02_10:14:07\n"
+        f"  host      : {host}\n"
+        f"  rank      : {rank} (local_rank: {rank})\n"
+        f"  exitcode  : {exitcode} (pid: 20113)\n"
+        "  error_file: <N/A>\n"
+        f"  traceback : {traceback}\n"
+        "============================================================\n"
+    )

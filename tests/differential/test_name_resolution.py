@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from nccl_doctor.report import Report, Verdict
-from tests.helpers import diagnose_text
+from tests.helpers import child_failed, diagnose_text
 
 LAUNCH = "python -m torch.distributed.run --standalone --nnodes=1 --nproc-per-node=4 train.py\n"
 #: c10d's socket.cpp warning, as torch 2.1 prints it.
@@ -27,19 +27,7 @@ IPV6_ONLY = RESOLVER_FAILED.replace(
     "-3 - Temporary failure in name resolution", "-2 - Name or service not known"
 )
 #: torchrun's summary of a worker that exited with an error.
-CHILD_FAILED = (
-    "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:\n"
-    "============================================================\n"
-    "train.py FAILED\n"
-    "------------------------------------------------------------\n"
-    "Root Cause (first observed failure):\n"
-    "[0]:\n"
-    "  time      : 2024-03-02_10:14:07\n"
-    "  host      : trainbox\n"
-    "  rank      : 0 (local_rank: 0)\n"
-    "  exitcode  : 1 (pid: 20113)\n"
-    "  error_file: <N/A>\n"
-)
+CHILD_FAILED = child_failed(0, 1)
 
 
 def _unreachable_reasons(report: Report) -> list[str]:

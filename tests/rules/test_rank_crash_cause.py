@@ -15,45 +15,26 @@ from pathlib import Path
 import pytest
 
 from nccl_doctor.findings import Severity
-from tests.helpers import diagnose_text
+from tests.helpers import child_failed, diagnose_text
 
+HOST = "gpu-node-3"
 LAUNCH = "$ deepspeed --num_gpus 8 train.py --deepspeed ds_config.json\n"
 
 
-def _summary(rank: int, code: int, traceback: str) -> str:
-    return (
-        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:\n"
-        "============================================================\n"
-        "train.py FAILED\n"
-        "------------------------------------------------------------\n"
-        "Root Cause (first observed failure):\n"
-        "[0]:\n"
-        "  time      : 2024-05-02_10:14:07\n"
-        "  host      : gpu-node-3\n"
-        f"  rank      : {rank} (local_rank: {rank})\n"
-        f"  exitcode  : {code} (pid: 20113)\n"
-        "  error_file: <N/A>\n"
-        f"  traceback : {traceback}\n"
-        "============================================================\n"
-    )
-
-
-KILLED = _summary(3, -9, "Signal 9 (SIGKILL) received by PID 20113")
+KILLED = child_failed(3, -9, "Signal 9 (SIGKILL) received by PID 20113", host=HOST)
 NCCL_FAILED = (
     "[rank1]: Traceback (most recent call last):\n"
     '[rank1]:   File "train.py", line 40, in <module>\n'
     "[rank1]:     model = DDP(model, device_ids=[local_rank])\n"
     "[rank1]: torch.distributed.DistBackendError: NCCL error in: "
     "../torch/csrc/distributed/c10d/NCCLUtils.hpp:317, unhandled system error (run with "
-    "NCCL_DEBUG=INFO for details), NCCL version 2.20.5\n"
-    + _summary(1, 1, "To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html")
+    "NCCL_DEBUG=INFO for details), NCCL version 2.20.5\n" + child_failed(1, 1, host=HOST)
 )
 OWN_BUG = (
     "[rank1]: Traceback (most recent call last):\n"
     '[rank1]:   File "train.py", line 88, in <module>\n'
     "[rank1]:     batch = collate(samples)\n"
-    "[rank1]: KeyError: 'input_ids'\n"
-    + _summary(1, 1, "To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html")
+    "[rank1]: KeyError: 'input_ids'\n" + child_failed(1, 1, host=HOST)
 )
 
 
