@@ -34,14 +34,16 @@ from nccl_doctor.knowledge.cuda_errors import ERRORS, catalogue_id, self_evident
 
 JCUDA_FILE = "JCudaJava/src/main/java/jcuda/runtime/cudaError.java"
 JCUDA_TAGS = ("version-10.0.0-RC01", "version-10.1.0-RC01")
-#: The prefixes CUDA's texts come behind: PyTorch's ``CUDA error:``; NCCL's ``Cuda failure N
+#: The prefixes CUDA's texts come behind: PyTorch's ``CUDA error:`` (runtime calls) and
+#: ``CUDA driver error:`` (driver calls, c10/cuda/driver_api.h: cuGetErrorString's text,
+#: the runtime's own text for most codes); NCCL's ``Cuda failure N
 #: '...'``; ``CUDA error N '...'``; other wrappers' ``CUDART error:`` (SGLang),
 #: ``CUDA runtime error in <call>:`` (TensorRT-LLM), ``CUDA Error:`` (vLLM, darknet); THC's
 #: ``cuda runtime error (N) :``; an error's own name (CuPy's ``cudaErrorX:``, the driver's
 #: ``CUDA_ERROR_X:``); ggml's ``failed to initialize CUDA:``; CUDA's samples' ``(error code
 #: ...)``. A text :func:`cuda_errors.self_evident` says is CUDA's own needs none.
 CUDA_CONTEXT = (
-    r"(?:CUDA error: |Cuda failure (?:-?\d{1,4} )?'|CUDA error -?\d{1,4} '"
+    r"(?:CUDA (?:driver )?error: |Cuda failure (?:-?\d{1,4} )?'|CUDA error -?\d{1,4} '"
     r"|CUDA(?:RT| [Rr]untime)? (?:[Ee]rror|ERROR)(?: in \w{1,60})?: "
     r"|cuda runtime error \(\d{1,5}\) : |(?:cudaError[A-Za-z]{1,60}|CUDA_ERROR_[A-Z_]{1,60})\)?: "
     r"|failed to initialize CUDA: |\(error code )"

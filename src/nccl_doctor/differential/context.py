@@ -46,6 +46,7 @@ from nccl_doctor.knowledge.nccl_versions import MIN_NCCL_FOR_GPU, compare_versio
 from nccl_doctor.knowledge.topics import steered
 from nccl_doctor.knowledge.units import to_mib
 from nccl_doctor.knowledge.workarounds import is_switch, mask_of, path_off
+from nccl_doctor.signs.cuda import SYMMETRIC_MEMORY
 from nccl_doctor.signs.gpu import CONSUMER_BOARD, NVLINK_BOARD
 from nccl_doctor.signs.host import SHM_SIZE_SHOWN
 from nccl_doctor.signs.nccl import CONTAINER_SHM, CONTAINER_START, NEW_GPUS, P2P_PLATFORM
@@ -102,6 +103,9 @@ class Context:
     topology_file: bool = False
     #: NCCL's log shows NVLS multicast set-up and no communicator finished its init
     nvls_setup_unfinished: bool = False
+    #: torch's symmetric memory is named beside the failure (a frame of its module, or its
+    #: rendezvous)
+    symmetric_memory: bool = False
     #: the job is NCCL's own benchmark (nccl-tests): its collectives match on every rank
     benchmark: bool = False
     #: every watchdog timeout is at the default group's first collectives, none completed
@@ -222,6 +226,7 @@ def context_of(facts: Facts) -> Context:
         first_collective=first_collective_timeout(facts) is not None,
         topology_file=any(e.event == "topology-file" for e in facts.of(NcclEvent))
         or any(_env(facts, n) for n in ("NCCL_TOPO_FILE", "NCCL_GRAPH_FILE")),
+        symmetric_memory=facts.saw(SYMMETRIC_MEMORY),
         nvls_setup_unfinished=any(e.event == "nvls-setup" for e in facts.of(NcclEvent))
         and not any(i.phase == "complete" for i in facts.of(NcclCommInit)),
         said=said,

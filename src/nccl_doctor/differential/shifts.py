@@ -227,6 +227,17 @@ SHIFTS: tuple[Shift, ...] = (
         lambda c: c.nvls_setup_unfinished,
         _STALLS,
     ),
+    # torch's symmetric memory (vLLM's and torch's own fast all-reduce) binds the ranks'
+    # buffers to an NVSwitch multicast object, NVLS's own mechanism; a driver error in its
+    # rendezvous is that set-up failing (torch/csrc/distributed/c10d/symm_mem)
+    Shift(
+        "nccl.nvls",
+        3.0,
+        "the failure is inside torch's symmetric-memory rendezvous, which sets up NVSwitch "
+        "multicast (NVLS) over the peers' buffers",
+        lambda c: c.symmetric_memory,
+        frozenset(CUDA_CLASSES | {"failure"}),
+    ),
     # NVSwitch's fabric manager exists only on NVLink boards (HGX/DGX, SXM parts)
     *(
         Shift(i, 2.0, "the GPUs sit on an NVLink/NVSwitch board", lambda c: c.nvlink_board is True)

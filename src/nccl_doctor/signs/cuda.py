@@ -82,3 +82,15 @@ UVM_NAMED = sign(
     r"nvidia[-_]uvm",
     "the evidence names the unified-memory module or its device (nvidia_uvm, /dev/nvidia-uvm)",
 )
+
+
+# -- torch's symmetric memory ----------------------------------------------------------
+
+SYMMETRIC_MEMORY = sign(
+    "cuda.symmetric_memory",
+    r"distributed/_symmetric_memory/__init__\.py|\b_SymmetricMemory\.rendezvous\b",
+    "torch's symmetric memory at work (its Python module's frame, or its rendezvous named):"
+    " it maps the peers' buffers through the driver's virtual-memory handles and, where the"
+    " GPUs allow, an NVSwitch multicast object",
+    case=True,
+)
