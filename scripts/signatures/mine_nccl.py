@@ -104,7 +104,7 @@ HINTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (
         (
             r"(net_ib|ibv).*(reg_mr|ibv_reg|memlock|RLIMIT|GID|[Gg]id|HCA|No device|[Nn]o IB|"
-            r"link layer|ROCE|RoCE|ibv_open|ibv_get_device|port)"
+            r"link layer|ROCE|RoCE|Roce|ibv_open|ibv_get_device|port)"
         ),
         ("net.ib_config",),
     ),

@@ -82,6 +82,14 @@ def test_a_socket_error_of_the_network_keeps_its_own_ranking(tmp_path: Path) -> 
             ),
             "nccl.env",
         ),
+        # (2.23+) the RoCE GID's type read from sysfs failed: GID entries a container lacks
+        (
+            (
+                "transport/net_ib.cc:339 NCCL WARN NET/IB: read failed in "
+                "ncclIbRoceGetVersionNum: Invalid argument"
+            ),
+            "net.ib_config",
+        ),
     ],
 )
 def test_nccl_230_messages_point_at_their_cause(tmp_path: Path, warn: str, cause: str) -> None:
