@@ -1,6 +1,6 @@
 """A job that waits and nothing comes is a hang in the reporter's words ("keeps waiting", "has no
-response", "the nodes don't finish connecting"); a job that cannot be trained, or where "things
-break", is a failure; "a very long time for each epoch" is slow."""
+response", "the nodes don't finish connecting", "the training stops"); a job that cannot be
+trained, or where "things break", is a failure; "a very long time for each epoch" is slow."""
 
 from __future__ import annotations
 
@@ -22,6 +22,8 @@ _FAILS = "a rank failed with an error no rule explains"
         ("The all_reduce waits forever on 8 GPUs.\n", _HANG),
         ("The all_reduce test on 6 GPUs stops and has no response.\n", _HANG),
         ("With two nodes the ranks don't finish connecting.\n", _HANG),
+        ("After 12 hours the GID index changed, which caused the training to stop.\n", _HANG),
+        ("On 3 GPUs the training stops randomly after an hour.\n", _HANG),
         ("When one copy trains on GPU 0, the other one cannot be trained on GPU 1.\n", _FAILS),
         ("I ran it again on 2 GPUs and it still didn't run.\n", _FAILS),
         ("When Ray sets NCCL_SOCKET_IFNAME on our nodes, things break.\n", _FAILS),
@@ -58,6 +60,8 @@ def test_a_wait_that_ended_is_no_hang(tmp_path: Path, said: str) -> None:
         # a loop's break, a GPU that was added, a long time that is no complaint
         "In the loop we break when the 4 GPUs have finished their epoch.\n",
         "I could add the 10th GPU of my node after updating the driver.\n",
+        # the reporter stopping the run, not the run stopping
+        "I stopped the training on 4 GPUs after 3 epochs; the loss was fine.\n",
         "Our 8-GPU training has run for a long time without trouble.\n",
     ],
 )

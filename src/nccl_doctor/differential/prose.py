@@ -378,6 +378,9 @@ PROSE_SYMPTOMS: tuple[ProseSymptom, ...] = (
             # the other node (or ranks) never arrive
             r"|\b(?:node|rank|worker|process)s?\b.{0,20}\bnever (?:joins?|joined|connects?"
             r"|connected|arrives?)\b"
+            # the run itself stops ("which causes the training to stop", "on 3 GPUs training
+            # stops randomly"), as Japanese "止まって" below; not "I stopped the training"
+            r"|\b(?:training|job|run|program) (?:to )?(?:stops?|stopped)\b"
             # Chinese: stuck, hung, no response
             r"|卡住|卡死|挂起|无响应"
             # Japanese: hangs, freezes, (the processing) stops ("止まってしまいます")
