@@ -90,6 +90,31 @@ def test_a_socket_error_of_the_network_keeps_its_own_ranking(tmp_path: Path) -> 
             ),
             "net.ib_config",
         ),
+        # rows read in their code (scripts/signatures/nccl_readings.jsonl): libcuda missing,
+        # NCCL_NET naming a network that did not come up, IB resiliency giving up, a
+        # cuMem handle fd that local ranks could not pass to each other
+        (
+            (
+                "misc/cudawrap.cc:187 NCCL WARN Failed to find CUDA library (NCCL_CUDA_PATH='') : "
+                "libcuda.so: cannot open shared object file: No such file or directory"
+            ),
+            "driver.container",
+        ),
+        ("init.cc:1211 NCCL WARN Error: network IB not found.", "nccl.env"),
+        (
+            (
+                "transport/net_ib/p2p_resiliency.cc:412 NCCL WARN NET/IB: The error is fatal "
+                "(transport retry counter exceeded). Cannot continue."
+            ),
+            "net.ib_transport",
+        ),
+        (
+            (
+                "proxy.cc:1207 NCCL WARN ncclProxyClientGetFd call to tpRank 3 handle 0x7f3a "
+                "failed : 2"
+            ),
+            "nccl.p2p",
+        ),
     ],
 )
 def test_nccl_230_messages_point_at_their_cause(tmp_path: Path, warn: str, cause: str) -> None:
