@@ -38,6 +38,28 @@ OWN_BUG = (
 )
 
 
+#: the job's one error is an NCCL report no rank is named on; the launcher says which rank
+#: exited with an error code, its traceback not kept
+UNNAMED = (
+    "RuntimeError: NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for details)\n"
+    "E0323 21:57:08.583000 23 torch/distributed/elastic/multiprocessing/api.py:869] failed "
+    "(exitcode: 1) local_rank: 0 (pid: 88) of binary: /usr/bin/python3\n"
+)
+
+
+def test_an_unnamed_nccl_error_beside_an_exit_is_that_ranks(tmp_path: Path) -> None:
+    report = diagnose_text(tmp_path, LAUNCH + UNNAMED)
+    crash = [f for f in report.findings if f.id == "launch.rank_crash"]
+    assert [(f.severity, f.root_cause) for f in crash] == [(Severity.INFO, False)]
+    assert report.top(1) == ["nccl.shm"]
+
+
+def test_a_kill_beside_an_nccl_error_stays_the_cause(tmp_path: Path) -> None:
+    killed = UNNAMED.replace("(exitcode: 1)", "(exitcode: -9)")
+    report = diagnose_text(tmp_path, LAUNCH + killed)
+    assert report.top(1) == ["launch.rank_crash"]
+
+
 def test_a_failed_nccl_call_leaves_the_cause_to_its_error(tmp_path: Path) -> None:
     report = diagnose_text(tmp_path, LAUNCH + NCCL_FAILED)
     crash = [f for f in report.findings if f.id == "launch.rank_crash"]

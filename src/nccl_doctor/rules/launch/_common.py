@@ -109,14 +109,19 @@ def _traceback_of(facts: Facts, rank: int | None) -> PythonTraceback | None:
     return chosen[0] if chosen else None
 
 
-def _nccl_failed(facts: Facts, *cites: Cite | None) -> bool:
+def _nccl_failed(facts: Facts, *cites: Cite | None, rank: int | None = None) -> bool:
     """Whether one of ``cites`` is PyTorch's report of an NCCL call that failed on this side
-    (every result but ncclRemoteError, which says a peer or the network went away)."""
+    (every result but ncclRemoteError, which says a peer or the network went away).
+
+    With no cite (a rank that exited with an error code and whose traceback is not in the
+    evidence), whether every such report the evidence holds is the rank's or no one's: the
+    one error the job printed.
+    """
+    own = [r for r in facts.of(NcclErrorReport) if r.result_name != "ncclRemoteError"]
     at = {(c.source, c.line) for c in cites if c is not None}
-    return any(
-        (r.cite.source, r.cite.line) in at and r.result_name != "ncclRemoteError"
-        for r in facts.of(NcclErrorReport)
-    )
+    if not at:
+        return bool(own) and all(r.rank in (None, rank) for r in own)
+    return any((r.cite.source, r.cite.line) in at for r in own)
 
 
 def _is_teardown(
@@ -177,7 +182,12 @@ def _child_deaths(facts: Facts) -> list[Death]:
         if not error or error.startswith("To enable traceback") or "Signal" in error:
             tb = _traceback_of(facts, child.rank)
             error = f"{tb.exc_type}: {tb.message}".strip() if tb is not None else None
-        failed = _nccl_failed(facts, child.cite, tb.cite if tb is not None else None)
+        # (a rank killed by a signal raised nothing: an NCCL error beside it is another's)
+        failed = sig is None and (
+            _nccl_failed(facts, child.cite, tb.cite if tb is not None else None)
+            if error
+            else _nccl_failed(facts, rank=child.rank)
+        )
         out.append(
             Death(
                 child.cite,
@@ -214,7 +224,12 @@ def _worker_deaths(facts: Facts) -> list[Death]:
                 exit_.exitcode,
                 sig,
                 error,
-                nccl_failed=_nccl_failed(facts, tb.cite if tb else None),
+                nccl_failed=sig is None
+                and (
+                    _nccl_failed(facts, tb.cite, rank=exit_.rank)
+                    if tb
+                    else _nccl_failed(facts, rank=exit_.rank)
+                ),
             )
         )
     return out
