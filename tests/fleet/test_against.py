@@ -87,7 +87,7 @@ def test_the_retry_passed_because_the_failed_run_set_a_bad_interface(
     ) in data["not_compared"]
     errors = {c["key"]: c for c in data["changes"] if c["section"] == "errors"}
     assert errors["findings"]["this"] == (
-        "net.socket_interface (critical), launch.rank_crash (critical)"
+        "net.socket_interface (critical), launch.rank_crash (info)"
     )
     assert errors["findings"]["reference"] is None
 
