@@ -109,18 +109,22 @@ def _traceback_of(facts: Facts, rank: int | None) -> PythonTraceback | None:
     return chosen[0] if chosen else None
 
 
-def _nccl_failed(facts: Facts, *cites: Cite | None, rank: int | None = None) -> bool:
-    """Whether one of ``cites`` is PyTorch's report of an NCCL call that failed on this side
-    (every result but ncclRemoteError, which says a peer or the network went away).
+def _nccl_failed(facts: Facts, sig: str | None, rank: int | None, cites: tuple[Cite, ...]) -> bool:
+    """Whether a death's own error, on one of ``cites``, is PyTorch's report of an NCCL call
+    that failed on its side (every result but ncclRemoteError, which says a peer or the
+    network went away).
 
-    With no cite (a rank that exited with an error code and whose traceback is not in the
+    With no cite (a rank that exited with an error code and whose error is not in the
     evidence), whether every such report the evidence holds is the rank's or no one's: the
-    one error the job printed.
+    one error the job printed. A rank killed by a signal raised nothing: an NCCL error beside
+    it is another's.
     """
+    if sig is not None:
+        return False
     own = [r for r in facts.of(NcclErrorReport) if r.result_name != "ncclRemoteError"]
-    at = {(c.source, c.line) for c in cites if c is not None}
-    if not at:
+    if not cites:
         return bool(own) and all(r.rank in (None, rank) for r in own)
+    at = {(c.source, c.line) for c in cites}
     return any((r.cite.source, r.cite.line) in at for r in own)
 
 
@@ -182,12 +186,7 @@ def _child_deaths(facts: Facts) -> list[Death]:
         if not error or error.startswith("To enable traceback") or "Signal" in error:
             tb = _traceback_of(facts, child.rank)
             error = f"{tb.exc_type}: {tb.message}".strip() if tb is not None else None
-        # (a rank killed by a signal raised nothing: an NCCL error beside it is another's)
-        failed = sig is None and (
-            _nccl_failed(facts, child.cite, tb.cite if tb is not None else None)
-            if error
-            else _nccl_failed(facts, rank=child.rank)
-        )
+        cites = (child.cite, *([tb.cite] if tb is not None else [])) if error else ()
         out.append(
             Death(
                 child.cite,
@@ -197,7 +196,7 @@ def _child_deaths(facts: Facts) -> list[Death]:
                 child.exitcode,
                 sig,
                 error,
-                nccl_failed=failed,
+                nccl_failed=_nccl_failed(facts, sig, child.rank, cites),
             )
         )
     return out
@@ -224,12 +223,7 @@ def _worker_deaths(facts: Facts) -> list[Death]:
                 exit_.exitcode,
                 sig,
                 error,
-                nccl_failed=sig is None
-                and (
-                    _nccl_failed(facts, tb.cite, rank=exit_.rank)
-                    if tb
-                    else _nccl_failed(facts, rank=exit_.rank)
-                ),
+                nccl_failed=_nccl_failed(facts, sig, exit_.rank, (tb.cite,) if tb else ()),
             )
         )
     return out
@@ -260,7 +254,7 @@ def _raised_death(facts: Facts) -> list[Death]:
             None,
             failure.message,
             inferred=True,
-            nccl_failed=_nccl_failed(facts, failure.fact.cite),
+            nccl_failed=_nccl_failed(facts, None, failure.rank, (failure.fact.cite,)),
         )
     ]
 

@@ -34,9 +34,9 @@ A rank whose own error is PyTorch's report of an NCCL call that failed on
 its side (any result but ``ncclRemoteError``; or, when it exited with an
 error code and its traceback is not kept, the job's only such report) names
 who went first and leaves the cause open: why the call failed is that error's
-question. A rank killed by a signal raised nothing, so this never holds for it. The finding is
-then context (information, not the root cause), and the differential of the
-NCCL error leads.
+question. (A rank killed by a signal raised nothing, so this never holds for
+it.) The finding is then context (information, not the root cause), and the
+differential of the NCCL error leads.
 
 Fix
 ---
