@@ -1,0 +1,222 @@
+"""Shifts from what the failure itself shows and what the reporter compared: a barrier it
+stalls in, a GPU fallen off the bus, an address that does not resolve or is link-local, an IB
+completion status, memory short on one node only, the store's port taken by the job itself,
+the other nodes running the same code; and the settings tried (one that made it work, a switch
+that changed nothing)."""
+
+from __future__ import annotations
+
+from nccl_doctor.differential.checks import NEXT_CHECK
+from nccl_doctor.differential.context import Context
+from nccl_doctor.differential.shifts.table import (
+    OFF_IDS,
+    STALLS,
+    Shift,
+    setting_shift,
+)
+from nccl_doctor.knowledge.topics import ID_TOPICS
+
+SIGNS: tuple[Shift, ...] = (
+    # a barrier the code calls is a collective every rank must reach: a hang there is often a
+    # rank that took another path (a branch on rank 0, an early return). Nothing against P2P:
+    # a job's first collective is often a barrier, and a broken P2P path stalls it the same
+    Shift(
+        "app.collective_mismatch",
+        3.0,
+        "the job waits at a barrier the code calls (dist.barrier, main_process_first): a "
+        "rank that took another path never reaches it",
+        lambda c: c.says("barrier_said"),
+        STALLS,
+    ),
+    *(
+        Shift(
+            i,
+            f,
+            "it hangs at start-up across nodes: the rendezvous or bootstrap never completes",
+            lambda c: c.says("startup_hang") and c.multi_node and not c.says("version_said"),
+            STALLS,
+        )
+        for i, f in (("launch.rendezvous", 8.0), ("net.socket_interface", 2.0), ("nccl.p2p", 0.3))
+    ),
+    *(
+        Shift(
+            i,
+            f,
+            "the whole machine freezes, not only the job: hardware or driver",
+            lambda c: c.says("system_freeze"),
+            STALLS,
+        )
+        for i, f in (("gpu.nvlink", 6.0), ("gpu.xid", 3.0), ("app.hang", 0.3))
+    ),
+    # a GPU that fell off the bus wedges the driver: only a reboot or power cycle brings it
+    # back (a freeze that lifts when the job ends is not one)
+    *(
+        Shift(
+            i,
+            f,
+            "only a reboot or a power cycle brings the machine back: the driver lost a GPU",
+            lambda c: c.says("power_cycle"),
+            STALLS,
+        )
+        for i, f in (("gpu.lost", 5.0), ("gpu.xid", 2.0), ("app.hang", 0.3))
+    ),
+    Shift(
+        "net.socket_interface",
+        6.0,
+        "the host's name resolves to the loopback address: peers are told to connect to it",
+        lambda c: c.says("loopback_host"),
+    ),
+    Shift(
+        "nccl.version_mismatch",
+        6.0,
+        "the reporter says the NCCL versions differ between the job's nodes or processes",
+        lambda c: c.says("nccl_versions_differ"),
+    ),
+    *(
+        Shift(
+            i,
+            f,
+            "the reporter names something that filters the hosts' TCP traffic (a firewall, "
+            "SELinux, a security group, a network policy, a sidecar proxy)",
+            lambda c: c.says("traffic_filtered"),
+        )
+        for i, f in (
+            ("net.unreachable", 5.0),
+            ("net.socket_interface", 0.6),
+            ("launch.rendezvous", 0.5),
+            ("nccl.p2p", 0.5),
+        )
+    ),
+    # c10d resolves MASTER_ADDR (and, standalone, its own host name) before the store client
+    # connects: a resolver that fails outright leaves it no address of any family, on one node
+    # as on many (an EAI_NONAME for IPv6 alone is routine and not read here)
+    Shift(
+        "net.unreachable",
+        6.0,
+        "the host's name could not be looked up at all (Temporary failure in name resolution)",
+        lambda c: c.unresolved is not None,
+        explain=lambda c: (
+            f"the name {c.unresolved!r} could not be looked up at all "
+            "(Temporary failure in name resolution): no address to connect to; "
+            f"'getent hosts {c.unresolved}' on that node shows whether it resolves"
+        ),
+    ),
+    # a link-local address (169.254.0.0/16, fe80::/10) is only reachable on its own link: a
+    # rank that dials a peer there was handed the address of an interface the hosts do not
+    # share (a cloud's metadata or container link, an IPv6 address without its scope); as
+    # strong as the failed connect's own pointer at net.unreachable, which it explains
+    Shift(
+        "net.socket_interface",
+        6.0,
+        "the failed connection was to a link-local address, which only its own link reaches",
+        lambda c: c.link_local_peer is not None,
+        explain=lambda c: (
+            f"the failed connection was to {c.link_local_peer}, a link-local address only its "
+            "own link reaches: the peer advertised an interface the hosts do not share"
+        ),
+    ),
+    Shift(
+        "net.ib_config",
+        6.0,
+        "the reporter names a verbs set-up call failing (ibv_reg_mr, ibv_modify_qp...)",
+        lambda c: c.says("verbs_call"),
+    ),
+    Shift(
+        "net.gdr",
+        5.0,
+        "the reporter names the GPUDirect RDMA stack (the peer-memory module, gdrcopy) beside "
+        "the failure",
+        lambda c: c.says("gdr_stack"),
+    ),
+    Shift(
+        "net.gdr",
+        3.0,
+        "GPUDirect RDMA is named on GeForce boards, which NVIDIA's driver does not support it on",
+        lambda c: c.says("gdr_stack") and c.consumer_gpus,
+    ),
+    # IB completion statuses (ibv_wc_status, rdma-core's verbs.h)
+    *(
+        Shift(
+            i,
+            f,
+            "IB completion status 4/8/10 (protection or access error): "
+            "the NIC may not touch the GPU buffer",
+            lambda c: bool(c.ib_status & {4, 8, 10}),
+        )
+        for i, f in (("net.gdr", 8.0), ("nccl.p2p", 2.0))
+    ),
+    Shift(
+        "net.ib_config",
+        4.0,
+        "IB completion status 12 (retry exceeded) on RoCE: GID, MTU or lossless settings",
+        lambda c: 12 in c.ib_status and c.roce,
+    ),
+    # the same job fits on the other nodes: its own size is not the cause, something on this
+    # node holds the memory (a stale process, another user's job)
+    *(
+        Shift(
+            i,
+            f,
+            "the same job runs on other nodes: what differs is this node, not the job's size",
+            lambda c: c.says("one_node_only"),
+            frozenset({"gpu_oom"}),
+        )
+        for i, f in (("gpu.contention", 3.0), ("gpu.oom", 0.3))
+    ),
+    *(
+        Shift(i, 2.0, "it fails only on one node", lambda c: c.says("one_node_only"))
+        for i in ("gpu.xid", "gpu.ecc", "net.ib_link", "host.resources")
+    ),
+    # the ranks' processes on GPU 0, and the reporter speaks of the memory they take: the job's
+    # own memory on that GPU is what runs short
+    Shift(
+        "gpu.oom",
+        1.5,
+        "the reporter speaks of the memory the job's processes take on that GPU",
+        lambda c: c.says("memory_said"),
+        frozenset({"gpu_imbalance"}),
+    ),
+    # the store's port taken whatever port is chosen: the job itself binds it twice (a
+    # launcher inside a launcher, two launches with one node rank), not another job
+    *(
+        Shift(
+            i,
+            f,
+            "another port failed the same way: no other job holds every port, the job binds "
+            "its own twice",
+            lambda c: c.says("other_port_same"),
+            frozenset({"store_create", "store_timeout"}),
+        )
+        for i, f in (("launch.duplicate_launch", 6.0), ("launch.port_in_use", 0.3))
+    ),
+    # the same code and settings run on the other nodes: the training code, and the settings
+    # every node shares, are not what differs
+    *(
+        Shift(
+            i,
+            0.4,
+            "the same job runs on other nodes: its code is not what differs",
+            lambda c: c.says("one_node_only"),
+        )
+        for i in ("app.hang", "app.collective_mismatch", "app.unused_params", "app.param_mismatch")
+    ),
+    # a setting that made it work points at what it steers (P2P, SHM, IB, sockets...)
+    *(
+        setting_shift(
+            i, 6.0, Context.worked_on, "the reporter says {setting} made it work (it steers {id})"
+        )
+        for i in ID_TOPICS
+        if i in NEXT_CHECK
+    ),
+    # a switch that turned a path off and changed nothing: the cause is elsewhere (an
+    # environment variable set in the evidence itself weighs above, once)
+    *(
+        setting_shift(
+            i,
+            0.25,
+            Context.did_not_help,
+            "the reporter says {setting} did not change the failure: its path is not the cause",
+        )
+        for i in OFF_IDS
+    ),
+)

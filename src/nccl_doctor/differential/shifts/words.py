@@ -1,0 +1,214 @@
+"""Shifts from the reporter's sentences (:data:`~nccl_doctor.differential.cues.CUES`): what
+works with gloo or one GPU, another job on the GPUs, a port said taken, MIG, versions,
+containers sharing a machine, and the like.
+"""
+
+from __future__ import annotations
+
+from nccl_doctor.differential.shifts.table import (
+    STALLS,
+    Shift,
+)
+
+WORDS: tuple[Shift, ...] = (
+    # the reporter's sentences (.cues.CUES)
+    Shift(
+        "nccl.p2p",
+        3.0,
+        "the same code works with gloo or on one GPU: NCCL's GPU-to-GPU path is at fault",
+        lambda c: c.says("nccl_only"),
+    ),
+    # the same failure with gloo: gloo shares the store, the rendezvous and the hosts'
+    # network with NCCL, and none of NCCL's transports, builds or GPU paths
+    *(
+        Shift(
+            i,
+            f,
+            "the reporter says gloo fails the same way: the cause is under both backends "
+            "(store, rendezvous, the hosts' network), not in NCCL",
+            lambda c: c.says("gloo_fails_too"),
+        )
+        for i, f in (
+            ("nccl.p2p", 0.3),
+            ("nccl.shm", 0.3),
+            ("nccl.nvls", 0.3),
+            ("nccl.internal", 0.5),
+            ("nccl.version_mismatch", 0.5),
+            ("nccl.duplicate_gpu", 0.5),
+            ("net.ib_config", 0.5),
+            ("net.gdr", 0.3),
+            ("launch.rendezvous", 2.0),
+            ("net.unreachable", 2.0),
+            ("net.socket_interface", 1.5),
+        )
+    ),
+    # the same failure with one GPU alone: no peer, so no P2P, SHM or NVLink traffic
+    *(
+        Shift(
+            i,
+            f,
+            "the reporter says it fails on a single GPU too: no GPU-to-GPU path is in use there",
+            lambda c: c.says("one_gpu_fails_too") and not c.says("nccl_only"),
+        )
+        for i, f in (
+            ("nccl.p2p", 0.2),
+            ("nccl.shm", 0.3),
+            ("nccl.nvls", 0.3),
+            ("gpu.nvlink", 0.3),
+            ("nccl.duplicate_gpu", 0.5),
+        )
+    ),
+    Shift(
+        "gpu.contention",
+        5.0,
+        "the reporter says another job ran on the same GPUs",
+        lambda c: c.says("other_job_same_gpus"),
+    ),
+    Shift(
+        "launch.port_in_use",
+        8.0,
+        "the reporter says the port is taken: the store's or the rendezvous's bind failed",
+        lambda c: c.says("port_taken"),
+    ),
+    Shift(
+        "launch.port_in_use",
+        6.0,
+        "the reporter ran two jobs on one machine: both launchers take the same default port",
+        lambda c: c.says("jobs_share_host") and not c.says("multi_node"),
+    ),
+    Shift(
+        "gpu.mig",
+        6.0,
+        "the reporter names MIG: a process enumerates one MIG instance at most",
+        lambda c: c.says("mig"),
+        frozenset(
+            {
+                "cuda_device",
+                "cuda_init",
+                "nccl_invalid",
+                "nccl_unhandled_cuda",
+                "failure",
+                "app_error",
+                "hang",
+            }
+        ),
+    ),
+    Shift(
+        "nccl.p2p",
+        0.3,
+        "the reporter says CUDA's own peer-to-peer test (simpleP2P, p2pBandwidthLatencyTest) "
+        "passes: peer access works outside NCCL",
+        lambda c: c.says("p2p_test_passed"),
+    ),
+    Shift(
+        "nccl.shm",
+        1.5,
+        "the same code works with gloo or on one GPU: NCCL's GPU-to-GPU path is at fault",
+        lambda c: c.says("nccl_only"),
+    ),
+    Shift(
+        "nccl.host_identity",
+        8.0,
+        "several containers share one machine: NCCL's host hash decides what they share",
+        lambda c: c.says("containers_same_host"),
+    ),
+    *(
+        Shift(
+            i,
+            f,
+            "it fails only when certain nodes are combined: they are set up differently",
+            lambda c: c.says("node_groups"),
+        )
+        for i, f in (("nccl.version_mismatch", 6.0), ("nccl.env", 2.0))
+    ),
+    *(
+        Shift(i, f, "it comes and goes with a library version", lambda c: c.says("version_said"))
+        for i, f in (("nccl.internal", 6.0), ("nccl.version_mismatch", 5.0))
+    ),
+    *(
+        Shift(
+            i,
+            f,
+            "the hang comes after training ran (end of epoch, checkpoint): application-side",
+            lambda c: c.says("late_hang"),
+            STALLS,
+        )
+        for i, f in (
+            ("app.hang", 3.0),
+            ("app.collective_mismatch", 2.0),
+            ("nccl.p2p", 0.3),
+            ("net.socket_interface", 0.3),
+            ("nccl.shm", 0.5),
+        )
+    ),
+    Shift(
+        "nccl.p2p",
+        2.0,
+        "the timeout is at the group's first collective and none completed: the ranks may "
+        "never have connected, so the path between the GPUs weighs as much as the training "
+        "code (P2P hangs silently; a shared-memory failure reports an error instead)",
+        lambda c: c.first_collective and not c.multi_node,
+        frozenset({"collective_timeout"}),
+    ),
+    *(
+        Shift(
+            i,
+            f,
+            "the timeout is at the group's first collective and none completed: the ranks on "
+            "different nodes may never have connected",
+            lambda c: c.first_collective and c.multi_node,
+            frozenset({"collective_timeout"}),
+        )
+        for i, f in (
+            ("net.ib_transport", 2.0),
+            ("net.socket_interface", 3.0),
+            ("net.unreachable", 3.0),
+        )
+    ),
+    *(
+        Shift(
+            i,
+            f,
+            "every rank computes on one GPU while the others idle: the ranks were not given "
+            "their own device (torch.cuda.set_device missing, or called after CUDA work began); "
+            "the work itself is there, not a stray context beside it",
+            lambda c: c.says("one_gpu_does_all"),
+            STALLS | {"gpu_imbalance", "failure", "gpu_oom"},
+        )
+        for i, f in (
+            ("nccl.duplicate_gpu", 5.0),
+            ("cuda.device_visibility", 0.7),
+            ("nccl.p2p", 0.5),
+        )
+    ),
+    *(
+        Shift(
+            i,
+            f,
+            "the ranks run different code (one rank's own branch, uneven data, early stopping): "
+            "the others wait in a collective it never calls",
+            lambda c: c.says("rank_branch"),
+            STALLS | {"failure", "desync"},
+        )
+        for i, f in (
+            ("app.collective_mismatch", 6.0),
+            ("nccl.p2p", 0.5),
+            ("net.socket_interface", 0.5),
+        )
+    ),
+    *(
+        Shift(
+            i,
+            f,
+            "the hang comes and goes with a setting of the program's own: its path or its data "
+            "decide whether the ranks meet in the same collectives",
+            lambda c: c.says("own_setting_decides"),
+            STALLS,
+        )
+        for i, f in (
+            ("app.collective_mismatch", 3.0),
+            ("app.hang", 2.0),
+            ("nccl.p2p", 0.5),
+        )
+    ),
+)
