@@ -205,6 +205,13 @@ NODE_PLACED = sign(
     "a launch that places each node (a node rank, a c10d rendezvous, srun, a hostfile)",
     case=True,
 )
+NODE_RANK = sign(
+    "launch.node_rank",
+    r"--node[_-]rank[= ]{1,10}[\"']?(?P<n>\d{1,6})\b",
+    "a launch's --node_rank as a number (n): the node it starts, 0 being the one that hosts "
+    "the store under static rendezvous",
+    case=True,
+)
 LAUNCHER_COMMAND = sign(
     "launch.launcher_command",
     r"torchrun|torch\.distributed\.(?:launch|run)|multiproc|launch\.py",

@@ -24,7 +24,9 @@ Evidence
 ``initializing ddp: GLOBAL_RANK: g, MEMBER: m/N`` printed for fewer than N
 members, a report that the job hangs at DDP initialisation, or the nodes'
 launch commands naming different store addresses (``--master_addr=localhost``
-on one, node 0's address on another). ``RendezvousConnectionError`` is not
+on one, node 0's address on another), or a launch across nodes that gives the
+loopback to a node other than node 0 (``--node_rank=1 --master_addr=127.0.0.1``:
+that node dials itself, where no store listens). ``RendezvousConnectionError`` is not
 this: torch raises it when the agent cannot create or use the TCP store at
 the endpoint (a connect that failed, a port it could not bind), which the
 differential weighs with the inner exception.
@@ -58,6 +60,7 @@ from nccl_doctor.signs.launch import (
     INIT_PHASE,
     LAUNCHER_COMMAND,
     NODE_PLACED,
+    NODE_RANK,
     SBATCH_NODES,
     SRUN_PYTHON,
     STORE_ADDRESS,
@@ -303,6 +306,59 @@ def _from_addresses(facts: Facts) -> Finding | None:
     )
 
 
+def _from_loopback_across(facts: Facts) -> Finding | None:
+    """A launch across nodes names the store at the loopback and starts a node other than
+    node 0, or two launches across nodes (the nodes' commands) both name it.
+
+    Under static rendezvous only node 0 hosts the store; every other node's agent dials
+    ``--master_addr``. ``127.0.0.1`` or ``localhost`` there is the dialling machine itself,
+    where no store listens (node 0's bind is on node 0): the other nodes never join, and
+    node 0 waits for them (a hang after torchrun's banner, or a store timeout).
+    """
+    launchers = facts.lines_of(LAUNCHER_COMMAND)
+    named = [h for h in facts.seen(STORE_ADDRESS) if h.said in launchers]
+    if not named or any(not _loopback(h.match["addr"]) for h in named):
+        return None  # a routable address is named too: _from_addresses reads that
+    across = {h.said for h in facts.seen(NODE_PLACED)} | {
+        launch.hit.said for launch in launches(facts) if (launch.least or 0) > 1
+    }
+    later = {h.said: int(h.match["n"]) for h in facts.seen(NODE_RANK) if int(h.match["n"]) > 0}
+    local = [h for h in named if h.said in across]
+    # node 0's own command may name the loopback while the others name node 0 (a common
+    # set-up): one such line alone says nothing of the nodes that dial
+    if not any(h.said in later for h in local) and len({h.said for h in local}) < 2:
+        return None
+    here = next((h for h in local if h.said in later), local[0])
+    rank = later.get(here.said)
+    who = (
+        f"it starts node {rank}, whose agent dials {here.match['addr']}: its own machine"
+        if rank is not None
+        else f"every node's agent but node 0's dials {here.match['addr']}: its own machine"
+    )
+    return RULE.finding(
+        summary=(
+            f"The launch across nodes names the store at {here.match['addr']}: under static "
+            f"rendezvous only node 0 hosts the store, and {who}, where no store listens. The "
+            "nodes never form one group, and node 0 waits for the others (unless every "
+            "'node' is this one machine)"
+        ),
+        fix=[
+            (
+                "Give every node the same --master_addr: node 0's address on the network the "
+                "nodes share (hostname -I on node 0), never localhost or 127.0.0.1 on a job "
+                "across machines, with its own --node_rank"
+            ),
+            (
+                "Or use elastic rendezvous: torchrun --nnodes N --rdzv-backend c10d "
+                "--rdzv-endpoint NODE0_HOST:PORT --rdzv-id JOB on every node"
+            ),
+        ],
+        evidence=[here.cite],
+        severity=Severity.WARNING,
+        confidence=Confidence.LOW if here.prose else Confidence.MEDIUM,
+    )
+
+
 def check(facts: Facts) -> list[Finding]:
     """Rendezvous/store timeouts, too few DDP members, a hang at DDP init, or the nodes'
     launches naming different stores."""
@@ -312,6 +368,7 @@ def check(facts: Facts) -> list[Finding]:
         _from_words,
         _from_launch_line,
         _from_addresses,
+        _from_loopback_across,
     ):
         found = step(facts)
         if found is not None:
