@@ -215,6 +215,13 @@ def _from_words(facts: Facts) -> Finding | None:
     )
 
 
+#: The launch that needs no node rank nor store address per node.
+_ELASTIC = (
+    "Or use elastic rendezvous: torchrun --nnodes N --rdzv-backend c10d "
+    "--rdzv-endpoint NODE0_HOST:PORT --rdzv-id JOB on every node"
+)
+
+
 def _from_launch_line(facts: Facts) -> Finding | None:
     """A multi-node launch with static rendezvous that names no node rank."""
     placed = facts.lines_of(NODE_PLACED)
@@ -232,10 +239,7 @@ def _from_launch_line(facts: Facts) -> Finding | None:
                     "Give every node its own --node_rank (0 .. nnodes-1) and the same "
                     "--master_addr/--master_port (node 0's address)"
                 ),
-                (
-                    "Or use elastic rendezvous: torchrun --nnodes N --rdzv-backend c10d "
-                    "--rdzv-endpoint HOST:PORT --rdzv-id JOB on every node"
-                ),
+                _ELASTIC,
                 (
                     "Under Slurm, launch one torchrun per node with srun and take the node rank "
                     "from SLURM_NODEID"
@@ -295,10 +299,7 @@ def _from_addresses(facts: Facts) -> Finding | None:
                 "nodes share, never localhost or 127.0.0.1 on a job across nodes) and the same "
                 "--master_port, with its own --node_rank"
             ),
-            (
-                "Or use elastic rendezvous: torchrun --nnodes N --rdzv-backend c10d "
-                "--rdzv-endpoint HOST:PORT --rdzv-id JOB on every node"
-            ),
+            _ELASTIC,
         ],
         evidence=[here.cite, there.cite],
         severity=Severity.WARNING,
@@ -348,10 +349,7 @@ def _from_loopback_across(facts: Facts) -> Finding | None:
                 "nodes share (hostname -I on node 0), never localhost or 127.0.0.1 on a job "
                 "across machines, with its own --node_rank"
             ),
-            (
-                "Or use elastic rendezvous: torchrun --nnodes N --rdzv-backend c10d "
-                "--rdzv-endpoint NODE0_HOST:PORT --rdzv-id JOB on every node"
-            ),
+            _ELASTIC,
         ],
         evidence=[here.cite],
         severity=Severity.WARNING,
