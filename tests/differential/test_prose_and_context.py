@@ -472,6 +472,10 @@ def test_the_whole_machine_freezing_is_hardware_not_a_job_on_a_machine(tmp_path:
     assert any("only a reboot or a power cycle" in r for r in lost.for_)
     job = _diagnose(tmp_path, "On a machine with 8 GPUs the job hangs at the first step.\n")
     assert all("the whole machine freezes" not in r for h in job.hypotheses for r in h.for_)
+    # the run is the subject: "running with --nproc_per_node=2 on an 8-GPU machine hangs"
+    run = _diagnose(tmp_path, "Running with 2 processes on an 8-GPU machine hangs at init.\n")
+    assert run.hypotheses[0].id == "nccl.p2p"
+    assert all("the whole machine freezes" not in r for h in run.hypotheses for r in h.for_)
 
 
 HEALTHY = "epoch 0 step 100 loss 2.31\n{line}\nepoch 1 step 200 loss 1.97\ntraining finished\n"

@@ -320,7 +320,12 @@ CUES: dict[str, Cue] = {
     "system_freeze": _cue(
         r"\b(?:system|machine|computer|desktop|os)\s+"
         r"(?:(?!(?:training|job|process|program|script|run|model|server)\b)\w+\s+)?"
-        r"(?:freez\w*|froze|frozen|hangs?|hung|locks? up|becomes? unresponsive)\b"
+        r"(?:freez\w*|froze|frozen|hangs?|hung|locks? up|becomes? unresponsive)\b",
+        # "running with 2 processes on an 8-GPU machine hangs": the run hangs on the machine
+        unless=rx(
+            r"\b(?:on|in) (?:an? |the |my |our |one |this |that )?(?:[\w-]+ )?"
+            r"(?:system|machine|computer|desktop)\s+(?:freez\w*|froze|frozen|hangs?|hung)\b"
+        ),
     ),
     # only a reboot or a power cycle brings the machine back ("must be rebooted by removing
     # the power"): the driver lost a GPU, not a job that waits
