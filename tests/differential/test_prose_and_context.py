@@ -1243,3 +1243,23 @@ def test_a_refused_gloo_connection_stays_the_unreachable_peer(tmp_path: Path) ->
         "  what():  [../third_party/gloo/gloo/transport/tcp/pair.cc:589] Connection refused\n",
     )
     assert report.top(1) == ["net.unreachable"]
+
+
+def test_vllms_own_nccl_line_names_the_release_the_gpu_needs(tmp_path: Path) -> None:
+    # vLLM's pynccl logs the libnccl it loaded; with an RTX 5090 named, 2.21.5 predates it
+    log = (
+        "Title: vLLM TP=2 fails on two RTX 5090\n\n"
+        "INFO 03-02 09:12:40 utils.py:918] Found nccl from library libnccl.so.2\n"
+        "INFO 03-02 09:12:40 pynccl.py:69] vLLM is using nccl==2.21.5\n"
+        "ERROR 03-02 09:12:41 worker_base.py:145] RuntimeError: NCCL error: unhandled cuda "
+        "error (run with NCCL_DEBUG=INFO for details)\n"
+    )
+    report = diagnose_text(tmp_path, log)
+    assert dict(report.inventory.versions)["nccl"] == "2.21.5"
+    first = report.hypotheses[0]
+    assert first.id == "nccl.internal"
+    assert any("2.21.5" in r and "RTX 5090" in r for r in first.for_)
+    # a release that knows the GPU: no such reason
+    newer = diagnose_text(tmp_path, log.replace("nccl==2.21.5", "nccl==2.27.3"))
+    assert dict(newer.inventory.versions)["nccl"] == "2.27.3"
+    assert not any("predates" in r for h in newer.hypotheses for r in h.for_)

@@ -11,6 +11,7 @@ from nccl_doctor.facts.nccl import NcclVersion
 from nccl_doctor.facts.run import NcclErrorReport, PgEnvironment, PgInitOptions
 from nccl_doctor.facts.software import SoftwareVersions
 from nccl_doctor.facts.store import Facts
+from nccl_doctor.signs.nccl import VLLM_NCCL_VERSION
 
 #: The versions a report names, in the order it lists them.
 VERSION_NAMES = ("driver", "cuda", "torch", "torch_cuda", "nccl")
@@ -30,6 +31,10 @@ def _version_pairs(facts: Facts) -> Iterable[tuple[str, str | None]]:
     yield from (("nccl", o.nccl_version) for o in facts.of(PgInitOptions))
     yield from (("nccl", e.nccl_version) for e in facts.of(PgEnvironment))
     yield from (("nccl", r.nccl_version) for r in facts.of(NcclErrorReport))
+    # vLLM's pynccl: the libnccl its own communicator loaded (machine output first)
+    yield from (
+        ("nccl", h.match["v"]) for h in sorted(facts.seen(VLLM_NCCL_VERSION), key=lambda h: h.prose)
+    )
     for env in facts.of(SoftwareVersions):
         yield from (("torch", env.torch_version), ("torch_cuda", env.cuda_used_to_build_torch))
         yield from (("nccl", env.nccl_version), ("driver", env.nvidia_driver_version))

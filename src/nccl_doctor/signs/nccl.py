@@ -6,6 +6,13 @@ from nccl_doctor.facts.signs import sign
 from nccl_doctor.knowledge.nccl_versions import KNOWN_ISSUES, MIN_NCCL_FOR_GPU
 from nccl_doctor.signs.common import setting
 
+VLLM_NCCL_VERSION = sign(
+    "nccl.vllm_version",
+    r"vLLM is using nccl==(?P<v>\d{1,3}\.\d{1,3}(?:\.\d{1,4})?)\b",
+    "vLLM's own NCCL wrapper names the library it loaded (vllm/distributed/device_communicators/"
+    "pynccl.py logs ncclGetVersion at its communicator's start): the job's NCCL release",
+    case=True,
+)
 SHM_ERROR = sign(
     "nccl.shm_error",
     r"Error while (?P<verb>creating|attaching to) shared memory segment|failed to extend /dev/shm|"
