@@ -1,13 +1,16 @@
-"""The versions the evidence names: the driver, CUDA, torch and NCCL, the first read of each."""
+"""The versions the evidence names: the driver, CUDA, torch and NCCL, the first read of each
+(:func:`versions_of`), and every NCCL release with who printed it (:func:`nccl_versions`)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 
+from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.gpu import DriverInfo
 from nccl_doctor.facts.host import KernelGpuMessage
 from nccl_doctor.facts.live import LibraryVersions, NvmlOutcome
-from nccl_doctor.facts.nccl import NcclVersion
+from nccl_doctor.facts.nccl import NcclLogFact, NcclVersion
 from nccl_doctor.facts.run import NcclErrorReport, PgEnvironment, PgInitOptions
 from nccl_doctor.facts.software import SoftwareVersions
 from nccl_doctor.facts.store import Facts
@@ -25,22 +28,69 @@ def _version_pairs(facts: Facts) -> Iterable[tuple[str, str | None]]:
         yield from (("driver", nvml.driver_version), ("cuda", nvml.cuda_driver_version))
     for smi in facts.of(DriverInfo):
         yield from (("driver", smi.driver_version), ("cuda", smi.cuda_version))
-    for nccl in facts.of(NcclVersion):
-        yield ("nccl", nccl.version)
-    # PyTorch's ncclGetVersion: the libnccl it loaded
-    yield from (("nccl", o.nccl_version) for o in facts.of(PgInitOptions))
-    yield from (("nccl", e.nccl_version) for e in facts.of(PgEnvironment))
-    yield from (("nccl", r.nccl_version) for r in facts.of(NcclErrorReport))
-    # vLLM's pynccl: the libnccl its own communicator loaded (machine output first)
-    yield from (
-        ("nccl", h.match["v"]) for h in sorted(facts.seen(VLLM_NCCL_VERSION), key=lambda h: h.prose)
-    )
+    # what the processes printed (NCCL, torch, vLLM's binding), then the package lists
+    yield from (("nccl", seen.version) for seen in nccl_versions(facts))
     for env in facts.of(SoftwareVersions):
         yield from (("torch", env.torch_version), ("torch_cuda", env.cuda_used_to_build_torch))
-        yield from (("nccl", env.nccl_version), ("driver", env.nvidia_driver_version))
+        yield ("driver", env.nvidia_driver_version)
     for msg in facts.of(KernelGpuMessage):
         if msg.kind == "module_version":
             yield ("driver", msg.version)
+
+
+#: Where a version came from vLLM's own NCCL binding (see :func:`nccl_versions`).
+VLLM_BINDING = "vLLM pynccl"
+
+
+@dataclass(frozen=True, slots=True)
+class SeenVersion:
+    """One NCCL version the evidence names, and where."""
+
+    version: str
+    cite: Cite
+    where: str
+    host: str | None = None
+    pid: int | None = None
+
+
+def nccl_versions(facts: Facts, *, runtime: bool = False) -> list[SeenVersion]:
+    """Every NCCL version the evidence names, in reading order, with who printed it.
+
+    ``runtime`` keeps only what a running process printed (leaves out package lists).
+    Read once per diagnosis (the rules and :func:`versions_of` ask; each gets its own list).
+    """
+    name = "nccl_versions.runtime" if runtime else "nccl_versions"
+    return list(facts.derived(name, lambda f: tuple(_nccl_versions(f, runtime=runtime))))
+
+
+def _nccl_versions(facts: Facts, *, runtime: bool) -> list[SeenVersion]:
+    seen: list[SeenVersion] = []
+    last: dict[str, tuple[int, str | None, int | None]] = {}
+    for fact in facts.all:
+        if isinstance(fact, NcclVersion) and fact.version:
+            host, pid = fact.host, fact.pid
+            near = last.get(fact.cite.source)
+            if host is None and near is not None and 0 <= fact.cite.line - near[0] <= 20:
+                host, pid = near[1], near[2]
+            seen.append(SeenVersion(fact.version, fact.cite, "NCCL banner", host, pid))
+        elif isinstance(fact, NcclLogFact) and fact.host:
+            last[fact.cite.source] = (fact.cite.line, fact.host, fact.pid)
+    others: list[tuple[str | None, Fact, str]] = [
+        *((o.nccl_version, o, "ProcessGroupNCCL") for o in facts.of(PgInitOptions)),
+        *((pg.nccl_version, pg, "ProcessGroupNCCL") for pg in facts.of(PgEnvironment)),
+        *((r.nccl_version, r, "PyTorch NCCL error") for r in facts.of(NcclErrorReport)),
+    ]
+    seen.extend(SeenVersion(v, f.cite, w, f.host) for v, f, w in others if v)
+    # vLLM's own binding loads a libnccl of its choosing (its wheel's, VLLM_NCCL_SO_PATH): the
+    # release its collectives run, though no second NCCL of the job's own (VLLM_BINDING)
+    seen.extend(
+        SeenVersion(h.match["v"], h.said.cite, VLLM_BINDING, h.said.host)
+        for h in sorted(facts.seen(VLLM_NCCL_VERSION), key=lambda h: h.prose)
+    )
+    if not runtime:
+        packages = ((sw.nccl_version, sw) for sw in facts.of(SoftwareVersions))
+        seen.extend(SeenVersion(v, sw.cite, "collect_env", sw.host) for v, sw in packages if v)
+    return seen
 
 
 def versions_of(facts: Facts) -> tuple[tuple[str, str], ...]:

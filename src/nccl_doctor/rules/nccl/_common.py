@@ -3,58 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 
 from nccl_doctor.facts.base import Cite, Fact
-from nccl_doctor.facts.nccl import NcclCommInit, NcclLogFact, NcclTransport, NcclVersion
-from nccl_doctor.facts.run import NcclErrorReport, PgEnvironment
+from nccl_doctor.facts.nccl import NcclCommInit, NcclLogFact, NcclTransport
 from nccl_doctor.facts.signs import Sign
-from nccl_doctor.facts.software import PythonPackage, SoftwareVersions
+from nccl_doctor.facts.software import PythonPackage
 from nccl_doctor.facts.store import Facts, Hit
 from nccl_doctor.knowledge.nccl_versions import parse_version
-
-
-@dataclass(frozen=True, slots=True)
-class SeenVersion:
-    """One NCCL version the evidence names, and where."""
-
-    version: str
-    cite: Cite
-    where: str
-    host: str | None = None
-    pid: int | None = None
-
-
-def nccl_versions(facts: Facts, *, runtime: bool = False) -> list[SeenVersion]:
-    """Every NCCL version the evidence names, in reading order, with who printed it.
-
-    ``runtime`` keeps only what a running process printed (leaves out package lists).
-    Read once per diagnosis (three rules ask; each gets its own list).
-    """
-    name = "nccl_versions.runtime" if runtime else "nccl_versions"
-    return list(facts.derived(name, lambda f: tuple(_nccl_versions(f, runtime=runtime))))
-
-
-def _nccl_versions(facts: Facts, *, runtime: bool) -> list[SeenVersion]:
-    seen: list[SeenVersion] = []
-    last: dict[str, tuple[int, str | None, int | None]] = {}
-    for fact in facts.all:
-        if isinstance(fact, NcclVersion) and fact.version:
-            host, pid = fact.host, fact.pid
-            near = last.get(fact.cite.source)
-            if host is None and near is not None and 0 <= fact.cite.line - near[0] <= 20:
-                host, pid = near[1], near[2]
-            seen.append(SeenVersion(fact.version, fact.cite, "NCCL banner", host, pid))
-        elif isinstance(fact, NcclLogFact) and fact.host:
-            last[fact.cite.source] = (fact.cite.line, fact.host, fact.pid)
-    others: list[tuple[str | None, Fact, str]] = [
-        *((pg.nccl_version, pg, "ProcessGroupNCCL") for pg in facts.of(PgEnvironment)),
-        *((r.nccl_version, r, "PyTorch NCCL error") for r in facts.of(NcclErrorReport)),
-    ]
-    if not runtime:
-        others += [(sw.nccl_version, sw, "collect_env") for sw in facts.of(SoftwareVersions)]
-    seen.extend(SeenVersion(v, f.cite, w, f.host) for v, f, w in others if v)
-    return seen
 
 
 def nccl_packages(facts: Facts) -> list[PythonPackage]:

@@ -44,6 +44,7 @@ from nccl_doctor.facts.last_error import last_error_lines
 from nccl_doctor.facts.nccl import NcclEvent, NcclTestFailure, error_chains
 from nccl_doctor.facts.run import NcclErrorReport
 from nccl_doctor.facts.store import Facts
+from nccl_doctor.facts.versions import nccl_versions
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.knowledge.nccl_versions import (
     MIN_NCCL_FOR_GPU,
@@ -53,7 +54,7 @@ from nccl_doctor.knowledge.nccl_versions import (
 )
 from nccl_doctor.rules._settings import env_values
 from nccl_doctor.rules.base import Rule
-from nccl_doctor.rules.nccl._common import machine, nccl_versions
+from nccl_doctor.rules.nccl._common import machine
 from nccl_doctor.signs.common import HANG_WORDS
 from nccl_doctor.signs.nccl import (
     HEAP_CORRUPTION,

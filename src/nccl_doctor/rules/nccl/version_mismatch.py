@@ -44,10 +44,11 @@ from nccl_doctor.facts.host import EnvVar
 from nccl_doctor.facts.nccl import NcclTestCommand, NcclVersion, NcclWarn
 from nccl_doctor.facts.run import NcclErrorReport
 from nccl_doctor.facts.store import Facts
+from nccl_doctor.facts.versions import VLLM_BINDING, nccl_versions
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.knowledge.nccl_versions import parse_version
 from nccl_doctor.rules.base import Rule
-from nccl_doctor.rules.nccl._common import nccl_packages, nccl_versions
+from nccl_doctor.rules.nccl._common import nccl_packages
 from nccl_doctor.signs.nccl import (
     CUDA_DRIVER_VERSION,
     CUDA_FAILURE_DETAIL,
@@ -90,7 +91,9 @@ def _cuda_of(code: str) -> str:
 
 
 def _mixed(facts: Facts) -> list[Finding]:
-    seen = nccl_versions(facts, runtime=True)
+    # vLLM's binding may load a libnccl of its own beside torch's on purpose (vLLM 0.4 pinned
+    # 2.18): a second release there is no fault by itself (the second-binding check reads it)
+    seen = [s for s in nccl_versions(facts, runtime=True) if s.where != VLLM_BINDING]
     distinct: dict[tuple[int, int, int], list[Cite]] = {}
     hosts: dict[tuple[int, int, int], set[str]] = {}
     for s in seen:

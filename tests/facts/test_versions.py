@@ -1,0 +1,39 @@
+"""The NCCL releases the evidence names, from one home (facts/versions.py): who printed each."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from nccl_doctor.evidence.reader import read_paths
+from nccl_doctor.facts.versions import VLLM_BINDING, nccl_versions, versions_of
+from nccl_doctor.pipeline import facts_of
+from tests.helpers import critical_ids, diagnose_text
+
+TORCH = (
+    "[I702 14:20:12.021734 ProcessGroupNCCL.cpp:914] [PG ID 0 PG GUID 0(default_pg) Rank 1] "
+    "ProcessGroupNCCL environments: NCCL version: 2.21.5, TORCH_NCCL_ASYNC_ERROR_HANDLING: 3\n"
+)
+VLLM = "INFO 07-02 14:20:12 pynccl.py:63] vLLM is using nccl==2.18.1\n"
+CAPTURED = "INFO 07-02 14:20:31 model_runner.py:1106] Graph capturing finished in 12 secs.\n"
+
+
+def test_each_release_is_listed_with_who_printed_it(tmp_path: Path) -> None:
+    log = tmp_path / "serve.log"
+    log.write_text(TORCH + VLLM + CAPTURED)
+    facts = facts_of(read_paths([str(log)]))
+    seen = [(s.version, s.where, s.cite.line) for s in nccl_versions(facts, runtime=True)]
+    assert seen == [("2.21.5", "ProcessGroupNCCL", 1), ("2.18.1", VLLM_BINDING, 2)]
+    # the report's one version per library: torch's own line first
+    assert dict(versions_of(facts))["nccl"] == "2.21.5"
+
+
+def test_vllms_own_pinned_release_beside_torchs_is_no_fault(tmp_path: Path) -> None:
+    # vLLM 0.4 loaded a libnccl 2.18 of its own beside torch's on purpose: a run that captured
+    # its graphs and served has two releases in one process and nothing wrong
+    report = diagnose_text(tmp_path, TORCH + VLLM + CAPTURED)
+    assert "nccl.version_mismatch" not in {f.id for f in report.findings}
+    assert critical_ids(report) == []
+    # two releases printed by torch itself (two hosts' banners) still are
+    other = TORCH.replace("2.21.5", "2.19.3").replace("Rank 1", "Rank 9")
+    mixed = diagnose_text(tmp_path, TORCH + other + CAPTURED)
+    assert "nccl.version_mismatch" in {f.id for f in mixed.findings}
