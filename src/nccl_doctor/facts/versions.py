@@ -14,7 +14,7 @@ from nccl_doctor.facts.nccl import NcclLogFact, NcclVersion
 from nccl_doctor.facts.run import NcclErrorReport, PgEnvironment, PgInitOptions
 from nccl_doctor.facts.software import SoftwareVersions
 from nccl_doctor.facts.store import Facts
-from nccl_doctor.signs.nccl import VLLM_NCCL_VERSION
+from nccl_doctor.signs.nccl import VLLM_NCCL
 
 #: The versions a report names, in the order it lists them.
 VERSION_NAMES = ("driver", "cuda", "torch", "torch_cuda", "nccl")
@@ -85,7 +85,8 @@ def _nccl_versions(facts: Facts, *, runtime: bool) -> list[SeenVersion]:
     # release its collectives run, though no second NCCL of the job's own (VLLM_BINDING)
     seen.extend(
         SeenVersion(h.match["v"], h.said.cite, VLLM_BINDING, h.said.host)
-        for h in sorted(facts.seen(VLLM_NCCL_VERSION), key=lambda h: h.prose)
+        for h in sorted(facts.seen(VLLM_NCCL), key=lambda h: h.prose)
+        if h.match["v"]
     )
     if not runtime:
         packages = ((sw.nccl_version, sw) for sw in facts.of(SoftwareVersions))

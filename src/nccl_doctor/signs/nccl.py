@@ -6,13 +6,6 @@ from nccl_doctor.facts.signs import sign
 from nccl_doctor.knowledge.nccl_versions import KNOWN_ISSUES, MIN_NCCL_FOR_GPU
 from nccl_doctor.signs.common import setting
 
-VLLM_NCCL_VERSION = sign(
-    "nccl.vllm_version",
-    r"vLLM is using nccl==(?P<v>\d{1,3}\.\d{1,3}(?:\.\d{1,4})?)\b",
-    "vLLM's own NCCL wrapper names the library it loaded (vllm/distributed/device_communicators/"
-    "pynccl.py logs ncclGetVersion at its communicator's start): the job's NCCL release",
-    case=True,
-)
 SHM_ERROR = sign(
     "nccl.shm_error",
     r"Error while (?P<verb>creating|attaching to) shared memory segment|failed to extend /dev/shm|"
@@ -273,8 +266,9 @@ SECOND_BINDING = sign(
 )
 VLLM_NCCL = sign(
     "nccl.vllm_nccl",
-    r"VLLM_NCCL_SO_PATH|vLLM is using nccl",
-    "vLLM says which libnccl it loads (or is told to)",
+    r"VLLM_NCCL_SO_PATH|vLLM is using nccl(?:==(?P<v>\d{1,3}\.\d{1,3}(?:\.\d{1,4})?)\b)?",
+    "vLLM says which libnccl it loads (or is told to); its pynccl binding logs the release it "
+    "loaded (v: vllm/distributed/device_communicators/pynccl.py logs ncclGetVersion)",
 )
 TORCH_NCCL = sign(
     "nccl.torch_nccl",

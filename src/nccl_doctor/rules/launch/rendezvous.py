@@ -45,7 +45,7 @@ from __future__ import annotations
 from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.run import C10dSocketError, DistributedError, RendezvousTimeout
 from nccl_doctor.facts.span import launches
-from nccl_doctor.facts.store import Facts, Hit
+from nccl_doctor.facts.store import Facts, Hit, Said
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.app._origin import with_roles
 from nccl_doctor.rules.base import Rule
@@ -256,6 +256,17 @@ def _loopback(address: str) -> bool:
     return address.lower() == "localhost" or address.startswith("127.")
 
 
+def _store_launches(facts: Facts) -> tuple[list[Hit], set[Said]]:
+    """The store addresses the launch commands name, and the launch lines that start a job
+    across nodes (a node rank or c10d rendezvous, or --nnodes above one)."""
+    launchers = facts.lines_of(LAUNCHER_COMMAND)
+    named = [h for h in facts.seen(STORE_ADDRESS) if h.said in launchers]
+    across = {h.said for h in facts.seen(NODE_PLACED)} | {
+        launch.hit.said for launch in launches(facts) if (launch.least or 0) > 1
+    }
+    return named, across
+
+
 def _from_addresses(facts: Facts) -> Finding | None:
     """The launch commands name the store at this machine's loopback on one node and at a
     routable address on another: the nodes do not form one group.
@@ -265,12 +276,8 @@ def _from_addresses(facts: Facts) -> Finding | None:
     node); ``localhost`` only means the machine its own launcher runs on, so that node's
     workers use, and hand the others, an address that is not node 0's.
     """
-    launchers = facts.lines_of(LAUNCHER_COMMAND)
-    named = [h for h in facts.seen(STORE_ADDRESS) if h.said in launchers]
+    named, across = _store_launches(facts)
     routable = [h for h in named if not _loopback(h.match["addr"])]
-    across = {h.said for h in facts.seen(NODE_PLACED)} | {
-        launch.hit.said for launch in launches(facts) if (launch.least or 0) > 1
-    }
 
     def _rest(hit: Hit) -> tuple[str, str]:
         """The launch line around the address it names."""
@@ -316,13 +323,9 @@ def _from_loopback_across(facts: Facts) -> Finding | None:
     where no store listens (node 0's bind is on node 0): the other nodes never join, and
     node 0 waits for them (a hang after torchrun's banner, or a store timeout).
     """
-    launchers = facts.lines_of(LAUNCHER_COMMAND)
-    named = [h for h in facts.seen(STORE_ADDRESS) if h.said in launchers]
+    named, across = _store_launches(facts)
     if not named or any(not _loopback(h.match["addr"]) for h in named):
         return None  # a routable address is named too: _from_addresses reads that
-    across = {h.said for h in facts.seen(NODE_PLACED)} | {
-        launch.hit.said for launch in launches(facts) if (launch.least or 0) > 1
-    }
     later = {h.said: int(h.match["n"]) for h in facts.seen(NODE_RANK) if int(h.match["n"]) > 0}
     local = [h for h in named if h.said in across]
     # node 0's own command may name the loopback while the others name node 0 (a common
@@ -358,8 +361,8 @@ def _from_loopback_across(facts: Facts) -> Finding | None:
 
 
 def check(facts: Facts) -> list[Finding]:
-    """Rendezvous/store timeouts, too few DDP members, a hang at DDP init, or the nodes'
-    launches naming different stores."""
+    """Rendezvous/store timeouts, too few DDP members, a hang at DDP init, the nodes'
+    launches naming different stores, or the loopback given to a node other than node 0."""
     for step in (
         _from_timeouts,
         _from_members,
