@@ -289,12 +289,13 @@ def build_parser() -> argparse.ArgumentParser:
     return root
 
 
-def _read(paths: Sequence[str]) -> ReadResult:
-    """Read the evidence, or raise the one-line error that says why none was usable."""
+def _read(paths: Sequence[str], *, line_totals: bool = False) -> ReadResult:
+    """Read the evidence, or raise the one-line error that says why none was usable
+    (``line_totals``: see ``read_paths``; only ``parse`` shows them)."""
     from nccl_doctor.evidence.reader import UNKNOWN, read_paths  # noqa: PLC0415 -- fast --help
 
     gc.freeze()  # what was imported lives as long as the process (see _paced_collector)
-    result = read_paths(paths)
+    result = read_paths(paths, line_totals=line_totals)
     if not result.sources:
         reasons = "; ".join(f"{n.source}: {n.message}" for n in result.notes) or "nothing given"
         raise EvidenceError(
@@ -314,7 +315,7 @@ def _read(paths: Sequence[str]) -> ReadResult:
 def _cmd_parse(args: argparse.Namespace) -> int:
     from nccl_doctor.render.parsed import parsed_json, parsed_text  # noqa: PLC0415
 
-    result = _read(args.paths)
+    result = _read(args.paths, line_totals=True)
     if args.format == "json":
         _emit(json.dumps(parsed_json(result), ensure_ascii=False) + "\n", args.output)
     else:

@@ -212,7 +212,7 @@ def check_with_facts(
     with tempfile.TemporaryDirectory(prefix="nccl-doctor-check-") as tmp:
         folder = Path(tmp) / BUNDLE_DIR
         cap = capture(folder, timeout_s=timeout_s, nvml_module=nvml_module)
-        report, facts = diagnose_with_facts(read_paths([str(folder)]))
+        report, facts = diagnose_with_facts(read_paths([str(folder)], line_totals=False))
         if keep:
             _save(cap, Path(keep))
     return report, facts, cap

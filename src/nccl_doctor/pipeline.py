@@ -38,4 +38,4 @@ def diagnose_with_facts(result: ReadResult) -> tuple[Report, Facts]:
 
 def diagnose_paths(paths: Sequence[str]) -> Report:
     """Read the evidence at ``paths`` and diagnose it."""
-    return diagnose_read(read_paths(paths))
+    return diagnose_read(read_paths(paths, line_totals=False))

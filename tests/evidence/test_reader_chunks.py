@@ -176,3 +176,24 @@ def test_small_files_share_one_buffer_and_keep_their_own_lines(
     assert shared is not None
     assert len(shared) == 997
     assert buffers == [shared] * 4 + [None]
+
+
+@pytest.mark.parametrize("held", [1 << 12, chunks.UNCOUNTED_MAX])
+@pytest.mark.parametrize("seed", [1, 2])
+def test_lines_past_the_last_one_read_are_counted_only_when_asked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, held: int, seed: int
+) -> None:
+    """A large log (no free text): the stretches between Xid lines are held uncounted until
+    the next Xid (or counted once more than ``held`` bytes are held); the lines after the
+    last Xid are counted for ``parse`` only. The Xids keep their numbers either way."""
+    monkeypatch.setattr(chunks, "CHUNK_BYTES", 4096)
+    monkeypatch.setattr(chunks, "UNCOUNTED_MAX", held)
+    monkeypatch.setattr("nccl_doctor.evidence.budgets.TEXT_MAX_BYTES", 0)
+    path, expected = _log(tmp_path, seed)
+    quick = reader.read_paths([str(path)], line_totals=False)
+    full = reader.read_paths([str(path)])
+    for result in (quick, full):
+        assert [f.cite.line for f in result.facts if isinstance(f, XidEvent)] == expected
+        assert not [f for f in result.facts if isinstance(f, TextLine)]  # not read as text
+    assert expected[-1] < 3000
+    assert (quick.sources[0].lines, full.sources[0].lines) == (None, 3000)

@@ -21,6 +21,8 @@ CHUNK_BYTES = 512 << 10
 SHARED_BUFFER_MAX = 8 << 20
 #: Newlines are counted in pieces of this many bytes (see :func:`newlines`).
 COUNT_PIECE = 32 << 10
+#: Bytes whose newlines a source may leave uncounted for a while (see :class:`Uncounted`).
+UNCOUNTED_MAX = 4 << 20
 #: Longer lines are cut to this many bytes (with a coverage note): no message needs more,
 #: and it bounds what one line costs the parsers, whatever their patterns.
 LINE_MAX_BYTES = 64 << 10
@@ -42,6 +44,48 @@ def newlines(data: bytes | bytearray, start: int, stop: int) -> int:
         piece = data[at : min(at + COUNT_PIECE, stop)]
         found += len(piece) - len(piece.replace(b"\n", b""))
     return found
+
+
+class Uncounted:
+    """The bytes past the last line a source read, their lines counted only if a later line
+    is read (or the source's line total is asked for).
+
+    A log's lines of interest often end well before the log does (a healthy
+    rank of a per-rank folder: its init lines, then hours of chatter), and
+    numbering lines nobody cites is half the counting in such a folder. The
+    bytes are held, not counted: those read into the shared memory are copied
+    (a copy is several times faster than a count), fresh bytes are held as
+    they are. Past :data:`UNCOUNTED_MAX` bytes held they are counted, so
+    little is held for long.
+    """
+
+    __slots__ = ("_held", "_pieces", "lines_unended")
+
+    def __init__(self) -> None:
+        self._pieces: list[tuple[bytes, int, int]] = []
+        self._held = 0
+        #: a last line without a newline (it counts as a line too)
+        self.lines_unended = 0
+
+    def __bool__(self) -> bool:
+        return bool(self._pieces or self.lines_unended)
+
+    def hold(self, data: bytes | bytearray, start: int, stop: int) -> int:
+        """Hold ``data[start:stop]``; the lines counted now (none, unless too much is held)."""
+        if isinstance(data, bytes):
+            self._pieces.append((data, start, stop))
+            self._held += len(data)  # what is kept alive, not only the piece
+        else:  # memory the next read overwrites
+            self._pieces.append((bytes(memoryview(data)[start:stop]), 0, stop - start))
+            self._held += stop - start
+        return self.count() if self._held > UNCOUNTED_MAX else 0
+
+    def count(self) -> int:
+        """The lines held, counted now; nothing is held after."""
+        found = sum(newlines(d, a, b) for d, a, b in self._pieces) + self.lines_unended
+        self._pieces.clear()
+        self._held = self.lines_unended = 0
+        return found
 
 
 def reads(stream: BinaryIO, buffer: bytearray | None) -> Iterator[tuple[bytes | bytearray, int]]:

@@ -101,12 +101,14 @@ def _read_whole(opened: Opened, notes: list[Note]) -> tuple[list[Section], Sourc
 
 
 def read_opened(
-    opened: Opened, notes: list[Note], budgets: Budgets | None = None
+    opened: Opened, notes: list[Note], budgets: Budgets | None = None, *, line_total: bool = True
 ) -> tuple[list[Section], SourceSummary]:
-    """Read one opened stream into sections (``budgets``: those of the whole read)."""
+    """Read one opened stream into sections (``budgets``: those of the whole read;
+    ``line_total``: see :func:`read_paths`)."""
     if opened.file_kind is not None:
         return _read_whole(opened, notes)
-    reader = SourceReader(opened, notes, budgets if budgets is not None else Budgets())
+    budgets = budgets if budgets is not None else Budgets()
+    reader = SourceReader(opened, notes, budgets, line_total=line_total)
     try:
         reader.read(opened.stream)
     except OSError as exc:
@@ -116,20 +118,25 @@ def read_opened(
         for section in sections:
             section.facts = [_timed(f, reader.times) for f in section.facts]
     reader.summary.kinds = sorted({s.kind for s in sections})
-    if not sections and reader.summary.lines:
+    if not sections and reader.summary.bytes_read:
         notes.append(Note(reader.name, UNKNOWN))
     return sections, reader.summary
 
 
-def read_paths(paths: Sequence[str]) -> ReadResult:
-    """Read every file, folder, archive or ``-`` (stdin) named."""
+def read_paths(paths: Sequence[str], *, line_totals: bool = True) -> ReadResult:
+    """Read every file, folder, archive or ``-`` (stdin) named.
+
+    ``line_totals=False``: a source's lines are counted as far as its last
+    line read, not to its end (its summary's ``lines`` is then ``None``): a
+    diagnosis cites lines, it never shows how many a log holds.
+    """
     intake = Intake()
     sections: list[Section] = []
     summaries: list[SourceSummary] = []
     notes: list[Note] = []
     budgets = Budgets()
     for opened in intake.streams(paths):
-        found, summary = read_opened(opened, notes, budgets)
+        found, summary = read_opened(opened, notes, budgets, line_total=line_totals)
         sections.extend(found)
         summaries.append(summary)
     notes.extend(budgets.notes())

@@ -38,7 +38,8 @@ class SourceSummary:
 
     source: str
     bytes_read: int = 0
-    lines: int = 0
+    #: ``None``: not counted past the last line read (see ``read_paths(line_totals=False)``)
+    lines: int | None = 0
     recognised_lines: int = 0
     kinds: list[str] = field(default_factory=list)
 

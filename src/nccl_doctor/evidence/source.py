@@ -62,10 +62,16 @@ _NCCL_WHO = re.compile(rb"([\w.-]+:\d+):\d+ (\[\d+\]) NCCL INFO ")
 class SourceReader(LineDispatch):
     """Reads one source; see the module docstring for the model."""
 
-    def __init__(self, opened: Opened, notes: list[Note], budgets: Budgets) -> None:
+    def __init__(
+        self, opened: Opened, notes: list[Note], budgets: Budgets, *, line_total: bool = True
+    ) -> None:
         super().__init__(safe_line(opened.name), opened.default_rank, notes)
         self.budgets = budgets
         self.lineno = 1
+        #: the lines past the last one read, not counted yet (see :class:`.chunks.Uncounted`)
+        self.uncounted = chunks.Uncounted()
+        #: whether the source's line total is counted to its end (else only as far as needed)
+        self.line_total = line_total
         self.info_used: dict[str, int] = {}
         self.info_off: set[str] = set()
         #: ``spent_output`` as one pattern over bytes, for lines not decoded yet
@@ -130,7 +136,10 @@ class SourceReader(LineDispatch):
                 self._chunk(data, start, stop, self._spans(data, start, stop))
         finally:
             self._spent()
-        self.summary.lines = self.lineno - 1  # a last line without a newline counts too
+        if self.uncounted and self.line_total:
+            self.lineno += self.uncounted.count()
+        # a last line without a newline counts too
+        self.summary.lines = None if self.uncounted else self.lineno - 1
         if self.cut_lines:
             self.notes.append(
                 Note(
@@ -234,6 +243,8 @@ class SourceReader(LineDispatch):
     def _chunk(self, buf: bytes | bytearray, pos: int, size: int, spans: Sequence[Tagged]) -> None:
         """Read the lines of ``buf[pos:size]``; ``spans`` are those holding an anchor."""
         n, si = self.lineno, 0
+        if self.uncounted and (spans or self.text or self.block is not None or self.any_open):
+            n += self.uncounted.count()  # a line of this window may be read: number it
         read_at = -1  # where the next line read for its anchors starts (see _next_read)
         while pos < size:
             while si < len(spans) and spans[si][0] < pos:
@@ -282,10 +293,10 @@ class SourceReader(LineDispatch):
                 self._line(n, buf[start:end], mask & self.wanted, not mask & TRIGGER_BIT)
                 if self.closing and start in self.closing:
                     self._close_info(self.closing.pop(start), n)
-            else:
-                n += chunks.newlines(buf, pos, size)
+            else:  # no line left to read: the rest is counted if a later line is read
+                n += self.uncounted.hold(buf, pos, size)
                 if buf[size - 1] != 10:
-                    n += 1
+                    self.uncounted.lines_unended += 1
                 break
             n += 1
             pos = end + 1

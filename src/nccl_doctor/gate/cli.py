@@ -123,7 +123,7 @@ def _saved(paths: list[str], node: str | None) -> NodeVerdict:
                 "gate the bundle instead: `nccl-doctor check -o node.tgz`, then "
                 "`nccl-doctor check --gate --from node.tgz`",
             )
-    result = read_paths(paths)
+    result = read_paths(paths, line_totals=False)
     if not result.sections:
         why = "; ".join(f"{n.source}: {n.message}" for n in result.notes) or "nothing read"
         raise EvidenceError(

@@ -226,7 +226,7 @@ def _diagnose(folder: Path, result: Result) -> None:
     from nccl_doctor.render import render_report  # noqa: PLC0415
 
     try:
-        report, facts = diagnose_with_facts(read_paths([str(folder)]))
+        report, facts = diagnose_with_facts(read_paths([str(folder)], line_totals=False))
     except Exception as exc:  # noqa: BLE001 -- the capture stays on disk; say what failed
         result.text = f"diagnosis failed ({type(exc).__name__}: {exc})\n"
         return
