@@ -41,7 +41,10 @@ STUB_LIBRARY = sign(
 TOOLKIT_ERROR = sign(
     "driver.toolkit_error",
     r"could not select device driver \"[^\"]*\" with capabilities: \[\[gpu\]\]"
-    r"|nvidia-container-cli: (?:initialization|mount|ldcache|detection) error"
+    # libnvidia-container's configure step (src/cli/configure.c) names the step that failed;
+    # its 'requirement error' (the image needs a newer CUDA) is driver.too_old's
+    r"|nvidia-container-cli: (?:(?:initialization|container|detection|device|mount|ldcache"
+    r"|permission) error|error parsing)"
     r"|unknown or invalid runtime name: nvidia|Unknown runtime specified nvidia"
     r"|nvidia-container-runtime[^\n]{0,40}(?:not found|no such file)",
     "the container runtime (NVIDIA Container Toolkit) could not hand the container its GPUs",
