@@ -68,7 +68,8 @@ class Launched:
 
 
 def launches(facts: Facts) -> tuple[Launched, ...]:
-    """Every ``--nnodes`` the evidence states with a number, machine output before sentences."""
+    """Every node count a launch states with a number (``--nnodes``, ``--num_machines``,
+    ``--num_nodes``), machine output before sentences."""
     found: list[Launched] = []
     for hit in sorted(facts.seen(NNODES), key=lambda h: h.prose):
         least, most = hit.match["n"], hit.match["m"]

@@ -39,9 +39,10 @@ INIT_PROCESS_GROUP = sign(
 )
 NNODES = sign(
     "launch.nnodes",
-    r"--nnodes(?:[= ]{1,10}(?P<n>\d{1,6})(?::(?P<m>\d{1,6}))?\b)?",
-    "a launch's --nnodes: the node count, an elastic MIN:MAX range (n and m), or neither "
-    "where a variable gives it (--nnodes=$NNODES); read through nccl_doctor.facts.span",
+    r"--(?:nnodes|num[_-]machines|num[_-]nodes)(?:[= ]{1,10}(?P<n>\d{1,6})(?::(?P<m>\d{1,6}))?\b)?",
+    "a launch's node count (torchrun's --nnodes, accelerate's --num_machines, deepspeed's "
+    "--num_nodes): the count, an elastic MIN:MAX range (n and m), or neither where a variable "
+    "gives it (--nnodes=$NNODES); read through nccl_doctor.facts.span",
     case=True,
 )
 ROOT_RANK_TWICE = sign(
@@ -201,8 +202,8 @@ BARRIER_WAITING = sign(
 )
 NODE_PLACED = sign(
     "launch.node_placed",
-    r"--node[_-]rank|--rdzv[_-](?:backend|endpoint)|--rdzv_id|\bsrun\b|--hostfile",
-    "a launch that places each node (a node rank, a c10d rendezvous, srun, a hostfile)",
+    r"--(?:node|machine)[_-]rank|--rdzv[_-](?:backend|endpoint)|--rdzv_id|\bsrun\b|--hostfile",
+    "a launch that places each node (a node or machine rank, a c10d rendezvous, srun, a hostfile)",
     case=True,
 )
 NODE_RANK = sign(
@@ -210,6 +211,13 @@ NODE_RANK = sign(
     r"--node[_-]rank[= ]{1,10}[\"']?(?P<n>\d{1,6})\b",
     "a launch's --node_rank as a number (n): the node it starts, 0 being the one that hosts "
     "the store under static rendezvous",
+    case=True,
+)
+LOCAL_ONLY = sign(
+    "launch.local_only",
+    r"Unable to find hostfile, will proceed with training with local resources only",
+    "DeepSpeed's runner found no hostfile and starts the job on this node alone, its "
+    "store on 127.0.0.1 (deepspeed/launcher/runner.py, fetch_hostfile)",
     case=True,
 )
 LAUNCHER_COMMAND = sign(

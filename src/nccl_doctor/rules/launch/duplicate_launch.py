@@ -31,7 +31,10 @@ some twice and some never; one
 ``mpirun -np N`` of an nccl-tests binary that printed a result per process
 (built without MPI, each process is rank 0 of its own world: a warning); the
 store's ``Address already in use`` where the report says another port failed
-the same way (no other job holds every port: low confidence).
+the same way (no other job holds every port: low confidence); DeepSpeed's
+``Unable to find hostfile, will proceed with training with local resources
+only`` on a launch for several nodes (a node count above one, or one given by
+a variable beside a node or machine rank): each node started its own job.
 
 Fix
 ---
@@ -56,7 +59,7 @@ from nccl_doctor.facts.run import (
     WorkerExit,
     default_group,
 )
-from nccl_doctor.facts.span import launches, span_of
+from nccl_doctor.facts.span import launches, nodes_by_variable, span_of
 from nccl_doctor.facts.store import Facts, Hit
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.base import Rule
@@ -67,7 +70,9 @@ from nccl_doctor.signs.launch import (
     LAUNCHER_THREADS,
     LIGHTNING_MEMBER,
     LOCAL_AS_RANK,
+    LOCAL_ONLY,
     MESH_FAILURE,
+    NODE_PLACED,
     OTHER_PORT_SAME,
     ROOT_RANK_TWICE,
     ROOT_SIZE_MISMATCH,
@@ -459,6 +464,46 @@ def _own_port_twice(facts: Facts) -> Finding | None:
     )
 
 
+def _each_node_alone(facts: Facts) -> Finding | None:
+    """DeepSpeed's runner found no hostfile ('will proceed with training with local resources
+    only': its store on 127.0.0.1) on a launch meant for several nodes: each node that ran the
+    command started a job of its own."""
+    alone = facts.seen(LOCAL_ONLY, prose=False)
+    if not alone:
+        return None
+    counts = [n for n in launches(facts) if not n.hit.prose]
+    if counts:
+        if all(n.least < 2 for n in counts):
+            return None  # one node: the runner's usual notice
+        intent = counts[0].hit.cite
+    else:
+        placed = [h for h in facts.seen(NODE_PLACED, prose=False) if "rank" in h.match[0]]
+        if not (nodes_by_variable(facts) and placed):
+            return None
+        intent = placed[0].cite
+    return RULE.finding(
+        summary=(
+            "DeepSpeed's launcher found no hostfile and started the job on its own node only "
+            "(its store on 127.0.0.1), though the launch asks for several nodes: every node "
+            "that ran the command started a separate job - one trains alone as a single node, "
+            "the others fail on the port or wait for peers that never join."
+        ),
+        fix=[
+            (
+                "Start the deepspeed launcher once, on the first node, with a hostfile listing "
+                "every node (host slots=N) and passwordless ssh to them - or, when the "
+                "scheduler starts the command on every node, give each its node rank and the "
+                "first node's address without ssh: deepspeed --no_ssh --node_rank N "
+                "--master_addr HOST0 (DeepSpeed >= 0.14.5; accelerate's "
+                "deepspeed_multinode_launcher: nossh or standard), or --launcher slurm/openmpi."
+            ),
+        ],
+        evidence=[alone[0].cite, intent],
+        severity=Severity.CRITICAL,
+        confidence=Confidence.MEDIUM,
+    )
+
+
 def check(facts: Facts) -> list[Finding]:
     """Store overflow, NCCL's root seeing a rank twice, a rank on two hosts, local rank used as
     global, nested launchers, or the store's port taken whichever port is chosen."""
@@ -470,6 +515,7 @@ def check(facts: Facts) -> list[Finding]:
         _local_as_global,
         _nested,
         _tests_each_alone,
+        _each_node_alone,
         _own_port_twice,
     )
     for step in steps:
