@@ -442,7 +442,7 @@ def test_deepspeeds_exit_line_is_the_first_failure_and_names_no_rank(tmp_path: P
     cite = report.first_failure.cite
     assert (cite.line, cite.text) == (6, "] exits with return code = -9")
     crash = next(f for f in report.findings if f.id == "launch.rank_crash")
-    assert crash.summary.startswith("A worker was killed first (SIGKILL, exit code -9)")
+    assert "A worker died first with exit code -9 (SIGKILL)" in crash.summary
     assert "local rank 1" not in crash.summary.lower()
 
 

@@ -34,11 +34,9 @@ A rank whose own error is PyTorch's report of an NCCL call that failed on
 its side (any result but ``ncclRemoteError``; or, when it exited with an
 error code and its traceback is not kept, the job's only such report) names
 who went first and leaves the cause open: why the call failed is that error's
-question. So does a rank killed by SIGKILL with no error of its own: something
-outside Python killed it, and why (the host's OOM killer most often, a memory
-limit, the scheduler) is the kill's question. The finding is then context
-(information, not the root cause), and the differential of the NCCL error, or
-of the kill, leads.
+question. (A rank killed by a signal raised nothing, so this never holds for
+it.) The finding is then context (information, not the root cause), and the
+differential of the NCCL error leads.
 
 Fix
 ---
@@ -225,44 +223,11 @@ def _from_nccl_failure(death: Death) -> Finding:
     )
 
 
-def _from_kill(facts: Facts, death: Death) -> Finding:
-    """A rank killed (SIGKILL) with no error of its own: who went first, not why."""
-    memory = [h.cite for h in facts.seen(MEMORY_WORDS)][:2]
-    return RULE.finding(
-        summary=(
-            f"{_who(death).capitalize()} was killed first (SIGKILL"
-            f"{f', exit code {death.exitcode}' if death.exitcode is not None else ''}) with no "
-            "error of its own; the other ranks' errors followed from it. Something outside "
-            "Python killed it: why is the question (the kernel's OOM killer, a memory limit, "
-            "the scheduler)."
-        ),
-        fix=[
-            (
-                "Check the kernel log of that host for the OOM killer: "
-                "dmesg -T | grep -i -E 'killed process|out of memory' "
-                "(or the scheduler's memory-limit message)."
-            ),
-            (
-                "Ignore the other ranks' timeouts/connection errors and the launcher's SIGTERMs: "
-                "they are the cascade of this kill."
-            ),
-        ],
-        evidence=[death.cite, *death.extra, *memory, *_cascade_cites(facts)][:6],
-        ranks=[death.rank] if death.rank is not None else [],
-        hosts=[death.host] if death.host else [],
-        severity=Severity.INFO,
-        cause=False,
-        explains=(),
-    )
-
-
 def check(facts: Facts) -> list[Finding]:
     """A rank that died on its own, one missing from the others' timeout, or a watchdog abort."""
     found = deaths(facts)
     if found and found[0].nccl_failed:
         return [with_roles(facts, _from_nccl_failure(found[0]), tell=(LAGGING, MESSENGER))]
-    if found and found[0].signal == "SIGKILL" and not found[0].error:
-        return [with_roles(facts, _from_kill(facts, found[0]), tell=(LAGGING, MESSENGER))]
     if found:
         return [with_roles(facts, _from_death(facts, found[0]), tell=(LAGGING, MESSENGER))]
     inferred = _inferred(facts)
