@@ -59,19 +59,22 @@ class Uncounted:
     little is held for long.
     """
 
-    __slots__ = ("_held", "_pieces", "lines_unended")
+    __slots__ = ("_held", "_pieces", "_unended")
 
     def __init__(self) -> None:
         self._pieces: list[tuple[bytes, int, int]] = []
         self._held = 0
         #: a last line without a newline (it counts as a line too)
-        self.lines_unended = 0
+        self._unended = 0
 
     def __bool__(self) -> bool:
-        return bool(self._pieces or self.lines_unended)
+        return bool(self._pieces or self._unended)
 
     def hold(self, data: bytes | bytearray, start: int, stop: int) -> int:
-        """Hold ``data[start:stop]``; the lines counted now (none, unless too much is held)."""
+        """Hold ``data[start:stop]`` (a window's rest: whole lines, or a source's last line
+        without a newline); the lines counted now (none, unless too much is held)."""
+        if data[stop - 1] != 10:
+            self._unended += 1
         if isinstance(data, bytes):
             self._pieces.append((data, start, stop))
             self._held += len(data)  # what is kept alive, not only the piece
@@ -82,9 +85,9 @@ class Uncounted:
 
     def count(self) -> int:
         """The lines held, counted now; nothing is held after."""
-        found = sum(newlines(d, a, b) for d, a, b in self._pieces) + self.lines_unended
+        found = sum(newlines(d, a, b) for d, a, b in self._pieces) + self._unended
         self._pieces.clear()
-        self._held = self.lines_unended = 0
+        self._held = self._unended = 0
         return found
 
 

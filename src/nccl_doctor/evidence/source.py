@@ -295,8 +295,6 @@ class SourceReader(LineDispatch):
                     self._close_info(self.closing.pop(start), n)
             else:  # no line left to read: the rest is counted if a later line is read
                 n += self.uncounted.hold(buf, pos, size)
-                if buf[size - 1] != 10:
-                    self.uncounted.lines_unended += 1
                 break
             n += 1
             pos = end + 1

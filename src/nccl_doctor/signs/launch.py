@@ -202,8 +202,9 @@ BARRIER_WAITING = sign(
 )
 NODE_PLACED = sign(
     "launch.node_placed",
-    r"--(?:node|machine)[_-]rank|--rdzv[_-](?:backend|endpoint)|--rdzv_id|\bsrun\b|--hostfile",
-    "a launch that places each node (a node or machine rank, a c10d rendezvous, srun, a hostfile)",
+    r"--(?P<rank>node|machine)[_-]rank|--rdzv[_-](?:backend|endpoint)|--rdzv_id|\bsrun\b|--hostfile",
+    "a launch that places each node (a node or machine rank, captured as rank; a c10d "
+    "rendezvous, srun, a hostfile)",
     case=True,
 )
 NODE_RANK = sign(

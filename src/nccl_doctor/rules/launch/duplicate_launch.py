@@ -477,7 +477,7 @@ def _each_node_alone(facts: Facts) -> Finding | None:
             return None  # one node: the runner's usual notice
         intent = counts[0].hit.cite
     else:
-        placed = [h for h in facts.seen(NODE_PLACED, prose=False) if "rank" in h.match[0]]
+        placed = [h for h in facts.seen(NODE_PLACED, prose=False) if h.match["rank"]]
         if not (nodes_by_variable(facts) and placed):
             return None
         intent = placed[0].cite
