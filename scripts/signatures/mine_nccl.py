@@ -196,7 +196,115 @@ _IB_MISMATCH = (
         "with other counts, or cut it differently (another NCCL_BUFFSIZE, NCCL_PROTO, release)"
     ),
 )
+#: NCCL parses XML only from a file it was pointed at (NCCL_TOPO_FILE or NCCL_GRAPH_FILE, often
+#: set by a network plugin or an image; a VM's /var/run/nvidia-topologyd/virtualTopology.xml):
+#: its own detection builds the tree in memory (src/graph/xml.cc)
+_TOPO_FILE = (
+    ("nccl.env",),
+    (
+        "a topology or graph XML that NCCL read from a file (NCCL_TOPO_FILE, NCCL_GRAPH_FILE, set "
+        "by hand, by a network plugin or by the image; a VM's virtual topology) is malformed: "
+        "NCCL parses XML only from such files, its own detection writes none"
+    ),
+)
+#: ncclSocketInit refuses an address whose family is neither IPv4 nor IPv6: the address it was
+#: handed was never filled in (an interface named by NCCL_SOCKET_IFNAME or NCCL_OOB_NET_IFNAME
+#: that no host has leaves it zeroed; 2.27 goes on instead of failing at the lookup)
+_NO_ADDRESS = (
+    ("net.socket_interface", "nccl.env"),
+    (
+        "the socket address NCCL was to connect to was never filled in: the interface its "
+        "lookup wanted (NCCL_SOCKET_IFNAME, NCCL_OOB_NET_IFNAME) matched nothing on this host"
+    ),
+)
 READINGS: dict[str, tuple[tuple[str, ...], str]] = {
+    **dict.fromkeys(
+        (
+            "XML Parse : Unexpected EOF",
+            "XML Parse : Expected (double) quote.",
+            "XML Parse : Unexpected value with name %s",
+            "XML Parse error : unterminated comment",
+            "XML Parse error : expecting '<', got '%c'",
+            "XML Parse error : unexpected trailing %c in closing tag %s",
+            "XML Parse : expected >, got '%c'",
+            "XML Parse : unterminated %s",
+            "XML Mismatch : %s / %s",
+            "ncclTopoGetSystemFromXml: system node not found in XML",
+        ),
+        _TOPO_FILE,
+    ),
+    **dict.fromkeys(
+        (
+            (
+                "ncclSocketInit: connecting to address %s with family %d is neither AF_INET(%d) nor "
+                "AF_INET6(%d)"
+            ),
+            "Error : connecting to address with family %d is neither AF_INET(%d) nor AF_INET6(%d)",
+        ),
+        _NO_ADDRESS,
+    ),
+    # bootstrapNetRecv (src/bootstrap.cc) reads the size the peer sent first: a larger one than
+    # this rank's structure is a peer built from another NCCL release (or a stranger on the port)
+    **dict.fromkeys(
+        (
+            "Message truncated : received %d bytes instead of %d",
+            "Message truncated : received %d,%d bytes instead of %d,%d",
+        ),
+        (
+            ("nccl.version_mismatch", "nccl.internal"),
+            (
+                "a bootstrap peer sent a larger message than this rank's own structure: the "
+                "ranks run different NCCL releases, or another program reached the port"
+            ),
+        ),
+    ),
+    # pthread_create failed (EAGAIN): the process or the container hit its thread or pid limit
+    "Thread creation failed: %s": (
+        ("host.resources",),
+        "pthread_create failed: the user's or the container's process limit (ulimit -u, pids.max)",
+    ),
+    **dict.fromkeys(
+        (
+            "%s:%d Unrecoverable error detected: malloc(size=%llu) returned null.",
+            "Unrecoverable error detected: malloc(size=%llu) returned null.",
+        ),
+        (("host.resources",), "malloc returned NULL: the host's memory is exhausted"),
+    ),
+    # the 2.4-2.6 watchdog of init.cc: a rank waits for a collective the others never call
+    **dict.fromkeys(
+        (
+            (
+                "Mismatched collective detected, please check your collective calls at and around "
+                "rank %d. You can use NCCL_DEBUG=INFO and NCCL_DEBUG_SUBSYS=COLL to see the "
+                "collective logs"
+            ),
+            (
+                "Your program may be hanging, this may be caused by a collective mismatch around rank "
+                "%d. Please check your collective calls at and around this rank. You can use "
+                "NCCL_DEBUG=INFO and NCCL_DEBUG_SUBSYS=COLL to see the collective logs"
+            ),
+        ),
+        (
+            ("app.collective_mismatch",),
+            "NCCL's own check found the ranks calling different collectives around the rank named",
+        ),
+    ),
+    **dict.fromkeys(
+        (
+            (
+                "NET/IB : Can't connect net devices with different link_layer. i=%d remMeta.ndevs=%d "
+                "link_layer=%d rem_link_layer=%d"
+            ),
+            (
+                "NET/IB : Can't merge net devices with different link_layer. i=%d remMeta.ndevs=%d "
+                "link_layer=%d rem_link_layer=%d"
+            ),
+        ),
+        (
+            ("net.ib_config",),
+            "the two sides' RDMA ports differ in link layer (InfiniBand against RoCE/Ethernet)",
+        ),
+    ),
     **dict.fromkeys(
         (
             "Error : no algorithm/protocol available for function %s with datatype %s.%s%s",
@@ -509,6 +617,30 @@ HAND_ROWS: list[dict[str, Any]] = [
             ("_old", "", "", "", [], "nccl.warn.socket.socketfinalizeaccept_wrong_type"),
         )
     ),
+    {
+        # src/graph/xml.cc: every cpu node NCCL's detection creates goes through
+        # ncclTopoGetXmlFromCpu, which sets arch and vendor (familyid, modelid on x86) when absent
+        "id": "nccl.warn.xml.attribute_of_node_cpu_not_found",
+        "library": "nccl",
+        "level": "warn",
+        # where and versions: those of the row refined (see main)
+        "format": "Attribute %s of node cpu not found",
+        "format_style": "printf",
+        "pattern": "Attribute (?P<attribute>arch|vendor|familyid|modelid|affinity|numaid) of "
+        "node cpu not found",
+        "example": "Attribute arch of node cpu not found",
+        "fields": ["attribute"],
+        "symptom": "nccl_internal",
+        "hint_ids": ["nccl.env"],
+        "result": "ncclInternalError",
+        "refines": ["nccl.warn.xml.attribute_of_node_not_found"],
+        "note": (
+            "NCCL's own detection gives every CPU node it creates these attributes "
+            "(ncclTopoGetXmlFromCpu): one without them came from a topology XML NCCL read "
+            "(NCCL_TOPO_FILE, set by hand, by a network plugin or the image; a VM's virtual "
+            "topology), which some releases complete only for the CPUs of the GPUs in use"
+        ),
+    },
     {
         # 2.30 no longer fails the accept: it logs the other transport's handshake and goes on
         # listening, so the peer's connection is dropped (src/misc/socket.cc socketFinalizeAccept)

@@ -128,4 +128,8 @@ def test_the_cited_source_is_the_users_release(tmp_path: Path, env: str, where: 
     log.write_text(f"Collecting environment information...\n{env}\n{_STORE_GET}", encoding="utf-8")
     report = diagnose_paths([str(log)])
     why = report.hypotheses[0].for_[0]
-    assert why == f"the message is torch.pgnccl.unique_id_store ({where}), which points at it"
+    assert why == (
+        f"the message is torch.pgnccl.unique_id_store ({where}): the first collective: the other "
+        "ranks wait on the store for rank 0's ncclUniqueId, and rank 0 never reached it (still "
+        "busy before it, or crashed); the store itself worked for the rendezvous"
+    )

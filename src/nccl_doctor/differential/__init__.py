@@ -26,6 +26,7 @@ from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.failures import DUMP_NOTICES
 from nccl_doctor.facts.gpu import SmiError
 from nccl_doctor.facts.host import KernelGpuMessage
+from nccl_doctor.facts.last_error import last_error_lines
 from nccl_doctor.facts.nccl import NcclTestFailure
 from nccl_doctor.facts.run import DistributedError, PythonTraceback
 from nccl_doctor.facts.store import Facts, is_prose
@@ -91,8 +92,10 @@ def _where(symptom: Symptom, ctx: Context) -> str | None:
 def _candidates(symptom: Symptom, ctx: Context) -> dict[str, tuple[float, str]]:
     weights = {p.id: (p.weight, p.why) for p in PRIORS[symptom.cls]}
     top = max((w for w, _ in weights.values()), default=_ENTRY_WEIGHT)
+    sig = by_id().get(symptom.signature) if symptom.signature else None
+    said = f": {sig.note}" if sig is not None and sig.note else ", which points at it"
     for rule_id in symptom.hints:
-        why = f"the message is {symptom.signature} ({_where(symptom, ctx)}), which points at it"
+        why = f"the message is {symptom.signature} ({_where(symptom, ctx)}){said}"
         weight = weights[rule_id][0] if rule_id in weights else top / _HINTED
         weights[rule_id] = (weight * _HINTED, why)
     for shift in SHIFTS:
@@ -189,6 +192,7 @@ def lead_symptom(facts: Facts, failures: tuple[Fact, ...]) -> Symptom | None:
         prose_symptom(facts),
         _error_lines(facts),
         facts.of(PythonTraceback),
+        tuple(last_error_lines(facts)),
     )
     short = network_shortfall(facts)
     if short is not None and (not symptoms or symptoms[0].cls == "slow"):

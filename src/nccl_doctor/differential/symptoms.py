@@ -271,27 +271,33 @@ def _cuda_symptom(fact: CudaError) -> Symptom | None:
 _LAST_ERROR = frozenset({"nccl", "aws_ofi_nccl"})
 
 
-def _quoted_reasons(failures: tuple[Fact, ...]) -> list[Signature]:
+def _quoted_reasons(failures: tuple[Fact, ...], quoted: tuple[str, ...] = ()) -> list[Signature]:
     """The catalogued NCCL messages PyTorch quotes after ``Last error:`` (``ncclGetLastError``:
     NCCL's own last WARN, or its network plugin's) whose rows point at a cause (a CUDA
-    error NCCL quotes there is read as one already: :func:`_cuda_symptom`)."""
+    error NCCL quotes there is read as one already: :func:`_cuda_symptom`). ``quoted``: the
+    lines after a ``Last error:`` no report fact holds (a paste without its first line)."""
+    texts = [t for f in failures if isinstance(f, NcclErrorReport) for t in f.last_error]
     out = []
-    for fact in failures:
-        if isinstance(fact, NcclErrorReport):
-            for text in fact.last_error:
-                sig = signature_of(text)
-                if sig is None or sig.library not in _LAST_ERROR or not sig.hint_ids:
-                    continue
-                if sig not in out:
-                    out.append(sig)
+    for text in (*texts, *quoted):
+        sig = signature_of(text)
+        if sig is None or sig.library not in _LAST_ERROR or not sig.hint_ids:
+            continue
+        if sig not in out:
+            out.append(sig)
     return out
+
+
+#: Messages that only restate an NCCL result (PyTorch's detail text for each ncclResult_t,
+#: ncclGetErrorString's): their ids are the result's usual causes, which the WARN NCCL
+#: printed for this failure narrows down.
+_RESULT_TEXTS = ("torch.nccl.detail.", "nccl.result.")
 
 
 def _with_reason(symptom: Symptom, reasons: list[Signature]) -> Symptom:
     """``symptom`` read from the quoted WARN of its own class, where one says which cause: the
     result code (``invalid argument``) gives the class, NCCL's WARN (``Invalid config blocking
     attribute value -2147483648``: a caller built for a newer NCCL) which of its causes."""
-    if symptom.hints:
+    if symptom.hints and not (symptom.signature or "").startswith(_RESULT_TEXTS):
         return symptom
     for sig in reasons:
         if sig.symptom == symptom.cls:
@@ -334,6 +340,7 @@ def symptoms_of(
     said: tuple[str, Cite, str] | None,
     lines: tuple[Fact, ...] = (),
     tracebacks: tuple[PythonTraceback, ...] = (),
+    quoted: tuple[str, ...] = (),
 ) -> list[Symptom]:
     """The symptom classes of ``failures`` (in their order), or the generic one.
 
@@ -349,7 +356,8 @@ def symptoms_of(
     ``said`` is the class the reporter's words name
     (:func:`.prose.prose_symptom`: class, line, why), weighed below machine
     output: it opens a symptom only where nothing else does. Each class
-    appears once, at its first failure.
+    appears once, at its first failure. ``quoted``: the ``Last error:`` lines of the
+    evidence, whose catalogued WARN names which of its class's causes it is.
     """
     found: dict[str, Symptom] = {}
     generic: Symptom | None = None  # a catalogued message that only says a rank failed
@@ -387,5 +395,5 @@ def symptoms_of(
             found[cls] = generic
         elif first is not None:
             found[cls] = Symptom(cls, first.cite, first.rank)
-    reasons = _quoted_reasons(failures)
+    reasons = _quoted_reasons(failures, quoted)
     return [_with_reason(s, reasons) for s in found.values()]

@@ -188,6 +188,14 @@ def message_of(text: str) -> Signature | None:
     return quoted_opening(text)
 
 
+def blames_elsewhere(text: str, rule_id: str) -> bool:
+    """Whether the catalogued failure message in ``text`` is one whose source reading names
+    causes and ``rule_id`` is not among them (a malformed topology file's ``Attribute arch of
+    node cpu not found`` returns ncclInternalError, yet is no NCCL bug)."""
+    sig = signature_of(text)
+    return sig is not None and bool(sig.hint_ids) and rule_id not in sig.hint_ids
+
+
 def harmless_message(text: str) -> Signature | None:
     """The catalogued harmless message ``text`` holds, if any (:func:`harmless`).
 

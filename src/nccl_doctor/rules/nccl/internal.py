@@ -39,6 +39,7 @@ same version, and report the failure to NVIDIA/nccl with the
 from __future__ import annotations
 
 from nccl_doctor.facts.base import Cite, Fact
+from nccl_doctor.facts.catalogue import blames_elsewhere
 from nccl_doctor.facts.failures import failures_of
 from nccl_doctor.facts.last_error import last_error_lines
 from nccl_doctor.facts.nccl import NcclEvent, NcclTestFailure, error_chains
@@ -181,9 +182,15 @@ def _known_hang(facts: Facts, version: str | None) -> list[Finding]:
 
 
 def check(facts: Facts) -> list[Finding]:
-    """Fire on ncclInternalError, crashes inside NCCL processes, hangs on buggy releases."""
+    """Fire on ncclInternalError, crashes inside NCCL processes, hangs on buggy releases.
+
+    An internal error whose WARN (or ``Last error:``) the catalogue reads as another cause's
+    message (:func:`~nccl_doctor.facts.catalogue.blames_elsewhere`) is not claimed.
+    """
     found = _check(facts)
     version = _version(facts)
+    if found is None:
+        return _known_hang(facts, version) or _too_old(facts, version)
     return found or _quoted(facts) or _known_hang(facts, version) or _too_old(facts, version)
 
 
@@ -227,7 +234,7 @@ def _too_old(facts: Facts, version: str | None) -> list[Finding]:
 def _quoted(facts: Facts) -> list[Finding]:
     """Only words carry it (a title quoting nccl-tests or torch): still NCCL's internal error."""
     hits = facts.seen(INTERNAL_ERROR)
-    if not hits:
+    if not hits or any(blames_elsewhere(line, RULE.id) for line in last_error_lines(facts)):
         return []
     version = _version(facts) or next((h.match["version"] for h in facts.seen(VERSION_SAID)), None)
     v218 = version is not None and version.startswith("2.18.")
@@ -248,7 +255,8 @@ def _quoted(facts: Facts) -> list[Finding]:
     ]
 
 
-def _check(facts: Facts) -> list[Finding]:
+def _check(facts: Facts) -> list[Finding] | None:
+    """The internal error's finding; ``None`` where its message is another cause's."""
     version = _version(facts)
     floor = _gpu_floor(facts, version)
     known = _known(version)
@@ -264,6 +272,11 @@ def _check(facts: Facts) -> list[Finding]:
         last = next((r.last_error[0] for r in reports if r.last_error), None)
         last = last or next(iter(last_error_lines(facts)), None)
         why = warn or last
+        if why and blames_elsewhere(why, RULE.id):
+            # NCCL returns ncclInternalError for what its source shows is the environment
+            # (a malformed topology file, an interface that matched nothing): the catalogue's
+            # reading of that message names the causes, and the differential weighs them
+            return None
         items: list[Cite | Fact] = [*reports[:1], *chains[:2], *tests[:1]]
         v218 = version is not None and version.startswith("2.18.")
         note = (
