@@ -217,9 +217,10 @@ CONNECT_FAILED = sign(
 )
 LOOPBACK_PEER = sign(
     "net.loopback_peer",
-    r"(?:\bremote=\[|\b[Cc]onnect to )(?P<addr>127(?:\.\d{1,3}){3}|::1)\b",
-    "a connection that failed to a peer's loopback address (Gloo's remote=[...], NCCL's "
-    "Connect to ...): the peer advertised 127.x, which on another host is that host itself",
+    r"(?:\bremote=\[|\b[Cc]onnect to |\bconnect \[)(?P<addr>127(?:\.\d{1,3}){3}|::1)\b",
+    "a connection that failed to a peer's loopback address (Gloo's remote=[...] and, before "
+    "2019, its pair.cc 'connect [addr]:port: ...'; NCCL's Connect to ...): the peer advertised "
+    "127.x, which on another host is that host itself",
     case=True,
 )
 NET_TYPES_DIFFER = sign(
