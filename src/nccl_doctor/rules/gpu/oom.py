@@ -58,7 +58,6 @@ RULE = Rule(
         "launch.rank_crash",
         "app.hang",
         "nccl.internal",
-        "cuda.unknown_error",
         "host.resources",
     ),
 )
