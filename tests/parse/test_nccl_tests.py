@@ -412,3 +412,43 @@ def test_a_command_line_without_settings_gives_none() -> None:
     facts = parse("mpirun -np 8 ./build/all_reduce_perf -b 8 -e 8G -f 2 -g 1\n")
     assert of_type(facts, NcclTestCommand)[0].n_procs == 8
     assert of_type(facts, EnvVar) == []
+
+
+def test_rows_without_a_redop_column_of_old_builds() -> None:
+    """Builds of 2019 printed all_gather without a redop column; the row keeps its sizes and
+    both maximum errors, its redop ``None``; a line of seven numbers alone starts no block."""
+    text = (
+        "# nThread 1 nGpus 8 minBytes 1073741824 maxBytes 4294967296 step: 2(factor) warmup "
+        "iters: 5 iters: 100 validation: 1\n"
+        "#                                             out-of-place                       "
+        "in-place\n"
+        "#       size         count    type     time   algbw   busbw  error     time   algbw   "
+        "busbw  error\n"
+        "#        (B)    (elements)             (us)  (GB/s)  (GB/s)            (us)  (GB/s)  "
+        "(GB/s)\n"
+        "  1073741824      33554432   float     7391  145.27  127.11  0e+00     7402  145.06  "
+        "126.93  0e+00\n"
+        "  4294967296     134217728   float    29122  129.05  129.05  1e+00    29169  128.84  "
+        "128.84  1e+00\n"
+        "# Out of bounds values : 2 FAILED\n"
+        "# Avg bus bandwidth    : 128.028\n"
+    )
+    facts = parse(text)
+    small, big = row_at(facts, 1073741824), row_at(facts, 4294967296)
+    assert (big.count, big.dtype, big.redop, big.time_us, big.busbw_gbytes_s) == (
+        134217728,
+        "float",
+        None,
+        29122.0,
+        129.05,
+    )
+    assert (big.error, big.in_place_error, big.wrong) == (1.0, 1.0, None)
+    assert (small.corrupt, big.corrupt) == (False, True)
+    assert (
+        blocks(
+            NcclTestsParser(),
+            "  4294967296     134217728   float    29122  129.05  "
+            "129.05  1e+00    29169  128.84  128.84  1e+00\n",
+        )
+        == []
+    )

@@ -33,7 +33,9 @@ from nccl_doctor.facts.nccl import (
     NcclNet,
     NcclTestCommand,
     NcclTestConfig,
+    NcclTestRow,
     NcclWarn,
+    corrupt_only_past_int32,
 )
 from nccl_doctor.facts.net import IbPort
 from nccl_doctor.facts.run import C10dSocketError
@@ -108,6 +110,8 @@ class Context:
     symmetric_memory: bool = False
     #: the job is NCCL's own benchmark (nccl-tests): its collectives match on every rank
     benchmark: bool = False
+    #: nccl-tests found wrong values only at sizes of 2 GiB or more (32-bit arithmetic's end)
+    corrupt_past_int32: bool = False
     #: every watchdog timeout is at the default group's first collectives, none completed
     first_collective: bool = False
     #: the reporter's discriminating sentences (:data:`.cues.CUES`), by cue name
@@ -223,6 +227,7 @@ def context_of(facts: Facts) -> Context:
         nvlink_board=_board(facts, models, consumer),
         wsl=wsl,
         benchmark=bool(facts.of(NcclTestConfig) or facts.of(NcclTestCommand)),
+        corrupt_past_int32=corrupt_only_past_int32(facts.of(NcclTestRow)),
         first_collective=first_collective_timeout(facts) is not None,
         topology_file=any(e.event == "topology-file" for e in facts.of(NcclEvent))
         or any(_env(facts, n) for n in ("NCCL_TOPO_FILE", "NCCL_GRAPH_FILE")),

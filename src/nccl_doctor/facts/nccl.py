@@ -17,6 +17,7 @@ siblings print: the devices, one row per message size and the summary.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from nccl_doctor.facts.base import Fact
@@ -441,6 +442,30 @@ class NcclTestRow(Fact):
     in_place_busbw_gbytes_s: float | None = None
     in_place_wrong: int | None = None
     in_place_error: float | None = None
+
+    @property
+    def corrupt(self) -> bool | None:
+        """Whether this size returned wrong values: a ``#wrong`` count above 0, or (old
+        builds) a maximum error of 0.01 or more, far above the rounding a sum of floats
+        leaves (about 1e-6); ``None`` where neither was validated."""
+        counts = [w for w in (self.wrong, self.in_place_wrong) if w is not None]
+        errors = [e for e in (self.error, self.in_place_error) if e is not None]
+        if not counts and not errors:
+            return None
+        return any(w > 0 for w in counts) or any(e >= _CORRUPT_ERROR for e in errors)
+
+
+#: An old build's maximum error this large is a wrong value, not a float sum's rounding.
+_CORRUPT_ERROR = 0.01
+#: Sizes from which a byte count or offset no longer fits a 32-bit int (2 GiB).
+INT32_BYTES = 2**31
+
+
+def corrupt_only_past_int32(rows: Sequence[NcclTestRow]) -> bool:
+    """Whether nccl-tests found wrong values, and only at sizes of 2 GiB or more, where byte
+    counts and offsets overflow 32-bit arithmetic (smaller sizes right, or not run)."""
+    bad = [r for r in rows if r.corrupt]
+    return bool(bad) and all(r.size_bytes >= INT32_BYTES for r in bad)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import ClassVar, NamedTuple
 
 from nccl_doctor.evidence.lines import Line
 from nccl_doctor.facts.base import Fact
@@ -88,18 +88,33 @@ def _strip_hash(text: str) -> tuple[bool, str]:
     return False, t
 
 
-def _row_tokens(text: str) -> list[str] | None:
-    """The tokens of a data row (``size count type redop [root] values...``), else ``None``."""
+class _RowTokens(NamedTuple):
+    size: str
+    elements: str
+    dtype: str
+    redop: str | None
+    values: list[str]
+
+
+def _row_tokens(text: str) -> _RowTokens | None:
+    """The tokens of a data row (``size count type redop [root] values...``), else ``None``.
+
+    Builds before 2.x printed no redop column for the collectives without one
+    (all_gather's ``size count type time algbw busbw error ...``): their rows have
+    ``redop`` ``None``.
+    """
     tokens = text.split()
-    if len(tokens) < 8 or len(tokens) > 64:
+    if len(tokens) < 7 or len(tokens) > 64:
         return None
-    if to_int(tokens[0]) is None or to_int(tokens[1]) is None:
+    if to_int(tokens[0]) is None or to_int(tokens[1]) is None or not _WORD.fullmatch(tokens[2]):
         return None
-    if not _WORD.fullmatch(tokens[2]) or not _WORD.fullmatch(tokens[3]):
+    redop: str | None = tokens[3]
+    values = tokens[4:]
+    if not _WORD.fullmatch(tokens[3]):
+        redop, values = None, tokens[3:]  # no redop column
+    if len(values) < 4 or to_float(values[0]) is None:
         return None
-    if to_float(tokens[4]) is None:
-        return None
-    return tokens
+    return _RowTokens(tokens[0], tokens[1], tokens[2], redop, values)
 
 
 def classify(text: str) -> str | None:
@@ -431,7 +446,7 @@ def _row(line: Line, ctx: _Context) -> NcclTestRow | None:
     if tokens is None:
         return None
     nums: list[str] = []
-    for value in tokens[4:]:
+    for value in tokens.values:
         if value != _NA and to_float(value) is None:
             break
         nums.append(value)
@@ -460,10 +475,10 @@ def _row(line: Line, ctx: _Context) -> NcclTestRow | None:
         rank=line.rank,
         host=line.host,
         collective=ctx.collective,
-        size_bytes=int(tokens[0]),
-        count=to_int(tokens[1]),
-        dtype=tokens[2],
-        redop=tokens[3],
+        size_bytes=int(tokens.size),
+        count=to_int(tokens.elements),
+        dtype=tokens.dtype,
+        redop=tokens.redop,
         root=None if root is None or root < 0 else root,
         time_us=o[0],
         algbw_gbytes_s=o[1],
