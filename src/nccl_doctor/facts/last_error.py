@@ -20,13 +20,23 @@ _PREFIX = re.compile(
 
 
 def last_error_lines(facts: Facts) -> list[str]:
-    """The line after each ``Last error:`` of the evidence, without its prefixes, once each."""
+    """The line after each ``Last error:`` of the evidence, without its prefixes, once each.
+
+    Read once per diagnosis: the differential and nccl.internal both ask.
+    """
+    return list(facts.derived("last_error_lines", _last_error_lines))
+
+
+def _last_error_lines(facts: Facts) -> tuple[str, ...]:
+    hits = facts.search(_HEAD)
+    if not hits:
+        return ()
     by_place = {(s.cite.source, s.cite.line): s.text for s in facts.lines}
     out: dict[str, None] = {}
-    for hit in facts.search(_HEAD):
+    for hit in hits:
         nxt = by_place.get((hit.cite.source, hit.cite.line + 1))
         if nxt:
             text = _PREFIX.sub("", nxt.strip())
             if text:
                 out[text] = None
-    return list(out)
+    return tuple(out)

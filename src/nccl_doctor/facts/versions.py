@@ -59,11 +59,15 @@ def nccl_versions(facts: Facts, *, runtime: bool = False) -> list[SeenVersion]:
     ``runtime`` keeps only what a running process printed (leaves out package lists).
     Read once per diagnosis (the rules and :func:`versions_of` ask; each gets its own list).
     """
-    name = "nccl_versions.runtime" if runtime else "nccl_versions"
-    return list(facts.derived(name, lambda f: tuple(_nccl_versions(f, runtime=runtime))))
+    seen = facts.derived("nccl_versions", lambda f: tuple(_nccl_versions(f)))
+    return [s for s in seen if s.where != _PACKAGES] if runtime else list(seen)
 
 
-def _nccl_versions(facts: Facts, *, runtime: bool) -> list[SeenVersion]:
+#: Where a version came from a package list (collect_env), not a running process.
+_PACKAGES = "collect_env"
+
+
+def _nccl_versions(facts: Facts) -> list[SeenVersion]:
     seen: list[SeenVersion] = []
     last: dict[str, tuple[int, str | None, int | None]] = {}
     for fact in facts.all:
@@ -88,9 +92,8 @@ def _nccl_versions(facts: Facts, *, runtime: bool) -> list[SeenVersion]:
         for h in sorted(facts.seen(VLLM_NCCL), key=lambda h: h.prose)
         if h.match["v"]
     )
-    if not runtime:
-        packages = ((sw.nccl_version, sw) for sw in facts.of(SoftwareVersions))
-        seen.extend(SeenVersion(v, sw.cite, "collect_env", sw.host) for v, sw in packages if v)
+    packages = ((sw.nccl_version, sw) for sw in facts.of(SoftwareVersions))
+    seen.extend(SeenVersion(v, sw.cite, _PACKAGES, sw.host) for v, sw in packages if v)
     return seen
 
 
