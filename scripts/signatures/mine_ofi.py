@@ -56,6 +56,17 @@ _MR_FILLS = (
          "(nvidia_peermem or DMA-BUF) is missing or refused"),
 )  # fmt: skip
 
+#: No GPU was given a NIC: the ids and the reading (nccl_ofi_topo.c, nccl_ofi_rdma)
+_NO_NIC = (
+    ("net.ib_config", "driver.container", "nccl.version_mismatch"),
+    (
+        "the plugin's hardware topology holds none of the NICs libfabric listed, so no GPU has a "
+        "NIC and the RDMA protocol does not start (NCCL falls back to sockets): hwloc did not see "
+        "the NICs' PCI devices (a container whose /sys hides them, another libhwloc loaded "
+        "first), or libfabric listed them without PCI attributes"
+    ),
+)
+
 KEEP = (
     # no provider: libfabric found no EFA (an instance without it, a container without
     # /dev/infiniband, FI_PROVIDER naming one not installed, the wrong libfabric loaded)
@@ -75,6 +86,25 @@ KEEP = (
     Keep("aws_ofi_nccl.init.no_protocol", r"^Unable to find a protocol that worked", _SYS,
          ("net.ib_config",),
          "neither the RDMA nor the send/receive protocol could start on the providers found"),
+    # the plugin's hardware topology (hwloc) pairs each GPU with the NICs nearest it; when it
+    # holds none of the NICs libfabric listed, no GPU gets a NIC (nccl_ofi_topo.c leaves the
+    # largest group at 0) and the RDMA protocol refuses to start: NCCL falls back to sockets
+    Keep("aws_ofi_nccl.topo.no_nic_group", r"^Unexpected group size %d$", _SYS, *_NO_NIC),
+    Keep("aws_ofi_nccl.topo.group_size_range", r"^Unexpected topo group size of %d \(minimum 1",
+         _SYS, ("net.ib_config",),
+         "the plugin found no NIC, or more NICs per GPU than its build supports, for a GPU",
+         fills=(Fill("none", r"of %d", ("0",), _SYS, *_NO_NIC),)),
+    Keep("aws_ofi_nccl.init.libfabric_too_old", r"^EFA provider requires at least libfabric "
+         r"version", _SYS, ("net.ib_config",),
+         "the libfabric loaded is older than the release the message names, which the "
+         "plugin's EFA support needs: another "
+         "libfabric on the library path (a framework's, an old image's) shadows the one "
+         "installed with the plugin"),
+    Keep("aws_ofi_nccl.cuda.driver_too_old", r"^Insufficient driver to use CUDA function", _SYS,
+         ("driver.cuda_mismatch",),
+         "the NVIDIA driver is older than a CUDA driver function the plugin resolves "
+         "(cudaGetDriverEntryPoint: version not sufficient): the plugin's CUDA needs a newer "
+         "driver"),
     Keep("aws_ofi_nccl.init.tcp_no_endpoint", r"^No viable endpoint found for TCP provider",
          _SYS, ("net.socket_interface",),
          "the TCP provider found no interface it may use (OFI_NCCL_EXCLUDE_TCP_IF, IPv6)"),

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from nccl_doctor.facts.catalogue import signature_of
 from nccl_doctor.knowledge.signatures import by_id
+from nccl_doctor.pipeline import diagnose_paths
 from tests.helpers import diagnose_text
 
 _COMPLETION = (
@@ -99,3 +100,34 @@ def test_libfabric_1_21s_wording_of_a_peer_never_reached_is_unreachable(tmp_path
     later = diagnose_text(tmp_path / "stopped", line.format(err=stopped) + "\n" + _SYSTEM_ERROR)
     assert [f.id for f in later.findings][:1] == ["net.ib_transport"]
     assert "the peer stopped answering" in later.findings[0].summary
+
+
+_CASES = Path(__file__).parents[1] / "cases" / "net" / "ib_config"
+
+
+def test_a_plugin_warn_with_no_failure_word_opens_its_own_causes() -> None:
+    # 'Unexpected group size 0': the plugin's topology gave no GPU a NIC and its RDMA protocol
+    # refused to start (NCCL then runs over sockets); the WARN says no failure word
+    report = diagnose_paths([str(_CASES / "efa_plugin_no_nic_group" / "rank0.log")])
+    assert report.first_failure is not None
+    assert report.first_failure.message == "NET/OFI Unexpected group size 0"
+    assert report.findings == ()
+    assert set(report.top(3)) == {"net.ib_config", "driver.container", "nccl.version_mismatch"}
+    assert "aws_ofi_nccl.topo.no_nic_group" in report.hypotheses[0].for_[0]
+    assert report.hypotheses[0].symptom.startswith("NCCL reported a system error")
+    healthy = diagnose_paths([str(_CASES / "efa_plugin_no_nic_group_silent" / "rank0.log")])
+    assert (healthy.first_failure, healthy.hypotheses) == (None, ())
+
+
+def test_the_plugins_newer_range_check_reads_zero_as_no_nic() -> None:
+    zero = "NET/OFI Unexpected topo group size of 0 (minimum 1, maximum 4)"
+    assert _id(zero) == "aws_ofi_nccl.topo.group_size_range.none"
+    assert by_id()["aws_ofi_nccl.topo.group_size_range.none"].hint_ids == (
+        "net.ib_config",
+        "driver.container",
+        "nccl.version_mismatch",
+    )
+    assert _id(zero.replace("of 0", "of 8")) == "aws_ofi_nccl.topo.group_size_range"
+    assert _id("NET/OFI Insufficient driver to use CUDA function cuCtxGetDevice") == (
+        "aws_ofi_nccl.cuda.driver_too_old"
+    )

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from nccl_doctor.differential.cues import cues_of
 from nccl_doctor.facts.base import Cite
+from nccl_doctor.facts.catalogue import plugin_failure
 from nccl_doctor.facts.failures import store_served_after
 from nccl_doctor.facts.gpu import GpuProcess
 from nccl_doctor.facts.host import EnvVar
@@ -194,7 +195,10 @@ def context_of(facts: Facts) -> Context:
         or any((n.net or "") == "IB" and not n.no_device for n in nets)
     ):
         ib = True
-    elif any((n.net or "") == "Socket" for n in nets):
+    elif any((n.net or "") == "Socket" for n in nets) and not any(
+        plugin_failure(w.message) for w in facts.of(NcclWarn)
+    ):
+        # (sockets after a network plugin failed to start are its fallback: RDMA was meant)
         ib = False
     pids = job_pids(facts)
     foreign = {p.pid for p in facts.of(GpuProcess) if pids and p.pid not in pids}

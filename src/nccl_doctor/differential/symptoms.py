@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 
 from nccl_doctor.differential.phases import WHERE, phase_of
 from nccl_doctor.facts.base import PARAGRAPH_MAX, Cite, Fact
-from nccl_doctor.facts.catalogue import message_of, signature_of
+from nccl_doctor.facts.catalogue import NET_PLUGINS, message_of, signature_of
 from nccl_doctor.facts.nccl import NcclTestRow, NcclTestSummary, NcclWarn
 from nccl_doctor.facts.run import (
     C10dSocketError,
@@ -268,7 +268,7 @@ def _cuda_symptom(fact: CudaError) -> Symptom | None:
 
 #: The libraries whose WARNs NCCL keeps as its last error: its own, and a network plugin's
 #: (the plugin logs through NCCL's logger).
-_LAST_ERROR = frozenset({"nccl", "aws_ofi_nccl"})
+_LAST_ERROR = frozenset({"nccl", *NET_PLUGINS})
 
 
 def _quoted_reasons(failures: tuple[Fact, ...], quoted: tuple[str, ...] = ()) -> list[Signature]:

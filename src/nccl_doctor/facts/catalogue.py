@@ -24,6 +24,9 @@ from nccl_doctor.facts import literals
 from nccl_doctor.facts.literals import Clause, holds, required_words
 from nccl_doctor.knowledge.signatures import Signature, load_signatures
 
+#: NCCL's network plugins, which log through NCCL's own logger (``NCCL WARN NET/OFI ...``): their
+#: kept messages' classes are read from the plugin's source by hand (``mine_ofi.py``).
+NET_PLUGINS = frozenset({"aws_ofi_nccl"})
 #: The C library's error texts (strerror, gai_strerror): what many messages quote.
 _GENERIC = ("system.errno.", "system.gai.")
 #: The levels a harmless (class ``info``) message is printed at.
@@ -194,6 +197,28 @@ def blames_elsewhere(text: str, rule_id: str) -> bool:
     node cpu not found`` returns ncclInternalError, yet is no NCCL bug)."""
     sig = signature_of(text)
     return sig is not None and bool(sig.hint_ids) and rule_id not in sig.hint_ids
+
+
+def failing_warn(text: str) -> bool:
+    """Whether an ``NCCL WARN`` line's message is catalogued as the message of a failing call,
+    though it may say no failure word: NCCL's own WARN of a call that returns a result other
+    than success (``Bootstrap : no socket interface found``, ``Duplicate GPU detected``), or a
+    network plugin's kept failure (``NET/OFI Unexpected group size 0``: the plugin's RDMA
+    protocol refuses to start and NCCL falls back to sockets)."""
+    sig = signature_of(text)
+    if sig is None:
+        return False
+    if sig.library in NET_PLUGINS:
+        return sig.symptom != "info"
+    return sig.level == "warn" and sig.result is not None
+
+
+def plugin_failure(text: str) -> bool:
+    """Whether ``text`` holds a network plugin's kept failure (the plugin did not start, or a
+    transfer through it failed): NCCL then falls back to its own transports, so its sockets
+    say nothing of the RDMA set-up the plugin was there for."""
+    sig = signature_of(text)
+    return sig is not None and sig.library in NET_PLUGINS and sig.symptom != "info"
 
 
 def harmless_message(text: str) -> Signature | None:

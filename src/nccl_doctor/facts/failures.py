@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from nccl_doctor.facts.base import Cite, Fact
-from nccl_doctor.facts.catalogue import signature_of
+from nccl_doctor.facts.catalogue import failing_warn
 from nccl_doctor.facts.literals import prefiltered
 from nccl_doctor.facts.messages import PEER_GONE_TEXT, peer_gone
 from nccl_doctor.facts.nccl import NcclCommInit, NcclTestRow, NcclTestSummary, NcclWarn
@@ -188,7 +188,11 @@ def _message(fact: Fact) -> str | None:
         code = f" {fact.code}" if fact.code is not None else ""
         return f"CUDA error{code}: {fact.error}" if fact.error else fact.cite.text.strip()
     if isinstance(fact, NcclWarn):
-        return fact.message if _WARN_FAILURE.search(fact.message) or _failing(fact) else None
+        return (
+            fact.message
+            if _WARN_FAILURE.search(fact.message) or failing_warn(fact.message)
+            else None
+        )
     if isinstance(fact, C10dSocketError) and _RETRIED.search(fact.cite.text):
         return None
     if isinstance(fact, C10dSocketError) and fact.action == "resolve":
@@ -234,14 +238,6 @@ def _wrong_values(fact: NcclTestSummary | NcclTestRow) -> str | None:
     if not wrong:
         return None
     return f"nccl-tests found {wrong} wrong values at {fact.size_bytes} bytes (#wrong)"
-
-
-def _failing(warn: NcclWarn) -> bool:
-    """Whether the catalogue knows the WARN as the message of a failing call (a result other
-    than success): ``Bootstrap : no socket interface found``, ``... exceeds device/fn
-    maxSharedMem``, ``Duplicate GPU detected`` say no failure word, and end the call."""
-    sig = signature_of(warn.message)
-    return sig is not None and sig.level == "warn" and sig.result is not None
 
 
 def _cascade(fact: Fact, message: str) -> bool:
