@@ -184,10 +184,13 @@ class Report:
         return () if self.explained else self.notices
 
     def top(self, k: int) -> list[str]:
-        """The top-k answer: critical and warning findings' ids, then the hypotheses'."""
-        ids: list[str] = []
-        for finding in self.findings:
-            if finding.severity.value in ("critical", "warning") and finding.id not in ids:
-                ids.append(finding.id)
-        ids.extend(h.id for h in self.hypotheses if h.id not in ids)
-        return ids[:k]
+        """The top-k answer: critical and warning findings' ids, then the hypotheses'.
+
+        Where no finding stands as a root cause (a rank killed by SIGKILL with nothing of its
+        own: who went first is known, not why), the hypotheses rank that cause: their ids
+        come first.
+        """
+        shown = [f.id for f in self.findings if f.severity.value in ("critical", "warning")]
+        ranked = [h.id for h in self.hypotheses]
+        ordered = (*ranked, *shown) if ranked and not self.explained else (*shown, *ranked)
+        return list(dict.fromkeys(ordered))[:k]

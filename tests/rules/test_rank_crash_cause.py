@@ -3,16 +3,15 @@
 launch.rank_crash names the first death and folds the survivors' errors under it. A rank
 whose own error is PyTorch's report of a failed NCCL call (not ncclRemoteError) leaves the
 cause open: the stack under the job failed there. The finding is then context, and the
-differential of the NCCL error leads. A rank's own Python error, and a SIGKILL with no
-traceback (the host's OOM killer most often, as the finding says), stay the cause.
-Every case runs the whole pipeline.
+differential of the NCCL error leads. A rank's own Python error stays the cause. A SIGKILL
+with nothing of its own names who went first, not what killed it (the host's OOM killer
+most often): the finding stays critical, is no root cause, and the kill's ranked causes
+lead the answer. Every case runs the whole pipeline.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-
-import pytest
 
 from nccl_doctor.findings import Severity
 from tests.helpers import child_failed, diagnose_text
@@ -69,12 +68,24 @@ def test_a_failed_nccl_call_leaves_the_cause_to_its_error(tmp_path: Path) -> Non
     assert report.top(2) == ["nccl.shm", "net.socket_interface"]
 
 
-@pytest.mark.parametrize(
-    ("text", "said"), [(OWN_BUG, "KeyError: 'input_ids'"), (KILLED, "SIGKILL")]
-)
-def test_a_ranks_own_error_or_a_kill_stays_the_cause(tmp_path: Path, text: str, said: str) -> None:
-    report = diagnose_text(tmp_path, LAUNCH + text)
+def test_a_ranks_own_error_stays_the_cause(tmp_path: Path) -> None:
+    report = diagnose_text(tmp_path, LAUNCH + OWN_BUG)
     assert report.top(1) == ["launch.rank_crash"]
     crash = report.findings[0]
     assert (crash.severity, crash.root_cause) == (Severity.CRITICAL, True)
-    assert said in crash.summary
+    assert "KeyError: 'input_ids'" in crash.summary
+
+
+def test_a_bare_kill_names_who_and_ranks_what_killed_it(tmp_path: Path) -> None:
+    report = diagnose_text(tmp_path, LAUNCH + KILLED)
+    crash = report.findings[0]
+    assert (crash.id, crash.severity, crash.root_cause) == (
+        "launch.rank_crash",
+        Severity.CRITICAL,
+        False,
+    )
+    assert "SIGKILL" in crash.summary
+    assert report.verdict.value == "failed"  # a rank was lost: critical, exit 1
+    assert report.hypotheses_heading.startswith("Possible causes of a rank was killed")
+    assert report.top(3) == ["host.resources", "app.hang", "gpu.xid"]
+    assert report.top(4)[3] == "launch.rank_crash"

@@ -38,6 +38,12 @@ question. (A rank killed by a signal raised nothing, so this never holds for
 it.) The finding is then context (information, not the root cause), and the
 differential of the NCCL error leads.
 
+A rank killed by SIGKILL with nothing of its own (no traceback, no message)
+names who went first, not what killed it: the kernel's OOM killer most often,
+else a cgroup or scheduler limit or a person. The finding stays critical (the
+job lost a rank) but is no root cause, and the kill's ranked causes lead the
+answer.
+
 Fix
 ---
 Read the first failing rank's own log (its traceback or the kernel log of
@@ -104,12 +110,16 @@ def _from_death(facts: Facts, death: Death) -> Finding:
     summary = f"{_who(death).capitalize()} died first with {code}{sig}"
     fix: list[str] = []
     memory = [h.cite for h in facts.seen(MEMORY_WORDS)][:2]
+    # killed with nothing of its own: who went first is known, what killed it is not (the
+    # kernel's OOM killer, a cgroup or scheduler limit, a person): the kill's differential
+    # ranks those, and this finding is not their root cause
+    bare_kill = death.signal == "SIGKILL" and not death.error
     if death.error:
         summary += f": {death.error[:200]}"
-    elif death.signal == "SIGKILL":
+    elif bare_kill:
         summary += (
             " and no Python traceback: something outside Python killed it, most often the "
-            "kernel's OOM killer when host RAM runs out"
+            "kernel's OOM killer when host RAM runs out (the possible causes are ranked below)"
         )
     summary += "; the other ranks' errors followed from it."
     if death.signal == "SIGKILL":
@@ -142,6 +152,7 @@ def _from_death(facts: Facts, death: Death) -> Finding:
         ranks=[death.rank] if death.rank is not None else [],
         hosts=[death.host] if death.host else [],
         confidence=Confidence.MEDIUM,
+        cause=not bare_kill,
     )
 
 
