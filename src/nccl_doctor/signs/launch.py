@@ -174,6 +174,14 @@ INIT_PHASE = sign(
     r"|initializing ddp",
     "the line speaks of the job's initialisation (DDP, the process group, the rendezvous)",
 )
+INIT_PASSED = sign(
+    "launch.init_passed",
+    r"(?:init_process_group|initiali[sz]\w{0,20} (?:ddp|distributed|process group))\b.{0,40}"
+    r"\b(?:returns|returned|passes|passed|completes|completed|succeeds|succeeded|finishe[sd]"
+    r"|works fine|is fine|goes fine|went fine)\b"
+    r"|\bafter (?:the )?(?:dist\.|torch\.distributed\.)?init_process_group",
+    "the reporter says the job's initialisation got through (the hang they name comes later)",
+)
 SBATCH_NODES = sign(
     "launch.sbatch_nodes",
     r"#SBATCH\s{1,10}(?:--nodes|-N)[= ]{0,10}(?P<n>\d{1,6})",

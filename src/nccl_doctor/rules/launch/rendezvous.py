@@ -57,6 +57,7 @@ from nccl_doctor.signs.launch import (
     BARRIER_DONE,
     BARRIER_WAITING,
     DDP_MEMBER,
+    INIT_PASSED,
     INIT_PHASE,
     LAUNCHER_COMMAND,
     NODE_PLACED,
@@ -189,7 +190,9 @@ def _from_members(facts: Facts) -> Finding | None:
 
 
 def _from_words(facts: Facts) -> Finding | None:
-    init = facts.lines_of(INIT_PHASE)
+    # (a line that says the initialisation got through puts the hang after it: "init_process_group
+    # returns fine, then the first all_reduce hangs")
+    init = facts.lines_of(INIT_PHASE) - facts.lines_of(INIT_PASSED)
     cues = [h for h in facts.seen(HANG_WORDS) if h.prose and h.said in init]
     if not cues:
         return None
