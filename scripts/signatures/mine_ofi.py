@@ -97,9 +97,8 @@ KEEP = (
     Keep("aws_ofi_nccl.init.libfabric_too_old", r"^EFA provider requires at least libfabric "
          r"version", _SYS, ("net.ib_config",),
          "the libfabric loaded is older than the release the message names, which the "
-         "plugin's EFA support needs: another "
-         "libfabric on the library path (a framework's, an old image's) shadows the one "
-         "installed with the plugin"),
+         "plugin's EFA support needs: another libfabric on the library path (a framework's, "
+         "an old image's) shadows the one installed with the plugin"),
     Keep("aws_ofi_nccl.cuda.driver_too_old", r"^Insufficient driver to use CUDA function", _SYS,
          ("driver.cuda_mismatch",),
          "the NVIDIA driver is older than a CUDA driver function the plugin resolves "

@@ -208,9 +208,8 @@ def failing_warn(text: str) -> bool:
     sig = signature_of(text)
     if sig is None:
         return False
-    if sig.library in NET_PLUGINS:
-        return sig.symptom != "info"
-    return sig.level == "warn" and sig.result is not None
+    own = sig.library not in NET_PLUGINS and sig.level == "warn" and sig.result is not None
+    return own or _plugin_failed(sig)
 
 
 def plugin_failure(text: str) -> bool:
@@ -218,7 +217,12 @@ def plugin_failure(text: str) -> bool:
     transfer through it failed): NCCL then falls back to its own transports, so its sockets
     say nothing of the RDMA set-up the plugin was there for."""
     sig = signature_of(text)
-    return sig is not None and sig.library in NET_PLUGINS and sig.symptom != "info"
+    return sig is not None and _plugin_failed(sig)
+
+
+def _plugin_failed(sig: Signature) -> bool:
+    """A network plugin's kept failure row: a class other than ``info``."""
+    return sig.library in NET_PLUGINS and sig.symptom != "info"
 
 
 def harmless_message(text: str) -> Signature | None:
