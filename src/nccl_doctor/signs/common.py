@@ -23,6 +23,13 @@ HANG_WORDS = sign(
     r"|never (?:returns|finishes))\b",
     "a person saying the job sits there rather than dies",
 )
+HANG_POINTS = sign(
+    "common.hang_points",
+    r"\b(?:hangs?|hanging|hung|freez\w{0,20}|froze|stuck|never (?:returns|finishes))\b"
+    r"[^:\n]{0,60}:\s*$",
+    "a sentence of the same words that ends in a colon: it points at the lines that follow "
+    "('it hangs at:', 'it never returns from:', then the call or the last line printed)",
+)
 CARRIES_ON = sign(
     "common.carries_on",
     r"\b(?:continu(?:ing|es)|retrying|will retry|trying (?:again|another|port|\d+)|falling back"

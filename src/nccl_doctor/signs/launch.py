@@ -174,6 +174,11 @@ INIT_PHASE = sign(
     r"|initializing ddp",
     "the line speaks of the job's initialisation (DDP, the process group, the rendezvous)",
 )
+FILE_STORE = sign(
+    "launch.file_store",
+    r"\b(?:init[_ ]method|dist[_-]url)\b\W{0,6}file://",
+    "the process group's store is a file (init_method='file://...'): torch's FileStore",
+)
 INIT_PASSED = sign(
     "launch.init_passed",
     r"(?:init_process_group|initiali[sz]\w{0,20} (?:ddp|distributed|process group))\b.{0,40}"

@@ -25,11 +25,11 @@ from nccl_doctor.facts.run import (
     WatchdogState,
     WorkerExit,
 )
-from nccl_doctor.facts.store import Facts
+from nccl_doctor.facts.store import Facts, Hit
 from nccl_doctor.knowledge.signals import STOP_SIGNALS, signal_name
 from nccl_doctor.rules.base import first_distinct
-from nccl_doctor.signs.common import CARRIES_ON, HANG_WORDS
-from nccl_doctor.signs.launch import ADDRESS_IN_USE
+from nccl_doctor.signs.common import CARRIES_ON, HANG_POINTS, HANG_WORDS
+from nccl_doctor.signs.launch import ADDRESS_IN_USE, INIT_PASSED, INIT_PHASE
 
 
 def address_in_use(facts: Facts) -> tuple[list[Cite], bool]:
@@ -75,6 +75,38 @@ def timed_out_ranks(facts: Facts) -> set[int]:
 def hang_cues(facts: Facts) -> list[Cite]:
     """A person's words that the job sits there (cited lines)."""
     return [h.cite for h in facts.seen(HANG_WORDS) if h.prose]
+
+
+#: How far below a sentence that points at the next lines ("it hangs at:") the line it shows
+#: may sit: past a blank line and a code fence's opening.
+_BELOW = 3
+
+
+def init_hang_cues(facts: Facts) -> list[Hit]:
+    """A person's words that the job sits in its initialisation (DDP, the process group, the
+    rendezvous), where no rank's own error came first.
+
+    The words and the initialisation on one line ("it hangs at init_process_group"), or a
+    sentence that points at what follows ("it never returns from:") with the initialisation
+    shown just below it. A line that says the initialisation got through puts the hang after
+    it ("init_process_group returns fine, then the first all_reduce hangs"). Where a rank's
+    own error comes first (not a wait, not the cascade of another's), the others sit there
+    because that rank is gone: launch.rank_crash's story, not a hang of the initialisation.
+    """
+    init = facts.lines_of(INIT_PHASE) - facts.lines_of(INIT_PASSED)
+    cues = [h for h in facts.seen(HANG_WORDS) if h.prose and h.said in init]
+    at = {(s.cite.source, s.cite.line) for s in init}
+    cues += [
+        h
+        for h in facts.seen(HANG_POINTS)
+        if h.prose and any((h.cite.source, h.cite.line + k) in at for k in range(1, _BELOW + 1))
+    ]
+    if not cues:
+        return []
+    failure, _ = first_failure(facts)
+    if failure is not None and not (failure.waiting or failure.cascade or failure.launcher):
+        return []
+    return cues
 
 
 @dataclass(frozen=True, slots=True)

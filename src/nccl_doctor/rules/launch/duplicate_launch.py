@@ -34,7 +34,9 @@ store's ``Address already in use`` where the report says another port failed
 the same way (no other job holds every port: low confidence); DeepSpeed's
 ``Unable to find hostfile, will proceed with training with local resources
 only`` on a launch for several nodes (a node count above one, or one given by
-a variable beside a node or machine rank): each node started its own job.
+a variable beside a node or machine rank): each node started its own job; a
+store in a file (``init_method='file://...'``) where the report says the
+initialisation hangs (a file left by an earlier run: low confidence).
 
 Fix
 ---
@@ -63,9 +65,10 @@ from nccl_doctor.facts.span import launches, nodes_by_variable, span_of
 from nccl_doctor.facts.store import Facts, Hit
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.base import Rule
-from nccl_doctor.rules.launch._common import address_in_use, hang_cues
+from nccl_doctor.rules.launch._common import address_in_use, hang_cues, init_hang_cues
 from nccl_doctor.signs.launch import (
     ELASTIC_LOGGER,
+    FILE_STORE,
     INIT_PROCESS_GROUP,
     LAUNCHER_THREADS,
     LIGHTNING_MEMBER,
@@ -464,6 +467,35 @@ def _own_port_twice(facts: Facts) -> Finding | None:
     )
 
 
+def _stale_file_store(facts: Facts) -> Finding | None:
+    """The ranks meet through a file (init_method='file://...') and the report says the job
+    hangs in its initialisation: the file of an earlier run, which torch's FileStore removes
+    only when that run's processes all exit cleanly, still holds that run's keys, so the new
+    ranks' counts and barrier never add up (torch's docs: a reused file can deadlock)."""
+    store = facts.seen(FILE_STORE)
+    cues = init_hang_cues(facts)
+    if not store or not cues:
+        return None
+    return RULE.finding(
+        summary=(
+            "The process group meets through a file (init_method='file://...') and the job "
+            "hangs while it initialises: a store file left by an earlier run (removed only "
+            "when every process of that run exits cleanly) holds that run's keys, so the new "
+            "ranks never complete the rendezvous"
+        ),
+        fix=[
+            (
+                "Delete the store file before starting again, and give every run a new path "
+                "(for example one named after the job id) that does not exist yet"
+            ),
+            ("Or let the launcher's TCP store do it: init_method='env://' under torchrun, no file"),
+        ],
+        evidence=[store[0].cite, cues[0].cite],
+        severity=Severity.WARNING,
+        confidence=Confidence.LOW,
+    )
+
+
 def _each_node_alone(facts: Facts) -> Finding | None:
     """DeepSpeed's runner found no hostfile ('will proceed with training with local resources
     only': its store on 127.0.0.1) on a launch meant for several nodes: each node that ran the
@@ -515,6 +547,7 @@ def check(facts: Facts) -> list[Finding]:
         _local_as_global,
         _nested,
         _tests_each_alone,
+        _stale_file_store,
         _each_node_alone,
         _own_port_twice,
     )

@@ -22,7 +22,10 @@ Evidence
 ``store based barrier ... (world_size=8, worker_count=4, ...)``,
 ``RendezvousTimeoutError``, Lightning's
 ``initializing ddp: GLOBAL_RANK: g, MEMBER: m/N`` printed for fewer than N
-members, a report that the job hangs at DDP initialisation, or the nodes'
+members, a report that the job hangs at DDP initialisation (on the line that
+names it, or in a sentence that points at it just below: "it hangs at:"; not
+where a rank's own error came first, and not with a store in a file, which is
+duplicate_launch's stale store), or the nodes'
 launch commands naming different store addresses (``--master_addr=localhost``
 on one, node 0's address on another), or a launch across nodes that gives the
 loopback to a node other than node 0 (``--node_rank=1 --master_addr=127.0.0.1``:
@@ -49,16 +52,14 @@ from nccl_doctor.facts.store import Facts, Hit, Said
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.app._origin import with_roles
 from nccl_doctor.rules.base import Rule
-from nccl_doctor.rules.launch._common import hang_cues
-from nccl_doctor.signs.common import HANG_WORDS
+from nccl_doctor.rules.launch._common import hang_cues, init_hang_cues
 from nccl_doctor.signs.launch import (
     ALL_REGISTERED,
     BARE_PYTHON,
     BARRIER_DONE,
     BARRIER_WAITING,
     DDP_MEMBER,
-    INIT_PASSED,
-    INIT_PHASE,
+    FILE_STORE,
     LAUNCHER_COMMAND,
     NODE_PLACED,
     NODE_RANK,
@@ -190,11 +191,9 @@ def _from_members(facts: Facts) -> Finding | None:
 
 
 def _from_words(facts: Facts) -> Finding | None:
-    # (a line that says the initialisation got through puts the hang after it: "init_process_group
-    # returns fine, then the first all_reduce hangs")
-    init = facts.lines_of(INIT_PHASE) - facts.lines_of(INIT_PASSED)
-    cues = [h for h in facts.seen(HANG_WORDS) if h.prose and h.said in init]
-    if not cues:
+    cues = init_hang_cues(facts)
+    # (a store in a file: a file left by an earlier run is duplicate_launch's stale store)
+    if not cues or facts.saw(FILE_STORE):
         return None
     summary = (
         "The reporter says the job hangs while initialising DDP / the process group: the "
