@@ -89,10 +89,16 @@ LIGHTNING_MEMBER = sign(
     "each Lightning process announcing its global rank in a world of N (PL 1.0 'initializing "
     "ddp', 1.6+ 'Initializing distributed')",
 )
-SRUN_TORCHRUN = sign(
-    "launch.srun_torchrun",
-    r"srun\b.{0,2000}\btorchrun|srun\b.{0,2000}torch\.distributed",
-    "srun running torchrun (or torch.distributed.launch) on one command line",
+SRUN_LAUNCHER = sign(
+    "launch.srun_launcher",
+    # (DeepSpeed's CLI by name, not the Trainer's --deepspeed flag or a deepspeed_* setting;
+    # gpt-neox's deepy.py hands its arguments to DeepSpeed's runner)
+    r"srun\b.{0,2000}?(?P<launcher>\btorchrun\b|torch\.distributed\.(?:launch|run)\b"
+    r"|\baccelerate\s+launch\b|(?<![\w./-])deepspeed(?=\s+(?:--|[\w./-]+\.py\b))"
+    r"|\bdeepy\.py\b)",
+    "srun running a launcher that starts one worker per GPU itself (torchrun or "
+    "torch.distributed.launch, accelerate launch, the deepspeed CLI, gpt-neox's deepy.py) on "
+    "one command line",
 )
 
 # -- the store's port ----------------------------------------------------------------------

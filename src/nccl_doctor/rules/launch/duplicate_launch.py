@@ -36,7 +36,10 @@ the same way (no other job holds every port: low confidence); DeepSpeed's
 only`` on a launch for several nodes (a node count above one, or one given by
 a variable beside a node or machine rank): each node started its own job; a
 store in a file (``init_method='file://...'``) where the report says the
-initialisation hangs (a file left by an earlier run: low confidence).
+initialisation hangs (a file left by an earlier run: low confidence); Slurm's
+``--ntasks-per-node`` above one with srun running a launcher that starts a
+worker per GPU itself (torchrun, ``accelerate launch``, the ``deepspeed`` CLI,
+gpt-neox's ``deepy.py``).
 
 Fix
 ---
@@ -81,7 +84,7 @@ from nccl_doctor.signs.launch import (
     ROOT_SIZE_MISMATCH,
     SAME_PORT_NAMED,
     SPAWN_CALL,
-    SRUN_TORCHRUN,
+    SRUN_LAUNCHER,
     TASKS_PER_NODE,
     TORCHRUN_NAMED,
 )
@@ -408,27 +411,39 @@ def _nested(facts: Facts) -> Finding | None:
             confidence=Confidence.MEDIUM,
         )
     srun = facts.seen(TASKS_PER_NODE)
+    inside = facts.seen(SRUN_LAUNCHER)
     evidence: list[Cite] = []
     what = ""
     if spawn and launcher:
         evidence = [spawn[0].cite, launcher[0].cite]
         what = "the script calls mp.spawn but is itself started by torchrun/launch"
-    elif srun and int(srun[0].match["n"]) > 1 and launcher and facts.saw(SRUN_TORCHRUN):
-        evidence = [srun[0].cite, launcher[0].cite]
-        what = "srun starts several tasks per node and each task runs torchrun"
+    elif srun and int(srun[0].match["n"]) > 1 and inside:
+        evidence = [srun[0].cite, inside[0].cite]
+        named = " ".join(inside[0].match["launcher"].split())
+        what = f"srun starts several tasks per node and each task runs {named}"
+        launcher = inside
     if not evidence:
         return None
+    # each set's rank 0 (or each launcher) opens the store on the one MASTER_PORT: all but the
+    # first find it taken, which is this launch, not another job (port_in_use folds under it)
+    bound, _ = address_in_use(facts)
     return RULE.finding(
-        summary=f"Nested launch: {what}, so each launched process starts its own set of workers.",
+        summary=f"Nested launch: {what}, so each launched process starts its own set of workers"
+        + (
+            "; each set opens the store on the same MASTER_PORT, and all but the first find it "
+            "taken."
+            if bound
+            else "."
+        ),
         fix=[
             (
                 "Use one launcher: either torchrun (drop mp.spawn and read RANK/LOCAL_RANK from "
-                "the environment) or srun with one task per GPU (no torchrun inside), or "
-                "srun --ntasks-per-node=1 around torchrun."
+                "the environment) or srun with one task per GPU (no launcher inside), or "
+                "srun --ntasks-per-node=1 around the launcher."
             ),
         ],
-        evidence=evidence,
-        severity=Severity.WARNING,
+        evidence=[*evidence, *bound[:1]],
+        severity=Severity.CRITICAL if bound else Severity.WARNING,
         confidence=Confidence.LOW
         if all(h.prose for h in (*spawn[:1], *launcher[:1]))
         else Confidence.MEDIUM,
