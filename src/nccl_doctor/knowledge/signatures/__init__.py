@@ -9,7 +9,8 @@ shells' lines, ``nccl_tests`` for nccl-tests' own failure lines, and the
 launchers besides torchrun: ``deepspeed``, ``horovod``, ``accelerate``, and the HPC
 ones: ``openmpi`` for ``mpirun``'s runtime and transports, ``slurm`` for ``srun`` and
 ``slurmstepd``; ``aws_ofi_nccl`` for NCCL's libfabric network plugin, which EFA jobs
-load, and ``libfabric`` for the EFA provider's error texts it quotes) beside this
+load, and ``libfabric`` for the EFA provider's error texts it quotes; ``tensorflow`` for its
+GPU device set-up, which Horovod and tf.distribute jobs run through) beside this
 module. Each line is one message a library prints, mined
 from that library's own source (file:line at each release tag read) or, for what is closed source
 (nvidia-smi) or outside the repositories read (the Linux kernel), from its
@@ -56,6 +57,7 @@ LIBRARIES = (
     "aws_ofi_nccl",
     "libfabric",
     "ucx",
+    "tensorflow",
 )
 SYMPTOMS = frozenset(
     {
