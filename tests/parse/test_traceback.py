@@ -524,3 +524,23 @@ def test_tensorflows_reraised_exception_line_is_an_exception() -> None:
     assert (tb.exc_type, tb.cite.line) == ("AbortedError", 5)
     assert tb.message.startswith("Horovod has been shut down.")
     assert not tracebacks("The AbortedError (see the docs) is raised when...\n")
+
+
+OTHER_FRAMEWORKS = """\
+2019-03-12 09:14:05.118201: W tensorflow/core/framework/op_kernel.cc:1401] OP_REQUIRES failed
+tensorflow.python.framework.errors_impl.InternalError: Failed to create session.
+
+horovod.common.exceptions.HorovodInternalError: Broadcast is not supported with Join at this time.
+
+tensorflow_datasets.core.registered.DatasetNotFoundError: Dataset mnist_v9 not found.
+"""
+
+
+def test_bare_exception_lines_of_the_other_frameworks_under_nccl() -> None:
+    # TensorFlow's and Horovod's own exception types end a rank as torch's do; a module that
+    # only starts with a framework's name (tensorflow_datasets) is not one of them
+    tbs = of_type(parse(OTHER_FRAMEWORKS), PythonTraceback)
+    assert [(t.cite.line, t.exc_type, t.has_traceback) for t in tbs] == [
+        (2, "tensorflow.python.framework.errors_impl.InternalError", False),
+        (4, "horovod.common.exceptions.HorovodInternalError", False),
+    ]

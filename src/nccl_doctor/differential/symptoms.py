@@ -207,7 +207,16 @@ def _text_of(fact: Fact) -> str:
 
 
 def _from_catalogue(fact: Fact) -> Symptom | None:
-    text = _text_of(fact)
+    found = _catalogued(fact, _text_of(fact))
+    if found is None and isinstance(fact, PythonTraceback) and fact.message_lines:
+        # an exception whose first line names nothing holds its cause further down (XLA's
+        # "custom call 'xla.gpu.all_reduce' failed:", then the NCCL call that failed and why)
+        whole = " ".join((fact.cite.text, *fact.message_lines))[:PARAGRAPH_MAX]
+        found = _catalogued(fact, whole)
+    return found
+
+
+def _catalogued(fact: Fact, text: str) -> Symptom | None:
     sig = message_of(text)
     if sig is None:
         return _from_result_text(fact, text)

@@ -97,6 +97,8 @@ _MODULES = (
     "torch.", "c10", "deepspeed.", "accelerate.", "megatron.", "apex.", "transformers.",
     "lightning.", "pytorch_lightning.", "lightning_fabric.", "vllm.", "ray.", "cupy.",
     "triton.", "subprocess.", "multiprocessing.", "nccl",
+    # the other frameworks NCCL runs under: TensorFlow (tf.distribute), Horovod, JAX, Paddle
+    "tensorflow.", "horovod.", "jax.", "jaxlib.", "paddle.", "mxnet.",
 )  # fmt: skip
 _GENERIC = frozenset(
     {"ValueError", "AssertionError", "OSError", "ImportError", "KeyError", "TypeError",
