@@ -13,7 +13,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from nccl_doctor.differential.prose import FLAGS, NOT_SAID, NUM, ONE_GPU_DOES_ALL, rx
+from nccl_doctor.differential.prose import (
+    FLAGS,
+    NOT_SAID,
+    NUM,
+    NVLINK_UNUSED,
+    ONE_GPU_DOES_ALL,
+    rx,
+)
 from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.parse._lazy import LazyPattern
@@ -239,6 +246,9 @@ CUES: dict[str, Cue] = {
         ),
     ),
     # the hang comes after training ran: an application or data problem, not set-up
+    # the GPUs' NVLink down or unused ("NV links inactive", "communicating via PCIe instead of
+    # NVLink"): the reporter names the link itself
+    "nvlink_unused": _cue(NVLINK_UNUSED),
     "late_hang": _cue(
         r"\bend of (?:(?:an?|the|each|first|single|every) )*epoch|\bcheckpoint\w*"
         r"|\bafter (?:\d+|some|many|a few|several) (?:steps|iterations|epochs|batches|hours)"

@@ -168,6 +168,17 @@ ONE_GPU_DOES_ALL = (
     r"|只有(?:0号|第一张|一张)(?:卡|显卡|GPU)"
 )
 
+#: The GPUs' NVLink said to be down or unused (the nvlink_unused cue, and a sign of the slow
+#: class): "NV links inactive", "not using NVLink but communicating via PCIe".
+NVLINK_UNUSED = (
+    r"\bnv ?links?\b[^.\n]{0,30}?\b(?:(?:is|are|were|was|shows?|shown|showing) )?"
+    r"(?:inactive|not active|down|missing|disabled|not (?:being )?used|not working"
+    r"|not detected|not present)\b"
+    r"|\bnot (?:using|used|use|going through|over) (?:the )?nv ?links?\b"
+    # (not "no NVLink": a board of PCIe cards, where no link can be down)
+    r"|\binstead of (?:the )?nv ?links?\b"
+)
+
 PROSE_SYMPTOMS: tuple[ProseSymptom, ...] = (
     ProseSymptom(
         "collective_timeout",
@@ -354,8 +365,11 @@ PROSE_SYMPTOMS: tuple[ProseSymptom, ...] = (
             r"|\b(?:very|extremely|really|too|so|much) long (?:time|times)\b"
             r"|\bslower and slower\b|\b(?:is|runs?|gets?|getting|became|becomes?) (?:very |much |"
             r"extremely |really |so )?slow(?:er)?\b"
+            # the GPUs talk over PCIe where NVLink should carry it
+            rf"|{NVLINK_UNUSED}"
         ),
-        "the reporter says the job or a benchmark is slow (a bandwidth problem, no error)",
+        "the reporter says the job or a benchmark is slow (a bandwidth problem, no error), or "
+        "that its GPUs' NVLink is down or unused",
     ),
     ProseSymptom(
         "hang",

@@ -65,6 +65,12 @@ WORDS: tuple[Shift, ...] = (
         lambda c: c.says("other_job_same_gpus"),
     ),
     Shift(
+        "gpu.nvlink",
+        8.0,
+        "the reporter says the GPUs' NVLink is down or unused: their traffic goes over PCIe",
+        lambda c: c.says("nvlink_unused"),
+    ),
+    Shift(
         "launch.port_in_use",
         8.0,
         "the reporter says the port is taken: the store's or the rendezvous's bind failed",
