@@ -245,10 +245,10 @@ CUES: dict[str, Cue] = {
             r"|megatron|diffusers|ray|ultralytics|timm|mmcv|detectron2?)\b"
         ),
     ),
-    # the hang comes after training ran: an application or data problem, not set-up
     # the GPUs' NVLink down or unused ("NV links inactive", "communicating via PCIe instead of
     # NVLink"): the reporter names the link itself
     "nvlink_unused": _cue(NVLINK_UNUSED),
+    # the hang comes after training ran: an application or data problem, not set-up
     "late_hang": _cue(
         r"\bend of (?:(?:an?|the|each|first|single|every) )*epoch|\bcheckpoint\w*"
         r"|\bafter (?:\d+|some|many|a few|several) (?:steps|iterations|epochs|batches|hours)"

@@ -17,18 +17,20 @@ def setting(family: str, name: str) -> Sign:
     )
 
 
+#: The words of a job that sits there (HANG_WORDS adds "deadlock", HANG_POINTS does not).
+_SITS = r"hangs?|hanging|hung|freez\w{0,20}|froze|stuck|never (?:returns|finishes)"
+
 HANG_WORDS = sign(
     "common.hang_words",
-    r"\b(?:hangs?|hanging|hung|freez\w{0,20}|froze|stuck|deadlock\w{0,20}"
-    r"|never (?:returns|finishes))\b",
+    rf"\b(?:{_SITS}|deadlock\w{{0,20}})\b",
     "a person saying the job sits there rather than dies",
 )
 HANG_POINTS = sign(
     "common.hang_points",
-    r"\b(?:hangs?|hanging|hung|freez\w{0,20}|froze|stuck|never (?:returns|finishes))\b"
-    r"[^:\n]{0,60}:\s*$",
-    "a sentence of the same words that ends in a colon: it points at the lines that follow "
-    "('it hangs at:', 'it never returns from:', then the call or the last line printed)",
+    rf"\b(?:{_SITS})\b[^:\n]{{0,60}}:\s*$",
+    "a sentence of those words (not 'deadlock') that ends in a colon: it points at the lines "
+    "that follow ('it hangs at:', 'it never returns from:', then the call or the last line "
+    "printed)",
 )
 CARRIES_ON = sign(
     "common.carries_on",
