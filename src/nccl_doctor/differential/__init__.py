@@ -46,6 +46,7 @@ _ERRORISH = re.compile(
     r"|\bwrong\b"  # NCCL's refusals that say no error: "socketFinalizeAccept: wrong type 3 != 4"
     r"|got completion"  # an RDMA completion in error, printed as its status name (IBV_WC_...)
     r"|exception"  # a binding's exception quoting its library's status (JUCX's UcxException)
+    r"|deadline.?exceeded"  # gRPC's and absl's timeout status (XLA's coordination service)
 )
 _MAX_LINES = 300
 #: How many hypotheses a report shows.

@@ -282,6 +282,23 @@ PRIORS: dict[str, tuple[Prior, ...]] = {
         _p("host.resources", 0.06, "host memory ran out until the node stopped answering"),
         _p("net.ib_link", 0.04, "the node's fabric link went down", "llama3"),
     ),
+    # a process of the job stopped answering the service that watches it (the coordination
+    # service JAX and tf.distribute start on task 0 lost a task's heartbeats, or a task lost
+    # the service): XLA's own message says the task "failed, got preempted, or crashed"; what
+    # ended it is in its own log, and by Llama 3's interruptions a GPU fault most often
+    "peer_lost": (
+        _p(
+            "launch.rank_crash",
+            0.34,
+            "the lost process died of its own error first; the others only report it",
+            "judgement",
+        ),
+        _p("gpu.xid", 0.14, "a GPU fault ended the process or hung its node", "llama3"),
+        _p("host.resources", 0.12, "the host ran out of memory and the kernel killed it"),
+        _p("net.unreachable", 0.10, "the network between the process and the service failed"),
+        _p("gpu.ecc", 0.08, "HBM errors took the GPU, and the process, down", "llama3"),
+        _p("gpu.lost", 0.06, "a GPU fell off the bus under the process", "llama3"),
+    ),
     "slow": (
         _p("net.gdr", 0.22, "inter-node traffic staged through host memory: GPUDirect RDMA off"),
         _p("nccl.p2p", 0.14, "PCIe ACS/IOMMU reroutes GPU peer traffic through the CPU"),

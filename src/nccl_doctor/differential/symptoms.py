@@ -81,6 +81,8 @@ LABELS = {
     "time_limit": "the scheduler ended the job at its time limit, with no error of its own",
     "node_lost": "the scheduler or the launcher lost a node of the job (it crashed, hung or "
     "left the network)",
+    "peer_lost": "a process of the job stopped answering the service that watches it (a "
+    "task's heartbeats lost: it died, was preempted or its host left)",
     "slow": "the job or a benchmark is slow, with no error (the reporter's words)",
     "slow_network": "nccl-tests across nodes moved far less than the nodes' active ports carry",
     "wrong_results": "a collective returned wrong values (nccl-tests' #wrong, or the "

@@ -10,7 +10,8 @@ launchers besides torchrun: ``deepspeed``, ``horovod``, ``accelerate``, and the 
 ones: ``openmpi`` for ``mpirun``'s runtime and transports, ``slurm`` for ``srun`` and
 ``slurmstepd``; ``aws_ofi_nccl`` for NCCL's libfabric network plugin, which EFA jobs
 load, and ``libfabric`` for the EFA provider's error texts it quotes; ``tensorflow`` for its
-GPU device set-up, which Horovod and tf.distribute jobs run through) beside this
+GPU device set-up, which Horovod and tf.distribute jobs run through; ``xla`` for the
+coordination service JAX's multi-process jobs start through) beside this
 module. Each line is one message a library prints, mined
 from that library's own source (file:line at each release tag read) or, for what is closed source
 (nvidia-smi) or outside the repositories read (the Linux kernel), from its
@@ -58,6 +59,7 @@ LIBRARIES = (
     "libfabric",
     "ucx",
     "tensorflow",
+    "xla",
 )
 SYMPTOMS = frozenset(
     {
@@ -80,6 +82,7 @@ SYMPTOMS = frozenset(
         "hang",
         "time_limit",
         "node_lost",
+        "peer_lost",
         "desync",
         "xid",
         "host_oom",
