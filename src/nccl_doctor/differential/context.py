@@ -31,6 +31,7 @@ from nccl_doctor.facts.live import HostRuntime, ShmInfo
 from nccl_doctor.facts.nccl import (
     NcclCommInit,
     NcclEvent,
+    NcclLogFact,
     NcclNet,
     NcclTestCommand,
     NcclTestConfig,
@@ -39,7 +40,7 @@ from nccl_doctor.facts.nccl import (
     corrupt_only_past_int32,
 )
 from nccl_doctor.facts.net import IbPort
-from nccl_doctor.facts.run import C10dSocketError
+from nccl_doctor.facts.run import C10dSocketError, NcclErrorReport
 from nccl_doctor.facts.software import CpuInfo, SoftwareVersions
 from nccl_doctor.facts.span import local_alias, nccl_local_ranks, span_of
 from nccl_doctor.facts.store import Facts, Hit
@@ -52,6 +53,7 @@ from nccl_doctor.knowledge.workarounds import is_switch, mask_of, path_off
 from nccl_doctor.signs.cuda import SYMMETRIC_MEMORY
 from nccl_doctor.signs.gpu import CONSUMER_BOARD, NVLINK_BOARD
 from nccl_doctor.signs.host import SHM_SIZE_SHOWN
+from nccl_doctor.signs.launch import GLOO_BACKEND, NCCL_NAMED
 from nccl_doctor.signs.nccl import CONTAINER_SHM, CONTAINER_START, NEW_GPUS, P2P_PLATFORM
 from nccl_doctor.signs.net import CONNECT_FAILED, HOST_NETWORK
 from nccl_doctor.signs.settings import (
@@ -106,6 +108,8 @@ class Context:
     topology_file: bool = False
     #: NCCL's log shows NVLS multicast set-up and no communicator finished its init
     nvls_setup_unfinished: bool = False
+    #: torch.distributed runs on gloo and nothing of NCCL shows (no NCCL line, no word of it)
+    gloo_only: bool = False
     #: torch's symmetric memory is named beside the failure (a frame of its module, or its
     #: rendezvous)
     symmetric_memory: bool = False
@@ -238,6 +242,10 @@ def context_of(facts: Facts) -> Context:
         symmetric_memory=facts.saw(SYMMETRIC_MEMORY),
         nvls_setup_unfinished=any(e.event == "nvls-setup" for e in facts.of(NcclEvent))
         and not any(i.phase == "complete" for i in facts.of(NcclCommInit)),
+        gloo_only=facts.saw(GLOO_BACKEND)
+        and not facts.saw(NCCL_NAMED)
+        and not facts.of(NcclLogFact)
+        and not facts.of(NcclErrorReport),
         said=said,
         worked=tuple(w for w in settings_that_worked(facts) if w.prose and _changes(w)),
         no_help=tuple(

@@ -103,13 +103,14 @@ CUES: dict[str, Cue] = {
         unless=_WORKS,
     ),
     # the same failure on one GPU alone: no GPU-to-GPU path (P2P, SHM, NVLink) is in use
+    # (within one sentence: "no error even after an hour. With 1 GPU it trains" is not one)
     "one_gpu_fails_too": _cue(
-        r"\b(?:even|also|too)\b.{0,20}\b(?:with|on|using) (?:a |one |only one )?(?:single|one|1)"
-        r" ?(?:GPU|card)\b"
-        r"|\b(?:errors?|fails?|failed|hangs?|hung|crash\w*|stuck|deadlock\w*|freez\w*)\b.{0,20}"
-        r"\b(?:with|on|using) (?:a |only )?(?:single|one|1) ?(?:GPU|card)\b"
-        r"|\bsingle[- ]?(?:GPU|card)\b.{0,30}\b(?:errors?|fails?|failed|hangs?|hung|crash\w*"
-        r"|stuck|deadlock\w*|freez\w*)\b",
+        r"\b(?:even|also|too)\b[^.;!?\n]{0,20}\b(?:with|on|using) (?:a |one |only one )?"
+        r"(?:single|one|1) ?(?:GPU|card)\b"
+        r"|\b(?:errors?|fails?|failed|hangs?|hung|crash\w*|stuck|deadlock\w*|freez\w*)\b"
+        r"[^.;!?\n]{0,20}\b(?:with|on|using) (?:a |only )?(?:single|one|1) ?(?:GPU|card)\b"
+        r"|\bsingle[- ]?(?:GPU|card)\b[^.;!?\n]{0,30}\b(?:errors?|fails?|failed|hangs?|hung"
+        r"|crash\w*|stuck|deadlock\w*|freez\w*)\b",
         unless=_WORKS,
     ),
     # another job (not the job's own ranks) on the same GPUs
@@ -331,9 +332,10 @@ CUES: dict[str, Cue] = {
         r"\b(?:system|machine|computer|desktop|os)\s+"
         r"(?:(?!(?:training|job|process|program|script|run|model|server)\b)\w+\s+)?"
         r"(?:freez\w*|froze|frozen|hangs?|hung|locks? up|becomes? unresponsive)\b",
-        # "running with 2 processes on an 8-GPU machine hangs": the run hangs on the machine
+        # "running with 2 processes on an 8-GPU machine hangs", "4 GPUs of one machine hangs":
+        # the run hangs on the machine
         unless=rx(
-            r"\b(?:on|in) (?:an? |the |my |our |one |this |that )?(?:[\w-]+ )?"
+            r"\b(?:on|in|of) (?:an? |the |my |our |one |this |that )?(?:[\w-]+ )?"
             r"(?:system|machine|computer|desktop)\s+(?:freez\w*|froze|frozen|hangs?|hung)\b"
         ),
     ),

@@ -72,6 +72,18 @@ LAUNCHER_THREADS = sign(
     "torchrun's (torch.distributed.launch's) notice as it starts several worker processes",
     case=True,
 )
+#: torch.distributed set up on gloo: the backend argument or option (``backend='gloo'``,
+#: ``--dist-backend gloo``, a config's ``dist_backend: gloo``), or the script saying so
+GLOO_BACKEND = sign(
+    "launch.gloo_backend",
+    r"backend[\"']?\s{0,3}[=:]\s{0,3}[\"']?gloo\b|--(?:dist[-_])?backend[= ][\"']?gloo\b"
+    r"|\b(?:with|using) (?:the )?gloo backend\b|init_process_group\(\s{0,3}[\"']gloo\b"
+    # a job or manifest named for it (Kubeflow's pytorch_job_mnist_gloo.yaml)
+    r"|[a-z0-9][_-]gloo[_.-][a-z0-9]",
+    "the job runs torch.distributed on gloo (backend='gloo', --backend gloo, a gloo job)",
+)
+#: NCCL named on a kept line (a log line, a package, a setting, the reporter's words)
+NCCL_NAMED = sign("launch.nccl_named", r"nccl", "NCCL named anywhere in the evidence")
 SPAWN_CALL = sign(
     "launch.spawn_call",
     r"\bmp\.spawn\(|multiprocessing\.spawn\(|start_processes\(",

@@ -7,6 +7,7 @@ from __future__ import annotations
 from nccl_doctor.differential.shifts.table import (
     BETWEEN_RANKS,
     GPU_STACK,
+    NCCL_PATHS,
     NET_IDS,
     RDMA_IDS,
     STALLS,
@@ -236,6 +237,18 @@ MACHINE: tuple[Shift, ...] = (
             alone,
         )
         for i in BETWEEN_RANKS
+    ),
+    # a job on gloo alone: gloo moves tensors over TCP between the hosts, through the same store
+    # and sockets as NCCL's bootstrap, and never loads NCCL
+    *(
+        Shift(
+            i,
+            0.15,
+            "the job runs on gloo and nothing of NCCL shows: NCCL's transports, builds and "
+            "settings are not in use",
+            lambda c: c.gloo_only,
+        )
+        for i in NCCL_PATHS
     ),
     # (GPUDirect RDMA too: the NIC reaches the GPU's memory only for traffic between nodes)
     *(

@@ -51,6 +51,21 @@ NET_IDS = (
 #: NIC reaching GPU memory), which carries only traffic between nodes, over IB or RoCE.
 RDMA_IDS = (*NET_IDS[2:], "net.gdr")
 
+#: Causes only NCCL's own code can have: its transports (P2P, SHM, NVLS, IB, GPUDirect), its
+#: bugs, builds and settings, its view of GPUs and hosts. A job on gloo alone has none of them.
+NCCL_PATHS = (
+    "nccl.p2p",
+    "nccl.shm",
+    "nccl.nvls",
+    "nccl.internal",
+    "nccl.env",
+    "nccl.version_mismatch",
+    "nccl.duplicate_gpu",
+    "nccl.host_identity",
+    "net.ib_config",
+    "net.gdr",
+)
+
 #: Causes that need two ranks or more: a transport between them, a second GPU of the job, a
 #: rank to disagree with or to fail first. (Not the sockets: NCCL's bootstrap connects even a
 #: single rank to its root thread, and the c10d store to MASTER_ADDR: a firewall still stalls
