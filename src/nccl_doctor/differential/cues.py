@@ -83,18 +83,21 @@ _TOGGLE = (
 #: What the setting decides: the job hangs, or works.
 _OUTCOME = r"\b(?:hangs?|hung|stuck|freez\w*|waiting|deadlock\w*|works?|worked|fine|ok|okay)\b"
 
-#: Discriminating sentences: name -> the words. Read by :func:`cues_of`.
+#: Discriminating sentences: name -> the words. Read by :func:`cues_of`. A gap between a
+#: cue's words stays inside one sentence (a prose line can hold a paragraph).
 CUES: dict[str, Cue] = {
     # the same code works with gloo, or on one GPU: NCCL's intra-node transport is at fault
     "nccl_only": _cue(
-        r"\bworks?\b.{0,40}\b(?:with|using|on) (?:the )?`?gloo\b|\bgloo\b.{0,30}\bworks?\b"
-        r"|\bworks? (?:fine |well )?(?:with|on) (?:a )?single GPU|single GPU\b.{0,30}\bworks?\b"
+        r"\bworks?\b[^.!?;\n]{0,40}\b(?:with|using|on) (?:the )?`?gloo\b"
+        r"|\bgloo\b[^.!?;\n]{0,30}\bworks?\b"
+        r"|\bworks? (?:fine |well )?(?:with|on) (?:a )?single GPU"
+        r"|single GPU\b[^.!?;\n]{0,30}\bworks?\b"
         r"|\bworks? (?:fine |well )?(?:with|on) (?:one|1) GPU\b"
     ),
     # the same failure with gloo too: the fault is under both backends (the store, the
     # rendezvous, the network between the hosts), not NCCL's own transports
     "gloo_fails_too": _cue(
-        r"\bgloo\b.{0,40}\b(?:(?:the )?same (?:error|result|problem|issue|thing|behaviou?r)"
+        r"\bgloo\b[^.!?;\n]{0,40}\b(?:(?:the )?same (?:error|result|problem|issue|thing|behaviou?r)"
         r"|also (?:fails?|failed|hangs?|hung|crash\w*|errors?)|fails? too|as well"
         r"|still (?:fails?|failed|hangs?|hung|the same|errors?))"
         r"|\b(?:even|also) (?:with|using|on|for) (?:the )?`?gloo\b"
@@ -116,7 +119,8 @@ CUES: dict[str, Cue] = {
     # another job (not the job's own ranks) on the same GPUs
     "other_job_same_gpus": _cue(
         r"\b(?:two|another|other|second|several|multiple) (?:\w+ ){0,2}(?:jobs?|trainings?"
-        r"|training process(?:es)?|runs|experiments?|programs?)\b.{0,40}\bsame (?:\w+ ){0,3}GPUs?\b"
+        r"|training process(?:es)?|runs|experiments?|programs?)\b[^.!?;\n]{0,40}"
+        r"\bsame (?:\w+ ){0,3}GPUs?\b"
     ),
     # the reporter says the port is taken ("port conflicts", "the port is already in use",
     # Chinese "端口被占用"): the bind of the store or rendezvous port failed (EADDRINUSE)
@@ -145,9 +149,10 @@ CUES: dict[str, Cue] = {
     ),
     # CUDA's own peer-to-peer samples pass: the GPUs' peer access works outside NCCL
     "p2p_test_passed": _cue(
-        r"\b(?:simpleP2P|p2pBandwidthLatencyTest|simpleIPC)\b.{0,60}"
+        r"\b(?:simpleP2P|p2pBandwidthLatencyTest|simpleIPC)\b[^.!?;\n]{0,60}"
         r"\b(?:pass(?:es|ed)?|works?|worked|succe\w*|fine|ok(?:ay)?)\b"
-        r"|" + NOT_SAID + r"\b(?:successfully|succesfully) (?:tried|ran|run|tested)\b.{0,30}"
+        r"|" + NOT_SAID + r"\b(?:successfully|succesfully) (?:tried|ran|run|tested)\b"
+        r"[^.!?;\n]{0,30}"
         r"\b(?:simpleP2P|p2pBandwidthLatencyTest)\b"
     ),
     "container": _cue(
@@ -161,7 +166,7 @@ CUES: dict[str, Cue] = {
     ),
     # two containers of one machine: NCCL's host identity decides what they share
     "containers_same_host": _cue(
-        r"\b(?:multiple|several|two|\d+)\s+(?:docker\s+)?containers?\b.{0,60}"
+        r"\b(?:multiple|several|two|\d+)\s+(?:docker\s+)?containers?\b[^.!?;\n]{0,60}"
         r"\bsame (?:machine|node|host|server)\b"
         r"|\bacross (?:the )?(?:docker )?containers? (?:in|on) (?:the )?same (?:machine|node|host)"
     ),
@@ -179,8 +184,10 @@ CUES: dict[str, Cue] = {
     ),
     # the host's name resolves to the loopback address: peers are told to connect to 127.0.x.1
     "loopback_host": _cue(
+        # (a call's line keeps its dots: gethostbyname(socket.gethostname()) returned 127.0.1.1)
         r"\bgethostbyname\b.{0,80}\b127\.0\.[01]\.1\b"
-        r"|\b(?:hostname|host name)\b.{0,60}\b(?:resolv\w*|points?|maps?|mapped)\b.{0,20}"
+        r"|\b(?:hostname|host name)\b[^.!?;\n]{0,60}\b(?:resolv\w*|points?|maps?|mapped)\b"
+        r"[^.!?;\n]{0,20}"
         r"\b(?:to )?(?:127\.0\.[01]\.1|localhost|loopback)\b"
     ),
     # it fails on one node only: "only on this node", "the same job on another node works fine"
@@ -188,9 +195,9 @@ CUES: dict[str, Cue] = {
         # "only on this node", "only on node 3" (not "works only with one GPU": a count of GPUs)
         r"\bonly (?:on|with) (?:one|a single|this|that) (?:node|machine|host|server)\b"
         r"|\bonly on (?:node|machine|host|server)[ -]?\w"
-        r"|\b(?:same|this) (?:job|code|script|command|program|model|config\w*)\b.{0,30}"
+        r"|\b(?:same|this) (?:job|code|script|command|program|model|config\w*)\b[^.!?;\n]{0,30}"
         r"\b(?:on|with) (?:a |an |the )?(?:different|another|other) (?:nodes?|machines?|hosts?"
-        r"|servers?)\b.{0,20}\b(?:works?|worked|runs? fine|is fine|passe[sd])"
+        r"|servers?)\b[^.!?;\n]{0,20}\b(?:works?|worked|runs? fine|is fine|passe[sd])"
         r"|\b(?:works?|worked|runs? fine) (?:fine |well )?on (?:all )?(?:the )?(?:other|different)"
         r" (?:nodes|machines|hosts|servers)\b"
         # "3 of the replicas are running in stable state, the 4th keeps restarting": some of
@@ -203,7 +210,7 @@ CUES: dict[str, Cue] = {
     "node_groups": _cue(
         r"\b(?:nodes?|hosts?)\b[^.]{0,40}\b(?:from|between)\b[^.]{0,40}\bwith\b[^.]{0,60}"
         r"\b(?:results? in|hangs?|fails?)"
-        r"|\beach (?:group|pair) works\b|\b(?:groups?|pairs?) of nodes\b.{0,40}\bwork"
+        r"|\beach (?:group|pair) works\b|\b(?:groups?|pairs?) of nodes\b[^.!?;\n]{0,40}\bwork"
     ),
     # something between the hosts filters TCP: a firewall, SELinux, a cloud security group, a
     # Kubernetes network policy, a service-mesh sidecar that proxies the pods' traffic, an
@@ -217,7 +224,7 @@ CUES: dict[str, Cue] = {
     ),
     # NCCL builds said to differ between the job's nodes or processes
     "nccl_versions_differ": _cue(
-        r"\bnccl\b.{0,20}\bversions? (?:mismatch|differ\w*|inconsisten\w*)"
+        r"\bnccl\b[^.!?;\n]{0,20}\bversions? (?:mismatch|differ\w*|inconsisten\w*)"
         r"|\b(?:mismatch\w*|different) (?:nccl )?versions? of nccl\b"
         r"|\bdifferent nccl versions?\b"
     ),
@@ -232,10 +239,11 @@ CUES: dict[str, Cue] = {
     "after_suspend": _cue(r"\b(?:suspend\w*|resum(?:e|ed)|hibernat\w*|woke up)\b"),
     # the failure comes and goes with a library version: a bug or a second library
     "version_said": _cue(
-        rf"\b(?:works?|worked|fine|no (?:problem|issue)s?)\b.{{0,60}}\b(?:version |v)?{NUM}\b"
+        rf"\b(?:works?|worked|fine|no (?:problem|issue)s?)\b[^.!?;\n]{{0,60}}"
+        rf"\b(?:version |v)?{NUM}\b"
         rf"|\b{NUM}\b[^.\n]{{0,40}}\b(?:works?|worked|is fine)\b"
         r"|\bregression\b|\b(?:after|since) (?:an? )?(?:upgrad|updat)\w*"
-        r"|\bdowngrad\w*\b.{0,40}\b(?:fix|work|solv)",
+        r"|\bdowngrad\w*\b[^.!?;\n]{0,40}\b(?:fix|work|solv)",
         # another program's version ("works with transformers 4.30", "fine on vLLM 0.4.2"),
         # with no word of the NCCL stack (NCCL, torch, CUDA, the driver) in the line: that
         # program's own change, not NCCL's
@@ -320,10 +328,11 @@ CUES: dict[str, Cue] = {
     "one_gpu_does_all": _cue(ONE_GPU_DOES_ALL),
     # the hang is at start-up: connection set-up, not the application
     "startup_hang": _cue(
-        r"\b(?:hang|hung|stuck|freez)\w*\b.{0,30}\b(?:at|during|on) "
+        r"\b(?:hang|hung|stuck|freez)\w*\b[^.!?;\n]{0,30}\b(?:at|during|on) "
         r"(?:start ?up|startup|the start|init\w*|communicator init\w*|the first collective)"
-        r"|\binit\w*\b.{0,30}\bhangs?\b"
-        r"|\b(?:node|rank|worker|process)s?\b.{0,20}\bnever (?:joins?|joined|connects?|connected)\b"
+        r"|\binit\w*\b[^.!?;\n]{0,30}\bhangs?\b"
+        r"|\b(?:node|rank|worker|process)s?\b[^.!?;\n]{0,20}"
+        r"\bnever (?:joins?|joined|connects?|connected)\b"
     ),
     # the whole machine freezes, not just the job: hardware or driver
     # ("the machine freezes", "system completely hangs"; not "a machine with 4 GPUs hangs",

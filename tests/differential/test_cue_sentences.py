@@ -1,0 +1,32 @@
+"""A cue's words are read inside one sentence: a prose line can hold a whole paragraph."""
+
+from __future__ import annotations
+
+from nccl_doctor.differential.cues import CUES
+
+
+def _says(name: str, text: str) -> bool:
+    cue = CUES[name]
+    return bool(cue.pattern.search(text)) and cue.said_in(text)
+
+
+def test_works_with_gloo_is_read_in_its_sentence() -> None:
+    assert _says("nccl_only", "The same script works fine with gloo on these nodes.")
+    assert not _says(
+        "nccl_only",
+        "I restarted twice and nothing works. With gloo the job fails with the same error.",
+    )
+
+
+def test_a_node_that_never_joins_is_read_in_its_sentence() -> None:
+    assert _says("startup_hang", "The second node never joined, rank 0 waits.")
+    assert not _says(
+        "startup_hang",
+        "Out of host memory on the worker. Tensorboard never connects.",
+    )
+
+
+def test_a_call_s_own_dots_do_not_end_the_loopback_sentence() -> None:
+    assert _says(
+        "loopback_host", "socket.gethostbyname(socket.gethostname()) returns 127.0.1.1 on that host"
+    )
