@@ -27,6 +27,9 @@ def _reasons(tmp_path: Path, said: str) -> list[str]:
         "With NCCL 2.18.1 it works, the newer one fails.\n",
         "Everything worked fine with torch 2.1.0.\n",
         "It started after upgrading the driver.\n",
+        # another NCCL build fixed it
+        "pip install nvidia-nccl-cu12 is ok.\n",
+        "After the updates I rebuilt NCCL, and it all works.\n",
     ],
 )
 def test_a_version_of_the_nccl_stack_counts(tmp_path: Path, said: str) -> None:
@@ -38,6 +41,8 @@ def test_a_version_of_the_nccl_stack_counts(tmp_path: Path, said: str) -> None:
     [
         "It works fine with transformers 4.30.2, I only changed the model.\n",
         "On vLLM 0.4.2 everything works without this error.\n",
+        # nccl-tests built and run: a benchmark that works, not a build that fixed the job
+        "I installed nccl-tests and all_reduce_perf works on each node.\n",
     ],
 )
 def test_another_programs_version_does_not(tmp_path: Path, said: str) -> None:

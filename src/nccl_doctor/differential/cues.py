@@ -243,7 +243,12 @@ CUES: dict[str, Cue] = {
         rf"\b(?:version |v)?{NUM}\b"
         rf"|\b{NUM}\b[^.\n]{{0,40}}\b(?:works?|worked|is fine)\b"
         r"|\bregression\b|\b(?:after|since) (?:an? )?(?:upgrad|updat)\w*"
-        r"|\bdowngrad\w*\b[^.!?;\n]{0,40}\b(?:fix|work|solv)",
+        r"|\bdowngrad\w*\b[^.!?;\n]{0,40}\b(?:fix|work|solv)"
+        # another NCCL build, installed or rebuilt, fixed it ("pip install nvidia-nccl-cu12 is
+        # ok", "rebuilt NCCL, and it all works")
+        r"|\b(?:install\w*|reinstall\w*|rebuil\w*|switch\w*|replac\w*|upgrad\w*|updat\w*)\b"
+        r"[^.!?;\n]{0,40}\bnccl\b(?![-_]tests)[^.!?;\n]{0,40}"
+        r"\b(?:is ok|is fine|works?|worked|fix\w*|solv\w*|resolv\w*)\b",
         # another program's version ("works with transformers 4.30", "fine on vLLM 0.4.2"),
         # with no word of the NCCL stack (NCCL, torch, CUDA, the driver) in the line: that
         # program's own change, not NCCL's
