@@ -38,7 +38,7 @@ NEXT_CHECK: dict[str, tuple[str, str]] = {
         "an OOM-killer line, an exhausted limit, a full disk or a stalled one confirms it",
     ),
     "launch.rank_crash": (
-        "torchrun --log-dir logs -r 3 -t 3 ...  (or each rank's own stderr)",
+        "torchrun --log-dir logs -r 3 -t 3 ...  (or each rank's or JAX task's own stderr)",
         "the first rank's own error is the cause; the others only report it",
     ),
     "launch.rendezvous": (
