@@ -242,10 +242,11 @@ def context_of(facts: Facts) -> Context:
         symmetric_memory=facts.saw(SYMMETRIC_MEMORY),
         nvls_setup_unfinished=any(e.event == "nvls-setup" for e in facts.of(NcclEvent))
         and not any(i.phase == "complete" for i in facts.of(NcclCommInit)),
-        gloo_only=facts.saw(GLOO_BACKEND)
-        and not facts.saw(NCCL_NAMED)
-        and not facts.of(NcclLogFact)
-        and not facts.of(NcclErrorReport),
+        # (the typed NCCL facts first: a log of NCCL lines never searches the kept lines)
+        gloo_only=not facts.of(NcclLogFact)
+        and not facts.of(NcclErrorReport)
+        and facts.saw(GLOO_BACKEND)
+        and not facts.saw(NCCL_NAMED),
         said=said,
         worked=tuple(w for w in settings_that_worked(facts) if w.prose and _changes(w)),
         no_help=tuple(

@@ -106,13 +106,12 @@ CUES: dict[str, Cue] = {
         unless=_WORKS,
     ),
     # the same failure on one GPU alone: no GPU-to-GPU path (P2P, SHM, NVLink) is in use
-    # (within one sentence: "no error even after an hour. With 1 GPU it trains" is not one)
     "one_gpu_fails_too": _cue(
-        r"\b(?:even|also|too)\b[^.;!?\n]{0,20}\b(?:with|on|using) (?:a |one |only one )?"
+        r"\b(?:even|also|too)\b[^.!?;\n]{0,20}\b(?:with|on|using) (?:a |one |only one )?"
         r"(?:single|one|1) ?(?:GPU|card)\b"
         r"|\b(?:errors?|fails?|failed|hangs?|hung|crash\w*|stuck|deadlock\w*|freez\w*)\b"
-        r"[^.;!?\n]{0,20}\b(?:with|on|using) (?:a |only )?(?:single|one|1) ?(?:GPU|card)\b"
-        r"|\bsingle[- ]?(?:GPU|card)\b[^.;!?\n]{0,30}\b(?:errors?|fails?|failed|hangs?|hung"
+        r"[^.!?;\n]{0,20}\b(?:with|on|using) (?:a |only )?(?:single|one|1) ?(?:GPU|card)\b"
+        r"|\bsingle[- ]?(?:GPU|card)\b[^.!?;\n]{0,30}\b(?:errors?|fails?|failed|hangs?|hung"
         r"|crash\w*|stuck|deadlock\w*|freez\w*)\b",
         unless=_WORKS,
     ),
