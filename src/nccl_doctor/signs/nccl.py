@@ -11,7 +11,9 @@ SHM_ERROR = sign(
     r"Error while (?P<verb>creating|attaching to) shared memory segment|failed to extend /dev/shm|"
     r"(?:posix_fallocate|shm_open|ftruncate|mmap)\b.{0,40}(?:/dev/shm|failed).{0,60}"
     r"No space left on device|/dev/shm\S{0,200}.{0,60}No space left on device|"
-    r"unable to (?:allocate|create) shared memory|shared memory segment.{0,40}failed",
+    r"unable to (?:allocate|create) shared memory|shared memory segment.{0,40}failed|"
+    # the errno's text first, then what was being made (a person's retelling of the WARN)
+    r"No space left on device\b[^.;\n]{0,40}\bshared memory (?:segment|region|file)",
     "NCCL (or the C library under it) could not create, grow or attach a /dev/shm segment",
 )
 SHM_CRASH = sign(
