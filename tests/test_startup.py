@@ -61,6 +61,7 @@ def test_building_the_parser_loads_no_reader_rule_or_report(tmp_path: Path) -> N
         "nccl_doctor.rules",
         "nccl_doctor.facts.store",
         "nccl_doctor.fleet.db",  # and with it sqlite3
+        "nccl_doctor.fleet.actions",  # the gate's plan; its options need only the names
     ):
         assert heavy not in loaded
     assert "nccl_doctor.gate.cli" in loaded  # its options are on the parser

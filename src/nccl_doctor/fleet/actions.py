@@ -30,7 +30,6 @@ if TYPE_CHECKING:  # the verdict loads the rules' report: not for building the p
 MAX_REASON = 120
 TAINT_KEY = "nccl-doctor/health"
 REASON_ANNOTATION = "nccl-doctor/reason"
-EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 _HOST = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,252}")
 _K8S_LABEL = r"[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?"
 _K8S_NODE = re.compile(rf"{_K8S_LABEL}(?:\.{_K8S_LABEL})*")

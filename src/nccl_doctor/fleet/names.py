@@ -1,6 +1,7 @@
 """What the fleet's command-line options name before any history is opened: the variable
-that names the database and the kinds of run recorded. Kept apart from :mod:`.db` and
-:mod:`.store`, so that building the command line loads neither (nor ``sqlite3``)."""
+that names the database, the kinds of run recorded and the taints a plan may set. Kept apart
+from :mod:`.db`, :mod:`.store` and :mod:`.actions`, so that building the command line loads
+none of them (nor ``sqlite3``)."""
 
 from __future__ import annotations
 
@@ -8,3 +9,5 @@ from __future__ import annotations
 ENV = "NCCL_DOCTOR_DB"
 #: The commands whose results are recorded.
 KINDS = ("diagnose", "check", "probe", "run")
+#: The Kubernetes taint effects a drain plan may set (``gate plan --taint-effect``).
+EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
