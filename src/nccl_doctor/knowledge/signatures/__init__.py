@@ -11,7 +11,9 @@ ones: ``openmpi`` for ``mpirun``'s runtime and transports, ``slurm`` for ``srun`
 ``slurmstepd``; ``aws_ofi_nccl`` for NCCL's libfabric network plugin, which EFA jobs
 load, and ``libfabric`` for the EFA provider's error texts it quotes; ``tensorflow`` for its
 GPU device set-up, which Horovod and tf.distribute jobs run through; ``xla`` for the
-coordination service JAX's multi-process jobs start through) beside this
+coordination service JAX's multi-process jobs start through, ``vllm`` for the inference
+engine's own distributed set-up: the libnccl its binding loads, its P2P test, its workers and
+placement) beside this
 module. Each line is one message a library prints, mined
 from that library's own source (file:line at each release tag read) or, for what is closed source
 (nvidia-smi) or outside the repositories read (the Linux kernel), from its
@@ -60,6 +62,7 @@ LIBRARIES = (
     "ucx",
     "tensorflow",
     "xla",
+    "vllm",
 )
 SYMPTOMS = frozenset(
     {
