@@ -272,6 +272,15 @@ VLLM_NCCL = sign(
     "vLLM says which libnccl it loads (or is told to); its pynccl binding logs the release it "
     "loaded (v: vllm/distributed/device_communicators/pynccl.py logs ncclGetVersion)",
 )
+PRIVATE_NCCL = sign(
+    "nccl.private_copy",
+    r"(?:Loading|Found) nccl from (?:library |environment variable VLLM_NCCL_SO_PATH=)"
+    r"(?P<path>[~/][^\s,]{0,300})",
+    "vLLM's binding names the libnccl file it opens by its path: a copy of its own (0.4.x "
+    "downloaded one to ~/.config/vllm/nccl; VLLM_NCCL_SO_PATH names another), where the "
+    "loader's default is the bare libnccl.so.2 (vllm/utils find_nccl_library, pynccl.py)",
+    case=True,
+)
 TORCH_NCCL = sign(
     "nccl.torch_nccl",
     r"(?:nccl\.version\(\)|NCCL version).{0,80}?\((?P<major>2), ?(?P<minor>\d{1,2}), "

@@ -25,7 +25,9 @@ in ``LD_LIBRARY_PATH``/``LD_PRELOAD`` (not on an nccl-tests command line: the
 library nccl-tests loads is the release under test); an NCCL error raised
 through pynccl;
 an ``unhandled cuda error`` at init without a ``Cuda failure`` detail while the
-application prints its CUDA version.
+application prints its CUDA version; a process that dies of SIGBUS or SIGSEGV right after
+vLLM's binding names the libnccl file of its own it loads (a truncated download: the
+loader maps the file, and touching a page past its end is a bus error).
 
 Fix
 ---
@@ -53,9 +55,12 @@ from nccl_doctor.signs.nccl import (
     CUDA_DRIVER_VERSION,
     CUDA_FAILURE_DETAIL,
     CUDA_RUNTIME_VERSION,
+    FATAL_SIGNAL,
     INSTALLED_NCCL,
     NCCL_FILE,
+    PRIVATE_NCCL,
     SECOND_BINDING,
+    SHM_ERROR,
     TORCH_NCCL,
     UNHANDLED_CUDA,
     VLLM_NCCL,
@@ -65,7 +70,13 @@ RULE = Rule(
     id="nccl.version_mismatch",
     title="Mismatched NCCL versions or builds",
     severity=Severity.CRITICAL,
-    explains=("nccl.internal", "net.socket_interface", "launch.rank_crash", "app.hang"),
+    explains=(
+        "nccl.internal",
+        "net.socket_interface",
+        "launch.rank_crash",
+        "app.hang",
+        "nccl.shm",  # a bus error in the library file itself, not in /dev/shm
+    ),
 )
 
 _FIX = [
@@ -181,6 +192,50 @@ def _second_binding(facts: Facts, reports: list[NcclErrorReport]) -> list[Findin
             evidence=[bad[0], second[0].cite, *packages[:1]],
             confidence=Confidence.MEDIUM,
             ranks=[r.rank for r in bad if r.rank is not None],
+        )
+    ]
+
+
+#: Where the pip wheel torch loads keeps its libnccl: a binding pointed there loads torch's own.
+_WHEEL_NCCL = "/nvidia/nccl/lib/"
+
+
+def _private_copy_crash(facts: Facts) -> list[Finding]:
+    """A process died of SIGBUS/SIGSEGV after vLLM's binding named the libnccl file of its
+    own it opens, with no NCCL error or shared-memory failure in between: the library file
+    itself (a truncated or corrupt download, or a build for another CUDA) is what it touched."""
+    loads = [h for h in facts.seen(PRIVATE_NCCL, prose=False) if _WHEEL_NCCL not in h.match["path"]]
+    if not loads or facts.of(NcclWarn) or facts.saw(SHM_ERROR):
+        return []
+    load = loads[0].cite
+    crash = next(
+        (
+            h.cite
+            # (a shell's job line reads as words: "[1]  842586 bus error  python3 ...")
+            for h in facts.seen(FATAL_SIGNAL)
+            if h.cite.source == load.source and h.cite.line > load.line
+        ),
+        None,
+    )
+    if crash is None:
+        return []
+    path = loads[0].match["path"]
+    return [
+        RULE.finding(
+            summary=f"The process died of a fatal signal right after vLLM's NCCL binding loaded "
+            f"its own libnccl ({path}), not torch's: what it touched is the library file "
+            "itself, truncated or corrupt (an interrupted download of vllm-nccl-cu12), or a "
+            "build that does not fit this CUDA/driver",
+            fix=[
+                f"Check the file: ls -l {path}; ldd {path} (short or unreadable: confirmed)",
+                (
+                    "Delete it (rm -rf ~/.config/vllm/nccl) and reinstall; vLLM 0.4.1 and later "
+                    "use the NCCL torch ships, or point VLLM_NCCL_SO_PATH at torch's libnccl "
+                    "(site-packages/nvidia/nccl/lib/libnccl.so.2)"
+                ),
+            ],
+            evidence=[load, crash],
+            confidence=Confidence.MEDIUM,
         )
     ]
 
@@ -317,6 +372,7 @@ def check(facts: Facts) -> list[Finding]:
     return (
         _mixed(facts)
         or _second_binding(facts, reports)
+        or _private_copy_crash(facts)
         or _cuda_build(facts)
         or _shadowing(facts, failed)
         or _bundled(facts)
