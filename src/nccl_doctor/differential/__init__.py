@@ -47,7 +47,7 @@ _ERRORISH = re.compile(
     r"|got completion"  # an RDMA completion in error, printed as its status name (IBV_WC_...)
     r"|exception"  # a binding's exception quoting its library's status (JUCX's UcxException)
     r"|deadline.?exceeded"  # gRPC's and absl's timeout status (XLA's coordination service)
-    r"|\bdied\b"  # a supervisor's line for a process that exited (vLLM's worker monitor)
+    r"|\bdied\b|\bdead\b"  # a supervisor's line for a process that exited (vLLM's, Ray's)
     r"|no available|do not agree"  # vLLM's stalled message queue, its failed P2P test
 )
 _MAX_LINES = 300

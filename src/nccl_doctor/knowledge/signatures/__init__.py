@@ -13,7 +13,9 @@ load, and ``libfabric`` for the EFA provider's error texts it quotes; ``tensorfl
 GPU device set-up, which Horovod and tf.distribute jobs run through; ``xla`` for the
 coordination service JAX's multi-process jobs start through, ``vllm`` for the inference
 engine's own distributed set-up: the libnccl its binding loads, its P2P test, its workers and
-placement) beside this
+placement; ``ray`` for the cluster under Ray Train and vLLM: an actor's or worker's death and
+its cause, the memory monitor, a node lost, the GCS unreachable, placement that cannot be
+met) beside this
 module. Each line is one message a library prints, mined
 from that library's own source (file:line at each release tag read) or, for what is closed source
 (nvidia-smi) or outside the repositories read (the Linux kernel), from its
@@ -63,6 +65,7 @@ LIBRARIES = (
     "tensorflow",
     "xla",
     "vllm",
+    "ray",
 )
 SYMPTOMS = frozenset(
     {
