@@ -47,7 +47,7 @@ _ERRORISH = re.compile(
     r"|got completion"  # an RDMA completion in error, printed as its status name (IBV_WC_...)
     r"|exception"  # a binding's exception quoting its library's status (JUCX's UcxException)
     r"|deadline.?exceeded"  # gRPC's and absl's timeout status (XLA's coordination service)
-    r"|\bdied\b|\bdead\b"  # a supervisor's line for a process that exited (vLLM's, Ray's)
+    r"|\bdied\b|\bdead\b|\bterminated\b"  # a supervisor's line for a process that exited
     r"|no available|do not agree"  # vLLM's stalled message queue, its failed P2P test
 )
 _MAX_LINES = 300
@@ -84,6 +84,8 @@ class Hypothesis:
 #: Connect to ... failed" in a container is a connection that failed, not /dev/shm). The
 #: development corpora gain from 3 to 4.5-6 and lose one at 10.
 _HINTED = 6.0
+#: Each later id a row of the generic class names weighs this much of the one before it.
+_ROW_ORDER = 0.9
 
 
 def _where(symptom: Symptom, ctx: Context) -> str | None:
@@ -97,9 +99,15 @@ def _candidates(symptom: Symptom, ctx: Context) -> dict[str, tuple[float, str]]:
     top = max((w for w, _ in weights.values()), default=_ENTRY_WEIGHT)
     sig = by_id().get(symptom.signature) if symptom.signature else None
     said = f": {sig.note}" if sig is not None and sig.note else ", which points at it"
-    for rule_id in symptom.hints:
+    for place, rule_id in enumerate(symptom.hints):
         why = f"the message is {symptom.signature} ({_where(symptom, ctx)}){said}"
-        weight = weights[rule_id][0] if rule_id in weights else top / _HINTED
+        if symptom.cls == "failure":
+            # the generic class's prior knows nothing of this message: each id its row names
+            # weighs as the class's likeliest one would, in the row's order
+            weight = max(weights[rule_id][0] if rule_id in weights else 0.0, top)
+            weight *= _ROW_ORDER**place
+        else:  # an id the class's prior lacks enters at the top, hinted
+            weight = weights[rule_id][0] if rule_id in weights else top / _HINTED
         weights[rule_id] = (weight * _HINTED, why)
     for shift in SHIFTS:
         if shift.factor >= STRONG and shift.id not in weights and shift.holds(ctx, symptom.cls):

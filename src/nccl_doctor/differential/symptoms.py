@@ -378,7 +378,8 @@ def symptoms_of(
     relayed: Symptom | None = None  # one that only passes on another's text
     for fact in failures:
         symptom = symptom_of(fact)
-        if symptom is not None and symptom.cls == "failure":
+        # (a message of no class whose row names its causes is not generic: it says which)
+        if symptom is not None and symptom.cls == "failure" and not symptom.hints:
             generic = generic or symptom
         elif symptom is not None and _relays(symptom):
             relayed = relayed or symptom

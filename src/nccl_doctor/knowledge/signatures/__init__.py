@@ -15,7 +15,9 @@ coordination service JAX's multi-process jobs start through, ``vllm`` for the in
 engine's own distributed set-up: the libnccl its binding loads, its P2P test, its workers and
 placement; ``ray`` for the cluster under Ray Train and vLLM: an actor's or worker's death and
 its cause, the memory monitor, a node lost, the GCS unreachable, placement that cannot be
-met) beside this
+met; ``lightning`` for PyTorch Lightning's launch and DDP messages: the ranks' start-up
+lines, a launch shape that does not add up, devices, unused parameters, a rank that died
+first) beside this
 module. Each line is one message a library prints, mined
 from that library's own source (file:line at each release tag read) or, for what is closed source
 (nvidia-smi) or outside the repositories read (the Linux kernel), from its
@@ -66,6 +68,7 @@ LIBRARIES = (
     "xla",
     "vllm",
     "ray",
+    "lightning",
 )
 SYMPTOMS = frozenset(
     {

@@ -38,6 +38,11 @@ question. (A rank killed by a signal raised nothing, so this never holds for
 it.) The finding is then context (information, not the root cause), and the
 differential of the NCCL error leads.
 
+A lone death (one rank, nothing after it to explain) of a message whose
+catalogued source reading names other causes (Lightning's ``devices=8`` against
+Slurm's ``--ntasks-per-node=1``) gives no finding: the death is not the cause,
+and the differential ranks the causes the message's row names.
+
 A rank killed by SIGKILL with nothing of its own (no traceback, no message)
 names who went first, not what killed it: the kernel's OOM killer most often,
 else a cgroup or scheduler limit or a person. The finding stays critical (the
@@ -55,6 +60,7 @@ error; raising timeouts or changing NCCL settings will not help.
 from __future__ import annotations
 
 from nccl_doctor.facts.base import Cite
+from nccl_doctor.facts.catalogue import blames_elsewhere
 from nccl_doctor.facts.ranks import ranks_text
 from nccl_doctor.facts.run import CollectiveTimeout, DistributedError, LauncherSignal
 from nccl_doctor.facts.store import Facts
@@ -237,6 +243,11 @@ def _from_nccl_failure(death: Death) -> Finding:
 def check(facts: Facts) -> list[Finding]:
     """A rank that died on its own, one missing from the others' timeout, or a watchdog abort."""
     found = deaths(facts)
+    if len(found) == 1 and found[0].error and blames_elsewhere(found[0].error, RULE.id):
+        # the one rank that died, of a message whose source names its causes (Lightning's
+        # "devices=8 ... --ntasks-per-node=1 does not match"): no cascade to explain, and its
+        # death is not the cause; the differential ranks the causes its catalogue row names
+        return []
     if found and found[0].nccl_failed:
         return [with_roles(facts, _from_nccl_failure(found[0]), tell=(LAGGING, MESSENGER))]
     if found:
