@@ -210,9 +210,11 @@ def _text_of(fact: Fact) -> str:
 
 def _from_catalogue(fact: Fact) -> Symptom | None:
     found = _catalogued(fact, _text_of(fact))
-    sig = by_id().get(found.signature or "") if found is not None else None
-    relayed = sig is not None and sig.relays
-    if (found is None or relayed) and isinstance(fact, PythonTraceback) and fact.message_lines:
+    if (
+        (found is None or _relays(found))
+        and isinstance(fact, PythonTraceback)
+        and fact.message_lines
+    ):
         # an exception whose first line names nothing holds its cause further down (XLA's
         # "custom call 'xla.gpu.all_reduce' failed:", then the NCCL call that failed and why;
         # Ray's "The actor died unexpectedly", then the death cause the GCS recorded)
