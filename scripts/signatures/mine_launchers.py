@@ -49,9 +49,11 @@ SIGNALS = {-9: ("sigkill", "killed", ("host.resources", "launch.rank_crash")),
 
 LIBRARIES: dict[str, dict[str, Any]] = {
     "deepspeed": {
-        "mirror": "microsoft+DeepSpeed",
-        "tags": ("v0.9.0", "v0.12.0", "v0.14.0", "v0.16.4"),
-        "python": ("deepspeed/launcher",),
+        "mirror": "deepspeedai+DeepSpeed",  # (microsoft/DeepSpeed moved there)
+        "tags": ("v0.9.0", "v0.12.0", "v0.14.0", "v0.16.4", "v0.18.0", "v0.19.5"),
+        "python": ("deepspeed/launcher", "deepspeed/comm", "deepspeed/elasticity",
+                   "deepspeed/runtime/engine.py", "deepspeed/runtime/zero/utils.py",
+                   "deepspeed/runtime/zero/stage3.py", "accelerator/real_accelerator.py"),
         "keep": (
             # launch.py's sigkill_handler: a rank's process ended non-zero; the launcher kills
             # the others and exits with its code (the cause is in that rank's own output)
@@ -62,6 +64,44 @@ LIBRARIES: dict[str, dict[str, Any]] = {
              "cuda_device", ("cuda.device_visibility", "driver.container")),
             ("deepspeed.runner.no_extra_nodes", r"^Num nodes is >1 but no extra nodes",
              "failure", ("launch.rendezvous",)),
+            # the runner checks it can ssh to the hostfile's first host before it launches
+            ("deepspeed.runner.host_unreachable", r"was not reachable via ssh", "failure",
+             ("net.unreachable",)),
+            ("deepspeed.runner.no_master_addr", r"^Unable to detect suitable master address",
+             "failure", ("net.socket_interface", "launch.rendezvous")),
+            # a hostfile the runner cannot read, or a node it does not list: no launch
+            ("deepspeed.runner.hostfile_bad",
+             (r"^Hostfile (?:contains a bad entry|is empty or not formatted|is not formatted"
+              r"|contains multiple entries|contains duplicate hosts)"), "failure",
+             ("launch.rendezvous",)),
+            ("deepspeed.runner.host_not_in_hostfile", r"^Hostname '\{\w+\}' not found in hostfile",
+             "failure", ("launch.rendezvous",)),
+            # two launch.py for one runner on a node: the same host listed twice, a nested launch
+            ("deepspeed.launch.pid_file_exists", r"^pid file exists but shouldn't", "failure",
+             ("launch.duplicate_launch",)),
+            ("deepspeed.launcher_helper.rank_mismatch", r"^(?:local_)?rank number doesn't match",
+             "failure", ("launch.duplicate_launch",)),
+            ("deepspeed.comm.no_launcher", r"^Not using the DeepSpeed or dist launchers", "info",
+             ("launch.rendezvous",)),
+            ("deepspeed.comm.init_backend", r"^Initializing TorchBackend in DeepSpeed", "info", ()),
+            # users paste it as the error; DeepSpeed's own NCCL backend never shipped: harmless
+            ("deepspeed.comm.nccl_not_implemented", r"^NCCL backend in DeepSpeed not yet implemented",
+             "info", ()),
+            ("deepspeed.engine.local_rank_conflict",
+             (r"^(?:LOCAL_RANK \(\{\w+\}\) != OMPI_COMM_WORLD_LOCAL_RANK|Mismatch in local rank "
+              r"setting)"), "failure", ("launch.duplicate_launch",)),
+            ("deepspeed.engine.no_local_rank", r"^DeepSpeed requires the LOCAL_RANK environment",
+             "failure", ("launch.rendezvous",)),
+            # ZeRO compares the ranks' parameter sizes before partitioning them: the models differ
+            ("deepspeed.zero.ranks_disagree", r"disagreement (?:on list \w+ )?between rank0 and rank",
+             "ddp_usage", ("app.param_mismatch",)),
+            ("deepspeed.zero.allocator_flushes", r"pytorch allocator cache flushes since last step",
+             "info", ("gpu.oom",)),
+            ("deepspeed.accelerator.cpu_fallback", r"^Setting accelerator to CPU", "cuda_device",
+             ("cuda.device_visibility", "driver.container")),
+            ("deepspeed.elasticity.invalid_world_size",
+             r"^World size \(\{\w+\}\) is not valid with the current list", "failure",
+             ("launch.rendezvous",)),
         ),
         "signals": "deepspeed.launch.exit_code",
     },
@@ -139,7 +179,8 @@ LIBRARIES: dict[str, dict[str, Any]] = {
     "accelerate": {
         "mirror": "huggingface+accelerate",
         "tags": ("v0.20.0", "v0.25.0", "v0.30.0", "v1.0.0", "v1.14.0"),
-        "python": ("src/accelerate/commands", "src/accelerate/utils", "src/accelerate/state.py"),
+        "python": ("src/accelerate/commands", "src/accelerate/utils", "src/accelerate/state.py",
+                   "src/accelerate/accelerator.py", "src/accelerate/data_loader.py"),
         "keep": (
             # the warning every `accelerate launch` without a config prints: harmless
             ("accelerate.launch.defaults_used",
@@ -155,9 +196,126 @@ LIBRARIES: dict[str, dict[str, Any]] = {
             # accelerate's own test of the main process port before it starts torchrun's agent
             ("accelerate.launch.port_in_use", r"^Tried to launch distributed communication on port",
              "store_create", ("launch.port_in_use", "launch.duplicate_launch")),
+            # 1.8+: on one node the same test only warns, and torchrun picks a free port
+            ("accelerate.launch.port_in_use_standalone", r"^Port `\{\w+\}` is already in use",
+             "info", ("launch.port_in_use",)),
+            # debug mode (--debug, ACCELERATE_DEBUG_MODE=1) gathers every rank's tensor shapes
+            # before a collective and refuses when they differ: the ranks disagree
+            ("accelerate.operations.shape_mismatch",
+             r"^Cannot apply desired operation due to shape mismatches", "desync",
+             ("app.collective_mismatch",)),
+            # dispatch_batches (an IterableDataset's default): rank 0 fetches and concatenates
+            # every rank's batch; batches of different lengths end it, the others wait
+            ("accelerate.data_loader.dispatch_batch_sizes",
+             r"^You can't use batches of different size with `dispatch_batches=True`",
+             "app_error", ("launch.rank_crash",)),
+            # an iterable loader keeps uneven batch counts: a rank that runs out first stops
+            # calling the gradient all-reduce and the others wait for it
+            ("accelerate.accelerator.even_batches_iterable",
+             r"^Overrid{1,2}ing even_batches is only supported for map-style datasets", "info",
+             ("app.hang",)),
+            # a model spread over the GPUs (device_map="auto", a quantized model's placement)
+            # under a distributed launch: every rank's copy is on the same GPUs
+            ("accelerate.accelerator.device_map_distributed",
+             (r"^You can't train a model that has been loaded with `device_map='auto'` in any "
+              r"distributed mode"), "failure", ("nccl.duplicate_gpu", "cuda.device_visibility")),
+            ("accelerate.accelerator.quantized_other_device",
+             (r"^You can't train a model that has been loaded in 8-bit(?: or 4-bit)? precision on "
+              r"a different device"), "failure", ("nccl.duplicate_gpu", "cuda.device_visibility")),
+            ("accelerate.accelerator.quantized_many_devices",
+             (r"^You can't train a model that has been loaded in 8-bit(?: or 4-bit)? precision on "
+              r"multiple devices"), "failure", ("nccl.duplicate_gpu",)),
+            ("accelerate.accelerator.dtensor_ddp",
+             r"^Your model contains `DTensor` parameters, which is incompatible with DDP",
+             "failure", ("nccl.duplicate_gpu",)),
+            # the devices asked for are not the ones the process sees
+            ("accelerate.modeling.device_not_available",
+             r"^Device \{\w+\} is not available, available devices are", "cuda_device",
+             ("cuda.device_visibility",)),
+            ("accelerate.modeling.device_unavailable",
+             r"^Device \{\w+\} seems unavailable, Proceeding", "info", ("gpu.contention",)),
+            ("accelerate.state.backend_not_available",
+             r"^Your assigned backend \{\w+\} is not available", "cuda_device",
+             ("cuda.device_visibility",)),
+            ("accelerate.launch.too_few_gpu_ids",
+             r"^Less than two GPU ids were configured and tried to run on", "failure",
+             ("cuda.device_visibility",)),
+            # a multi-node launch with no address for the rendezvous
+            ("accelerate.launch.multinode_no_main_process",
+             r"^When using multiple machines, you need to specify the main process",
+             "failure", ("launch.rendezvous",)),
+            ("accelerate.state.multinode_no_master_addr",
+             r"^Tried to launch on distributed with multinode, but `MASTER_ADDR` env was not set",
+             "failure", ("launch.rendezvous",)),
+            # find_executable_batch_size halved the batch to nothing: the model alone fills it
+            ("accelerate.memory.no_batch_size",
+             r"^No executable batch size found, reached zero", "gpu_oom", ("gpu.oom",)),
         ),
     },
 }  # fmt: skip
+# what a kept message means, where its id alone does not say (the report gives it as the
+# reason an id is ranked)
+NOTES = {
+    "deepspeed.runner.host_unreachable": "the runner could not ssh to the hostfile's first "
+    "host: no passwordless ssh, a wrong name, or the host down",
+    "deepspeed.runner.no_master_addr": "hostname -I gave the runner no address to offer "
+    "the other nodes",
+    "deepspeed.runner.hostfile_bad": "the hostfile could not be read: the nodes of the job "
+    "are not known",
+    "deepspeed.runner.host_not_in_hostfile": "--include/--exclude names a host the hostfile lacks",
+    "deepspeed.launch.pid_file_exists": "a second launch.py started for the same runner on "
+    "this node",
+    "deepspeed.launcher_helper.rank_mismatch": "the rank the MPI launcher gave differs from "
+    "the one in the environment: two launchers number the ranks",
+    "deepspeed.comm.no_launcher": "the process was started without a launcher's variables; "
+    "DeepSpeed looks for MPI's",
+    "deepspeed.comm.init_backend": "DeepSpeed starts torch.distributed: a healthy run's "
+    "line; the last one before a stall means the ranks never met",
+    "deepspeed.comm.nccl_not_implemented": "DeepSpeed's own NCCL backend never shipped; "
+    "torch.distributed's NCCL is used: harmless",
+    "deepspeed.engine.local_rank_conflict": "--local_rank and the environment's LOCAL_RANK "
+    "differ: two launchers number the ranks",
+    "deepspeed.engine.no_local_rank": "the process was not started by a launcher: no LOCAL_RANK",
+    "deepspeed.zero.ranks_disagree": "ZeRO compared the ranks' parameter sizes and they "
+    "differ: the ranks built different models",
+    "deepspeed.zero.allocator_flushes": "the allocator flushed its cache to find memory: "
+    "the step runs close to the GPU's memory",
+    "deepspeed.accelerator.cpu_fallback": "DeepSpeed found no GPU and fell back to the CPU",
+    "deepspeed.elasticity.invalid_world_size": "the ranks that joined are not a world size "
+    "the elastic configuration allows",
+    "accelerate.launch.port_in_use_standalone": "another process holds the main process port "
+    "on this node; accelerate lets torchrun pick a free one and goes on",
+    "accelerate.operations.shape_mismatch": "debug mode compared the ranks' tensor shapes "
+    "before a collective and they differ: the ranks are not running the same step",
+    "accelerate.data_loader.dispatch_batch_sizes": "rank 0 could not join the batches it "
+    "fetches for every rank (their lengths differ) and raised; the others wait for its "
+    "broadcast",
+    "accelerate.accelerator.even_batches_iterable": "an iterable loader keeps uneven batch "
+    "counts: at the epoch's end a rank with fewer batches stops calling the all-reduce",
+    "accelerate.accelerator.device_map_distributed": "the model was spread over the GPUs "
+    "(device_map) and the job was launched with several processes: every rank's copy sits on "
+    "the same GPUs",
+    "accelerate.accelerator.quantized_other_device": "a quantized model was loaded on a GPU "
+    "other than the rank's own (every rank's on GPU 0)",
+    "accelerate.accelerator.quantized_many_devices": "a quantized model spread over several "
+    "GPUs cannot train under a distributed launch: the ranks share the GPUs",
+    "accelerate.accelerator.dtensor_ddp": "the model's parameters are tensor-parallel "
+    "(device_map='auto' under torchrun) and DDP cannot wrap them",
+    "accelerate.modeling.device_not_available": "a device index asked for is past the GPUs "
+    "this process sees",
+    "accelerate.modeling.device_unavailable": "a GPU could not take a tensor while the model "
+    "was placed (full, or held exclusively); it is left out",
+    "accelerate.state.backend_not_available": "the backend asked for does not fit the devices "
+    "this process found (no GPU seen, or torch_xla installed)",
+    "accelerate.launch.too_few_gpu_ids": "a multi-GPU launch configured with fewer than two "
+    "GPU ids",
+    "accelerate.launch.multinode_no_main_process": "a multi-node launch with no address or "
+    "port for the rendezvous",
+    "accelerate.state.multinode_no_master_addr": "a multi-node launch with no MASTER_ADDR: "
+    "the ranks have no rendezvous (accelerate took the run for CPU-only)",
+    "accelerate.memory.no_batch_size": "find_executable_batch_size halved the batch to zero: "
+    "the model alone does not fit the GPU",
+}
 # messages built in a variable and logged after: their level as the call logs them
 LEVEL_OF = {"accelerate.launch.defaults_used": "warning",
             "accelerate.launch.rtx4000_p2p_disabled": "warning",
@@ -184,7 +342,9 @@ def _literals(root: Path, rel_to: Path) -> list[tuple[str, int, str, str]]:
                 text = (
                     msg[1] if msg[0] == "python" else msg[1].replace("{", "{{").replace("}", "}}")
                 )
-                text = _formatted(text)
+                # a %-format logged later (``logger.warning(msg % n)``): its conversions as
+                # the call's placeholders, so it is the call's message, not a second one
+                text = _placeholders(_formatted(text))
                 out.append((str(path.relative_to(rel_to)), node.lineno, text, "literal"))
     return out
 
@@ -370,7 +530,7 @@ def _rows(library: str, spec: dict[str, Any], mirror: Path) -> list[dict[str, An
                 "versions": {"first": seen[0], "last": seen[-1], "seen": seen},
                 "format": text, "format_style": "python", "pattern": pattern,
                 "fields": fields, "symptom": symptom, "hint_ids": list(hints),
-                "note": f"{library}'s own message; versions are release tags read",
+                "note": NOTES.get(ident, f"{library}'s own message; versions are release tags read"),
             }  # fmt: skip
             if "debug_string" in pattern:  # the rendered sample has no brackets: a real line
                 row["example"] = (
