@@ -38,10 +38,12 @@ question. (A rank killed by a signal raised nothing, so this never holds for
 it.) The finding is then context (information, not the root cause), and the
 differential of the NCCL error leads.
 
-A lone death (one rank, nothing after it to explain) of a message whose
-catalogued source reading names other causes (Lightning's ``devices=8`` against
-Slurm's ``--ntasks-per-node=1``) gives no finding: the death is not the cause,
-and the differential ranks the causes the message's row names.
+Deaths that are all of messages whose catalogued source reading names other
+causes (Lightning's ``devices=8`` against Slurm's ``--ntasks-per-node=1``,
+accelerate refusing a ``device_map='auto'`` model under several processes) give
+no finding, however often torchrun tells them (its ``failed (exitcode: 1)``
+line and its Root Cause block name one process twice): no rank's death
+followed another's, and the differential ranks the causes the rows name.
 
 A rank killed by SIGKILL with nothing of its own (no traceback, no message)
 names who went first, not what killed it: the kernel's OOM killer most often,
@@ -243,10 +245,12 @@ def _from_nccl_failure(death: Death) -> Finding:
 def check(facts: Facts) -> list[Finding]:
     """A rank that died on its own, one missing from the others' timeout, or a watchdog abort."""
     found = deaths(facts)
-    if len(found) == 1 and found[0].error and blames_elsewhere(found[0].error, RULE.id):
-        # the one rank that died, of a message whose source names its causes (Lightning's
-        # "devices=8 ... --ntasks-per-node=1 does not match"): no cascade to explain, and its
-        # death is not the cause; the differential ranks the causes its catalogue row names
+    if found and all(d.error and blames_elsewhere(d.error, RULE.id) for d in found):
+        # every death told (one process is often told twice: torchrun's "failed (exitcode: 1)
+        # local_rank: 1" line and its Root Cause block) is of a message whose source names its
+        # causes (Lightning's "devices=8 ... --ntasks-per-node=1 does not match", accelerate's
+        # device_map refusal): no cascade to explain, and the deaths are not the cause; the
+        # differential ranks the causes the catalogue row names
         return []
     if found and found[0].nccl_failed:
         return [with_roles(facts, _from_nccl_failure(found[0]), tell=(LAGGING, MESSENGER))]
