@@ -35,6 +35,20 @@ from nccl_doctor.pipeline import diagnose_paths
             "torch.c10d.socket_connect_timeout",
             "store_timeout",
         ),
+        # a message with no field is all opening: a title that keeps its first sentence
+        (
+            (
+                "Title: ValueError: You can't train a model that has been loaded in 8-bit "
+                "precision on a different device than the one you're training on."
+            ),
+            "accelerate.accelerator.quantized_other_device",
+            "failure",
+        ),
+        (
+            "Title: Some NCCL operations have failed or timed out",
+            "torch.pgnccl.async_teardown",
+            "aborted",
+        ),
     ],
 )
 def test_an_opening_quoted_alone_is_its_message(text: str, signature: str, cls: str) -> None:
@@ -53,6 +67,10 @@ def test_an_opening_quoted_alone_is_its_message(text: str, signature: str, cls: 
         "the collective mismatch error on NET/IB",
         # a harmless notice's opening (class info) names no failure
         "NCCL INFO NET/IB : No device found.",
+        # a message with no field, quoted by fewer than 24 characters of it
+        "Hostfile is empty",
+        # a harmless notice with no field (DeepSpeed's, users paste it as the error)
+        "NCCL backend in DeepSpeed not yet implemented",
         "",
     ],
 )

@@ -246,14 +246,16 @@ _HEAD_CHARS = 24
 
 @functools.cache
 def _heads() -> tuple[tuple[str, tuple[str, ...], Signature], ...]:
-    """Each failure message's fixed opening (the words before its first field), as its
-    shortest identifying prefix and all its words, lower case."""
+    """Each failure message's fixed opening (the words before its first field; all of its
+    first line where it has no field), as its shortest identifying prefix and all its words,
+    lower case."""
     out = []
     for sig in load_signatures():
-        mark = _FIELD.get(sig.format_style)
-        if mark is None or mark not in sig.format or sig.relays or sig.symptom == "info":
+        if sig.relays or sig.symptom == "info":
             continue
-        words = tuple(sig.format.split(mark, 1)[0].split("\n", 1)[0].lower().split())
+        mark = _FIELD.get(sig.format_style)
+        fixed = sig.format.split(mark, 1)[0] if mark is not None else sig.format
+        words = tuple(fixed.split("\n", 1)[0].lower().split())
         for k in range(_HEAD_WORDS, len(words) + 1):
             if len(shortest := " ".join(words[:k])) >= _HEAD_CHARS:
                 out.append((shortest, words, sig))
@@ -268,7 +270,8 @@ def quoted_opening(text: str) -> Signature | None:
     its first number), when no full message matches: the one with the longest opening
     quoted, ``None`` where two of different classes tie.
 
-    The opening is the message's words before its first field, at least four words and 24
+    The opening is the message's words before its first field (a message with no field is
+    all opening: a title that keeps its first sentence), at least four words and 24
     characters of them: what the library alone prints.
     """
     lowered = " ".join(text.lower().split())
