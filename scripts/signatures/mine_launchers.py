@@ -1,9 +1,10 @@
 """Write ``deepspeed.jsonl``, ``horovod.jsonl`` and ``accelerate.jsonl``: the launchers besides
 torchrun, read from their own source at release tags.
 
-Usage: ``python scripts/signatures/mine_launchers.py`` (git mirrors of microsoft/DeepSpeed,
-horovod/horovod and huggingface/accelerate under ``/work/.mirror``; another root as the
-first argument).
+Usage: ``python scripts/signatures/mine_launchers.py`` (git mirrors of deepspeedai/DeepSpeed,
+where microsoft/DeepSpeed moved, horovod/horovod and huggingface/accelerate under
+``/work/.mirror``; another root as the first argument). A kept row's note says what the
+message means (:data:`NOTES`), else that it is the library's own.
 
 Python messages are read with ``ast`` (:mod:`torch_python`: a logging call's or a raised
 exception's first argument, f-strings as ``{name}`` placeholders) from the tag's files;
@@ -645,6 +646,9 @@ def _signal_rows(row: dict[str, Any]) -> list[dict[str, Any]]:
 
 def main(argv: list[str]) -> int:
     root = Path(argv[1]) if len(argv) > 1 else Path("/work/.mirror")
+    kept = {ident for spec in LIBRARIES.values() for ident, *_ in spec["keep"]}
+    if stray := sorted(set(NOTES) - kept):  # a note whose id no row has would go unseen
+        raise SystemExit(f"notes for no kept row: {', '.join(stray)}")
     for library, spec in LIBRARIES.items():
         rows = _rows(library, spec, root / spec["mirror"] / "repo")
         print(f"{len(rows)} signatures -> {write_jsonl(library, rows)}")
