@@ -23,10 +23,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import PRINTF, pattern_for, slug, write_jsonl
 from nccl_source import TAGS, Message, read_tag
 
-# files whose WARNs describe NCCL's own algorithm bookkeeping, other OSes, or
-# optional plugins' internals: nothing a user can act on
+# files whose WARNs describe NCCL's own ring/tree bookkeeping, other OSes, or optional
+# plugins' internals: nothing a user can act on (graph/search.cc and graph/tuning.cc are
+# read: NCCL_GRAPH_FILE, NCCL_ALGO and NCCL_PROTO are parsed there)
 SKIP_PATHS = re.compile(
-    r"src/(os/windows|graph/(search|tuning|connect|rings|trees)\.cc|misc/(tuner|profiler)|"
+    r"src/(os/windows|graph/(connect|rings|trees)\.cc|misc/(tuner|profiler)|"
     r"plugin/(profiler|tuner)|device/|scheduler/|rma/rma_proxy_launch|ras/client)"
 )
 SKIP_TEXT = re.compile(
@@ -389,7 +390,70 @@ READINGS: dict[str, tuple[tuple[str, ...], str]] = {
             "before 11.3 (a wheel or system copy for another CUDA) or the driver predates R465"
         ),
     ),
+    # graph/search.cc: NCCL_GRAPH_FILE replaces the channel search with a file's channels, which
+    # name the devices of the machine it was dumped on (NCCL_GRAPH_DUMP_FILE)
+    **dict.fromkeys(
+        ("XML Import Channel : dev %d not found.", "XML Import Channel : dev %ld not found."),
+        (
+            ("nccl.env",),
+            (
+                "NCCL_GRAPH_FILE lists a GPU or NIC this machine does not have: a graph dumped "
+                "on another machine type, or the devices renumbered since"
+            ),
+        ),
+    ),
+    # graph/tuning.cc (2.24+): NCCL_ALGO and NCCL_PROTO take "[func:]list[;func:list]"; a
+    # value it cannot parse fails every communicator with ncclInvalidUsage
+    **dict.fromkeys(
+        (
+            'All entries except the first must have a prefix: "%s"',
+            'Unrecognized element token "%s" when parsing "%s"',
+            'Unrecognized prefix token "%s" when parsing "%s"',
+        ),
+        (
+            ("nccl.env",),
+            (
+                "NCCL_ALGO or NCCL_PROTO holds a value this release cannot parse (an algorithm "
+                "or protocol it does not know, or a list in another release's syntax)"
+            ),
+        ),
+    ),
+    # graph/search.cc (2.12+) with NCCL_CROSS_NIC=0: a ring between nodes must leave on the
+    # NIC of the same index it came in on, and this node has no NIC of that index
+    "Rank %d requires NIC %d but that NIC is not available for rank %d": (
+        ("net.ib_config", "nccl.env"),
+        (
+            "the nodes see different NICs (an HCA missing or down on one, NCCL_IB_HCA set "
+            "differently) while NCCL_CROSS_NIC=0 asks every ring to use the same NIC index"
+        ),
+    ),
+    # graph/tuning.cc (2.5-2.6) clamps NCCL_NTHREADS / NCCL_LL128_NTHREADS and goes on
+    **dict.fromkeys(
+        (
+            "Invalid %s %d (must be a multiple of %d)",
+            "Invalid %s %d (maximum %d).",
+            "Invalid %s %d (minimum %d).",
+        ),
+        (
+            ("nccl.env",),
+            "a thread-count setting out of range: NCCL clamps it and goes on (not a failure)",
+        ),
+    ),
+    # graph/tuning.cc (2.8-2.18): rank 0 notes it, then turns ring and tree back on
+    "CollNet is not supported or fails to initialize, ignoring NCCL_ALGO=COLLNET": (
+        ("nccl.env",),
+        "NCCL_ALGO=COLLNET without a CollNet (SHARP) plugin: NCCL ignores it and goes on",
+    ),
 }
+#: WARNs after which NCCL goes on with a corrected value: a note, never a failure
+GOES_ON = frozenset(
+    {
+        "Invalid %s %d (must be a multiple of %d)",
+        "Invalid %s %d (maximum %d).",
+        "Invalid %s %d (minimum %d).",
+        "CollNet is not supported or fails to initialize, ignoring NCCL_ALGO=COLLNET",
+    }
+)
 #: WARNs the source gives no hint for, read in their code one by one (session 27: what call
 #: failed, what it means for the environment): their ids and the reason, as data. Messages
 #: that are NCCL's own bookkeeping or an API check of its caller stay without an id; so do
@@ -410,7 +474,7 @@ AREA = re.compile(r"([^/]+?)(?:_v\d+)?\.(?:cc|h|cu|cpp|c|hpp|cuh)$")
 
 
 def _symptom(kind: str, text: str, results: Counter[str], path: str) -> str:
-    if kind == "info":
+    if kind == "info" or text.strip() in GOES_ON:
         return "info"
     if results:
         return RESULT_SYMPTOM[results.most_common(1)[0][0]]

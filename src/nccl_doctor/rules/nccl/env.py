@@ -41,6 +41,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from nccl_doctor.facts.base import Fact
+from nccl_doctor.facts.catalogue import signature_of
 from nccl_doctor.facts.failures import failures_of
 from nccl_doctor.facts.gpu import Gpu
 from nccl_doctor.facts.host import EnvVar
@@ -87,40 +88,65 @@ def _settings(facts: Facts) -> list[_Set]:
     return list(out.values())
 
 
+#: The catalogue's rows for ``XML Import Channel : dev N not found`` (src/graph/search.cc):
+#: NCCL imports channels only from the file NCCL_GRAPH_FILE names, so the message alone says
+#: a graph file is in use and names a device this machine lacks.
+GRAPH_IMPORT = frozenset(
+    {
+        "nccl.warn.search.xml_import_channel_dev_not_found",
+        "nccl.warn.search.xml_import_channel_dev_not_found_2",
+    }
+)
+
+
+def _imports_graph(w: NcclWarn) -> bool:
+    sig = signature_of(w.message)
+    return sig is not None and sig.id in GRAPH_IMPORT
+
+
 def _graph_failure(facts: Facts, sets: list[_Set]) -> list[Finding]:
-    """NCCL_GRAPH_FILE/NCCL_TOPO_FILE set and NCCL failing while it reads graphs/topology."""
+    """NCCL failing while it reads a graph or topology file: NCCL_GRAPH_FILE/NCCL_TOPO_FILE
+    seen set, or the graph import's own message, which only a graph file prints."""
     by_name = {s.name: s for s in sets}
-    warns: list[NcclWarn] = [
-        w
-        for w in facts.of(NcclWarn)
-        if (w.file or "").startswith("graph/") or "XML Import" in w.message
+    warns = [
+        w for w in facts.of(NcclWarn) if (w.file or "").startswith("graph/") or _imports_graph(w)
     ]
     if not warns:
         return []
     w = warns[0]
-    graph = "XML Import" in w.message or (w.file or "").endswith("search.cc")
+    imported = _imports_graph(w)
+    graph = imported or (w.file or "").endswith("search.cc")
     name = "NCCL_GRAPH_FILE" if graph else "NCCL_TOPO_FILE"
     s = by_name.get(name) or by_name.get("NCCL_GRAPH_FILE")
-    if s is None:
+    if s is None and not imported:
         return []
     chain = [c for c in error_chains(facts) if c.tid == w.tid][:1]
     code = f" ({chain[0].result_name})" if chain and chain[0].result_name else ""
+    setting = (
+        f"{s.name}={s.value} is set (not by the job)"
+        if s
+        else (
+            "NCCL_GRAPH_FILE is set (the import message is printed only from that file; the "
+            "log does not show where it was set)"
+        )
+    )
+    unset = s.name if s else "NCCL_GRAPH_FILE"
     return [
         RULE.finding(
-            summary=f"{s.name}={s.value} is set (not by the job) and NCCL fails reading it: "
+            summary=f"{setting} and NCCL fails reading it: "
             f"'{w.message.strip()}'{code}; the file describes another machine",
             fix=[
                 (
-                    f"Unset {s.name}: remove it from the environment, /etc/nccl.conf, ~/.nccl.conf "
+                    f"Unset {unset}: remove it from the environment, /etc/nccl.conf, ~/.nccl.conf "
                     "and the image's profile scripts"
                 ),
                 (
                     "Rerun with NCCL_DEBUG=INFO and check that NCCL builds its own graph "
-                    f"(no '{s.name} set by environment' line)"
+                    f"(no '{unset} set by environment' line)"
                 ),
                 "Keep such files only on the exact machine type they were made for",
             ],
-            evidence=[s.fact, w, *chain],
+            evidence=[*([s.fact] if s else []), w, *chain],
             severity=Severity.CRITICAL,
             confidence=Confidence.HIGH,
             ranks=[w.rank] if w.rank is not None else [],
@@ -240,11 +266,10 @@ def _forced(facts: Facts) -> list[Finding]:
 
 def check(facts: Facts) -> list[Finding]:
     """Fire on settings that fail the job, and on wrong or harmful ones."""
-    forced = _forced(facts)
-    sets = _settings(facts)
+    forced = _forced(facts) + _graph_failure(facts, sets := _settings(facts))
     if not sets:
         return forced
-    findings = forced + _graph_failure(facts, sets)
+    findings = forced
     blamed = {c.text for f in findings for c in f.evidence}
     tested = {w.name for w in settings_that_worked(facts)}
     problems = [
