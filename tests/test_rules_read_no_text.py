@@ -1,8 +1,9 @@
 """Rules read typed facts and signs, never raw text.
 
-A module under ``rules/`` that imports ``re`` or calls the facts store's
-text search (``facts.search`` / ``facts.said``) re-reads the evidence with
-its own patterns; what it needs belongs in a sign table
+A module under ``rules/`` that imports ``re``, calls the facts store's
+text search (``facts.search`` / ``facts.said``) or looks for words in a line's
+text or a message (``"x" in fact.message``, ``"x" in hit.cite.text``) re-reads
+the evidence with its own patterns; what it needs belongs in a sign table
 (:mod:`nccl_doctor.signs`), read once by the store and shared. The signs
 themselves are checked here: unique ids, a description each, and every sign
 a rule imports is one the tables declare.
@@ -22,10 +23,31 @@ from nccl_doctor.facts.signs import SignError, registered, sign
 RULES = Path(nccl_doctor.signs.__file__).parent.parent / "rules"
 
 
+#: The attributes that hold what a line or a message said, as printed.
+_RAW = frozenset({"text", "message"})
+
+
+def _raw_text(node: ast.expr) -> bool:
+    """``x.text`` / ``x.message``, also lowered or defaulted (``(x.message or "").lower()``)."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        return node.func.attr in {"lower", "upper", "casefold"} and _raw_text(node.func.value)
+    if isinstance(node, ast.BoolOp):
+        return any(_raw_text(v) for v in node.values)
+    return isinstance(node, ast.Attribute) and node.attr in _RAW
+
+
 def _reads_text(path: Path) -> list[str]:
-    """How a module reads raw text: ``re`` imported, a text search called."""
+    """How a module reads raw text: ``re`` imported, a text search called, words looked for."""
     found: list[str] = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if (
+            isinstance(node, ast.Compare)
+            and isinstance(node.left, ast.Constant)
+            and isinstance(node.left.value, str)
+            and any(isinstance(op, ast.In | ast.NotIn) for op in node.ops)
+            and any(_raw_text(c) for c in node.comparators)
+        ):
+            found.append(f"line {node.lineno}: words in a text")
         if isinstance(node, ast.Import) and any(a.name == "re" for a in node.names):
             found.append(f"line {node.lineno}: import re")
         elif isinstance(node, ast.ImportFrom) and node.module == "re":
@@ -51,8 +73,9 @@ def test_a_rule_module_reads_no_raw_text(path: Path) -> None:
 def test_the_checker_sees_each_way_of_reading_text(tmp_path: Path) -> None:
     module = tmp_path / "m.py"
     module.write_text(
-        "import re\nfrom re import search\n\ndef f(facts):\n"
-        "    return facts.search('x'), facts.said('y'), re.search('a', 'b')\n",
+        "import re\nfrom re import search\n\ndef f(facts, w):\n"
+        "    return facts.search('x'), facts.said('y'), re.search('a', 'b'), "
+        "'z' in (w.message or '').lower(), 'k' not in w.cite.text, 'n' in w.name\n",
         encoding="utf-8",
     )
     assert _reads_text(module) == [
@@ -61,6 +84,8 @@ def test_the_checker_sees_each_way_of_reading_text(tmp_path: Path) -> None:
         "line 5: .search(...)",
         "line 5: .said(...)",
         "line 5: .search(...)",
+        "line 5: words in a text",
+        "line 5: words in a text",
     ]
 
 

@@ -199,6 +199,13 @@ def blames_elsewhere(text: str, rule_id: str) -> bool:
     return sig is not None and bool(sig.hint_ids) and rule_id not in sig.hint_ids
 
 
+def points_to(text: str, rule_id: str) -> bool:
+    """Whether the catalogued failure message in ``text`` names ``rule_id`` among its causes
+    (a rule's way to ask what a message is without reading its words)."""
+    sig = signature_of(text)
+    return sig is not None and rule_id in sig.hint_ids
+
+
 def failing_warn(text: str) -> bool:
     """Whether an ``NCCL WARN`` line's message is catalogued as the message of a failing call,
     though it may say no failure word: NCCL's own WARN of a call that returns a result other

@@ -7,6 +7,7 @@ import re
 from nccl_doctor.facts.base import Fact
 from nccl_doctor.facts.run import C10dSocketError, RendezvousTimeout
 from nccl_doctor.parse._lazy import LazyPattern
+from nccl_doctor.parse._nccl_common import errno_of
 from nccl_doctor.parse._runtext import Ctx, clip, error_fact, to_float, to_int
 from nccl_doctor.parse._values import cite
 
@@ -96,6 +97,7 @@ def _socket(ctx: Ctx, text: str, out: list[Fact]) -> None:
             port = port if port is not None else to_int(uv["port"])
             code = to_int(uv["code"])
             errno = errno if errno is not None else (abs(code) if code is not None else None)
+        etext = m["etext"] if m and m["etext"] else (uv["msg"] if uv else None)
         found = C10dSocketError(
             cite=cite(line),
             rank=rank,
@@ -104,8 +106,9 @@ def _socket(ctx: Ctx, text: str, out: list[Fact]) -> None:
             action="listen" if listen or (m and m["act"] == "listen") else "bind",
             address=address,
             port=port,
-            errno=errno,
-            error_text=(m["etext"] if m and m["etext"] else (uv["msg"] if uv else None)),
+            # (a message that names the error only in words: its number read from them)
+            errno=errno if errno is not None else errno_of(etext),
+            error_text=etext,
             error_name=error_name,
             message=clip(text),
         )

@@ -65,9 +65,9 @@ FABRIC_MANAGER_LOG = sign(
 FM_UP = sign(
     "gpu.fm_up",
     r"Started NVIDIA fabric ?manager|Successfully configured all the available GPUs and NVSwitches"
-    r"|^\s{0,8}Active: active \(running\)|nvidia-fabricmanager\.service - ",
+    r"|(?P<active>^\s{0,8}Active: active \(running\))|(?P<header>nvidia-fabricmanager\.service - )",
     "the fabric manager unit up: systemd started it, its log configured the fabric, or its "
-    "status block (the unit's header, then 'Active: active (running)' now)",
+    "status block (the unit's ``header``, then ``active``: 'Active: active (running)' now)",
 )
 MIG_PROFILE = sign(
     "gpu.mig_profile",

@@ -156,7 +156,9 @@ def check(facts: Facts) -> list[Finding]:
     machine_cue = any(not h.prose for h in cues)
     confidence = Confidence.HIGH if machine_cue else Confidence.MEDIUM
     nvml = [
-        s for s in facts.of(SmiError) if s.error == "nvml_init" and "unknown" in s.message.lower()
+        s
+        for s in facts.of(SmiError)
+        if s.error == "nvml_init" and (s.detail or "").lower().startswith("unknown")
     ]
     if nvml:
         return [

@@ -148,16 +148,16 @@ def _not_since_up(facts: Facts) -> tuple[Hit, ...]:
     or 'Successfully configured' line, or a status block whose unit is active (running) now:
     its journal's lines below are older) nor idle (no NVSwitch to manage)."""
     ups = facts.seen(FM_UP)
-    headers = {(h.cite.source, h.cite.line) for h in ups if ".service - " in h.cite.text}
+    headers = {(h.cite.source, h.cite.line) for h in ups if h.match["header"]}
     running_now = {
         h.cite.source
         for h in ups
-        if "Active:" in h.cite.text
+        if h.match["active"]
         and any((h.cite.source, h.cite.line - back) in headers for back in (1, 2, 3))
     }
     started: dict[str, int] = {}
     for h in ups:
-        if "Active:" not in h.cite.text and ".service - " not in h.cite.text:
+        if not h.match["active"] and not h.match["header"]:
             started[h.cite.source] = max(started.get(h.cite.source, 0), h.cite.line)
     # no NVSwitch on the machine: the fabric manager has nothing to manage, and its unit's
     # failure that follows is no failure of the GPUs (that machine's: its own source)

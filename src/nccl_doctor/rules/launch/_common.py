@@ -42,10 +42,7 @@ def address_in_use(facts: Facts) -> tuple[list[Cite], bool]:
     evidence: list[Cite] = []
     direct = False
     for err in facts.of(C10dSocketError):
-        text = f"{err.error_text or ''} {err.error_name or ''} {err.message}"
-        if err.action in ("bind", "listen") and (
-            err.errno == 98 or "EADDRINUSE" in text or "already in use" in text.lower()
-        ):
+        if err.action in ("bind", "listen") and (err.errno == 98 or err.error_name == "EADDRINUSE"):
             evidence.append(err.cite)
             direct = True
     evidence += [d.cite for d in facts.of(DistributedError) if d.category == "address_in_use"]

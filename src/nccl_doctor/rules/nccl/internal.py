@@ -47,6 +47,7 @@ from nccl_doctor.facts.run import NcclErrorReport
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.facts.versions import nccl_versions
 from nccl_doctor.findings import Confidence, Finding, Severity
+from nccl_doctor.knowledge.nccl_results import from_message
 from nccl_doctor.knowledge.nccl_versions import (
     MIN_NCCL_FOR_GPU,
     KnownIssue,
@@ -76,6 +77,17 @@ RULE = Rule(
     severity=Severity.CRITICAL,
     explains=("launch.rank_crash", "app.hang", "host.resources"),
 )
+
+
+#: ncclInternalError's code
+_INTERNAL = 3
+
+
+def _result_code(message: str | None) -> int | None:
+    """The ncclResult_t whose error string nccl-tests quoted (``'internal error - please
+    report this issue to the NCCL developers'``)."""
+    found = from_message(message or "")
+    return found.code if found else None
 
 
 def _version(facts: Facts) -> str | None:
@@ -266,7 +278,7 @@ def _check(facts: Facts) -> list[Finding] | None:
         if r.result_name == "ncclInternalError" or (r.reason or "").startswith("internal error")
     ]
     chains = [c for c in error_chains(facts) if c.result_code == 3]
-    tests = [t for t in facts.of(NcclTestFailure) if "internal error" in (t.message or "")]
+    tests = [t for t in facts.of(NcclTestFailure) if _result_code(t.message) == _INTERNAL]
     if reports or chains or tests:
         warn = next((c.warn_message for c in chains if c.warn_message), None)
         last = next((r.last_error[0] for r in reports if r.last_error), None)

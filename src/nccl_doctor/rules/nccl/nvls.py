@@ -35,6 +35,7 @@ remove it once the fabric is healthy.
 from __future__ import annotations
 
 from nccl_doctor.facts.base import Cite, Fact
+from nccl_doctor.facts.catalogue import points_to
 from nccl_doctor.facts.nccl import NcclEvent, NcclWarn, error_chains
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
@@ -64,7 +65,7 @@ def check(facts: Facts) -> list[Finding]:
             if info.get("cuda_error_code"):
                 detail = f"CUDA error {info['cuda_error_code']} '{info.get('cuda_error') or ''}'"
     for warn in facts.of(NcclWarn):
-        if (warn.file or "").endswith("nvls.cc") or "NVLink SHARP" in warn.message:
+        if (warn.file or "").endswith("nvls.cc") or points_to(warn.message, "nccl.nvls"):
             evidence.append(warn)
             if not detail and warn.cuda_error_code is not None:
                 detail = f"CUDA error {warn.cuda_error_code} '{warn.cuda_error or ''}'"

@@ -37,6 +37,7 @@ check ``df -h /dev/shm``. Remove stale ``/dev/shm/nccl-*`` files of killed jobs.
 from __future__ import annotations
 
 from nccl_doctor.facts.base import Cite, Fact
+from nccl_doctor.facts.catalogue import points_to
 from nccl_doctor.facts.failures import deaths_by
 from nccl_doctor.facts.nccl import NcclWarn
 from nccl_doctor.facts.run import ChildFailure
@@ -68,8 +69,7 @@ def _segment(facts: Facts) -> tuple[list[Cite | Fact], str | None, int | None, b
     out: list[Cite | Fact] = []
     path, size = None, None
     for warn in facts.of(NcclWarn):
-        text = warn.message
-        if "shared memory" in text.lower() or (warn.path or "").startswith("/dev/shm"):  # noqa: S108
+        if points_to(warn.message, "nccl.shm") or (warn.path or "").startswith("/dev/shm"):  # noqa: S108
             out.append(warn)
             path, size = path or warn.path, size or warn.size_bytes
     out.extend(h.cite for h in facts.seen(SHM_ERROR, prose=False))

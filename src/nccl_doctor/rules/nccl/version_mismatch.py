@@ -170,7 +170,8 @@ def _second_binding(facts: Facts, reports: list[NcclErrorReport]) -> list[Findin
     bad = [r for r in reports if r.result_name in _SUSPECT]
     if not bad or any(w.cuda_error_code is not None for w in facts.of(NcclWarn)):
         return []
-    bad.sort(key=lambda r: (r.result_name is None, "run with" not in r.message))
+    # (PyTorch's own report, with its source position, before a relay of it)
+    bad.sort(key=lambda r: (r.result_name is None, r.torch_file is None))
     pkg = packages[0] if packages else None
     what = f" ({pkg.name} {pkg.version})" if pkg else ""
     return [

@@ -75,8 +75,7 @@ def _registration(facts: Facts) -> list[Finding]:
     bad = [
         w
         for w in facts.of(NcclWarn)
-        if (w.call or "").startswith(REGISTERS)
-        and (w.errno == 14 or "Bad address" in w.message or "dmabuf" in (w.call or ""))
+        if (w.call or "").startswith(REGISTERS) and (w.errno == 14 or "dmabuf" in (w.call or ""))
     ]
     if not bad:
         return []
