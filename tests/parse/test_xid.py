@@ -245,3 +245,25 @@ def test_other_kinds_are_not_consumed() -> None:
 
 def test_commands_that_mention_nvrm_are_not_taken() -> None:
     assert parse("root@node4:~# dmesg -T | grep NVRM\n$ journalctl -k | grep -i nvrm\n") == []
+
+
+def test_a_driver_status_is_read_by_name_or_number_and_a_gone_gpu_by_its_words() -> None:
+    facts = parse(
+        "[ 10.1] NVRM: GPU3 nvAssertOkFailedNoLog: Assertion failed: Reset required "
+        "[NV_ERR_RESET_REQUIRED] (0x00000062) returned from status @ kernel_channel.c:2874\n"
+        "[ 10.2] NVRM: GPU3 _threadNodeCheckTimeout: API_GPU_ATTACHED_SANITY_CHECK failed!\n"
+        "[ 10.3] NVRM: GPU0 _intrServiceStallCommonCheckBegin: Failed GPU reg read : 0xffffffff."
+        " Check whether GPU is present on the bus\n"
+        "[ 10.4] NVRM: nvGpuOpsReportFatalError: uvm encountered global fatal error 0x60, "
+        "requiring os reboot to recover.\n"
+        "[ 10.5] NVRM: GPU0 nvCheckOkFailedNoLog: Check failed: Call not supported "
+        "[NV_ERR_NOT_SUPPORTED] (0x00000056) returned from pRmApi->Control\n"
+    )
+    msgs = of_type(facts, KernelGpuMessage)
+    assert [(m.cite.line, m.kind, m.status, m.gpu_label) for m in msgs] == [
+        (1, "other", "NV_ERR_RESET_REQUIRED", "GPU3"),
+        (2, "detached", None, "GPU3"),
+        (3, "detached", None, "GPU0"),
+        (4, "reboot_required", "NV_ERR_RC_ERROR", None),
+        (5, "other", None, "GPU0"),
+    ]

@@ -55,7 +55,9 @@ class KernelGpuMessage(Fact):
     ``version``), ``module_version`` (``loading NVIDIA UNIX ... Kernel Module
     535.104.05``; ``open_module`` for the open modules), ``gsp_timeout``,
     ``gsp_heartbeat_timeout``, ``gsp_error``, ``crash_dump``,
-    ``memory_error``, ``driver_timeout``, ``module_load_error`` and
+    ``memory_error``, ``driver_timeout``, ``detached`` (RM's check finds the GPU
+    no longer attached, or a register read returns all ones), ``reboot_required``
+    (nvidia-uvm's fatal error only a reboot clears), ``module_load_error`` and
     ``module_loaded`` (``module`` is ``nvidia_uvm``, ``nvidia_peermem``...),
     ``other`` (another driver line naming a GPU or an error). ``gpu_label``
     is a ``GPU6`` name where the driver gave no bus id; ``pci_device_id``
@@ -72,6 +74,9 @@ class KernelGpuMessage(Fact):
     open_module: bool | None = None
     module: str | None = None
     pci_device_id: str | None = None
+    #: the driver status the line names (``NV_ERR_RESET_REQUIRED``), where
+    #: :mod:`~nccl_doctor.knowledge.nv_status` keeps it
+    status: str | None = None
     message: str = ""
 
 

@@ -22,6 +22,7 @@ from typing import ClassVar
 from nccl_doctor.evidence.lines import Line
 from nccl_doctor.facts.base import Fact
 from nccl_doctor.facts.host import KernelGpuMessage, XidEvent
+from nccl_doctor.knowledge.nv_status import status
 from nccl_doctor.parse._lazy import LazyPattern
 from nccl_doctor.parse._runtext import clip, to_int, who
 from nccl_doctor.parse._values import cite
@@ -57,6 +58,8 @@ _MODULE = LazyPattern(r"nvidia[-_](?P<m>peermem|uvm)")
 _MODULE_ERR = LazyPattern(
     r"Unknown symbol|disagrees|could not insert|not found|Invalid|ERROR|[Ee]rror|[Ff]ail"
 )
+_STATUS_NAME = LazyPattern(r"\[(?P<name>NV_ERR_[A-Z0-9_]{2,60})\]")
+_STATUS_CODE = LazyPattern(r"global fatal error 0x(?P<code>[0-9A-Fa-f]{1,8})\b")
 _ERRORISH = LazyPattern(r"[Ee]rror|[Ff]ail|[Tt]imeout|timed out|not responding|fallen off")
 
 
@@ -83,6 +86,13 @@ def _gpu_kind(msg: str) -> str | None:
     low = msg.lower()
     if "fallen off the bus" in low:
         return "fallen_off_bus"
+    # RM's timeout check finds the GPU no longer attached (thread_state.c), an interrupt's
+    # register read returns all ones (intr.c): the GPU does not answer on the bus
+    if "api_gpu_attached_sanity_check failed" in low or "whether gpu is present on the bus" in low:
+        return "detached"
+    # nvidia-uvm's fatal error that RM can only clear with a reboot (nv_gpu_ops.c, 565+)
+    if "requiring os reboot to recover" in low:
+        return "reboot_required"
     if "rminitadapter failed" in low or "rm_init_adapter failed" in low:
         return "init_failed"
     if "heartbeat" in low and ("timed out" in low or "timeout" in low):
@@ -99,6 +109,17 @@ def _gpu_kind(msg: str) -> str | None:
         return "driver_timeout"
     if _ERRORISH.search(msg):
         return "other"
+    return None
+
+
+def _status(msg: str) -> str | None:
+    """The driver status an NVRM message names (``[NV_ERR_GPU_IS_LOST]``) or quotes by number
+    (``global fatal error 0x60``), where :mod:`~nccl_doctor.knowledge.nv_status` keeps it."""
+    if m := _STATUS_NAME.search(msg):
+        return m["name"] if status(name=m["name"]) else None
+    if m := _STATUS_CODE.search(msg):
+        kept = status(code=int(m["code"], 16))
+        return kept.name if kept else None
     return None
 
 
@@ -231,6 +252,7 @@ class XidParser(StreamParser):
                 KernelGpuMessage(
                     **base,
                     kind=kind,
+                    status=_status(detail),
                     bus_id=bus,
                     gpu_label=label,
                     uuid=self._uuids.get(bus or ""),

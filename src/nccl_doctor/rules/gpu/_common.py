@@ -7,9 +7,10 @@ from collections.abc import Iterable
 from nccl_doctor.facts.base import Fact
 from nccl_doctor.facts.failures import failures_of
 from nccl_doctor.facts.gpu import Gpu, MigDevice, SmiError
-from nccl_doctor.facts.host import XidEvent
+from nccl_doctor.facts.host import KernelGpuMessage, XidEvent
 from nccl_doctor.facts.signs import Sign
 from nccl_doctor.facts.store import Facts, Hit
+from nccl_doctor.knowledge.nv_status import NvStatus, status
 from nccl_doctor.knowledge.xid import XidInfo, xid_info
 from nccl_doctor.rules.base import first_distinct
 from nccl_doctor.signs.gpu import GPU_ERROR, MULTI_GPU, NVLINK_BOARD, WEDGE
@@ -150,3 +151,26 @@ def nvlink_board(facts: Facts) -> tuple[Hit, ...]:
 def nvlink_wedge(facts: Facts) -> bool:
     """Whether a wedged-GPU report comes from a multi-GPU NVLink machine."""
     return bool(wedge_hits(facts)) and bool(nvlink_board(facts))
+
+
+def driver_status(facts: Facts, rule_id: str) -> tuple[NvStatus, list[KernelGpuMessage]] | None:
+    """The driver's kernel lines that name a status pointing to ``rule_id``
+    (:mod:`~nccl_doctor.knowledge.nv_status`), with the first one's status."""
+    lines = [
+        m
+        for m in facts.of(KernelGpuMessage)
+        if m.status and (kept := status(name=m.status)) is not None and kept.id == rule_id
+    ]
+    first = status(name=lines[0].status) if lines else None
+    return (first, lines) if first is not None else None
+
+
+def status_summary(found: tuple[NvStatus, list[KernelGpuMessage]]) -> str:
+    """How a finding tells the driver's status: its text, name and number, the GPU, the line."""
+    kept, lines = found
+    gpus = ", ".join(dict.fromkeys(m.bus_id or m.gpu_label or "" for m in lines)).strip(", ")
+    on = f" on {gpus}" if gpus else ""
+    return (
+        f"the driver reports '{kept.text}' ({kept.name}, 0x{kept.code:02X}){on}: "
+        f"'{lines[0].message.strip()[:140]}'"
+    )

@@ -22,7 +22,8 @@ Evidence
 The CUDA error line; nvidia-smi ECC counters (``Volatile Uncorr. ECC`` in
 the table, SRAM/DRAM Uncorrectable in ``-q``/XML), ``Pending Page
 Blacklist: Yes``, ``Remapped Rows: Pending: Yes``, ``Remapping Failure
-Occurred: Yes``; Xid 48/63/64/92/94/95/140 lines. Aggregate (lifetime)
+Occurred: Yes``; Xid 48/63/64/92/94/95/140 lines; a driver status of the
+memory (``[NV_ERR_ECC_ERROR]``, ``[NV_ERR_MEMORY_ERROR]``...). Aggregate (lifetime)
 counts alone are history and only context.
 
 Fix
@@ -45,11 +46,13 @@ from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.base import Rule
 from nccl_doctor.rules.gpu._common import (
     caused_by,
+    driver_status,
     first_of_each,
     gpu_key,
     gpu_name,
     job_failed,
     prose_hits,
+    status_summary,
     unique_gpus,
     xid_summary,
     xids_for,
@@ -172,6 +175,16 @@ def check(facts: Facts) -> list[Finding]:
                 severity=severity,
                 gpus=[e.bus_id for e, _ in events if e.bus_id],
                 hosts=[e.host for e, _ in events if e.host],
+            )
+        )
+    if not findings and (found := driver_status(facts, RULE.id)):
+        findings.append(
+            RULE.finding(
+                summary=f"The GPU's memory failed: {status_summary(found)}",
+                fix=_FIX,
+                evidence=found[1][:3],
+                gpus=[m.bus_id for m in found[1] if m.bus_id],
+                hosts=[m.host for m in found[1] if m.host],
             )
         )
     if not findings:

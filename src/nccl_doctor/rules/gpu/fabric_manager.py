@@ -24,6 +24,8 @@ Evidence
 CUDA error 802 / ``system not yet initialized`` (machine output: critical,
 high; quoted in a report: critical, medium), the ``Fabric`` section of
 ``nvidia-smi -q`` (State not ``Completed``, Status not ``Success``), and
+a driver status of the fabric (``[NV_ERR_NVLINK_FABRIC_FAILURE]``,
+``[NV_ERR_FABRIC_MANAGER_NOT_PRESENT]``...), and
 fabric manager log / systemd lines, except those of a source whose log
 says it has nothing to do (``NV_WARN_NOTHING_TO_DO``: no NVSwitch on that
 machine) or that shows the unit up after them (a later ``Started NVIDIA
@@ -48,7 +50,14 @@ from nccl_doctor.facts.run import CudaError
 from nccl_doctor.facts.store import Facts, Hit
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.base import Rule
-from nccl_doctor.rules.gpu._common import gpu_key, gpu_name, job_failed, unique_gpus
+from nccl_doctor.rules.gpu._common import (
+    driver_status,
+    gpu_key,
+    gpu_name,
+    job_failed,
+    status_summary,
+    unique_gpus,
+)
 from nccl_doctor.signs.gpu import (
     FABRIC_MANAGER_LOG,
     FM_NOTHING_TO_DO,
@@ -103,7 +112,18 @@ def check(facts: Facts) -> list[Finding]:
     ]
     log = _not_since_up(facts)
     if not errors and not quoted and not gpus and not log:
-        return []
+        found = driver_status(facts, RULE.id)
+        if found is None:
+            return []
+        return [
+            RULE.finding(
+                summary=f"The NVSwitch fabric is not set up: {status_summary(found)}",
+                fix=_FIX,
+                evidence=found[1][:3],
+                gpus=[m.bus_id for m in found[1] if m.bus_id],
+                hosts=[m.host for m in found[1] if m.host],
+            )
+        ]
     parts = []
     evidence: list[Cite | Fact] = [*errors[:2], *(h.cite for h in quoted[:2])]
     if errors or quoted:

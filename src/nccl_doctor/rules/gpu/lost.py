@@ -19,7 +19,10 @@ GPU back, and it will fall off again if the cause stays.
 
 Evidence
 --------
-nvidia-smi/NVML error lines, kernel lines (Xid 79, fallen off the bus),
+nvidia-smi/NVML error lines, kernel lines (Xid 79, fallen off the bus, RM's
+``API_GPU_ATTACHED_SANITY_CHECK failed``, a register read of all ones,
+nvidia-uvm's fatal error ``requiring os reboot to recover``, a driver status
+of a lost GPU such as ``[NV_ERR_RESET_REQUIRED]`` or ``[NV_ERR_GPU_IS_LOST]``),
 ``ERR!``/``Unknown Error`` fields, ``GPU Reset Status``/recovery action.
 A report that processes survive SIGKILL and only a reboot helps is a weak
 (words-only) sign of a wedged GPU.
@@ -41,6 +44,7 @@ from nccl_doctor.facts.host import KernelGpuMessage
 from nccl_doctor.facts.probe import ProbeIsolation, ProbeStep
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
+from nccl_doctor.knowledge.nv_status import status
 from nccl_doctor.rules.base import Rule
 from nccl_doctor.rules.gpu._common import (
     first_of_each,
@@ -88,17 +92,28 @@ _FIX = [
 ]
 
 
+#: The driver's lines that say the GPU no longer answers (see KernelGpuMessage)
+_GONE = frozenset({"fallen_off_bus", "detached", "reboot_required"})
+
+
+def _gone(m: KernelGpuMessage) -> bool:
+    """A kernel line of a GPU off the bus, or one naming a driver status of a lost GPU."""
+    kept = status(name=m.status) if m.status else None
+    return m.kind in _GONE or (kept is not None and kept.id == RULE.id)
+
+
 def check(facts: Facts) -> list[Finding]:
     """Lost GPUs from NVML/nvidia-smi, kernel lines, ERR! fields and reset flags."""
     findings: list[Finding] = []
     handle = [e for e in facts.of(SmiError) if e.error == "device_handle"]
-    kernel = [m for m in facts.of(KernelGpuMessage) if m.kind == "fallen_off_bus"]
+    kernel = [m for m in facts.of(KernelGpuMessage) if _gone(m)]
     xids = xids_for(facts, RULE.id)
     cites: list[Cite | Fact] = [*handle[:2], *kernel[:2], *first_of_each(xids, 2)]
     if not cites:
         cites = [h.cite for h in machine_hits(facts, GPU_LOST)[:2]]
     if cites:
-        buses = [e.bus_id for e in handle if e.bus_id] + [m.bus_id for m in kernel if m.bus_id]
+        buses = [e.bus_id for e in handle if e.bus_id]
+        buses += [name for m in kernel if (name := m.bus_id or m.gpu_label)]
         buses += [e.bus_id for e, _ in xids if e.bus_id]
         parts = [f"nvidia-smi: {e.message.strip()}" for e in handle[:1]]
         parts += [f"kernel: {m.message.strip()[:140]}" for m in kernel[:1]]
@@ -130,7 +145,7 @@ def check(facts: Facts) -> list[Finding]:
 def _earlier_fault(facts: Facts, buses: set[str | None]) -> str | None:
     """A critical NVLink/ECC Xid on the same GPU logged before it was lost, if any."""
     lost = [e.cite for e, _ in xids_for(facts, RULE.id)]
-    lost += [m.cite for m in facts.of(KernelGpuMessage) if m.kind == "fallen_off_bus"]
+    lost += [m.cite for m in facts.of(KernelGpuMessage) if _gone(m)]
     for rule_id in ("gpu.nvlink", "gpu.ecc"):
         for event, info in xids_for(facts, rule_id):
             if info.severity != "critical" or event.bus_id not in buses:

@@ -18,7 +18,8 @@ only a reboot frees the GPUs; the fault returns until the board is fixed.
 
 Evidence
 --------
-NVLink Xids and SXids (critical), inactive links next to active ones and
+NVLink Xids and SXids (critical), a driver status of a link
+(``[NV_ERR_NVLINK_TRAINING_ERROR]``...), inactive links next to active ones and
 non-zero error counters (warnings), and, in words only, a multi-GPU NVLink
 machine (SXM parts, HGX/DGX, XE8545...) whose GPU processes wedge until a
 reboot after a CUDA error (a low-confidence warning that names what to
@@ -46,9 +47,11 @@ from nccl_doctor.knowledge.gpu_boards import nvlink_board as nvlink_board_model
 from nccl_doctor.rules.base import Rule
 from nccl_doctor.rules.gpu._common import (
     caused_by,
+    driver_status,
     first_of_each,
     nvlink_board,
     nvlink_wedge,
+    status_summary,
     wedge_hits,
     xid_summary,
     xids_for,
@@ -203,6 +206,16 @@ def _wedge(facts: Facts) -> list[Finding]:
 def check(facts: Facts) -> list[Finding]:
     """NVLink Xids/SXids, inactive links, error counters, wedged NVLink machines."""
     findings = _xids(facts) + _links(facts) + _probe(facts)
+    if not findings and (found := driver_status(facts, RULE.id)):
+        findings.append(
+            RULE.finding(
+                summary=f"An NVLink failed: {status_summary(found)}",
+                fix=_FIX,
+                evidence=found[1][:3],
+                gpus=[m.bus_id for m in found[1] if m.bus_id],
+                hosts=[m.host for m in found[1] if m.host],
+            )
+        )
     return findings or _wedge(facts)
 
 
