@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 
 from nccl_doctor.facts.base import Fact
 from nccl_doctor.facts.failures import failures_of
@@ -10,9 +10,10 @@ from nccl_doctor.facts.gpu import Gpu, MigDevice, SmiError
 from nccl_doctor.facts.host import KernelGpuMessage, XidEvent
 from nccl_doctor.facts.signs import Sign
 from nccl_doctor.facts.store import Facts, Hit
+from nccl_doctor.findings import Finding
 from nccl_doctor.knowledge.nv_status import NvStatus, status
 from nccl_doctor.knowledge.xid import XidInfo, xid_info
-from nccl_doctor.rules.base import first_distinct
+from nccl_doctor.rules.base import Rule, first_distinct
 from nccl_doctor.signs.gpu import GPU_ERROR, MULTI_GPU, NVLINK_BOARD, WEDGE
 
 
@@ -165,12 +166,26 @@ def driver_status(facts: Facts, rule_id: str) -> tuple[NvStatus, list[KernelGpuM
     return (first, lines) if first is not None else None
 
 
-def status_summary(found: tuple[NvStatus, list[KernelGpuMessage]]) -> str:
-    """How a finding tells the driver's status: its text, name and number, the GPU, the line."""
-    kept, lines = found
-    gpus = ", ".join(dict.fromkeys(m.bus_id or m.gpu_label or "" for m in lines)).strip(", ")
-    on = f" on {gpus}" if gpus else ""
-    return (
-        f"the driver reports '{kept.text}' ({kept.name}, 0x{kept.code:02X}){on}: "
-        f"'{lines[0].message.strip()[:140]}'"
-    )
+def status_finding(rule: Rule, lead: str, fix: Sequence[str]) -> Callable[[Facts], list[Finding]]:
+    """A check that reports the driver's kernel lines naming a status of ``rule``'s id: the
+    status's text, name and number, the GPU and the line, after ``lead``."""
+
+    def check(facts: Facts) -> list[Finding]:
+        found = driver_status(facts, rule.id)
+        if found is None:
+            return []
+        kept, lines = found
+        gpus = ", ".join(dict.fromkeys(m.bus_id or m.gpu_label or "" for m in lines)).strip(", ")
+        on = f" on {gpus}" if gpus else ""
+        return [
+            rule.finding(
+                summary=f"{lead}: the driver reports '{kept.text}' ({kept.name}, "
+                f"0x{kept.code:02X}){on}: '{lines[0].message.strip()[:140]}'",
+                fix=fix,
+                evidence=lines[:3],
+                gpus=[m.bus_id for m in lines if m.bus_id],
+                hosts=[m.host for m in lines if m.host],
+            )
+        ]
+
+    return check

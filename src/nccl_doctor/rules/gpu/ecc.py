@@ -46,13 +46,12 @@ from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.base import Rule
 from nccl_doctor.rules.gpu._common import (
     caused_by,
-    driver_status,
     first_of_each,
     gpu_key,
     gpu_name,
     job_failed,
     prose_hits,
-    status_summary,
+    status_finding,
     unique_gpus,
     xid_summary,
     xids_for,
@@ -131,6 +130,9 @@ def _counters(facts: Facts, failed: bool) -> list[Finding]:
     return findings
 
 
+_status = status_finding(RULE, "The GPU's memory failed", _FIX)
+
+
 def check(facts: Facts) -> list[Finding]:
     """CUDA ECC errors, ECC/remap counters and memory Xids."""
     findings: list[Finding] = []
@@ -177,16 +179,8 @@ def check(facts: Facts) -> list[Finding]:
                 hosts=[e.host for e, _ in events if e.host],
             )
         )
-    if not findings and (found := driver_status(facts, RULE.id)):
-        findings.append(
-            RULE.finding(
-                summary=f"The GPU's memory failed: {status_summary(found)}",
-                fix=_FIX,
-                evidence=found[1][:3],
-                gpus=[m.bus_id for m in found[1] if m.bus_id],
-                hosts=[m.host for m in found[1] if m.host],
-            )
-        )
+    if not findings:
+        findings += _status(facts)
     if not findings:
         corrected = facts.lines_of(CORRECTABLE) - facts.lines_of(UNCORRECTABLE)
         said = [h for h in prose_hits(facts, SAID_ECC) if h.said not in corrected]

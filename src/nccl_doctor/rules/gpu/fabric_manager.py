@@ -51,11 +51,10 @@ from nccl_doctor.facts.store import Facts, Hit
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.base import Rule
 from nccl_doctor.rules.gpu._common import (
-    driver_status,
     gpu_key,
     gpu_name,
     job_failed,
-    status_summary,
+    status_finding,
     unique_gpus,
 )
 from nccl_doctor.signs.gpu import (
@@ -95,6 +94,9 @@ _FIX = [
 _BAD_STATES = ("in progress", "not started", "failed", "not supported by fm")
 
 
+_status = status_finding(RULE, "The NVSwitch fabric is not set up", _FIX)
+
+
 def check(facts: Facts) -> list[Finding]:
     """CUDA 802, fabric state not Completed, fabric manager failures."""
     errors: list[Cite | Fact] = [
@@ -112,18 +114,7 @@ def check(facts: Facts) -> list[Finding]:
     ]
     log = _not_since_up(facts)
     if not errors and not quoted and not gpus and not log:
-        found = driver_status(facts, RULE.id)
-        if found is None:
-            return []
-        return [
-            RULE.finding(
-                summary=f"The NVSwitch fabric is not set up: {status_summary(found)}",
-                fix=_FIX,
-                evidence=found[1][:3],
-                gpus=[m.bus_id for m in found[1] if m.bus_id],
-                hosts=[m.host for m in found[1] if m.host],
-            )
-        ]
+        return _status(facts)
     parts = []
     evidence: list[Cite | Fact] = [*errors[:2], *(h.cite for h in quoted[:2])]
     if errors or quoted:

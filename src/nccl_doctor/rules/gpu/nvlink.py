@@ -47,11 +47,10 @@ from nccl_doctor.knowledge.gpu_boards import nvlink_board as nvlink_board_model
 from nccl_doctor.rules.base import Rule
 from nccl_doctor.rules.gpu._common import (
     caused_by,
-    driver_status,
     first_of_each,
     nvlink_board,
     nvlink_wedge,
-    status_summary,
+    status_finding,
     wedge_hits,
     xid_summary,
     xids_for,
@@ -203,20 +202,13 @@ def _wedge(facts: Facts) -> list[Finding]:
     ]
 
 
+_status = status_finding(RULE, "An NVLink failed", _FIX)
+
+
 def check(facts: Facts) -> list[Finding]:
     """NVLink Xids/SXids, inactive links, error counters, wedged NVLink machines."""
     findings = _xids(facts) + _links(facts) + _probe(facts)
-    if not findings and (found := driver_status(facts, RULE.id)):
-        findings.append(
-            RULE.finding(
-                summary=f"An NVLink failed: {status_summary(found)}",
-                fix=_FIX,
-                evidence=found[1][:3],
-                gpus=[m.bus_id for m in found[1] if m.bus_id],
-                hosts=[m.host for m in found[1] if m.host],
-            )
-        )
-    return findings or _wedge(facts)
+    return findings or _status(facts) or _wedge(facts)
 
 
 def _probe(facts: Facts) -> list[Finding]:
