@@ -496,6 +496,29 @@ def _hints(text: str, path: str, symptom: str) -> list[str]:
     return ids
 
 
+#: string macros a format's %s is filled with: inlined, so the pattern holds the words
+#: (gdrwrap.cc's "Failed to open %s" would otherwise match any program's "Failed to open")
+STRING_MACROS = {"GDRAPI_LIBNAME": "libgdrapi.so"}
+
+
+def _inline_macros(text: str, args: list[str]) -> tuple[str, list[str]]:
+    """``text`` with each ``%s`` whose argument is a :data:`STRING_MACROS` name replaced by
+    its value, and the arguments left."""
+    specs = [m for m in PRINTF.finditer(text) if m["conv"] != "%"]
+    if len(specs) != len(args) or not any(a.strip() in STRING_MACROS for a in args):
+        return text, args
+    out, kept, at = [], [], 0
+    for spec, arg in zip(specs, args, strict=True):
+        out.append(text[at : spec.start()])
+        if spec["conv"] == "s" and arg.strip() in STRING_MACROS:
+            out.append(STRING_MACROS[arg.strip()].replace("%", "%%"))
+        else:
+            out.append(spec.group(0))
+            kept.append(arg)
+        at = spec.end()
+    return "".join(out) + text[at:], kept
+
+
 def _version(tag: str) -> str:
     return tag[1:].split("-", 1)[0]
 
@@ -516,7 +539,8 @@ def entries(messages: dict[tuple[str, str], Message]) -> list[dict[str, Any]]:
             continue
         if kind == "info" and ("/ras/" in path or "resiliency" in path):
             continue
-        pattern, fields = pattern_for(text, "printf", msg.args)
+        inlined, args = _inline_macros(text, list(msg.args))
+        pattern, fields = pattern_for(inlined, "printf", args)
         results = Counter(s.result for s in sites if s.result)
         if text in RESULT_FIXES:
             results = Counter({RESULT_FIXES[text]: 1})
@@ -537,7 +561,7 @@ def entries(messages: dict[tuple[str, str], Message]) -> list[dict[str, Any]]:
             "level": kind,
             "where": [f"{loc}@{','.join(tags)}" for loc, tags in where.items()],
             "versions": {"first": seen[0], "last": seen[-1], "seen": seen},
-            "format": text.strip(),
+            "format": inlined.strip(),
             "format_style": "printf",
             "pattern": pattern,
             "fields": fields,

@@ -85,3 +85,17 @@ def test_texts_of_one_shape_look_for_their_words_once() -> None:
     assert len(found) == 1
     assert None not in found
     assert signatures._could.cache_info().misses == 1
+
+
+def test_a_message_filled_with_a_library_name_matches_that_name_only() -> None:
+    # gdrwrap.cc prints "Failed to open %s" with GDRAPI_LIBNAME: the row holds the name, so a
+    # daemon's own "Failed to open <its library>" is not read as NCCL's gdrcopy
+    ours = signature_of("node1:2201:2290 [0] NCCL WARN Failed to open libgdrapi.so")
+    assert ours is not None
+    assert ours.id == "nccl.warn.gdrwrap.failed_to_open"
+    assert ours.hint_ids == ("net.gdr",)
+    theirs = signature_of(
+        "nvidia-persistenced[1873]: Failed to open libnvidia-cfg.so.1: libnvidia-cfg.so.1: "
+        "cannot open shared object file: No such file or directory"
+    )
+    assert theirs is None or not theirs.id.startswith("nccl.warn.gdrwrap")
