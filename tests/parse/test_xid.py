@@ -267,3 +267,16 @@ def test_a_driver_status_is_read_by_name_or_number_and_a_gone_gpu_by_its_words()
         (4, "reboot_required", "NV_ERR_RC_ERROR", None),
         (5, "other", None, "GPU0"),
     ]
+
+
+def test_peermem_reporting_a_mapping_is_a_loaded_module_not_a_failed_load() -> None:
+    facts = parse(
+        "[86122.45] nvidia-peermem nv_get_p2p_free_callback:139 ERROR detected invalid context,"
+        " skipping further processing\n"
+        "[   12.01] nvidia_peermem: Unknown symbol ib_register_peer_memory_client (err -2)\n"
+    )
+    msgs = of_type(facts, KernelGpuMessage)
+    assert [(m.cite.line, m.kind, m.module) for m in msgs] == [
+        (1, "module_runtime_error", "nvidia_peermem"),
+        (2, "module_load_error", "nvidia_peermem"),
+    ]

@@ -59,6 +59,8 @@ class KernelGpuMessage(Fact):
     no longer attached, or a register read returns all ones), ``reboot_required``
     (nvidia-uvm's fatal error only a reboot clears), ``module_load_error`` and
     ``module_loaded`` (``module`` is ``nvidia_uvm``, ``nvidia_peermem``...),
+    ``module_runtime_error`` (a loaded module's own error report: nvidia-peermem's
+    ``<function>:<line> ERROR``),
     ``other`` (another driver line naming a GPU or an error). ``gpu_label``
     is a ``GPU6`` name where the driver gave no bus id; ``pci_device_id``
     the ``10de:26b5`` vendor:device. A multi-line message cites its first line.

@@ -60,6 +60,7 @@ _MODULE_ERR = LazyPattern(
 )
 _STATUS_NAME = LazyPattern(r"\[(?P<name>NV_ERR_[A-Z0-9_]{2,60})\]")
 _STATUS_CODE = LazyPattern(r"global fatal error 0x(?P<code>[0-9A-Fa-f]{1,8})\b")
+_PEERMEM_RUNTIME = LazyPattern(r"nvidia-peermem \w{1,60}:\d{1,6} ERROR ")
 _ERRORISH = LazyPattern(r"[Ee]rror|[Ff]ail|[Tt]imeout|timed out|not responding|fallen off")
 
 
@@ -357,6 +358,11 @@ class XidParser(StreamParser):
         module = f"nvidia_{m['m']}"
         if "Loaded the UVM driver" in text:
             kind = "module_loaded"
+        elif _PEERMEM_RUNTIME.search(text):
+            # the loaded module's own error report on a mapping (nvidia-peermem.c peer_err:
+            # "nvidia-peermem <function>:<line> ERROR ..."), printed when a process frees
+            # GPU memory an RDMA mapping still held (a rank's exit): not a load failure
+            kind = "module_runtime_error"
         elif _MODULE_ERR.search(text):
             kind = "module_load_error"
         else:
