@@ -113,7 +113,9 @@ def _graph_failure(facts: Facts, sets: list[_Set]) -> list[Finding]:
     ]
     if not warns:
         return []
-    w = warns[0]
+    # the import's own failure first: another graph WARN before it may be a note NCCL goes on
+    # after ("Could not find a path for pattern N, falling back to simple order")
+    w = next((x for x in warns if _imports_graph(x)), warns[0])
     imported = _imports_graph(w)
     graph = imported or (w.file or "").endswith("search.cc")
     name = "NCCL_GRAPH_FILE" if graph else "NCCL_TOPO_FILE"
