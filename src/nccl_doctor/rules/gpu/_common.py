@@ -154,16 +154,19 @@ def nvlink_wedge(facts: Facts) -> bool:
     return bool(wedge_hits(facts)) and bool(nvlink_board(facts))
 
 
-def driver_status(facts: Facts, rule_id: str) -> tuple[NvStatus, list[KernelGpuMessage]] | None:
-    """The driver's kernel lines that name a status pointing to ``rule_id``
-    (:mod:`~nccl_doctor.knowledge.nv_status`), with the first one's status."""
-    lines = [
-        m
+def status_of(m: KernelGpuMessage) -> NvStatus | None:
+    """The driver status a kernel line names, where :mod:`~nccl_doctor.knowledge.nv_status`
+    keeps it."""
+    return status(name=m.status) if m.status else None
+
+
+def driver_status(facts: Facts, rule_id: str) -> list[tuple[NvStatus, KernelGpuMessage]]:
+    """The driver's kernel lines that name a status pointing to ``rule_id``, with it."""
+    return [
+        (kept, m)
         for m in facts.of(KernelGpuMessage)
-        if m.status and (kept := status(name=m.status)) is not None and kept.id == rule_id
+        if (kept := status_of(m)) is not None and kept.id == rule_id
     ]
-    first = status(name=lines[0].status) if lines else None
-    return (first, lines) if first is not None else None
 
 
 def status_finding(rule: Rule, lead: str, fix: Sequence[str]) -> Callable[[Facts], list[Finding]]:
@@ -172,9 +175,9 @@ def status_finding(rule: Rule, lead: str, fix: Sequence[str]) -> Callable[[Facts
 
     def check(facts: Facts) -> list[Finding]:
         found = driver_status(facts, rule.id)
-        if found is None:
+        if not found:
             return []
-        kept, lines = found
+        kept, lines = found[0][0], [m for _, m in found]
         gpus = ", ".join(dict.fromkeys(m.bus_id or m.gpu_label or "" for m in lines)).strip(", ")
         on = f" on {gpus}" if gpus else ""
         return [

@@ -44,7 +44,6 @@ from nccl_doctor.facts.host import KernelGpuMessage
 from nccl_doctor.facts.probe import ProbeIsolation, ProbeStep
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
-from nccl_doctor.knowledge.nv_status import status
 from nccl_doctor.rules.base import Rule
 from nccl_doctor.rules.gpu._common import (
     first_of_each,
@@ -53,6 +52,7 @@ from nccl_doctor.rules.gpu._common import (
     machine_hits,
     nvlink_wedge,
     prose_hits,
+    status_of,
     unique_gpus,
     wedge_hits,
     xid_summary,
@@ -98,7 +98,7 @@ _GONE = frozenset({"fallen_off_bus", "detached", "reboot_required"})
 
 def _gone(m: KernelGpuMessage) -> bool:
     """A kernel line of a GPU off the bus, or one naming a driver status of a lost GPU."""
-    kept = status(name=m.status) if m.status else None
+    kept = status_of(m)
     return m.kind in _GONE or (kept is not None and kept.id == RULE.id)
 
 
