@@ -242,6 +242,14 @@ def harmless_message(text: str) -> Signature | None:
     return next((sig for sig in _matches(text) if harmless(sig)), None)
 
 
+def harmless_lead(text: str) -> Signature | None:
+    """The most specific catalogued message ``text`` holds, when it is a harmless one: a line
+    whose own message is a notice, whatever error it quotes in its detail (the heartbeat
+    monitor's "should dump" warning ends "with error: Connection reset by peer")."""
+    sig = next(_matches(text), None)
+    return sig if sig is not None and harmless(sig) else None
+
+
 #: Where a message's fixed opening ends: its first field (printf's ``%``, the ``{name}`` of
 #: concat and python formats).
 _FIELD = {"printf": "%", "concat": "{", "python": "{"}

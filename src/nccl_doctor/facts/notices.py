@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from nccl_doctor.facts.base import Cite
-from nccl_doctor.facts.catalogue import harmless_message, signature_of
+from nccl_doctor.facts.catalogue import harmless_lead
 from nccl_doctor.facts.failures import failures_of
 from nccl_doctor.facts.run import C10dSocketError
 from nccl_doctor.facts.store import Facts
@@ -67,11 +67,11 @@ def _notices(facts: Facts) -> tuple[Notice, ...]:
         if where in skip:
             continue
         skip.add(where)  # (a line two facts cite counts once)
-        sig = harmless_message(hit.cite.text)
         # the line's most specific message must be the harmless one (a title can quote a
         # version line and a WARN), and an error code's string is no notice: whether it is
         # harmless depends on who prints it (NVML's "Function Not Found")
-        if sig is None or sig.result is not None or signature_of(hit.cite.text) is not None:
+        sig = harmless_lead(hit.cite.text)
+        if sig is None or sig.result is not None:
             continue
         if sig.level == "info" and where in after:
             continue

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from nccl_doctor.evidence.lines import Line
 from nccl_doctor.facts.base import Fact
-from nccl_doctor.facts.catalogue import harmless_message, signature_of
+from nccl_doctor.facts.catalogue import harmless_lead
 from nccl_doctor.facts.run import CollectiveTimeout, PgEnvironment, PgInitOptions, WatchdogState
 from nccl_doctor.parse import _launcher, _store
 from nccl_doctor.parse._cuda import CUDA_KEYWORDS, cuda_facts
@@ -430,18 +430,11 @@ def _nccl(ctx: Ctx, text: str, out: list[Fact]) -> None:
 _QUOTABLE = frozenset({"connection_closed", "connection_reset", "broken_pipe", "recv_failed"})
 
 
-def _notice(text: str) -> bool:
-    """Whether the line's most specific catalogued message is a harmless one (the heartbeat
-    monitor's "should dump" check that lost the store at exit ends "with error: Connection
-    reset by peer"): its quoted error is no failure of this rank."""
-    return signature_of(text) is None and harmless_message(text) is not None
-
-
 def _errors(ctx: Ctx, text: str, out: list[Fact]) -> None:
     for guard, category, rx in _ERRORS:
         if guard in text and (m := rx.search(text)):
-            if category in _QUOTABLE and _notice(text):
-                continue
+            if category in _QUOTABLE and harmless_lead(text) is not None:
+                continue  # a notice's quoted error is no failure of this rank
             out.append(error_fact(ctx, category, text, m))
 
 
