@@ -108,15 +108,16 @@ def _graph_failure(facts: Facts, sets: list[_Set]) -> list[Finding]:
     """NCCL failing while it reads a graph or topology file: NCCL_GRAPH_FILE/NCCL_TOPO_FILE
     seen set, or the graph import's own message, which only a graph file prints."""
     by_name = {s.name: s for s in sets}
-    warns = [
-        w for w in facts.of(NcclWarn) if (w.file or "").startswith("graph/") or _imports_graph(w)
-    ]
-    if not warns:
-        return []
+    warns = facts.of(NcclWarn)
+    imports = [w for w in warns if _imports_graph(w)]
     # the import's own failure first: another graph WARN before it may be a note NCCL goes on
     # after ("Could not find a path for pattern N, falling back to simple order")
-    w = next((x for x in warns if _imports_graph(x)), warns[0])
-    imported = _imports_graph(w)
+    w = next(iter(imports), None) or next(
+        (x for x in warns if (x.file or "").startswith("graph/")), None
+    )
+    if w is None:
+        return []
+    imported = bool(imports)
     graph = imported or (w.file or "").endswith("search.cc")
     name = "NCCL_GRAPH_FILE" if graph else "NCCL_TOPO_FILE"
     s = by_name.get(name) or by_name.get("NCCL_GRAPH_FILE")
@@ -268,10 +269,10 @@ def _forced(facts: Facts) -> list[Finding]:
 
 def check(facts: Facts) -> list[Finding]:
     """Fire on settings that fail the job, and on wrong or harmful ones."""
-    forced = _forced(facts) + _graph_failure(facts, sets := _settings(facts))
+    sets = _settings(facts)
+    findings = _forced(facts) + _graph_failure(facts, sets)
     if not sets:
-        return forced
-    findings = forced
+        return findings
     blamed = {c.text for f in findings for c in f.evidence}
     tested = {w.name for w in settings_that_worked(facts)}
     problems = [
