@@ -20,7 +20,13 @@ from nccl_doctor.differential.phases import WHERE
 from nccl_doctor.differential.priors import PRIORS
 from nccl_doctor.differential.prose import prose_symptom
 from nccl_doctor.differential.shifts import SHIFTS, shifted
-from nccl_doctor.differential.symptoms import SAID, Symptom, symptoms_of
+from nccl_doctor.differential.symptoms import (
+    ROUTINE_STOPS,
+    SAID,
+    TERMINATED,
+    Symptom,
+    symptoms_of,
+)
 from nccl_doctor.facts.bandwidth import network_shortfall
 from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.failures import DUMP_NOTICES
@@ -28,6 +34,7 @@ from nccl_doctor.facts.gpu import SmiError
 from nccl_doctor.facts.host import KernelGpuMessage
 from nccl_doctor.facts.last_error import last_error_lines
 from nccl_doctor.facts.nccl import NcclTestFailure
+from nccl_doctor.facts.notices import notices_of
 from nccl_doctor.facts.run import DistributedError, PythonTraceback
 from nccl_doctor.facts.store import Facts, is_prose
 from nccl_doctor.facts.text import TextLine
@@ -215,6 +222,8 @@ def lead_symptom(facts: Facts, failures: tuple[Fact, ...]) -> Symptom | None:
     if not symptoms:
         return None
     lead = symptoms[0]
+    if lead.cls == TERMINATED and any(n.signature in ROUTINE_STOPS for n in notices_of(facts)):
+        return None  # the scheduler says why it stopped the job, and that it was routine
     if lead.cls in _WRAPPERS:  # NCCL's "unhandled CUDA error" wraps the CUDA error it names
         lead = next((s for s in symptoms if s.cls in _WRAPPERS[lead.cls]), lead)
     return lead

@@ -262,6 +262,31 @@ PRIORS: dict[str, tuple[Prior, ...]] = {
         _p("cuda.illegal_access", 0.18, "a sticky CUDA error took the process down"),
         _p("nccl.internal", 0.16, "an NCCL assertion"),
     ),
+    # SIGTERM, SIGINT, SIGHUP: signals a process is sent, never ones its own fault raises.
+    # torchrun's agent (elastic multiprocessing api.py: close() sends SIGTERM) and mp.spawn
+    # stop every other worker when one fails, and schedulers stop a job with SIGTERM first
+    "terminated": (
+        _p(
+            "launch.rank_crash",
+            0.40,
+            "another process failed first and the launcher stopped the rest (its own log "
+            "holds the cause)",
+            "torch-docs",
+        ),
+        _p(
+            "app.hang",
+            0.30,
+            "the job stopped making progress; its time limit, a person or a watchdog ended it",
+            "judgement",
+        ),
+        _p(
+            "host.resources",
+            0.15,
+            "memory pressure: Kubernetes' kubelet evicts with SIGTERM before SIGKILL",
+            "judgement",
+        ),
+        _p("gpu.xid", 0.07, "a health check drained the node after a GPU fault", "llama3"),
+    ),
     "hang": _HANG,
     # the scheduler's wall-clock limit ended a job that printed no error (Slurm's 'CANCELLED AT
     # ... DUE TO TIME LIMIT'): it stopped making progress (the silent hang's causes, weighed as

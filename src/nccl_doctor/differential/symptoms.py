@@ -60,7 +60,19 @@ SIGNAL_CLASS = {
     "SIGSEGV": "crashed",
     "SIGBUS": "bus_error",
     "SIGABRT": "aborted",
+    "SIGFPE": "crashed",
+    "SIGILL": "crashed",
+    "SIGTERM": "terminated",
+    "SIGINT": "terminated",
+    "SIGHUP": "terminated",
 }
+
+#: The class of a rank stopped by a signal another process sent (SIGTERM, SIGINT, SIGHUP):
+#: the sender had its reason, so any other failure, or the reporter's words, say more.
+TERMINATED = "terminated"
+#: The scheduler's notices that it stopped the job as routine (preempted, requeued): a rank
+#: stopped then is no failure.
+ROUTINE_STOPS = frozenset({"slurm.stepd.cancelled_preemption", "slurm.stepd.cancelled_requeue"})
 
 #: What each class is called in a report.
 LABELS = {
@@ -74,9 +86,10 @@ LABELS = {
     "store_timeout": "the rendezvous or the c10d store timed out or could not connect",
     "gpu_oom": "CUDA ran out of memory",
     "killed": "a rank was killed (SIGKILL / exit 137)",
-    "crashed": "a rank crashed (SIGSEGV)",
+    "crashed": "a rank crashed (SIGSEGV, SIGFPE or SIGILL)",
     "bus_error": "a rank died of a bus error (SIGBUS): a memory-mapped file it touched is gone",
     "aborted": "a rank aborted (SIGABRT)",
+    "terminated": "a rank was stopped by a signal from outside it (SIGTERM, SIGINT or SIGHUP)",
     "hang": "the job hangs without an error (the reporter's words)",
     "time_limit": "the scheduler ended the job at its time limit, with no error of its own",
     "node_lost": "the scheduler or the launcher lost a node of the job (it crashed, hung or "
@@ -371,13 +384,15 @@ def symptoms_of(
     exception about the job's data or logic, an import that failed).
     ``said`` is the class the reporter's words name
     (:func:`.prose.prose_symptom`: class, line, why), weighed below machine
-    output: it opens a symptom only where nothing else does. Each class
+    output: it opens a symptom only where nothing else does; a rank stopped by a signal
+    another process sent (:data:`TERMINATED`) only where not even those words do. Each class
     appears once, at its first failure. ``quoted``: the ``Last error:`` lines of the
     evidence, whose catalogued WARN names which of its class's causes it is.
     """
     found: dict[str, Symptom] = {}
     generic: Symptom | None = None  # a catalogued message that only says a rank failed
     relayed: Symptom | None = None  # one that only passes on another's text
+    stopped: Symptom | None = None  # a rank another process stopped (TERMINATED)
     for fact in failures:
         symptom = symptom_of(fact)
         # (a message of no class whose row names its causes is not generic: it says which)
@@ -385,6 +400,8 @@ def symptoms_of(
             generic = generic or symptom
         elif symptom is not None and _relays(symptom):
             relayed = relayed or symptom
+        elif symptom is not None and symptom.cls == TERMINATED:
+            stopped = stopped or symptom
         elif symptom is not None and symptom.cls not in found:
             found[symptom.cls] = symptom
     if not found:
@@ -392,6 +409,8 @@ def symptoms_of(
             symptom = _from_catalogue(fact)
             if symptom is not None and _relays(symptom):
                 relayed = relayed or symptom
+            elif symptom is not None and symptom.cls == TERMINATED:
+                stopped = stopped or symptom
             elif symptom is not None and symptom.cls not in found:
                 found[symptom.cls] = symptom
     if not found and relayed is not None:
@@ -407,6 +426,8 @@ def symptoms_of(
     if not found and said is not None:
         said_cls, cite, why = said
         found[said_cls] = Symptom(said_cls, cite, signature=SAID, where=why)
+    if not found and stopped is not None:
+        found[TERMINATED] = stopped
     if not found:
         if cls == "failure" and generic is not None:
             found[cls] = generic

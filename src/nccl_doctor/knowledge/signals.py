@@ -64,7 +64,7 @@ STRSIGNAL: dict[str, str] = {
 }
 #: The signals an exit code is read as (a negative code, or a shell's 128 + N): the ones that
 #: end a job's process (a fault, the OOM killer, an abort) or that a launcher sends it.
-_EXIT_SIGNALS = {n: SIGNALS[n] for n in (2, 6, 7, 9, 11, 15)}
+_EXIT_SIGNALS = {n: SIGNALS[n] for n in (2, 4, 6, 7, 8, 9, 11, 15)}
 
 
 def signal_name(exitcode: int | None, given: str | None = None) -> str | None:

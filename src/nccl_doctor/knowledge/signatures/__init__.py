@@ -88,6 +88,7 @@ SYMPTOMS = frozenset(
         "crashed",
         "bus_error",
         "aborted",
+        "terminated",
         "hang",
         "time_limit",
         "node_lost",
