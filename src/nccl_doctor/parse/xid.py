@@ -59,7 +59,11 @@ _MODULE_ERR = LazyPattern(
     r"Unknown symbol|disagrees|could not insert|not found|Invalid|ERROR|[Ee]rror|[Ff]ail"
 )
 _STATUS_NAME = LazyPattern(r"\[(?P<name>NV_ERR_[A-Z0-9_]{2,60})\]")
-_STATUS_CODE = LazyPattern(r"global fatal error 0x(?P<code>[0-9A-Fa-f]{1,8})\b")
+#: a status quoted by number: nvidia-uvm's fatal error (nv_gpu_ops.c), a GSP RPC that could
+#: not be sent or answered and an RM call the GSP refused (vgpu/rpc.c)
+_STATUS_CODE = LazyPattern(
+    r"(?:global fatal error|failed with status|\bstatus=) ?0x(?P<code>[0-9A-Fa-f]{1,8})\b"
+)
 _PEERMEM_RUNTIME = LazyPattern(r"nvidia-peermem \w{1,60}:\d{1,6} ERROR ")
 _ERRORISH = LazyPattern(r"[Ee]rror|[Ff]ail|[Tt]imeout|timed out|not responding|fallen off")
 
@@ -100,10 +104,14 @@ def _gpu_kind(msg: str) -> str | None:
         return "gsp_heartbeat_timeout"
     if "gsp" in low and ("timeout" in low or "timed out" in low):
         return "gsp_timeout"
-    if "rpc" in low and ("timeout" in low or "timed out" in low):
+    # the RPC layer's own word is "timedout" (vgpu/rpc.c: "rpcRecvPoll timedout for fn %d")
+    if "rpc" in low and ("timeout" in low or "timed out" in low or "timedout" in low):
         return "gsp_timeout"
-    if "gsp" in low and ("fail" in low or "error" in low):
-        return "gsp_error"
+    if ("gsp" in low or "rpc" in low) and ("fail" in low or "error" in low):
+        # an RM call the GSP refused with a caller's status (an argument, a class a tool
+        # asked for: rpc.c prints those at WARNING on a healthy GPU) is no GSP failure
+        code = _STATUS_CODE.search(msg)
+        return "other" if code and status(code=int(code["code"], 16)) is None else "gsp_error"
     if "memory subsystem error" in low or ("ecc" in low and "error" in low):
         return "memory_error"
     if "timeout" in low or "timed out" in low:

@@ -124,9 +124,11 @@ def check(facts: Facts) -> list[Finding]:
         before = _earlier_fault(facts, set(buses))
         if before:
             parts.append(f"after {before}, which is the cause")
+        who = ", ".join(dict.fromkeys(buses)) or "(unnamed)"
         findings.append(
             RULE.finding(
-                summary=f"GPU {', '.join(dict.fromkeys(buses)) or '(unnamed)'} is lost: "
+                # (the driver's own label, "GPU3", needs no "GPU" before it)
+                summary=f"{who if who.startswith('GPU') else 'GPU ' + who} is lost: "
                 + "; ".join(parts),
                 fix=_FIX,
                 evidence=cites,
