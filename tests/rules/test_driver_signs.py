@@ -105,6 +105,9 @@ def test_case_sensitive_signs_keep_their_case() -> None:
     assert not signs.STUB_LIBRARY.regex.search("cuinit returned cuda_error_stub_library")
     assert not signs.GPU_FLAGS.regex.search("docker run --GPUS all img")
     assert not signs.RANK_PREFIX.regex.search("[RANK1]: error")
+    # the CDI library's own casing (container-device-interface pkg/cdi/cache.go)
+    assert signs.CDI_UNRESOLVED.regex.search("unresolvable CDI devices nvidia.com/gpu=all")
+    assert not signs.CDI_UNRESOLVED.regex.search("unresolvable cdi devices listed in the docs")
 
 
 def test_every_driver_sign_is_read_by_a_driver_rule() -> None:
@@ -115,7 +118,7 @@ def test_every_driver_sign_is_read_by_a_driver_rule() -> None:
         for s in vars(importlib.import_module(f"nccl_doctor.rules.driver.{name}")).values()
         if isinstance(s, Sign)
     }
-    assert len(table) == 34
+    assert len(table) == 35
     assert read == table
 
 

@@ -46,8 +46,19 @@ TOOLKIT_ERROR = sign(
     r"|nvidia-container-cli: (?:(?:initialization|container|detection|device|mount|ldcache"
     r"|permission) error|error parsing)"
     r"|unknown or invalid runtime name: nvidia|Unknown runtime specified nvidia"
-    r"|nvidia-container-runtime[^\n]{0,40}(?:not found|no such file)",
+    r"|nvidia-container-runtime[^\n]{0,40}(?:not found|no such file)"
+    # the toolkit's runtime could not start (internal/runtime/runtime.go)
+    r"|failed to create NVIDIA Container Runtime",
     "the container runtime (NVIDIA Container Toolkit) could not hand the container its GPUs",
+)
+CDI_UNRESOLVED = sign(
+    "driver.cdi_unresolved",
+    # the toolkit's runtime in CDI mode (internal/modifier/cdi/registry.go, the vendored
+    # container-device-interface pkg/cdi/cache.go): no CDI spec names the device asked for
+    r"failed to inject CDI devices|unresolvable CDI devices",
+    "the runtime found no CDI spec for the GPUs asked for (nvidia-ctk cdi generate never ran, "
+    "or ran before the driver changed)",
+    case=True,
 )
 NO_DRIVER = sign(
     "driver.no_driver",

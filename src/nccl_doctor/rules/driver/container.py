@@ -21,7 +21,9 @@ wrong while every rank inside the container fails at its first CUDA call.
 Evidence
 --------
 ``could not select device driver "" with capabilities: [[gpu]]``,
-``nvidia-container-cli`` errors, error 34, and, where the evidence says the
+``nvidia-container-cli`` errors, the runtime's ``unresolvable CDI devices
+nvidia.com/gpu=all`` (no CDI spec: ``nvidia-ctk cdi generate`` never ran, or
+ran before the driver changed), error 34, and, where the evidence says the
 job ran in a container (docker, Kubernetes, enroot, Singularity), ``Found no
 NVIDIA driver``, ``libcuda.so.1: cannot open shared object file``, a missing
 ``/dev/nvidia-uvm``, NVML ``Unknown Error``, error 804, or a driver
@@ -49,6 +51,7 @@ from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.base import Rule
 from nccl_doctor.signs.driver import (
+    CDI_UNRESOLVED,
     CONTAINER_CUE,
     DOCKER_RUN,
     GPU_FLAGS,
@@ -139,14 +142,25 @@ def check(facts: Facts) -> list[Finding]:
                 ),
             )
         ]
-    toolkit = facts.seen(TOOLKIT_ERROR)
+    cdi = facts.seen(CDI_UNRESOLVED)
+    toolkit = cdi or facts.seen(TOOLKIT_ERROR)
     if toolkit:
         return [
             _finding(
-                f"The container runtime could not give the container its GPUs: "
-                f"'{toolkit[0].cite.text.strip()[:140]}'",
+                "The container runtime could not give the container its GPUs"
+                + (": no CDI spec names the GPUs asked for" if cdi else "")
+                + f": '{toolkit[0].cite.text.strip()[:140]}'",
                 [toolkit[0].cite],
                 Confidence.HIGH,
+                extra=(
+                    (
+                        "Generate the CDI spec on the host, again after every driver change: "
+                        "`sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml`; "
+                        "`nvidia-ctk cdi list` must name the device the container asks for"
+                    ),
+                )
+                if cdi
+                else (),
             )
         ]
     cues = facts.seen(CONTAINER_CUE)
