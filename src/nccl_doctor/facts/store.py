@@ -40,6 +40,7 @@ _MACHINE = re.compile(
       | \w*(?:\.\w+)*(?:Error|Exception|Warning)\b\s?: | [A-Z]{2,}\ (?:Error|error|ERROR)\s?:
       | NCCL\s(?:INFO|WARN|TRACE|version|[Ee]rror\s?(?:in\b|:|\d)|failure\s?(?::|\S+:\d))
       | RuntimeError | torch\. | \$\s | >>>
+      | frame\s\#\d{1,4}:\s | Exception\ raised\ from\s  # c10::Error: throw site, C++ frames
       | [|+=-]{3} | \w+=\S | /\S+:\d+
       | \S+\.(?:py|cc|cpp|h):\d+ | \d+:\s | \s{4}
       | [a-z][a-z0-9_.-]*:\s+(?:[Ee]rror|ERROR|cannot|[Ff]ailed|[Uu]nable|[Nn]o\ such|[Ww]arning
