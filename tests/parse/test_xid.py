@@ -280,3 +280,35 @@ def test_peermem_reporting_a_mapping_is_a_loaded_module_not_a_failed_load() -> N
         (1, "module_runtime_error", "nvidia_peermem"),
         (2, "module_load_error", "nvidia_peermem"),
     ]
+
+
+def test_gsp_rpc_lines_as_vgpu_rpc_c_prints_them() -> None:
+    facts = parse(
+        "[ 20.1] NVRM: GPU0 _issueRpcAndWait: rpcRecvPoll timedout for fn 76 sequence 102452!\n"
+        "[ 20.2] NVRM: GPU3 _issueRpcAndWait: rpcSendMessage failed with status 0x0000000f for "
+        "fn 10!\n"
+        "[ 20.3] NVRM: GPU1 rpcRmApiControl_GSP: GspRmControl failed: hClient=0xc1d00027; "
+        "hObject=0x5c000002; cmd=0x20801329; paramsSize=0x00000010; paramsStatus=0x00000000; "
+        "status=0x0000001f\n"
+        "[ 20.4] NVRM: GPU4 rpcRmApiAlloc_GSP: GspRmAlloc failed: hClient=0xc1d00616; "
+        "hParent=0x5c000054; hObject=0x5c00005b; hClass=0x0000c86f; paramsSize=0x00000170; "
+        "paramsStatus=0x00000062; status=0x00000062\n"
+    )
+    msgs = of_type(facts, KernelGpuMessage)
+    assert [(m.cite.line, m.kind, m.status) for m in msgs] == [
+        (1, "gsp_timeout", None),
+        (2, "gsp_error", "NV_ERR_GPU_IS_LOST"),
+        (3, "other", None),  # a caller's invalid argument: no GSP failure
+        (4, "gsp_error", "NV_ERR_RESET_REQUIRED"),
+    ]
+
+
+def test_rc_of_all_channels_is_the_xid_it_names() -> None:
+    facts = parse(
+        "[ 30.1] NVRM: GPU2 krcRcAndNotifyAllChannels_IMPL: RC all channels for critical error "
+        "79.\n"
+        "[ 30.2] NVRM: GPU5 kgspRcAndNotifyAllChannels_IMPL: RC all user channels for critical "
+        "error 119.\n"
+    )
+    assert [(e.cite.line, e.xid) for e in of_type(facts, XidEvent)] == [(1, 79), (2, 119)]
+    assert of_type(facts, KernelGpuMessage) == []

@@ -58,6 +58,10 @@ _MODULE = LazyPattern(r"nvidia[-_](?P<m>peermem|uvm)")
 _MODULE_ERR = LazyPattern(
     r"Unknown symbol|disagrees|could not insert|not found|Invalid|ERROR|[Ee]rror|[Ff]ail"
 )
+#: robust-channel recovery tearing down every channel of a GPU (gpu/rc/kernel_rc.c, 565+):
+#: its number is the error that made it, an Xid (nverror.h: 79 fallen off the bus, 119 a GSP
+#: RPC timeout, 48 a double-bit ECC error), printed even where the Xid line is not
+_RC_ALL = LazyPattern(r"\bRC all (?:user )?channels for critical error (?P<xid>\d{1,6})\b")
 _STATUS_NAME = LazyPattern(r"\[(?P<name>NV_ERR_[A-Z0-9_]{2,60})\]")
 #: a status quoted by number: nvidia-uvm's fatal error (nv_gpu_ops.c), a GSP RPC that could
 #: not be sent or answered and an RM call the GSP refused (vgpu/rpc.c)
@@ -255,6 +259,20 @@ class XidParser(StreamParser):
             label, detail = m["label"], m["msg"]
         else:
             detail = msg
+        if rc := _RC_ALL.search(detail):
+            self.emit(
+                XidEvent(
+                    cite=cite(line),
+                    rank=line.rank,
+                    host=line.host,
+                    xid=to_int(rc["xid"]),
+                    bus_id=bus,
+                    message=clip(detail),
+                    detail=clip(detail),
+                    uuid=self._uuids.get(bus or ""),
+                )
+            )
+            return
         kind = _gpu_kind(detail)
         if kind is not None:
             self.emit(
