@@ -310,5 +310,8 @@ def test_rc_of_all_channels_is_the_xid_it_names() -> None:
         "[ 30.2] NVRM: GPU5 kgspRcAndNotifyAllChannels_IMPL: RC all user channels for critical "
         "error 119.\n"
     )
-    assert [(e.cite.line, e.xid) for e in of_type(facts, XidEvent)] == [(1, 79), (2, 119)]
+    assert [(e.cite.line, e.xid, e.gpu_label) for e in of_type(facts, XidEvent)] == [
+        (1, 79, "GPU2"),
+        (2, 119, "GPU5"),
+    ]
     assert of_type(facts, KernelGpuMessage) == []

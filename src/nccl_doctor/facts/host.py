@@ -41,6 +41,8 @@ class XidEvent(Fact):
     caused_by_xid: int | None = None
     uuid: str | None = None
     nvswitch: bool = False
+    #: the driver's own name for the GPU (``GPU5``), where a line gives no bus id
+    gpu_label: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

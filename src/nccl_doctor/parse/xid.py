@@ -270,6 +270,7 @@ class XidParser(StreamParser):
                     message=clip(detail),
                     detail=clip(detail),
                     uuid=self._uuids.get(bus or ""),
+                    gpu_label=label,
                 )
             )
             return

@@ -94,7 +94,9 @@ def xid_summary(events: Iterable[tuple[XidEvent, XidInfo]]) -> str:
     groups: dict[tuple[int, str], list[XidEvent]] = {}
     names: dict[int, str] = {}
     for event, info in events:
-        groups.setdefault((info.code, event.bus_id or "an unnamed GPU"), []).append(event)
+        groups.setdefault(
+            (info.code, event.bus_id or event.gpu_label or "an unnamed GPU"), []
+        ).append(event)
         names[info.code] = info.name
     parts = []
     for (code, bus), group in groups.items():

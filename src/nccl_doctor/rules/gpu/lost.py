@@ -114,7 +114,7 @@ def check(facts: Facts) -> list[Finding]:
     if cites:
         buses = [e.bus_id for e in handle if e.bus_id]
         buses += [name for m in kernel if (name := m.bus_id or m.gpu_label)]
-        buses += [e.bus_id for e, _ in xids if e.bus_id]
+        buses += [name for e, _ in xids if (name := e.bus_id or e.gpu_label)]
         parts = [f"nvidia-smi: {e.message.strip()}" for e in handle[:1]]
         parts += [f"kernel: {m.message.strip()[:140]}" for m in kernel[:1]]
         if xids:
