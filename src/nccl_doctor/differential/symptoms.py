@@ -54,6 +54,9 @@ _NCCL_RESULT_NAME = {
 }
 #: cudaErrorUnknown is 999 since CUDA 10.1; before it the runtime numbered it 30.
 _CUDA_UNKNOWN = frozenset({999, 30})
+#: The class of a rank stopped by a signal another process sent (SIGTERM, SIGINT, SIGHUP):
+#: the sender had its reason, so any other failure, or the reporter's words, say more.
+TERMINATED = "terminated"
 #: The class of a death by each fatal signal (the signature catalogue splits messages by it).
 SIGNAL_CLASS = {
     "SIGKILL": "killed",
@@ -62,14 +65,11 @@ SIGNAL_CLASS = {
     "SIGABRT": "aborted",
     "SIGFPE": "crashed",
     "SIGILL": "crashed",
-    "SIGTERM": "terminated",
-    "SIGINT": "terminated",
-    "SIGHUP": "terminated",
+    "SIGTERM": TERMINATED,
+    "SIGINT": TERMINATED,
+    "SIGHUP": TERMINATED,
 }
 
-#: The class of a rank stopped by a signal another process sent (SIGTERM, SIGINT, SIGHUP):
-#: the sender had its reason, so any other failure, or the reporter's words, say more.
-TERMINATED = "terminated"
 #: The scheduler's notices that it stopped the job as routine (preempted, requeued): a rank
 #: stopped then is no failure.
 ROUTINE_STOPS = frozenset({"slurm.stepd.cancelled_preemption", "slurm.stepd.cancelled_requeue"})
@@ -89,7 +89,7 @@ LABELS = {
     "crashed": "a rank crashed (SIGSEGV, SIGFPE or SIGILL)",
     "bus_error": "a rank died of a bus error (SIGBUS): a memory-mapped file it touched is gone",
     "aborted": "a rank aborted (SIGABRT)",
-    "terminated": "a rank was stopped by a signal from outside it (SIGTERM, SIGINT or SIGHUP)",
+    TERMINATED: "a rank was stopped by a signal from outside it (SIGTERM, SIGINT or SIGHUP)",
     "hang": "the job hangs without an error (the reporter's words)",
     "time_limit": "the scheduler ended the job at its time limit, with no error of its own",
     "node_lost": "the scheduler or the launcher lost a node of the job (it crashed, hung or "

@@ -114,8 +114,8 @@ def _gpu_kind(msg: str) -> str | None:
     if ("gsp" in low or "rpc" in low) and ("fail" in low or "error" in low):
         # an RM call the GSP refused with a caller's status (an argument, a class a tool
         # asked for: rpc.c prints those at WARNING on a healthy GPU) is no GSP failure
-        code = _STATUS_CODE.search(msg)
-        return "other" if code and status(code=int(code["code"], 16)) is None else "gsp_error"
+        code = _quoted_status(msg)
+        return "other" if code is not None and status(code=code) is None else "gsp_error"
     if "memory subsystem error" in low or ("ecc" in low and "error" in low):
         return "memory_error"
     if "timeout" in low or "timed out" in low:
@@ -125,13 +125,20 @@ def _gpu_kind(msg: str) -> str | None:
     return None
 
 
+def _quoted_status(msg: str) -> int | None:
+    """The driver status an NVRM message quotes by number (``status=0x0000000f``), kept or
+    not."""
+    m = _STATUS_CODE.search(msg)
+    return int(m["code"], 16) if m else None
+
+
 def _status(msg: str) -> str | None:
     """The driver status an NVRM message names (``[NV_ERR_GPU_IS_LOST]``) or quotes by number
     (``global fatal error 0x60``), where :mod:`~nccl_doctor.knowledge.nv_status` keeps it."""
     if m := _STATUS_NAME.search(msg):
         return m["name"] if status(name=m["name"]) else None
-    if m := _STATUS_CODE.search(msg):
-        kept = status(code=int(m["code"], 16))
+    if (code := _quoted_status(msg)) is not None:
+        kept = status(code=code)
         return kept.name if kept else None
     return None
 

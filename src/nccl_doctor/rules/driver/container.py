@@ -115,6 +115,14 @@ def _finding(
     )
 
 
+#: The runtime found no CDI spec naming the GPUs asked for.
+_CDI_FIX = (
+    "Generate the CDI spec on the host, again after every driver change: "
+    "`sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml`; "
+    "`nvidia-ctk cdi list` must name the device the container asks for"
+)
+
+
 def _ranks(facts: Facts, items: list[Fact | Cite]) -> list[int]:
     """The ranks of facts, and of cited lines the ``[rankN]`` prefix of their text names."""
     prefixed = {h.cite: h.match["rank"] for h in facts.seen_on(RANK_PREFIX, items)}
@@ -152,15 +160,7 @@ def check(facts: Facts) -> list[Finding]:
                 + f": '{toolkit[0].cite.text.strip()[:140]}'",
                 [toolkit[0].cite],
                 Confidence.HIGH,
-                extra=(
-                    (
-                        "Generate the CDI spec on the host, again after every driver change: "
-                        "`sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml`; "
-                        "`nvidia-ctk cdi list` must name the device the container asks for"
-                    ),
-                )
-                if cdi
-                else (),
+                extra=(_CDI_FIX,) if cdi else (),
             )
         ]
     cues = facts.seen(CONTAINER_CUE)
