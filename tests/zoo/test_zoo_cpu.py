@@ -33,6 +33,8 @@ def test_zoo_scenario(scenario: Scenario, tmp_path: Path) -> None:
         assert rank == scenario.first_failing_rank
     roots = {f.id for f in report.findings if f.root_cause}
     assert not roots & set(scenario.not_root), roots
+    if scenario.names is not None:
+        assert report.findings[0].subjects.ranks == scenario.names, report.findings[0].summary
     if scenario.critical is not None:
         critical = [f.id for f in report.findings if f.severity.value == "critical"]
         assert critical[:1] == [scenario.critical], critical

@@ -26,11 +26,14 @@ PEER_GONE_TEXT = (
     r"|communicator (?:was|has been) aborted|Connection was likely closed"
 )
 _PEER_GONE = re.compile(PEER_GONE_TEXT, re.IGNORECASE)
-#: Failure text that is the watchdog tearing down a timed-out rank.
+#: Failure text that is the watchdog tearing down a timed-out rank, or a rank giving up a wait
+#: (gloo's recv, monitored_barrier's root or its members: ProcessGroupGloo::monitoredBarrier).
 _WATCHDOG = re.compile(
     r"Watchdog caught collective operation timeout|collective operation timeout|"
     r"taking the entire process down|timed out in blocking wait"
-    r"|Timed out waiting \d{1,12} ?ms for (?:recv|send) operation|Socket Timeout",
+    r"|Timed out waiting \d{1,12} ?ms for (?:recv|send) operation|Socket Timeout"
+    r"|failed to pass monitoredBarrier|timed out in monitoredBarrier"
+    r"|successfully reached monitoredBarrier",
     re.IGNORECASE,
 )
 _TIMEOUT = re.compile(r"timed out|timeout", re.IGNORECASE)

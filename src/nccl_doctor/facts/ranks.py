@@ -33,3 +33,8 @@ def ranks_text(ranks: Iterable[int]) -> str:
     """``rank 3`` or ``ranks 0-3, 5-511``."""
     found = set(ranks)
     return ("rank " if len(found) == 1 else "ranks ") + ranges(found)
+
+
+def ranks_listed(text: str) -> tuple[int, ...]:
+    """The ranks of a printed list (``0, 1, 3``, ``2 3``), each once, in order."""
+    return tuple(dict.fromkeys(int(r) for r in text.replace(",", " ").split() if r.isdigit()))

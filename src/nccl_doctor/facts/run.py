@@ -338,6 +338,35 @@ class WatchdogState(Fact):
     pg_rank: int | None = None
 
 
+#: One row of a desync report's snapshot: (collective number, ``started`` or ``finished``,
+#: the collective's name as the store's trace keeps it, the ranks in that state).
+SnapshotRow = tuple[int, str, str, tuple[int, ...]]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DesyncReport(Fact):
+    """ProcessGroupNCCL's desync report (``TORCH_NCCL_DESYNC_DEBUG=1``; TraceUtils.h).
+
+    Each rank writes the number and name of the collective it starts and ends
+    into the store; when a collective times out, the timed-out rank reads every
+    rank's last entry back. ``op``/``seq``: the collective this rank timed out
+    in (``Timeout at collective: ALLREDUCE, #5``). ``never_joined``: ranks with
+    no entry at all (``ranks [1, 3] are the lagging ranks ... never joined any
+    collectives``). ``lag_seq``: the lowest collective number any rank was at;
+    ``unfinished``: ranks that started it and did not finish it;
+    ``not_next``: ranks that finished it and never started the next.
+    ``snapshot``: the report's snapshot of every rank's latest state.
+    """
+
+    op: str | None = None
+    seq: int | None = None
+    never_joined: tuple[int, ...] = ()
+    lag_seq: int | None = None
+    unfinished: tuple[int, ...] = ()
+    not_next: tuple[int, ...] = ()
+    snapshot: tuple[SnapshotRow, ...] = ()
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class C10dSocketError(Fact):
     """A c10d/TCPStore socket failure: bind, listen, connect or a connect timeout.

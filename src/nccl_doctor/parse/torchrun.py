@@ -15,6 +15,9 @@ constructs span lines and keep the parser ``open``:
   one ``KEY: value`` per line;
 * an ``NCCL error ...`` line followed by ``ncclSystemError: ...`` / ``Last
   error:`` lines -> one :class:`NcclErrorReport`;
+* ProcessGroupNCCL's desync report (``Timeout at collective: ...``, the ranks that
+  never joined or lag, the snapshot of each rank's state) -> one :class:`DesyncReport`
+  (:mod:`._desync`);
 * PRRTE's (Open MPI 5's) ``... noticed that process rank N ... exited on`` whose
   ``signal 9 (Killed).`` is the next line (help-prun.txt breaks the sentence
   there; ORTE's mpirun prints it whole) -> one :class:`WorkerExit` with its signal.
@@ -28,6 +31,7 @@ from typing import ClassVar
 from nccl_doctor.evidence.lines import Line
 from nccl_doctor.facts.base import Fact
 from nccl_doctor.facts.run import ChildFailure, WorkerExit
+from nccl_doctor.parse import _desync
 from nccl_doctor.parse._c10d import classify, context, nccl_report, options_facts
 from nccl_doctor.parse._cuda import CUDA_KEYWORDS
 from nccl_doctor.parse._launcher import KEYWORDS as LAUNCHER_KEYWORDS
@@ -142,6 +146,7 @@ class TorchrunParser(StreamParser):
         "Default process group has not been initialized",
         "Could not acquire GIL",
         " FAILED",
+        *_desync.STARTS,
         *CUDA_KEYWORDS,
     )
     #: every rank prints these for every process group it joins: 400,000 lines in a big job
@@ -157,17 +162,20 @@ class TorchrunParser(StreamParser):
         self._nccl: dict[int | None, _Pending] = {}
         #: per rank, a PRRTE worker exit whose signal is on the next line
         self._exited_on: dict[int | None, tuple[WorkerExit, int]] = {}
+        #: per rank, a desync report being read
+        self._desync: dict[int | None, _desync.DesyncBlock] = {}
         self._swept = 0
 
     @property
     def open(self) -> bool:
-        """Whether a summary, an old option list, an NCCL error report or a PRRTE exit
-        waiting for its signal is in progress."""
+        """Whether a summary, an old option list, an NCCL error report, a desync report or a
+        PRRTE exit waiting for its signal is in progress."""
         return (
             self._summary is not None
             or bool(self._options)
             or bool(self._nccl)
             or bool(self._exited_on)
+            or bool(self._desync)
         )
 
     def feed(self, line: Line) -> bool:
@@ -190,6 +198,10 @@ class TorchrunParser(StreamParser):
             if self._nccl_line(self._nccl[line.rank], line, text):
                 return True
             self._close_nccl(line.rank)
+        if line.rank in self._desync:
+            if self._desync[line.rank].take(line, text):
+                return True
+            self._close_desync(line.rank)
         return self._start(line, text)
 
     def finish(self) -> list[Fact]:
@@ -202,6 +214,8 @@ class TorchrunParser(StreamParser):
             self._close_options(key)
         for key in list(self._nccl):
             self._close_nccl(key)
+        for key in list(self._desync):
+            self._close_desync(key)
         return self.take()
 
     # -- single lines ------------------------------------------------------------
@@ -214,6 +228,11 @@ class TorchrunParser(StreamParser):
         if _OLD_OPTIONS in text:
             self._options[line.rank] = _Pending(head=line, text=text, last=line.number)
             return True
+        if _desync.starts(text):
+            block = _desync.DesyncBlock(head=line, last=line.number)
+            if block.take(line, text):
+                self._desync[line.rank] = block
+                return True
         facts = classify(line, text, nccl=False)
         for fact in facts:
             if (
@@ -284,12 +303,19 @@ class TorchrunParser(StreamParser):
             if report is not None:
                 self.emit(report)
 
+    def _close_desync(self, key: int | None) -> None:
+        block = self._desync.pop(key, None)
+        if block is not None:
+            self.emit(block.report())
+
     def _sweep(self, number: int) -> None:
         self._swept = number
         for key in [k for k, p in self._options.items() if number - p.last > _REACH]:
             self._close_options(key)
         for key in [k for k, p in self._nccl.items() if number - p.last > _REACH]:
             self._close_nccl(key)
+        for key in [k for k, b in self._desync.items() if number - b.last > _REACH]:
+            self._close_desync(key)
         for key in [k for k, (_, last) in self._exited_on.items() if number - last > 1]:
             self.emit(self._exited_on.pop(key)[0])
         if self._summary is not None and number - self._summary.last > 200:

@@ -89,15 +89,31 @@ FINGERPRINT = sign(
     r"CollectiveFingerPrint\((?P<fields>[^)]{0,200})",
     "the collective one rank ran, as the debug wrapper's fingerprint names it",
 )
+#: ProcessGroupWrapper's words (TORCH_DISTRIBUTED_DEBUG=DETAIL) when the barrier it runs before
+#: every collective fails; gloo's own ``Ranks 2, 3 failed to pass monitoredBarrier`` without
+#: them is a monitored_barrier() the job called itself: ranks late, stuck or dead, no mismatch
 MONITORED_BARRIER = sign(
     "app.monitored_barrier",
-    r"Monitored Barrier encountered error|failed to pass monitoredBarrier",
+    r"Monitored Barrier encountered error",
     "the debug wrapper's monitored barrier before a collective failed",
 )
 BARRIER_MISSED_BY = sign(
     "app.barrier_missed_by",
-    r"Ranks? (?P<ranks>[\d, ]{1,200}) failed to pass monitoredBarrier",
-    "the ranks that never reached the monitored barrier",
+    r"Ranks? (?P<ranks>[\d, ]{1,2000}) failed to pass monitoredBarrier(?: in (?P<ms>\d{1,15}) ms)?",
+    "the ranks that never reached the monitored barrier (ProcessGroupGloo::monitoredBarrier)",
+)
+#: monitoredBarrier(wait_all_ranks=False): the root waits on ranks 1, 2, ... in order and gives
+#: up at the first that does not answer; the ranks it got are listed after
+BARRIER_TIMED_OUT = sign(
+    "app.barrier_timed_out",
+    r"Rank (?P<rank>\d{1,7}) timed out in monitoredBarrier after (?P<ms>\d{1,15}) ms",
+    "the monitored barrier's root gave up waiting on the next rank in order",
+)
+BARRIER_PROCESSED = sign(
+    "app.barrier_processed",
+    r"Successfully processed ranks: (?P<ranks>[\d, ]{1,2000})|"
+    r"No ranks successfully processed in monitoredBarrier",
+    "the ranks the monitored barrier's root heard from before it gave up",
 )
 MISMATCH_CONTEXT = sign(
     "app.mismatch_context",

@@ -67,6 +67,10 @@ def _collectives(rank: int) -> None:
         if rank == 1:
             time.sleep(TIMEOUT.total_seconds() * 3)
         dist.all_reduce(t)
+    elif SCENARIO == "monitored_barrier":
+        if rank == 2:
+            time.sleep(TIMEOUT.total_seconds() * 3)
+        dist.monitored_barrier(timeout=TIMEOUT, wait_all_ranks=True)
     else:
         dist.all_reduce(t)
 
@@ -105,7 +109,7 @@ def main() -> None:
         # (tests/cases/app/collective_mismatch/gloo_broadcast_vs_allreduce_timeout).
         timeout = TIMEOUT * 6
     dist.init_process_group("gloo", timeout=timeout)
-    if SCENARIO in ("collective_mismatch", "stall"):
+    if SCENARIO in ("collective_mismatch", "stall", "monitored_barrier"):
         _collectives(rank)
     else:
         _train(rank)

@@ -43,6 +43,8 @@ class Scenario:
     #: a critical finding that must stand though ``top`` is not it (a rank killed with
     #: nothing of its own: who went first is the finding, what killed it the ranked causes)
     critical: str | None = None
+    #: the ranks the top finding must name (``None``: not checked)
+    names: tuple[int, ...] | None = None
 
 
 SCENARIOS: tuple[Scenario, ...] = (
@@ -67,6 +69,17 @@ SCENARIOS: tuple[Scenario, ...] = (
         env={"TORCH_DISTRIBUTED_DEBUG": "DETAIL", "ZOO_SCENARIO": "collective_mismatch"},
     ),
     Scenario("stall", "app.hang", 0, env={"ZOO_TIMEOUT_S": "5"}),
+    # rank 0's monitored_barrier(wait_all_ranks=True) gives up on rank 2, still asleep: the
+    # barrier names it, though rank 0 is the one that fails
+    Scenario(
+        "monitored_barrier",
+        "app.hang",
+        0,
+        nproc=3,
+        env={"ZOO_TIMEOUT_S": "4"},
+        not_root=("net.unreachable", "launch.rank_crash"),
+        names=(2,),
+    ),
     Scenario(
         "node_missing",
         "launch.rendezvous",

@@ -9,8 +9,8 @@ from nccl_doctor.facts.stacks import Position, frame_text
 from nccl_doctor.findings import LAGGING, MESSENGER, ORIGIN, CollectiveRef
 
 #: How direct each kind of evidence is; per rank the heaviest label wins.
-DEAD, GONE, OWN_ERROR, STACKS, FLIGHT, RAS_COUNTS, QUIET, SILENT, REPORTED, WAITING = (
-    100, 90, 85, 80, 70, 60, 50, 45, 40, 30,
+DEAD, GONE, OWN_ERROR, STACKS, FLIGHT, DESYNC, RAS_COUNTS, QUIET, SILENT, REPORTED, WAITING = (
+    100, 90, 85, 80, 70, 65, 60, 50, 45, 40, 30,
 )  # fmt: skip
 ROLE_ORDER = {ORIGIN: 0, LAGGING: 1, MESSENGER: 2}
 

@@ -17,6 +17,9 @@ the heaviest wins:
   (then **lagging**); a rank whose collective was enqueued but never started
   while the others' started: its own GPU work ahead of the collective did
   not finish (**origin**); the ranks that issued the collective: **messengers**;
+* the desync report (``TORCH_NCCL_DESYNC_DEBUG=1``: the store's record of each
+  rank's last collective): ranks that never started one, or stopped between
+  two, are the **origin** (:mod:`._desync`);
 * NCCL RAS collective counts: the ranks that launched fewer operations of
   one type than the others (a minority) are the **origin**, the others
   **messengers**; when the ranks behind are the majority they are only
@@ -63,6 +66,7 @@ from nccl_doctor.facts.run import (
 from nccl_doctor.facts.stacks import Position, StackCapture, ThreadStack, frame_text, positions
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import LAGGING, MESSENGER, ORIGIN, CollectiveRef, Finding, RankRole
+from nccl_doctor.rules.app._desync import from_desync
 from nccl_doctor.rules.app._labels import (
     DEAD,
     GONE,
@@ -166,7 +170,7 @@ def _analyse(facts: Facts) -> Origin:
     world = job_size(facts)
     labels: list[Label] = []
     refs: list[CollectiveRef] = []
-    for source in (_from_deaths, _from_stacks, from_flight, from_ras, _from_logs):
+    for source in (_from_deaths, _from_stacks, from_flight, from_desync, from_ras, _from_logs):
         found, ref = source(facts, world)
         labels += found
         if ref is not None:
@@ -188,7 +192,7 @@ def _analyse(facts: Facts) -> Origin:
 
 
 #: The evidence that names the diverging collective best comes first.
-_REF_ORDER = ("flight recorder", "watchdog", "NCCL RAS", "traceback", "stacks")
+_REF_ORDER = ("flight recorder", "watchdog", "desync report", "NCCL RAS", "traceback", "stacks")
 
 
 def job_size(facts: Facts) -> int | None:

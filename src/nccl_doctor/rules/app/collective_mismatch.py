@@ -22,8 +22,11 @@ Evidence
 ``Detected mismatch between collectives on ranks. Rank 0 is running
 inconsistent collective: CollectiveFingerPrint(OpType=BROADCAST,
 TensorShape=[4], ...)``, ``ProcessGroupWrapper: Monitored Barrier
-encountered error running collective``, ``Rank 1 failed to pass
-monitoredBarrier``; flight-recorder dumps that differ at one sequence id, or
+encountered error running collective`` (the wrapper's barrier before each
+collective; a ``monitored_barrier()`` the job called itself names late ranks,
+a hang); flight-recorder dumps that differ at one sequence id, a desync
+report whose snapshot shows different collectives started under one number
+(``[0] started BROADCAST`` beside ``[1, 2, 3] started ALLREDUCE``), or
 the watchdogs of two ranks timing out at one ``SeqNum`` in different ops (or
 input sizes, for collectives whose input is the same size on every rank);
 without either, the ranks' tracebacks stuck in different collective calls
@@ -49,9 +52,11 @@ from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.failures import failures_of
 from nccl_doctor.facts.flight import FlightEntry, entry_text
 from nccl_doctor.facts.messages import fingerprint_fields
+from nccl_doctor.facts.ranks import ranks_listed, ranks_text
 from nccl_doctor.facts.run import CollectiveTimeout, DistributedError
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
+from nccl_doctor.rules.app._desync import mismatches
 from nccl_doctor.rules.app._recorders import flight_state
 from nccl_doctor.rules.base import Rule
 from nccl_doctor.rules.launch._common import collective_calls
@@ -251,11 +256,40 @@ def _from_flight(facts: Facts) -> Finding | None:
     return None
 
 
+def _from_desync(facts: Facts) -> Finding | None:
+    """A desync report whose snapshot shows different collectives started under one number."""
+    found = next(mismatches(facts), None)
+    if found is None:
+        return None
+    return RULE.finding(
+        summary=(
+            f"The desync report (the store's record of each rank's collectives) shows "
+            f"{found.text()}. The ranks issued different collectives, so none of them can "
+            "complete."
+        ),
+        fix=[
+            (
+                f"Find the code path {ranks_text(found.ranks)} took to its collective: code under "
+                "'if rank == 0' / is_main_process, evaluation, logging or checkpoint code, a "
+                "decision taken from a rank-local clock or data length."
+            ),
+            (
+                "Make every rank issue the same collectives in the same order with the same "
+                "shapes and dtypes (no collectives under rank checks)."
+            ),
+        ],
+        evidence=[found.report.cite],
+        ranks=found.ranks,
+        confidence=Confidence.HIGH,
+    )
+
+
 def check(facts: Facts) -> list[Finding]:
-    """The debug wrapper's fingerprint mismatch or failed monitored barrier."""
-    flight = _from_flight(facts)
-    if flight is not None:
-        return [flight]
+    """A fingerprint mismatch, a failed monitored barrier, dumps or a desync report that differ."""
+    for step in (_from_flight, _from_desync):
+        found = step(facts)
+        if found is not None:
+            return [found]
     mism = [d for d in facts.of(DistributedError) if d.category == "collective_mismatch"]
     hits = facts.seen(COLLECTIVE_MISMATCH)
     monitored = facts.seen(MONITORED_BARRIER)
@@ -288,9 +322,9 @@ def check(facts: Facts) -> list[Finding]:
             confidence = Confidence.MEDIUM
     else:
         evidence = [h.cite for h in monitored]
-        failed = [h.match["ranks"].strip() for h in facts.seen(BARRIER_MISSED_BY)]
-        ranks = [int(r) for f in failed for r in f.replace(",", " ").split() if r.isdigit()]
-        who = f"rank(s) {', '.join(failed)}" if failed else "some rank"
+        missed = " ".join(h.match["ranks"] for h in facts.seen(BARRIER_MISSED_BY))
+        ranks = list(ranks_listed(missed))
+        who = f"rank(s) {', '.join(map(str, ranks))}" if ranks else "some rank"
         summary = (
             "The debug wrapper's monitored barrier before a collective failed: "
             f"{who} never reached the collective the others ran, so the ranks are on "

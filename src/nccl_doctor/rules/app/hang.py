@@ -23,7 +23,13 @@ work: 18`` (a rank whose last completed work is lower is behind; equal
 counters on every reporting rank point at a rank that is not reporting),
 store-based barriers failing with ``Socket Timeout`` after ~30 minutes of
 one rank's preprocessing, gloo's ``Timed out waiting 1800000ms for recv
-operation``, heartbeat-monitor aborts; while the job still
+operation``, heartbeat-monitor aborts; the ranks PyTorch itself names:
+the desync report (``TORCH_NCCL_DESYNC_DEBUG=1``: ``ranks [1, 3] are the
+lagging ranks ... never joined any collectives``, ``[2] finished collective
+#5, but didn't join collective #6``) and a ``monitored_barrier()`` the job
+called (``[Rank 0]: Ranks 2, 3 failed to pass monitoredBarrier``, or the
+root's ``timed out in monitoredBarrier`` with the ranks it processed before
+the one it waited on); while the job still
 hangs, ``nccl-doctor run``'s capture: ranks' Python stacks waiting in a
 collective while one is elsewhere or gone, flight-recorder dumps where one
 rank never enqueued the collective the others did, NCCL RAS counting one
@@ -62,6 +68,7 @@ from nccl_doctor.facts.run import CollectiveTimeout, DistributedError, WatchdogS
 from nccl_doctor.facts.stacks import StackCapture, ThreadStack, capture_of, positions, verdict
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import ORIGIN, Confidence, Finding, Severity
+from nccl_doctor.rules.app._barrier import barrier_miss
 from nccl_doctor.rules.app._common import (
     behind_text,
     dump_summary,
@@ -392,6 +399,45 @@ def _from_wrapped(facts: Facts) -> Finding | None:
     )
 
 
+def _from_barrier(facts: Facts) -> Finding | None:
+    """A monitored_barrier() the job called gave up: it names the rank(s) that never came."""
+    miss = barrier_miss(facts)
+    if miss is None:
+        return None
+    waited = f" after {ms_text(miss.waited_ms)}" if miss.waited_ms else ""
+    if not miss.late:
+        who = "a rank never reached it"
+    elif miss.in_order:
+        who = (
+            f"{ranks_text(miss.late)}, the next it waited on in order, never reached it (ranks "
+            "after it were not asked yet)"
+        )
+    else:
+        who = f"{ranks_text(miss.late)} never reached it"
+    late = ranks_text(miss.late) if miss.late else "the ranks that did not arrive"
+    return RULE.finding(
+        summary=(
+            f"monitored_barrier() gave up{waited}: {who}. A rank that never reaches the barrier "
+            "is stuck (in its own code, a data loader, I/O, a collective of another group), "
+            "slow, or dead."
+        ),
+        fix=[
+            (
+                f"Look at {late}: its log for an error of its own, then its stack "
+                "(py-spy dump --pid PID) to see where it is."
+            ),
+            (
+                "Make every rank reach the barrier: the same code path and the same amount of "
+                "work before it (no rank-0-only work longer than the barrier's timeout)."
+            ),
+        ],
+        evidence=list(miss.cites),
+        ranks=list(miss.late),
+        title="A monitored barrier timed out",
+        confidence=Confidence.HIGH if miss.late else Confidence.MEDIUM,
+    )
+
+
 def _from_stack(facts: Facts) -> Finding | None:
     """Only the watchdog's C++ stack survived the paste: its timeout check raised."""
     frames = facts.seen(CHECK_TIMEOUT_FRAME, prose=False)
@@ -572,6 +618,7 @@ def _check(facts: Facts) -> list[Finding]:
         _from_flight,
         _from_timeouts,
         _from_wrapped,
+        _from_barrier,
         _from_store_timeout,
         _from_monitor,
         _from_dump,
