@@ -126,6 +126,20 @@ STORE_PORT = sign(
     r"(?P<port>\d{2,5})",
     "the store's port as a launch flag, MASTER_PORT, a tcp:// init method or accelerate's",
 )
+# c10d's store client between connect attempts (torch/csrc/distributed/c10d/socket.cpp,
+# SocketConnectOp): a timed-out attempt is a warning of its own (the SYN got no answer); a
+# refused one is logged only at trace level, and every retry, whatever its cause, prints the
+# every-30-seconds "No socket on (host, port) is listening yet" notice
+STORE_CONNECT_TIMED_OUT = sign(
+    "launch.store_connect_timed_out",
+    r"The server socket on (?P<addr>\S{1,300}) has timed out, will retry",
+    "a store connect attempt that got no answer at all before the kernel gave up on it",
+)
+STORE_NOT_LISTENING = sign(
+    "launch.store_not_listening",
+    r"No socket on \((?P<host>[^,\s]{1,255}), (?P<port>\d{1,5})\) is listening yet, will retry",
+    "the store client retrying its connect to MASTER_ADDR:MASTER_PORT",
+)
 STORE_ADDRESS = sign(
     "launch.store_address",
     r"^(?P<before>.{0,500}?)(?:--master[_-]addr(?:ess)?[= ]{1,10}|\bMASTER_ADDR[= ]{1,10})"

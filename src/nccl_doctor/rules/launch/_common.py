@@ -29,7 +29,13 @@ from nccl_doctor.facts.store import Facts, Hit
 from nccl_doctor.knowledge.signals import STOP_SIGNALS, signal_name
 from nccl_doctor.rules.base import first_distinct
 from nccl_doctor.signs.common import CARRIES_ON, HANG_POINTS, HANG_WORDS
-from nccl_doctor.signs.launch import ADDRESS_IN_USE, INIT_PASSED, INIT_PHASE
+from nccl_doctor.signs.launch import (
+    ADDRESS_IN_USE,
+    INIT_PASSED,
+    INIT_PHASE,
+    STORE_CONNECT_TIMED_OUT,
+    STORE_NOT_LISTENING,
+)
 
 
 def address_in_use(facts: Facts) -> tuple[list[Cite], bool]:
@@ -382,3 +388,33 @@ def missing_from_timeout(facts: Facts) -> tuple[list[int], list[Cite]]:
         return [], []
     missing = [r for r in range(size) if r not in reporters]
     return missing, cites
+
+
+@dataclass(frozen=True, slots=True)
+class StoreRetries:
+    """How the store client's connect attempts ended before it gave up (socket.cpp).
+
+    ``unanswered``: attempts that timed out with no answer (their warnings);
+    ``retried``: its every-30-seconds retry notices. Retries with no unanswered
+    attempt and no failed name look-up were refused: the host answered and
+    nothing listened on the port.
+    """
+
+    unanswered: tuple[Hit, ...]
+    retried: tuple[Hit, ...]
+    unresolved: bool
+
+    @property
+    def refused(self) -> bool:
+        """Whether every retry was a refusal (nothing listened on the store's port)."""
+        return bool(self.retried) and not self.unanswered and not self.unresolved
+
+
+def store_retries(facts: Facts) -> StoreRetries:
+    """The store client's retries before a connect timeout, and how they ended."""
+    unresolved = any(e.action == "resolve" and e.resolver_failed for e in facts.of(C10dSocketError))
+    return StoreRetries(
+        facts.seen(STORE_CONNECT_TIMED_OUT),
+        facts.seen(STORE_NOT_LISTENING),
+        unresolved,
+    )

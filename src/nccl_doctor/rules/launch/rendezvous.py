@@ -52,7 +52,7 @@ from nccl_doctor.facts.store import Facts, Hit, Said
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.app._origin import with_roles
 from nccl_doctor.rules.base import Rule
-from nccl_doctor.rules.launch._common import hang_cues, init_hang_cues
+from nccl_doctor.rules.launch._common import hang_cues, init_hang_cues, store_retries
 from nccl_doctor.signs.launch import (
     ALL_REGISTERED,
     BARE_PYTHON,
@@ -92,6 +92,19 @@ _FIX = [
         "Verify every node reaches MASTER_ADDR:MASTER_PORT (nc -zv $MASTER_ADDR $MASTER_PORT) and "
         "collect each rank's log with TORCH_DISTRIBUTED_DEBUG=DETAIL TORCH_CPP_LOG_LEVEL=INFO."
     ),
+]
+
+#: A store port the client reached and nothing listened on.
+_REFUSED_FIX = [
+    (
+        "Look at the master's own output (node rank 0, rank 0): it failed before its store "
+        "started, was never launched, or started after the workers' connect timeout."
+    ),
+    (
+        "Check that every node is given the same MASTER_ADDR and MASTER_PORT (--master-port, "
+        "--rdzv-endpoint): on the master, 'ss -ltnp | grep <port>' shows whether it listens."
+    ),
+    "Start the master node first, or raise the connect timeout for a master that starts late.",
 ]
 
 
@@ -146,6 +159,21 @@ def _from_timeouts(facts: Facts) -> Finding | None:
     for sock in facts.of(C10dSocketError):
         if sock.action == "connect_timeout":
             where = f"{sock.address}:{sock.port}" if sock.address else "the master's store"
+            retries = store_retries(facts)
+            if retries.refused:
+                summary = (
+                    f"A worker timed out connecting to the c10d store at {where}, refused at "
+                    f"every attempt ({len(retries.retried)} retry notices, none timed out): the "
+                    "host answered and nothing listened on that port - the master's process "
+                    "never started its store (it failed or started late), or MASTER_PORT "
+                    "differs between the nodes."
+                )
+                return RULE.finding(
+                    summary=summary,
+                    fix=_REFUSED_FIX,
+                    evidence=[sock, *(h.cite for h in retries.retried[:1])],
+                    confidence=Confidence.HIGH,
+                )
             summary = (
                 f"A worker timed out connecting to the c10d store at {where}: the master never "
                 "came up there, or MASTER_ADDR/MASTER_PORT point elsewhere."

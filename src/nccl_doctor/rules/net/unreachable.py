@@ -49,6 +49,7 @@ from nccl_doctor.facts.span import span_of
 from nccl_doctor.facts.store import Facts, Hit
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.base import Rule, first_distinct
+from nccl_doctor.rules.launch._common import store_retries
 from nccl_doctor.rules.net._common import (
     crashed,
     failure_cites,
@@ -277,7 +278,10 @@ def check(facts: Facts) -> list[Finding]:
                 hosts=hosts,
             )
         ]
-    if hard:
+    retries = store_retries(facts)
+    # a client refused until it gave up reached the host: nothing listened there (the
+    # rendezvous rule's finding), no packet was lost
+    if hard and not (retries.refused and all(e.action == "connect_timeout" for e in hard)):
         e = hard[0]
         what = (
             f"could not resolve {e.address} ({e.error_text or 'gai error'})"
@@ -285,12 +289,25 @@ def check(facts: Facts) -> list[Finding]:
             else f"timed out after {(e.timeout_ms or 0) // 1000} s connecting to "
             f"{_where(e.address, e.port)}"
         )
+        how = ""
+        if retries.unanswered:
+            n = len(retries.unanswered)
+            how = (
+                f"; {n} of its attempts timed out with no answer at all "
+                f"({retries.unanswered[0].match['addr']}): the packets are dropped on the way "
+                "(a firewall, a route, or an address the hosts cannot reach)"
+            )
         return [
             RULE.finding(
                 summary=f"The c10d store client {what}; the rank never reached the store "
-                "at MASTER_ADDR:MASTER_PORT.",
+                f"at MASTER_ADDR:MASTER_PORT{how}.",
                 fix=_FIX,
-                evidence=first_distinct([x.cite for x in hard] + [x.cite for x in soft], 4),
+                evidence=first_distinct(
+                    [x.cite for x in hard]
+                    + [h.cite for h in retries.unanswered[:1]]
+                    + [x.cite for x in soft],
+                    4,
+                ),
                 ranks=[x.rank for x in hard if x.rank is not None],
                 hosts=[x.host for x in hard if x.host],
             )
@@ -315,6 +332,22 @@ def check(facts: Facts) -> list[Finding]:
                 severity=Severity.CRITICAL if serious else Severity.WARNING,
                 confidence=Confidence.MEDIUM,
                 ranks=[x.rank for x in soft if x.rank is not None],
+            )
+        ]
+    unanswered = [h for h in retries.unanswered if not store_served_after(facts, h.cite)]
+    if unanswered:
+        return [
+            RULE.finding(
+                summary=f"The c10d store client's attempts to reach "
+                f"{unanswered[0].match['addr']} timed out with no answer ({len(unanswered)} "
+                "time(s)); it retries until its connect timeout, so this matters if the job "
+                "waits here: packets to the master are dropped (a firewall, a route, or an "
+                "address the hosts cannot reach).",
+                fix=_FIX,
+                evidence=first_distinct([h.cite for h in unanswered], 3),
+                severity=Severity.WARNING,
+                confidence=Confidence.MEDIUM,
+                ranks=[h.rank for h in unanswered if h.rank is not None],
             )
         ]
     # c10d's warning that one address family has no address is no failed look-up: it goes on
