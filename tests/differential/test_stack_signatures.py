@@ -196,9 +196,10 @@ def test_the_driver_failing_to_bring_a_gpu_up_points_at_a_lost_gpu(tmp_path: Pat
         "[  412.118203] NVRM: GPU 0000:3b:00.0: RmInitAdapter failed! (0x22:0x56:762)\n"
         "[  412.118270] NVRM: GPU 0000:3b:00.0: rm_init_adapter failed, device minor number 0\n",
     )
-    first, why = _lead(report)
-    assert first == "gpu.lost"
-    assert "driver.nvrm.rm_init_adapter_failed" in why
+    # decisive now (the driver's own words): a finding, not only the lead of the ranked causes
+    top = report.findings[0]
+    assert (top.id, top.root_cause) == ("gpu.lost", True)
+    assert top.title == "The driver could not initialise the GPU"
 
 
 def test_nvml_unknown_error_in_pynvml_points_at_the_container_first(tmp_path: Path) -> None:

@@ -315,3 +315,45 @@ def test_rc_of_all_channels_is_the_xid_it_names() -> None:
         (2, 119, "GPU5"),
     ]
     assert of_type(facts, KernelGpuMessage) == []
+
+
+@pytest.mark.parametrize(
+    ("line", "kind"),
+    [
+        (
+            "NVRM: GPU 0000:3b:00.0: GPU does not have the necessary power cables connected.",
+            "no_power",
+        ),
+        ("NVRM: RmFetchGspRmImages: No firmware image found", "no_firmware"),
+        (
+            (
+                "NVRM: GPU0 _kgspBootGspRm: unexpected WPR2 already up, cannot proceed with "
+                "booting GSP"
+            ),
+            "reset_needed",
+        ),
+        (
+            (
+                "NVRM: GPU0 kgspWaitForGfwBootOk_TU102: failed to wait for GFW boot complete: 0x65 "
+                "VBIOS version 96.00.89.00.01"
+            ),
+            "reset_needed",
+        ),
+        ("NVRM: BAR1 is 0M @ 0x0 (PCI:0000:3b:00.0)", "bar_invalid"),
+        ("NVRM: GPU0 kgspInitRm_IMPL: Max GSP-RM boot attempts exceeded: 3/3", "init_failed"),
+        ("NVRM: nvidia_frontend_open: minor 0, module->open() failed, error -5", "init_failed"),
+        ("NVRM: None of the NVIDIA devices were initialized.", "probe_failed"),
+        # the GFW wait's status check names no boot in words: a GSP timeout, not a bad state
+        (
+            (
+                "NVRM: GPU0 nvCheckOkFailedNoLog: Check failed: Call timed out [NV_ERR_TIMEOUT] "
+                "(0x00000065) returned from kgspWaitForGfwBootOk_HAL(pGpu, pKernelGsp) @ "
+                "kernel_gsp.c:4945"
+            ),
+            "gsp_timeout",
+        ),
+    ],
+)
+def test_why_the_driver_could_not_initialise_a_gpu(line: str, kind: str) -> None:
+    (msg,) = of_type(parse(f"[    5.101000] {line}\n"), KernelGpuMessage)
+    assert msg.kind == kind

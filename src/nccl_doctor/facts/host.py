@@ -52,7 +52,11 @@ class KernelGpuMessage(Fact):
     ``kind``: ``gpu_identity`` (``GPU at PCI:...: GPU-<uuid>``),
     ``board_serial``, ``fallen_off_bus`` (``GPU has fallen off the bus`` /
     ``The NVIDIA GPU ... has fallen off the bus``), ``unsupported_gpu``,
-    ``init_failed`` (``RmInitAdapter failed``), ``probe_failed``,
+    ``init_failed`` (``RmInitAdapter failed`` and the stages under it),
+    ``probe_failed``, and why an init failed where the driver says it:
+    ``no_power`` (power cables), ``bar_invalid`` (a BAR with no address),
+    ``reset_needed`` (WPR2 up, GFW boot not done), ``no_firmware`` (no GSP
+    firmware for the module),
     ``api_mismatch`` (client ``client_version`` vs kernel module
     ``version``), ``module_version`` (``loading NVIDIA UNIX ... Kernel Module
     535.104.05``; ``open_module`` for the open modules), ``gsp_timeout``,

@@ -102,8 +102,9 @@ def _gpu_kind(msg: str) -> str | None:
     # nvidia-uvm's fatal error that RM can only clear with a reboot (nv_gpu_ops.c, 565+)
     if "requiring os reboot to recover" in low:
         return "reboot_required"
-    if "rminitadapter failed" in low or "rm_init_adapter failed" in low:
-        return "init_failed"
+    init = _init_kind(low)
+    if init is not None:
+        return init
     if "heartbeat" in low and ("timed out" in low or "timeout" in low):
         return "gsp_heartbeat_timeout"
     if "gsp" in low and ("timeout" in low or "timed out" in low):
@@ -123,6 +124,37 @@ def _gpu_kind(msg: str) -> str | None:
     if _ERRORISH.search(msg):
         return "other"
     return None
+
+
+#: The driver's words when it cannot bring a GPU up at load (595.45.04: arch/nvalloc/unix/src
+#: osinit.c's RmInitAdapter and its stages, kernel/gpu/gsp/kernel_gsp.c's GSP boot, nv.c's
+#: checks of the board): the kind each one is, most specific first
+_INIT_FAILURES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("no_power", ("necessary power cables",)),
+    ("no_firmware", ("no firmware image found",)),
+    # WPR2 (GSP's protected region) still up, or the VBIOS's own boot (GFW) not done: an earlier
+    # driver or a crash left the GPU in a bad state
+    ("reset_needed", ("wpr2 already up", "likely in a bad state", "gfw boot")),
+    ("bar_invalid", ("pci i/o region assigned to your nvidia device is invalid", " is 0m @ ")),
+    (
+        "init_failed",
+        (
+            "rminitadapter",
+            "rm_init_adapter failed",
+            "cannot initialize gsp firmware",
+            "gsp-rm boot attempts exceeded",
+            "failed to boot gsp",
+            "cannot attach gpu",
+            "failed to copy vbios",
+            "module->open() failed",
+        ),
+    ),
+)
+
+
+def _init_kind(low: str) -> str | None:
+    """The kind of a driver line that says a GPU could not be initialised, else ``None``."""
+    return next((kind for kind, words in _INIT_FAILURES if any(w in low for w in words)), None)
 
 
 def _quoted_status(msg: str) -> int | None:
@@ -253,7 +285,7 @@ class XidParser(StreamParser):
         if "crash dump has been created" in msg:
             self.emit(KernelGpuMessage(**base, kind="crash_dump", message=clip(msg)))
             return
-        if "probe routine" in msg:
+        if "probe routine" in msg or "None of the NVIDIA devices were initialized" in msg:
             self.emit(KernelGpuMessage(**base, kind="probe_failed", message=clip(msg)))
             return
         if msg.startswith(("No NVIDIA GPU found", "No NVIDIA devices probed")):

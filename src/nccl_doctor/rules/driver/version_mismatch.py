@@ -147,6 +147,23 @@ def check(facts: Facts) -> list[Finding]:
         if rebooted:
             summary += "; a reboot was tried, so the matching kernel module is not installed"
         return [RULE.finding(summary=summary, fix=_fix(rebooted), evidence=[*direct[:2], *cites])]
+    firmware = [k for k in facts.of(KernelGpuMessage) if k.kind == "no_firmware"]
+    if firmware:
+        summary = (
+            f"'{_text(firmware[0])}': the loaded kernel module found no GSP firmware of its own "
+            "version (/lib/firmware/nvidia/<version>/gsp_*.bin): the module and the driver "
+            "package's files are not one install" + (f"; {versions}" if versions else "")
+        )
+        fix = [
+            (
+                "Install the firmware of the loaded module's version (the driver package's "
+                "firmware files, e.g. nvidia-firmware-<branch>-<version>, or reinstall the "
+                "driver) so /lib/firmware/nvidia/$(cat /sys/module/nvidia/version) holds "
+                "gsp_*.bin; rebuild the initramfs if the module loads from it"
+            ),
+            *_fix(rebooted)[1:],
+        ]
+        return [RULE.finding(summary=summary, fix=fix, evidence=[*firmware[:1], *cites])]
     no_driver = [s for s in facts.of(SmiError) if s.error in ("no_driver", "nvml_init")]
     upgrades = _upgrades(facts)
     if no_driver and upgrades:

@@ -25,7 +25,14 @@ nvidia-uvm's fatal error ``requiring os reboot to recover``, a driver status
 of a lost GPU such as ``[NV_ERR_RESET_REQUIRED]`` or ``[NV_ERR_GPU_IS_LOST]``),
 ``ERR!``/``Unknown Error`` fields, ``GPU Reset Status``/recovery action.
 A report that processes survive SIGKILL and only a reboot helps is a weak
-(words-only) sign of a wedged GPU.
+(words-only) sign of a wedged GPU. A GPU the driver could not initialise at
+load is unusable the same way; the driver says why, and the fix follows it:
+``GPU does not have the necessary power cables connected``, a BAR of ``0M``
+(no address space: Above 4G decoding off), ``WPR2 already up`` or a GFW boot
+that never finished (left in a bad state: reset or power-cycle), or only the
+stage that failed (``RmInitAdapter failed``, ``Cannot initialize GSP firmware
+RM``, ``The NVIDIA probe routine failed``). A module without its GSP firmware
+(``No firmware image found``) is an install, not the GPU.
 
 Fix
 ---
@@ -138,6 +145,7 @@ def check(facts: Facts) -> list[Finding]:
             )
         )
     findings += _gpu_state(facts)
+    findings += _init(facts)
     findings += _probe(facts)
     if not findings:
         findings += _words(facts)
@@ -216,6 +224,62 @@ def _words(facts: Facts) -> list[Finding]:
             )
         ]
     return []
+
+
+#: What to do first about a GPU the driver could not initialise, by what the driver said
+_INIT_FIX = {
+    "no_power": (
+        "Connect the GPU's auxiliary power cables (its 8-pin or 12VHPWR leads) and check that "
+        "the power supply can carry the board: the driver will not use a GPU without them"
+    ),
+    "bar_invalid": (
+        "Enable 'Above 4G decoding' (and Resizable BAR where offered) in the system BIOS so the "
+        "GPU's memory windows (BARs) get addresses; dmesg | grep -i BAR at boot names the "
+        "window that got none"
+    ),
+    "reset_needed": (
+        "Reset the GPU (nvidia-smi -r -i <gpu>) or power-cycle the node: an earlier driver or "
+        "a crash left it in a state the driver cannot boot from (a warm reboot may not clear it)"
+    ),
+    "init_failed": (
+        "Read the NVRM lines just before it (dmesg -T | grep NVRM): the stage that failed; check "
+        "the GPU is on the bus (lspci -d 10de: -vv) and power-cycle the node"
+    ),
+    "probe_failed": (
+        "Read the NVRM lines before it (dmesg -T | grep NVRM) for the GPU that failed; check it "
+        "is on the bus (lspci -d 10de: -vv) and power-cycle the node"
+    ),
+}
+
+
+def _init(facts: Facts) -> list[Finding]:
+    """A GPU the driver could not bring up at load: no power, no BAR space, a bad state, or a
+    failed initialisation stage."""
+    failed = [m for m in facts.of(KernelGpuMessage) if m.kind in _INIT_FIX]
+    # a module without its GSP firmware fails every GPU's init: the install, not the GPU
+    # (driver.version_mismatch)
+    if not failed or any(m.kind == "no_firmware" for m in facts.of(KernelGpuMessage)):
+        return []
+    names = list(dict.fromkeys(n for m in failed if (n := m.bus_id or m.gpu_label)))
+    who = ", ".join(names) or "a GPU"
+    # the most telling line: what the board lacks before a generic stage failure
+    first = min(failed, key=lambda m: list(_INIT_FIX).index(m.kind))
+    said = first.message.strip()
+    if first.gpu_label and said.startswith(first.gpu_label + " "):
+        said = said[len(first.gpu_label) + 1 :]
+    elif said.startswith("GPU ") and ": " in said[:40]:
+        said = said.split(": ", 1)[1]  # the driver's own "GPU 0000:3b:00.0: " prefix
+    return [
+        RULE.finding(
+            summary=f"The driver could not initialise {who}: {said[:160]}; "
+            "the GPU is unusable until this is fixed",
+            fix=[_INIT_FIX[first.kind], *_FIX[3:]],
+            evidence=[first, *(m for m in failed if m is not first)][:3],
+            title="The driver could not initialise the GPU",
+            gpus=names,
+            hosts=[m.host for m in failed if m.host],
+        )
+    ]
 
 
 _PROBE_STEPS = ("context", "alloc", "kernel")
