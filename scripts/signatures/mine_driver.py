@@ -36,6 +36,9 @@ Usage: ``python scripts/signatures/mine_driver.py [DCGM] [OPEN_GPU_KERNEL_MODULE
   <cause>``, the cause lower-cased), at release commits. NVIDIA's repository
   holds gigabytes of package pages; a fork that carries its history to
   2024-10-17 is read (:data:`NVC_MIRROR`).
+* DCGM's failure reports (``dcgmi diag``, ``dcgmi health``): the messages of
+  ``dcgm_errors.h`` for the codes that report the GPU's own health, at the DCGM
+  tags (:mod:`dcgm_reports`).
 * nvidia-smi's own lines, the fabric manager's (``nv-fabricmanager``) and kmod's
   ``could not insert``: closed source or outside these repositories, kept in
   :data:`DOC_ROWS` with their source.
@@ -52,6 +55,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "src"))
 
+import dcgm_reports
 from clex import blank_comments, find_calls, read_format
 from common import PRI_MACROS, PRINTF, escape, pattern_for, write_jsonl
 
@@ -637,7 +641,8 @@ def main(argv: list[str]) -> int:
     go_nvml = Path(argv[4]) if len(argv) > 4 else GO_NVML_MIRROR
     rows = [*DOC_ROWS, *nvml_rows(dcgm), *nvml_name_rows(go_nvml),
             *nvml_newer_rows(dcgm, go_nvml), *nvrm_rows(ogkm),
-            *nvswitch_rows(ogkm), *nvc_rows(nvc)]  # fmt: skip
+            *nvswitch_rows(ogkm), *nvc_rows(nvc),
+            *dcgm_reports.rows(dcgm, DCGM_TAGS)]  # fmt: skip
     print(f"{len(rows)} signatures -> {write_jsonl('driver', rows)}")
     return 0
 

@@ -56,6 +56,10 @@ _ERRORISH = re.compile(
     r"|deadline.?exceeded"  # gRPC's and absl's timeout status (XLA's coordination service)
     r"|\bdied\b|\bdead\b|\bterminated\b"  # a supervisor's line for a process that exited
     r"|no available|do not agree"  # vLLM's stalled message queue, its failed P2P test
+    # DCGM's health reports that say no error word (dcgm_errors.h): a retired page, a row
+    # remap, a link down or fewer up than expected, a violation, a width below the minimum
+    r"|retire|remap|currently down|is down\b|violation|below the minimum|corrupt|uncontained"
+    r"|links are up out of|fabric state"
 )
 _MAX_LINES = 300
 #: How many hypotheses a report shows.
