@@ -25,6 +25,7 @@ from dataclasses import dataclass, replace
 
 from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.catalogue import failing_warn
+from nccl_doctor.facts.gpu import DcgmReport
 from nccl_doctor.facts.literals import prefiltered
 from nccl_doctor.facts.messages import PEER_GONE_TEXT, peer_gone
 from nccl_doctor.facts.nccl import NcclCommInit, NcclTestRow, NcclTestSummary, NcclWarn
@@ -223,6 +224,8 @@ def _message(fact: Fact) -> str | None:
         return fact.cite.text.strip()
     if isinstance(fact, NcclTestSummary | NcclTestRow):
         return _wrong_values(fact)
+    if isinstance(fact, DcgmReport):  # a health check DCGM failed (its warnings are notes)
+        return (fact.message or None) if fact.failed else None
     return None
 
 

@@ -221,3 +221,32 @@ class SmiError(Fact):
     bus_id: str | None = None
     detail: str | None = None
     nvml_version: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DcgmReport(Fact):
+    """One message of a ``dcgmi diag`` or ``dcgmi health -c`` table, its parts joined.
+
+    ``source``: ``diag`` or ``health``; ``test``: the diagnostic's test
+    (``memory``, ``PCIe``) or the health system (``Memory system``);
+    ``entity``: ``GPU0`` where the table names one; ``result``: that test's or
+    system's result for it (``Fail``, ``Warn``, ``Failure``, ``Warning``);
+    ``kind``: ``Warning`` / ``Info`` (diag's row names) or ``health``;
+    ``message``: DCGM's text (a dcgm_errors.h message and DCGM's advice after it).
+    """
+
+    source: str
+    test: str | None = None
+    entity: str | None = None
+    result: str | None = None
+    kind: str = ""
+    message: str = ""
+    #: the catalogue's row for the message (``driver.dcgm.pending_page_retirements``) and the
+    #: ids it points at, where the catalogue knows it
+    signature: str | None = None
+    points_at: tuple[str, ...] = ()
+
+    @property
+    def failed(self) -> bool:
+        """Whether DCGM reports this as a failure (not a warning or a note)."""
+        return (self.result or "").lower() in ("fail", "failure") and self.kind != "Info"

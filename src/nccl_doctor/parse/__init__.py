@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from nccl_doctor.parse.base import BlockParser, FileParser, StreamParser
 from nccl_doctor.parse.collect_env import CollectEnvParser
+from nccl_doctor.parse.dcgm import DcgmParser
 from nccl_doctor.parse.env import EnvParser
 from nccl_doctor.parse.flight_recorder import FlightRecorderParser
 from nccl_doctor.parse.infiniband import (
@@ -48,6 +49,7 @@ BLOCK_PARSERS: tuple[type[BlockParser], ...] = (
     ProbeResultParser,
     RunManifestParser,
     RasTextParser,
+    DcgmParser,
 )
 
 STREAM_PARSERS: tuple[type[StreamParser], ...] = (

@@ -48,6 +48,7 @@ from nccl_doctor.parse._nvsmi import (
 )
 from nccl_doctor.parse._values import cite
 from nccl_doctor.parse.base import BlockParser
+from nccl_doctor.parse.dcgm import dcgm_title
 
 TOOL = "nvidia-smi"
 _BORDER = LazyPattern(r"^\+[-+=]{20,}\+?$")
@@ -192,9 +193,11 @@ class NvidiaSmiParser(BlockParser):
         return "MiB" in text and bool(_PROC_NEW.match(inner) or _PROC_OLD.match(inner))
 
     def accepts(self, line: Line, block: Sequence[Line]) -> bool:
-        """Table lines and a few blank separators; after a message, its NVML version line."""
+        """Table lines and a few blank separators; after a message, its NVML version line.
+
+        A dcgmi table's title row ends the block: DCGM draws the same borders."""
         text = line.text.strip()
-        if not block:
+        if not block or dcgm_title(text):
             return False
         if _error_code(block[0].text) is not None:
             return bool(_NVML_VERSION.search(text)) and len(block) == 1

@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 from nccl_doctor.facts.base import Fact
 from nccl_doctor.facts.failures import failures_of
-from nccl_doctor.facts.gpu import Gpu, MigDevice, SmiError
+from nccl_doctor.facts.gpu import DcgmReport, Gpu, MigDevice, SmiError
 from nccl_doctor.facts.host import KernelGpuMessage, XidEvent
 from nccl_doctor.facts.signs import Sign
 from nccl_doctor.facts.store import Facts, Hit
@@ -194,3 +194,22 @@ def status_finding(rule: Rule, lead: str, fix: Sequence[str]) -> Callable[[Facts
         ]
 
     return check
+
+
+def dcgm_findings(facts: Facts, rule: Rule, fix: Sequence[str]) -> list[Finding]:
+    """A finding of ``rule`` for the checks DCGM failed whose message points first at it."""
+    failed = [r for r in facts.of(DcgmReport) if r.failed and r.points_at[:1] == (rule.id,)]
+    if not failed:
+        return []
+    first = failed[0]
+    where = f" on {first.entity}" if first.entity else ""
+    what = f"{first.test!r} " if first.test else ""
+    more = f" ({len(failed)} such reports)" if len(failed) > 1 else ""
+    return [
+        rule.finding(
+            summary=f"DCGM's {what}check failed{where}: {first.message[:240]}{more}",
+            fix=list(fix),
+            evidence=first_distinct([r.cite for r in failed], 3),
+            gpus=list(dict.fromkeys(r.entity for r in failed if r.entity)),
+        )
+    ]

@@ -46,6 +46,7 @@ from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.base import Rule
 from nccl_doctor.rules.gpu._common import (
     caused_by,
+    dcgm_findings,
     first_of_each,
     gpu_key,
     gpu_name,
@@ -159,6 +160,7 @@ def check(facts: Facts) -> list[Finding]:
             )
         )
     findings += _counters(facts, job_failed(facts))
+    findings += dcgm_findings(facts, RULE, _FIX)
     events = xids_for(facts, RULE.id) + caused_by(facts, RULE.id)
     if events:
         worst = min((i.severity for _, i in events), key=["critical", "warning", "info"].index)

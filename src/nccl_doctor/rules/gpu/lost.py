@@ -53,6 +53,7 @@ from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.base import Rule
 from nccl_doctor.rules.gpu._common import (
+    dcgm_findings,
     first_of_each,
     gpu_key,
     gpu_name,
@@ -146,6 +147,7 @@ def check(facts: Facts) -> list[Finding]:
         )
     findings += _gpu_state(facts)
     findings += _init(facts)
+    findings += dcgm_findings(facts, RULE, _FIX)
     findings += _probe(facts)
     if not findings:
         findings += _words(facts)

@@ -47,6 +47,7 @@ from nccl_doctor.knowledge.gpu_boards import nvlink_board as nvlink_board_model
 from nccl_doctor.rules.base import Rule
 from nccl_doctor.rules.gpu._common import (
     caused_by,
+    dcgm_findings,
     first_of_each,
     nvlink_board,
     nvlink_wedge,
@@ -207,7 +208,7 @@ _status = status_finding(RULE, "An NVLink failed", _FIX)
 
 def check(facts: Facts) -> list[Finding]:
     """NVLink Xids/SXids, inactive links, error counters, wedged NVLink machines."""
-    findings = _xids(facts) + _links(facts) + _probe(facts)
+    findings = _xids(facts) + _links(facts) + _probe(facts) + dcgm_findings(facts, RULE, _FIX)
     return findings or _status(facts) or _wedge(facts)
 
 
