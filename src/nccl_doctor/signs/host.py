@@ -25,6 +25,14 @@ FD_LIMIT = sign(
     r"Too many open files|\[Errno 24\]|\bEMFILE\b|received 0 items of ancdata",
     "the open-file limit (ulimit -n) was reached",
 )
+#: the store server (TCPStoreLibUvBackend.cpp, LibUVStoreDaemon::onConnect) could not accept a
+#: rank's connection: with EMFILE, the process hosting the store hit its open-file limit and
+#: the ranks it turned away never join the rendezvous
+STORE_ACCEPT_FAILED = sign(
+    "host.store_accept_failed",
+    r"Failed to accept client due to",
+    "the c10d store's server failing to accept a rank's connection",
+)
 DISK_FULL = sign(
     "host.disk_full",
     r"No space left on device|\[Errno 28\]|\bENOSPC\b|Disk quota exceeded|\[Errno 122\]",

@@ -35,7 +35,7 @@ time, or more RAM.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from nccl_doctor.facts.run import CollectiveTimeout
 from nccl_doctor.facts.signs import Sign
@@ -56,6 +56,7 @@ from nccl_doctor.signs.host import (
     PID_LIMIT,
     SHM_EXHAUSTED,
     SIGKILL,
+    STORE_ACCEPT_FAILED,
 )
 
 RULE = Rule(
@@ -236,7 +237,12 @@ def check(facts: Facts) -> list[Finding]:
             nccl = facts.lines_of(NCCL_OWN) | facts.lines_of(CARRIES_ON)
         hits = [h for h in shown if h.said not in nccl]
         if hits:
-            return [_finding(limit, hits)]
+            limited = _finding(limit, hits)
+            # the store's server out of file descriptors turns ranks away: the rendezvous
+            # that times out waiting for them follows from it
+            if facts.seen_on(STORE_ACCEPT_FAILED, [h.cite for h in hits]):
+                limited = replace(limited, explains=(*limited.explains, "launch.rendezvous"))
+            return [limited]
     for step in (_killed_with_memory_cue, _checkpoint_stall):
         found = step(facts)
         if found is not None:
