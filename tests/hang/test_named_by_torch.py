@@ -118,3 +118,14 @@ def test_the_debug_wrappers_barrier_is_still_a_mismatch(tmp_path: Path) -> None:
     assert found.id == "app.collective_mismatch"
     assert found.subjects.ranks == (1,)  # each rank once
     assert "rank(s) 1 never reached the collective" in found.summary
+
+
+def test_the_real_report_of_a_one_rank_job_on_the_h200() -> None:
+    """torch 2.11 on an H200 (tests/fixtures/captured/desync-h200): the report's lines carry
+    no rank prefix; its snapshot lists the group's only rank, so no peer can be behind."""
+    capture = CASES.parents[1] / "fixtures/captured/desync-h200/console.log"
+    report = diagnose_paths([str(capture)])
+    hang = report.findings[0]
+    assert (hang.id, hang.root_cause) == ("app.hang", True)
+    assert "rank 0 is the origin: the job's only rank" in hang.summary
+    assert _roles(report, "app.hang") == {"origin": (0,)}

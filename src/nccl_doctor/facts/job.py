@@ -23,6 +23,7 @@ from nccl_doctor.facts.run import (
     ChildFailure,
     CollectiveTimeout,
     CudaOutOfMemory,
+    DesyncReport,
     PgInitOptions,
     PythonTraceback,
     WatchdogState,
@@ -67,7 +68,8 @@ def world(facts: Facts) -> World:
     or NCCL communicator (no group is larger than the world), then the
     ``WORLD_SIZE`` variable, then the launcher's ``--nproc-per-node`` times
     ``--nnodes`` (an elastic ``--nnodes 1:4`` says no size), then the largest
-    group a flight-recorder dump, a pre-mortem's stacks or NCCL RAS shows.
+    group a flight-recorder dump, a pre-mortem's stacks, a desync report or NCCL RAS
+    shows.
     """
     return facts.derived("world", _world)
 
@@ -108,6 +110,12 @@ def _world(facts: Facts) -> World:
         if g.group_ranks
     ]
     seen += [(c.world_size, c.cite, "stacks") for c in facts.of(StackCapture) if c.world_size]
+    # a desync report with no rank missing lists every rank of its group in its snapshot
+    seen += [
+        (len({r for *_, ranks in d.snapshot for r in ranks}), d.cite, "desync report")
+        for d in facts.of(DesyncReport)
+        if d.snapshot and not d.never_joined
+    ]
     seen += [(r.comm_size, r.cite, "NCCL RAS") for r in facts.of(RasRank) if r.comm_size]
     seen += [(r.comm_size, r.cite, "NCCL RAS") for r in facts.of(RasOpCount) if r.comm_size]
     # nccl-tests lists every rank's GPU ("#  Rank  0 Group  0 Pid ... device  0 ..."), once
