@@ -119,3 +119,27 @@ def test_warnings_alone_are_no_failure(tmp_path: Path) -> None:
     report = diagnose_text(tmp_path, passing)
     assert critical_ids(report) == []
     assert report.first_failure is None
+
+
+PCIE = (
+    "+---------------------------+------------------------------------------------+\n"
+    "| Diagnostic                | Result                                         |\n"
+    "+===========================+================================================+\n"
+    "+-----  Integration  -------+------------------------------------------------+\n"
+    "| pcie                      | Fail                                           |\n"
+    "|                           | GPU0: Pass                                     |\n"
+    "|                           | GPU1: Fail                                     |\n"
+    "| Warning: GPU1             | GPU 1 is running at PCI link width 8X, which   |\n"
+    "|                           | is below the minimum allowed link generation   |\n"
+    "|                           | of 16 (parameter 'pcie_width')                 |\n"
+    "+---------------------------+------------------------------------------------+\n"
+)
+
+
+def test_a_failed_pcie_check_is_the_link(tmp_path: Path) -> None:
+    report = diagnose_text(tmp_path, PCIE)
+    found = next(f for f in report.findings if f.id == "gpu.pcie_degraded")
+    assert "DCGM's 'pcie' check failed on GPU1: GPU 1 is running at PCI link width 8X" in (
+        found.summary
+    )
+    assert found.subjects.gpus == ("GPU1",)

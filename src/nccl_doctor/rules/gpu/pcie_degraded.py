@@ -38,7 +38,7 @@ from nccl_doctor.facts.probe import ProbeBandwidth, far_below
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.base import Rule
-from nccl_doctor.rules.gpu._common import gpu_key, gpu_name, unique_gpus
+from nccl_doctor.rules.gpu._common import dcgm_findings, gpu_key, gpu_name, unique_gpus
 
 RULE = Rule(
     id="gpu.pcie_degraded",
@@ -82,11 +82,19 @@ def _problems(gpu: Gpu) -> list[tuple[str, str]]:
     return out
 
 
+#: What to do about a PCIe check DCGM failed (its message names the GPU and the link).
+_DCGM_FIX = (
+    "Check the slot wiring: lspci -vv -s <bus id> | grep -e LnkCap -e LnkSta",
+    "Reseat the GPU and its riser/cable; check the slot's generation in the BIOS",
+    "Replace the riser/cable or board if replays keep growing",
+)
+
+
 def check(facts: Facts) -> list[Finding]:
     """One warning per GPU whose link is narrower, slower under load, or replaying."""
     gpus = unique_gpus(facts)
     widths = {g.pcie_width_current for g in gpus if g.pcie_width_current}
-    findings = _probe(facts)
+    findings = _probe(facts) + dcgm_findings(facts, RULE, _DCGM_FIX)
     for gpu in gpus:
         problems = _problems(gpu)
         if not problems:
