@@ -86,6 +86,9 @@ class KernelGpuMessage(Fact):
     #: :mod:`~nccl_doctor.knowledge.nv_status` keeps it
     status: str | None = None
     message: str = ""
+    #: the message after the GPU's name (``GPU0 `` or ``GPU 0000:3b:00.0: ``), where the line
+    #: gives one
+    detail: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -324,6 +324,7 @@ class XidParser(StreamParser):
                     gpu_label=label,
                     uuid=self._uuids.get(bus or ""),
                     message=clip(msg),
+                    detail=clip(detail) if bus or label else "",
                 )
             )
 

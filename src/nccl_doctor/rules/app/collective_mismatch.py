@@ -76,6 +76,13 @@ RULE = Rule(
 )
 
 
+#: The repair for collectives that differ, wherever the evidence shows them differ.
+_SAME_COLLECTIVES = (
+    "Make every rank issue the same collectives in the same order with the same shapes and "
+    "dtypes (no collectives under rank checks)."
+)
+
+
 def _fingerprints(facts: Facts) -> tuple[list[str], list[int], list[Cite]]:
     parts: list[str] = []
     ranks: list[int] = []
@@ -244,10 +251,7 @@ def _from_flight(facts: Facts) -> Finding | None:
                     f"Find the code path rank(s) {', '.join(map(str, odd))} took: the dump's "
                     "frames name where each rank issued its collective."
                 ),
-                (
-                    "Make every rank issue the same collectives in the same order with the same "
-                    "shapes and dtypes (no collectives under rank checks)."
-                ),
+                _SAME_COLLECTIVES,
             ],
             evidence=[by_rank[ranks[0]].cite for ranks in groups][:4],
             ranks=odd,
@@ -273,10 +277,7 @@ def _from_desync(facts: Facts) -> Finding | None:
                 "'if rank == 0' / is_main_process, evaluation, logging or checkpoint code, a "
                 "decision taken from a rank-local clock or data length."
             ),
-            (
-                "Make every rank issue the same collectives in the same order with the same "
-                "shapes and dtypes (no collectives under rank checks)."
-            ),
+            _SAME_COLLECTIVES,
         ],
         evidence=[found.report.cite],
         ranks=found.ranks,

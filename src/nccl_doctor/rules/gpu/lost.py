@@ -266,11 +266,7 @@ def _init(facts: Facts) -> list[Finding]:
     who = ", ".join(names) or "a GPU"
     # the most telling line: what the board lacks before a generic stage failure
     first = min(failed, key=lambda m: list(_INIT_FIX).index(m.kind))
-    said = first.message.strip()
-    if first.gpu_label and said.startswith(first.gpu_label + " "):
-        said = said[len(first.gpu_label) + 1 :]
-    elif said.startswith("GPU ") and ": " in said[:40]:
-        said = said.split(": ", 1)[1]  # the driver's own "GPU 0000:3b:00.0: " prefix
+    said = (first.detail or first.message).strip()
     return [
         RULE.finding(
             summary=f"The driver could not initialise {who}: {said[:160]}; "

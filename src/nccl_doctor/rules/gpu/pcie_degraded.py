@@ -82,12 +82,16 @@ def _problems(gpu: Gpu) -> list[tuple[str, str]]:
     return out
 
 
+_RESEAT = "Reseat the GPU and its riser/cable; check the slot's generation in the BIOS"
+_REPLACE = "Replace the riser/cable or board if replays keep growing"
+
+
+def _wiring(bus_id: str | None) -> str:
+    return f"Check the slot wiring: lspci -vv -s {bus_id or '<bus id>'} | grep -e LnkCap -e LnkSta"
+
+
 #: What to do about a PCIe check DCGM failed (its message names the GPU and the link).
-_DCGM_FIX = (
-    "Check the slot wiring: lspci -vv -s <bus id> | grep -e LnkCap -e LnkSta",
-    "Reseat the GPU and its riser/cable; check the slot's generation in the BIOS",
-    "Replace the riser/cable or board if replays keep growing",
-)
+_DCGM_FIX = (_wiring(None), _RESEAT, _REPLACE)
 
 
 def check(facts: Facts) -> list[Finding]:
@@ -110,13 +114,10 @@ def check(facts: Facts) -> list[Finding]:
                 + ", ".join(p for p, _ in problems)
                 + peers,
                 fix=[
-                    (
-                        f"Check the slot wiring: lspci -vv -s {gpu.bus_id or '<bus id>'} "
-                        "| grep -e LnkCap -e LnkSta"
-                    ),
-                    "Reseat the GPU and its riser/cable; check the slot's generation in the BIOS",
+                    _wiring(gpu.bus_id),
+                    _RESEAT,
                     "Recheck under load with nvidia-smi -q -d PCIE while the job runs",
-                    "Replace the riser/cable or board if replays keep growing",
+                    _REPLACE,
                 ],
                 evidence=[gpu, *(gpu.cite_of(f) for _, f in problems)],
                 severity=Severity.WARNING,

@@ -75,6 +75,8 @@ RULE = Rule(
 
 #: refused, timed out, host/network unreachable, connection aborted
 _NET_ERRNOS = {111, 110, 113, 101, 103}
+#: Why a connect attempt gets no answer at all.
+_DROPPED_BY = "(a firewall, a route, or an address the hosts cannot reach)"
 _LOCAL = ("localhost", "127.", "::1", "0.0.0.0")  # noqa: S104 (addresses read, not bound)
 _FIX = [
     (
@@ -295,7 +297,7 @@ def check(facts: Facts) -> list[Finding]:
             how = (
                 f"; {n} of its attempts timed out with no answer at all "
                 f"({retries.unanswered[0].match['addr']}): the packets are dropped on the way "
-                "(a firewall, a route, or an address the hosts cannot reach)"
+                + _DROPPED_BY
             )
         return [
             RULE.finding(
@@ -341,8 +343,7 @@ def check(facts: Facts) -> list[Finding]:
                 summary=f"The c10d store client's attempts to reach "
                 f"{unanswered[0].match['addr']} timed out with no answer ({len(unanswered)} "
                 "time(s)); it retries until its connect timeout, so this matters if the job "
-                "waits here: packets to the master are dropped (a firewall, a route, or an "
-                "address the hosts cannot reach).",
+                f"waits here: packets to the master are dropped {_DROPPED_BY}.",
                 fix=_FIX,
                 evidence=first_distinct([h.cite for h in unanswered], 3),
                 severity=Severity.WARNING,
