@@ -55,6 +55,8 @@ _ERRORISH = re.compile(
     r"|exception"  # a binding's exception quoting its library's status (JUCX's UcxException)
     r"|deadline.?exceeded"  # gRPC's and absl's timeout status (XLA's coordination service)
     r"|\bdied\b|\bdead\b|\bterminated\b"  # a supervisor's line for a process that exited
+    r"|non-zero status|NULL value"  # NVSHMEM's error macros: a call that failed, or gave nothing
+    r"|skipping transport"  # NVSHMEM's word for a transport it cannot start (GPUDirect missing)
     r"|no available|do not agree"  # vLLM's stalled message queue, its failed P2P test
     # DCGM's health reports that say no error word (dcgm_errors.h): a retired page, a row
     # remap, a link down or fewer up than expected, a violation, a width below the minimum

@@ -591,6 +591,41 @@ PRIORS: dict[str, tuple[Prior, ...]] = {
     # the development corpora (with the retired blind ones, session 11): 68 failures in words
     # only: P2P 7, device visibility 5, NCCL bug 5, NCCL/CUDA builds 5, unreachable 4, fabric
     # manager 4, socket interface 4, IB set-up 3, then twos and ones (shared memory 1)
+    # NVSHMEM's own failures (scripts/signatures/mine_nvshmem.py reads what each means): its
+    # IB transports need GPUDirect RDMA and, for IBGDA, the rights to map the NIC; it groups
+    # PEs by host name; its heap is a fixed size. No incident of the corpora yet: judgement,
+    # from the library's source and its install guide's requirements
+    "nvshmem": (
+        _p(
+            "net.ib_config",
+            0.22,
+            "the queue pairs or NICs are set up wrong (GID index, HCA list, RoCE)",
+            "judgement",
+        ),
+        _p(
+            "net.gdr",
+            0.20,
+            "the NIC may not reach GPU memory (nvidia_peermem, IBGDA's driver setting)",
+            "judgement",
+        ),
+        _p(
+            "driver.container",
+            0.14,
+            "a container without the rights or devices the transport needs (DEVX, IMEX channels)",
+            "judgement",
+        ),
+        _p("nccl.host_identity", 0.10, "hosts of one name taken for one node", "judgement"),
+        _p("host.resources", 0.08, "locked memory below what the heap registers", "judgement"),
+        _p("gpu.oom", 0.08, "the symmetric heap is full (NVSHMEM_SYMMETRIC_SIZE)", "judgement"),
+        _p(
+            "net.socket_interface",
+            0.06,
+            "the bootstrap on an interface the others cannot reach",
+            "judgement",
+        ),
+        _p("nccl.p2p", 0.05, "the node's GPUs cannot map each other's memory", "judgement"),
+        _p("net.ib_link", 0.04, "a port down on the path to the peer", "judgement"),
+    ),
     "failure": (
         _p(
             "nccl.p2p",

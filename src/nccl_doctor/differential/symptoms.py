@@ -121,6 +121,8 @@ LABELS = {
     "pcie_error": "the kernel logged an uncorrectable PCIe error (AER) on a device or its link",
     "host_io": "a kernel thread of the host's I/O stack (journal, writeback) stopped for minutes",
     "app_error": "the job's own code raised a Python exception (its data or logic)",
+    "nvshmem": "NVSHMEM could not start or move data (DeepEP, symmetric memory): a transport, "
+    "its memory or its peers",
     "failure": "a rank failed with an error no rule explains",
 }
 

@@ -116,6 +116,14 @@ FRAMEWORK_OOM = sign(
     r"|torch\.(?:cuda\.)?OutOfMemoryError",
     "a GPU allocation failed in the wording of JAX/XLA, TensorFlow, CUDA's names or torch's class",
 )
+NVSHMEM_HEAP_OOM = sign(
+    "gpu.nvshmem_heap_oom",
+    # its error macro prints the CUresult: 2 is CUDA_ERROR_OUT_OF_MEMORY (mem_heap.cpp)
+    r"non-zero status: 2 cuMemCreate failed"
+    r"|nvshmem malloc failed \(hint: check if total allocation has exceeded NVSHMEM symmetric",
+    "NVSHMEM's symmetric heap could not grow (cuMemCreate out of memory) or is full "
+    "(NVSHMEM_SYMMETRIC_SIZE)",
+)
 SAID_OOM = sign(
     "gpu.said_oom",
     r"\b(?:OOM|out of (?:GPU |device |CUDA |video )?memory)\b.{0,80}\b(?:GPU|CUDA|NCCL|VRAM|device)"

@@ -69,6 +69,7 @@ LIBRARIES = (
     "vllm",
     "ray",
     "lightning",
+    "nvshmem",
 )
 SYMPTOMS = frozenset(
     {
@@ -104,6 +105,7 @@ SYMPTOMS = frozenset(
         "rdma_completion",
         "pcie_error",
         "host_io",
+        "nvshmem",
         "failure",
         "app_error",
         "info",

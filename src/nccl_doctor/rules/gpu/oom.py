@@ -15,7 +15,10 @@ error`` or, in old releases, ``unhandled system error``; JAX/XLA print
 Why it matters
 --------------
 The rank that hit it dies or its communicator never initialises; the other
-ranks then hang in their next collective or fail with connection errors.
+ranks then hang in their next collective or fail with connection errors. Code
+that goes on after the failed allocation (NVSHMEM growing its symmetric heap
+with ``cuMemCreate``, which prints ``non-zero status: 2 cuMemCreate failed``)
+then faults on the memory it never got: an illegal memory access follows.
 When other processes hold the memory, it is ``gpu.contention`` instead.
 
 Evidence
@@ -48,7 +51,14 @@ from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.base import Rule
 from nccl_doctor.rules.gpu._common import prose_hits
-from nccl_doctor.signs.gpu import FRAMEWORK_OOM, HOST_OOM, JAX, SAID_OOM, TENSORFLOW
+from nccl_doctor.signs.gpu import (
+    FRAMEWORK_OOM,
+    HOST_OOM,
+    JAX,
+    NVSHMEM_HEAP_OOM,
+    SAID_OOM,
+    TENSORFLOW,
+)
 
 RULE = Rule(
     id="gpu.oom",
@@ -59,6 +69,9 @@ RULE = Rule(
         "app.hang",
         "nccl.internal",
         "host.resources",
+        # an allocation that failed leaves a pointer that code which does not check it then
+        # follows: NVSHMEM's barrier faults on the heap chunk cuMemCreate did not give
+        "cuda.illegal_access",
     ),
 )
 
@@ -123,6 +136,12 @@ def _fix(facts: Facts, oom: CudaOutOfMemory | None, siblings: bool) -> list[str]
             "Leave room for NCCL: export XLA_PYTHON_CLIENT_MEM_FRACTION=0.8 (or "
             "XLA_PYTHON_CLIENT_PREALLOCATE=false) before starting, or upgrade jaxlib"
         )
+    if facts.saw(NVSHMEM_HEAP_OOM):
+        steps.append(
+            "Size NVSHMEM's symmetric heap to the GPU: lower what the job allocates in it (for "
+            "DeepEP the buffers' num_nvl_bytes/num_rdma_bytes), and set NVSHMEM_SYMMETRIC_SIZE "
+            "to what it needs, below the GPU's free memory"
+        )
     if facts.saw(TENSORFLOW):
         steps.append("Enable TensorFlow memory growth (tf.config.experimental.set_memory_growth)")
     steps.append(
@@ -153,7 +172,7 @@ def check(facts: Facts) -> list[Finding]:
     errors: list[Fact] = [
         e for e in facts.of(CudaError) if e.error and any(k in e.error for k in _OOM_ERRORS)
     ]
-    others = [h.cite for h in facts.seen(FRAMEWORK_OOM, prose=False)]
+    others = [h.cite for s in (FRAMEWORK_OOM, NVSHMEM_HEAP_OOM) for h in facts.seen(s, prose=False)]
     if oom is not None:
         siblings = bool(oom.other_processes)  # all of them are the job's, or we returned
         who = (
