@@ -626,6 +626,25 @@ PRIORS: dict[str, tuple[Prior, ...]] = {
         _p("nccl.p2p", 0.05, "the node's GPUs cannot map each other's memory", "judgement"),
         _p("net.ib_link", 0.04, "a port down on the path to the peer", "judgement"),
     ),
+    # DeepEP's kernels time out when a peer's tokens never arrive (mine_deepep.py): the peer
+    # is stuck elsewhere or dead, the ranks disagree on the call, or the path between them
+    # (NVLink, NVSHMEM's RDMA) does not deliver. No incident of the corpora yet: judgement
+    "deepep_timeout": (
+        _p("app.hang", 0.22, "a rank stuck elsewhere never entered the dispatch", "judgement"),
+        _p("launch.rank_crash", 0.18, "the peer died; its tokens never came", "judgement"),
+        _p(
+            "net.ib_config", 0.14, "NVSHMEM's RDMA path between nodes does not deliver", "judgement"
+        ),
+        _p(
+            "app.collective_mismatch",
+            0.10,
+            "ranks called dispatch or combine with different shapes or counts",
+            "judgement",
+        ),
+        _p("net.gdr", 0.10, "the NIC may not write the peer's GPU memory", "judgement"),
+        _p("gpu.nvlink", 0.06, "NVLink between the node's GPUs does not deliver", "judgement"),
+        _p("gpu.xid", 0.06, "the peer's GPU faulted", "llama3"),
+    ),
     "failure": (
         _p(
             "nccl.p2p",

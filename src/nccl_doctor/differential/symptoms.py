@@ -123,6 +123,8 @@ LABELS = {
     "app_error": "the job's own code raised a Python exception (its data or logic)",
     "nvshmem": "NVSHMEM could not start or move data (DeepEP, symmetric memory): a transport, "
     "its memory or its peers",
+    "deepep_timeout": "a DeepEP dispatch or combine waited ~100 s for a peer that never sent "
+    "(its kernel then trapped)",
     "failure": "a rank failed with an error no rule explains",
 }
 

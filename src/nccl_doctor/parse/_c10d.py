@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from nccl_doctor.evidence.lines import Line
 from nccl_doctor.facts.base import Fact
@@ -69,6 +69,19 @@ _ERRORS: tuple[tuple[str, str, LazyPattern[str]], ...] = (
         ),
     ),
     ("entire process down", "process_down", LazyPattern(r"taking the entire process down")),
+    (
+        # DeepEP's kernels (and its host side) give up waiting for a peer after ~100 s and
+        # trap: what the framework raises next is that trap (scripts/signatures/mine_deepep.py)
+        "DeepEP",
+        "deepep_timeout",
+        LazyPattern(
+            r"DeepEP (?:\w{1,12} ){0,4}(?:\([A-Za-z ]{1,16}\) )?timeout\b"
+            r"(?: for \w{1,12} \w{1,12}, rank (?P<r>\d{1,7})"
+            r"(?:, \w{1,24} \d{1,7}, src_rank (?P<p>\d{1,7}))?)?"
+            r"|DeepEP timeout check failed"
+            r"|DeepEP error: (?:CPU recv timeout|timeout \(dispatch CPU\))"
+        ),
+    ),
     (
         "communicator was aborted",
         "comm_aborted",
@@ -435,7 +448,10 @@ def _errors(ctx: Ctx, text: str, out: list[Fact]) -> None:
         if guard in text and (m := rx.search(text)):
             if category in _QUOTABLE and harmless_lead(text) is not None:
                 continue  # a notice's quoted error is no failure of this rank
-            out.append(error_fact(ctx, category, text, m))
+            fact = error_fact(ctx, category, text, m)
+            if fact.rank is None and "r" in m.re.groupindex and m["r"] is not None:
+                fact = replace(fact, rank=to_int(m["r"]))  # a GPU's printf names its rank
+            out.append(fact)
 
 
 def _cuda(ctx: Ctx, text: str, out: list[Fact]) -> None:

@@ -111,6 +111,7 @@ class TorchrunParser(StreamParser):
         "signal dumping",
         "global timeout from another rank",
         "entire process down",
+        "DeepEP",
         "communicator was aborted",
         "Connection closed by",
         "Connection was likely closed",

@@ -70,6 +70,7 @@ LIBRARIES = (
     "ray",
     "lightning",
     "nvshmem",
+    "deepep",
 )
 SYMPTOMS = frozenset(
     {
@@ -106,6 +107,7 @@ SYMPTOMS = frozenset(
         "pcie_error",
         "host_io",
         "nvshmem",
+        "deepep_timeout",
         "failure",
         "app_error",
         "info",

@@ -24,7 +24,11 @@ Evidence
 The CUDA error messages or names (``cudaErrorIllegalAddress``,
 ``CUDA_ERROR_LAUNCH_FAILED``...) in PyTorch's ``CUDA error:`` lines, NCCL's
 ``Cuda failure`` warnings or an NCCL error report's last error; the kernel
-log's Xids decide between the application and the hardware.
+log's Xids decide between the application and the hardware. A kernel that
+traps on purpose also fails its launch (719): DeepEP's dispatch and combine
+kernels trap after ~100 s without a peer's tokens, after printing ``DeepEP
+timeout ...``; with that line first, the finding is information (the trap),
+not a cause, and the timeout's own class ranks the causes.
 
 Fix
 ---
@@ -38,7 +42,7 @@ from __future__ import annotations
 
 from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.host import XidEvent
-from nccl_doctor.facts.run import CudaError
+from nccl_doctor.facts.run import CudaError, DistributedError
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.knowledge import cuda_errors
@@ -71,6 +75,11 @@ RULE = Rule(
 
 _KNOWN = tuple(e for e in cuda_errors.ERRORS if e.diagnosis_id == "cuda.illegal_access")
 _CODES = frozenset(e.code for e in _KNOWN)
+#: What to do when the fault is DeepEP's trap after its timeout
+_DEEPEP_PEER = (
+    "Find the peer DeepEP waited for: its timeout lines name the waiting rank (and, in the "
+    "low-latency kernels, src_rank); that rank's own output says why it never sent"
+)
 #: Xids that mean the GPU, not the application, faulted.
 _HARDWARE_XIDS = frozenset({48, 61, 62, 63, 64, 74, 79, 92, 94, 95, 119, 120, 121, 140, 154})
 
@@ -129,6 +138,22 @@ def check(facts: Facts) -> list[Finding]:
             "48/79/94/95 at the GPU"
         ),
     ]
+    trapped = [e for e in facts.of(DistributedError) if e.category == "deepep_timeout"]
+    if trapped and cause:
+        # DeepEP traps its kernel when a peer's tokens never come: the launch fails
+        return [
+            RULE.finding(
+                summary=f"{summary}; DeepEP timed out waiting for a peer first and trapped its "
+                "kernel: this is that trap, not a fault of the code",
+                fix=[_DEEPEP_PEER],
+                evidence=dedupe([*errors[:1], *(h.cite for h in lines[:1]), trapped[0]]),
+                ranks=ranks,
+                hosts=hosts,
+                severity=Severity.INFO,
+                confidence=Confidence.HIGH,
+                cause=False,
+            )
+        ]
     evidence: list[Fact | Cite] = [*errors[:2], *(h.cite for h in lines[:2])]
     if report is not None:
         evidence.append(report)
