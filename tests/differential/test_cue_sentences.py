@@ -30,3 +30,12 @@ def test_a_call_s_own_dots_do_not_end_the_loopback_sentence() -> None:
     assert _says(
         "loopback_host", "socket.gethostbyname(socket.gethostname()) returns 127.0.1.1 on that host"
     )
+
+
+def test_another_process_on_the_same_gpu_is_another_job_and_the_jobs_own_are_not() -> None:
+    said = "Mixtral with TP hangs indefinitely if another process uses the same GPU with ONNX"
+    assert _says("other_job_same_gpus", said)
+    assert _says("other_job_same_gpus", "An other model was loaded on one of the GPUs we use.")
+    # two of the job's own ranks on one GPU are a duplicate GPU, not another job
+    assert not _says("other_job_same_gpus", "Both processes end up on the same GPU 0.")
+    assert not _says("other_job_same_gpus", "There is no other process on the same GPUs.")

@@ -120,6 +120,11 @@ CUES: dict[str, Cue] = {
         r"\b(?:two|another|other|second|several|multiple) (?:\w+ ){0,2}(?:jobs?|trainings?"
         r"|training process(?:es)?|runs|experiments?|programs?)\b[^.!?;\n]{0,40}"
         r"\bsame (?:\w+ ){0,3}GPUs?\b"
+        # a process, model or service not the job's ("another process uses the same GPU"):
+        # two of the job's own processes on one GPU are nccl.duplicate_gpu, so only "another"
+        rf"|{NOT_SAID}\b(?:another|other|a different) (?:\w+ ){{0,2}}"
+        r"(?:process(?:es)?|models?|services?|users?)\b[^.!?;\n]{0,40}"
+        r"\b(?:same|one of (?:the|its|my|our)) (?:\w+ ){0,3}GPUs?\b"
     ),
     # the reporter says the port is taken ("port conflicts", "the port is already in use",
     # Chinese "端口被占用"): the bind of the store or rendezvous port failed (EADDRINUSE)
