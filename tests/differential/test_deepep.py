@@ -102,3 +102,19 @@ def test_timeout_lines_read_as(line: str, expected: str) -> None:
 
 def test_deepeps_start_up_line_is_no_failure() -> None:
     assert signature_of("DeepEP initialized with NCCL version: 2.28.9 (loaded library)") is None
+
+
+def test_an_illegal_address_the_peers_then_time_out_on_stays_the_root(tmp_path: Path) -> None:
+    # rank 1 faults on its own (700); rank 3's dispatch then waits for rank 1 and times out
+    fault = TRAP.replace(
+        "'unspecified launch failure'", "'an illegal memory access was encountered'"
+    )
+    report = diagnose_text(
+        tmp_path,
+        _log(
+            "DeepEP timeout for dispatch receivers, rank 3, responsible_channel = 5, tokens "
+            "remained: 12"
+        ).replace(TRAP, fault),
+    )
+    assert _illegal(report) == [Severity.CRITICAL]
+    assert [f.id for f in report.findings if f.cause] == ["cuda.illegal_access"]

@@ -27,8 +27,10 @@ The CUDA error messages or names (``cudaErrorIllegalAddress``,
 log's Xids decide between the application and the hardware. A kernel that
 traps on purpose also fails its launch (719): DeepEP's dispatch and combine
 kernels trap after ~100 s without a peer's tokens, after printing ``DeepEP
-timeout ...``; with that line first, the finding is information (the trap),
-not a cause, and the timeout's own class ranks the causes.
+timeout ...``; with that line and only launch failures, the finding is
+information (the trap), not a cause, and the timeout's own class ranks the
+causes. An illegal address (700) stays a fault of its own: DeepEP's peers
+then time out waiting for the rank that faulted.
 
 Fix
 ---
@@ -43,7 +45,7 @@ from __future__ import annotations
 from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.host import XidEvent
 from nccl_doctor.facts.run import CudaError, DistributedError
-from nccl_doctor.facts.store import Facts
+from nccl_doctor.facts.store import Facts, Hit
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.knowledge import cuda_errors
 from nccl_doctor.rules.base import Rule
@@ -75,6 +77,9 @@ RULE = Rule(
 
 _KNOWN = tuple(e for e in cuda_errors.ERRORS if e.diagnosis_id == "cuda.illegal_access")
 _CODES = frozenset(e.code for e in _KNOWN)
+#: cudaErrorLaunchFailure, what a kernel's trap() leaves, by number and by CUDA's words
+_LAUNCH_FAILED = 719
+_LAUNCH_FAILURE = "unspecified launch failure"
 #: What to do when the fault is DeepEP's trap after its timeout
 _DEEPEP_PEER = (
     "Find the peer DeepEP waited for: its timeout lines name the waiting rank (and, in the "
@@ -89,6 +94,14 @@ def _name(facts: Facts, error: CudaError) -> str:
     text = error.error or ""
     said = (h.match.group(0).lower() for h in facts.seen_on(ILLEGAL_ACCESS, [error]))
     return next((s for s in said if s in text), text.strip()[:60])
+
+
+def _launch_failures_only(errors: list[CudaError], lines: tuple[Hit, ...]) -> bool:
+    """Whether every fault read is a failed launch (719): what a kernel's trap() gives."""
+    said = [*(e.error or "" for e in errors), *(h.match.group(0) for h in lines)]
+    return all(e.code in (None, _LAUNCH_FAILED) for e in errors) and all(
+        _LAUNCH_FAILURE in text.lower() or "launch_failed" in text.lower() for text in said
+    )
 
 
 def check(facts: Facts) -> list[Finding]:
@@ -139,8 +152,9 @@ def check(facts: Facts) -> list[Finding]:
         ),
     ]
     trapped = [e for e in facts.of(DistributedError) if e.category == "deepep_timeout"]
-    if trapped and cause:
-        # DeepEP traps its kernel when a peer's tokens never come: the launch fails
+    if trapped and cause and _launch_failures_only(errors, lines):
+        # DeepEP traps its kernel when a peer's tokens never come: the launch fails (719); an
+        # illegal address (700) is a fault of its own, which DeepEP's peers then time out on
         return [
             RULE.finding(
                 summary=f"{summary}; DeepEP timed out waiting for a peer first and trapped its "
