@@ -118,3 +118,34 @@ def test_an_illegal_address_the_peers_then_time_out_on_stays_the_root(tmp_path: 
     )
     assert _illegal(report) == [Severity.CRITICAL]
     assert [f.id for f in report.findings if f.cause] == ["cuda.illegal_access"]
+
+
+WATCHDOG = (
+    "[rank{r}]:[E1202 10:50:02.208349 ProcessGroupNCCL.cpp:632] [Rank {r}] Watchdog caught "
+    "collective operation timeout: WorkNCCL(SeqNum=51, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, "
+    "Timeout(ms)=600000) ran for 600034 milliseconds before timing out.\n"
+)
+
+
+def test_the_rank_a_low_latency_timeout_waited_for_is_the_hangs_origin(tmp_path: Path) -> None:
+    log = (
+        "Warning: DeepEP timeout for dispatch receive, rank 4, local_expert_idx 2, src_rank 9\n"
+        + WATCHDOG.format(r=4)
+        + WATCHDOG.format(r=5)
+    )
+    report = diagnose_text(tmp_path, log)
+    hang = next(f for f in report.findings if f.id == "app.hang")
+    assert hang.cause
+    origins = [r for r in hang.roles if r.role == "origin"]
+    assert [r.ranks for r in origins] == [(9,)]
+    assert "src_rank" in origins[0].reason
+
+
+def test_a_timeout_that_names_no_peer_names_no_origin(tmp_path: Path) -> None:
+    log = (
+        "DeepEP timeout for dispatch receivers, rank 3, responsible_channel = 5, tokens "
+        "remained: 12\n" + WATCHDOG.format(r=3)
+    )
+    report = diagnose_text(tmp_path, log)
+    hang = next(f for f in report.findings if f.id == "app.hang")
+    assert [r.ranks for r in hang.roles if r.role == "origin"] == []

@@ -66,6 +66,7 @@ from nccl_doctor.facts.run import (
 from nccl_doctor.facts.stacks import Position, StackCapture, ThreadStack, frame_text, positions
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import LAGGING, MESSENGER, ORIGIN, CollectiveRef, Finding, RankRole
+from nccl_doctor.rules.app._deepep import from_deepep
 from nccl_doctor.rules.app._desync import from_desync
 from nccl_doctor.rules.app._labels import (
     DEAD,
@@ -170,7 +171,10 @@ def _analyse(facts: Facts) -> Origin:
     world = job_size(facts)
     labels: list[Label] = []
     refs: list[CollectiveRef] = []
-    for source in (_from_deaths, _from_stacks, from_flight, from_desync, from_ras, _from_logs):
+    sources = (
+        _from_deaths, _from_stacks, from_flight, from_desync, from_ras, from_deepep, _from_logs
+    )  # fmt: skip
+    for source in sources:
         found, ref = source(facts, world)
         labels += found
         if ref is not None:
