@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from nccl_doctor.evidence.lines import Line
 from nccl_doctor.facts.base import Fact
@@ -448,10 +448,7 @@ def _errors(ctx: Ctx, text: str, out: list[Fact]) -> None:
         if guard in text and (m := rx.search(text)):
             if category in _QUOTABLE and harmless_lead(text) is not None:
                 continue  # a notice's quoted error is no failure of this rank
-            fact = error_fact(ctx, category, text, m)
-            if fact.rank is None and "r" in m.re.groupindex and m["r"] is not None:
-                fact = replace(fact, rank=to_int(m["r"]))  # a GPU's printf names its rank
-            out.append(fact)
+            out.append(error_fact(ctx, category, text, m))
 
 
 def _cuda(ctx: Ctx, text: str, out: list[Fact]) -> None:

@@ -122,13 +122,15 @@ def clip(text: str, limit: int = 400) -> str:
 
 
 def error_fact(ctx: Ctx, category: str, text: str, m: re.Match[str] | None) -> DistributedError:
-    """A :class:`DistributedError` of ``category`` for the match ``m`` in ``text``."""
+    """A :class:`DistributedError` of ``category`` for the match ``m`` in ``text``: its group
+    ``d`` is the detail, ``p`` a peer rank, ``r`` the rank the text names for itself."""
     line, rank, pg, pg_rank = ctx
     groups = m.groupdict() if m is not None else {}
     detail = groups.get("d")
     return DistributedError(
         cite=cite(line),
-        rank=rank,
+        # a line with no rank prefix whose text names its own rank (a GPU's printf)
+        rank=rank if rank is not None else to_int(groups.get("r")),
         host=line.host,
         category=category,
         message=clip(text[m.start() :] if m is not None else text),
