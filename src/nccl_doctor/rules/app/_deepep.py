@@ -18,12 +18,15 @@ from nccl_doctor.rules.app._labels import RAS_COUNTS, WAITING, Found, Label
 CATEGORY = "deepep_timeout"
 
 
+def deepep_timeouts(facts: Facts) -> list[DistributedError]:
+    """DeepEP's timeout lines, as the c10d reader keeps them."""
+    return [e for e in facts.of(DistributedError) if e.category == CATEGORY]
+
+
 def from_deepep(facts: Facts, world: int | None) -> Found:
     """The ranks DeepEP's timeouts name: those waited for, and those that waited."""
     out: list[Label] = []
-    for timeout in facts.of(DistributedError):
-        if timeout.category != CATEGORY:
-            continue
+    for timeout in deepep_timeouts(facts):
         sent = timeout.peer_rank
         if sent is not None and (world is None or sent < world):
             waiter = f"rank {timeout.rank}'s" if timeout.rank is not None else "a rank's"

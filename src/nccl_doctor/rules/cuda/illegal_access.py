@@ -44,10 +44,11 @@ from __future__ import annotations
 
 from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.host import XidEvent
-from nccl_doctor.facts.run import CudaError, DistributedError
+from nccl_doctor.facts.run import CudaError
 from nccl_doctor.facts.store import Facts, Hit
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.knowledge import cuda_errors
+from nccl_doctor.rules.app._deepep import deepep_timeouts
 from nccl_doctor.rules.base import Rule
 from nccl_doctor.rules.cuda._common import (
     cascade,
@@ -151,7 +152,7 @@ def check(facts: Facts) -> list[Finding]:
             "48/79/94/95 at the GPU"
         ),
     ]
-    trapped = [e for e in facts.of(DistributedError) if e.category == "deepep_timeout"]
+    trapped = deepep_timeouts(facts)
     if trapped and cause and _launch_failures_only(errors, lines):
         # DeepEP traps its kernel when a peer's tokens never come: the launch fails (719); an
         # illegal address (700) is a fault of its own, which DeepEP's peers then time out on
