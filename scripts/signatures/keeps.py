@@ -212,7 +212,8 @@ def rows(
             if not keep.by_signal:
                 out.append({"id": name, **base, "pattern": pattern, "fields": fields,
                              "symptom": keep.symptom, "hint_ids": list(keep.hints),
-                             "note": keep.note, **_example(keep.example)})  # fmt: skip
+                             "note": keep.note, **_example(keep.example),
+                             **({"refines": list(keep.refines)} if keep.refines else {})})  # fmt: skip
                 for fill in keep.fills:
                     out.extend(_filled(name, base, covered, item.args, fill))
                 continue

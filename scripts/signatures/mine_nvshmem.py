@@ -164,29 +164,30 @@ KEEP = (
          level="warning"),
 )  # fmt: skip
 
-#: The modules an error line's path names, the ids a failure there points to, and why.
+#: The modules an error line's path names (a file of each at the tag read, for its example
+#: line), the ids a failure there points to, and why.
 MODULES = (
-    ("ibgda", r"(?:modules|comm)/transports?/ibgda/", "ibgda.cpp",
+    ("ibgda", r"(?:modules|comm)/transports?/ibgda/", "modules/transport/ibgda/ibgda.cpp",
      ("net.ib_config", "net.gdr", "driver.container"),
      ("the GPU-initiated IB transport (IBGDA) failed: NIC set-up, GPUDirect RDMA, or the "
       "rights to map the NIC")),
-    ("ibrc", r"(?:modules|comm)/transports?/(?:ibrc|ibdevx)/", "ibrc.cpp",
+    ("ibrc", r"(?:modules|comm)/transports?/(?:ibrc|ibdevx)/", "modules/transport/ibrc/ibrc.cpp",
      ("net.ib_config", "net.gdr", "host.resources"),
      ("the proxy-driven IB transport (IBRC or IBDEVX) failed: queue pairs, memory "
       "registration, locked memory")),
-    ("net", r"(?:modules|comm)/transports?/(?:ucx|libfabric)/", "ucx.cpp",
+    ("net", r"(?:modules|comm)/transports?/(?:ucx|libfabric)/", "modules/transport/ucx/ucx.cpp",
      ("net.ib_config", "net.unreachable"),
      "the UCX or libfabric transport failed: its provider or the path to the peer"),
-    ("bootstrap", r"(?:modules/|host/)?bootstrap/(?:\w{1,40}/){0,2}", "bootstrap_uid.cpp",
+    ("bootstrap", r"(?:modules/|host/)?bootstrap/(?:\w{1,40}/){0,2}", "modules/bootstrap/uid/bootstrap_uid.cpp",
      ("net.socket_interface", "net.unreachable", "launch.rendezvous"),
      "the bootstrap through which PEs meet failed: its sockets, MPI or PMI"),
-    ("heap", r"host/mem/", "mem_heap.cpp", ("gpu.oom", "driver.container"),
+    ("heap", r"host/mem/", "host/mem/mem_heap.cpp", ("gpu.oom", "driver.container"),
      "the symmetric heap failed: GPU memory, or the handles it shares between PEs"),
-    ("p2p", r"(?:host|comm)/transports?/p2p/", "p2p.cpp", ("nccl.p2p",),
+    ("p2p", r"(?:host|comm)/transports?/p2p/", "host/transport/p2p/p2p.cpp", ("nccl.p2p",),
      "the GPUs of the node could not reach each other's memory"),
-    ("nvls", r"host/team/\w{1,40}_nvls", "team_internal_nvls.cpp",
+    ("nvls", r"host/team/\w{1,40}_nvls", "host/team/team_internal_nvls.cpp",
      ("nccl.nvls", "gpu.fabric_manager"), "NVLink SHARP multicast set-up failed"),
-    ("topo", r"host/topo/", "topo.cpp", ("nccl.host_identity", "net.ib_config"),
+    ("topo", r"host/topo/", "host/topo/topo.cpp", ("nccl.host_identity", "net.ib_config"),
      "mapping PEs to nodes, GPUs and NICs failed"),
 )  # fmt: skip
 #: What follows the path where a macro failed (the error macros' own words, or a function)
@@ -201,25 +202,12 @@ def _module_rows() -> list[dict[str, Any]]:
             "id": f"nvshmem.module.{name}", "library": "nvshmem", "level": "error",
             "where": [f"src/include/non_abi/nvshmemx_error.h@{TAGS[-1]}"],
             "versions": {"first": "3.4.5", "last": "3.4.5", "seen": ["3.4.5"]},
-            "format": f"{_EXAMPLE_DIR[name]}/{example}:%d: non-zero status: %d",
+            "format": f"{example}:%d: non-zero status: %d",
             "format_style": "doc", "pattern": rf"src/{path}\w{{0,40}}{_AFTER}", "fields": [],
             "symptom": _CLASS, "hint_ids": list(hints), "note": note,
-            "example": f"/opt/nvshmem/src/{_EXAMPLE_DIR[name]}/{example}:12: non-zero status: 7",
+            "example": f"/opt/nvshmem/src/{example}:12: non-zero status: 7",
         })  # fmt: skip
     return out
-
-
-#: Where each module's example line comes from (a file of the module at the tag read)
-_EXAMPLE_DIR = {
-    "ibgda": "modules/transport/ibgda",
-    "ibrc": "modules/transport/ibrc",
-    "net": "modules/transport/ucx",
-    "bootstrap": "modules/bootstrap/uid",
-    "heap": "host/mem",
-    "p2p": "host/transport/p2p",
-    "nvls": "host/team",
-    "topo": "host/topo",
-}
 
 
 def main(argv: list[str]) -> int:
@@ -249,11 +237,8 @@ def main(argv: list[str]) -> int:
     if missing:
         raise SystemExit(f"not found at any tag read: {sorted(missing)}")
     messages = rows("nvshmem", seen, TAGS, lambda t: t.lstrip("v").rsplit("-", 1)[0])
-    modules = _module_rows()
-    for row in messages:  # (a module's row is less specific than any message: it reads after)
-        if refined := next((k.refines for k in KEEP if k.id == row["id"]), ()):
-            row["refines"] = list(refined)
-    print(write_jsonl("nvshmem", [*messages, *modules]))
+    # (a module's row is less specific than any message's: the lookup tries it after them)
+    print(write_jsonl("nvshmem", [*messages, *_module_rows()]))
     return 0
 
 
