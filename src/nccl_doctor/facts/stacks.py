@@ -2,7 +2,8 @@
 
 A dump is evidence like a log: :class:`ThreadStack` is one thread's stack as
 printed, :class:`StackCapture` one process that the ``nccl-doctor run``
-pre-mortem tried to dump (dumped, gone, or silent). :func:`positions` says,
+pre-mortem tried to dump (dumped, gone, or silent), :class:`CollectiveTrace` the
+stack that issued the collective a watchdog gave up on. :func:`positions` says,
 per rank, where its main thread is: waiting in a ``torch.distributed``
 collective (which one, called from where), elsewhere (the innermost frame),
 or gone; :func:`verdict` compares the ranks and names the ones that are
@@ -66,6 +67,21 @@ class StackCapture(Fact):
     tool: str = "faulthandler"
     capture: int | None = None
     stalled_s: float | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CollectiveTrace(Fact):
+    """The Python stack that issued the collective a rank's watchdog gave up on, outermost first.
+
+    ProcessGroupNCCL keeps it in the flight recorder when the collective is
+    enqueued and prints it when the watchdog catches its timeout (``Stack
+    trace of the failed collective:`` then ``#0 all_reduce from
+    <file>:<line>`` ..., innermost first; torch 2.4 and later, with the
+    flight recorder on). The collective runs asynchronously, so this is
+    where the rank *was* when it asked for it, not where it waits now.
+    """
+
+    frames: tuple[Frame, ...] = ()
 
 
 #: ``torch.distributed`` functions that wait for other ranks (the API a user calls).
@@ -137,14 +153,28 @@ def main_thread(threads: Sequence[ThreadStack]) -> ThreadStack | None:
     return threads[-1]  # faulthandler lists the main thread last
 
 
-def where(thread: ThreadStack) -> tuple[str, str | None, Frame | None]:
-    """``(kind, op, call)`` of one thread: in a collective (which, called from where) or not."""
-    frames = thread.frames
+def call_of(frames: Sequence[Frame]) -> tuple[str | None, Frame | None]:
+    """The ``torch.distributed`` collective ``frames`` (outermost first) are in, and the frame
+    outside torch that called it; ``(None, None)`` when they are in none."""
     for index, frame in enumerate(frames):
         if _is_distributed(frame) and frame[2] in COLLECTIVES:
             outer = [f for f in frames[:index] if not _is_torch(f)]
-            return "collective", frame[2], outer[-1] if outer else None
-    return "elsewhere", None, None
+            return frame[2], outer[-1] if outer else None
+    return None, None
+
+
+def where(thread: ThreadStack) -> tuple[str, str | None, Frame | None]:
+    """``(kind, op, call)`` of one thread: in a collective (which, called from where) or not."""
+    op, call = call_of(thread.frames)
+    return ("collective", op, call) if op is not None else ("elsewhere", None, None)
+
+
+def issued_at(trace: CollectiveTrace) -> Frame | None:
+    """The line that issued the traced collective: the caller of the ``torch.distributed``
+    function, else (a collective issued inside torch, such as DDP's bucket all-reduce during
+    ``backward()``) the innermost frame of the job's own code."""
+    _, call = call_of(trace.frames)
+    return call or next((f for f in reversed(trace.frames) if _is_user(f)), None)
 
 
 def _is_torch(frame: Frame) -> bool:

@@ -18,6 +18,9 @@ constructs span lines and keep the parser ``open``:
 * ProcessGroupNCCL's desync report (``Timeout at collective: ...``, the ranks that
   never joined or lag, the snapshot of each rank's state) -> one :class:`DesyncReport`
   (:mod:`._desync`);
+* the stack of the collective a watchdog gave up on (``Stack trace of the failed
+  collective:`` then one ``#i function from file:line`` per line) -> one
+  :class:`CollectiveTrace` (:mod:`._fr_trace`);
 * PRRTE's (Open MPI 5's) ``... noticed that process rank N ... exited on`` whose
   ``signal 9 (Killed).`` is the next line (help-prun.txt breaks the sentence
   there; ORTE's mpirun prints it whole) -> one :class:`WorkerExit` with its signal.
@@ -31,7 +34,7 @@ from typing import ClassVar
 from nccl_doctor.evidence.lines import Line
 from nccl_doctor.facts.base import Fact
 from nccl_doctor.facts.run import ChildFailure, WorkerExit
-from nccl_doctor.parse import _desync
+from nccl_doctor.parse import _desync, _fr_trace
 from nccl_doctor.parse._c10d import classify, context, nccl_report, options_facts
 from nccl_doctor.parse._cuda import CUDA_KEYWORDS
 from nccl_doctor.parse._launcher import KEYWORDS as LAUNCHER_KEYWORDS
@@ -112,6 +115,7 @@ class TorchrunParser(StreamParser):
         "global timeout from another rank",
         "entire process down",
         "DeepEP",
+        _fr_trace.HEAD,
         "communicator was aborted",
         "Connection closed by",
         "Connection was likely closed",
@@ -165,18 +169,21 @@ class TorchrunParser(StreamParser):
         self._exited_on: dict[int | None, tuple[WorkerExit, int]] = {}
         #: per rank, a desync report being read
         self._desync: dict[int | None, _desync.DesyncBlock] = {}
+        #: the stack of a failed collective being read (its frames follow its heading at once)
+        self._trace: _fr_trace.TraceBlock | None = None
         self._swept = 0
 
     @property
     def open(self) -> bool:
-        """Whether a summary, an old option list, an NCCL error report, a desync report or a
-        PRRTE exit waiting for its signal is in progress."""
+        """Whether a summary, an old option list, an NCCL error report, a desync report, a
+        failed collective's stack or a PRRTE exit waiting for its signal is in progress."""
         return (
             self._summary is not None
             or bool(self._options)
             or bool(self._nccl)
             or bool(self._exited_on)
             or bool(self._desync)
+            or self._trace is not None
         )
 
     def feed(self, line: Line) -> bool:
@@ -203,6 +210,10 @@ class TorchrunParser(StreamParser):
             if self._desync[line.rank].take(line, text):
                 return True
             self._close_desync(line.rank)
+        if self._trace is not None:
+            if self._trace.take(text):
+                return True
+            self._close_trace()
         return self._start(line, text)
 
     def finish(self) -> list[Fact]:
@@ -217,6 +228,7 @@ class TorchrunParser(StreamParser):
             self._close_nccl(key)
         for key in list(self._desync):
             self._close_desync(key)
+        self._close_trace()
         return self.take()
 
     # -- single lines ------------------------------------------------------------
@@ -228,6 +240,9 @@ class TorchrunParser(StreamParser):
             return True
         if _OLD_OPTIONS in text:
             self._options[line.rank] = _Pending(head=line, text=text, last=line.number)
+            return True
+        if _fr_trace.HEAD in text:
+            self._trace = _fr_trace.TraceBlock(head=line)
             return True
         if _desync.starts(text):
             block = _desync.DesyncBlock(head=line, last=line.number)
@@ -308,6 +323,12 @@ class TorchrunParser(StreamParser):
         block = self._desync.pop(key, None)
         if block is not None:
             self.emit(block.report())
+
+    def _close_trace(self) -> None:
+        block, self._trace = self._trace, None
+        trace = block.trace() if block is not None else None
+        if trace is not None:
+            self.emit(trace)
 
     def _sweep(self, number: int) -> None:
         self._swept = number

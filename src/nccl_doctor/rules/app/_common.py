@@ -1,10 +1,12 @@
-"""Helpers of the app rules: timeout wording, who is behind, rank-guarded collectives."""
+"""Helpers of the app rules: timeout wording, who is behind, where the timed-out collective was
+issued, rank-guarded collectives."""
 
 from __future__ import annotations
 
 from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.ranks import ranks_text
 from nccl_doctor.facts.run import DistributedError, WatchdogState
+from nccl_doctor.facts.stacks import CollectiveTrace, Frame, frame_text, issued_at
 from nccl_doctor.facts.store import Facts, Said
 from nccl_doctor.signs.app import COLLECTIVE_CALL, PROGRESS_ELAPSED, RANK_GUARD
 
@@ -13,6 +15,37 @@ def ms_text(value: int | None) -> str:
     if value is None:
         return "?"
     return f"{value} ms ({value / 60000:.0f} min)" if value >= 60000 else f"{value} ms"
+
+
+def issued_text(facts: Facts) -> tuple[str, list[Cite]]:
+    """Where the ranks issued the collective their watchdogs gave up on (the flight recorder's
+    stack of it), and the lines that say so; ``("", [])`` when no stack was printed.
+
+    One place for every rank names the call; several mean the ranks were in different code
+    when they asked for it, the shape of a collective that only some ranks reach.
+    """
+    sites: dict[Frame, set[int]] = {}
+    cites: dict[Frame, Cite] = {}
+    for trace in facts.of(CollectiveTrace):
+        site = issued_at(trace)
+        if site is not None:
+            sites.setdefault(site, set()).update(() if trace.rank is None else (trace.rank,))
+            cites.setdefault(site, trace.cite)
+    if not sites:
+        return "", []
+    if len(sites) == 1:
+        site, ranks = next(iter(sites.items()))
+        who = ranks_text(ranks) if ranks else "the rank"
+        return f"; {who} issued it at {frame_text(site)}", [cites[site]]
+    named = sorted(sites.items(), key=lambda kv: min(kv[1], default=-1))
+    where = ", ".join(
+        f"{ranks_text(r) if r else 'a rank'} at {frame_text(site)}" for site, r in named[:4]
+    )
+    text = (
+        f"; the ranks issued their timed-out collectives from different code ({where}): a "
+        "collective that only some ranks reach, or reach in another order"
+    )
+    return text, [cites[site] for site, _ in named[:2]]
 
 
 def behind_text(states: list[WatchdogState], seq: int | None, world: int | None = None) -> str:

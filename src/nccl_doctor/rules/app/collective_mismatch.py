@@ -56,6 +56,7 @@ from nccl_doctor.facts.ranks import ranks_listed, ranks_text
 from nccl_doctor.facts.run import CollectiveTimeout, DistributedError
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
+from nccl_doctor.rules.app._common import issued_text
 from nccl_doctor.rules.app._desync import mismatches
 from nccl_doctor.rules.app._recorders import flight_state
 from nccl_doctor.rules.base import Rule
@@ -201,11 +202,12 @@ def _different_timeouts(facts: Facts) -> Finding | None:
             n = t.numel_in
             size = f" of {n} element{'' if n == 1 else 's'}" if n is not None else ""
             parts.append(f"rank(s) {', '.join(map(str, ranks))} in {t.op_type}{size}")
+        issued, issued_cites = issued_text(facts)
         return RULE.finding(
             summary=(
                 f"The ranks' watchdogs timed out on collective SeqNum={seq} with different "
                 "collectives under that number (" + "; ".join(parts) + "): the ranks issued "
-                "different collectives (op or size), so none of them could complete."
+                f"different collectives (op or size), so none of them could complete{issued}."
             ),
             fix=[
                 (
@@ -218,7 +220,7 @@ def _different_timeouts(facts: Facts) -> Finding | None:
                     "mismatching collectives (op, shape, dtype) instead of timing out."
                 ),
             ],
-            evidence=[by_rank[ranks[0]].cite for ranks in groups][:4],
+            evidence=[*[by_rank[ranks[0]].cite for ranks in groups][:4], *issued_cites],
             ranks=odd,
             confidence=Confidence.HIGH,
         )

@@ -37,7 +37,10 @@ rank short, dead or in error. Each rank is labelled: the **origin** (never
 joined, dead, stuck in a different collective, an error of its own, or its
 own GPU work ahead of the collective did not finish), **lagging** (behind,
 waiting on the origin) or **messenger** (it only reports), and the
-collective where they diverge is named. A timeout at the default group's
+collective where they diverge is named. The flight recorder's stack of the
+timed-out collective (``Stack trace of the failed collective:`` then ``#0
+all_reduce from <file>:<line>``) names the line each rank issued it from, and
+says so when the ranks asked from different code. A timeout at the default group's
 first collective with none completed, and nothing showing a rank elsewhere
 (no rank missing from the timeouts, no long progress bar, no checkpoint),
 is not asserted here: the ranks may never have connected, and the ranked
@@ -73,6 +76,7 @@ from nccl_doctor.rules.app._common import (
     behind_text,
     dump_summary,
     guarded_collective,
+    issued_text,
     longest_elapsed,
     ms_text,
 )
@@ -150,6 +154,8 @@ def _from_timeouts(facts: Facts) -> Finding | None:
         )
         if missing:
             summary += f"; {ranks_text(missing)} did not report the timeout"
+    issued, issued_cites = issued_text(facts)
+    summary += issued
     if timeout_ms and ran_ms and ran_ms > 3 * timeout_ms:
         summary += (
             f"; it ran {ran_ms / timeout_ms:.0f}x the timeout before the watchdog noticed, so "
@@ -215,6 +221,7 @@ def _from_timeouts(facts: Facts) -> Finding | None:
             *origin.cites(2),
             *(t.cite for t in group[:3]),
             *(s.cite for s in states[:2]),
+            *issued_cites,
             *ckpt,
         ],
         ranks=reporters,
