@@ -3,16 +3,20 @@
 ``Stack trace of the failed collective:`` then ``#i function from file:line``, innermost
 first (ProcessGroupNCCL's printTraceback; torch 2.4 and later with the flight recorder on).
 The real one-GPU capture (tests/fixtures/captured/watchdog-h200) prints it; the two-rank log
-below follows its lines, with the frames a rank-0-only barrier would have.
+below follows its lines, with the frames a rank-0-only barrier would have. A dump keeps the
+same stack per entry (``frames``, innermost first), read for the operations not completed.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from nccl_doctor.evidence.reader import read_paths
+from nccl_doctor.facts.flight import FlightEntry
 from nccl_doctor.facts.stacks import CollectiveTrace, issued_at
 from nccl_doctor.parse.torchrun import TorchrunParser
-from nccl_doctor.pipeline import diagnose_paths
+from nccl_doctor.pipeline import diagnose_paths, facts_of
+from tests.hang._fr_json_build import dump_of, dumps
 from tests.helpers import of_type, parse_stream
 
 CAPTURE = Path(__file__).resolve().parents[1] / "fixtures" / "captured" / "watchdog-h200"
@@ -63,7 +67,7 @@ def test_the_stack_is_read_outermost_first_and_ends_at_the_first_other_line() ->
     assert [(t.rank, t.cite.line, len(t.frames)) for t in traces] == [(0, 3, 5), (1, 10, 5)]
     assert traces[0].frames[0] == ("/home/ml/proj/train.py", 201, "<module>")
     assert traces[0].frames[-1] == (f"{_SITE}/distributed_c10d.py", 4551, "barrier")
-    assert [issued_at(t) for t in traces] == [
+    assert [issued_at(t.frames) for t in traces] == [
         ("/home/ml/proj/ckpt.py", 88, "save_checkpoint"),
         ("/home/ml/proj/train.py", 77, "reduce_loss"),
     ]
@@ -87,7 +91,7 @@ def test_a_collective_issued_inside_torch_names_the_jobs_innermost_frame() -> No
         "#3 <module> from /srv/job/loop.py:90\n"
     )
     (trace,) = of_type(parse_stream(TorchrunParser(), text), CollectiveTrace)
-    assert issued_at(trace) == ("/srv/job/loop.py", 52, "step")
+    assert issued_at(trace.frames) == ("/srv/job/loop.py", 52, "step")
 
 
 def test_the_real_timeout_names_the_line_that_issued_the_collective() -> None:
@@ -132,3 +136,65 @@ def test_without_the_stack_the_summary_names_no_call_site(tmp_path: Path) -> Non
     top = diagnose_paths([str(log)]).findings[0]
     assert top.id == "app.hang"
     assert "issued" not in top.summary
+
+
+def _frames(*frames: tuple[str, str, int]) -> list[dict[str, object]]:
+    """A dump's ``frames``: innermost first, ``{name, filename, line}`` each."""
+    return [{"name": n, "filename": f, "line": line} for n, f, line in frames]
+
+
+def _dumps(tmp_path: Path) -> Path:
+    """Two ranks' JSON dumps: seq 1 completed on both; under seq 2 rank 0 waits in a barrier
+    issued from checkpoint code, rank 1 in an all-reduce issued from its training step."""
+    done = [("0", 1, "all_reduce", "completed")]
+    stacks = {
+        0: _frames(
+            ("barrier", f"{_SITE}/distributed_c10d.py", 4551),
+            ("save_checkpoint", "/home/ml/proj/ckpt.py", 88),
+            ("<module>", "/home/ml/proj/train.py", 201),
+        ),
+        1: _frames(
+            ("all_reduce", f"{_SITE}/distributed_c10d.py", 2806),
+            ("reduce_loss", "/home/ml/proj/train.py", 77),
+            ("<module>", "/home/ml/proj/train.py", 201),
+        ),
+    }
+    for rank, op in ((0, "barrier"), (1, "all_reduce")):
+        dump = dump_of(rank, {"0": ("default_pg", [0, 1])}, [*done, ("0", 2, op, "scheduled")])
+        for entry in dump["entries"]:  # the completed one keeps a stack too: never read
+            entry["frames"] = stacks[rank]
+        (tmp_path / f"nccl_trace_rank_{rank}.json").write_text(dumps(dump))
+    return tmp_path
+
+
+def test_a_dump_keeps_the_stack_of_what_did_not_complete_only(tmp_path: Path) -> None:
+    facts = facts_of(read_paths([str(_dumps(tmp_path) / "nccl_trace_rank_0.json")]))
+    entries = facts.of(FlightEntry)
+    assert [(e.seq, e.state, len(e.frames)) for e in entries] == [
+        (1, "completed", 0),
+        (2, "scheduled", 3),
+    ]
+    assert issued_at(entries[1].frames) == ("/home/ml/proj/ckpt.py", 88, "save_checkpoint")
+
+
+def test_dumps_that_disagree_name_where_each_rank_issued_its_collective(tmp_path: Path) -> None:
+    top = diagnose_paths([str(_dumps(tmp_path))]).findings[0]
+    assert top.id == "app.collective_mismatch"
+    assert "rank(s) 0 ran barrier seq 2" in top.summary
+    assert ", issued at proj/ckpt.py:88 in save_checkpoint;" in top.summary
+    assert ", issued at proj/train.py:77 in reduce_loss." in top.summary
+
+
+def test_without_the_printed_stack_the_real_dump_names_the_line(tmp_path: Path) -> None:
+    lazy = CAPTURE / "lazy"
+    kept = [
+        line
+        for line in (lazy / "console.log").read_text().splitlines(keepends=True)
+        if "Stack trace of the failed collective" not in line and not line.startswith("#")
+    ]
+    (tmp_path / "console.log").write_text("".join(kept))
+    (tmp_path / "fr_rank0").write_bytes((lazy / "fr_rank0").read_bytes())
+    top = diagnose_paths([str(tmp_path)]).findings[0]
+    assert top.id == "app.hang"
+    assert "; rank 0 issued it at gpu/watchdog.py:31 in <module>." in top.summary
+    assert any(c.source.endswith("fr_rank0") and c.line == 2 for c in top.evidence)

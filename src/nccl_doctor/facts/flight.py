@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from nccl_doctor.facts.base import Fact
-from nccl_doctor.facts.stacks import capture_of
+from nccl_doctor.facts.stacks import Frame, capture_of
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -48,7 +48,9 @@ class FlightEntry(Fact):
 
     ``op`` is the profiling name without the backend prefix (``all_reduce``
     of ``nccl:all_reduce``); ``state`` is ``scheduled``, ``started`` or
-    ``completed``. Sizes are per tensor (a list of dimensions each).
+    ``completed``. Sizes are per tensor (a list of dimensions each). ``frames``: the
+    Python stack that issued it, outermost first, when the recorder kept stacks and the
+    operation did not complete.
     """
 
     index: int
@@ -66,6 +68,7 @@ class FlightEntry(Fact):
     output_dtypes: tuple[str, ...]
     timeout_ms: int | None
     time_created_ns: int | None
+    frames: tuple[Frame, ...] = ()
 
 
 def entry_text(entry: FlightEntry) -> str:

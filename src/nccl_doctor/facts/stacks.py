@@ -169,12 +169,13 @@ def where(thread: ThreadStack) -> tuple[str, str | None, Frame | None]:
     return ("collective", op, call) if op is not None else ("elsewhere", None, None)
 
 
-def issued_at(trace: CollectiveTrace) -> Frame | None:
-    """The line that issued the traced collective: the caller of the ``torch.distributed``
-    function, else (a collective issued inside torch, such as DDP's bucket all-reduce during
-    ``backward()``) the innermost frame of the job's own code."""
-    _, call = call_of(trace.frames)
-    return call or next((f for f in reversed(trace.frames) if _is_user(f)), None)
+def issued_at(frames: Sequence[Frame]) -> Frame | None:
+    """The line that issued a collective whose stack (outermost first) the flight recorder
+    kept: the caller of the ``torch.distributed`` function, else (a collective issued inside
+    torch, such as DDP's bucket all-reduce during ``backward()``) the innermost frame of the
+    job's own code."""
+    _, call = call_of(frames)
+    return call or next((f for f in reversed(frames) if _is_user(f)), None)
 
 
 def _is_torch(frame: Frame) -> bool:

@@ -27,6 +27,7 @@ from typing import Any, ClassVar
 
 from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.flight import FlightDump, FlightEntry, FlightGroup, entry_text
+from nccl_doctor.facts.stacks import Frame
 from nccl_doctor.parse import _pickle
 from nccl_doctor.parse._lazy import LazyPattern
 from nccl_doctor.parse.base import FileParser
@@ -48,6 +49,9 @@ MAX_TENSORS = 64
 MAX_DIMS = 16
 #: Characters kept of one text field.
 MAX_TEXT = 1024
+#: Frames kept of the stack of an operation that did not complete (its innermost ones); a
+#: completed operation's stack is not kept: no diagnosis asks where a finished one came from
+MAX_FRAMES = 64
 _DIGITS = LazyPattern(r"-?\d{1,20}")
 #: A number in a dump is an int64 or uint64 (sequence ids, sizes, times).
 _INT_MIN, _INT_END = -(1 << 63), 1 << 64
@@ -238,6 +242,18 @@ def _recent(entries: list[Any]) -> tuple[list[tuple[int, Mapping[str, Any]]], li
     return found[-MAX_ENTRIES:], notes
 
 
+def _frames(value: object) -> tuple[Frame, ...]:
+    """An entry's stack, outermost first (the dump lists it innermost first); frames that
+    are not ``{name, filename, line}`` are left out."""
+    kept = [raw for raw in _first(value, MAX_FRAMES) if isinstance(raw, Mapping)]
+    out: list[Frame] = [
+        (path, _int(raw.get("line")), _str(raw.get("name")))
+        for raw in kept
+        if (path := _str(raw.get("filename"))) is not None
+    ]
+    return tuple(reversed(out))
+
+
 def _entry(
     raw: Mapping[str, Any], index: int, source: str, rank: int | None, descs: dict[str, str | None]
 ) -> FlightEntry:
@@ -267,6 +283,7 @@ def _entry(
         output_dtypes=_strs(raw.get("output_dtypes")),
         timeout_ms=_int(raw.get("timeout_ms")),
         time_created_ns=_int(raw.get("time_created_ns")),
+        frames=_frames(raw.get("frames")) if raw.get("state") != "completed" else (),
     )
     text = f"flight recorder entry {index}: {entry_text(entry)}"
     if entry.timeout_ms is not None:

@@ -8,6 +8,7 @@ from nccl_doctor.facts.ranks import ranks_text
 from nccl_doctor.facts.run import DistributedError, WatchdogState
 from nccl_doctor.facts.stacks import CollectiveTrace, Frame, frame_text, issued_at
 from nccl_doctor.facts.store import Facts, Said
+from nccl_doctor.rules.app._recorders import flight_state
 from nccl_doctor.signs.app import COLLECTIVE_CALL, PROGRESS_ELAPSED, RANK_GUARD
 
 
@@ -17,20 +18,39 @@ def ms_text(value: int | None) -> str:
     return f"{value} ms ({value / 60000:.0f} min)" if value >= 60000 else f"{value} ms"
 
 
+def _issued(facts: Facts) -> list[tuple[int | None, tuple[Frame, ...], Cite]]:
+    """Per rank, the stack of the collective it is stuck in: the one its watchdog printed,
+    else that of the first operation its latest flight-recorder dump holds unfinished."""
+    out = [(t.rank, t.frames, t.cite) for t in facts.of(CollectiveTrace)]
+    told = {rank for rank, _, _ in out}
+    _, entries = flight_state(facts)
+    for entry in entries:
+        if (
+            entry.rank not in told
+            and entry.frames
+            and not entry.is_p2p
+            and entry.state in ("scheduled", "started")
+        ):
+            told.add(entry.rank)
+            out.append((entry.rank, entry.frames, entry.cite))
+    return out
+
+
 def issued_text(facts: Facts) -> tuple[str, list[Cite]]:
-    """Where the ranks issued the collective their watchdogs gave up on (the flight recorder's
-    stack of it), and the lines that say so; ``("", [])`` when no stack was printed.
+    """Where the ranks issued the collective they are stuck in (the flight recorder's stack of
+    it, printed by the watchdog or in a dump), and the lines that say so; ``("", [])`` when
+    no stack was kept.
 
     One place for every rank names the call; several mean the ranks were in different code
     when they asked for it, the shape of a collective that only some ranks reach.
     """
     sites: dict[Frame, set[int]] = {}
     cites: dict[Frame, Cite] = {}
-    for trace in facts.of(CollectiveTrace):
-        site = issued_at(trace)
+    for rank, frames, where_cited in _issued(facts):
+        site = issued_at(frames)
         if site is not None:
-            sites.setdefault(site, set()).update(() if trace.rank is None else (trace.rank,))
-            cites.setdefault(site, trace.cite)
+            sites.setdefault(site, set()).update(() if rank is None else (rank,))
+            cites.setdefault(site, where_cited)
     if not sites:
         return "", []
     if len(sites) == 1:

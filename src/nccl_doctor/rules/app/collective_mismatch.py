@@ -54,6 +54,7 @@ from nccl_doctor.facts.flight import FlightEntry, entry_text
 from nccl_doctor.facts.messages import fingerprint_fields
 from nccl_doctor.facts.ranks import ranks_listed, ranks_text
 from nccl_doctor.facts.run import CollectiveTimeout, DistributedError
+from nccl_doctor.facts.stacks import frame_text, issued_at
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.app._common import issued_text
@@ -238,10 +239,12 @@ def _from_flight(facts: Facts) -> Finding | None:
         groups, odd = _split(by_rank, lambda e: (e.op, e.input_sizes, e.input_dtypes))
         if len(groups) < 2:
             continue
-        parts = [
-            f"rank(s) {', '.join(map(str, ranks))} ran {entry_text(by_rank[ranks[0]])}"
-            for ranks in groups
-        ]
+        parts = []
+        for ranks in groups:
+            entry = by_rank[ranks[0]]
+            site = issued_at(entry.frames)
+            called = f", issued at {frame_text(site)}" if site is not None else ""
+            parts.append(f"rank(s) {', '.join(map(str, ranks))} ran {entry_text(entry)}{called}")
         return RULE.finding(
             summary=(
                 f"Flight-recorder dumps disagree at collective seq {seq} of process group {pg}: "
