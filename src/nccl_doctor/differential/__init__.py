@@ -58,6 +58,8 @@ _ERRORISH = re.compile(
     r"|non-zero status|NULL value"  # NVSHMEM's error macros: a call that failed, or gave nothing
     r"|skipping transport"  # NVSHMEM's word for a transport it cannot start (GPUDirect missing)
     r"|no available|do not agree"  # vLLM's stalled message queue, its failed P2P test
+    # SGLang's subprocess monitor, its ports, its decode server's health checks of a prefill one
+    r"|\bcrashed\b|already in use|not available|lost connection"
     # DCGM's health reports that say no error word (dcgm_errors.h): a retired page, a row
     # remap, a link down or fewer up than expected, a violation, a width below the minimum
     r"|retire|remap|currently down|is down\b|violation|below the minimum|corrupt|uncontained"

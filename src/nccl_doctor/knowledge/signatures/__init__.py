@@ -17,7 +17,10 @@ placement; ``ray`` for the cluster under Ray Train and vLLM: an actor's or worke
 its cause, the memory monitor, a node lost, the GCS unreachable, placement that cannot be
 met; ``lightning`` for PyTorch Lightning's launch and DDP messages: the ranks' start-up
 lines, a launch shape that does not add up, devices, unused parameters, a rank that died
-first) beside this
+first; ``nvshmem`` and ``deepep`` for the MoE stack's symmetric memory and all-to-all
+kernels; ``sglang`` for the SGLang server's start-up memory checks, children, watchdogs and
+prefill/decode transfers; ``trtllm`` for TensorRT-LLM's NCCL communicator watchdog, MPI world,
+multicast and multi-node NVLink set-up, executor workers and KV cache transfers) beside this
 module. Each line is one message a library prints, mined
 from that library's own source (file:line at each release tag read) or, for what is closed source
 (nvidia-smi) or outside the repositories read (the Linux kernel), from its
@@ -71,6 +74,8 @@ LIBRARIES = (
     "lightning",
     "nvshmem",
     "deepep",
+    "sglang",
+    "trtllm",
 )
 SYMPTOMS = frozenset(
     {
