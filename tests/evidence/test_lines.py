@@ -72,6 +72,17 @@ from nccl_doctor.evidence.lines import Attributor, lines_of
             None,
             "nvidia-nvswitch3: SXid (PCI:0000:88:00.0): 20034",
         ),
+        # SGLang's scheduler prefix: the TP rank is the rank only without a DP or PP rank
+        ("[2025-03-01 10:00:01 TP3] Scheduler hit", 3, None, None, None, "Scheduler hit"),
+        ("[2025-03-01 10:00:01.120 TP12 EP12] x", 12, None, None, None, "x"),
+        ("[2025-07-22 06:18:53 DP1 TP0] KV Cache", None, None, None, None, "KV Cache"),
+        ("[2025-07-22 06:18:53 PP1 TP3] y", None, None, None, None, "y"),
+        ("[2025-03-01 10:00:02] Received sigquit", None, None, None, None, "Received sigquit"),
+        # vLLM's worker tags: its rank, or its TP rank where no DP or PP rank is named
+        ("(VllmWorker rank=1 pid=4888) INFO x", 1, None, 4888, None, "INFO x"),
+        ("(VllmWorker TP3 pid=2100) ERROR y", 3, None, 2100, None, "ERROR y"),
+        ("(EngineCore_DP0 pid=2100) INFO z", None, None, 2100, None, "INFO z"),
+        ("TPU error: z", None, None, None, None, "TPU error: z"),
         (
             "Mar 10 12:00:00 node1 kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=1",
             None,
@@ -129,6 +140,19 @@ def test_spawn_header_attributes_the_traceback_until_a_blank_line() -> None:
         "after\n"
     )
     assert [x.rank for x in lines] == [0, 2, 2, 2, 2, None, None]
+
+
+def test_a_ranked_traceback_header_attributes_its_frames_until_a_blank_line() -> None:
+    att = Attributor("s")
+    raws = [
+        "[2025-03-01 10:00:01 TP1] Scheduler hit an exception: Traceback (most recent call last):",
+        '  File "/sgl/model_runner.py", line 320, in init_torch_distributed',
+        "ValueError: The memory capacity is unbalanced.",
+        "",
+        "[2025-03-01 10:00:02] Received sigquit from a child process.",
+    ]
+    got = [att.line(n, raw).rank for n, raw in enumerate(raws, 1)]
+    assert got == [1, 1, 1, None, None]
 
 
 def test_skipped_lines_end_spawn_context() -> None:

@@ -60,7 +60,13 @@ _DMESG_T = re.compile(
     r"(?P<hms>\d\d:\d\d:\d\d) (?P<year>\d{4})\] "
 )
 _DMESG = re.compile(r"\[ *(?P<up>\d+\.\d+)\] ")
-_RAY = re.compile(r"\((?:[\w.:-]+ )?pid=(?P<pid>\d+)(?:, ip=(?P<host>[\w.:-]+))?\) ")
+#: Ray's and vLLM's process tags: ``(RayWorker pid=4242, ip=10.1.2.3) ``, ``(VllmWorker rank=1
+#: pid=4888) ``, ``(VllmWorker TP1 pid=2100) ``; a tensor-parallel rank is the rank only in a
+#: name without a data- or pipeline-parallel one
+_RAY = re.compile(
+    r"\((?:(?P<who>[\w.:-]+)(?: rank=(?P<rank>\d{1,6})| TP(?P<tp>\d{1,6}))? )?"
+    r"pid=(?P<pid>\d+)(?:, ip=(?P<host>[\w.:-]+))?\) "
+)
 _KUBECTL = re.compile(r"\[pod/(?P<host>[\w.-]+)/[\w.-]+\] ")
 _COMPOSE = re.compile(r"(?P<host>[\w.-]+-\d+) +\| ")
 #: pdsh (DeepSpeed's multi-node launcher) puts ``host: `` before each line; a
@@ -88,6 +94,14 @@ _GLOG_CPP = re.compile(r"\[?[IWEF](?P<md>\d{3,4}) (?P<hms>\d\d:\d\d:\d\d(?:\.\d+
 #: the start of a bracketed glog line (PyTorch's C++ log): no prefix below starts so (the
 #: line tests say which), so the prefixes of such a line are not tried one by one
 _GLOG_START = re.compile(r"\[[IWEF]\d{3,4} ")
+#: SGLang's scheduler prefix after its time stamp (``[2025-03-01 10:00:01 TP3] ``): the
+#: tensor-parallel rank is the process's rank only when no data- or pipeline-parallel rank
+#: comes before it (each replica of a DP job numbers its TP ranks from 0 again)
+_SGLANG = re.compile(
+    r"(?P<outer>(?:DP|PP|ATTN_CP|MOE_DP)\d{1,6} )*TP(?P<rank>\d{1,6})(?: EP\d{1,6})?\] "
+)
+_SGLANG_FIRST = ("TP", "DP", "PP", "ATTN_CP", "MOE_DP")
+_OUTER_PARALLEL = re.compile(r"(?:DP|PP)\d")
 #: a runner's per-task stream tag: ``opt-1_3b.0 [stderr] `` (milabench/voir and the like)
 _TASK_STREAM = re.compile(r"[\w.-]{1,80} \[(?:stderr|stdout)\] ")
 #: vLLM/Ray-style logging: ``ERROR 04-07 00:57:46 ray_utils.py:45] ``
@@ -95,6 +109,7 @@ _PYLOG = re.compile(
     r"(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL) (?P<mo>\d\d)-(?P<d>\d\d) "
     r"(?P<hms>\d\d:\d\d:\d\d)(?:\.\d+)? [\w.-]+:\d+\] "
 )
+_TRACEBACK = "Traceback (most recent call last):"
 _SPAWN = re.compile(r"-- Process (?P<rank>\d+) terminated with the following error:")
 
 
@@ -188,6 +203,9 @@ class Attributor:
                     host = m["host"]
                 elif m := _TASK_STREAM.match(text):
                     pass
+                elif text.startswith(_SGLANG_FIRST) and (m := _SGLANG.match(text)):
+                    if m["outer"] is None:
+                        rank, explicit = int(m["rank"]), True
                 elif m := _PYLOG.match(text):
                     seconds = _month_day_seconds(int(m["mo"]), int(m["d"]), m["hms"])
                     if seconds is not None:
@@ -218,11 +236,16 @@ class Attributor:
             elif m := _RAY.match(text):
                 pid = int(m["pid"])
                 host = host or m["host"]
+                if m["rank"] or (m["tp"] and not _OUTER_PARALLEL.search(m["who"])):
+                    rank, explicit = int(m["rank"] or m["tp"]), True
             elif m := _rank_prefix(text, srun=rank is None):
                 rank, explicit = int(m["rank"]), True
             elif m := _NCCL.match(text):
                 host, pid, device = m["host"], int(m["pid"]), int(m["dev"])
                 explicit = True
+            elif text.startswith(_SGLANG_FIRST) and (m := _SGLANG.match(text)):
+                if m["outer"] is None:
+                    rank, explicit = int(m["rank"]), True
             else:
                 break
             text = text[m.end() :]
@@ -233,6 +256,10 @@ class Attributor:
         if "-- Process " in text and (spawn := _SPAWN.search(text)):  # the literal: ~5x faster
             self._spawn_rank = int(spawn["rank"])
             rank = self._spawn_rank
+        elif explicit and text.endswith(_TRACEBACK):
+            # a ranked line that opens a traceback (SGLang's "Scheduler hit an exception:
+            # Traceback ..."): its frames and message follow without the prefix
+            self._spawn_rank = rank
         elif explicit or not text.strip():
             self._spawn_rank = None
         elif rank is None:

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from nccl_doctor.facts.base import Cite, Fact
-from nccl_doctor.facts.catalogue import failing_warn
+from nccl_doctor.facts.catalogue import failing_warn, message_of
 from nccl_doctor.facts.gpu import DcgmReport
 from nccl_doctor.facts.literals import prefiltered
 from nccl_doctor.facts.messages import PEER_GONE_TEXT, peer_gone
@@ -250,7 +250,7 @@ def _cascade(fact: Fact, message: str) -> bool:
         return fact.category in CASCADE_CATEGORIES
     if isinstance(fact, LauncherSignal):
         return True
-    return bool(_cascade_text(message))
+    return bool(_cascade_text(message)) or _catalogued_as(message, _PEER_LOST)
 
 
 def _waiting(fact: Fact, message: str) -> bool:
@@ -258,7 +258,19 @@ def _waiting(fact: Fact, message: str) -> bool:
         return True
     if isinstance(fact, CudaError | CudaOutOfMemory | NcclErrorReport | NcclWarn):
         return False  # CUDA's own "launch timed out", an IB transport timeout: real faults
-    return bool(WAITING_TEXT.search(message))
+    return bool(WAITING_TEXT.search(message)) or _catalogued_as(message, _WAITED)
+
+
+#: Catalogue classes of a survivor's report that a peer is gone (a supervisor's "worker died",
+#: SGLang's "other ranks that didn't finish loading"), and of a rank that gave up waiting.
+_PEER_LOST = frozenset({"peer_lost"})
+_WAITED = frozenset({"collective_timeout", "store_timeout"})
+
+
+def _catalogued_as(message: str, classes: frozenset[str]) -> bool:
+    """Whether the catalogue reads ``message`` as one of ``classes`` (its source says so)."""
+    sig = message_of(message)
+    return sig is not None and sig.symptom in classes
 
 
 #: At one line, the fact that best states the failure comes first.
