@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from nccl_doctor.facts.gpu import DcgmReport
+from nccl_doctor.facts.host import XidEvent
 from nccl_doctor.parse.dcgm import DcgmParser
 from tests.helpers import critical_ids, diagnose_text, of_type, parse_blocks
 
@@ -143,3 +144,31 @@ def test_a_failed_pcie_check_is_the_link(tmp_path: Path) -> None:
         found.summary
     )
     assert found.subjects.gpus == ("GPU1",)
+
+
+#: the memory test failing on GPU1 with DCGM_FR_XID_ERROR's message (the driver's Xid 79)
+XID_DIAG = DIAG.replace(
+    "| memory                    | Pass  ", "| memory                    | Fail  "
+).replace(
+    "|                           | GPU1: Pass                                     |\n"
+    "|                           | GPU2: Skip ",
+    "|                           | GPU1: Fail                                     |\n"
+    "| Warning: GPU1             | Detected XID 79 for GPU 1                      |\n"
+    "|                           | GPU2: Skip ",
+    1,
+)
+
+
+def test_an_xid_dcgm_reports_is_that_xid(tmp_path: Path) -> None:
+    facts = parse_blocks(DcgmParser(), XID_DIAG)
+    (xid,) = of_type(facts, XidEvent)
+    assert (xid.xid, xid.gpu_label, xid.cite.line) == (79, "GPU1", 22)
+    report = diagnose_text(tmp_path, XID_DIAG)
+    lost = next(f for f in report.findings if f.id == "gpu.lost")
+    assert (lost.severity.value, lost.root_cause) == ("critical", True)
+    assert "Xid 79 (GPU has fallen off the bus) on GPU1" in lost.summary
+
+
+def test_a_table_without_an_xid_reports_none() -> None:
+    assert of_type(parse_blocks(DcgmParser(), DIAG), XidEvent) == []
+    assert of_type(parse_blocks(DcgmParser(), HEALTH), XidEvent) == []

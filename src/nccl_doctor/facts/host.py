@@ -28,7 +28,8 @@ class XidEvent(Fact):
     Xid 149``. ``uuid`` is filled from an earlier ``GPU at PCI:...: GPU-...``
     line of the same bus. ``nvswitch`` marks an NVSwitch ``SXid``
     (``nvidia-nvswitch3: SXid (PCI:0000:88:00.0): 20034, Fatal, ...``), whose
-    ``bus_id`` is the switch's.
+    ``bus_id`` is the switch's. DCGM's report of one (``Detected XID 79 for GPU
+    1``, dcgmi diag or health) is one too, cited at DCGM's line, its GPU a label.
     """
 
     xid: int | None

@@ -16,7 +16,9 @@ name column is blank, cut differently by each command:
 
 Each message becomes a :class:`~nccl_doctor.facts.gpu.DcgmReport` with the
 result of the test (or system) and GPU it belongs to, and the catalogue's row
-for its words (dcgm_errors.h's messages) with the ids that row points at.
+for its words (dcgm_errors.h's messages) with the ids that row points at. A
+message reporting an Xid (``Detected XID 79 for GPU 1``) is also that
+:class:`~nccl_doctor.facts.host.XidEvent`, which the Xid rules read whoever saw it.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from nccl_doctor.evidence.lines import Line
 from nccl_doctor.facts.base import Fact
 from nccl_doctor.facts.catalogue import message_of
 from nccl_doctor.facts.gpu import DcgmReport
+from nccl_doctor.facts.host import XidEvent
 from nccl_doctor.parse._blocktext import strip_ansi
 from nccl_doctor.parse._lazy import LazyPattern
 from nccl_doctor.parse._values import cite
@@ -42,6 +45,9 @@ _ENTITY = LazyPattern(
 _NAMED = LazyPattern(r"^(?P<kind>Warning|Info|Error)(?:: (?P<entity>\w{1,12}\d{1,5}))?$")
 _HEALTH_GPU = LazyPattern(r"^-> (?P<index>\d{1,5})$")
 _MAX_MESSAGE = 2000
+#: the catalogue's row for DCGM_FR_XID_ERROR, and its numbers
+_XID_SIGNATURE = "driver.dcgm.xid_error"
+_XID = LazyPattern(r"Detected XID (?P<xid>\d{1,6}) for GPU (?P<gpu>\d{1,5})")
 
 
 @dataclass(slots=True)
@@ -100,7 +106,9 @@ class DcgmParser(BlockParser):
             "Health Monitor Report" in ln.text or "Overall Health" in ln.text for ln in block
         )
         rows = [r for ln in block if (r := _row(ln)) is not None]
-        return _health(rows) if health else _diag(rows)
+        reports = _health(rows) if health else _diag(rows)
+        xids = [x for r in reports if isinstance(r, DcgmReport) and (x := _xid(r)) is not None]
+        return [*reports, *xids]
 
 
 def _diag(rows: list[_Row]) -> list[Fact]:
@@ -175,6 +183,23 @@ def _health(rows: list[_Row]) -> list[Fact]:
             current.parts.append(value)
     close()
     return out
+
+
+def _xid(report: DcgmReport) -> XidEvent | None:
+    """The Xid a DCGM message reports (``Detected XID 79 for GPU 1``: DCGM_FR_XID_ERROR, which
+    DCGM raises from the driver's Xid event), as the Xid it is."""
+    if report.signature != _XID_SIGNATURE:
+        return None
+    m = _XID.search(report.message)
+    if m is None:
+        return None
+    return XidEvent(
+        cite=report.cite,
+        xid=int(m["xid"]),
+        gpu_label=f"GPU{m['gpu']}",
+        message=f"reported by DCGM ({report.source})",
+        detail=report.message,
+    )
 
 
 def _report(source: str, msg: _Message, text: str) -> DcgmReport:
