@@ -198,3 +198,22 @@ def test_without_the_printed_stack_the_real_dump_names_the_line(tmp_path: Path) 
     assert top.id == "app.hang"
     assert "; rank 0 issued it at gpu/watchdog.py:31 in <module>." in top.summary
     assert any(c.source.endswith("fr_rank0") and c.line == 2 for c in top.evidence)
+
+
+def test_two_groups_timing_out_on_one_rank_are_not_two_places(tmp_path: Path) -> None:
+    head = _head(0, 5) + "Stack trace of the failed collective: \n"
+    log = tmp_path / "train.log"
+    log.write_text(
+        _timeout(0, "ALLREDUCE", 41)
+        + head
+        + f"#0 all_reduce from {_SITE}/distributed_c10d.py:2806\n"
+        + "#1 step from /home/ml/proj/train.py:77\n"
+        + "\n"
+        + head
+        + f"#0 all_gather from {_SITE}/distributed_c10d.py:3701\n"
+        + "#1 gather_metrics from /home/ml/proj/train.py:95\n"
+    )
+    top = diagnose_paths([str(log)]).findings[0]
+    assert top.id == "app.hang"
+    assert "; rank 0 issued it at proj/train.py:77 in step" in top.summary
+    assert "different code" not in top.summary

@@ -19,10 +19,15 @@ def ms_text(value: int | None) -> str:
 
 
 def _issued(facts: Facts) -> list[tuple[int | None, tuple[Frame, ...], Cite]]:
-    """Per rank, the stack of the collective it is stuck in: the one its watchdog printed,
-    else that of the first operation its latest flight-recorder dump holds unfinished."""
-    out = [(t.rank, t.frames, t.cite) for t in facts.of(CollectiveTrace)]
-    told = {rank for rank, _, _ in out}
+    """Per rank, the stack of the collective it is stuck in: the first its watchdog printed
+    (one per process group that timed out), else that of the first operation its latest
+    flight-recorder dump holds unfinished."""
+    out: list[tuple[int | None, tuple[Frame, ...], Cite]] = []
+    told: set[int | None] = set()
+    for trace in facts.of(CollectiveTrace):
+        if trace.rank not in told:
+            told.add(trace.rank)
+            out.append((trace.rank, trace.frames, trace.cite))
     _, entries = flight_state(facts)
     for entry in entries:
         if (
