@@ -217,3 +217,29 @@ def test_two_groups_timing_out_on_one_rank_are_not_two_places(tmp_path: Path) ->
     assert top.id == "app.hang"
     assert "; rank 0 issued it at proj/train.py:77 in step" in top.summary
     assert "different code" not in top.summary
+
+
+REAL = Path(__file__).resolve().parents[1] / "fixtures" / "captured" / "fr-stack-h100"
+
+
+def test_the_real_stack_names_the_helper_that_issued_the_collective() -> None:
+    (trace,) = of_type(
+        parse_stream(TorchrunParser(), (REAL / "plain.log").read_text()), CollectiveTrace
+    )
+    assert [f[2] for f in trace.frames] == [
+        "<module>",
+        "train_step",
+        "reduce_loss",
+        "wrapper",
+        "all_reduce",
+    ]
+    top = diagnose_paths([str(REAL / "plain.log")]).findings[0]
+    assert top.id == "app.hang"
+    assert "; rank 0 issued it at gpu/ddp_watchdog.py:42 in reduce_loss" in top.summary
+
+
+def test_the_real_timeout_without_the_recorder_names_no_call_site() -> None:
+    top = diagnose_paths([str(REAL / "no_recorder.log")]).findings[0]
+    assert top.id == "app.hang"
+    assert "ALLREDUCE SeqNum=5" in top.summary
+    assert "issued" not in top.summary
