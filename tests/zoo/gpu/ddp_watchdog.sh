@@ -4,11 +4,8 @@
 # the line printed with the recorder off. Usage (GPU machine, repo root):
 # bash tests/zoo/gpu/ddp_watchdog.sh OUT
 set -u
-out=${1:?output folder}
-mkdir -p "$out"
-here=$(cd "$(dirname "$0")" && pwd)
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
-{ nvidia-smi --version; python3 -c "import torch;print('torch',torch.__version__,'cuda',torch.version.cuda,'nccl',torch.cuda.nccl.version())"; } > "$out/versions.txt" 2>&1
+# shellcheck source=tests/zoo/gpu/setup.sh
+. "$(dirname "$0")/setup.sh"
 tr() {  # tr NAME [VAR=VALUE...]: one torchrun of ddp_watchdog.py, its console in NAME.log
   local name=$1; shift
   env "$@" TORCH_NCCL_DUMP_ON_TIMEOUT=0 timeout 170 \

@@ -4,11 +4,8 @@
 # flight recorder through its pipe, nvidia-smi) and name the pending all_reduce long before the
 # watchdog fires. Usage (GPU machine, repo root): bash tests/zoo/gpu/premortem.sh OUT
 set -u
-out=${1:?output folder}
-mkdir -p "$out"
-here=$(cd "$(dirname "$0")" && pwd)
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
-{ nvidia-smi --version; python3 -c "import torch;print('torch',torch.__version__,'cuda',torch.version.cuda,'nccl',torch.cuda.nccl.version())"; } > "$out/versions.txt" 2>&1
+# shellcheck source=tests/zoo/gpu/setup.sh
+. "$(dirname "$0")/setup.sh"
 start=$(date +%s)
 WD_TIMEOUT_S=${WD_TIMEOUT_S:-60} WD_SLEEP_S=${WD_SLEEP_S:-90} PYTHONPATH=$PWD/src timeout 300 \
   python3 -m nccl_doctor run --stall "${STALL:-5}" --dir "$out/premortem" -- \
