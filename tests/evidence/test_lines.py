@@ -82,6 +82,13 @@ from nccl_doctor.evidence.lines import Attributor, lines_of
         ("(VllmWorker rank=1 pid=4888) INFO x", 1, None, 4888, None, "INFO x"),
         ("(VllmWorker TP3 pid=2100) ERROR y", 3, None, 2100, None, "ERROR y"),
         ("(EngineCore_DP0 pid=2100) INFO z", None, None, 2100, None, "INFO z"),
+        # TensorRT-LLM's loggers: the C++ one's rank suffix (its level stays: it says the line
+        # failed), the dated ones' rank fields
+        ("[TensorRT-LLM][ERROR][3] x", 3, None, None, None, "[TensorRT-LLM][ERROR][3] x"),
+        ("[TensorRT-LLM][WARNING] y", None, None, None, None, "[TensorRT-LLM][WARNING] y"),
+        ("12-06-2025 07:09:01.123456 [TRT-LLM] [E] [2] boom", 2, None, None, None, "boom"),
+        ("[12/06/2025-07:09:01] [TRT-LLM] [RANK 1] [E] Failed", 1, None, None, None, "Failed"),
+        ("[01/10/2024-10:00:00] [TRT-LLM] [MPI_Rank 5] [W] old", 5, None, None, None, "old"),
         ("TPU error: z", None, None, None, None, "TPU error: z"),
         (
             "Mar 10 12:00:00 node1 kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=1",

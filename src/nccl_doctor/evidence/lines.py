@@ -109,6 +109,17 @@ _PYLOG = re.compile(
     r"(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL) (?P<mo>\d\d)-(?P<d>\d\d) "
     r"(?P<hms>\d\d:\d\d:\d\d)(?:\.\d+)? [\w.-]+:\d+\] "
 )
+#: TensorRT-LLM's C++ logger (``[TensorRT-LLM][ERROR][3] ``, the MPI rank where it knows it),
+#: its newer form (``12-06-2025 07:09:01.123456 [TRT-LLM] [E] [3] ``) and its Python logger
+#: (``[12/06/2025-07:09:01] [TRT-LLM] [RANK 3] [E] ``; ``[MPI_Rank 3]`` before)
+_TRTLLM_CPP = re.compile(
+    r"\[TensorRT-LLM\]\[(?:ERROR|WARNING|INFO|DEBUG|TRACE|VERBOSE)\](?:\[(?P<rank>\d{1,6})\])? "
+)
+_TRTLLM_DATED = re.compile(
+    r"\[?(?P<mo>\d\d)[-/](?P<d>\d\d)[-/](?P<y>\d{4})[- ](?P<hms>\d\d:\d\d:\d\d(?:\.\d{1,6})?)\]? "
+    r"\[TRT-LLM\] (?:\[(?:RANK|MPI_Rank) (?P<prank>\d{1,6})\] )?\[[FEWIDV]\] "
+    r"(?:\[(?P<rank>\d{1,6})\] )?"
+)
 _TRACEBACK = "Traceback (most recent call last):"
 _SPAWN = re.compile(r"-- Process (?P<rank>\d+) terminated with the following error:")
 
@@ -246,6 +257,15 @@ class Attributor:
             elif text.startswith(_SGLANG_FIRST) and (m := _SGLANG.match(text)):
                 if m["outer"] is None:
                     rank, explicit = int(m["rank"]), True
+            elif text.startswith("[TensorRT-LLM][") and (m := _TRTLLM_CPP.match(text)):
+                if m["rank"]:
+                    rank, explicit = int(m["rank"]), True
+                break  # its level stays in the text: "[ERROR]" is what says the line failed
+            elif "[TRT-LLM] [" in text[:48] and (m := _TRTLLM_DATED.match(text)):
+                stamp = f"{m['y']}-{m['mo']}-{m['d']} {m['hms']}"
+                time_s, clock = _iso_seconds(stamp), "iso"
+                if m["rank"] or m["prank"]:
+                    rank, explicit = int(m["rank"] or m["prank"]), True
             else:
                 break
             text = text[m.end() :]
