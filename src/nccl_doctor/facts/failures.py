@@ -18,13 +18,14 @@ The launcher's own lines (child failures, exits) come after the fact.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from nccl_doctor.facts.base import Cite, Fact
-from nccl_doctor.facts.catalogue import failing_warn, message_of
+from nccl_doctor.facts.catalogue import failing_warn, signature_of
 from nccl_doctor.facts.gpu import DcgmReport
 from nccl_doctor.facts.literals import prefiltered
 from nccl_doctor.facts.messages import PEER_GONE_TEXT, peer_gone
@@ -250,7 +251,7 @@ def _cascade(fact: Fact, message: str) -> bool:
         return fact.category in CASCADE_CATEGORIES
     if isinstance(fact, LauncherSignal):
         return True
-    return bool(_cascade_text(message)) or _catalogued_as(message, _PEER_LOST)
+    return bool(_cascade_text(message)) or _catalogued_as(fact, message, _PEER_LOST)
 
 
 def _waiting(fact: Fact, message: str) -> bool:
@@ -258,7 +259,7 @@ def _waiting(fact: Fact, message: str) -> bool:
         return True
     if isinstance(fact, CudaError | CudaOutOfMemory | NcclErrorReport | NcclWarn):
         return False  # CUDA's own "launch timed out", an IB transport timeout: real faults
-    return bool(WAITING_TEXT.search(message)) or _catalogued_as(message, _WAITED)
+    return bool(WAITING_TEXT.search(message)) or _catalogued_as(fact, message, _WAITED)
 
 
 #: Catalogue classes of a survivor's report that a peer is gone (a supervisor's "worker died",
@@ -267,10 +268,19 @@ _PEER_LOST = frozenset({"peer_lost"})
 _WAITED = frozenset({"collective_timeout", "store_timeout"})
 
 
-def _catalogued_as(message: str, classes: frozenset[str]) -> bool:
-    """Whether the catalogue reads ``message`` as one of ``classes`` (its source says so)."""
-    sig = message_of(message)
-    return sig is not None and sig.symptom in classes
+def _catalogued_as(fact: Fact, message: str, classes: frozenset[str]) -> bool:
+    """Whether the catalogue reads an exception's ``message`` as one of ``classes`` (its
+    source says so). Typed facts say what they are already; an exception is what a library
+    raises when it gives up (SGLang's ValueError for ranks that never finished loading)."""
+    return isinstance(fact, PythonTraceback | CppException) and _class_of(message) in classes
+
+
+@functools.lru_cache(maxsize=4096)
+def _class_of(message: str) -> str | None:
+    """The catalogue's class of the failure message ``message`` holds (one lookup per text:
+    the cascade and the wait ask both)."""
+    sig = signature_of(message)
+    return sig.symptom if sig is not None else None
 
 
 #: At one line, the fact that best states the failure comes first.
