@@ -9,6 +9,7 @@ from __future__ import annotations
 from nccl_doctor.parse.base import BlockParser, FileParser, StreamParser
 from nccl_doctor.parse.collect_env import CollectEnvParser
 from nccl_doctor.parse.dcgm import DcgmParser
+from nccl_doctor.parse.dcgm_json import DcgmJsonParser
 from nccl_doctor.parse.env import EnvParser
 from nccl_doctor.parse.flight_recorder import FlightRecorderParser
 from nccl_doctor.parse.infiniband import (
@@ -65,7 +66,7 @@ STREAM_PARSERS: tuple[type[StreamParser], ...] = (
 KINDS: tuple[str, ...] = tuple(p.kind for p in BLOCK_PARSERS + STREAM_PARSERS)
 
 #: Parsers of whole files the line reader does not read (binary dumps, JSON reports).
-FILE_PARSERS: tuple[type[FileParser], ...] = (FlightRecorderParser, RasJsonParser)
+FILE_PARSERS: tuple[type[FileParser], ...] = (FlightRecorderParser, RasJsonParser, DcgmJsonParser)
 KINDS = tuple(dict.fromkeys((*KINDS, *(p.kind for p in FILE_PARSERS))))
 
 

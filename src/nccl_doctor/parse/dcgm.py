@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from nccl_doctor.evidence.lines import Line
-from nccl_doctor.facts.base import Fact
+from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.catalogue import message_of
 from nccl_doctor.facts.gpu import DcgmReport
 from nccl_doctor.facts.host import XidEvent
@@ -106,9 +106,7 @@ class DcgmParser(BlockParser):
             "Health Monitor Report" in ln.text or "Overall Health" in ln.text for ln in block
         )
         rows = [r for ln in block if (r := _row(ln)) is not None]
-        reports = _health(rows) if health else _diag(rows)
-        xids = [x for r in reports if isinstance(r, DcgmReport) and (x := _xid(r)) is not None]
-        return [*reports, *xids]
+        return with_xids(_health(rows) if health else _diag(rows))
 
 
 def _diag(rows: list[_Row]) -> list[Fact]:
@@ -203,15 +201,44 @@ def _xid(report: DcgmReport) -> XidEvent | None:
 
 
 def _report(source: str, msg: _Message, text: str) -> DcgmReport:
-    sig = message_of(text[:_MAX_MESSAGE])
-    return DcgmReport(
-        signature=sig.id if sig is not None else None,
-        points_at=sig.hint_ids if sig is not None else (),
-        cite=cite(msg.head),
+    return dcgm_report(
+        cite(msg.head),
+        text,
         source=source,
         test=msg.test,
         entity=msg.entity,
         result=msg.result,
         kind=msg.kind,
+    )
+
+
+def dcgm_report(
+    where: Cite,
+    text: str,
+    *,
+    source: str,
+    test: str | None,
+    entity: str | None,
+    result: str | None,
+    kind: str,
+) -> DcgmReport:
+    """One DCGM message as a report, with the catalogue's row for its words (the tables'
+    rows and ``dcgmi diag -j``'s warnings alike)."""
+    sig = message_of(text[:_MAX_MESSAGE])
+    return DcgmReport(
+        signature=sig.id if sig is not None else None,
+        points_at=sig.hint_ids if sig is not None else (),
+        cite=where,
+        source=source,
+        test=test,
+        entity=entity,
+        result=result,
+        kind=kind,
         message=text[:_MAX_MESSAGE],
     )
+
+
+def with_xids(reports: Sequence[Fact]) -> list[Fact]:
+    """``reports`` and, after them, the Xid each one that reports an Xid is."""
+    xids = [x for r in reports if isinstance(r, DcgmReport) and (x := _xid(r)) is not None]
+    return [*reports, *xids]
