@@ -203,6 +203,12 @@ class Attributor:
             first = text[:1]
             if not first or text.startswith("NCCL "):
                 break  # no prefix starts so: NCCL's own message (the most common line) begins
+            if text.startswith(_SGLANG_FIRST) and (m := _SGLANG.match(text)):
+                # SGLang's scheduler prefix, whatever its first letter (D and M open months too)
+                if m["outer"] is None:
+                    rank, explicit = int(m["rank"]), True
+                text = text[m.end() :]
+                continue
             if first.isalpha() and first not in _SYSLOG_FIRST:
                 # most log lines: only a host-like prefix (NCCL's, compose's) can start here
                 if m := _NCCL.match(text):
@@ -214,9 +220,6 @@ class Attributor:
                     host = m["host"]
                 elif m := _TASK_STREAM.match(text):
                     pass
-                elif text.startswith(_SGLANG_FIRST) and (m := _SGLANG.match(text)):
-                    if m["outer"] is None:
-                        rank, explicit = int(m["rank"]), True
                 elif m := _PYLOG.match(text):
                     seconds = _month_day_seconds(int(m["mo"]), int(m["d"]), m["hms"])
                     if seconds is not None:
@@ -254,9 +257,6 @@ class Attributor:
             elif m := _NCCL.match(text):
                 host, pid, device = m["host"], int(m["pid"]), int(m["dev"])
                 explicit = True
-            elif text.startswith(_SGLANG_FIRST) and (m := _SGLANG.match(text)):
-                if m["outer"] is None:
-                    rank, explicit = int(m["rank"]), True
             elif text.startswith("[TensorRT-LLM][") and (m := _TRTLLM_CPP.match(text)):
                 if m["rank"]:
                     rank, explicit = int(m["rank"]), True
