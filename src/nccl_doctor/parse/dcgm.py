@@ -31,6 +31,7 @@ from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.catalogue import message_of
 from nccl_doctor.facts.gpu import DcgmReport
 from nccl_doctor.facts.host import XidEvent
+from nccl_doctor.knowledge.signatures import by_id
 from nccl_doctor.parse._blocktext import strip_ansi
 from nccl_doctor.parse._lazy import LazyPattern
 from nccl_doctor.parse._values import cite
@@ -45,9 +46,9 @@ _ENTITY = LazyPattern(
 _NAMED = LazyPattern(r"^(?P<kind>Warning|Info|Error)(?:: (?P<entity>\w{1,12}\d{1,5}))?$")
 _HEALTH_GPU = LazyPattern(r"^-> (?P<index>\d{1,5})$")
 _MAX_MESSAGE = 2000
-#: the catalogue's row for DCGM_FR_XID_ERROR, and its numbers
+#: the catalogue's row for DCGM_FR_XID_ERROR ("Detected XID %u for GPU %u": its captures
+#: ``value`` and ``value_2`` are the Xid and the GPU)
 _XID_SIGNATURE = "driver.dcgm.xid_error"
-_XID = LazyPattern(r"Detected XID (?P<xid>\d{1,6}) for GPU (?P<gpu>\d{1,5})")
 
 
 @dataclass(slots=True)
@@ -188,13 +189,13 @@ def _xid(report: DcgmReport) -> XidEvent | None:
     DCGM raises from the driver's Xid event), as the Xid it is."""
     if report.signature != _XID_SIGNATURE:
         return None
-    m = _XID.search(report.message)
+    m = by_id()[_XID_SIGNATURE].compiled().search(report.message)
     if m is None:
         return None
     return XidEvent(
         cite=report.cite,
-        xid=int(m["xid"]),
-        gpu_label=f"GPU{m['gpu']}",
+        xid=int(m["value"]),
+        gpu_label=f"GPU{m['value_2']}",
         message=f"reported by DCGM ({report.source})",
         detail=report.message,
     )
