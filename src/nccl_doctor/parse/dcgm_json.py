@@ -9,8 +9,8 @@ with the test's own result and every message. A result has its ``status`` (``Pas
 ``entity_id``; before: ``gpu_id``) and ``warnings``, each ``{warning, error_id, ...}``
 (DCGM 3's level-one tests put the text under ``warnings`` inside each entry). Each message
 becomes a :class:`~nccl_doctor.facts.gpu.DcgmReport` as a table row's does, cited at the line
-of the file that holds it; a summary's message that a result already carried is not counted
-twice.
+of the file that holds it (found for all in one pass); a summary's message that a result
+already carried is not counted twice.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar
 
 from nccl_doctor.facts.base import Cite, Fact
+from nccl_doctor.parse._lazy import LazyPattern
 from nccl_doctor.parse.base import FileParser
 from nccl_doctor.parse.dcgm import dcgm_report, with_xids
 
@@ -30,6 +31,8 @@ MAX_BYTES = 16 << 20
 _ROOTS = ("DCGM Diagnostic", "DCGM GPU Diagnostic")
 #: Items read of any one list (categories, tests, results, warnings).
 _MAX_ITEMS = 4096
+#: A message's line as jsoncpp writes it: ``"warning" : "..."`` (DCGM 3: ``"warnings"``)
+_WARNING_LINE = LazyPattern(r'"warnings?" : (?P<s>".*"),?')
 
 
 def _items(value: object) -> Iterator[Mapping[str, Any]]:
@@ -82,7 +85,7 @@ class DcgmJsonParser(FileParser):
         root = next((value[r] for r in _ROOTS if isinstance(value, Mapping) and r in value), None)
         if not isinstance(root, Mapping):
             return [], ["dcgmi diag JSON: no diagnostic object"]
-        lines = text.splitlines()
+        lines = _message_lines(text)
         facts: list[Fact] = []
         for category in _items(root.get("test_categories")):
             for test in _items(category.get("tests")):
@@ -90,7 +93,7 @@ class DcgmJsonParser(FileParser):
         return with_xids(facts), []
 
 
-def _test(test: Mapping[str, Any], source: str, lines: list[str]) -> list[Fact]:
+def _test(test: Mapping[str, Any], source: str, lines: Mapping[str, int]) -> list[Fact]:
     name = _text(test.get("name"))
     out: list[Fact] = []
     told: set[str] = set()
@@ -106,7 +109,7 @@ def _test(test: Mapping[str, Any], source: str, lines: list[str]) -> list[Fact]:
                 continue
             told.add(message)
             report = dcgm_report(
-                _cite(source, lines, message, head),
+                Cite.of(source, lines.get(message, 1), f"dcgmi diag: {head}: {message}"),
                 message,
                 source="diag",
                 test=name,
@@ -118,8 +121,16 @@ def _test(test: Mapping[str, Any], source: str, lines: list[str]) -> list[Fact]:
     return out
 
 
-def _cite(source: str, lines: list[str], message: str, head: str) -> Cite:
-    """The line that holds ``message`` (as JSON writes it), with a one-line rendering."""
-    quoted = json.dumps(message)[1:-1]
-    number = next((n for n, ln in enumerate(lines, 1) if quoted in ln), 1)
-    return Cite.of(source, number, f"dcgmi diag: {head}: {message}")
+def _message_lines(text: str) -> dict[str, int]:
+    """The first line of each message the document holds (jsoncpp writes each key on a line
+    of its own), found in one pass: a message is cited there, the others at line 1."""
+    out: dict[str, int] = {}
+    for number, line in enumerate(text.splitlines(), 1):
+        if '"warning' in line and (m := _WARNING_LINE.fullmatch(line.strip())):
+            try:
+                message = json.loads(m["s"])
+            except (ValueError, RecursionError):
+                continue
+            if isinstance(message, str) and message.strip():
+                out.setdefault(message.strip(), number)
+    return out
