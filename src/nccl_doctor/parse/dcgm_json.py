@@ -22,6 +22,7 @@ from typing import Any, ClassVar
 
 from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.parse._lazy import LazyPattern
+from nccl_doctor.parse._values import json_document
 from nccl_doctor.parse.base import FileParser
 from nccl_doctor.parse.dcgm import dcgm_report, with_xids
 
@@ -75,13 +76,9 @@ class DcgmJsonParser(FileParser):
 
     def parse(self, data: bytes, source: str, rank: int | None) -> tuple[list[Fact], list[str]]:
         """Facts of one diagnostic, and coverage notes. Never raises."""
-        if len(data) > MAX_BYTES:
-            return [], [f"dcgmi diag JSON over {MAX_BYTES >> 20} MiB: not read"]
-        text = data.decode("utf-8", "replace")
-        try:
-            value = json.loads(text)
-        except (ValueError, RecursionError) as exc:
-            return [], [f"dcgmi diag JSON: not valid JSON ({exc})"]
+        value, text, why = json_document(data, "dcgmi diag JSON", MAX_BYTES)
+        if why is not None:
+            return [], [why]
         root = next((value[r] for r in _ROOTS if isinstance(value, Mapping) and r in value), None)
         if not isinstance(root, Mapping):
             return [], ["dcgmi diag JSON: no diagnostic object"]

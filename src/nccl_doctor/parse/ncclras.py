@@ -29,7 +29,6 @@ src/ras/client_support.cc of NVIDIA/nccl (read at the master of 2026-12):
 from __future__ import annotations
 
 import itertools
-import json
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -41,7 +40,7 @@ from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.ras import RasComm, RasOpCount, RasProcess, RasRank, RasReport
 from nccl_doctor.parse._blocktext import trailing_blanks
 from nccl_doctor.parse._lazy import LazyPattern
-from nccl_doctor.parse._values import cite
+from nccl_doctor.parse._values import cite, json_document
 from nccl_doctor.parse.base import BlockParser, FileParser
 
 KIND = "ncclras"
@@ -337,13 +336,9 @@ class RasJsonParser(FileParser):
 
     def parse(self, data: bytes, source: str, rank: int | None) -> tuple[list[Fact], list[str]]:
         """Facts of one report, and coverage notes. Never raises."""
-        if len(data) > MAX_BYTES:
-            return [], [f"NCCL RAS report over {MAX_BYTES >> 20} MiB: not read"]
-        text = data.decode("utf-8", "replace")
-        try:
-            value = json.loads(text)
-        except (ValueError, RecursionError) as exc:
-            return [], [f"NCCL RAS report: not valid JSON ({exc})"]
+        value, text, why = json_document(data, "NCCL RAS report", MAX_BYTES)
+        if why is not None:
+            return [], [why]
         if not isinstance(value, Mapping) or not isinstance(value.get("communicators"), list):
             return [], ["NCCL RAS report: no communicators list"]
         lines = _rank_lines(text)
