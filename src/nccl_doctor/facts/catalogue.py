@@ -250,6 +250,19 @@ def harmless_lead(text: str) -> Signature | None:
     return sig if sig is not None and harmless(sig) else None
 
 
+#: Libraries whose harmless rows are a failure's own words: NCCL prints ``Cuda failure '%s'``
+#: at INFO where it ignores the error and at WARN where it fails, in the same words.
+_OWN_WORDS = frozenset({"nccl", "cuda"})
+
+
+def recovered_from(text: str) -> bool:
+    """Whether ``text``'s own message is another library's notice that quotes the error it
+    recovered from (SGLang's custom all-reduce set-up falling back to NCCL): no failure,
+    whatever error it quotes."""
+    lead = harmless_lead(text)
+    return lead is not None and lead.library not in _OWN_WORDS
+
+
 #: Where a message's fixed opening ends: its first field (printf's ``%``, the ``{name}`` of
 #: concat and python formats).
 _FIELD = {"printf": "%", "concat": "{", "python": "{"}

@@ -44,12 +44,6 @@ class Notice:
     count: int
 
 
-def notice_line(cite: Cite) -> bool:
-    """Whether the cited line's own message is a harmless notice, whatever error it quotes as
-    the one it recovered from (SGLang's custom all-reduce set-up falling back to NCCL)."""
-    return harmless_lead(cite.text) is not None
-
-
 def notices_of(facts: Facts) -> tuple[Notice, ...]:
     """The harmless messages the lines hold that read like a failure, first seen first (a
     person quoting one in a sentence quotes it too)."""

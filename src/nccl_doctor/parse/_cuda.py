@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from nccl_doctor.evidence.lines import Line
 from nccl_doctor.facts.base import Fact
-from nccl_doctor.facts.catalogue import harmless_lead
+from nccl_doctor.facts.catalogue import recovered_from
 from nccl_doctor.facts.run import CudaError, CudaOutOfMemory
 from nccl_doctor.knowledge import cuda_errors
 from nccl_doctor.parse._lazy import LazyPattern
@@ -124,21 +124,9 @@ def cuda_facts(line: Line, text: str, rank: int | None) -> list[Fact]:
         out.append(CudaError(**base, kind="async_note", asynchronous_note=True))
     if "CUDA out of memory" in text:
         out.append(_oom(line, text, rank))
-    if any(isinstance(f, CudaError) and f.error for f in out) and _recovered(text):
+    if any(isinstance(f, CudaError) and f.error for f in out) and recovered_from(text):
         return [f for f in out if not (isinstance(f, CudaError) and f.error)]
     return out
-
-
-#: Libraries whose harmless rows are the CUDA error's own text: NCCL prints ``Cuda failure
-#: '%s'`` at INFO where it ignores the error and at WARN where it fails, in the same words.
-_OWN_WORDS = frozenset({"nccl", "cuda"})
-
-
-def _recovered(text: str) -> bool:
-    """Whether the line is another library's notice that quotes the CUDA error it recovered
-    from (SGLang's custom all-reduce set-up falling back to NCCL): no failure."""
-    lead = harmless_lead(text)
-    return lead is not None and lead.library not in _OWN_WORDS
 
 
 def _named(line: Line, text: str, rank: int | None) -> list[Fact]:

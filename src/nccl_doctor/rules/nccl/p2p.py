@@ -38,6 +38,7 @@ the hypervisor or keep P2P disabled, and update the driver. Remove
 from __future__ import annotations
 
 from nccl_doctor.facts.base import Cite, Fact
+from nccl_doctor.facts.catalogue import recovered_from
 from nccl_doctor.facts.nccl import (
     NcclTestCommand,
     NcclTestFailure,
@@ -46,7 +47,6 @@ from nccl_doctor.facts.nccl import (
     NcclWarn,
     error_chains,
 )
-from nccl_doctor.facts.notices import notice_line
 from nccl_doctor.facts.probe import ProbeIsolation, ProbeStep
 from nccl_doctor.facts.run import CollectiveTimeout, CudaError, WatchdogState
 from nccl_doctor.facts.software import CpuInfo
@@ -78,7 +78,9 @@ def _p2p_failure(facts: Facts) -> list[Cite | Fact]:
         e for e in facts.of(CudaError) if e.code == 217 or "peer access" in (e.error or "")
     ]
     out += [w for w in facts.of(NcclWarn) if _p2p_transport(w.file) or w.cuda_error_code == 217]
-    out.extend(h.cite for h in machine(facts, PEER_ACCESS_FAILED) if not notice_line(h.cite))
+    out.extend(
+        h.cite for h in machine(facts, PEER_ACCESS_FAILED) if not recovered_from(h.cite.text)
+    )
     return first_distinct(out, 3)
 
 
