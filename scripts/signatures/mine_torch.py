@@ -33,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "src"))
 
 import torch_c10d
 import torch_cuda
+import torch_symm_mem
 from common import PRINTF, escape, pattern_for, write_jsonl
 from torch_entries import C10D, C10D_OLD, Assert, Cpp, Exc
 from torch_pymsgs import EXC, PY, SIGNALS
@@ -432,6 +433,7 @@ def main(argv: list[str]) -> int:
         + _rows_signals(per_version)
         + _rows_exc(root)
         + [dict(r) for r in DOC_ROWS]
+        + [dict(r) for r in torch_symm_mem.ROWS]
     )
     ids = [r["id"] for r in rows]
     dupes = sorted({i for i in ids if ids.count(i) > 1})
