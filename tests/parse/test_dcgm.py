@@ -94,7 +94,13 @@ def test_a_diag_message_cut_every_45_characters_is_whole_again() -> None:
 
 
 def test_a_health_message_wrapped_at_words_is_whole_again() -> None:
-    retired, thermal = _reports(HEALTH)
+    overall, retired, thermal = _reports(HEALTH)
+    assert (overall.test, overall.result, overall.kind, overall.failed) == (
+        "Overall Health",
+        "Failure",
+        "Info",
+        False,
+    )
     assert (retired.test, retired.entity, retired.result) == ("Memory system", "GPU3", "Failure")
     assert retired.message == (
         "A pending retired page has been detected in GPU 3. Drain the GPU and reset it or "

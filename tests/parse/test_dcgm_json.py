@@ -12,6 +12,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from nccl_doctor.evidence.reader import read_paths
 from nccl_doctor.facts.gpu import DcgmReport
 from nccl_doctor.facts.host import XidEvent
@@ -159,3 +161,81 @@ def test_other_json_and_broken_json_are_not_read_as_a_diagnostic() -> None:
     facts, notes = DcgmJsonParser().parse(b'{\n   "DCGM Diagnostic" : {\n', "cut.json", None)
     assert facts == []
     assert notes[0].startswith("dcgmi diag JSON: not valid JSON")
+
+
+# dcgmi health -c -j: DCGM's own output code (dcgmi/Health.cpp, DcgmiOutput.cpp, dcgm_errors.c at
+# v4.6.0 and v3.3.9) built outside the repository and run on health responses made as the
+# hostengine makes them; each JSON beside the table dcgmi prints for the same response
+HEALTH = Path(__file__).resolve().parents[1] / "fixtures" / "constructed" / "dcgmi-health"
+
+
+def _health_reports(name: str) -> list[tuple[str | None, str | None, str | None, str, str]]:
+    facts = facts_of(read_paths([str(HEALTH / name)]))
+    return [(r.entity, r.test, r.result, r.kind, r.message) for r in facts.of(DcgmReport)]
+
+
+@pytest.mark.parametrize("name", ["fail-4.6.0", "lost-nvlink-4.6.0", "xid95-3.3.9", "healthy"])
+def test_health_json_gives_the_reports_its_table_gives(name: str) -> None:
+    # (jsoncpp sorts the keys: the JSON lists a GPU's systems alphabetically, the table by bit)
+    as_json = _health_reports(f"{name}.json")
+    assert sorted(as_json, key=str) == sorted(_health_reports(f"{name}.txt"), key=str)
+    assert as_json[0] == (
+        None,
+        "Overall Health",
+        "Healthy" if name == "healthy" else "Failure",
+        "Info",
+        f"Overall Health: {'Healthy' if name == 'healthy' else 'Failure'}",
+    )
+
+
+def test_health_json_pieces_are_one_message_per_system_cited_at_its_first_piece() -> None:
+    facts = facts_of(read_paths([str(HEALTH / "fail-4.6.0.json")]))
+    reports = [r for r in facts.of(DcgmReport) if r.entity]
+    assert [(r.entity, r.test, r.result, r.cite.line) for r in reports] == [
+        ("GPU0", "Memory system", "Warning", 20),
+        ("GPU1", "Internal error", "Failure", 43),
+        ("GPU1", "Memory system", "Failure", 53),
+    ]
+    assert reports[2].message.endswith(
+        "Detected 2 volatile double-bit ECC error(s) in GPU 1. Drain the GPU and reset it or "
+        "reboot the node."
+    )
+    assert [(x.xid, x.gpu_label) for x in facts.of(XidEvent)] == [(43, "GPU0"), (48, "GPU1")]
+
+
+def test_health_json_failure_names_the_ecc_error_once() -> None:
+    report = diagnose_paths([str(HEALTH / "fail-4.6.0.json")])
+    assert critical_ids(report) == ["gpu.ecc"]
+    assert "Xid 48" in report.findings[0].summary
+    assert "GPU1" in report.findings[0].summary
+
+
+def test_health_json_lost_gpu_stands_above_the_nvlink_it_took_down() -> None:
+    # GPU2 fell off the bus (Xid 79, reported first); GPU3's link and the switch's port failed
+    report = diagnose_paths([str(HEALTH / "lost-nvlink-4.6.0.json")])
+    assert critical_ids(report) == ["gpu.lost"]
+    assert report.findings[0].subjects.gpus == ("GPU2",)
+    assert "gpu.nvlink" in report.findings[0].explains
+    facts = facts_of(read_paths([str(HEALTH / "lost-nvlink-4.6.0.txt")]))
+    assert [r.entity for r in facts.of(DcgmReport)][-1] == "Switch0"  # not a GPU of that number
+
+
+@pytest.mark.parametrize("name", ["healthy.json", "healthy.txt"])
+def test_a_healthy_health_check_is_read_and_healthy(name: str) -> None:
+    report = diagnose_paths([str(HEALTH / name)])
+    assert report.verdict.value == "healthy"
+    assert report.findings == ()
+    assert report.hypotheses == ()
+
+
+def test_other_dcgmi_json_and_a_cut_health_report() -> None:
+    assert DcgmJsonParser.sniff((HEALTH / "healthy.json").read_bytes()[:512])
+    assert DcgmJsonParser.sniff((HEALTH / "fail-4.6.0.json").read_bytes()[:512])
+    assert not DcgmJsonParser.sniff(b'{\n\t"body" : \n\t{\n\t\t"message" : "hello"\n\t}\n}\n')
+    facts, notes = DcgmJsonParser().parse(b'{\n\t"body" : \n\t{\n\t\t"GPU" : \n', "cut.json", None)
+    assert facts == []
+    assert notes[0].startswith("dcgmi health JSON: not valid JSON")
+    body = b'{"body": {"GPU": {"children": {}}}}'
+    facts, notes = DcgmJsonParser().parse(body, "odd.json", None)
+    assert facts == []
+    assert notes == ["dcgmi JSON: neither a diagnostic (diag -j) nor a health report (health -j)"]

@@ -151,6 +151,7 @@ def _diag(rows: list[_Row]) -> list[Fact]:
 
 def _health(rows: list[_Row]) -> list[Fact]:
     out: list[Fact] = []
+    group = "GPU"  # the entity group the rows below belong to (a row of its name opens it)
     gpu: str | None = None
     system: str | None = None
     result: str | None = None
@@ -167,7 +168,7 @@ def _health(rows: list[_Row]) -> list[Fact]:
         name = row.name
         if name and (m := _HEALTH_GPU.match(name)):
             close()
-            gpu, system, result = f"GPU{m['index']}", None, value or None
+            gpu, system, result = f"{group}{m['index']}", None, value or None
             continue
         if name.startswith("-> "):
             close()
@@ -175,6 +176,10 @@ def _health(rows: list[_Row]) -> list[Fact]:
             continue
         if name:
             close()
+            if name in ENTITY_GROUPS and not value:
+                group, gpu, system = name, None, None
+            if name == OVERALL and value:
+                out.append(overall_report(cite(row.line), value, "health"))
             continue
         if value and system is not None and value not in _RESULTS:
             if current is None:
@@ -182,6 +187,31 @@ def _health(rows: list[_Row]) -> list[Fact]:
             current.parts.append(value)
     close()
     return out
+
+
+#: DCGM's entity groups (dcgmlib/src/dcgm_fields.cpp DcgmFieldsGetEntityGroupString): the health
+#: report's rows (and JSON keys) under which each group's entities with incidents are listed
+ENTITY_GROUPS = frozenset(
+    {"GPU", "vGPU", "Switch", "GPU_I", "GPU_CI", "LINK", "CPU", "CPU_CORE", "ConnectX", "None"}
+)
+#: The health check's verdict over every entity and system (``Healthy``, ``Warning``, ``Failure``)
+OVERALL = "Overall Health"
+
+
+def overall_report(where: Cite, result: str, source: str) -> DcgmReport:
+    """DCGM's verdict over the whole check, as a note (its failures are the systems' reports):
+    a healthy check is evidence that the GPUs passed it."""
+    return DcgmReport(
+        signature=None,
+        points_at=(),
+        cite=where,
+        source=source,
+        test=OVERALL,
+        entity=None,
+        result=result,
+        kind="Info",
+        message=f"{OVERALL}: {result}",
+    )
 
 
 def _xid(report: DcgmReport) -> XidEvent | None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 
 from nccl_doctor.facts.base import Fact
 from nccl_doctor.facts.failures import failures_of
@@ -196,9 +196,16 @@ def status_finding(rule: Rule, lead: str, fix: Sequence[str]) -> Callable[[Facts
     return check
 
 
-def dcgm_findings(facts: Facts, rule: Rule, fix: Sequence[str]) -> list[Finding]:
-    """A finding of ``rule`` for the checks DCGM failed whose message points first at it."""
-    failed = [r for r in facts.of(DcgmReport) if r.failed and r.points_at[:1] == (rule.id,)]
+def dcgm_findings(
+    facts: Facts, rule: Rule, fix: Sequence[str], told: Collection[str] = ()
+) -> list[Finding]:
+    """A finding of ``rule`` for the checks DCGM failed whose message points first at it, but
+    for the GPUs in ``told`` (labels such as ``GPU1``), which another of its findings names."""
+    failed = [
+        r
+        for r in facts.of(DcgmReport)
+        if r.failed and r.points_at[:1] == (rule.id,) and r.entity not in told
+    ]
     if not failed:
         return []
     first = failed[0]

@@ -160,8 +160,9 @@ def check(facts: Facts) -> list[Finding]:
             )
         )
     findings += _counters(facts, job_failed(facts))
-    findings += dcgm_findings(facts, RULE, _FIX)
     events = xids_for(facts, RULE.id) + caused_by(facts, RULE.id)
+    # (DCGM's memory check of a GPU whose ECC Xid is read says the same: one finding)
+    findings += dcgm_findings(facts, RULE, _FIX, {e.gpu_label for e, _ in events if e.gpu_label})
     if events:
         worst = min((i.severity for _, i in events), key=["critical", "warning", "info"].index)
         severity = {"critical": Severity.CRITICAL, "warning": Severity.WARNING}.get(

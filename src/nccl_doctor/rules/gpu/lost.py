@@ -74,6 +74,9 @@ RULE = Rule(
     severity=Severity.CRITICAL,
     explains=(
         "gpu.xid",
+        # a GPU gone takes its NVLink links down: its peers' and the switches' ports report the
+        # links lost; NVLink's own faults can wedge a GPU too, so the first failure decides
+        "gpu.nvlink",
         "gpu.thermal_power",
         "cuda.unknown_error",
         "cuda.illegal_access",
@@ -117,7 +120,8 @@ def check(facts: Facts) -> list[Finding]:
     kernel = [m for m in facts.of(KernelGpuMessage) if _gone(m)]
     xids = xids_for(facts, RULE.id)
     cites: list[Cite | Fact] = [*handle[:2], *kernel[:2], *first_of_each(xids, 2)]
-    if not cites:
+    dcgm = dcgm_findings(facts, RULE, _FIX)
+    if not cites and not dcgm:  # (a DCGM check that failed is its own finding, below)
         cites = [h.cite for h in machine_hits(facts, GPU_LOST)[:2]]
     if cites:
         buses = [e.bus_id for e in handle if e.bus_id]
@@ -147,7 +151,7 @@ def check(facts: Facts) -> list[Finding]:
         )
     findings += _gpu_state(facts)
     findings += _init(facts)
-    findings += dcgm_findings(facts, RULE, _FIX)
+    findings += dcgm
     findings += _probe(facts)
     if not findings:
         findings += _words(facts)
