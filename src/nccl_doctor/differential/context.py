@@ -22,6 +22,7 @@ from nccl_doctor.facts.failures import store_served_after
 from nccl_doctor.facts.gpu import GpuProcess
 from nccl_doctor.facts.host import EnvVar
 from nccl_doctor.facts.job import (
+    collectives_completed,
     first_collective_timeout,
     gpu_models,
     job_pids,
@@ -119,6 +120,9 @@ class Context:
     corrupt_past_int32: bool = False
     #: every watchdog timeout is at the default group's first collectives, none completed
     first_collective: bool = False
+    #: a collective of the job completed before it stalled: its ranks met and connected
+    #: (:func:`~nccl_doctor.facts.job.collectives_completed`)
+    connected: bool = False
     #: the reporter's discriminating sentences (:data:`.cues.CUES`), by cue name
     said: dict[str, Cite] = field(default_factory=dict)
     #: IB completion statuses (ibv_wc_status) the evidence shows
@@ -237,6 +241,7 @@ def context_of(facts: Facts) -> Context:
         benchmark=bool(facts.of(NcclTestConfig) or facts.of(NcclTestCommand)),
         corrupt_past_int32=corrupt_only_past_int32(facts.of(NcclTestRow)),
         first_collective=first_collective_timeout(facts) is not None,
+        connected=collectives_completed(facts) is not None,
         topology_file=any(e.event == "topology-file" for e in facts.of(NcclEvent))
         or any(_env(facts, n) for n in ("NCCL_TOPO_FILE", "NCCL_GRAPH_FILE")),
         symmetric_memory=facts.saw(SYMMETRIC_MEMORY),

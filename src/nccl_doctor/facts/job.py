@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 
 from nccl_doctor.facts.base import Cite, Fact
-from nccl_doctor.facts.flight import FlightGroup
+from nccl_doctor.facts.flight import FlightEntry, FlightGroup
 from nccl_doctor.facts.gpu import Gpu
 from nccl_doctor.facts.host import EnvVar
 from nccl_doctor.facts.messages import torchrun_log_file
@@ -206,6 +206,33 @@ def first_collective_timeout(facts: Facts) -> CollectiveTimeout | None:
     if any((w.last_completed or 0) > 0 for w in facts.of(WatchdogState)):
         return None
     return timeouts[0]
+
+
+def collectives_completed(facts: Facts) -> Cite | None:
+    """Where the evidence shows a collective of the job completed before it stalled: a flight
+    recorder's completed entry, the watchdog's last completed work, or a timeout of the default
+    group past its first collectives (the watchdog checks the oldest pending work first, so the
+    ones before it completed).
+
+    Its ranks then found each other (the store, NCCL's bootstrap) and built their communicator:
+    what stalls later is not how they meet. (NCCL still connects a pair of ranks lazily at
+    their first exchange, so a new peer or transport can fail later all the same.)
+    """
+    done = next((e for e in facts.of(FlightEntry) if e.state == "completed"), None)
+    if done is not None:
+        return done.cite
+    state = next((w for w in facts.of(WatchdogState) if (w.last_completed or 0) > 0), None)
+    if state is not None:
+        return state.cite
+    late = next(
+        (
+            t
+            for t in facts.of(CollectiveTimeout)
+            if t.seq is not None and t.seq > FIRST_SEQS and default_group(t.pg)
+        ),
+        None,
+    )
+    return late.cite if late is not None else None
 
 
 def launcher_of(facts: Facts) -> str | None:

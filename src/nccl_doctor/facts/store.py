@@ -12,6 +12,7 @@ whether it is *prose* (a person's words, weighed below machine output).
 from __future__ import annotations
 
 import bisect
+import ipaddress
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -455,8 +456,41 @@ class Facts:
 
     @cached_property
     def hosts(self) -> tuple[str, ...]:
-        """Every host the evidence names, in first-seen order."""
-        return tuple(dict.fromkeys(f.host for f in self._all if f.host))
+        """Every host the evidence names, in first-seen order: one name a node (an address
+        given for a process that another fact names by its host's name is that host)."""
+        named = dict.fromkeys(f.host for f in self._all if f.host)
+        addresses = {h for h in named if _address(h)}
+        if addresses and len(named) > len(addresses):
+            for alias in _aliases(self._all, addresses):
+                named.pop(alias, None)
+        return tuple(named)
+
+
+def _address(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return False
+    return True
+
+
+def _aliases(facts: Sequence[Fact], addresses: set[str]) -> set[str]:
+    """The addresses among ``addresses`` that facts give for a process (pid, and rank where
+    both say one) another fact names by a host name: NCCL's RAS reports each rank's host as
+    its address, the job's other lines by the node's name."""
+    named: dict[int, list[tuple[int | None, str]]] = {}
+    for fact in facts:
+        pid = getattr(fact, "pid", None)
+        if fact.host and isinstance(pid, int) and fact.host not in addresses:
+            named.setdefault(pid, []).append((fact.rank, fact.host))
+    out: set[str] = set()
+    for fact in facts:
+        pid = getattr(fact, "pid", None)
+        if fact.host in addresses and isinstance(pid, int) and pid in named:
+            rank = fact.rank
+            if any(r is None or rank is None or r == rank for r, _ in named[pid]):
+                out.add(fact.host)
+    return out
 
 
 #: The attributes through which a fact carries text beyond its cited line.

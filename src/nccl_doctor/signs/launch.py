@@ -29,8 +29,9 @@ DEEPSPEED_COMMAND = sign(
 # -- duplicate and nested launches -----------------------------------------------------------
 LOCAL_AS_RANK = sign(
     "launch.local_as_rank",
-    r"\brank\s{0,20}=\s{0,20}(?:args\.|opt\.|opts\.|self\.|cfg\.|config\.)?local_rank\b",
-    "code passing the local rank as the global rank (rank=args.local_rank)",
+    r"\brank\s{0,20}=\s{0,20}(?:args\.|opt\.|opts\.|self\.|cfg\.|config\.)?local_rank\b(?!\s{0,5}=)",
+    "code passing the local rank as the global rank (rank=args.local_rank; not a key=value list"
+    " with an empty rank, as nccl-doctor's own stack captures head theirs: rank= local_rank=)",
 )
 INIT_PROCESS_GROUP = sign(
     "launch.init_process_group",

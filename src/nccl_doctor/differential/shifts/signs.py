@@ -1,8 +1,8 @@
-"""Shifts from what the failure itself shows and what the reporter compared: a barrier it
-stalls in, a GPU fallen off the bus, an address that does not resolve or is link-local, an IB
-completion status, memory short on one node only, the store's port taken by the job itself,
-the other nodes running the same code; and the settings tried (one that made it work, a switch
-that changed nothing)."""
+"""Shifts from what the failure itself shows and what the reporter compared: collectives that
+completed before the stall, a barrier it stalls in, a GPU fallen off the bus, an address that
+does not resolve or is link-local, an IB completion status, memory short on one node only, the
+store's port taken by the job itself, the other nodes running the same code; and the settings
+tried (one that made it work, a switch that changed nothing)."""
 
 from __future__ import annotations
 
@@ -17,6 +17,23 @@ from nccl_doctor.differential.shifts.table import (
 from nccl_doctor.knowledge.topics import ID_TOPICS
 
 SIGNS: tuple[Shift, ...] = (
+    *(
+        Shift(
+            i,
+            f,
+            "a collective of the job completed before the stall: its ranks had met at the store "
+            "and connected through NCCL's bootstrap, so how they meet is not what stalls now",
+            lambda c: c.connected,
+            STALLS,
+        )
+        for i, f in (
+            ("launch.rendezvous", 0.2),
+            ("launch.duplicate_launch", 0.3),
+            ("nccl.duplicate_gpu", 0.3),
+            ("net.socket_interface", 0.3),
+            ("net.unreachable", 0.5),
+        )
+    ),
     # a barrier the code calls is a collective every rank must reach: a hang there is often a
     # rank that took another path (a branch on rank 0, an early return). Nothing against P2P:
     # a job's first collective is often a barrier, and a broken P2P path stalls it the same
