@@ -89,3 +89,26 @@ def test_a_bare_kill_names_who_and_ranks_what_killed_it(tmp_path: Path) -> None:
     assert report.hypotheses_heading.startswith("Possible causes of a rank was killed")
     assert report.top(3) == ["host.resources", "app.hang", "gpu.xid"]
     assert report.top(4)[3] == "launch.rank_crash"
+
+
+WATCHDOG = (
+    "[rank{r}]:[E1205 10:11:12.345678901 ProcessGroupNCCL.cpp:616] [Rank {r}] Watchdog caught "
+    "collective operation timeout: WorkNCCL(SeqNum=1200, OpType=ALLREDUCE, NumelIn=1048576, "
+    "NumelOut=1048576, Timeout(ms)=600000) ran for 600093 milliseconds before timing out.\n"
+)
+FOUR = "+ torchrun --nnodes=1 --nproc-per-node=4 train.py\n"
+
+
+def test_ranks_silent_beside_others_timeouts_died_or_stalled_first(tmp_path: Path) -> None:
+    # a combined log: ranks 1 and 2 report the timeout, ranks 0 and 3 say nothing
+    report = diagnose_text(tmp_path, FOUR + WATCHDOG.format(r=1) + WATCHDOG.format(r=2))
+    top = report.findings[0]
+    assert top.id == "launch.rank_crash"
+    assert top.subjects.ranks == (0, 3)
+    assert top.summary.startswith("Ranks 0, 3 never reported the ALLREDUCE SeqNum=1200 timeout")
+
+
+def test_one_ranks_own_log_says_nothing_of_the_others(tmp_path: Path) -> None:
+    # the paste holds rank 3's output alone: the other ranks are absent from it, not silent
+    report = diagnose_text(tmp_path, FOUR + "[rank3]: step 1199 loss 2.31\n" + WATCHDOG.format(r=3))
+    assert [f.id for f in report.findings] == ["app.hang"]

@@ -28,7 +28,9 @@ rank's own traceback. Where no launcher line says who died (a torchrun
 a rank's own uncaught exception that names a fault (not a timeout, not the
 cascade), is that death. When the launcher summary is missing, a rank of a
 group of known size that never reports the collective timeout every other
-rank reports is inferred to have died or stalled first.
+rank reports is inferred to have died or stalled first (not when one rank
+alone reports it and no other rank shows in the evidence: that is one rank's
+own log, where the others are absent, not silent).
 
 A rank whose own error is PyTorch's report of an NCCL call that failed on
 its side (any result but ``ncclRemoteError``; or, when it exited with an
