@@ -105,3 +105,10 @@ def test_an_address_is_its_node_only_for_the_same_process() -> None:
         "10.0.0.1",
         "10.0.0.2",
     )
+
+
+def test_an_address_is_not_taken_for_this_machine() -> None:
+    # torchrun's summary names the node "localhost": an address given for the same process is
+    # a name of the node, not of "this machine", and stays
+    facts = Facts([*_node("localhost", 41, 0), _ras("10.0.0.1", 41, 0)])
+    assert facts.hosts == ("localhost", "10.0.0.1")

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from nccl_doctor.differential.symptoms import symptom_of
-from nccl_doctor.facts.base import Fact
+from nccl_doctor.facts.base import Fact, local_alias
 from nccl_doctor.facts.gpu import DriverInfo, Gpu
 from nccl_doctor.facts.host import EnvVar, KernelGpuMessage, XidEvent
 from nccl_doctor.facts.job import rank_gpus, world_size
@@ -60,8 +60,6 @@ _VOLATILE = frozenset(
      "TORCH_NCCL_DEBUG_INFO_TEMP_FILE", "NCCL_DEBUG_FILE", "TORCHELASTIC_USE_AGENT_STORE",
      "NCCL_COMM_ID", "NCCL_HOSTID"}
 )  # fmt: skip
-#: Names a launcher prints for the node it runs on, not a host of the fleet.
-_LOCAL = frozenset({"localhost", "localhost.localdomain", "127.0.0.1", "::1"})
 _VERSION = re.compile(r"(?<![\d.])\d+(?:\.\d+){1,3}")
 _NET_NUMBER = re.compile(r"/\d+(?:\(\d+\))?(?=/|$)")
 #: The most ranks and GPUs kept in a fingerprint (a JSON report stays bounded).
@@ -279,7 +277,7 @@ def _environment(facts: Facts) -> tuple[tuple[tuple[str, str | None], ...], str]
 
 def _hosts(facts: Facts) -> tuple[str, ...]:
     """The hosts the evidence names, without ``localhost`` (a launcher's name for its own)."""
-    return tuple(h for h in facts.hosts if h.lower() not in _LOCAL)
+    return tuple(h for h in facts.hosts if not local_alias(h))
 
 
 def _only_host(facts: Facts) -> str | None:
@@ -320,7 +318,7 @@ def _placements(facts: Facts) -> tuple[Placement, ...]:
     hosts: dict[int, str] = {}
     for fact in facts.all:
         rank, host_of = fact.rank, fact.host
-        if rank is not None and host_of and rank not in hosts and host_of.lower() not in _LOCAL:
+        if rank is not None and host_of and rank not in hosts and not local_alias(host_of):
             hosts[rank] = host_of
     gpus = rank_gpus(facts)
     ranks = sorted(set(hosts) | set(gpus))[:MAX_ITEMS]

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, field
 
 from nccl_doctor.differential.cues import cues_of
-from nccl_doctor.facts.base import Cite
+from nccl_doctor.facts.base import Cite, local_alias
 from nccl_doctor.facts.catalogue import plugin_failure
 from nccl_doctor.facts.failures import store_served_after
 from nccl_doctor.facts.gpu import GpuProcess
@@ -43,7 +43,7 @@ from nccl_doctor.facts.nccl import (
 from nccl_doctor.facts.net import IbPort
 from nccl_doctor.facts.run import C10dSocketError, NcclErrorReport
 from nccl_doctor.facts.software import CpuInfo, SoftwareVersions
-from nccl_doctor.facts.span import local_alias, nccl_local_ranks, span_of
+from nccl_doctor.facts.span import nccl_local_ranks, span_of
 from nccl_doctor.facts.store import Facts, Hit
 from nccl_doctor.facts.versions import versions_of
 from nccl_doctor.knowledge.gpu_boards import consumer_board, nvlink_board, nvswitch_model

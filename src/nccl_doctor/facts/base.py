@@ -55,6 +55,16 @@ def pieces(text: str) -> tuple[str, ...]:
     return tuple(out)
 
 
+#: Names a program prints for the machine it runs on, not a host of the job (torchrun's failure
+#: summary says ``host: localhost`` on the node its other lines name).
+_LOCAL_HOSTS = frozenset({"localhost", "localhost.localdomain", "127.0.0.1", "::1", "", "unknown"})
+
+
+def local_alias(host: str) -> bool:
+    """Whether a host name only says "this machine" (``localhost``, ``127.0.0.1``)."""
+    return host.lower() in _LOCAL_HOSTS
+
+
 @dataclass(frozen=True, slots=True)
 class Cite:
     """Where a fact was read: source name, 1-based line number, the line as read."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from nccl_doctor.facts.base import Cite
+from nccl_doctor.facts.base import Cite, local_alias
 from nccl_doctor.facts.nccl import NcclCommLayout, NcclLogFact, NcclTestRank, NcclTransport
 from nccl_doctor.facts.run import WorkerExit
 from nccl_doctor.facts.store import Facts, Hit
@@ -28,8 +28,6 @@ from nccl_doctor.signs.net import (
     SLURM_NODES,
     STANDALONE,
 )
-
-_LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1", "", "unknown"}
 
 
 @dataclass(slots=True)
@@ -87,12 +85,6 @@ def launched(facts: Facts) -> Launched | None:
     """The first ``--nnodes`` the evidence states (:func:`launches`)."""
     found = launches(facts)
     return found[0] if found else None
-
-
-def local_alias(host: str) -> bool:
-    """Whether a host name only says "this machine" (``localhost``, ``127.0.0.1``): torchrun's
-    failure summary prints ``host: localhost`` on the host its other lines name otherwise."""
-    return host.lower() in _LOCAL_HOSTS
 
 
 def real_hosts(facts: Facts) -> tuple[str, ...]:

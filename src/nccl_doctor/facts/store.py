@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TypeVar
 
-from nccl_doctor.facts.base import Cite, Fact, pieces
+from nccl_doctor.facts.base import Cite, Fact, local_alias, pieces
 from nccl_doctor.facts.literals import analysis, holds
 from nccl_doctor.facts.run import PythonTraceback
 from nccl_doctor.facts.shapes import DIGITS_AS_ZERO, Shapes, relaxed, shapes_of
@@ -481,7 +481,12 @@ def _aliases(facts: Sequence[Fact], addresses: set[str]) -> set[str]:
     named: dict[int, list[tuple[int | None, str]]] = {}
     for fact in facts:
         pid = getattr(fact, "pid", None)
-        if fact.host and isinstance(pid, int) and fact.host not in addresses:
+        if (
+            fact.host
+            and isinstance(pid, int)
+            and fact.host not in addresses
+            and not local_alias(fact.host)
+        ):
             named.setdefault(pid, []).append((fact.rank, fact.host))
     out: set[str] = set()
     for fact in facts:

@@ -105,7 +105,7 @@ class DcgmJsonParser(FileParser):
 
     def parse(self, data: bytes, source: str, rank: int | None) -> tuple[list[Fact], list[str]]:
         """Facts of one diagnostic, and coverage notes. Never raises."""
-        health = _HEALTH_HEAD.match(data.lstrip()[:200]) is not None
+        health = _HEALTH_HEAD.match(data[:4096].lstrip()[:200]) is not None
         what = "dcgmi health JSON" if health else "dcgmi diag JSON"
         value, text, why = json_document(data, what, MAX_BYTES)
         if why is not None:
