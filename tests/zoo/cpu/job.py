@@ -108,6 +108,11 @@ def main() -> None:
         # other go) depends on scheduling; the both-timed-out form is kept as a case
         # (tests/cases/app/collective_mismatch/gloo_broadcast_vs_allreduce_timeout).
         timeout = TIMEOUT * 6
+    if SCENARIO == "monitored_barrier" and rank != 0:
+        # The root (rank 0) gives up on rank 2 first, by design: the others wait for its
+        # answer under the group's timeout (gloo's recv), and with equal timeouts rank 1 could
+        # give up and exit first on a busy machine; they now see the root go instead.
+        timeout = TIMEOUT * 3
     dist.init_process_group("gloo", timeout=timeout)
     if SCENARIO in ("collective_mismatch", "stall", "monitored_barrier"):
         _collectives(rank)
