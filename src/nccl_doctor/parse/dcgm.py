@@ -254,7 +254,7 @@ def dcgm_report(
     kind: str,
 ) -> DcgmReport:
     """One DCGM message as a report, with the catalogue's row for its words (the tables'
-    rows and ``dcgmi diag -j``'s warnings alike)."""
+    rows, ``dcgmi diag -j``'s warnings and ``dcgmi health -c -j``'s messages alike)."""
     sig = message_of(text[:_MAX_MESSAGE])
     return DcgmReport(
         signature=sig.id if sig is not None else None,

@@ -20,7 +20,8 @@ incident, by id; under each, ``Errors`` has one node per health system (``Memory
 ``PCIe system``, ``NVLINK system``...; the critical Xids and NVSwitch errors under ``Internal
 error``) with the worst result as its ``value`` and its messages, joined with ", " and cut
 into pieces of at most 54 characters at words, as ``overflow``. Each system's pieces joined
-again make one report, as the table's rows do; a healthy check has no entity and gives none.
+again make one report, as the table's rows do; the overall verdict is kept as a note, so a
+healthy check (no entity) is read as one.
 """
 
 from __future__ import annotations
@@ -86,7 +87,8 @@ def _messages(result: Mapping[str, Any]) -> Iterator[str]:
 
 
 class DcgmJsonParser(FileParser):
-    """Reads one ``dcgmi diag -j`` output into one report per message."""
+    """Reads one ``dcgmi diag -j`` or ``dcgmi health -c -j`` output into one report per
+    message."""
 
     kind: ClassVar[str] = KIND
     max_bytes: ClassVar[int] = MAX_BYTES
@@ -98,15 +100,11 @@ class DcgmJsonParser(FileParser):
         start = head.lstrip()[:200]
         if not start.startswith(b"{"):
             return False
-        if any(f'"{r}"'.encode() in start for r in _ROOTS):
-            return True
-        m = _HEALTH_HEAD.match(start)
-        return m is not None and m["key"].decode() in {OVERALL, *ENTITY_GROUPS}
+        return any(f'"{r}"'.encode() in start for r in _ROOTS) or _opens_health(start)
 
     def parse(self, data: bytes, source: str, rank: int | None) -> tuple[list[Fact], list[str]]:
-        """Facts of one diagnostic, and coverage notes. Never raises."""
-        health = _HEALTH_HEAD.match(data[:4096].lstrip()[:200]) is not None
-        what = "dcgmi health JSON" if health else "dcgmi diag JSON"
+        """Facts of one diagnostic or health check, and coverage notes. Never raises."""
+        what = "dcgmi health JSON" if _opens_health(data[:4096].lstrip()) else "dcgmi diag JSON"
         value, text, why = json_document(data, what, MAX_BYTES)
         if why is not None:
             return [], [why]
@@ -151,6 +149,13 @@ def _test(test: Mapping[str, Any], source: str, lines: Mapping[str, int]) -> lis
             )
             out.append(report)
     return out
+
+
+def _opens_health(start: bytes) -> bool:
+    """Whether a document's first bytes open a health report: its body, first keyed by an
+    entity group or the overall verdict."""
+    m = _HEALTH_HEAD.match(start[:200])
+    return m is not None and m["key"].decode() in {OVERALL, *ENTITY_GROUPS}
 
 
 def _is_health(value: object) -> bool:
