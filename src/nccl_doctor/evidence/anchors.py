@@ -1,8 +1,9 @@
 """Which parsers want a line: the anchor groups the prefilter's scan reports, one bit each.
 
-Every block parser's anchors, every stream parser's, the Markdown code fences,
-then every stream parser's informational anchors and its floor anchors (see
-:mod:`nccl_doctor.parse.base`) are one group each; the reader's scan tells,
+Every block parser's anchors, every stream parser's, the lines the dispatch
+reads itself (Markdown code fences, the first line of nccl-doctor's own
+output), then every stream parser's informational anchors and its floor
+anchors (see :mod:`nccl_doctor.parse.base`) are one group each; the reader's scan tells,
 for each line, the bit mask of the groups it holds, so no line is tested
 against each parser's anchors in Python. The informational and floor groups
 are scanned with the rest while a source still reads them (:func:`scan_of`); the floor
@@ -15,20 +16,24 @@ import functools
 import re
 from collections.abc import Iterable
 
+from nccl_doctor.evidence.own_output import STRETCH_ANCHORS
 from nccl_doctor.evidence.prefilter import Prefilter, make_prefilter
 from nccl_doctor.parse import BLOCK_PARSERS, STREAM_PARSERS
 from nccl_doctor.redact import TRIGGERS
 
 #: Markdown code fences separate the pieces of a pasted issue.
 FENCES = ("```", "~~~")
+#: What the dispatch reads itself: the fences and where nccl-doctor's own output begins.
+MARKS = (*FENCES, *STRETCH_ANCHORS)
 
-#: The anchor groups, one bit each: every block parser's, every stream parser's, the code
-#: fences, then every stream parser's info anchors (:data:`INFO`, scanned while budgeted),
-#: then every stream parser's floor anchors (:data:`FLOOR`, scanned up to its floor).
+#: The anchor groups, one bit each: every block parser's, every stream parser's, the
+#: dispatch's own marks, then every stream parser's info anchors (:data:`INFO`, scanned
+#: while budgeted), then every stream parser's floor anchors (:data:`FLOOR`, scanned up to
+#: its floor).
 GROUPS: tuple[tuple[str, ...], ...] = (
     *(p.anchors for p in BLOCK_PARSERS),
     *(p.anchors for p in STREAM_PARSERS),
-    FENCES,
+    MARKS,
     *(p.info_anchors for p in STREAM_PARSERS),
     *(p.floor_anchors for p in STREAM_PARSERS),
 )

@@ -17,11 +17,13 @@ import re
 from collections.abc import Callable
 from typing import TypeVar
 
+from nccl_doctor import GENERATOR
 from nccl_doctor.evidence import chunks
 from nccl_doctor.evidence.anchors import BLOCK_BITS, FLOOR_BITS, PARSER_BITS, mask_of
 from nccl_doctor.evidence.budgets import TEXT_MAX_LINES
 from nccl_doctor.evidence.intake import Note
 from nccl_doctor.evidence.lines import Attributor, Line
+from nccl_doctor.evidence.own_output import Stretch, stretch_at
 from nccl_doctor.evidence.sections import TEXT_KIND, Section, SourceSummary
 from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.store import is_prose
@@ -73,6 +75,9 @@ class LineDispatch:
         self.text_lines = 0
         self.cut_lines = 0
         self.fenced = False
+        #: the stretch of nccl-doctor's own output being passed over, and those passed
+        self.own: Stretch | None = None
+        self.owns: list[Stretch] = []
 
     # -- one line --------------------------------------------------------
     def _cut(self) -> None:
@@ -96,15 +101,18 @@ class LineDispatch:
         if line.time_s is not None:
             self.times[number] = (line.time_s, line.clock)
         text = line.text
+        if self.own is not None:
+            if self.own.takes(text, number):
+                return
+            self.own = None
+        if GENERATOR in text:
+            self.own = stretch_at(text, number)
+            if self.own is not None:  # nccl-doctor's own output, never evidence
+                self.owns.append(self.own)
+                self._boundary()
+                return
         if ("```" in text or "~~~" in text) and _FENCE.match(text):  # (the match needs one)
-            self._close_block()
-            for parser in self.streams:
-                if parser.open and parser.kind not in self.broken:
-                    self._attach(parser.kind, self._safe(parser, parser.boundary))
-                    if not parser.open:
-                        self.open_kinds.discard(parser.kind)
-            self.any_open = bool(self.open_kinds)
-            self.segment = {}
+            self._boundary()
             self.fenced = not self.fenced
             return
         if self.block is not None and self.block_parser is not None:
@@ -146,6 +154,33 @@ class LineDispatch:
             ):
                 return
         self._unclaimed(line)
+
+    def _boundary(self) -> None:
+        """A stretch of the source ends (a code fence, nccl-doctor's own output): no table
+        and no construct goes on across it, and a new segment begins."""
+        self._close_block()
+        for parser in self.streams:
+            if parser.open and parser.kind not in self.broken:
+                self._attach(parser.kind, self._safe(parser, parser.boundary))
+                if not parser.open:
+                    self.open_kinds.discard(parser.kind)
+        self.any_open = bool(self.open_kinds)
+        self.segment = {}
+
+    def own_note(self) -> None:
+        """Say which lines were nccl-doctor's own output and passed over (at the source's end)."""
+        if not self.owns:
+            return
+        lines = sum(s.lines for s in self.owns)
+        shown = ", ".join(f"{s.what} at line {s.first}" for s in self.owns[:3])
+        more = f" and {len(self.owns) - 3} more" if len(self.owns) > 3 else ""
+        self.notes.append(
+            Note(
+                self.name,
+                f"{lines} line(s) of nccl-doctor's own output ({shown}{more}), "
+                "not evidence: skipped",
+            )
+        )
 
     def _past_budget(self, line: Line) -> bool:
         """Whether ``line`` is an informational line of a kind whose budget ended (its coverage

@@ -7,7 +7,7 @@ order without recursion and to a bounded depth (asking the kernel for the
 next files while one is read, :mod:`~nccl_doctor.evidence.readahead`), opens
 only regular files (and ``-``, stdin), follows a symbolic link in a folder
 only to a file within that folder, skips what nccl-doctor wrote itself
-(:mod:`~nccl_doctor.evidence.own_files`), and turns every problem (missing
+(:mod:`~nccl_doctor.evidence.own_output`), and turns every problem (missing
 path, dangling link, FIFO, no permission, truncated archive, binary file, a
 spent budget) into a coverage note instead of an exception.
 """
@@ -26,7 +26,7 @@ from typing import BinaryIO
 
 from nccl_doctor.evidence import archives, readahead, tar
 from nccl_doctor.evidence.archives import Budget, Limits
-from nccl_doctor.evidence.own_files import (
+from nccl_doctor.evidence.own_output import (
     RUN_COMMAND_NAME,
     RUN_MANIFEST_HEAD,
     is_capture_manifest,

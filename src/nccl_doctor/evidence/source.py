@@ -151,6 +151,7 @@ class SourceReader(LineDispatch):
         for parser in self.streams:
             if parser.kind not in self.broken:
                 self._attach(parser.kind, self._safe(parser, parser.finish))
+        self.own_note()
 
     def _spans(self, data: bytes | bytearray, start: int, stop: int) -> list[Tagged]:
         """The lines of ``data[start:stop]`` holding an anchor, each with its groups' mask: one
@@ -243,13 +244,15 @@ class SourceReader(LineDispatch):
     def _chunk(self, buf: bytes | bytearray, pos: int, size: int, spans: Sequence[Tagged]) -> None:
         """Read the lines of ``buf[pos:size]``; ``spans`` are those holding an anchor."""
         n, si = self.lineno, 0
-        if self.uncounted and (spans or self.text or self.block is not None or self.any_open):
+        if self.uncounted and (
+            spans or self.text or self.block is not None or self.any_open or self.own is not None
+        ):
             n += self.uncounted.count()  # a line of this window may be read: number it
         read_at = -1  # where the next line read for its anchors starts (see _next_read)
         while pos < size:
             while si < len(spans) and spans[si][0] < pos:
                 si += 1
-            in_block = self.block is not None or self.any_open
+            in_block = self.block is not None or self.any_open or self.own is not None
             if self.text and not in_block:
                 # free text: blank lines are read by nothing (a blank line and a skipped one
                 # end the attributor's context alike), so a run of them is passed at once;

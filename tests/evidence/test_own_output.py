@@ -11,7 +11,7 @@ import pytest
 
 from nccl_doctor import GENERATOR
 from nccl_doctor.cli import main
-from nccl_doctor.evidence.own_files import VERDICTS, report_format
+from nccl_doctor.evidence.own_output import VERDICTS, report_format
 from nccl_doctor.evidence.reader import read_paths
 from nccl_doctor.facts.run import WorkerExit
 from nccl_doctor.pipeline import diagnose_with_facts
@@ -89,13 +89,14 @@ def test_every_kind_of_output_is_known_by_its_start(text: str, fmt: str) -> None
 @pytest.mark.parametrize(
     "path",
     [
-        # captured console output that quotes a report further down is evidence
+        # captured console output with a report further down is read (the report passed
+        # over: test_own_output_in_streams.py)
         CAPTURED / "probe-h200" / "quick.txt",
         CAPTURED / "probe-h200" / "inject_corrupt.txt",
         CAPTURED / "probe-h200" / "probe-full.json",
     ],
 )
-def test_evidence_that_quotes_a_report_is_still_evidence(path: Path) -> None:
+def test_a_file_with_a_report_further_down_is_not_skipped_whole(path: Path) -> None:
     assert report_format(path.read_bytes()) is None
 
 

@@ -1,0 +1,250 @@
+"""What nccl-doctor wrote itself: known by content, never read as evidence.
+
+A report saved next to the logs it was made from (``diagnose DIR -o
+DIR/report.html``) quotes evidence lines and fix texts; read again as
+evidence it would cite itself and find causes in its own advice. Reports are
+known by the heading every renderer writes with :data:`nccl_doctor.GENERATOR`
+at the very start of the file, in whatever format, and by nothing else: a
+file's name is never trusted.
+
+Within a stream, what nccl-doctor printed among the job's lines is a stretch
+of its own (:class:`Stretch`): a text or Markdown report pasted or ``tee``-d
+into a log, from its heading to its last line, and what ``run`` prints on the
+terminal while the job runs (its ``nccl-doctor run:`` lines, a pre-mortem's
+positions and its report). Each is known by its first line and followed by the
+grammar its renderer writes; the first line that grammar cannot hold is the
+job's again, and read.
+
+Of a ``run`` folder's bookkeeping, the parts that record the job stay
+evidence: ``MANIFEST.json`` (how the job ended; read by the ``run-manifest``
+parser), ``environment.txt`` (the environment the job started with), the node
+snapshots' ``host.json`` and ``env.txt``. What only describes the wrapper's
+own work is skipped: ``command.txt`` beside a run manifest (the command is in
+the manifest too), a capture's ``MANIFEST.json`` (the list of reads made), and
+the run's own ``MANIFEST.json`` while the job runs (no exit to record yet).
+"""
+
+from __future__ import annotations
+
+import re
+
+from nccl_doctor import GENERATOR
+from nccl_doctor.parse.run_manifest import RunManifestParser
+
+#: How many leading bytes are looked at.
+HEAD_BYTES = 8192
+#: The verdict words of a report heading (``nccl_doctor.report.Verdict``).
+VERDICTS = ("healthy", "degraded", "failed", "inconclusive", "incomplete")
+#: The first line of a run folder's MANIFEST.json.
+RUN_MANIFEST_HEAD = RunManifestParser.anchors[0].encode()
+#: The line of a run folder's MANIFEST.json while the job runs (one key per line).
+_RUNNING = b'\n "status": "running"'
+#: The run wrapper's record of the command, beside its MANIFEST.json.
+RUN_COMMAND_NAME = "command.txt"
+
+_G = re.escape(GENERATOR)
+_WORDS = "|".join(VERDICTS)
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+_HEADS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("text", re.compile(rf"{_G}: (?:{_WORDS.upper()})  \(\d+ findings?, \d+ root causes?\)")),
+    ("markdown", re.compile(rf"## {_G}: \*\*(?:{_WORDS})\*\*\s*$", re.MULTILINE)),
+    ("explain", re.compile(r"^[a-z]+(?:\.[a-z0-9_]+)+ — .* \(default severity: [a-z]+\)\s*$")),
+    ("rules", re.compile(r"^[a-z]+(?:\.[a-z0-9_]+)+ +(?:critical|warning|info) +\S")),
+)
+_HTML_START = re.compile(r"<!DOCTYPE html>", re.IGNORECASE)
+_HTML_MARK = re.compile(
+    rf'<meta name="generator" content="{_G}[ "]|<title>{_G}: (?:{_WORDS})\b', re.IGNORECASE
+)
+_JSON_REPORT = re.compile(rf'"tool":\s*\{{\s*"name":\s*"{_G}"')
+_JSON_PARSED = re.compile(r'\{"sections": \[(?:\]|\{"kind": ")')
+_CAPTURE_MANIFEST = re.compile(
+    r'\{\s*"failed":\s*\[[^\]]*\],\s*"files":\s*\[[^\]]*\],\s*"hostname"'
+)
+
+
+def report_format(head: bytes) -> str | None:
+    """The format of the nccl-doctor report ``head`` starts, or ``None`` when it is none.
+
+    Only the start counts: the first line of a text, Markdown, ``explain`` or
+    ``rules`` output, the opening of a JSON report or ``parse --format json``
+    output, the head of an HTML page.
+    """
+    text = head[:HEAD_BYTES].decode("utf-8", "replace").lstrip("\ufeff \t\r\n")
+    if text.startswith("{"):
+        if _JSON_REPORT.search(text, 0, 400):
+            return "json"
+        return "parse json" if _JSON_PARSED.match(text) else None
+    if _HTML_START.match(text):
+        return "html" if _HTML_MARK.search(text) else None
+    first = _ANSI.sub("", text.split("\n", 1)[0])
+    for name, pattern in _HEADS:
+        if pattern.match(first):
+            return name
+    return None
+
+
+def is_capture_manifest(head: bytes) -> bool:
+    """Whether ``head`` opens the MANIFEST.json of a capture bundle (the list of its reads)."""
+    return bool(_CAPTURE_MANIFEST.match(head[:HEAD_BYTES].decode("utf-8", "replace")))
+
+
+def is_running_manifest(head: bytes) -> bool:
+    """Whether ``head`` opens the MANIFEST.json of a run whose job still runs: it records
+    nothing yet (the exit it adds comes when the job ends)."""
+    return head.startswith(RUN_MANIFEST_HEAD) and _RUNNING in head[:HEAD_BYTES]
+
+
+#: The words that open a stretch of nccl-doctor's own output in a stream (the reader's scan
+#: looks for them so a large log's report is seen): a report heading, a ``run`` line.
+STRETCH_ANCHORS = (f"{GENERATOR}: ", f"{GENERATOR} run: ")
+#: The most lines one stretch holds: past it, the rest is read as the job's.
+STRETCH_MAX_LINES = 5000
+
+_RUN_LINE = f"{GENERATOR} run: "
+_MD_HEAD = re.compile(rf"## {_G}: \*\*(?:{_WORDS})\*\*\s*$")
+_TEXT_HEAD = _HEADS[0][1]
+#: The lines of a pre-mortem ``run`` prints after its ``nccl-doctor run:`` line, before the
+#: report (:func:`nccl_doctor.run.watch.capture`).
+_PREMORTEM = (
+    "where each rank is (",
+    "=> ",
+    "diagnosis of the run folder so far:",
+    "capture failed (",
+    "diagnosis failed (",
+    "report failed (",
+)
+#: Text report lines at the margin: a finding, a ranked cause, a one-line (``--quiet``) row.
+_TEXT_ITEM = re.compile(
+    r"\d+\. (?:CRITICAL|WARNING|INFO)  \S|\d+\. [a-z]+(?:\.[a-z0-9_]+)+  \(\d+%\)$"
+    r"|(?:CRITICAL|WARNING  |INFO     |retry    |notice   |possible ) ?\S"
+)
+#: The text report's headings that a narrow terminal may wrap onto the margin.
+_TEXT_HEADINGS = ("Other possible causes of ", "Possible causes of ", "Not failures: ")
+_TEXT_COVERAGE = ("Not checked:", "Missing:", "Next:", "note: ")
+#: A wrapped line of the text report's ``Read:`` list: evidence kinds, each with its count
+#: (which the wrap may have put at the start of the line).
+_KINDS = re.compile(r"(?:\(\d+\)|[\w.-]+(?: \(\d+\))?)(?:, [\w.-]+(?: \(\d+\))?)*,?$")
+#: Markdown report lines, by how they start (a finding's summary is free: see _md).
+_MD_LINE = re.compile(r"#|\||- |  |<details>|</details>|\*|\d+\. |Read: ")
+_MD_CONFIDENCE = re.compile(r"\*(?:critical|warning|info), (?:high|medium|low) confidence\*")
+_MD_FENCE = re.compile(r"(`{3,}|~{3,})")
+
+
+class Stretch:
+    """One stretch of nccl-doctor's own output in a stream, read line by line.
+
+    Made by :func:`stretch_at` on its first line; :meth:`takes` says whether each
+    next line is still its own. ``what`` names it for the coverage note.
+    """
+
+    def __init__(self, mode: str, first: int) -> None:
+        self.first = self.last = first
+        self.lines = 1
+        #: the grammar of the lines to come ("run", "text", "md") and where in it they are
+        self.mode = mode
+        self.state = "line" if mode == "run" else "body"
+        self.what = {"run": "run's progress", "text": "text report", "md": "Markdown report"}[mode]
+        self.within_run = mode == "run"
+        self.fence = ""
+        self.done = False
+
+    def takes(self, text: str, number: int) -> bool:
+        """Whether ``text`` (line ``number``) is still this stretch's."""
+        if self.done or self.lines >= STRETCH_MAX_LINES:
+            return False
+        if self.mode == "md":
+            taken = self._md(text)
+        elif self.mode == "text":
+            taken = self._text(text)
+            if not taken and self.within_run:
+                self.mode, self.state = "run", "line"  # the report ended; the run goes on
+                taken = self._run(text)
+        else:
+            taken = self._run(text)
+        if taken:
+            self.last = number
+            self.lines += 1
+        return taken
+
+    def _run(self, text: str) -> bool:
+        """``run``'s lines on the terminal (:class:`nccl_doctor.run.watch.Watch`): its own, a
+        pre-mortem's positions (:func:`nccl_doctor.run.watch.capture`), then its report."""
+        if text.startswith(_RUN_LINE):
+            self.state = "line"
+            return True
+        if text.startswith(_PREMORTEM):
+            self.state = "positions"
+            return True
+        if _TEXT_HEAD.match(text):
+            self.mode, self.state = "text", "body"
+            return True
+        return self.state == "positions" and text.startswith("  ")
+
+    def _text(self, text: str) -> bool:
+        """The lines of :func:`nccl_doctor.render.text.report_text`, a heading to the coverage."""
+        state, blank = self.state, not text.strip()
+        if state == "heading":  # a heading wrapped onto the margin, up to its colon
+            if text.endswith(":"):
+                self.state = "body"
+            return not blank
+        if text.startswith("Read: "):
+            self.state = "read"
+            return True
+        if state in ("read", "coverage"):
+            if text.startswith(_TEXT_COVERAGE):
+                self.state = "coverage"
+                return True
+            if state == "read" and not blank and _KINDS.match(text):
+                return True  # the list of kinds read, wrapped onto the margin
+            return text.startswith(" ") and not blank
+        if state == "against":  # a comparison's headings are free text, up to the coverage
+            return True
+        if blank or text.startswith((" ", "First failure: ")) or _TEXT_ITEM.match(text):
+            return True
+        if text.startswith(_TEXT_COVERAGE):
+            self.state = "coverage"
+            return True
+        if text.startswith(_TEXT_HEADINGS):
+            self.state = "body" if text.endswith(":") else "heading"
+            return True
+        if text.startswith("Against "):
+            self.state = "against"
+            return True
+        return False
+
+    def _md(self, text: str) -> bool:
+        """The lines of :func:`nccl_doctor.render.markdown.report_markdown`, up to its
+        coverage's ``</details>``."""
+        if self.fence:
+            shut = text.strip()
+            if shut.startswith(self.fence) and not shut.strip(self.fence[0]):
+                self.fence = ""
+            return True
+        opened = _MD_FENCE.match(text)
+        if opened:
+            self.fence = opened.group(1)
+            return True
+        if self.state == "summary" and text.strip():
+            self.state = "body"  # a finding's summary, the line after its severity: free text
+            return True
+        if text.startswith("<details><summary>Coverage</summary>"):
+            self.state = "coverage"
+            return True
+        if text.strip() and not _MD_LINE.match(text):
+            return False
+        if self.state == "coverage" and text.startswith("</details>"):
+            self.done = True
+        elif _MD_CONFIDENCE.match(text):
+            self.state = "summary"
+        return True
+
+
+def stretch_at(text: str, number: int) -> Stretch | None:
+    """The stretch of nccl-doctor's own output that line ``number`` (``text``) opens, if any."""
+    if text.startswith(_RUN_LINE):
+        return Stretch("run", number)
+    if _TEXT_HEAD.match(text):
+        return Stretch("text", number)
+    if _MD_HEAD.match(text):
+        return Stretch("md", number)
+    return None

@@ -1,0 +1,165 @@
+"""nccl-doctor's own output among a job's lines (a report tee-d into a log, ``run``'s terminal
+output) is passed over from its first line to its last; the job's lines around it are read."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from nccl_doctor.evidence.own_output import STRETCH_MAX_LINES, stretch_at
+from nccl_doctor.evidence.reader import read_paths
+from nccl_doctor.facts.text import TextLine
+from nccl_doctor.pipeline import diagnose_with_facts
+from nccl_doctor.redact import scrub
+from nccl_doctor.render.markdown import report_markdown
+from nccl_doctor.render.text import report_text
+from nccl_doctor.report import Report
+
+ROOT = Path(__file__).resolve().parents[2]
+CASE = ROOT / "tests" / "cases" / "gpu" / "contention" / "h200-cuda-999"
+CAPTURED = ROOT / "tests" / "fixtures" / "captured"
+#: The job's lines around the report: an NCCL warning before, a traceback after.
+BEFORE = [
+    "[rank1]:node-a:2211:2290 [1] NCCL INFO Channel 00/0 : 1[1] -> 0[0] via P2P/IPC",
+    "node-a:2211:2290 [1] enqueue.cc:1466 NCCL WARN Cuda failure 'out of memory'",
+]
+AFTER = [
+    "Traceback (most recent call last):",
+    '  File "/job/train.py", line 41, in <module>',
+    "    dist.all_reduce(t)",
+    (
+        "torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:3356, "
+        "unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.21.5"
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def report() -> Report:
+    found, _ = diagnose_with_facts(read_paths([str(CASE)]))
+    # every part of a report is rendered
+    assert found.findings
+    assert found.hypotheses
+    return found
+
+
+def _renderings(report: Report) -> dict[str, str]:
+    return {
+        "text": report_text(report),
+        "narrow text": report_text(report, width=50),
+        "wide text": report_text(report, width=140),
+        "quiet text": report_text(report, verbosity=-1),
+        "whole text": report_text(report, verbosity=1),
+        "markdown": report_markdown(report, scrub),
+    }
+
+
+def _read(path: Path) -> list[tuple[int, str]]:
+    return sorted((f.cite.line, type(f).__name__) for f in read_paths([str(path)]).facts)
+
+
+@pytest.mark.parametrize(
+    "variant", ["text", "narrow text", "wide text", "quiet text", "whole text", "markdown"]
+)
+def test_a_report_in_a_log_is_passed_over_and_the_log_around_it_read(
+    tmp_path: Path, report: Report, variant: str
+) -> None:
+    body = _renderings(report)[variant].rstrip("\n").split("\n")
+    alone = tmp_path / "alone.log"
+    alone.write_text("\n".join(BEFORE + AFTER) + "\n")
+    mixed = tmp_path / "mixed.log"
+    mixed.write_text("\n".join(BEFORE + body + AFTER) + "\n")
+
+    shifted = [(n + len(body) if n > len(BEFORE) else n, kind) for n, kind in _read(alone)]
+    assert _read(mixed) == shifted
+    assert {"NcclWarn", "PythonTraceback"} <= {kind for _, kind in shifted}
+    what = "Markdown report" if variant == "markdown" else "text report"
+    notes = [n.message for n in read_paths([str(mixed)]).notes if n.source == str(mixed)]
+    assert notes == [
+        f"{len(body)} line(s) of nccl-doctor's own output ({what} at line 3), not evidence: skipped"
+    ]
+
+
+def test_a_report_in_a_large_log_is_found_by_the_scan(tmp_path: Path, report: Report) -> None:
+    """Past the free-text size only lines holding an anchor are decoded: the heading is one,
+    and the report's quoted errors are not read as the job's."""
+    info = "node-a:2211:2290 [1] NCCL INFO Channel %02d/0 : 1[1] -> 0[0] via P2P/IPC\n"
+    filler = "".join(info % (i % 32) for i in range(40_000))  # ~2.9 MB
+    log = tmp_path / "big.log"
+    log.write_text(filler + report_text(report) + "\n".join(AFTER) + "\n")
+    start = filler.count("\n") + 1
+    end = start + report_text(report).count("\n")
+    result = read_paths([str(log)])
+    inside = [f for f in result.facts if start <= f.cite.line < end]
+    assert inside == []
+    # the traceback after it, cited at its last line, keeps its line number
+    assert [f.cite.line for f in result.facts if type(f).__name__ == "PythonTraceback"] == [
+        end + len(AFTER) - 1
+    ]
+
+
+def test_run_terminal_output_leaves_the_jobs_lines() -> None:
+    """``run``'s stderr on the H100: its own lines, four pre-mortems with their reports, and the
+    job's own output between them."""
+    path = CAPTURED / "premortem-h100" / "premortem.stderr"
+    lines = path.read_text().split("\n")
+    result = read_paths([str(path)])
+    read = sorted({f.cite.line for f in result.facts})
+    own = ("nccl-doctor", "where each rank is", "=> ", "diagnosis of the run folder", "Read: ")
+    assert [n for n in read if lines[n - 1].startswith(own)] == []
+    assert [n for n in read if not lines[n - 1].startswith("[rank0]:")][:3] == [215, 216, 217]
+    assert lines[214].startswith("Exception raised from checkTimeout at ")  # the job's C++ stack
+    assert {68, 213, 214, 225, 242, 271} <= set(read)  # the watchdog, the exit, torchrun's end
+    (note,) = [n.message for n in result.notes]
+    assert note.startswith("269 line(s) of nccl-doctor's own output (run's progress at line 1, ")
+
+
+def test_the_pre_mortems_reports_add_no_second_node() -> None:
+    """The pre-mortems' reports said 'the job spans several nodes' of a hypothesis; read
+    back as prose they made the job span several nodes."""
+    report, _ = diagnose_with_facts(read_paths([str(CAPTURED / "premortem-h100")]))
+    assert report.top(1) == ["app.hang"]
+    assert not [h for h in report.hypotheses if "several nodes" in " ".join(h.for_)]
+
+
+def test_a_probe_console_with_its_report_is_not_its_own_evidence() -> None:
+    """The report's own finding (gpu.lost, from the probe's JSON) came back as prose."""
+    path = CAPTURED / "probe-h200" / "inject_corrupt.txt"
+    result = read_paths([str(path)])
+    report, _ = diagnose_with_facts(result)
+    assert [f.id for f in report.findings] == []
+    # the probe's lines before the report and the script's line after it
+    assert sorted({f.cite.line for f in result.facts}) == [*range(1, 11), 48]
+    assert [n.message for n in result.notes] == [
+        "37 line(s) of nccl-doctor's own output (Markdown report at line 11), not evidence: skipped"
+    ]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "$ nccl-doctor run -- torchrun --nproc-per-node 8 train.py",
+        "I ran nccl-doctor: it said HEALTHY (0 findings) but the job still hangs",
+        "nccl-doctor: FAILED and then the node rebooted",
+        "## nccl-doctor: **failed** on node 3 only",
+    ],
+)
+def test_a_line_naming_the_tool_is_the_users(tmp_path: Path, line: str) -> None:
+    assert stretch_at(line, 1) is None
+    log = tmp_path / "notes.txt"
+    log.write_text(f"{line}\nthe job hangs at step 200\n")
+    result = read_paths([str(log)])
+    assert [f.text for f in result.facts if isinstance(f, TextLine)] == [
+        line,
+        "the job hangs at step 200",
+    ]
+    assert result.notes == []
+
+
+def test_a_stretch_is_bounded() -> None:
+    stretch = stretch_at("nccl-doctor run: run folder /tmp/run", 1)
+    assert stretch is not None
+    taken = [stretch.takes("nccl-doctor run: waiting", n) for n in range(2, STRETCH_MAX_LINES + 5)]
+    assert taken.count(True) == STRETCH_MAX_LINES - 1
+    assert (stretch.first, stretch.last, stretch.lines) == (1, STRETCH_MAX_LINES, STRETCH_MAX_LINES)
