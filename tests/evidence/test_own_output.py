@@ -11,9 +11,11 @@ import pytest
 
 from nccl_doctor import GENERATOR
 from nccl_doctor.cli import main
-from nccl_doctor.evidence.own_output import VERDICTS, report_format
+from nccl_doctor.evidence.own_output import GATE_STATUSES, VERDICTS, report_format
 from nccl_doctor.evidence.reader import read_paths
 from nccl_doctor.facts.run import WorkerExit
+from nccl_doctor.fleet.names import KINDS
+from nccl_doctor.gate.verdict import ORDER
 from nccl_doctor.pipeline import diagnose_with_facts
 from nccl_doctor.render import FORMATS, render_report
 from nccl_doctor.report import Verdict
@@ -161,3 +163,82 @@ def test_a_command_file_outside_a_run_folder_is_evidence(tmp_path: Path) -> None
     (tmp_path / "command.txt").write_text("torchrun --nproc-per-node 8 train.py\n")
     result = read_paths([str(tmp_path)])
     assert [s.source for s in result.sources] == [str(tmp_path / "command.txt")]
+
+
+def test_every_commands_output_read_back_is_skipped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Saved next to the logs, the fleet's and the gate's listings were read as evidence:
+    ``history --id 1 --format json`` gave a critical driver.version_mismatch, ``check --gate
+    --format text`` a critical cuda.unknown_error, the rest ranked causes of nothing."""
+    db = f"sqlite:///{tmp_path / 'history.db'}"
+    assert main(["diagnose", str(CASE), "--record", "--node", "node17", "--db", db, "-q"]) == 1
+    verdicts = tmp_path / "verdicts"
+    verdicts.mkdir()
+    gate = ["check", "--gate", "--from", str(CASE), "--gate-node", "node17"]
+    commands = {
+        "history": ["history", "--db", db],
+        "history json": ["history", "--id", "1", "--format", "json", "--db", db],
+        "history one": ["history", "--id", "1", "--db", db],
+        "history none": ["history", "--node", "node99", "--db", db],
+        "nodes": ["nodes", "--db", db],
+        "nodes json": ["nodes", "--gpu", "node17:0", "--format", "json", "--db", db],
+        "parse": ["parse", str(CASE)],
+        "gate verdict": [*gate, "--format", "text"],
+        "gate json": gate,
+    }
+    saved: dict[str, Path] = {}
+    for name, argv in commands.items():
+        capsys.readouterr()
+        main(argv)
+        saved[name] = tmp_path / f"{name.replace(' ', '-')}.out"
+        saved[name].write_text(capsys.readouterr().out)
+    (verdicts / "node17.json").write_text(saved["gate json"].read_text())
+    for name, argv in {
+        "gate plan": ["gate", "plan", str(verdicts)],
+        "gate plan json": ["gate", "plan", str(verdicts), "--format", "json"],
+    }.items():
+        capsys.readouterr()
+        main(argv)
+        saved[name] = tmp_path / f"{name.replace(' ', '-')}.out"
+        saved[name].write_text(capsys.readouterr().out)
+
+    found = {name: report_format(path.read_bytes()) for name, path in saved.items()}
+    assert found == {
+        "history": "history",
+        "history json": "history json",
+        "history one": "history",
+        "history none": "history",
+        "nodes": "nodes",
+        "nodes json": "nodes json",
+        "parse": "parse",
+        "gate verdict": "gate verdict",
+        "gate json": "json",
+        "gate plan": "gate plan",
+        "gate plan json": "gate-plan json",
+    }
+    result = read_paths([str(p) for p in saved.values()])
+    assert result.facts == []
+    assert len(result.notes) == len(saved)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "node gpu-07: PASS all checks green\n",  # someone's own health script
+        "ID   NAME   STATUS\n1    train  failed\n",
+        "run 3: loss diverged at step 200\n",
+        '{"history": [1, 2], "runs": 3}\n',
+        '{"kind": "pod-event", "reason": "OOMKilled"}\n',
+    ],
+)
+def test_look_alikes_of_the_listings_are_evidence(text: str) -> None:
+    assert report_format(text.encode()) is None
+
+
+def test_gate_headings_know_every_status() -> None:
+    assert sorted(GATE_STATUSES) == sorted((*ORDER, "UNKNOWN"))
+    for kind in KINDS:
+        assert (
+            report_format(f"run 7: {kind}, failed (not good), recorded x\n".encode()) == "history"
+        )

@@ -35,6 +35,8 @@ from nccl_doctor.parse.run_manifest import RunManifestParser
 HEAD_BYTES = 8192
 #: The verdict words of a report heading (``nccl_doctor.report.Verdict``).
 VERDICTS = ("healthy", "degraded", "failed", "inconclusive", "incomplete")
+#: The statuses of a node verdict (``check --gate``; ``nccl_doctor.gate.verdict``).
+GATE_STATUSES = ("PASS", "INFO", "WARNING", "CRITICAL", "UNKNOWN")
 #: The first line of a run folder's MANIFEST.json.
 RUN_MANIFEST_HEAD = RunManifestParser.anchors[0].encode()
 #: The line of a run folder's MANIFEST.json while the job runs (one key per line).
@@ -50,6 +52,20 @@ _HEADS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("markdown", re.compile(rf"## {_G}: \*\*(?:{_WORDS})\*\*\s*$", re.MULTILINE)),
     ("explain", re.compile(r"^[a-z]+(?:\.[a-z0-9_]+)+ — .* \(default severity: [a-z]+\)\s*$")),
     ("rules", re.compile(r"^[a-z]+(?:\.[a-z0-9_]+)+ +(?:critical|warning|info) +\S")),
+    (
+        "gate verdict",
+        re.compile(rf"^node \S+: (?:{'|'.join(GATE_STATUSES)}) - gate (?:passes|blocks)"),
+    ),
+    ("gate plan", re.compile(r"^\d+ node\(s\), \d+ to exclude \(fail-on (?:critical|warning)")),
+    (
+        "history",
+        re.compile(
+            r"^(?:ID +WHEN \(UTC\) +KIND +JOB +VERDICT |no recorded run matches \(history: "
+            rf"|run \d+: (?:diagnose|check|probe|run), (?:{_WORDS})\b)"
+        ),
+    ),
+    ("nodes", re.compile(r"^(?:Nodes, suspects first \(|no recorded run \(history: )")),
+    ("parse", re.compile(r"^\S[^\n]*:\d+-\d+  [\w.-]+  \d+ facts?(?: \(|$)")),
 )
 _HTML_START = re.compile(r"<!DOCTYPE html>", re.IGNORECASE)
 _HTML_MARK = re.compile(
@@ -57,6 +73,10 @@ _HTML_MARK = re.compile(
 )
 _JSON_REPORT = re.compile(rf'"tool":\s*\{{\s*"name":\s*"{_G}"')
 _JSON_PARSED = re.compile(r'\{"sections": \[(?:\]|\{"kind": ")')
+#: ``gate plan --format json`` and the like: a document whose kind is one of nccl-doctor's.
+_JSON_KIND = re.compile(rf'\{{\s*"kind":\s*"{_G}\.([\w-]+)"')
+#: ``history`` and ``nodes`` with ``--format json``: the fleet history's path first.
+_JSON_FLEET = re.compile(r'\{\s*"history":\s*"[^"\n]*",\s*"(runs|window)":')
 _CAPTURE_MANIFEST = re.compile(
     r'\{\s*"failed":\s*\[[^\]]*\],\s*"files":\s*\[[^\]]*\],\s*"hostname"'
 )
@@ -65,14 +85,20 @@ _CAPTURE_MANIFEST = re.compile(
 def report_format(head: bytes) -> str | None:
     """The format of the nccl-doctor report ``head`` starts, or ``None`` when it is none.
 
-    Only the start counts: the first line of a text, Markdown, ``explain`` or
-    ``rules`` output, the opening of a JSON report or ``parse --format json``
-    output, the head of an HTML page.
+    Only the start counts: the first line of a text or Markdown report, of
+    ``explain``, ``rules``, ``parse``, ``history``, ``nodes``, ``check --gate
+    --format text`` or ``gate plan`` output, the opening of a JSON report or of
+    the JSON of ``parse``, ``history``, ``nodes`` or ``gate plan``, the head of an
+    HTML page. ``probe``'s JSON is evidence (its measurements), not a report.
     """
     text = head[:HEAD_BYTES].decode("utf-8", "replace").lstrip("\ufeff \t\r\n")
     if text.startswith("{"):
         if _JSON_REPORT.search(text, 0, 400):
             return "json"
+        if found := _JSON_KIND.match(text):
+            return f"{found.group(1)} json"
+        if found := _JSON_FLEET.match(text):
+            return "history json" if found.group(1) == "runs" else "nodes json"
         return "parse json" if _JSON_PARSED.match(text) else None
     if _HTML_START.match(text):
         return "html" if _HTML_MARK.search(text) else None
