@@ -129,11 +129,44 @@ def test_a_probe_console_with_its_report_is_not_its_own_evidence() -> None:
     result = read_paths([str(path)])
     report, _ = diagnose_with_facts(result)
     assert [f.id for f in report.findings] == []
-    # the probe's lines before the report and the script's line after it
-    assert sorted({f.cite.line for f in result.facts}) == [*range(1, 11), 48]
+    assert sorted({f.cite.line for f in result.facts}) == [48]  # the capture script's line
     assert [n.message for n in result.notes] == [
-        "37 line(s) of nccl-doctor's own output (Markdown report at line 11), not evidence: skipped"
+        "47 line(s) of nccl-doctor's own output (probe's progress at line 1), not evidence: skipped"
     ]
+
+
+@pytest.mark.parametrize(
+    ("name", "own", "verdict"),
+    [
+        (
+            "premortem.stderr",
+            (203, "run's progress at line 1, run's progress at line 18, "),
+            "failed",
+        ),
+        ("probe-inject-text.txt", (44, "probe's progress at line 1)"), "inconclusive"),
+        ("probe-quick-text.txt", (20, "probe's progress at line 1)"), "inconclusive"),
+    ],
+)
+def test_consoles_captured_on_the_h100_leave_only_what_is_not_ours(
+    name: str, own: tuple[int, str], verdict: str
+) -> None:
+    path = CAPTURED / "console-h100" / name
+    lines = path.read_text().split("\n")
+    result = read_paths([str(path)])
+    read = sorted({f.cite.line for f in result.facts})
+    theirs = [
+        n for n, line in enumerate(lines, 1) if line.startswith(("[rank0]:", "E1206", "W1206"))
+    ]
+    assert read
+    assert set(theirs) <= set(read) | set(range(146, 157))  # (a C++ stack: one fact, its head)
+    for n in read:  # every line read is the job's, the script's, or torchrun's report
+        assert not lines[n - 1].startswith(("nccl-doctor", "probe", "where each", "=> ", "Read:"))
+    (note,) = [n.message for n in result.notes]
+    lines_, first = own
+    assert note.startswith(f"{lines_} line(s) of nccl-doctor's own output ({first}")
+    report, _ = diagnose_with_facts(result)
+    assert report.verdict.value == verdict
+    assert report.top(1) == (["app.hang"] if verdict == "failed" else [])
 
 
 @pytest.mark.parametrize(

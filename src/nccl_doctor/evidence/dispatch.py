@@ -17,13 +17,12 @@ import re
 from collections.abc import Callable
 from typing import TypeVar
 
-from nccl_doctor import GENERATOR
 from nccl_doctor.evidence import chunks
 from nccl_doctor.evidence.anchors import BLOCK_BITS, FLOOR_BITS, PARSER_BITS, mask_of
 from nccl_doctor.evidence.budgets import TEXT_MAX_LINES
 from nccl_doctor.evidence.intake import Note
 from nccl_doctor.evidence.lines import Attributor, Line
-from nccl_doctor.evidence.own_output import Stretch, stretch_at
+from nccl_doctor.evidence.own_output import STRETCH_OPENERS, Stretch, stretch_at
 from nccl_doctor.evidence.sections import TEXT_KIND, Section, SourceSummary
 from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.store import is_prose
@@ -105,7 +104,7 @@ class LineDispatch:
             if self.own.takes(text, number):
                 return
             self.own = None
-        if GENERATOR in text:
+        if text.startswith(STRETCH_OPENERS):
             self.own = stretch_at(text, number)
             if self.own is not None:  # nccl-doctor's own output, never evidence
                 self.owns.append(self.own)

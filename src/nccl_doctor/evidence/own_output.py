@@ -9,9 +9,9 @@ file's name is never trusted.
 
 Within a stream, what nccl-doctor printed among the job's lines is a stretch
 of its own (:class:`Stretch`): a text or Markdown report pasted or ``tee``-d
-into a log, from its heading to its last line, and what ``run`` prints on the
-terminal while the job runs (its ``nccl-doctor run:`` lines, a pre-mortem's
-positions and its report). Each is known by its first line and followed by the
+into a log, from its heading to its last line, and what ``run`` and ``probe``
+print on the terminal (``run``'s ``nccl-doctor run:`` lines, a pre-mortem's
+positions and its report; ``probe``'s progress, its summary and its report). Each is known by its first line and followed by the
 grammar its renderer writes; the first line that grammar cannot hold is the
 job's again, and read.
 
@@ -120,9 +120,11 @@ def is_running_manifest(head: bytes) -> bool:
     return head.startswith(RUN_MANIFEST_HEAD) and _RUNNING in head[:HEAD_BYTES]
 
 
-#: The words that open a stretch of nccl-doctor's own output in a stream (the reader's scan
-#: looks for them so a large log's report is seen): a report heading, a ``run`` line.
-STRETCH_ANCHORS = (f"{GENERATOR}: ", f"{GENERATOR} run: ")
+#: What a stretch of nccl-doctor's own output in a stream starts with: a report heading,
+#: a ``run`` line, a ``probe`` progress or summary line (see :func:`stretch_at`).
+STRETCH_OPENERS = (GENERATOR, f"## {GENERATOR}: ", "probe")
+#: The words the reader's scan looks for so that a large log's stretch is seen.
+STRETCH_ANCHORS = (f"{GENERATOR}: ", f"{GENERATOR} run: ", "probe: ", "probe quick on ")
 #: The most lines one stretch holds: past it, the rest is read as the job's.
 STRETCH_MAX_LINES = 5000
 
@@ -139,6 +141,12 @@ _PREMORTEM = (
     "diagnosis failed (",
     "report failed (",
 )
+#: ``probe``'s progress lines (:mod:`nccl_doctor.render.probe_progress`, its CLI's own) and
+#: the first line of its summary; the summary's other lines are indented.
+_PROBE_LINE = re.compile(
+    r"probe: (?:\S+ \(\d+ steps?\)$|FAILED \S|rich is not installed;|workers stuck in )"
+)
+_PROBE_SUMMARY = re.compile(r"probe [a-z]+ on [^\n]*: (?:OK|PROBLEMS) - \d+ steps?, ")
 #: Text report lines at the margin: a finding, a ranked cause, a one-line (``--quiet``) row.
 _TEXT_ITEM = re.compile(
     r"\d+\. (?:CRITICAL|WARNING|INFO)  \S|\d+\. [a-z]+(?:\.[a-z0-9_]+)+  \(\d+%\)$"
@@ -154,55 +162,72 @@ _KINDS = re.compile(r"(?:\(\d+\)|[\w.-]+(?: \(\d+\))?)(?:, [\w.-]+(?: \(\d+\))?)
 _MD_LINE = re.compile(r"#|\||- |  |<details>|</details>|\*|\d+\. |Read: ")
 _MD_CONFIDENCE = re.compile(r"\*(?:critical|warning|info), (?:high|medium|low) confidence\*")
 _MD_FENCE = re.compile(r"(`{3,}|~{3,})")
+_WHAT = {
+    "run": "run's progress",
+    "probe": "probe's progress",
+    "text": "text report",
+    "md": "Markdown report",
+}
 
 
 class Stretch:
     """One stretch of nccl-doctor's own output in a stream, read line by line.
 
     Made by :func:`stretch_at` on its first line; :meth:`takes` says whether each
-    next line is still its own. ``what`` names it for the coverage note.
+    next line is still its own. A command's console (``run``, ``probe``) holds its
+    own lines and the reports it prints; a report alone ends with its last line.
+    ``what`` names the stretch for the coverage note.
     """
 
     def __init__(self, mode: str, first: int) -> None:
         self.first = self.last = first
         self.lines = 1
-        #: the grammar of the lines to come ("run", "text", "md") and where in it they are
-        self.mode = mode
-        self.state = "line" if mode == "run" else "body"
-        self.what = {"run": "run's progress", "text": "text report", "md": "Markdown report"}[mode]
-        self.within_run = mode == "run"
+        self.what = _WHAT[mode]
+        #: the command whose console this is ("run", "probe"), if any
+        self.console = mode if mode in ("run", "probe") else None
+        #: the report being read ("text", "md"), if any, and where in its grammar the lines are
+        self.report = None if self.console else mode
+        self.state = "line" if self.console else "body"
         self.fence = ""
         self.done = False
 
     def takes(self, text: str, number: int) -> bool:
         """Whether ``text`` (line ``number``) is still this stretch's."""
-        if self.done or self.lines >= STRETCH_MAX_LINES:
+        if self.lines >= STRETCH_MAX_LINES:
             return False
-        if self.mode == "md":
-            taken = self._md(text)
-        elif self.mode == "text":
-            taken = self._text(text)
-            if not taken and self.within_run:
-                self.mode, self.state = "run", "line"  # the report ended; the run goes on
-                taken = self._run(text)
-        else:
-            taken = self._run(text)
+        taken = False
+        if self.report is not None and not self.done:
+            taken = self._md(text) if self.report == "md" else self._text(text)
+        if not taken and self.console is not None:
+            if self.report is not None:  # the report ended; the command's own lines go on
+                self.report, self.state, self.done = None, "line", False
+            taken = self._console(text)
         if taken:
             self.last = number
             self.lines += 1
         return taken
 
-    def _run(self, text: str) -> bool:
-        """``run``'s lines on the terminal (:class:`nccl_doctor.run.watch.Watch`): its own, a
-        pre-mortem's positions (:func:`nccl_doctor.run.watch.capture`), then its report."""
+    def _console(self, text: str) -> bool:
+        """A command's own lines on the terminal, and the start of a report it prints:
+        ``run``'s (:class:`nccl_doctor.run.watch.Watch`), with a pre-mortem's positions
+        (:func:`nccl_doctor.run.watch.capture`); ``probe``'s progress and summary."""
+        if _TEXT_HEAD.match(text) or _MD_HEAD.match(text):
+            self.report = "text" if _TEXT_HEAD.match(text) else "md"
+            self.state = "body"
+            return True
+        if self.console == "probe":
+            if _PROBE_LINE.match(text):
+                self.state = "line"
+                return True
+            if _PROBE_SUMMARY.match(text):
+                self.state = "table"
+                return True
+            return self.state == "table" and (not text.strip() or text.startswith("  "))
         if text.startswith(_RUN_LINE):
             self.state = "line"
             return True
         if text.startswith(_PREMORTEM):
             self.state = "positions"
-            return True
-        if _TEXT_HEAD.match(text):
-            self.mode, self.state = "text", "body"
             return True
         return self.state == "positions" and text.startswith("  ")
 
@@ -266,9 +291,14 @@ class Stretch:
 
 
 def stretch_at(text: str, number: int) -> Stretch | None:
-    """The stretch of nccl-doctor's own output that line ``number`` (``text``) opens, if any."""
+    """The stretch of nccl-doctor's own output that line ``number`` (``text``) opens, if any
+    (the caller asks only of lines that start with one of :data:`STRETCH_OPENERS`)."""
     if text.startswith(_RUN_LINE):
         return Stretch("run", number)
+    if _PROBE_LINE.match(text) or _PROBE_SUMMARY.match(text):
+        stretch = Stretch("probe", number)
+        stretch.state = "line" if _PROBE_LINE.match(text) else "table"
+        return stretch
     if _TEXT_HEAD.match(text):
         return Stretch("text", number)
     if _MD_HEAD.match(text):
