@@ -11,9 +11,9 @@ Within a stream, what nccl-doctor printed among the job's lines is a stretch
 of its own (:class:`Stretch`): a text or Markdown report pasted or ``tee``-d
 into a log, from its heading to its last line, and what ``run`` and ``probe``
 print on the terminal (``run``'s ``nccl-doctor run:`` lines, a pre-mortem's
-positions and its report; ``probe``'s progress, its summary and its report). Each is known by its first line and followed by the
-grammar its renderer writes; the first line that grammar cannot hold is the
-job's again, and read.
+positions and its report; ``probe``'s progress, its summary and its report).
+Each is known by its first line and followed by the grammar its renderer
+writes; the first line that grammar cannot hold is the job's again, and read.
 
 Of a ``run`` folder's bookkeeping, the parts that record the job stay
 evidence: ``MANIFEST.json`` (how the job ended; read by the ``run-manifest``
