@@ -48,3 +48,32 @@ def test_a_logging_switchs_bad_value_is_no_cause(tmp_path: Path) -> None:
     bogus = next(f for f in algo.findings if f.id == "nccl.env")
     assert bogus.confidence is Confidence.HIGH  # a bad value NCCL acts on is serious
     assert bogus.cause
+
+
+WATCHDOG = (
+    "[rank3]:[E1205 08:12:44.801 ProcessGroupNCCL.cpp:632] [Rank 3] Watchdog caught collective "
+    "operation timeout: WorkNCCL(SeqNum=4471, OpType=_ALLGATHER_BASE, NumelIn=1048576, "
+    "NumelOut=8388608, Timeout(ms)=600000) ran for 600017 milliseconds before timing out.\n"
+)
+
+
+def test_a_variable_nothing_reads_is_a_note_beside_a_timeout(tmp_path: Path) -> None:
+    """ms-swift's GRPO hang: 'export NCCL_TIMEOUT=14400' was taken for the cause of the
+    watchdog timeout; nothing reads it, so the group's own timeout fired, and the hang
+    itself is the failure to explain."""
+    report = diagnose_text(tmp_path, "export NCCL_TIMEOUT=14400\n" + WATCHDOG)
+    env = next(f for f in report.findings if f.id == "nccl.env")
+    assert env.severity is Severity.INFO
+    assert not env.cause
+    assert "NCCL_TIMEOUT: read by neither NCCL nor PyTorch" in env.summary
+    assert "init_process_group(timeout=...)" in env.summary
+    assert report.top(1) == ["app.hang"]
+
+
+def test_a_variable_nothing_reads_on_a_healthy_run_is_a_warning(tmp_path: Path) -> None:
+    report = diagnose_text(tmp_path, "export NCCL_ABORT_ON_ERROR=1\nexport NCCL_IB_HCA=mlx5_0\n")
+    (env,) = [f for f in report.findings if f.id == "nccl.env"]
+    assert env.severity is Severity.WARNING
+    assert env.confidence is Confidence.MEDIUM
+    assert "TORCH_NCCL_ASYNC_ERROR_HANDLING" in env.summary
+    assert report.verdict.value == "degraded"

@@ -16,8 +16,9 @@ The setting the user relies on is not in effect, or a stale setting breaks
 communicator setup (a graph file naming GPUs the machine does not have makes
 init fail with ``ncclSystemError``) or costs bandwidth. A setting that only
 costs speed or log lines (a leftover switch, a deprecated name, a bad
-``NCCL_DEBUG`` value) fails no job: beside a failure it is a note, not a
-cause to weigh against the failure's own. A debugging switch set on purpose
+``NCCL_DEBUG`` value) or that nothing reads (``NCCL_TIMEOUT``) fails no
+job: beside a failure it is a note, not a cause to weigh against the
+failure's own. A debugging switch set on purpose
 (``TORCH_DISTRIBUTED_DEBUG=DETAIL``, ``NCCL_DEBUG=TRACE``) is a note on a
 healthy run too: it is what a user turns on to debug.
 
@@ -216,9 +217,10 @@ def _problems(sets: list[_Set], skip: tuple[str, ...]) -> list[_Problem]:
         var = nccl_env.lookup(s.name)
         if var is None:
             if s.name.upper() in nccl_env.NOT_READ:
-                out.append(
-                    _Problem(s.name, f"{s.name}: {nccl_env.NOT_READ[s.name.upper()]}", fact, True)
-                )
+                # nothing reads it, so it changes nothing: it fails no job (a watchdog
+                # still fires at the group's own timeout), and the note says what does
+                said = f"{s.name}: {nccl_env.NOT_READ[s.name.upper()]}"
+                out.append(_Problem(s.name, said, fact, False))
             elif nccl_env.is_known_family(s.name):
                 near = nccl_env.closest(s.name)
                 if near:
