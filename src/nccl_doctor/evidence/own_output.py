@@ -124,7 +124,13 @@ def is_running_manifest(head: bytes) -> bool:
 #: a ``run`` line, a ``probe`` progress or summary line (see :func:`stretch_at`).
 STRETCH_OPENERS = (GENERATOR, f"## {GENERATOR}: ", "probe")
 #: The words the reader's scan looks for so that a large log's stretch is seen.
-STRETCH_ANCHORS = (f"{GENERATOR}: ", f"{GENERATOR} run: ", "probe: ", "probe quick on ")
+STRETCH_ANCHORS = (
+    f"{GENERATOR}: ",
+    f"{GENERATOR} run: ",
+    "probe: ",
+    "probe quick on ",
+    "probe full on ",
+)
 #: The most lines one stretch holds: past it, the rest is read as the job's.
 STRETCH_MAX_LINES = 5000
 
