@@ -292,22 +292,30 @@ def build_parser() -> argparse.ArgumentParser:
 def _read(paths: Sequence[str], *, line_totals: bool = False) -> ReadResult:
     """Read the evidence, or raise the one-line error that says why none was usable
     (``line_totals``: see ``read_paths``; only ``parse`` shows them)."""
+    from nccl_doctor.evidence.own_output import (  # noqa: PLC0415 -- fast --help
+        GIVE_EVIDENCE,
+        is_own_note,
+    )
     from nccl_doctor.evidence.reader import UNKNOWN, read_paths  # noqa: PLC0415 -- fast --help
 
     gc.freeze()  # what was imported lives as long as the process (see _paced_collector)
     result = read_paths(paths, line_totals=line_totals)
+    # what was given was nccl-doctor's own output: say what to give instead
+    ours = any(is_own_note(n.message) for n in result.notes)
     if not result.sources:
         reasons = "; ".join(f"{n.source}: {n.message}" for n in result.notes) or "nothing given"
         raise EvidenceError(
             f"no readable evidence ({reasons})",
-            "give log files, folders or archives, or - for stdin",
+            GIVE_EVIDENCE if ours else "give log files, folders or archives, or - for stdin",
         )
     if not result.sections:
         names = ", ".join(s.source for s in result.sources[:3])
         why = "; ".join(f"{n.source}: {n.message}" for n in result.notes if n.message != UNKNOWN)
         raise EvidenceError(
             f"no known evidence kind in {names}" + (f" ({why})" if why else ""),
-            "pass logs, tracebacks, nvidia-smi/ibstatus/topo output or collect_env text",
+            GIVE_EVIDENCE
+            if ours
+            else "pass logs, tracebacks, nvidia-smi/ibstatus/topo output or collect_env text",
         )
     return result
 

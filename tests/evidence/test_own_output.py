@@ -11,7 +11,7 @@ import pytest
 
 from nccl_doctor import GENERATOR
 from nccl_doctor.cli import main
-from nccl_doctor.evidence.own_output import GATE_STATUSES, VERDICTS, report_format
+from nccl_doctor.evidence.own_output import GATE_STATUSES, GIVE_EVIDENCE, VERDICTS, report_format
 from nccl_doctor.evidence.reader import read_paths
 from nccl_doctor.facts.run import WorkerExit
 from nccl_doctor.fleet.names import KINDS
@@ -69,6 +69,7 @@ def test_a_report_named_on_its_own_is_refused_with_the_reason(
     assert main(["diagnose", str(saved)]) == 2
     err = capsys.readouterr().err
     assert f"{saved}: a report nccl-doctor wrote (markdown), not evidence: skipped" in err
+    assert err.rstrip().endswith(f"(hint: {GIVE_EVIDENCE})")
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from nccl_doctor.evidence.own_output import STRETCH_MAX_LINES, stretch_at
+from nccl_doctor.cli import main
+from nccl_doctor.evidence.own_output import GIVE_EVIDENCE, STRETCH_MAX_LINES, stretch_at
 from nccl_doctor.evidence.reader import read_paths
 from nccl_doctor.facts.text import TextLine
 from nccl_doctor.pipeline import diagnose_with_facts
@@ -196,3 +197,23 @@ def test_a_stretch_is_bounded() -> None:
     taken = [stretch.takes("nccl-doctor run: waiting", n) for n in range(2, STRETCH_MAX_LINES + 5)]
     assert taken.count(True) == STRETCH_MAX_LINES - 1
     assert (stretch.first, stretch.last, stretch.lines) == (1, STRETCH_MAX_LINES, STRETCH_MAX_LINES)
+
+
+def test_a_console_of_nothing_but_ours_is_refused_with_what_to_give(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lines = (CAPTURED / "console-h100" / "probe-inject-text.txt").read_text().split("\n")
+    alone = tmp_path / "probe.txt"
+    alone.write_text("\n".join(lines[:-2]) + "\n")  # without the capture script's rc= line
+    assert main(["diagnose", str(alone)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: no known evidence kind in {alone} ({alone}: 44 line(s) of ")
+    assert err.rstrip().endswith(f"(hint: {GIVE_EVIDENCE})")
+    # beside a log of the job's, the same console is a note and the log is read
+    (tmp_path / "train.log").write_text("\n".join(AFTER) + "\n")
+    result = read_paths([str(tmp_path)])
+    assert {(Path(f.cite.source).name, type(f).__name__) for f in result.facts} == {
+        ("train.log", "PythonTraceback"),
+        ("train.log", "NcclErrorReport"),
+    }
+    assert [Path(n.source).name for n in result.notes] == ["probe.txt"]

@@ -22,7 +22,7 @@ from nccl_doctor.evidence.anchors import BLOCK_BITS, FLOOR_BITS, PARSER_BITS, ma
 from nccl_doctor.evidence.budgets import TEXT_MAX_LINES
 from nccl_doctor.evidence.intake import Note
 from nccl_doctor.evidence.lines import Attributor, Line
-from nccl_doctor.evidence.own_output import STRETCH_OPENERS, Stretch, stretch_at
+from nccl_doctor.evidence.own_output import NOT_EVIDENCE, STRETCH_OPENERS, Stretch, stretch_at
 from nccl_doctor.evidence.sections import TEXT_KIND, Section, SourceSummary
 from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.store import is_prose
@@ -176,8 +176,7 @@ class LineDispatch:
         self.notes.append(
             Note(
                 self.name,
-                f"{lines} line(s) of nccl-doctor's own output ({shown}{more}), "
-                "not evidence: skipped",
+                f"{lines} line(s) of nccl-doctor's own output ({shown}{more}), {NOT_EVIDENCE}",
             )
         )
 

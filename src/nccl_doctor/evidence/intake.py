@@ -27,6 +27,7 @@ from typing import BinaryIO
 from nccl_doctor.evidence import archives, readahead, tar
 from nccl_doctor.evidence.archives import Budget, Limits
 from nccl_doctor.evidence.own_output import (
+    NOT_EVIDENCE,
     RUN_COMMAND_NAME,
     RUN_MANIFEST_HEAD,
     is_capture_manifest,
@@ -360,7 +361,7 @@ class Intake:
         """
         found = report_format(head)
         if found is not None:
-            return f"a report nccl-doctor wrote ({found}), not evidence: skipped"
+            return f"a report nccl-doctor wrote ({found}), {NOT_EVIDENCE}"
         if is_capture_manifest(head):
             return ""
         folder, base = _split(name)

@@ -120,6 +120,20 @@ def is_running_manifest(head: bytes) -> bool:
     return head.startswith(RUN_MANIFEST_HEAD) and _RUNNING in head[:HEAD_BYTES]
 
 
+#: How every note of what was skipped as nccl-doctor's own output ends.
+NOT_EVIDENCE = "not evidence: skipped"
+#: What to give instead, when nothing but nccl-doctor's own output was given.
+GIVE_EVIDENCE = (
+    "give what nccl-doctor read, not what it wrote: the job's logs, the run folder of `run`, "
+    "probe's result saved with `probe -o RESULT.json`"
+)
+
+
+def is_own_note(message: str) -> bool:
+    """Whether a coverage note says a file or lines were skipped as nccl-doctor's own output."""
+    return message.endswith(NOT_EVIDENCE) and GENERATOR in message
+
+
 #: What a stretch of nccl-doctor's own output in a stream starts with: a report heading,
 #: a ``run`` line, a ``probe`` progress or summary line (see :func:`stretch_at`).
 STRETCH_OPENERS = (GENERATOR, f"## {GENERATOR}: ", "probe")

@@ -118,8 +118,8 @@ def read_opened(
         for section in sections:
             section.facts = [_timed(f, reader.times) for f in section.facts]
     reader.summary.kinds = sorted({s.kind for s in sections})
-    if not sections and reader.summary.bytes_read:
-        notes.append(Note(reader.name, UNKNOWN))
+    if not sections and reader.summary.bytes_read and not reader.owns:
+        notes.append(Note(reader.name, UNKNOWN))  # (else its note says what it held)
     return sections, reader.summary
 
 
