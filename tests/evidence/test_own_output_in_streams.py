@@ -217,3 +217,22 @@ def test_a_console_of_nothing_but_ours_is_refused_with_what_to_give(
         ("train.log", "NcclErrorReport"),
     }
     assert [Path(n.source).name for n in result.notes] == ["probe.txt"]
+
+
+def test_a_node_verdict_in_a_job_log_is_passed_over(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A batch script that gates the node before its job (``srun nccl-doctor check --gate
+    --format text; srun torchrun ...``) leaves the verdict and its stderr line in the log."""
+    capsys.readouterr()
+    main(["check", "--gate", "--from", str(CASE), "--gate-node", "node17", "--format", "text"])
+    said = capsys.readouterr()
+    verdict = said.out.rstrip("\n").split("\n") + said.err.rstrip("\n").split("\n")
+    assert verdict[0].startswith("node node17: ")
+    assert verdict[-1].startswith("gate: node17 ")
+    log = tmp_path / "slurm-812345.out"
+    log.write_text("\n".join(["+ srun nccl-doctor check --gate", *verdict, *AFTER]) + "\n")
+    result = read_paths([str(log)])
+    assert sorted({f.cite.line for f in result.facts}) == [1, len(verdict) + 1 + len(AFTER)]
+    said_of = f"{len(verdict)} line(s) of nccl-doctor's own output (check --gate's verdict"
+    assert [n.message for n in result.notes] == [f"{said_of} at line 2), not evidence: skipped"]

@@ -136,7 +136,7 @@ def is_own_note(message: str) -> bool:
 
 #: What a stretch of nccl-doctor's own output in a stream starts with: a report heading,
 #: a ``run`` line, a ``probe`` progress or summary line (see :func:`stretch_at`).
-STRETCH_OPENERS = (GENERATOR, f"## {GENERATOR}: ", "probe")
+STRETCH_OPENERS = (GENERATOR, f"## {GENERATOR}: ", "probe", "node ", "gate: ")
 #: The words the reader's scan looks for so that a large log's stretch is seen.
 STRETCH_ANCHORS = (
     f"{GENERATOR}: ",
@@ -144,6 +144,9 @@ STRETCH_ANCHORS = (
     "probe: ",
     "probe quick on ",
     "probe full on ",
+    " - gate passes (exit ",
+    " - gate blocks (exit ",
+    "gate: ",
 )
 #: The most lines one stretch holds: past it, the rest is read as the job's.
 STRETCH_MAX_LINES = 5000
@@ -151,6 +154,7 @@ STRETCH_MAX_LINES = 5000
 _RUN_LINE = f"{GENERATOR} run: "
 _MD_HEAD = re.compile(rf"## {_G}: \*\*(?:{_WORDS})\*\*\s*$")
 _TEXT_HEAD = _HEADS[0][1]
+_GATE_HEAD = dict(_HEADS)["gate verdict"]
 #: The lines of a pre-mortem ``run`` prints after its ``nccl-doctor run:`` line, before the
 #: report (:func:`nccl_doctor.run.watch.capture`).
 _PREMORTEM = (
@@ -166,6 +170,9 @@ _PREMORTEM = (
 _PROBE_LINE = re.compile(
     r"probe: (?:\S+ \(\d+ steps?\)$|FAILED \S|rich is not installed;|workers stuck in )"
 )
+#: ``check --gate``'s text: the node's verdict (the whole-file head, :data:`_HEADS`), and the
+#: one line it prints on stderr for a log (:func:`nccl_doctor.gate.cli.summary`).
+_GATE_SAY = re.compile(rf"gate: \S+ (?:{'|'.join(GATE_STATUSES)}), exit \d")
 _PROBE_SUMMARY = re.compile(r"probe [a-z]+ on [^\n]*: (?:OK|PROBLEMS) - \d+ steps?, ")
 #: Text report lines at the margin: a finding, a ranked cause, a one-line (``--quiet``) row.
 _TEXT_ITEM = re.compile(
@@ -185,6 +192,7 @@ _MD_FENCE = re.compile(r"(`{3,}|~{3,})")
 _WHAT = {
     "run": "run's progress",
     "probe": "probe's progress",
+    "gate": "check --gate's verdict",
     "text": "text report",
     "md": "Markdown report",
 }
@@ -204,7 +212,7 @@ class Stretch:
         self.lines = 1
         self.what = _WHAT[mode]
         #: the command whose console this is ("run", "probe"), if any
-        self.console = mode if mode in ("run", "probe") else None
+        self.console = mode if mode in ("run", "probe", "gate") else None
         #: the report being read ("text", "md"), if any, and where in its grammar the lines are
         self.report = None if self.console else mode
         self.state = "line" if self.console else "body"
@@ -235,6 +243,15 @@ class Stretch:
             self.report = "text" if _TEXT_HEAD.match(text) else "md"
             self.state = "body"
             return True
+        if self.console == "gate":
+            # its lines: the verdict, the node's repair, a blank, a line per check (indented,
+            # with its evidence), and the one-line summary on stderr
+            if _GATE_HEAD.match(text) or _GATE_SAY.match(text):
+                self.state = "checks"
+                return True
+            return self.state == "checks" and (
+                not text.strip() or text.startswith(("  ", "repair: "))
+            )
         if self.console == "probe":
             if _PROBE_LINE.match(text):
                 self.state = "line"
@@ -315,6 +332,10 @@ def stretch_at(text: str, number: int) -> Stretch | None:
     (the caller asks only of lines that start with one of :data:`STRETCH_OPENERS`)."""
     if text.startswith(_RUN_LINE):
         return Stretch("run", number)
+    if _GATE_HEAD.match(text) or _GATE_SAY.match(text):
+        stretch = Stretch("gate", number)
+        stretch.state = "checks"
+        return stretch
     if _PROBE_LINE.match(text) or _PROBE_SUMMARY.match(text):
         stretch = Stretch("probe", number)
         stretch.state = "line" if _PROBE_LINE.match(text) else "table"
