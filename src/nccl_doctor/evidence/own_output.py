@@ -11,9 +11,10 @@ Within a stream, what nccl-doctor printed among the job's lines is a stretch
 of its own (:class:`Stretch`): a text or Markdown report pasted or ``tee``-d
 into a log, from its heading to its last line, and what ``run`` and ``probe``
 print on the terminal (``run``'s ``nccl-doctor run:`` lines, a pre-mortem's
-positions and its report; ``probe``'s progress, its summary and its report).
-Each is known by its first line and followed by the grammar its renderer
-writes; the first line that grammar cannot hold is the job's again, and read.
+positions and its report; ``probe``'s progress, its summary and its report),
+and a ``check --gate`` verdict a batch script printed before its job. Each is
+known by its first line and followed by the grammar its renderer writes; the
+first line that grammar cannot hold is the job's again, and read.
 
 Of a ``run`` folder's bookkeeping, the parts that record the job stay
 evidence: ``MANIFEST.json`` (how the job ended; read by the ``run-manifest``
@@ -135,7 +136,8 @@ def is_own_note(message: str) -> bool:
 
 
 #: What a stretch of nccl-doctor's own output in a stream starts with: a report heading,
-#: a ``run`` line, a ``probe`` progress or summary line (see :func:`stretch_at`).
+#: a ``run`` line, a ``probe`` progress or summary line, a ``check --gate`` verdict or its
+#: stderr line (see :func:`stretch_at`).
 STRETCH_OPENERS = (GENERATOR, f"## {GENERATOR}: ", "probe", "node ", "gate: ")
 #: The words the reader's scan looks for so that a large log's stretch is seen.
 STRETCH_ANCHORS = (
@@ -170,10 +172,10 @@ _PREMORTEM = (
 _PROBE_LINE = re.compile(
     r"probe: (?:\S+ \(\d+ steps?\)$|FAILED \S|rich is not installed;|workers stuck in )"
 )
+_PROBE_SUMMARY = re.compile(r"probe [a-z]+ on [^\n]*: (?:OK|PROBLEMS) - \d+ steps?, ")
 #: ``check --gate``'s text: the node's verdict (the whole-file head, :data:`_HEADS`), and the
 #: one line it prints on stderr for a log (:func:`nccl_doctor.gate.cli.summary`).
 _GATE_SAY = re.compile(rf"gate: \S+ (?:{'|'.join(GATE_STATUSES)}), exit \d")
-_PROBE_SUMMARY = re.compile(r"probe [a-z]+ on [^\n]*: (?:OK|PROBLEMS) - \d+ steps?, ")
 #: Text report lines at the margin: a finding, a ranked cause, a one-line (``--quiet``) row.
 _TEXT_ITEM = re.compile(
     r"\d+\. (?:CRITICAL|WARNING|INFO)  \S|\d+\. [a-z]+(?:\.[a-z0-9_]+)+  \(\d+%\)$"
@@ -202,8 +204,9 @@ class Stretch:
     """One stretch of nccl-doctor's own output in a stream, read line by line.
 
     Made by :func:`stretch_at` on its first line; :meth:`takes` says whether each
-    next line is still its own. A command's console (``run``, ``probe``) holds its
-    own lines and the reports it prints; a report alone ends with its last line.
+    next line is still its own. A command's console (``run``, ``probe``, ``check
+    --gate``) holds its own lines and the reports it prints; a report alone ends
+    with its last line.
     ``what`` names the stretch for the coverage note.
     """
 
@@ -211,7 +214,7 @@ class Stretch:
         self.first = self.last = first
         self.lines = 1
         self.what = _WHAT[mode]
-        #: the command whose console this is ("run", "probe"), if any
+        #: the command whose console this is ("run", "probe", "gate"), if any
         self.console = mode if mode in ("run", "probe", "gate") else None
         #: the report being read ("text", "md"), if any, and where in its grammar the lines are
         self.report = None if self.console else mode
@@ -238,7 +241,8 @@ class Stretch:
     def _console(self, text: str) -> bool:
         """A command's own lines on the terminal, and the start of a report it prints:
         ``run``'s (:class:`nccl_doctor.run.watch.Watch`), with a pre-mortem's positions
-        (:func:`nccl_doctor.run.watch.capture`); ``probe``'s progress and summary."""
+        (:func:`nccl_doctor.run.watch.capture`); ``probe``'s progress and summary; the
+        gate's verdict (:func:`nccl_doctor.gate.render.verdict_text`)."""
         if _TEXT_HEAD.match(text) or _MD_HEAD.match(text):
             self.report = "text" if _TEXT_HEAD.match(text) else "md"
             self.state = "body"
