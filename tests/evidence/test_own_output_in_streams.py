@@ -236,3 +236,44 @@ def test_a_node_verdict_in_a_job_log_is_passed_over(
     assert sorted({f.cite.line for f in result.facts}) == [1, len(verdict) + 1 + len(AFTER)]
     said_of = f"{len(verdict)} line(s) of nccl-doctor's own output (check --gate's verdict"
     assert [n.message for n in result.notes] == [f"{said_of} at line 2), not evidence: skipped"]
+
+
+def test_its_one_line_errors_in_a_job_log_are_passed_over(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A batch script's `nccl-doctor check --gate` that could not run left its error in the
+    log; read as the job's, it made a healthy job 'a rank failed with an error'."""
+    capsys.readouterr()
+    assert main(["check", "--gate", "--from", str(CASE)]) == 2  # no node name to give
+    assert main(["history", "--db", str(tmp_path / "none.db")]) == 2
+    errors = capsys.readouterr().err.rstrip("\n").split("\n")
+    assert [e.startswith("error: ") and "(hint: " in e for e in errors] == [True, True]
+    log = tmp_path / "slurm-812346.out"
+    log.write_text("\n".join([*errors, "step 200 loss 1.93", *AFTER]) + "\n")
+    result = read_paths([str(log)])
+    assert sorted({f.cite.line for f in result.facts}) == [3, 2 + len(AFTER) + 1]
+    said = "its error message at line 1, its error message at line 2"
+    assert [n.message for n in result.notes] == [
+        f"2 line(s) of nccl-doctor's own output ({said}), not evidence: skipped"
+    ]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "error: subprocess-exited-with-error",
+        "error: RPC failed; curl 56 (hint: see the server log) and more",
+        "RuntimeError: NCCL error: unhandled system error (hint: none)",
+        (
+            "/opt/nvshmem/src/mem.cpp:420: nvshmem malloc failed (hint: check if total "
+            "allocation has exceeded NVSHMEM symmetric size)"
+        ),
+    ],
+)
+def test_other_tools_errors_are_evidence(tmp_path: Path, line: str) -> None:
+    assert stretch_at(line, 1) is None
+    log = tmp_path / "job.log"
+    log.write_text(line + "\n")
+    result = read_paths([str(log)])
+    assert [f.cite.line for f in result.facts] == [1]
+    assert result.notes == []

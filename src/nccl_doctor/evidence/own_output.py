@@ -137,8 +137,8 @@ def is_own_note(message: str) -> bool:
 
 #: What a stretch of nccl-doctor's own output in a stream starts with: a report heading,
 #: a ``run`` line, a ``probe`` progress or summary line, a ``check --gate`` verdict or its
-#: stderr line (see :func:`stretch_at`).
-STRETCH_OPENERS = (GENERATOR, f"## {GENERATOR}: ", "probe", "node ", "gate: ")
+#: stderr line, its one-line error with a hint (see :func:`stretch_at`).
+STRETCH_OPENERS = (GENERATOR, f"## {GENERATOR}: ", "probe", "node ", "gate: ", "error: ")
 #: The words the reader's scan looks for so that a large log's stretch is seen.
 STRETCH_ANCHORS = (
     f"{GENERATOR}: ",
@@ -149,6 +149,7 @@ STRETCH_ANCHORS = (
     " - gate passes (exit ",
     " - gate blocks (exit ",
     "gate: ",
+    " (hint: ",
 )
 #: The most lines one stretch holds: past it, the rest is read as the job's.
 STRETCH_MAX_LINES = 5000
@@ -191,10 +192,14 @@ _KINDS = re.compile(r"(?:\(\d+\)|[\w.-]+(?: \(\d+\))?)(?:, [\w.-]+(?: \(\d+\))?)
 _MD_LINE = re.compile(r"#|\||- |  |<details>|</details>|\*|\d+\. |Read: ")
 _MD_CONFIDENCE = re.compile(r"\*(?:critical|warning|info), (?:high|medium|low) confidence\*")
 _MD_FENCE = re.compile(r"(`{3,}|~{3,})")
+#: nccl-doctor's one-line error (``cli.main``): ``error: MESSAGE (hint: HINT)``, the hint
+#: inline at the end, as no library of the stack writes it.
+_ERROR_LINE = re.compile(r"^(?=[^\n]*\)$)error: [^\n]+ \(hint: ")  # (linear: one end test)
 _WHAT = {
     "run": "run's progress",
     "probe": "probe's progress",
     "gate": "check --gate's verdict",
+    "error": "its error message",
     "text": "text report",
     "md": "Markdown report",
 }
@@ -217,7 +222,7 @@ class Stretch:
         #: the command whose console this is ("run", "probe", "gate"), if any
         self.console = mode if mode in ("run", "probe", "gate") else None
         #: the report being read ("text", "md"), if any, and where in its grammar the lines are
-        self.report = None if self.console else mode
+        self.report = mode if mode in ("text", "md") else None
         self.state = "line" if self.console else "body"
         self.fence = ""
         self.done = False
@@ -336,6 +341,8 @@ def stretch_at(text: str, number: int) -> Stretch | None:
     (the caller asks only of lines that start with one of :data:`STRETCH_OPENERS`)."""
     if text.startswith(_RUN_LINE):
         return Stretch("run", number)
+    if _ERROR_LINE.match(text):
+        return Stretch("error", number)  # one line: the next is read again
     if _GATE_HEAD.match(text) or _GATE_SAY.match(text):
         stretch = Stretch("gate", number)
         stretch.state = "checks"
