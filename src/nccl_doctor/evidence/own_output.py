@@ -28,6 +28,8 @@ the run's own ``MANIFEST.json`` while the job runs (no exit to record yet).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from typing import NamedTuple
 
 from nccl_doctor import GENERATOR
 from nccl_doctor.parse.run_manifest import RunManifestParser
@@ -156,7 +158,7 @@ STRETCH_MAX_LINES = 5000
 
 _RUN_LINE = f"{GENERATOR} run: "
 _MD_HEAD = re.compile(rf"## {_G}: \*\*(?:{_WORDS})\*\*\s*$")
-_TEXT_HEAD = _HEADS[0][1]
+_TEXT_HEAD = dict(_HEADS)["text"]
 _GATE_HEAD = dict(_HEADS)["gate verdict"]
 #: The lines of a pre-mortem ``run`` prints after its ``nccl-doctor run:`` line, before the
 #: report (:func:`nccl_doctor.run.watch.capture`).
@@ -195,6 +197,37 @@ _MD_FENCE = re.compile(r"(`{3,}|~{3,})")
 #: nccl-doctor's one-line error (``cli.main``): ``error: MESSAGE (hint: HINT)``, the hint
 #: inline at the end, as no library of the stack writes it.
 _ERROR_LINE = re.compile(r"^(?=[^\n]*\)$)error: [^\n]+ \(hint: ")  # (linear: one end test)
+
+
+class _Own(NamedTuple):
+    """A line of a command's console: the test that knows it, the state it leaves the stretch
+    in (what may follow: :data:`_FOLLOWS`), and whether it can be a stretch's first line."""
+
+    test: Callable[[str], object]
+    state: str
+    opens: bool = True
+
+
+#: Each command's own lines on the terminal: ``run``'s (:class:`nccl_doctor.run.watch.Watch`),
+#: a pre-mortem's positions (:func:`nccl_doctor.run.watch.capture`) after its line; ``probe``'s
+#: progress and summary; ``check --gate``'s verdict (:func:`nccl_doctor.gate.render.verdict_text`)
+#: and its stderr line.
+_CONSOLES: dict[str, tuple[_Own, ...]] = {
+    "run": (
+        _Own(lambda text: text.startswith(_RUN_LINE), "line"),
+        _Own(lambda text: text.startswith(_PREMORTEM), "positions", opens=False),
+    ),
+    "probe": (_Own(_PROBE_LINE.match, "line"), _Own(_PROBE_SUMMARY.match, "table")),
+    "gate": (_Own(_GATE_HEAD.match, "checks"), _Own(_GATE_SAY.match, "checks")),
+}
+#: What may follow a console's line, by the state it left: a pre-mortem's positions
+#: (indented), probe's summary table (indented, a blank), the gate's checks (the node's repair,
+#: a blank, a line per check, indented, with its evidence).
+_FOLLOWS: dict[str, Callable[[str], bool]] = {
+    "positions": lambda text: text.startswith("  "),
+    "table": lambda text: not text.strip() or text.startswith("  "),
+    "checks": lambda text: not text.strip() or text.startswith(("  ", "repair: ")),
+}
 _WHAT = {
     "run": "run's progress",
     "probe": "probe's progress",
@@ -244,38 +277,19 @@ class Stretch:
         return taken
 
     def _console(self, text: str) -> bool:
-        """A command's own lines on the terminal, and the start of a report it prints:
-        ``run``'s (:class:`nccl_doctor.run.watch.Watch`), with a pre-mortem's positions
-        (:func:`nccl_doctor.run.watch.capture`); ``probe``'s progress and summary; the
-        gate's verdict (:func:`nccl_doctor.gate.render.verdict_text`)."""
-        if _TEXT_HEAD.match(text) or _MD_HEAD.match(text):
-            self.report = "text" if _TEXT_HEAD.match(text) else "md"
-            self.state = "body"
-            return True
-        if self.console == "gate":
-            # its lines: the verdict, the node's repair, a blank, a line per check (indented,
-            # with its evidence), and the one-line summary on stderr
-            if _GATE_HEAD.match(text) or _GATE_SAY.match(text):
-                self.state = "checks"
+        """A command's own lines on the terminal (:data:`_CONSOLES`), and the start of a
+        report it prints."""
+        for head, report in ((_TEXT_HEAD, "text"), (_MD_HEAD, "md")):
+            if head.match(text):
+                self.report, self.state = report, "body"
                 return True
-            return self.state == "checks" and (
-                not text.strip() or text.startswith(("  ", "repair: "))
-            )
-        if self.console == "probe":
-            if _PROBE_LINE.match(text):
-                self.state = "line"
+        assert self.console is not None  # noqa: S101 -- only a console's lines come here
+        for own in _CONSOLES[self.console]:
+            if own.test(text):
+                self.state = own.state
                 return True
-            if _PROBE_SUMMARY.match(text):
-                self.state = "table"
-                return True
-            return self.state == "table" and (not text.strip() or text.startswith("  "))
-        if text.startswith(_RUN_LINE):
-            self.state = "line"
-            return True
-        if text.startswith(_PREMORTEM):
-            self.state = "positions"
-            return True
-        return self.state == "positions" and text.startswith("  ")
+        follows = _FOLLOWS.get(self.state)
+        return follows is not None and follows(text)
 
     def _text(self, text: str) -> bool:
         """The lines of :func:`nccl_doctor.render.text.report_text`, a heading to the coverage."""
@@ -339,18 +353,14 @@ class Stretch:
 def stretch_at(text: str, number: int) -> Stretch | None:
     """The stretch of nccl-doctor's own output that line ``number`` (``text``) opens, if any
     (the caller asks only of lines that start with one of :data:`STRETCH_OPENERS`)."""
-    if text.startswith(_RUN_LINE):
-        return Stretch("run", number)
     if _ERROR_LINE.match(text):
         return Stretch("error", number)  # one line: the next is read again
-    if _GATE_HEAD.match(text) or _GATE_SAY.match(text):
-        stretch = Stretch("gate", number)
-        stretch.state = "checks"
-        return stretch
-    if _PROBE_LINE.match(text) or _PROBE_SUMMARY.match(text):
-        stretch = Stretch("probe", number)
-        stretch.state = "line" if _PROBE_LINE.match(text) else "table"
-        return stretch
+    for console, lines in _CONSOLES.items():
+        for own in lines:
+            if own.opens and own.test(text):
+                stretch = Stretch(console, number)
+                stretch.state = own.state
+                return stretch
     if _TEXT_HEAD.match(text):
         return Stretch("text", number)
     if _MD_HEAD.match(text):
