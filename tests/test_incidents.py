@@ -42,9 +42,28 @@ CORPORA = {
     "incidents-retired-2026-12f": (0.38, 0.61),
     "incidents-retired-2026-12g": (0.27, 0.45),
     "incidents-retired-2026-12h": (0.66, 0.66),
+    # every other one of the blind corpora of sessions 14-36, development data since session 43
+    "incidents-retired-2026-12i": (0.55, 0.66),
+    "incidents-retired-2026-12k": (0.40, 0.60),
+    "incidents-retired-2026-12m": (0.60, 0.60),
+    "incidents-retired-2026-12o": (0.63, 0.72),
+    "incidents-retired-2026-12q": (0.55, 0.66),
+    "incidents-retired-2026-12s": (0.43, 0.81),
+    "incidents-retired-2026-12u": (0.16, 0.33),
+    "incidents-retired-2026-12w": (0.55, 0.66),
+    "incidents-retired-2026-12y": (0.60, 0.60),
 }
-#: The corpora without a healthy run among their incidents (session 12's collectors found none).
-NO_HEALTHY = frozenset({"incidents-retired-2026-12g"})
+#: The corpora without a healthy run among their incidents (their collectors found none).
+NO_HEALTHY = frozenset(
+    {
+        "incidents-retired-2026-12g",
+        "incidents-retired-2026-12k",
+        "incidents-retired-2026-12m",
+        "incidents-retired-2026-12s",
+        "incidents-retired-2026-12u",
+        "incidents-retired-2026-12w",
+    }
+)
 
 
 @pytest.mark.parametrize("corpus", sorted(CORPORA))
@@ -101,6 +120,15 @@ DEV = (
     "incidents-retired-2026-12f",
     "incidents-retired-2026-12g",
     "incidents-retired-2026-12h",
+    "incidents-retired-2026-12i",
+    "incidents-retired-2026-12k",
+    "incidents-retired-2026-12m",
+    "incidents-retired-2026-12o",
+    "incidents-retired-2026-12q",
+    "incidents-retired-2026-12s",
+    "incidents-retired-2026-12u",
+    "incidents-retired-2026-12w",
+    "incidents-retired-2026-12y",
 )
 
 
