@@ -1,4 +1,5 @@
-"""Signs read by the GPU rules (``rules/gpu``)."""
+"""Signs read by the GPU rules (``rules/gpu``) and, for the GPUs' setting, the differential's
+context."""
 
 from __future__ import annotations
 
@@ -179,4 +180,12 @@ SAID_LOST = sign(
     "gpu.said_lost",
     r"fell off the bus|fallen off the bus|GPU (?:is|was) lost|GPU disappeared",
     "a sentence says a GPU fell off the bus or disappeared",
+)
+GPU_INTERPOSER = sign(
+    "gpu.sharing_layer",
+    r"\[HAMI-core\b|\blibvgpu\.so\b|\bHAMi\b",
+    "a GPU-sharing layer between the job and the driver: HAMi's HAMi-core (libvgpu.so, preloaded "
+    "into the container to split GPUs, intercepts CUDA driver and NVML calls and logs "
+    "'[HAMI-core Msg|Info|Warn|ERROR ...]' lines), named by its lines, its library or its name",
+    case=True,
 )

@@ -33,6 +33,15 @@ MACHINE: tuple[Shift, ...] = (
         ),
     ),
     Shift("driver.container", 2.0, "runs in a container", lambda c: c.container is True),
+    # HAMi-core answers the driver calls NCCL makes (cuMem allocations and their export, device
+    # queries, NVML) with its own bookkeeping: a call it does not model fails or misleads
+    Shift(
+        "driver.container",
+        6.0,
+        "a GPU-sharing layer (HAMi-core's libvgpu.so) sits between the job and the driver: "
+        "NCCL's driver calls (cuMem, device queries, NVML) go through its interception",
+        lambda c: c.gpu_interposer,
+    ),
     # a container on a bridge network has an address of its own, private to its host: NCCL's
     # and Gloo's first interface (eth0 inside it) is one the other nodes cannot reach
     *(
