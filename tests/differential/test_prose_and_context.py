@@ -31,6 +31,28 @@ def test_a_hang_at_the_end_of_an_epoch_is_the_application_first(tmp_path: Path) 
     assert all(any("after training ran" in r for r in h.against) for h in p2p)
 
 
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Training is ok, but it gets stuck in `accelerator.save_state(save_path)`.",
+        "With DDP on 4 GPUs the program freezes after the first step.",
+        "The process hangs when evaluating the model before the epoch ends.",
+        "It hangs every time while saving the model at the end of training.",
+    ],
+)
+def test_a_hang_after_training_ran_is_the_application_first(tmp_path: Path, said: str) -> None:
+    """Saving, evaluating, or the steps after the first: the ranks' collectives had worked."""
+    report = _diagnose(tmp_path, f"Multi-GPU training with 4 GPUs. {said}\n")
+    assert report.top(1) == ["app.hang"]
+    assert any("after training ran" in why for why in report.hypotheses[0].for_)
+
+
+def test_a_hang_at_the_first_step_is_no_hang_after_training_ran(tmp_path: Path) -> None:
+    report = _diagnose(tmp_path, "Multi-GPU training with 4 GPUs freezes at the first step.\n")
+    assert report.top(1) == ["nccl.p2p"]
+    assert not any("after training ran" in why for h in report.hypotheses for why in h.for_)
+
+
 def test_a_hang_without_the_late_cue_keeps_p2p_first(tmp_path: Path) -> None:
     report = _diagnose(tmp_path, "Training with DDP on 4 GPUs hangs, nothing is printed.\n")
     assert report.top(1) == ["nccl.p2p"]
@@ -551,6 +573,39 @@ def test_a_host_limit_in_the_data_loader_is_no_nccl_error(tmp_path: Path) -> Non
     assert report.hypotheses[0].symptom.startswith("a system call hit a host limit")
 
 
+@pytest.mark.parametrize(
+    ("title", "symptom"),
+    [
+        ("qwen2.5 vl DataLoader worker exited unexpectedly", "a system call hit a host limit"),
+        # torch's own line, whole: the signal is SIGKILL, the OOM killer's
+        (
+            "DeepSpeed ZeRO-3: DataLoader worker (pid 4123) is killed by signal: Killed.",
+            "the kernel's OOM killer ended a process",
+        ),
+    ],
+)
+def test_a_data_loader_worker_said_to_have_died_is_a_host_limit(
+    tmp_path: Path, title: str, symptom: str
+) -> None:
+    """torch's words for a worker that died without a Python error, retold in a title."""
+    report = _diagnose(
+        tmp_path,
+        f"Title: {title}\n\nFine-tuning on 4 GPUs with --dataloader_num_workers 4 and video "
+        "inputs; after some steps the run stops.\n",
+    )
+    assert report.top(1) == ["host.resources"]
+    assert report.hypotheses[0].symptom.startswith(symptom)
+
+
+def test_data_loader_workers_named_without_dying_are_no_host_limit(tmp_path: Path) -> None:
+    report = _diagnose(
+        tmp_path,
+        "Fine-tuning on 4 GPUs with 4 DataLoader workers per rank hangs at the first step.\n",
+    )
+    assert report.top(1) != ["host.resources"]
+    assert all("host limit" not in h.symptom for h in report.hypotheses)
+
+
 def test_a_python_error_in_the_jobs_own_code_is_the_ranks_own_bug(tmp_path: Path) -> None:
     report = _diagnose(
         tmp_path,
@@ -781,6 +836,12 @@ _SOCKET_TIMEOUT = (
         ("The dump shows one rank exactly one collective op behind the others.", True),
         ("The ranks end up with a different number of all_reduce calls.", True),
         ("Each rank has no problem loading the data, and I skip nothing.", False),
+        # the frameworks' own rank-0 guards around work that calls a collective
+        ("It freezes only when I call `trainer.log_dir` only in process 0.", True),
+        ("The hook that reads trainer.log_dir is decorated with @rank_zero_only.", True),
+        ("I save with `if self.global_rank == 0: self.save_ckpt()`.", True),
+        ("The script evaluates under `if args.local_rank in [-1, 0]:`.", True),
+        ("I print the loss under `if self.global_rank == 0: print(loss)`.", False),
         ("The communicator init never reaches the collective.", False),
     ],
 )

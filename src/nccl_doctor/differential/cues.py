@@ -61,7 +61,7 @@ _NOT_USED = NOT_SAID + r"(?<!not use )(?<!n't use )(?<!not using )(?<!not have )
 #: One rank, or some.
 _RANKS = (
     r"(?:rank ?0|rank zero|main process|master process|first rank|one rank|some ranks"
-    r"|one of the ranks)"
+    r"|one of the ranks|process ?0|main rank)"
 )
 #: One rank, or some, alone ("only on rank 0", "on the main process only"); as the subject
 #: ("only rank 0 saves") the work must follow at once ("only on rank 0 and I have no idea
@@ -270,7 +270,13 @@ CUES: dict[str, Cue] = {
     "late_hang": _cue(
         r"\bend of (?:(?:an?|the|each|first|single|every) )*epoch|\bcheckpoint\w*"
         r"|\bafter (?:\d+|some|many|a few|several) (?:steps|iterations|epochs|batches|hours)"
-        r"|\bran (?:clean|fine|well) for\b|\bmid[- ]training\b|\bvalidation\b|\beval(?:uation)?\b"
+        r"|\bran (?:clean|fine|well) for\b|\bmid[- ]training\b|\bvalidation\b|\beval(?:uat\w*)?\b"
+        # saving the model or the trainer's state ("stuck in accelerator.save_state(...)",
+        # "hangs when saving the model"): a checkpoint by another name
+        r"|\bsave_(?:state|checkpoint|model|pretrained)\b"
+        r"|\bsav(?:e|es|ing) (?:the )?(?:model|state|weights)\b"
+        # the first steps ran: their collectives completed ("freezes after the first step")
+        r"|\bafter (?:the )?(?:first|1st|one|a) (?:training |train )?(?:step|iteration|batch)\b"
         # a named epoch or step past the first ("after epoch 0, epoch 1 was stuck", "stays stuck
         # on iteration 999", "in the second epoch", "在第二个 epoch 卡在")
         r"|\bafter (?:the )?(?:epoch|step|iteration) \d+|\bepoch \d+ (?:was|is|got|gets) stuck\b"
@@ -294,12 +300,19 @@ CUES: dict[str, Cue] = {
     # such a path only beside the work done there ("the timeout is reported only on rank 0",
     # "only one rank crashes" say where the failure shows, not what the ranks run)
     "rank_branch": _cue(
-        r"\b(?:if|when|while)\s+(?:the\s+)?(?:(?:global|local)[_ ])?rank\s*(?:==|!=|is|=)\s*0\b"
+        # (an attribute's owner may come first: "if self.global_rank == 0", "if args.local_rank")
+        r"\b(?:if|when|while)\s+(?:the\s+)?(?:\w{1,30}\.){0,2}(?:(?:global|local)[_ ])?rank"
+        r"\s*(?:==|!=|is|=)\s*0\b"
         # (not a print or a log line: rank 0 alone printing calls no collective)
         r"(?!\s{0,3}:\s{0,3}(?:print|log|logger|logging|wandb|tqdm|pbar|writer)\b)"
-        rf"|\b{_WORK}\b[^.,;!?\n]{{0,30}}?\b{_ONLY_RANK}"
+        # (a call's own dots are no sentence's end: "call `trainer.log_dir` only in process 0")
+        rf"|\b{_WORK}\b(?:[^.,;!?\n]|\.(?=\w)){{0,30}}?\b{_ONLY_RANK}"
         rf"|\bonly (?:the )?{_RANKS}\s(?:\w{{1,12}}\s)?{_WORK}\b"
         r"|\bis_(?:local_)?main_process\b|\bget_rank\(\)\s*==\s*0\b"
+        # the frameworks' own rank-0 guards: Lightning's @rank_zero_only and is_global_zero,
+        # Hugging Face's is_world_process_zero, the scripts' `local_rank in [-1, 0]`
+        r"|\brank_zero_only\b|\bis_global_zero\b|\bis_(?:world|local)_process_zero\b"
+        r"|\blocal_rank\s+in\s+[\[(]\s*-1\s*,\s*0\s*[\])]"
         rf"|{_NOT_USED}\b(?:uneven|unequal|different (?:number|amount)s? of) (?:data|batches"
         rf"|samples|steps|iterations)\b|{_NOT_USED}\bearly[ -]?stopp\w*"
         # a rank with nothing to work on returns early: "any one rank has all empty validation",

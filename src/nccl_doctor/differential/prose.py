@@ -236,6 +236,16 @@ PROSE_SYMPTOMS: tuple[ProseSymptom, ...] = (
         "the reporter says the process was killed (the shell's 'Killed': SIGKILL)",
     ),
     ProseSymptom(
+        "host_limit",
+        # torch's own words for a data-loading worker that died without a Python error
+        # (torch/utils/data/dataloader.py, torch/csrc/DataLoader.cpp), as a title retells them
+        rx(
+            r"\bDataLoader worker\b[^.;\n]{0,40}?\b(?:exited unexpectedly|is killed by signal"
+            r"|(?:was )?killed|died)\b"
+        ),
+        "the reporter says a DataLoader worker died (host memory or /dev/shm, torch's words)",
+    ),
+    ProseSymptom(
         "bus_error",
         rx(r"\bbus error\b|\bSIGBUS\b"),
         "the reporter says a process died of a bus error (SIGBUS)",
