@@ -157,9 +157,12 @@ STRETCH_ANCHORS = (
 STRETCH_MAX_LINES = 5000
 
 _RUN_LINE = f"{GENERATOR} run: "
-_MD_HEAD = re.compile(rf"## {_G}: \*\*(?:{_WORDS})\*\*\s*$")
-_TEXT_HEAD = dict(_HEADS)["text"]
-_GATE_HEAD = dict(_HEADS)["gate verdict"]
+_HEAD = dict(_HEADS)
+_TEXT_HEAD = _HEAD["text"]
+_MD_HEAD = _HEAD["markdown"]
+_GATE_HEAD = _HEAD["gate verdict"]
+#: A report's heading within a stream, and the grammar (:class:`Stretch`) that reads it.
+_REPORT_HEADS = ((_TEXT_HEAD, "text"), (_MD_HEAD, "md"))
 #: The lines of a pre-mortem ``run`` prints after its ``nccl-doctor run:`` line, before the
 #: report (:func:`nccl_doctor.run.watch.capture`).
 _PREMORTEM = (
@@ -253,7 +256,7 @@ class Stretch:
         self.lines = 1
         self.what = _WHAT[mode]
         #: the command whose console this is ("run", "probe", "gate"), if any
-        self.console = mode if mode in ("run", "probe", "gate") else None
+        self.console = mode if mode in _CONSOLES else None
         #: the report being read ("text", "md"), if any, and where in its grammar the lines are
         self.report = mode if mode in ("text", "md") else None
         self.state = "line" if self.console else "body"
@@ -279,7 +282,7 @@ class Stretch:
     def _console(self, text: str) -> bool:
         """A command's own lines on the terminal (:data:`_CONSOLES`), and the start of a
         report it prints."""
-        for head, report in ((_TEXT_HEAD, "text"), (_MD_HEAD, "md")):
+        for head, report in _REPORT_HEADS:
             if head.match(text):
                 self.report, self.state = report, "body"
                 return True
@@ -361,8 +364,7 @@ def stretch_at(text: str, number: int) -> Stretch | None:
                 stretch = Stretch(console, number)
                 stretch.state = own.state
                 return stretch
-    if _TEXT_HEAD.match(text):
-        return Stretch("text", number)
-    if _MD_HEAD.match(text):
-        return Stretch("md", number)
+    for head, report in _REPORT_HEADS:
+        if head.match(text):
+            return Stretch(report, number)
     return None
