@@ -52,7 +52,7 @@ from nccl_doctor.knowledge.topics import steered
 from nccl_doctor.knowledge.units import to_mib
 from nccl_doctor.knowledge.workarounds import is_switch, mask_of, path_off
 from nccl_doctor.signs.cuda import SYMMETRIC_MEMORY
-from nccl_doctor.signs.gpu import CONSUMER_BOARD, GPU_INTERPOSER, NVLINK_BOARD
+from nccl_doctor.signs.gpu import CONSUMER_BOARD, NVLINK_BOARD, SHARING_LAYER
 from nccl_doctor.signs.host import SHM_SIZE_SHOWN
 from nccl_doctor.signs.launch import GLOO_BACKEND, NCCL_NAMED
 from nccl_doctor.signs.nccl import CONTAINER_SHM, CONTAINER_START, NEW_GPUS, P2P_PLATFORM
@@ -116,7 +116,7 @@ class Context:
     symmetric_memory: bool = False
     #: a GPU-sharing layer (HAMi-core's libvgpu.so) intercepts the job's CUDA driver and NVML
     #: calls
-    gpu_interposer: bool = False
+    sharing_layer: bool = False
     #: the job is NCCL's own benchmark (nccl-tests): its collectives match on every rank
     benchmark: bool = False
     #: nccl-tests found wrong values only at sizes of 2 GiB or more (32-bit arithmetic's end)
@@ -248,7 +248,7 @@ def context_of(facts: Facts) -> Context:
         topology_file=any(e.event == "topology-file" for e in facts.of(NcclEvent))
         or any(_env(facts, n) for n in ("NCCL_TOPO_FILE", "NCCL_GRAPH_FILE")),
         symmetric_memory=facts.saw(SYMMETRIC_MEMORY),
-        gpu_interposer=facts.saw(GPU_INTERPOSER),
+        sharing_layer=facts.saw(SHARING_LAYER),
         nvls_setup_unfinished=any(e.event == "nvls-setup" for e in facts.of(NcclEvent))
         and not any(i.phase == "complete" for i in facts.of(NcclCommInit)),
         # (the typed NCCL facts first: a log of NCCL lines never searches the kept lines)

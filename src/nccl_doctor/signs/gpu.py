@@ -181,7 +181,7 @@ SAID_LOST = sign(
     r"fell off the bus|fallen off the bus|GPU (?:is|was) lost|GPU disappeared",
     "a sentence says a GPU fell off the bus or disappeared",
 )
-GPU_INTERPOSER = sign(
+SHARING_LAYER = sign(
     "gpu.sharing_layer",
     r"\[HAMI-core\b|\blibvgpu\.so\b|\bHAMi\b",
     "a GPU-sharing layer between the job and the driver: HAMi's HAMi-core (libvgpu.so, preloaded "

@@ -40,7 +40,7 @@ MACHINE: tuple[Shift, ...] = (
         6.0,
         "a GPU-sharing layer (HAMi-core's libvgpu.so) sits between the job and the driver: "
         "NCCL's driver calls (cuMem, device queries, NVML) go through its interception",
-        lambda c: c.gpu_interposer,
+        lambda c: c.sharing_layer,
     ),
     # a container on a bridge network has an address of its own, private to its host: NCCL's
     # and Gloo's first interface (eth0 inside it) is one the other nodes cannot reach
