@@ -276,3 +276,35 @@ def test_lightning_ranks_announced_by_two_nodes_files_are_two_launches(tmp_path:
         )
     found = {f.id: f for f in diagnose_paths([str(tmp_path)]).findings}
     assert "rank(s) 0, 1, 2, 3 twice" in found["launch.duplicate_launch"].summary
+
+
+@pytest.mark.parametrize(
+    ("lines", "fires"),
+    [
+        # srun -l's task prefixes: tasks 0 and 1 (two nodes) both claim ranks 1..3; the paste
+        # keeps six of the world's eight announcements
+        (("0: 1", "0: 3", "0: 2", "1: 2", "1: 1", "1: 3"), True),
+        # one task announcing its ranks again (a restart), the paste cut short: one origin
+        (("0: 1", "0: 3", "0: 2", "0: 2", "0: 1", "0: 3"), False),
+        # each task its own ranks, part of the world shown: nothing claimed twice
+        (("0: 1", "0: 3", "0: 2", "1: 5", "1: 4", "1: 6"), False),
+    ],
+)
+def test_lightning_ranks_claimed_by_two_srun_tasks_in_a_partial_paste(
+    tmp_path: Path, lines: tuple[str, ...], fires: bool
+) -> None:
+    """A rank announced by two srun tasks is two processes, however much of the log was kept."""
+    log = tmp_path / "slurm.out"
+    log.write_text(
+        "".join(
+            f"{task}: Initializing distributed: GLOBAL_RANK: {r}, MEMBER: {int(r) + 1}/8\n"
+            for task, r in (line.split(": ") for line in lines)
+        ),
+        encoding="utf-8",
+    )
+    found = {f.id: f for f in diagnose_paths([str(log)]).findings}
+    assert ("launch.duplicate_launch" in found) is fires
+    if fires:
+        assert found["launch.duplicate_launch"].summary.startswith(
+            "6 processes announced ranks of a world of 8: rank(s) 1, 2, 3 twice and 5 not shown"
+        )

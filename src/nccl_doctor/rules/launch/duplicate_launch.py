@@ -27,7 +27,8 @@ with ``--nnodes`` > 1; ``mp.spawn`` in a script launched by torchrun (its
 agent's lines, or the ``Setting OMP_NUM_THREADS ...`` notice torchrun and
 torch.distributed.launch print as they start several workers);
 Lightning's processes announcing a world's worth of ``GLOBAL_RANK``s with
-some twice and some never; one
+some twice and some never (in a log kept in part, a rank announced by two
+nodes' files or two srun tasks); one
 ``mpirun -np N`` of an nccl-tests binary that printed a result per process
 (built without MPI, each process is rank 0 of its own world: a warning); the
 store's ``Address already in use`` where the report says another port failed
@@ -190,14 +191,26 @@ def _nccl_root(facts: Facts) -> Finding | None:
     return None
 
 
+def _origin(hit: Hit) -> tuple[str, int | None]:
+    """Where an announcement came from: its file and the task its line is prefixed with
+    (srun -l's ``0:``, ``1:``; ``None`` where no prefix says)."""
+    return hit.cite.source, hit.rank
+
+
+def _from_two_origins(hits: list[Hit]) -> list[int]:
+    """The ranks announced from two origins (two nodes' files, two srun tasks): two processes
+    each, however much of the log was kept (a restart announces again from the same task)."""
+    origins: dict[int, set[tuple[str, int | None]]] = {}
+    for hit in hits:
+        origins.setdefault(int(hit.match["rank"]), set()).add(_origin(hit))
+    return sorted(r for r, named in origins.items() if len(named) > 1)
+
+
 def _successive_attempts(hits: list[Hit], distinct: int) -> bool:
     """Whether each source's announcements split into attempts one after another, every
     attempt but the last naming all ``distinct`` ranks before any is named again (a rank
-    announced in two sources, two nodes' files, is two launches)."""
-    sources: dict[int, set[str]] = {}
-    for hit in hits:
-        sources.setdefault(int(hit.match["rank"]), set()).add(hit.cite.source)
-    if any(len(named) > 1 for named in sources.values()):
+    announced from two origins, two nodes' files or srun tasks, is two launches)."""
+    if _from_two_origins(hits):
         return False
     order = sorted(hits, key=lambda h: (h.cite.source, h.cite.line))
     source: str | None = None
@@ -231,17 +244,23 @@ def _announced_twice(facts: Facts) -> Finding | None:
     for world, hits in by_world.items():
         ranks = Counter(int(h.match["rank"]) for h in hits)
         twice = sorted(r for r, n in ranks.items() if n > 1)
-        if len(hits) < world or len(ranks) >= world or not twice:
+        if len(ranks) >= world or not twice:
+            continue
+        # (a log cut short shows fewer announcements than the world: only ranks announced
+        # from two origins at once tell two launches from one launch's partial output)
+        two_origins = _from_two_origins(hits)
+        if len(hits) < world and not two_origins:
             continue
         if _successive_attempts(hits, len(ranks)):
             continue
         missing = world - len(ranks)
         shown = ", ".join(map(str, twice[:8]))
+        unseen = f"{missing} rank(s) never" if len(hits) >= world else f"{missing} not shown"
         return RULE.finding(
             summary=(
                 f"{len(hits)} processes announced ranks of a world of {world}: rank(s) {shown} "
-                f"twice and {missing} rank(s) never, so two launches numbered their processes "
-                "alike and the group cannot form."
+                f"twice and {unseen}, so two launches numbered their processes alike and the "
+                "group cannot form."
             ),
             fix=[
                 (
