@@ -151,6 +151,34 @@ def test_a_multi_node_launch_must_place_its_nodes(tmp_path: Path, flags: str, fi
     )
 
 
+@pytest.mark.parametrize(
+    ("env", "summary"),
+    [
+        # the launcher reads NODE_RANK: RANK=1 leaves the second node at node rank 0
+        (
+            "NNODES=2 RANK=1",
+            (
+                "The launch sets NNODES=2 but no NODE_RANK (RANK=1 is set, but the launcher takes "
+                "the node rank from NODE_RANK): every node starts as node rank 0"
+            ),
+        ),
+        ("NNODES=2", "The launch sets NNODES=2 but no NODE_RANK: every node starts"),
+        ("NNODES=2 NODE_RANK=1", None),
+        ("NNODES=1 RANK=0", None),
+    ],
+)
+def test_a_multi_node_launch_by_environment_must_give_the_node_rank(
+    tmp_path: Path, env: str, summary: str | None
+) -> None:
+    """llamafactory-cli and ms-swift build torchrun's flags from NNODES and NODE_RANK."""
+    text = (
+        f"FORCE_TORCHRUN=1 {env} MASTER_ADDR=10.0.0.1 MASTER_PORT=29500 NPROC_PER_NODE=8 "
+        "llamafactory-cli train examples/train_lora/llama3_lora_sft.yaml\n"
+    )
+    found = _findings(tmp_path, text, "launch.rendezvous")
+    assert [f.summary.startswith(summary) for f in found] == ([] if summary is None else [True])
+
+
 def test_unused_parameters_are_named_per_rank(tmp_path: Path) -> None:
     text = (
         "RuntimeError: Expected to have finished reduction in the prior iteration before "

@@ -29,7 +29,9 @@ duplicate_launch's stale store), or the nodes'
 launch commands naming different store addresses (``--master_addr=localhost``
 on one, node 0's address on another), or a launch across nodes that gives the
 loopback to a node other than node 0 (``--node_rank=1 --master_addr=127.0.0.1``:
-that node dials itself, where no store listens). ``RendezvousConnectionError`` is not
+that node dials itself, where no store listens), or a launch across nodes given by
+the launcher's environment (``NNODES=2 RANK=1 llamafactory-cli train ...``) with no
+NODE_RANK: every node starts as node rank 0. ``RendezvousConnectionError`` is not
 this: torch raises it when the agent cannot create or use the TCP store at
 the endpoint (a connect that failed, a port it could not bind), which the
 differential weighs with the inner exception.
@@ -46,6 +48,7 @@ node resolves and reaches MASTER_ADDR:MASTER_PORT.
 from __future__ import annotations
 
 from nccl_doctor.facts.base import Cite
+from nccl_doctor.facts.host import EnvVar
 from nccl_doctor.facts.run import C10dSocketError, DistributedError, RendezvousTimeout
 from nccl_doctor.facts.span import launches
 from nccl_doctor.facts.store import Facts, Hit, Said
@@ -282,6 +285,45 @@ def _from_launch_line(facts: Facts) -> Finding | None:
     return None
 
 
+def _from_launch_env(facts: Facts) -> Finding | None:
+    """A launch across nodes given by the launcher's environment (``NNODES=2 ... cmd``, what
+    llamafactory-cli and ms-swift turn into torchrun's flags) that sets no NODE_RANK: the
+    launcher's node rank defaults to 0 on every node. A RANK set instead is the variable
+    these launchers do not read for it (llamafactory-cli read RANK before 0.9.1)."""
+    lines: dict[tuple[str, int], dict[str, EnvVar]] = {}
+    for var in facts.of(EnvVar):
+        if var.form == "inline":
+            lines.setdefault((var.cite.source, var.cite.line), {})[var.name] = var
+    for names in lines.values():
+        nnodes = names.get("NNODES")
+        if nnodes is None or not (nnodes.value or "").isdigit() or int(nnodes.value or 0) < 2:
+            continue
+        if "NODE_RANK" in names or "PET_NODE_RANK" in names:
+            continue
+        rank = names.get("RANK")
+        instead = (
+            f" (RANK={rank.value} is set, but the launcher takes the node rank from NODE_RANK)"
+            if rank is not None
+            else ""
+        )
+        return RULE.finding(
+            summary=f"The launch sets NNODES={nnodes.value} but no NODE_RANK{instead}: every "
+            "node starts as node rank 0, so the nodes claim the same ranks and the group "
+            "never forms",
+            fix=[
+                (
+                    "Set NODE_RANK=0 on the first node and NODE_RANK=1 .. NNODES-1 on the others, "
+                    "with the same MASTER_ADDR and MASTER_PORT (node 0's address)"
+                ),
+                _FIX[1],
+            ],
+            evidence=[nnodes.cite],
+            severity=Severity.WARNING,
+            confidence=Confidence.MEDIUM,
+        )
+    return None
+
+
 def _loopback(address: str) -> bool:
     return address.lower() == "localhost" or address.startswith("127.")
 
@@ -391,13 +433,15 @@ def _from_loopback_across(facts: Facts) -> Finding | None:
 
 
 def check(facts: Facts) -> list[Finding]:
-    """Rendezvous/store timeouts, too few DDP members, a hang at DDP init, the nodes'
-    launches naming different stores, or the loopback given to a node other than node 0."""
+    """Rendezvous/store timeouts, too few DDP members, a hang at DDP init, a launch across
+    nodes with no node rank (its flags or its environment), the nodes' launches naming
+    different stores, or the loopback given to a node other than node 0."""
     for step in (
         _from_timeouts,
         _from_members,
         _from_words,
         _from_launch_line,
+        _from_launch_env,
         _from_addresses,
         _from_loopback_across,
     ):
