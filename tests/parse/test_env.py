@@ -183,12 +183,30 @@ def test_other_kinds_are_not_consumed() -> None:
             assert parser.take() + parser.finish() == [], path.name
 
 
+# a command quoted whole as Markdown inline code is the command; a setting quoted inside a
+# sentence, or alone with no command after it, sets nothing
+CODE_SPANS = """\
+``NCCL_SHM_DISABLE=1 CUDA_LAUNCH_BLOCKING=1 torchrun --standalone --nproc_per_node=6 x.py``
+`NCCL_DEBUG=INFO python train.py`
+The error goes away with `NCCL_SHM_DISABLE=1`.
+`NCCL_P2P_DISABLE=1`
+"""
+
+
+def test_commands_quoted_as_inline_code() -> None:
+    assert env(CODE_SPANS) == [
+        (1, "NCCL_SHM_DISABLE", "1", "inline"),
+        (1, "CUDA_LAUNCH_BLOCKING", "1", "inline"),
+        (2, "NCCL_DEBUG", "INFO", "inline"),
+    ]
+
+
 def test_mpirun_export_in_an_nccl_tests_paste() -> None:
     text = fixture_text("nccl-tests/h200-dranet-mpijob-allreduce-openmpi-warnings.txt")
     assert env(text) == [(2, "LD_LIBRARY_PATH", "/usr/local/nvidia/lib64", "inline")]
 
 
-@pytest.mark.parametrize("text", [DUMP, EXPORTS, INLINE, PYTHON, YAML, NOT_ENV])
+@pytest.mark.parametrize("text", [DUMP, EXPORTS, INLINE, PYTHON, YAML, NOT_ENV, CODE_SPANS])
 def test_anchors_lose_nothing(text: str) -> None:
     """Fed only the anchored lines (as the reader does) or every line: the same facts."""
     every = EnvParser()

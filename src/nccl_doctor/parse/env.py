@@ -5,8 +5,9 @@ Forms: ``KEY=VALUE`` lines of ``env``/``printenv`` dumps; ``export KEY=VALUE``
 ``KEY=VALUE KEY2=V cmd ...`` before a command, with or without a shell prompt
 (``user@host:~$``, ``$``, ``(venv)``), after ``env``/``sudo -E``, and
 ``mpirun -x KEY=VALUE``, ``docker -e KEY=VALUE``, ``srun --export=ALL,KEY=V``
-inside one; Python ``os.environ["KEY"] = "VALUE"`` / ``setdefault`` /
-``putenv`` / ``update({...})``; and Kubernetes ``- name: KEY`` followed by
+inside one (the line as it is, or quoted whole as Markdown inline code);
+Python ``os.environ["KEY"] = "VALUE"`` / ``setdefault`` / ``putenv`` /
+``update({...})``; and Kubernetes ``- name: KEY`` followed by
 ``value: VALUE``. Only upper-case names are taken, so ``--nproc_per_node=8``
 or a URL query is not; a line starting with ``#`` is a comment.
 """
@@ -51,6 +52,9 @@ _COMMANDS = LazyPattern(
     r"|pytest|uv|poetry|docker|podman|singularity|apptainer|enroot|kubectl|nvidia-smi|composer"
     r"|[\w.-]+_perf|[\w.-]+\.(?:py|sh)|\./\S+|make|cmake|ninja|pip[\d.]*|conda|jupyter|gdb)"
 )
+#: A whole line quoted as Markdown inline code (```NCCL_SHM_DISABLE=1 torchrun ...```): one
+#: to three backticks, the same number closing it.
+_CODE_SPAN = LazyPattern(r"(?P<q>`{1,3})(?!`)(?P<s>[^`]+)(?P=q)")
 _MAX_TEXT = 4000
 #: one of which a line setting a variable holds
 _MARKS = ("=", "name:", "setenv ", "ENV ", "os.environ", "os.putenv", "export ")
@@ -120,6 +124,10 @@ class EnvParser(StreamParser):
     def feed(self, line: Line) -> bool:
         """Take a line that sets environment variables."""
         text = body(line.text)[:_MAX_TEXT].strip()
+        # (a span of one word, `NCCL_P2P_DISABLE=1` on a line of its own, is a setting named,
+        # not an environment dump)
+        if text.startswith("`") and (span := _CODE_SPAN.fullmatch(text)) and " " in span["s"]:
+            text = span["s"].strip()
         pending, self._yaml = self._yaml, None
         if (
             pending is not None
