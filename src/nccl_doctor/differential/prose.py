@@ -121,6 +121,10 @@ _FAILURE = ProseSymptom(
         r"|\b(?:does ?n[o']t|do ?n[o']t|not|stops?|stopped) work(?:s|ing)?\b"
         # an attempt that did not succeed ("I've been unsuccessful", "tried, without success")
         r"|\bunsuccessful\w*|\b(?:without|with no|no) success\b"
+        # trouble met ("I'm having trouble with two GPUs", "we ran into issues when ...")
+        r"|\b(?:having|have|had|ran into|run(?:ning)? into|hit(?:ting)?|fac(?:e|ing)"
+        r"|encounter\w*|experienc\w*) (?:some |a |an |the same |similar |strange |weird )?"
+        r"(?:trouble|problems?|issues?|difficult(?:y|ies))\b"
         # a job that exits silently; a version mismatch said as the failure
         r"|\bexit(?:s|ed)?\b.{0,20}\bwithout (?:any )?(?:message|error|output|log)"
         r"|\bversions? mismatch\w*"
