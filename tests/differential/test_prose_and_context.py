@@ -116,6 +116,10 @@ def test_the_loader_names_the_missing_library(tmp_path: Path) -> None:
         ("The workers cannot connect to each other across the two machines.", True),
         ("How do I run the script on 2 GPUs with torchrun?", False),
         ("Which port can I use for MASTER_PORT on a shared cluster?", False),
+        ("Inference on one GPU works fine, but I'm having trouble with two GPUs.", True),
+        ("We ran into issues when the second node joined.", True),
+        ("We haven't had problems with two GPUs since the upgrade.", False),
+        ("I have no issues with two GPUs; how do I add a third node?", False),
     ],
 )
 def test_the_reporter_says_it_fails_in_other_words(tmp_path: Path, said: str, fails: bool) -> None:
