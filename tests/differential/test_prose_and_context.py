@@ -847,6 +847,12 @@ _SOCKET_TIMEOUT = (
         ("The script evaluates under `if args.local_rank in [-1, 0]:`.", True),
         ("I print the loss under `if self.global_rank == 0: print(loss)`.", False),
         ("The communicator init never reaches the collective.", False),
+        # the ranks said to have issued different collectives
+        ("DETAIL mode showed 2 trainers sent out mismatched collectives.", True),
+        ("One rank is doing all-to-all, the other doing all-reduce.", True),
+        ("The ranks called different collectives after the change.", True),
+        ("There are no mismatched collectives in my code.", False),
+        ("Every rank calls the same all-reduce.", False),
     ],
 )
 def test_the_reporter_says_the_ranks_run_different_code(

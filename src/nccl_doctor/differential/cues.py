@@ -56,6 +56,11 @@ _WORK = (
     r"|call\w*|execut\w*|comput\w*|perform\w*|do|does|done|doing|did|load\w*|writ\w*"
     r"|generat\w*|infer\w*|test|tests|tested|testing|process(?:es|ed|ing))"
 )
+#: A collective by name, as people write it ("all-to-all", "allreduce", "all_gather").
+_COLLECTIVE = (
+    r"(?:all[-_ ]?to[-_ ]?all\w*|all[-_ ]?reduce|all[-_ ]?gather\w*|reduce[-_ ]?scatter"
+    r"|broadcast|barrier)"
+)
 #: Not right after a negation of having or using it ("I do not use early stopping").
 _NOT_USED = NOT_SAID + r"(?<!not use )(?<!n't use )(?<!not using )(?<!not have )(?<!n't have )"
 #: One rank, or some.
@@ -329,6 +334,15 @@ CUES: dict[str, Cue] = {
         r"\b(?:collectives?|all_?reduce|all_?gather\w*|reduce_scatter|broadcast\w*|barrier)\b"
         r"|\b(?:one|1|a) (?:collective|op|operation|call)s? (?:op )?behind\b"
         r"|\bdifferent (?:number|count)s? of (?:collective|all_?reduce|all_?gather|barrier)"
+        # the ranks said to have issued different collectives ("2 trainers sent out
+        # mismatched collectives, one doing all-to-all, the other doing all-reduce")
+        rf"|{_NOT_USED}\bmis-?match\w* collective"
+        r"|\bcollectives? (?:calls? |ops? )?(?:were |are |was |is )?mis-?match\w*"
+        r"|\b(?:ranks?|trainers?|workers?|processes) (?:\w+ ){0,3}(?:called|call|calling|issued"
+        r"|issuing|ran|running|in) different collectives\b"
+        r"|\bone (?:rank |trainer |process |worker )?(?:is |was )?"
+        rf"(?:doing|calling|in|issuing|running) (?:an? )?{_COLLECTIVE}[^.;\n]{{0,40}}"
+        r"\bthe other\w* (?:\w+ )?(?:doing|calling|in|issuing|running)\b"
     ),
     # the hang comes and goes with a setting of the program's own (a lower-case name = value:
     # "when I set `filter_empty_gt=False` it keeps waiting", "stuck if set packing=false"): the
