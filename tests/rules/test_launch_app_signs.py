@@ -152,28 +152,39 @@ def test_a_multi_node_launch_must_place_its_nodes(tmp_path: Path, flags: str, fi
 
 
 @pytest.mark.parametrize(
-    ("env", "summary"),
+    ("before", "env", "command", "summary"),
     [
         # the launcher reads NODE_RANK: RANK=1 leaves the second node at node rank 0
         (
+            "",
             "NNODES=2 RANK=1",
+            "llamafactory-cli train examples/train_lora/llama3_lora_sft.yaml",
             (
                 "The launch sets NNODES=2 but no NODE_RANK (RANK=1 is set, but the launcher takes "
                 "the node rank from NODE_RANK): every node starts as node rank 0"
             ),
         ),
-        ("NNODES=2", "The launch sets NNODES=2 but no NODE_RANK: every node starts"),
-        ("NNODES=2 NODE_RANK=1", None),
-        ("NNODES=1 RANK=0", None),
+        (
+            "",
+            "NNODES=2",
+            "swift sft --model Qwen/Qwen2-7B",
+            "The launch sets NNODES=2 but no NODE_RANK: every node starts",
+        ),
+        ("", "NNODES=2 NODE_RANK=1", "llamafactory-cli train x.yaml", None),
+        ("", "NNODES=1 RANK=0", "llamafactory-cli train x.yaml", None),
+        # exported before the command: the launcher sees it
+        ("export NODE_RANK=1\n", "NNODES=2", "llamafactory-cli train x.yaml", None),
+        # a script of the user's own may compute the node rank itself
+        ("", "NNODES=2 RANK=1", "bash run_multinode.sh", None),
     ],
 )
 def test_a_multi_node_launch_by_environment_must_give_the_node_rank(
-    tmp_path: Path, env: str, summary: str | None
+    tmp_path: Path, before: str, env: str, command: str, summary: str | None
 ) -> None:
     """llamafactory-cli and ms-swift build torchrun's flags from NNODES and NODE_RANK."""
     text = (
-        f"FORCE_TORCHRUN=1 {env} MASTER_ADDR=10.0.0.1 MASTER_PORT=29500 NPROC_PER_NODE=8 "
-        "llamafactory-cli train examples/train_lora/llama3_lora_sft.yaml\n"
+        f"{before}FORCE_TORCHRUN=1 {env} MASTER_ADDR=10.0.0.1 MASTER_PORT=29500 "
+        f"NPROC_PER_NODE=8 {command}\n"
     )
     found = _findings(tmp_path, text, "launch.rendezvous")
     assert [f.summary.startswith(summary) for f in found] == ([] if summary is None else [True])

@@ -267,6 +267,16 @@ LOCAL_ONLY = sign(
     "store on 127.0.0.1 (deepspeed/launcher/runner.py, fetch_hostfile)",
     case=True,
 )
+#: A launcher that builds torchrun's flags from its environment: llamafactory-cli
+#: (FORCE_TORCHRUN, NNODES, NODE_RANK, NPROC_PER_NODE, MASTER_ADDR/PORT: src/llamafactory/
+#: cli.py) and ms-swift's swift commands (the same names)
+ENV_LAUNCHER = sign(
+    "launch.env_launcher",
+    r"\bllamafactory-cli\b|\bswift\s+(?:sft|pt|rlhf|train)\b",
+    "a launcher that takes the node count and node rank from NNODES and NODE_RANK "
+    "(llamafactory-cli, ms-swift's swift sft/pt/rlhf)",
+    case=True,
+)
 LAUNCHER_COMMAND = sign(
     "launch.launcher_command",
     r"torchrun|torch\.distributed\.(?:launch|run)|multiproc|launch\.py",

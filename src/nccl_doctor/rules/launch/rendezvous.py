@@ -48,7 +48,7 @@ node resolves and reaches MASTER_ADDR:MASTER_PORT.
 from __future__ import annotations
 
 from nccl_doctor.facts.base import Cite
-from nccl_doctor.facts.host import EnvVar
+from nccl_doctor.facts.host import EnvVar, ShellVariable
 from nccl_doctor.facts.run import C10dSocketError, DistributedError, RendezvousTimeout
 from nccl_doctor.facts.span import launches
 from nccl_doctor.facts.store import Facts, Hit, Said
@@ -62,6 +62,7 @@ from nccl_doctor.signs.launch import (
     BARRIER_DONE,
     BARRIER_WAITING,
     DDP_MEMBER,
+    ENV_LAUNCHER,
     FILE_STORE,
     LAUNCHER_COMMAND,
     NODE_PLACED,
@@ -290,15 +291,21 @@ def _from_launch_env(facts: Facts) -> Finding | None:
     llamafactory-cli and ms-swift turn into torchrun's flags) that sets no NODE_RANK: the
     launcher's node rank defaults to 0 on every node. A RANK set instead is the variable
     these launchers do not read for it (llamafactory-cli read RANK before 0.9.1)."""
+    launchers = {(h.cite.source, h.cite.line) for h in facts.seen(ENV_LAUNCHER)}
+    variables = facts.of(EnvVar)
+    # (a NODE_RANK exported or set anywhere, or a --node_rank, may reach the launch)
+    said = {v.name for v in variables} | {v.name for v in facts.of(ShellVariable)}
+    if said & {"NODE_RANK", "PET_NODE_RANK"}:
+        return None
+    if facts.saw(NODE_RANK):
+        return None
     lines: dict[tuple[str, int], dict[str, EnvVar]] = {}
-    for var in facts.of(EnvVar):
-        if var.form == "inline":
+    for var in variables:
+        if var.form == "inline" and (var.cite.source, var.cite.line) in launchers:
             lines.setdefault((var.cite.source, var.cite.line), {})[var.name] = var
     for names in lines.values():
         nnodes = names.get("NNODES")
         if nnodes is None or not (nnodes.value or "").isdigit() or int(nnodes.value or 0) < 2:
-            continue
-        if "NODE_RANK" in names or "PET_NODE_RANK" in names:
             continue
         rank = names.get("RANK")
         instead = (
