@@ -208,10 +208,8 @@ def _from_two_origins(hits: list[Hit]) -> list[int]:
 
 def _successive_attempts(hits: list[Hit], distinct: int) -> bool:
     """Whether each source's announcements split into attempts one after another, every
-    attempt but the last naming all ``distinct`` ranks before any is named again (a rank
-    announced from two origins, two nodes' files or srun tasks, is two launches)."""
-    if _from_two_origins(hits):
-        return False
+    attempt but the last naming all ``distinct`` ranks before any is named again (asked only
+    where no rank was announced from two origins: that is two launches)."""
     order = sorted(hits, key=lambda h: (h.cite.source, h.cite.line))
     source: str | None = None
     attempt: set[int] = set()
@@ -246,12 +244,12 @@ def _announced_twice(facts: Facts) -> Finding | None:
         twice = sorted(r for r, n in ranks.items() if n > 1)
         if len(ranks) >= world or not twice:
             continue
-        # (a log cut short shows fewer announcements than the world: only ranks announced
-        # from two origins at once tell two launches from one launch's partial output)
-        two_origins = _from_two_origins(hits)
-        if len(hits) < world and not two_origins:
-            continue
-        if _successive_attempts(hits, len(ranks)):
+        # a rank announced from two origins is two launches, however much of the log was
+        # kept; from one origin, a log cut short (fewer announcements than the world) or a
+        # restart (successive attempts) tells nothing
+        if not _from_two_origins(hits) and (
+            len(hits) < world or _successive_attempts(hits, len(ranks))
+        ):
             continue
         missing = world - len(ranks)
         shown = ", ".join(map(str, twice[:8]))
