@@ -445,13 +445,21 @@ READINGS: dict[str, tuple[tuple[str, ...], str]] = {
         "NCCL_ALGO=COLLNET without a CollNet (SHARP) plugin: NCCL ignores it and goes on",
     ),
 }
-#: WARNs after which NCCL goes on with a corrected value: a note, never a failure
+#: WARNs after which NCCL goes on (with a corrected value, or without an optional library or
+#: transport): a note, never a failure
 GOES_ON = frozenset(
     {
         "Invalid %s %d (must be a multiple of %d)",
         "Invalid %s %d (maximum %d).",
         "Invalid %s %d (minimum %d).",
         "CollNet is not supported or fails to initialize, ignoring NCCL_ALGO=COLLNET",
+        # misc/ibvwrap.cc (to 2.11, a WARN; an INFO since 2.12): the IB transport's init
+        # fails, init.cc's initNet skips that network and takes the next (Socket)
+        "Failed to open libibverbs.so[.1]",
+        # misc/gdrwrap.cc: ncclGdrInit returns NULL and init.cc's initGdrCopy goes on without
+        # GDRCopy (only NCCL_GDRCOPY_ENABLE=1 asks for it)
+        "Failed to open libgdrapi.so",
+        "Failed to open libgdrapi.so - %s",
     }
 )
 #: WARNs the source gives no hint for, read in their code one by one (session 27: what call
@@ -473,8 +481,8 @@ def _reviewed() -> dict[str, tuple[tuple[str, ...], str]]:
 AREA = re.compile(r"([^/]+?)(?:_v\d+)?\.(?:cc|h|cu|cpp|c|hpp|cuh)$")
 
 
-def _symptom(kind: str, text: str, results: Counter[str], path: str) -> str:
-    if kind == "info" or text.strip() in GOES_ON:
+def _symptom(kind: str, text: str, results: Counter[str], path: str, inlined: str) -> str:
+    if kind == "info" or text.strip() in GOES_ON or inlined.strip() in GOES_ON:
         return "info"
     if results:
         return RESULT_SYMPTOM[results.most_common(1)[0][0]]
@@ -544,7 +552,7 @@ def entries(messages: dict[tuple[str, str], Message]) -> list[dict[str, Any]]:
         results = Counter(s.result for s in sites if s.result)
         if text in RESULT_FIXES:
             results = Counter({RESULT_FIXES[text]: 1})
-        symptom = _symptom(kind, text, results, path)
+        symptom = _symptom(kind, text, results, path, inlined)
         area = AREA.search(path)
         base = f"nccl.{kind}.{area.group(1) if area else 'src'}.{slug(text, 40)}".lower()
         base = re.sub(r"[^a-z0-9_.]", "_", base)

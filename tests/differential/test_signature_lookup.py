@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from nccl_doctor.facts import catalogue as signatures
-from nccl_doctor.facts.catalogue import signature_of
+from nccl_doctor.facts.catalogue import harmless_lead, signature_of
 from nccl_doctor.facts.literals import holds
 from nccl_doctor.knowledge.signatures import Signature, load_signatures
 
@@ -89,8 +89,9 @@ def test_texts_of_one_shape_look_for_their_words_once() -> None:
 
 def test_a_message_filled_with_a_library_name_matches_that_name_only() -> None:
     # gdrwrap.cc prints "Failed to open %s" with GDRAPI_LIBNAME: the row holds the name, so a
-    # daemon's own "Failed to open <its library>" is not read as NCCL's gdrcopy
-    ours = signature_of("node1:2201:2290 [0] NCCL WARN Failed to open libgdrapi.so")
+    # daemon's own "Failed to open <its library>" is not read as NCCL's gdrcopy (NCCL goes on
+    # without GDRCopy: the row is a harmless one)
+    ours = harmless_lead("node1:2201:2290 [0] NCCL WARN Failed to open libgdrapi.so")
     assert ours is not None
     assert ours.id == "nccl.warn.gdrwrap.failed_to_open"
     assert ours.hint_ids == ("net.gdr",)

@@ -31,6 +31,8 @@ NET_PLUGINS = frozenset({"aws_ofi_nccl"})
 _GENERIC = ("system.errno.", "system.gai.")
 #: The levels a harmless (class ``info``) message is printed at.
 _HARMLESS_LEVELS = frozenset({"info", "warning"})
+#: NCCL's rows for a line's frame (``[dev] ... NCCL WARN %s``): any message at all.
+_FRAME_ROWS = frozenset({"nccl.line.warn", "nccl.line.info"})
 #: A signature whose longest required word is shorter than this anchors too little to index.
 _MIN_WORD = 8
 
@@ -38,10 +40,17 @@ _MIN_WORD = 8
 def harmless(sig: Signature) -> bool:
     """A message the catalogue knows to be harmless: class ``info`` printed at level ``info``
     or ``warning`` (c10d's per-address socket warnings, the OMP_NUM_THREADS notice, a
-    corrected PCIe error). A line that holds it is no failure, whatever error it quotes; a row
-    of class ``info`` at level ``error`` (c10d's ``NCCL error in:`` wrapper, whose cause a
-    typed fact reads) still says something failed."""
-    return sig.symptom == "info" and sig.level in _HARMLESS_LEVELS
+    corrected PCIe error), or an NCCL WARN of class ``info``: one NCCL goes on after (up to
+    2.11 ``Failed to open libibverbs.so[.1]``, after which it takes the Socket transport; an
+    out-of-range setting it corrects). A line that holds it is no failure, whatever error it
+    quotes; a row of class ``info`` at level ``error`` (c10d's ``NCCL error in:`` wrapper,
+    whose cause a typed fact reads) still says something failed, and so does NCCL's bare
+    ``NCCL WARN`` frame, which says nothing of its message."""
+    if sig.symptom != "info":
+        return False
+    return sig.level in _HARMLESS_LEVELS or (
+        sig.level == "warn" and sig.library == "nccl" and sig.id not in _FRAME_ROWS
+    )
 
 
 def _specificity(clauses: tuple[Clause, ...]) -> int:

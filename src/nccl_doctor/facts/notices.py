@@ -79,9 +79,14 @@ def _notices(facts: Facts) -> tuple[Notice, ...]:
         if seen is not None:
             first[sig.id] = replace(seen, count=seen.count + 1)
         elif len(first) < MOST:
-            why = (sig.note if sig.id not in _FRAMES else "") or (
-                f"{_NAMES.get(sig.library, sig.library)} prints it at {sig.level.upper()} level: "
-                "a notice, not an error"
-            )
+            why = (sig.note if sig.id not in _FRAMES else "") or _why(sig.library, sig.level)
             first[sig.id] = Notice(sig.id, sig.library, sig.level, why, hit.cite, 1)
     return tuple(sorted(first.values(), key=lambda n: (n.cite.source, n.cite.line)))
+
+
+def _why(library: str, level: str) -> str:
+    """Why a harmless row with no note of its own is a notice: the level it is printed at."""
+    name = _NAMES.get(library, library)
+    if level == "warn":  # NCCL's WARNs of class info: it goes on after them
+        return f"{name} warns of it and goes on: a notice, not the failure"
+    return f"{name} prints it at {level.upper()} level: a notice, not an error"
