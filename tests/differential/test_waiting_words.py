@@ -1,6 +1,7 @@
 """A job that waits and nothing comes is a hang in the reporter's words ("keeps waiting", "has no
-response", "the nodes don't finish connecting", "the training stops"); a job that cannot be
-trained, or where "things break", is a failure; "a very long time for each epoch" is slow."""
+response", "the nodes don't finish connecting", "the training stops", "it just sits there"); a
+job that cannot be trained, or where "things break", is a failure; "a very long time for each
+epoch" is slow."""
 
 from __future__ import annotations
 
@@ -24,6 +25,9 @@ _FAILS = "a rank failed with an error no rule explains"
         ("With two nodes the ranks don't finish connecting.\n", _HANG),
         ("After 12 hours the GID index changed, which caused the training to stop.\n", _HANG),
         ("On 3 GPUs the training stops randomly after an hour.\n", _HANG),
+        ("With strategy='ddp' on two A6000s, when I try to train it just stops.\n", _HANG),
+        ("The two-node job starts both ranks and then just sits there.\n", _HANG),
+        ("With 2 GPUs, DDP just stops working after the upgrade.\n", _FAILS),
         ("When one copy trains on GPU 0, the other one cannot be trained on GPU 1.\n", _FAILS),
         ("I ran it again on 2 GPUs and it still didn't run.\n", _FAILS),
         ("When Ray sets NCCL_SOCKET_IFNAME on our nodes, things break.\n", _FAILS),

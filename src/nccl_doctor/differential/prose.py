@@ -409,6 +409,9 @@ PROSE_SYMPTOMS: tuple[ProseSymptom, ...] = (
             # the run itself stops ("which causes the training to stop", "on 3 GPUs training
             # stops randomly"), as Japanese "止まって" below; not "I stopped the training"
             r"|\b(?:training|job|run|program) (?:to )?(?:stops?|stopped)\b"
+            # it stops with nothing said ("when I try to train it just stops", "it just sits
+            # there"); not "it just stops working", a failure
+            r"|\bjust (?:stops|stopped|sits|sat)\b(?! working)|\b(?:sits|sat|sitting) there\b"
             # Chinese: stuck, hung, no response
             r"|卡住|卡死|挂起|无响应"
             # Japanese: hangs, freezes, (the processing) stops ("止まってしまいます")
