@@ -30,6 +30,10 @@ def _reasons(tmp_path: Path, said: str) -> list[str]:
         # another NCCL build fixed it
         "pip install nvidia-nccl-cu12 is ok.\n",
         "After the updates I rebuilt NCCL, and it all works.\n",
+        # a version found free of it
+        "The crash is not reproducible with NCCL 2.31.2.\n",
+        "- Working NCCL runtime tested: 2.31.2+cuda12.9\n",
+        "It doesn't happen on torch 2.6.0.\n",
     ],
 )
 def test_a_version_of_the_nccl_stack_counts(tmp_path: Path, said: str) -> None:
@@ -43,6 +47,8 @@ def test_a_version_of_the_nccl_stack_counts(tmp_path: Path, said: str) -> None:
         "On vLLM 0.4.2 everything works without this error.\n",
         # nccl-tests built and run: a benchmark that works, not a build that fixed the job
         "I installed nccl-tests and all_reduce_perf works on each node.\n",
+        "It does not happen with vLLM 0.5.1.\n",
+        "It is not reproducible with 2 GPUs on one node.\n",
     ],
 )
 def test_another_programs_version_does_not(tmp_path: Path, said: str) -> None:

@@ -253,6 +253,11 @@ CUES: dict[str, Cue] = {
         rf"|\b{NUM}\b[^.\n]{{0,40}}\b(?:works?|worked|is fine)\b"
         r"|\bregression\b|\b(?:after|since) (?:an? )?(?:upgrad|updat)\w*"
         r"|\bdowngrad\w*\b[^.!?;\n]{0,40}\b(?:fix|work|solv)"
+        # a version found free of it ("not reproducible with 2.31.2", "it doesn't happen on
+        # NCCL 2.18.3", "Working NCCL runtime tested: 2.31.2")
+        r"|(?:\bnot|n['\u2019]t|\bnever|\bcannot) (?:be )?(?:reproduc\w*|happen\w*|occur\w*"
+        rf"|seen)\b[^.!?;\n]{{0,30}}\b(?:with|on|in|using|under)\b[^.!?;\n]{{0,20}}\b{NUM}\b"
+        rf"|\bworking (?:nccl|torch|pytorch|cuda|driver)\b[^.!?;\n]{{0,40}}\b{NUM}\b"
         # another NCCL build, installed or rebuilt, fixed it ("pip install nvidia-nccl-cu12 is
         # ok", "rebuilt NCCL, and it all works")
         r"|\b(?:install\w*|reinstall\w*|rebuil\w*|switch\w*|replac\w*|upgrad\w*|updat\w*)\b"
