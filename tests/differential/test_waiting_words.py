@@ -71,3 +71,30 @@ def test_a_wait_that_ended_is_no_hang(tmp_path: Path, said: str) -> None:
 )
 def test_words_near_a_failure_are_none(tmp_path: Path, said: str) -> None:
     assert not diagnose_text(tmp_path, said).hypotheses
+
+
+_CUDA_DRIVER = "the CUDA driver or runtime could not start (versions, initialisation)"
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Inside the container nvidia-smi works, but torch.cuda.is_available() returns False.\n",
+        "Title: can't use cuda in container (docker 19.03)\n",
+        "After the driver update CUDA is not available on the node any more.\n",
+    ],
+)
+def test_cuda_unusable_in_words_is_the_driver_class(tmp_path: Path, said: str) -> None:
+    report = diagnose_text(tmp_path, said)
+    assert report.hypotheses
+    assert report.hypotheses[0].symptom == _CUDA_DRIVER
+    assert {h.id for h in report.hypotheses[:3]} & {"driver.container", "driver.cuda_mismatch"}
+
+
+def test_cuda_available_in_words_opens_no_driver_class(tmp_path: Path) -> None:
+    report = diagnose_text(
+        tmp_path,
+        "On both nodes torch.cuda.is_available() returns True, but the DDP job hangs.\n",
+    )
+    assert report.hypotheses
+    assert report.hypotheses[0].symptom == _HANG

@@ -299,6 +299,16 @@ PROSE_SYMPTOMS: tuple[ProseSymptom, ...] = (
         "the reporter says CUDA enumerates fewer GPUs than the machine has",
     ),
     ProseSymptom(
+        "cuda_driver",
+        rx(
+            r"\bis_available\(\)\s*(?:returns?|returned|is|gives?|gave|shows?|says|=+|->|:)"
+            r"\s*False\b|\bCUDA (?:is )?(?:not available|unavailable)\b"
+            r"|\bcan ?(?:no|['\u2019])t use (?:cuda|the cuda)\b"
+        ),
+        "the reporter says CUDA cannot be used at all (torch.cuda.is_available() is False)",
+        counts=_not_negated,
+    ),
+    ProseSymptom(
         "gpu_imbalance",
         rx(
             r"\b(?:extra|additional|more|other)\s+(?:\d+\s+)?process\w*\b.{0,40}\bGPU ?#?0\b"
