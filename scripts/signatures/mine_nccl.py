@@ -481,8 +481,16 @@ def _reviewed() -> dict[str, tuple[tuple[str, ...], str]]:
 AREA = re.compile(r"([^/]+?)(?:_v\d+)?\.(?:cc|h|cu|cpp|c|hpp|cuh)$")
 
 
+#: A WARN's own words that NCCL carries on past it ("..., disabling.", "falling back to
+#: graphStreamOrdering=1", "- skipping", "ignoring address"): read with no failing result
+#: after it in the source, a note
+GOES_ON_WORDS = re.compile(r"\b(?:falling back|ignoring|disabling|skipping|defaulting to)\b")
+
+
 def _symptom(kind: str, text: str, results: Counter[str], path: str, inlined: str) -> str:
     if kind == "info" or text.strip() in GOES_ON or inlined.strip() in GOES_ON:
+        return "info"
+    if not results and GOES_ON_WORDS.search(text):
         return "info"
     if results:
         return RESULT_SYMPTOM[results.most_common(1)[0][0]]

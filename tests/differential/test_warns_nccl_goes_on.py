@@ -1,4 +1,4 @@
-"""NCCL goes on without an optional library: its WARN is no failure.
+"""NCCL goes on after some of its WARNs: such a WARN is no failure.
 
 NCCL up to 2.11 WARNs ``Failed to open libibverbs.so[.1]`` where the host has no
 verbs library; the IB transport's init then fails and ``initNet`` takes the next
@@ -6,13 +6,17 @@ network (Socket), as the ``Using network Socket`` line after it shows (2.12 made
 the message an INFO). ``Failed to open libgdrapi.so`` is the same for GDRCopy,
 which NCCL uses only where asked and goes on without. Either line beside a
 hang is the hang's company, not an ncclSystemError; beside a run that completes
-it is no failure at all; a real ``unhandled system error`` still leads. Every
-case runs the whole pipeline.
+it is no failure at all; a real ``unhandled system error`` still leads. So
+for a WARN whose own words say NCCL carries on and after which its source
+returns no error (``Unable to create thread context due to old driver,
+disabling.``, ``... - skipping``). Every case runs the whole pipeline.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+
+import pytest
 
 from tests.helpers import diagnose_text
 
@@ -78,3 +82,25 @@ def test_a_real_system_error_beside_it_still_leads(tmp_path: Path) -> None:
     )
     assert report.hypotheses
     assert "ncclSystemError" in report.hypotheses[0].symptom
+
+
+@pytest.mark.parametrize(
+    ("warn", "signature"),
+    [
+        (
+            "proxy.cc:805 NCCL WARN Unable to create thread context due to old driver, disabling.",
+            "nccl.warn.proxy.unable_to_create_thread_context_due_to",
+        ),
+        (
+            "init.cc:2460 NCCL WARN graphStreamOrdering=0 with graphUsageMode=2 (graph mixing) "
+            "is not supported; falling back to graphStreamOrdering=1 for this communicator",
+            "nccl.warn.init.graphstreamordering_with_graphusagemode",
+        ),
+    ],
+)
+def test_a_warn_that_says_nccl_carries_on_is_a_notice(
+    tmp_path: Path, warn: str, signature: str
+) -> None:
+    report = diagnose_text(tmp_path, f"trx40:115664:115664 [0] {warn}\n" + _DONE)
+    assert report.hypotheses == ()
+    assert [n.signature for n in report.notices] == [signature]
