@@ -73,6 +73,10 @@ def _notices(facts: Facts) -> tuple[Notice, ...]:
         sig = harmless_lead(hit.cite.text)
         if sig is None or sig.result is not None:
             continue
+        if sig.level == "warn" and sig.hint_ids:
+            # a WARN NCCL goes on after that still points at a cause (no interface in the
+            # peer's subnet, no NVML handle for a GPU): a clue the rules read, not a notice
+            continue
         if sig.level == "info" and where in after:
             continue
         seen = first.get(sig.id)
