@@ -31,8 +31,9 @@ NET_PLUGINS = frozenset({"aws_ofi_nccl"})
 _GENERIC = ("system.errno.", "system.gai.")
 #: The levels a harmless (class ``info``) message is printed at.
 _HARMLESS_LEVELS = frozenset({"info", "warning"})
-#: NCCL's rows for a line's frame (``[dev] ... NCCL WARN %s``): any message at all.
-_FRAME_ROWS = frozenset({"nccl.line.warn", "nccl.line.info"})
+#: Rows that catalogue a line's framing, not a message (NCCL's ``[dev] NCCL INFO`` and
+#: ``NCCL WARN`` prefixes, ProcessGroupNCCL's log prefix): they say nothing of the message.
+FRAME_ROWS = frozenset({"nccl.line.info", "nccl.line.warn", "torch.pgnccl.log_prefix"})
 #: A signature whose longest required word is shorter than this anchors too little to index.
 _MIN_WORD = 8
 
@@ -49,7 +50,7 @@ def harmless(sig: Signature) -> bool:
     if sig.symptom != "info":
         return False
     return sig.level in _HARMLESS_LEVELS or (
-        sig.level == "warn" and sig.library == "nccl" and sig.id not in _FRAME_ROWS
+        sig.level == "warn" and sig.library == "nccl" and sig.id not in FRAME_ROWS
     )
 
 
@@ -180,13 +181,18 @@ def _matches(text: str) -> Iterator[Signature]:
             yield sig
 
 
+def lead_of(text: str) -> Signature | None:
+    """The most specific catalogued message in ``text``, harmless or not, if any."""
+    return next(_matches(text), None)
+
+
 def signature_of(text: str) -> Signature | None:
     """The most specific catalogued failure message in ``text``, if any.
 
     ``None`` as well when the most specific message is a harmless one
     (:func:`harmless`).
     """
-    sig = next(_matches(text), None)
+    sig = lead_of(text)
     return None if sig is None or harmless(sig) else sig
 
 
@@ -194,7 +200,7 @@ def message_of(text: str) -> Signature | None:
     """The failure message ``text`` holds: the most specific catalogued one
     (:func:`signature_of`), else, where the catalogue knows no message in it at all (a
     harmless one included), the one it quotes by its opening (:func:`quoted_opening`)."""
-    first = next(_matches(text), None)
+    first = lead_of(text)
     if first is not None:
         return None if harmless(first) else first
     return quoted_opening(text)
@@ -215,15 +221,13 @@ def points_to(text: str, rule_id: str) -> bool:
     return sig is not None and rule_id in sig.hint_ids
 
 
-def failing_warn(text: str) -> bool:
-    """Whether an ``NCCL WARN`` line's message is catalogued as the message of a failing call,
-    though it may say no failure word: NCCL's own WARN of a call that returns a result other
-    than success (``Bootstrap : no socket interface found``, ``Duplicate GPU detected``), or a
-    network plugin's kept failure (``NET/OFI Unexpected group size 0``: the plugin's RDMA
-    protocol refuses to start and NCCL falls back to sockets)."""
-    sig = signature_of(text)
-    if sig is None:
-        return False
+def failing_warn(sig: Signature) -> bool:
+    """Whether an ``NCCL WARN`` line's message, read as ``sig`` (its :func:`lead_of`, not a
+    harmless one), is catalogued as the message of a failing call, though it may say no
+    failure word: NCCL's own WARN of a call that returns a result other than success
+    (``Bootstrap : no socket interface found``, ``Duplicate GPU detected``), or a network
+    plugin's kept failure (``NET/OFI Unexpected group size 0``: the plugin's RDMA protocol
+    refuses to start and NCCL falls back to sockets)."""
     own = sig.library not in NET_PLUGINS and sig.level == "warn" and sig.result is not None
     return own or _plugin_failed(sig)
 
@@ -255,7 +259,7 @@ def harmless_lead(text: str) -> Signature | None:
     """The most specific catalogued message ``text`` holds, when it is a harmless one: a line
     whose own message is a notice, whatever error it quotes in its detail (the heartbeat
     monitor's "should dump" warning ends "with error: Connection reset by peer")."""
-    sig = next(_matches(text), None)
+    sig = lead_of(text)
     return sig if sig is not None and harmless(sig) else None
 
 

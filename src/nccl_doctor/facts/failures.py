@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from nccl_doctor.facts.base import Cite, Fact
-from nccl_doctor.facts.catalogue import failing_warn, harmless_lead, signature_of
+from nccl_doctor.facts.catalogue import failing_warn, harmless, lead_of, signature_of
 from nccl_doctor.facts.gpu import DcgmReport
 from nccl_doctor.facts.literals import prefiltered
 from nccl_doctor.facts.messages import PEER_GONE_TEXT, peer_gone
@@ -190,13 +190,11 @@ def _message(fact: Fact) -> str | None:
         code = f" {fact.code}" if fact.code is not None else ""
         return f"CUDA error{code}: {fact.error}" if fact.error else fact.cite.text.strip()
     if isinstance(fact, NcclWarn):
-        if harmless_lead(fact.message) is not None:
+        lead = lead_of(fact.message)  # (one look-up for both questions)
+        if lead is not None and harmless(lead):
             return None  # a WARN NCCL goes on after (its catalogue row is class info)
-        return (
-            fact.message
-            if _WARN_FAILURE.search(fact.message) or failing_warn(fact.message)
-            else None
-        )
+        failed = _WARN_FAILURE.search(fact.message) or (lead is not None and failing_warn(lead))
+        return fact.message if failed else None
     if isinstance(fact, C10dSocketError) and _RETRIED.search(fact.cite.text):
         return None
     if isinstance(fact, C10dSocketError) and fact.action == "resolve":

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from nccl_doctor.facts.base import Cite
-from nccl_doctor.facts.catalogue import harmless_lead
+from nccl_doctor.facts.catalogue import FRAME_ROWS, harmless_lead
 from nccl_doctor.facts.failures import failures_of
 from nccl_doctor.facts.run import C10dSocketError
 from nccl_doctor.facts.store import Facts
@@ -27,9 +27,6 @@ MOST = 5
 _RUNS_ON = 3
 #: How the libraries of the catalogue are named in a sentence.
 _NAMES = {"nccl": "NCCL", "torch": "PyTorch", "cuda": "CUDA", "driver": "The NVIDIA driver"}
-#: Rows that catalogue a line's framing, not a message (NCCL's ``[dev] NCCL INFO`` prefix,
-#: ProcessGroupNCCL's log prefix): their note describes the frame, so the level says why.
-_FRAMES = frozenset({"nccl.line.info", "nccl.line.warn", "torch.pgnccl.log_prefix"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,7 +80,8 @@ def _notices(facts: Facts) -> tuple[Notice, ...]:
         if seen is not None:
             first[sig.id] = replace(seen, count=seen.count + 1)
         elif len(first) < MOST:
-            why = (sig.note if sig.id not in _FRAMES else "") or _why(sig.library, sig.level)
+            # (a frame row's note describes the frame, not this message: the level says why)
+            why = (sig.note if sig.id not in FRAME_ROWS else "") or _why(sig.library, sig.level)
             first[sig.id] = Notice(sig.id, sig.library, sig.level, why, hit.cite, 1)
     return tuple(sorted(first.values(), key=lambda n: (n.cite.source, n.cite.line)))
 
