@@ -487,8 +487,9 @@ AREA = re.compile(r"([^/]+?)(?:_v\d+)?\.(?:cc|h|cu|cpp|c|hpp|cuh)$")
 GOES_ON_WORDS = re.compile(r"\b(?:falling back|ignoring|disabling|skipping|defaulting to)\b")
 
 
-def _symptom(kind: str, text: str, results: Counter[str], path: str, inlined: str) -> str:
-    if kind == "info" or text.strip() in GOES_ON or inlined.strip() in GOES_ON:
+def _symptom(kind: str, text: str, results: Counter[str], path: str) -> str:
+    """The class of a message (``text`` with its string macros inlined: the words printed)."""
+    if kind == "info" or text.strip() in GOES_ON:
         return "info"
     if not results and GOES_ON_WORDS.search(text):
         return "info"
@@ -560,7 +561,7 @@ def entries(messages: dict[tuple[str, str], Message]) -> list[dict[str, Any]]:
         results = Counter(s.result for s in sites if s.result)
         if text in RESULT_FIXES:
             results = Counter({RESULT_FIXES[text]: 1})
-        symptom = _symptom(kind, text, results, path, inlined)
+        symptom = _symptom(kind, inlined, results, path)
         area = AREA.search(path)
         base = f"nccl.{kind}.{area.group(1) if area else 'src'}.{slug(text, 40)}".lower()
         base = re.sub(r"[^a-z0-9_.]", "_", base)
