@@ -88,6 +88,20 @@ _TOGGLE = (
 #: What the setting decides: the job hangs, or works.
 _OUTCOME = r"\b(?:hangs?|hung|stuck|freez\w*|waiting|deadlock\w*|works?|worked|fine|ok|okay)\b"
 
+#: The GPUs' load as nvidia-smi shows it ("GPU-Util", "gpu utilization", "the cards' usage",
+#: Chinese 利用率/占用率); not the CPU's or the memory's, and a gap beside it crosses no word
+#: of theirs.
+_GPU_LOAD = (
+    r"(?<!memory )(?<!mem )(?<!cpu )"
+    r"(?:\b(?:gpu[- ]?util\w*|volatile[- ]util\w*|utili[sz]ation|utility|util|usage|load)(?![a-z])"
+    r"|利用率|占用率)"
+)
+_NO_CPU = r"(?:(?!cpu|memory)[^.;\n])"
+#: The waiting GPUs read full (90-100%).
+_FULL = r"(?<![\d.])(?:100|9\d)(?:\.\d+)? ?%"
+#: The waiting GPUs read empty (0%).
+_EMPTY = r"(?<![\d.])0(?:\.0+)? ?%"
+
 #: Discriminating sentences: name -> the words. Read by :func:`cues_of`. A gap between a
 #: cue's words stays inside one sentence (a prose line can hold a paragraph).
 CUES: dict[str, Cue] = {
@@ -374,6 +388,26 @@ CUES: dict[str, Cue] = {
         r"|\binit\w*\b[^.!?;\n]{0,30}\bhangs?\b"
         r"|\b(?:node|rank|worker|process)s?\b[^.!?;\n]{0,20}"
         r"\bnever (?:joins?|joined|connects?|connected)\b"
+    ),
+    # the stuck job's GPUs read full: its ranks wait inside launched NCCL kernels, which poll
+    # for their peers' data (measured: an all_reduce whose peer never joins reads 100% for as
+    # long as it waits, tests/fixtures/captured/spin-h100) ("GPU utilization stays at 100%",
+    # "GPUs at 100% but nothing moves"); not the CPU's load
+    "gpus_full": _cue(
+        rf"{_GPU_LOAD}{_NO_CPU}{{0,40}}?{_FULL}|{_FULL}{_NO_CPU}{{0,30}}?{_GPU_LOAD}"
+        r"|\b(?:gpus?|cards?)\b[^.;\n]{0,30}\bfully (?:occupied|utili[sz]ed|loaded|busy)\b",
+        unless=rx(rf"{_EMPTY}{_NO_CPU}{{0,30}}?{_GPU_LOAD}|{_GPU_LOAD}{_NO_CPU}{{0,40}}?{_EMPTY}"),
+    ),
+    # the stuck job's GPUs read empty: no kernel runs, its ranks wait on the host (the store,
+    # the bootstrap, connection set-up, the job's own code) (measured: a rank blocked in the
+    # c10d store reads 0%, tests/fixtures/captured/spin-h100) ("GPU usage drops to 0%",
+    # "the GPUs sit idle")
+    "gpus_idle": _cue(
+        rf"{_GPU_LOAD}{_NO_CPU}{{0,40}}?{_EMPTY}|{_EMPTY}{_NO_CPU}{{0,30}}?{_GPU_LOAD}"
+        rf"|{_GPU_LOAD} (?:drops?|dropped|goes|went|fell|falls) (?:down )?to (?:zero|0)\b"
+        r"|\b(?:gpus?|cards?) (?:are|were|is|was|go|went|sits?|sat|stays?|stayed) "
+        r"(?:all |completely )?idle\b",
+        unless=rx(rf"{_FULL}{_NO_CPU}{{0,30}}?{_GPU_LOAD}|{_GPU_LOAD}{_NO_CPU}{{0,40}}?{_FULL}"),
     ),
     # the whole machine freezes, not just the job: hardware or driver
     # ("the machine freezes", "system completely hangs"; not "a machine with 4 GPUs hangs",

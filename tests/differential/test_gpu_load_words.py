@@ -1,0 +1,109 @@
+"""What the stuck GPUs read tells where the ranks wait.
+
+Measured on an H100 (``tests/fixtures/captured/spin-h100``): an all_reduce whose peer never
+joins keeps its GPU at 100% (NCCL's kernel polls for the data), a rank blocked in the c10d
+store leaves it at 0% (no kernel runs). So a reporter's "GPU utilization stays at 100%" puts
+the wait inside a collective, past the rendezvous and NCCL's bootstrap; "GPU-Util is 0%"
+puts it on the host, where P2P transfers that never complete and ranks in different
+collectives do not leave it. The words are about the GPU's load, not its memory or the CPU's.
+Every diagnosis case runs the whole pipeline.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from nccl_doctor.differential.cues import CUES
+from tests.helpers import critical_ids, diagnose_text
+
+_CAPTURE = Path(__file__).parents[1] / "fixtures" / "captured" / "spin-h100"
+
+
+def _says(name: str, text: str) -> bool:
+    cue = CUES[name]
+    return bool(cue.pattern.search(text)) and cue.said_in(text)
+
+
+def test_the_capture_reads_full_inside_a_collective_and_empty_in_the_store() -> None:
+    reads = {
+        row["mode"]: row["gpu_util_percent"]
+        for row in map(json.loads, (_CAPTURE / "util.jsonl").read_text().splitlines())
+    }
+    assert reads["kernel"] == [100] * 12
+    assert reads["host"] == [0] * 12
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "GPU utilization stays at 100% but nothing happens.",
+        "nvidia-smi during the hang shows all GPUs at 100% util.",
+        "GPU being stucked with utility 100% everlasting",
+        "Title: GPU usage stuck on 100% percent when using 2 RTX 3090",
+        "GPU-Util 99% on every card, the log stops.",
+        "卡住之后 GPU 利用率 100%",
+    ],
+)
+def test_gpus_said_full(said: str) -> None:
+    assert _says("gpus_full", said)
+    assert not _says("gpus_idle", said)
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "GPU-Util was 0% but GPU memory was occupied.",
+        "the training will deadlock (GPU utilization will always be 0%)",
+        "After a few steps the GPU usage drops to 0 and stays there.",
+        "The GPUs sit idle and the log stops.",
+    ],
+)
+def test_gpus_said_idle(said: str) -> None:
+    assert _says("gpus_idle", said)
+    assert not _says("gpus_full", said)
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        # the CPU's load, the GPU's memory, a progress bar: not what the GPU runs
+        "CPU usage goes to 100% on the master node.",
+        "GPU memory usage is 100% on both cards.",
+        "Loading checkpoint shards: 100% 4/4",
+        "GPU utilization is around 10% to 50%.",
+        # both at once (some GPUs busy, some idle): neither
+        "GPU 0 utilization 100%, GPU 1 utilization 0%.",
+    ],
+)
+def test_other_loads_are_neither(said: str) -> None:
+    assert not _says("gpus_full", said)
+    assert not _says("gpus_idle", said)
+
+
+_HANG = "DDP training with 4 GPUs hangs, no error message, the log just stops.\n"
+
+
+def _ranked(tmp_path: Path, text: str) -> list[str]:
+    report = diagnose_text(tmp_path, text)
+    assert critical_ids(report) == []
+    return [h.id for h in report.hypotheses]
+
+
+def test_without_the_load_p2p_leads_the_silent_hang(tmp_path: Path) -> None:
+    assert _ranked(tmp_path, _HANG)[0] == "nccl.p2p"
+
+
+def test_idle_gpus_put_the_hang_on_the_host(tmp_path: Path) -> None:
+    top = _ranked(tmp_path, _HANG + "nvidia-smi shows GPU-Util 0% on every GPU.\n")
+    assert top[:2] == ["launch.rendezvous", "net.socket_interface"]
+    assert "nccl.p2p" not in top[:3]
+
+
+def test_full_gpus_put_the_hang_inside_a_collective(tmp_path: Path) -> None:
+    top = _ranked(tmp_path, _HANG + "nvidia-smi shows GPU-Util 100% on every GPU.\n")
+    assert top[0] == "nccl.p2p"
+    assert "launch.rendezvous" not in top
+    assert "net.socket_interface" not in top[:3]
