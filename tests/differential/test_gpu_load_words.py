@@ -6,7 +6,8 @@ store leaves it at 0% (no kernel runs). So a reporter's "GPU utilization stays a
 the wait inside a collective, past the rendezvous and NCCL's bootstrap; "GPU-Util is 0%"
 puts it on the host, where P2P transfers that never complete and ranks in different
 collectives do not leave it. The words are about the GPU's load, not its memory or the CPU's.
-Every diagnosis case runs the whole pipeline.
+nvidia-smi's table taken during the hang says the same where every GPU holding the job's
+memory, two at least, reads full or empty. Every diagnosis case runs the whole pipeline.
 """
 
 from __future__ import annotations
@@ -107,3 +108,64 @@ def test_full_gpus_put_the_hang_inside_a_collective(tmp_path: Path) -> None:
     assert top[0] == "nccl.p2p"
     assert "launch.rendezvous" not in top
     assert "net.socket_interface" not in top[:3]
+
+
+def _smi(*loads: int, used_mib: int = 31250) -> str:
+    """nvidia-smi's table (driver 535) of a node whose GPUs read ``loads``, each holding
+    ``used_mib`` of a job's memory."""
+    rule = (
+        "+-----------------------------------------+----------------------+----------------------+"
+    )
+    head = [
+        "Sat Dec  5 09:12:44 2026",
+        "+---------------------------------------------------------------------------------------+",
+        "| NVIDIA-SMI 535.161.08             Driver Version: 535.161.08   CUDA Version: 12.2     |",
+        "|-----------------------------------------+----------------------+----------------------+",
+        "| GPU  Name                 Persistence-M | Bus-Id        Disp.A | Volatile Uncorr. ECC |",
+        "| Fan  Temp   Perf          Pwr:Usage/Cap |         Memory-Usage | GPU-Util  Compute M. |",
+        "|                                         |                      |               MIG M. |",
+        "|=========================================+======================+======================|",
+    ]
+    blank = "|" + " " * 41 + "|" + " " * 22 + "|"
+    rows = []
+    for i, load in enumerate(loads):
+        bus = f"00000000:{0x07 + 0x10 * i:02X}:00.0"
+        rows += [
+            f"|   {i}  NVIDIA A100-SXM4-80GB          On  | {bus} Off |{'0 |':>23}",
+            (
+                f"| N/A   41C    P0{90 + load:15d}W /  400W |  {used_mib:5d}MiB / 81920MiB |"
+                f"{load:7d}%      Default |"
+            ),
+            blank + "             Disabled |",
+            rule,
+        ]
+    return "\n".join(head + rows) + "\n"
+
+
+_STUCK = "Training with torchrun on 4 A100s hangs after 300 steps, no error. nvidia-smi now:\n"
+
+
+def test_the_table_of_idle_gpus_puts_the_hang_on_the_host(tmp_path: Path) -> None:
+    top = _ranked(tmp_path, _STUCK + _smi(0, 0, 0, 0))
+    assert "nccl.p2p" not in top[:3]
+    assert "app.collective_mismatch" not in top[:3]
+
+
+def test_the_table_of_full_gpus_puts_the_hang_inside_a_collective(tmp_path: Path) -> None:
+    bare = _ranked(tmp_path, _STUCK)
+    top = _ranked(tmp_path, _STUCK + _smi(100, 100, 99, 100))
+    assert top[0] == bare[0] == "app.hang"
+    assert "launch.rendezvous" not in top
+    assert "net.socket_interface" not in top[:3]
+
+
+@pytest.mark.parametrize(
+    "table",
+    [
+        _smi(100, 100, 0, 100),  # one rank elsewhere: the others wait for it
+        _smi(0),  # one GPU: one rank, nothing of the others
+        _smi(0, 0, 0, 0, used_mib=4),  # no job's memory: the table is not the job's
+    ],
+)
+def test_a_table_that_tells_nothing_leaves_the_ranking(tmp_path: Path, table: str) -> None:
+    assert _ranked(tmp_path, _STUCK + table) == _ranked(tmp_path, _STUCK)

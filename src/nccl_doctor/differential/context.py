@@ -19,7 +19,7 @@ from nccl_doctor.differential.cues import cues_of
 from nccl_doctor.facts.base import Cite, local_alias
 from nccl_doctor.facts.catalogue import plugin_failure
 from nccl_doctor.facts.failures import store_served_after
-from nccl_doctor.facts.gpu import GpuProcess
+from nccl_doctor.facts.gpu import Gpu, GpuProcess
 from nccl_doctor.facts.host import EnvVar
 from nccl_doctor.facts.job import (
     collectives_completed,
@@ -138,6 +138,9 @@ class Context:
     unresolved: str | None = None
     #: the peer address of a failed connect, where it is link-local (169.254.x.x, fe80::)
     link_local_peer: str | None = None
+    #: what nvidia-smi's table reads on the GPUs that hold a job's memory, two or more:
+    #: ``"full"`` (every one at 90% or more), ``"idle"`` (every one at 5% or less), else ``None``
+    gpus_read: str | None = None
 
     #: the settings someone says made the job work (:mod:`nccl_doctor.signs.settings`)
     worked: tuple[SaidSetting, ...] = ()
@@ -170,6 +173,40 @@ class Context:
     def says(self, cue: str) -> bool:
         """Whether the reporter's words hold cue ``cue``."""
         return cue in self.said
+
+    @property
+    def gpu_load(self) -> str | None:
+        """What the job's GPUs run, by nvidia-smi's table or the reporter's words: ``"full"``
+        (a kernel on each, as NCCL's polls while it waits for a peer) or ``"idle"`` (none:
+        the ranks wait on the host); ``None`` where nothing says, or the two disagree."""
+        full = self.gpus_read == "full" or self.says("gpus_full")
+        idle = self.gpus_read == "idle" or self.says("gpus_idle")
+        if full == idle:
+            return None
+        return "full" if full else "idle"
+
+
+#: A GPU holding this much memory holds a job's (a bare context takes a few hundred MiB).
+_JOB_MEMORY_MIB = 1024
+
+
+def _gpus_read(facts: Facts) -> str | None:
+    """``"full"`` or ``"idle"`` where every GPU that nvidia-smi shows holding a job's memory
+    reads so (90% or more, 5% or less), two of them at least; else ``None``. (One GPU is one
+    rank: a table cut after it, or a stage of a pipeline, says nothing of where the others
+    wait.)"""
+    loads = [
+        g.utilization_gpu_pct
+        for g in facts.of(Gpu)
+        if g.utilization_gpu_pct is not None and (g.memory_used_mib or 0) >= _JOB_MEMORY_MIB
+    ]
+    if len(loads) < 2:
+        return None
+    if min(loads) >= 90:
+        return "full"
+    if max(loads) <= 5:
+        return "idle"
+    return None
 
 
 def _env(facts: Facts, name: str) -> str | None:
@@ -257,6 +294,7 @@ def context_of(facts: Facts) -> Context:
         and facts.saw(GLOO_BACKEND)
         and not facts.saw(NCCL_NAMED),
         said=said,
+        gpus_read=_gpus_read(facts),
         worked=tuple(w for w in settings_that_worked(facts) if w.prose and _changes(w)),
         no_help=tuple(
             s

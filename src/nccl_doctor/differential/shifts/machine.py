@@ -282,6 +282,43 @@ MACHINE: tuple[Shift, ...] = (
         "other processes hold the job's GPUs",
         lambda c: c.foreign_gpu_processes > 0,
     ),
+    # what the stuck GPUs read (nvidia-smi's table, or the reporter's words) tells where the
+    # ranks wait (measured on an H100: 100% while an all_reduce waits for a peer that never
+    # joins, 0% while a rank blocks in the c10d store; tests/fixtures/captured/spin-h100)
+    *(
+        Shift(
+            i,
+            f,
+            "the stuck GPUs read full: the ranks wait inside launched NCCL kernels for a peer's "
+            "data, past start-up (the rendezvous and NCCL's bootstrap wait on the host, with no "
+            "kernel running)",
+            lambda c: c.gpu_load == "full",
+            STALLS,
+        )
+        for i, f in (
+            ("launch.rendezvous", 0.3),
+            ("net.socket_interface", 0.5),
+            ("net.unreachable", 0.5),
+        )
+    ),
+    *(
+        Shift(
+            i,
+            f,
+            "the stuck GPUs read empty: no kernel runs, so the ranks wait on the host (the "
+            "store, NCCL's bootstrap and connection set-up, the job's own code), not inside a "
+            "collective whose data never comes",
+            lambda c: c.gpu_load == "idle",
+            STALLS,
+        )
+        for i, f in (
+            ("nccl.p2p", 0.4),
+            ("app.collective_mismatch", 0.5),
+            ("launch.rendezvous", 2.0),
+            ("net.socket_interface", 1.5),
+            ("net.unreachable", 1.5),
+        )
+    ),
     Shift(
         "driver.uvm",
         4.0,

@@ -147,43 +147,6 @@ WORDS: tuple[Shift, ...] = (
             ("nccl.shm", 0.5),
         )
     ),
-    # what the stuck GPUs read tells where the ranks wait (measured on an H100: 100% while an
-    # all_reduce waits for a peer that never joins, 0% while a rank blocks in the c10d store;
-    # tests/fixtures/captured/spin-h100)
-    *(
-        Shift(
-            i,
-            f,
-            "the stuck GPUs read full: the ranks wait inside launched NCCL kernels for a peer's "
-            "data, past start-up (the rendezvous and NCCL's bootstrap wait on the host, with no "
-            "kernel running)",
-            lambda c: c.says("gpus_full") and not c.says("gpus_idle"),
-            STALLS,
-        )
-        for i, f in (
-            ("launch.rendezvous", 0.3),
-            ("net.socket_interface", 0.5),
-            ("net.unreachable", 0.5),
-        )
-    ),
-    *(
-        Shift(
-            i,
-            f,
-            "the stuck GPUs read empty: no kernel runs, so the ranks wait on the host (the "
-            "store, NCCL's bootstrap and connection set-up, the job's own code), not inside a "
-            "collective whose data never comes",
-            lambda c: c.says("gpus_idle") and not c.says("gpus_full"),
-            STALLS,
-        )
-        for i, f in (
-            ("nccl.p2p", 0.4),
-            ("app.collective_mismatch", 0.5),
-            ("launch.rendezvous", 2.0),
-            ("net.socket_interface", 1.5),
-            ("net.unreachable", 1.5),
-        )
-    ),
     Shift(
         "nccl.p2p",
         2.0,
