@@ -181,6 +181,22 @@ CUES: dict[str, Cue] = {
     "container": _cue(
         r"\b(?:docker|container|kubernetes|k8s|pods?|singularity|apptainer|enroot)\b|容器"
     ),
+    # nvidia-smi works where CUDA does not: NVML needs only the control and GPU device nodes
+    # and the kernel module that matches its library, CUDA also the unified-memory node
+    # (/dev/nvidia-uvm) ("nvidia-smi works fine", "nvidia-smi ok", "nvidia-smi shows all 8
+    # GPUs"); not an account of before ("nvidia-smi worked until I updated", "used to work")
+    "smi_works": _cue(
+        r"\bnvidia-smi\b[`'\")]?(?: ?(?:and|,|/) ?[`'\"]?[\w-]{1,20}(?: -\w{1,10})?[`'\")]?)?"
+        r"\s+(?:works?|worked|is (?:ok|fine|working)|ok\b|runs? (?:fine|ok|normally)"
+        r"|(?:shows|lists|listed|showed|displays|sees) (?:all|both|the|my|\d+|every)"
+        r"(?: \d+| of the| of my)? (?:gpus?|cards?|devices?)\b(?!'?s? (?:util|usage|load|memory))"
+        r")"
+        r"|\bnvidia-smi\b[^.;\n]{0,20}\bnormal(?:ly)?\b",
+        unless=rx(
+            r"\b(?:until|before|used to|anymore|no longer|stopped|initially|at first|after a while"
+            r"|then|now)\b|\b(?:install\w*|updat\w*|upgrad\w*|reboot\w*)\b"
+        ),
+    ),
     # the containers are Kubernetes pods: each pod's address is routable across the cluster
     # (its network plugin gives a flat network), unlike a Docker bridge address
     "kubernetes": _cue(

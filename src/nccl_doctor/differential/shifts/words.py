@@ -58,6 +58,24 @@ WORDS: tuple[Shift, ...] = (
             ("nccl.duplicate_gpu", 0.5),
         )
     ),
+    # nvidia-smi works and CUDA does not: NVML opens the control and GPU device nodes through
+    # a library that must match the kernel module; CUDA also needs /dev/nvidia-uvm
+    *(
+        Shift(
+            i,
+            f,
+            "the reporter says nvidia-smi works: the kernel module answers NVML through a "
+            "matching library and the GPUs are on the bus; what CUDA needs beyond that is the "
+            "unified-memory module and its device node",
+            lambda c: c.says("smi_works"),
+            frozenset({"cuda_init", "cuda_driver", "cuda_unknown"}),
+        )
+        for i, f in (
+            ("driver.uvm", 2.0),
+            ("driver.version_mismatch", 0.3),
+            ("gpu.lost", 0.3),
+        )
+    ),
     Shift(
         "gpu.contention",
         5.0,
