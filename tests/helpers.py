@@ -95,6 +95,14 @@ def critical_ids(report: Report) -> list[str]:
     return [f.id for f in report.findings if f.severity.value == "critical"]
 
 
+def ranked_without_critical(tmp_path: Path, text: str) -> list[str]:
+    """The hypotheses' ids for ``text``, most likely first, where nothing in it is critical
+    (a cause left to the differential: words, or what a table reads)."""
+    report = diagnose_text(tmp_path, text)
+    assert critical_ids(report) == []
+    return [h.id for h in report.hypotheses]
+
+
 def child_failed(
     rank: int,
     exitcode: int,

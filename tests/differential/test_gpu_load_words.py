@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from nccl_doctor.differential.cues import CUES
-from tests.helpers import critical_ids, diagnose_text
+from tests.helpers import ranked_without_critical
 
 _CAPTURE = Path(__file__).parents[1] / "fixtures" / "captured" / "spin-h100"
 
@@ -87,24 +87,20 @@ def test_other_loads_are_neither(said: str) -> None:
 _HANG = "DDP training with 4 GPUs hangs, no error message, the log just stops.\n"
 
 
-def _ranked(tmp_path: Path, text: str) -> list[str]:
-    report = diagnose_text(tmp_path, text)
-    assert critical_ids(report) == []
-    return [h.id for h in report.hypotheses]
-
-
 def test_without_the_load_p2p_leads_the_silent_hang(tmp_path: Path) -> None:
-    assert _ranked(tmp_path, _HANG)[0] == "nccl.p2p"
+    assert ranked_without_critical(tmp_path, _HANG)[0] == "nccl.p2p"
 
 
 def test_idle_gpus_put_the_hang_on_the_host(tmp_path: Path) -> None:
-    top = _ranked(tmp_path, _HANG + "nvidia-smi shows GPU-Util 0% on every GPU.\n")
+    top = ranked_without_critical(tmp_path, _HANG + "nvidia-smi shows GPU-Util 0% on every GPU.\n")
     assert top[:2] == ["launch.rendezvous", "net.socket_interface"]
     assert "nccl.p2p" not in top[:3]
 
 
 def test_full_gpus_put_the_hang_inside_a_collective(tmp_path: Path) -> None:
-    top = _ranked(tmp_path, _HANG + "nvidia-smi shows GPU-Util 100% on every GPU.\n")
+    top = ranked_without_critical(
+        tmp_path, _HANG + "nvidia-smi shows GPU-Util 100% on every GPU.\n"
+    )
     assert top[0] == "nccl.p2p"
     assert "launch.rendezvous" not in top
     assert "net.socket_interface" not in top[:3]
@@ -146,14 +142,14 @@ _STUCK = "Training with torchrun on 4 A100s hangs after 300 steps, no error. nvi
 
 
 def test_the_table_of_idle_gpus_puts_the_hang_on_the_host(tmp_path: Path) -> None:
-    top = _ranked(tmp_path, _STUCK + _smi(0, 0, 0, 0))
+    top = ranked_without_critical(tmp_path, _STUCK + _smi(0, 0, 0, 0))
     assert "nccl.p2p" not in top[:3]
     assert "app.collective_mismatch" not in top[:3]
 
 
 def test_the_table_of_full_gpus_puts_the_hang_inside_a_collective(tmp_path: Path) -> None:
-    bare = _ranked(tmp_path, _STUCK)
-    top = _ranked(tmp_path, _STUCK + _smi(100, 100, 99, 100))
+    bare = ranked_without_critical(tmp_path, _STUCK)
+    top = ranked_without_critical(tmp_path, _STUCK + _smi(100, 100, 99, 100))
     assert top[0] == bare[0] == "app.hang"
     assert "launch.rendezvous" not in top
     assert "net.socket_interface" not in top[:3]
@@ -168,4 +164,6 @@ def test_the_table_of_full_gpus_puts_the_hang_inside_a_collective(tmp_path: Path
     ],
 )
 def test_a_table_that_tells_nothing_leaves_the_ranking(tmp_path: Path, table: str) -> None:
-    assert _ranked(tmp_path, _STUCK + table) == _ranked(tmp_path, _STUCK)
+    assert ranked_without_critical(tmp_path, _STUCK + table) == ranked_without_critical(
+        tmp_path, _STUCK
+    )

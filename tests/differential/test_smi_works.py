@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from nccl_doctor.differential.cues import CUES
-from tests.helpers import critical_ids, diagnose_text
+from tests.helpers import ranked_without_critical
 
 
 def _says(text: str) -> bool:
@@ -60,15 +60,11 @@ _NO_CUDA = (
 )
 
 
-def _ranked(tmp_path: Path, text: str) -> list[str]:
-    report = diagnose_text(tmp_path, text)
-    assert critical_ids(report) == []
-    return [h.id for h in report.hypotheses]
-
-
 def test_smi_working_points_past_nvml_to_the_uvm_node(tmp_path: Path) -> None:
-    bare = _ranked(tmp_path, _NO_CUDA)
-    works = _ranked(tmp_path, _NO_CUDA + "nvidia-smi works fine in the container.\n")
+    bare = ranked_without_critical(tmp_path, _NO_CUDA)
+    works = ranked_without_critical(
+        tmp_path, _NO_CUDA + "nvidia-smi works fine in the container.\n"
+    )
     assert "driver.uvm" not in bare[:4]
     assert "driver.version_mismatch" in bare[:4]
     assert "driver.uvm" in works[:3]
@@ -77,4 +73,4 @@ def test_smi_working_points_past_nvml_to_the_uvm_node(tmp_path: Path) -> None:
 
 def test_smi_that_worked_before_an_update_changes_nothing(tmp_path: Path) -> None:
     before = _NO_CUDA + "nvidia-smi worked until I updated the driver yesterday.\n"
-    assert _ranked(tmp_path, before) == _ranked(tmp_path, _NO_CUDA)
+    assert ranked_without_critical(tmp_path, before) == ranked_without_critical(tmp_path, _NO_CUDA)
