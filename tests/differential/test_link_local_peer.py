@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from nccl_doctor.differential.context import _link_local
-from tests.helpers import diagnose_text
+from tests.helpers import critical_ids, diagnose_text
 
 SAID = (
     "Title: multi-machine DDP training cannot connect\n\n"
@@ -50,3 +50,46 @@ def test_a_routable_peer_stays_a_failed_connection(tmp_path: Path) -> None:
 )
 def test_link_local_addresses_as_nccl_prints_them(peer: str, link_local: bool) -> None:
     assert _link_local(peer) is link_local
+
+
+def _socket_log(peer: str, hosts: tuple[str, str]) -> str:
+    """NCCL 2.27's INFO log of a job whose socket transport dials ``peer``, on ``hosts``, and the
+    error PyTorch raises after its retries."""
+    a, b = hosts
+    return (
+        f"{a}:2211:2301 [0] NCCL INFO NET/Socket : Using [0]enp73s0:10.1.216.156<0> "
+        "[1]pod-id-link0:169.254.170.23<0>\n"
+        f"{b}:1874:1990 [0] NCCL INFO NET/Socket : Using [0]enp73s0:10.1.227.0<0> "
+        "[1]pod-id-link0:169.254.170.23<0>\n"
+        f"{a}:2211:2415 [0] NCCL INFO socketPollConnect: connect to {peer} returned Connection "
+        "refused, retrying (13/34) after sleep for 1300 msec\n"
+        f"{a}:2211:2415 [0] misc/socket.cc:582 NCCL WARN socketPollConnect: connect to {peer} "
+        "returned Connection refused, exceeded error retry count after 35 attempts\n"
+        "RuntimeError: NCCL error: remote process exited or there was a network error\n"
+    )
+
+
+_TWO_HOSTS = ("ip-10-1-216-156", "ip-10-1-227-0")
+
+
+def test_a_retried_connect_to_a_link_local_peer_across_hosts_is_the_interface(
+    tmp_path: Path,
+) -> None:
+    report = diagnose_text(tmp_path, _socket_log("169.254.170.23<45321>", _TWO_HOSTS))
+    assert critical_ids(report) == ["net.socket_interface"]
+    [finding] = [f for f in report.findings if f.id == "net.socket_interface"]
+    assert "169.254.170.23" in finding.summary
+    assert "link-local" in finding.summary
+
+
+def test_a_retried_connect_to_a_routable_peer_stays_unreachable(tmp_path: Path) -> None:
+    report = diagnose_text(tmp_path, _socket_log("10.1.227.0<45321>", _TWO_HOSTS))
+    assert critical_ids(report) == ["net.unreachable"]
+
+
+def test_a_link_local_peer_on_one_host_is_no_interface_finding(tmp_path: Path) -> None:
+    # one host: its own link-local address is reachable; the refused connect is a peer that
+    # was not listening, not an interface the hosts do not share
+    one = ("ip-10-1-216-156", "ip-10-1-216-156")
+    report = diagnose_text(tmp_path, _socket_log("169.254.170.23<45321>", one))
+    assert "net.socket_interface" not in critical_ids(report)

@@ -56,7 +56,7 @@ from nccl_doctor.signs.gpu import CONSUMER_BOARD, NVLINK_BOARD, SHARING_LAYER
 from nccl_doctor.signs.host import SHM_SIZE_SHOWN
 from nccl_doctor.signs.launch import GLOO_BACKEND, NCCL_NAMED
 from nccl_doctor.signs.nccl import CONTAINER_SHM, CONTAINER_START, NEW_GPUS, P2P_PLATFORM
-from nccl_doctor.signs.net import CONNECT_FAILED, HOST_NETWORK
+from nccl_doctor.signs.net import HOST_NETWORK, LINK_LOCAL_PEER
 from nccl_doctor.signs.settings import (
     SaidSetting,
     settings_that_did_not_help,
@@ -316,7 +316,7 @@ def context_of(facts: Facts) -> Context:
             None,
         ),
         link_local_peer=next(
-            (h.match["peer"] for h in facts.seen(CONNECT_FAILED) if _link_local(h.match["peer"])),
+            (h.match["addr"] for h in facts.seen(LINK_LOCAL_PEER) if _link_local(h.match["addr"])),
             None,
         ),
     )
@@ -325,7 +325,7 @@ def context_of(facts: Facts) -> Context:
 def _link_local(peer: str) -> bool:
     """Whether a peer as NCCL prints it (``169.254.1.2<42219>``, ``[fe80::1%eth0]:29500``) is a
     link-local address: one only its own link reaches."""
-    text = re.sub(r"<\d+>$", "", peer.strip("`'\".,;"))
+    text = re.sub(r"<[^<>]*>$", "", peer.strip("`'\".,;"))
     # as printed, then without a ":port" (a bare IPv6 address ends in digits of its own)
     return any(_is_link_local(h) for h in (text, re.sub(r"\]?:\d+$", "", text)))
 

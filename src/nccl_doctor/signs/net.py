@@ -223,6 +223,15 @@ LOOPBACK_PEER = sign(
     "127.x, which on another host is that host itself",
     case=True,
 )
+LINK_LOCAL_PEER = sign(
+    "net.link_local_peer",
+    r"(?:\bremote=\[|\b[Cc]onnect to |\bconnect \[)\[?"
+    r"(?P<addr>169\.254(?:\.\d{1,3}){2}(?!\.?\d)|[Ff][Ee]80:[0-9A-Fa-f:]*(?:%[\w.-]+)?)",
+    "a connection, failed or retried, to a peer's link-local address (169.254.x.x, fe80::):"
+    " only its own link reaches it, so across hosts the peer advertised an interface they do"
+    " not share",
+    case=True,
+)
 NET_TYPES_DIFFER = sign(
     "net.socket_types_differ",
     r"socketFinalizeAccept(?: from \S{1,200})?: wrong (?:socket )?type (?:\(peer )?"

@@ -24,7 +24,9 @@ the same subnet``; Gloo's ``Unable to find address for``; a ``Bootstrap :
 Using lo:127.0.0.1`` line on a multi-node job, or a connection to a peer's
 loopback address there (Gloo's ``Connection refused, remote=[127.0.1.1]``,
 NCCL's ``Connect to 127.0.1.1<port> failed``: the host name resolves to
-127.0.1.1 in /etc/hosts); NCCL_SOCKET_IFNAME pinned to
+127.0.1.1 in /etc/hosts), or to a link-local one (169.254.x.x, fe80::: NCCL's
+``connect to 169.254.170.23<...> returned Connection refused, retrying``);
+NCCL_SOCKET_IFNAME pinned to
 one name on a job whose init failed on some of its hosts; in a live capture
 (``check``, ``capture``, a ``run`` snapshot), NCCL_SOCKET_IFNAME (NCCL's
 syntax: comma list of prefixes, ``=`` exact, ``^`` exclude) or
@@ -63,6 +65,7 @@ from nccl_doctor.rules.net._common import (
 )
 from nccl_doctor.signs.net import (
     INIT_ERROR,
+    LINK_LOCAL_PEER,
     LOOPBACK_PEER,
     NCCL_OR_WARN,
     NO_SOCKET_INTERFACE,
@@ -169,33 +172,53 @@ def _virtual(facts: Facts) -> list[Finding]:
     ]
 
 
-def _loopback_peer(facts: Facts) -> list[Finding]:
-    """A connection to a peer's loopback address failed in a job that spans nodes.
+def _unroutable_peer(facts: Facts) -> list[Finding]:
+    """A connection to a peer's loopback or link-local address in a job that spans nodes.
 
     Gloo and NCCL's bootstrap advertise the address the host's own name resolves
     to (or the interface they picked): with ``127.0.1.1 <hostname>`` in
     /etc/hosts (Ubuntu's default) or ``lo`` chosen, every rank tells the others
-    to dial 127.x, and on another host that is the caller itself.
+    to dial 127.x, and on another host that is the caller itself. A link-local
+    address (169.254.x.x, fe80::: a cloud's metadata or pod-identity link, an
+    IPv6 address without its scope) is reachable on its own link only; NCCL's
+    socket transport dials every interface it listed, retrying each.
     """
-    hits = facts.seen(LOOPBACK_PEER, prose=False)
     span = span_of(facts)
-    if not hits or span.multi is not True:
+    if span.multi is not True:
+        return []
+    loopback = facts.seen(LOOPBACK_PEER, prose=False)
+    hits = loopback or facts.seen(LINK_LOCAL_PEER, prose=False)
+    if not hits:
         return []
     first = hits[0]
     failed = failure_cites(facts)
-    return [
-        RULE.finding(
-            summary=f"A rank tried to connect to its peer at {first.match['addr']}, a loopback "
+    if loopback:
+        summary = (
+            f"A rank tried to connect to its peer at {first.match['addr']}, a loopback "
             f"address, while the job spans nodes ({span.why}): the peer advertised 127.x (its "
             "host name resolves to the loopback address in /etc/hosts, or the loopback "
-            "interface was picked), and on another host that address is the caller itself.",
-            fix=[
-                (
-                    "Run `getent hosts $(hostname)` on every node: a 127.x answer is the cause; "
-                    "map the host name to the node's routable address in /etc/hosts (or DNS)."
-                ),
-                *_FIX[1:],
-            ],
+            "interface was picked), and on another host that address is the caller itself."
+        )
+        check = (
+            "Run `getent hosts $(hostname)` on every node: a 127.x answer is the cause; "
+            "map the host name to the node's routable address in /etc/hosts (or DNS)."
+        )
+    else:
+        summary = (
+            f"A rank dialled its peer at {first.match['addr']}, a link-local address, while "
+            f"the job spans nodes ({span.why}): only its own link reaches it, so the peer "
+            "advertised an interface the hosts do not share (a cloud's metadata or "
+            "pod-identity link, an IPv6 address without its scope)."
+        )
+        check = (
+            "Run `ip -br addr` on every node and exclude the interface holding the 169.254.x.x "
+            "or fe80:: address from NCCL_SOCKET_IFNAME and GLOO_SOCKET_IFNAME (`^name`), "
+            "or name the shared interface."
+        )
+    return [
+        RULE.finding(
+            summary=summary,
+            fix=[check, *_FIX[1:]],
             evidence=first_distinct([h.cite for h in hits] + span.cites + failed[:1], 4),
             ranks=sorted({h.rank for h in hits if h.rank is not None}),
             severity=Severity.CRITICAL if failed or not init_completed(facts) else Severity.WARNING,
@@ -455,7 +478,7 @@ def check(facts: Facts) -> list[Finding]:
         or _family(facts)
         or _absent_here(facts)
         or _pinned(facts)
-        or _loopback_peer(facts)
+        or _unroutable_peer(facts)
         or _virtual(facts)
         or _bootstrap_failed_on_ipoib(facts)
     )

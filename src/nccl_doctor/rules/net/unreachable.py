@@ -60,6 +60,7 @@ from nccl_doctor.signs.net import (
     CONNECT_FAILED,
     CONNECT_RETRIES,
     CONNECTION_ERROR,
+    LINK_LOCAL_PEER,
     LOOPBACK_PEER,
     NAME_RESOLUTION,
     NET_IB,
@@ -146,12 +147,13 @@ def _quote_other_cause(facts: Facts, reports: list[NcclErrorReport]) -> bool:
 
 def _not_ib(facts: Facts, sign: Sign) -> list[Hit]:
     """Machine lines showing ``sign`` that are not NCCL's IB transport's (not TCP errors), nor
-    a connection to a peer's loopback address: on one host that peer was not listening, across
-    hosts it advertised the wrong address (``net.socket_interface``); no firewall is between."""
+    a connection to a peer's loopback or link-local address: on one host that peer was not
+    listening, across hosts it advertised the wrong address (``net.socket_interface``); no
+    firewall is between."""
     hits = facts.seen(sign, prose=False)
     if not hits:
         return []
-    apart = facts.lines_of(NET_IB) | facts.lines_of(LOOPBACK_PEER)
+    apart = facts.lines_of(NET_IB) | facts.lines_of(LOOPBACK_PEER) | facts.lines_of(LINK_LOCAL_PEER)
     return [h for h in hits if h.said not in apart]
 
 
