@@ -39,4 +39,7 @@ def test_the_cause_below_a_first_line_that_names_none_opens_its_class(tmp_path: 
 
 def test_a_message_that_names_no_cause_anywhere_stays_generic(tmp_path: Path) -> None:
     report = diagnose_text(tmp_path, XLA_UNNAMED)
-    assert report.hypotheses[0].symptom == "a rank failed with an error no rule explains"
+    assert (
+        report.hypotheses[0].symptom
+        == "a rank failed with an error the catalogue does not classify"
+    )

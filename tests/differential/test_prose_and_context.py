@@ -149,7 +149,7 @@ def test_the_reporter_says_it_fails_in_other_words(tmp_path: Path, said: str, fa
         ),
         (
             "Title: multi-node training exits with exit code 1 and no message",
-            "a rank failed with an error no rule explains",
+            "a rank failed with an error the catalogue does not classify",
         ),
         (
             "Title: process group initialization timeout",
@@ -164,7 +164,7 @@ def test_the_reporter_says_it_fails_in_other_words(tmp_path: Path, said: str, fa
         ),
         (
             "Title: vllm serve with tp=4 exits without any message",
-            "a rank failed with an error no rule explains",
+            "a rank failed with an error the catalogue does not classify",
         ),
         ("The training did not time out this time and finished.", None),
         ("I set the timeout for the job to 2 hours.", None),
@@ -395,13 +395,19 @@ def test_a_segfault_is_not_a_bus_error(tmp_path: Path) -> None:
 
 def test_a_report_that_says_it_does_not_work_is_a_failure(tmp_path: Path) -> None:
     english = _diagnose(tmp_path, "Training on 3 GPUs stops working after an hour.\n")
-    assert english.hypotheses[0].symptom == "a rank failed with an error no rule explains"
+    assert (
+        english.hypotheses[0].symptom
+        == "a rank failed with an error the catalogue does not classify"
+    )
     assert _critical(english) == []
     # Chinese: "in a container torchrun starts many training processes, cannot train"
     chinese = _diagnose(
         tmp_path, "使用torchrun启动分布式训练，每个容器里产生很多个训练进程，无法训练\n"
     )
-    assert chinese.hypotheses[0].symptom == "a rank failed with an error no rule explains"
+    assert (
+        chinese.hypotheses[0].symptom
+        == "a rank failed with an error the catalogue does not classify"
+    )
     # a container alone does not put shared memory first: its failure is an error of its own
     assert chinese.hypotheses[0].id != "nccl.shm"
 
@@ -542,7 +548,7 @@ def test_a_failure_beside_a_measure_or_a_negation_is_still_a_failure(tmp_path: P
     ):
         report = _diagnose(tmp_path, line + "\n")
         assert [h.symptom for h in report.hypotheses[:1]] == [
-            "a rank failed with an error no rule explains"
+            "a rank failed with an error the catalogue does not classify"
         ], line
 
 
@@ -703,7 +709,7 @@ def test_the_kernels_own_lines_are_not_the_reporters_words(tmp_path: Path) -> No
     # the same words without the kernel's stamp are a person's, and still say it failed
     said = _diagnose(tmp_path, "after the device error status came up the training failed\n")
     assert [h.symptom for h in said.hypotheses[:1]] == [
-        "a rank failed with an error no rule explains"
+        "a rank failed with an error the catalogue does not classify"
     ]
 
 
@@ -716,7 +722,10 @@ def test_japanese_hang_failure_and_multi_node_words_are_read(tmp_path: Path) -> 
     assert any("several nodes" in r for h in hang.hypotheses for r in h.for_)
     # "an NCCL error occurs when training starts and it fails"
     failed = _diagnose(tmp_path, "学習を開始するとNCCLのエラーが発生して失敗します。\n")
-    assert failed.hypotheses[0].symptom == "a rank failed with an error no rule explains"
+    assert (
+        failed.hypotheses[0].symptom
+        == "a rank failed with an error the catalogue does not classify"
+    )
     # "training ended without a problem; there are no errors" / "no error comes up"
     for line in (
         "学習は問題なく終了しました。エラーはありません。",

@@ -12,7 +12,7 @@ import pytest
 from tests.helpers import diagnose_text
 
 _HANG = "the job hangs without an error (the reporter's words)"
-_FAILS = "a rank failed with an error no rule explains"
+_FAILS = "a rank failed with an error the catalogue does not classify"
 
 
 @pytest.mark.parametrize(

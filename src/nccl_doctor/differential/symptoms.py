@@ -125,7 +125,7 @@ LABELS = {
     "its memory or its peers",
     "deepep_timeout": "a DeepEP dispatch or combine waited ~100 s for a peer that never sent "
     "(its kernel then trapped)",
-    "failure": "a rank failed with an error no rule explains",
+    "failure": "a rank failed with an error the catalogue does not classify",
 }
 
 
