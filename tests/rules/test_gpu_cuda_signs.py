@@ -170,6 +170,57 @@ def test_a_device_count_failure_on_a_node_with_mig_on_another_gpu_is_the_visibil
     assert "enumerates" not in mig.summary
 
 
+_ORDINAL = (
+    "THCudaCheck FAIL file=/opt/pytorch/pytorch/torch/csrc/cuda/Module.cpp line=33 error=101 : "
+    "invalid device ordinal\n"
+    "Traceback (most recent call last):\n"
+    '  File "/usr/local/lib64/python3.6/site-packages/torch/cuda/__init__.py", line 265, in '
+    "set_device\n"
+    "    torch._C._cuda_setDevice(device)\n"
+    "RuntimeError: cuda runtime error (101) : invalid device ordinal at "
+    "/opt/pytorch/pytorch/torch/csrc/cuda/Module.cpp:33\n"
+)
+
+
+def test_gpus_said_to_be_mig_instances_beside_the_device_count_failure_are_the_cause(
+    tmp_path: Path,
+) -> None:
+    """No nvidia-smi pasted: the reporter's 'MIG GPU instances' and CUDA's 'invalid device
+    ordinal' for every rank but the first are MIG's enumeration, not a bad ordinal."""
+    found = _diagnose(
+        tmp_path,
+        report_txt="I ran the ssd benchmark on an A100 with MIG GPU instances; every spawned "
+        "process but the first fails:\n" + _ORDINAL,
+    )
+    mig = found["gpu.mig"]
+    assert (mig.severity.value, mig.confidence.value) == ("critical", "medium")
+    assert "'MIG GPU instances'" in mig.summary
+    assert "'invalid device ordinal'" in mig.summary
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "MIG mode is disabled on the node; every spawned process but the first fails:\n",
+        "The A100 is not partitioned (no MIG instances); every process but the first fails:\n",
+    ],
+)
+def test_mig_ruled_out_leaves_the_device_count_failure_to_visibility(
+    tmp_path: Path, said: str
+) -> None:
+    found = _diagnose(tmp_path, report_txt=said + _ORDINAL)
+    assert "gpu.mig" not in found
+    assert found["cuda.device_visibility"].severity.value == "critical"
+
+
+def test_mig_instances_said_with_no_device_count_failure_are_no_finding(tmp_path: Path) -> None:
+    found = _diagnose(
+        tmp_path,
+        report_txt="We split the A100 into MIG instances for inference and it runs fine.\n",
+    )
+    assert "gpu.mig" not in found
+
+
 def test_a_sentence_about_a_gpu_oom_counts_unless_it_is_about_host_memory(
     tmp_path: Path,
 ) -> None:

@@ -88,6 +88,14 @@ MIG_ENUMERATION = sign(
     "a process asked CUDA for a device it does not have: on MIG, each process enumerates one "
     "instance, whatever NVML counts",
 )
+MIG_IN_USE = sign(
+    "gpu.mig_in_use",
+    r"(?<!not )(?<!no )(?<!without )(?<!disabled )"
+    r"\b(?:MIG (?:GPU )?(?:instances?|slices?|partitions?|devices?)|MIG mode (?:is )?enabled"
+    r"|partitioned (?:in)?to MIG|Multi-Instance GPU (?:instances?|partitions?|mode))\b",
+    "the job's GPUs said to be MIG instances (``with MIG GPU instances``, ``partitioned into "
+    "MIG``): each process enumerates one instance",
+)
 MIG_CUDA_FAIL = sign(
     "gpu.mig_cuda_fail",
     r"device >= 0 && device < num_gpus|INTERNAL ASSERT FAILED|invalid device ordinal"

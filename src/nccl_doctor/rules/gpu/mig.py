@@ -25,8 +25,10 @@ the current one. A distributed job on MIG is a warning, critical when the
 job failed, and critical with high confidence beside CUDA's own
 device-count failure (``invalid device ordinal``, ``device >= 0 && device <
 num_gpus``): that failure is MIG's mechanism, unless another listed GPU has
-MIG off (a process may use that whole GPU). MIG on its own (no job
-evidence) is context.
+MIG off (a process may use that whole GPU). Where no MIG state was
+pasted, the reporter saying the GPUs are MIG instances (``with MIG GPU
+instances``) beside that failure in the job's output is critical, with
+medium confidence. MIG on its own (no job evidence) is context.
 
 Fix
 ---
@@ -47,7 +49,7 @@ from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.base import Rule
 from nccl_doctor.rules.gpu._common import distributed, gpu_key, gpu_name, job_failed, unique_gpus
-from nccl_doctor.signs.gpu import MIG_CUDA_FAIL, MIG_ENUMERATION, MIG_PROFILE
+from nccl_doctor.signs.gpu import MIG_CUDA_FAIL, MIG_ENUMERATION, MIG_IN_USE, MIG_PROFILE
 
 RULE = Rule(
     id="gpu.mig",
@@ -137,7 +139,7 @@ def check(facts: Facts) -> list[Finding]:
         and g.mig_mode != g.mig_mode_pending
     ]
     findings.extend(_pending(gpu) for gpu in pending)
-    return findings or _named_slices(facts)
+    return findings or _named_slices(facts) or _said_in_use(facts)
 
 
 def _named_slices(facts: Facts) -> list[Finding]:
@@ -162,6 +164,34 @@ def _named_slices(facts: Facts) -> list[Finding]:
             evidence=[profiles[0].cite, failures[0].cite],
             severity=Severity.CRITICAL if machine else Severity.WARNING,
             confidence=Confidence.MEDIUM if machine else Confidence.LOW,
+        )
+    ]
+
+
+def _said_in_use(facts: Facts) -> list[Finding]:
+    """No MIG state was pasted, the reporter says the GPUs are MIG instances, and CUDA's own
+    device-count failure is in the output: the failure is MIG's enumeration (unless a listed
+    GPU has MIG off, whose whole device a process may use)."""
+    said = facts.seen(MIG_IN_USE)
+    failed = [h for h in facts.seen(MIG_ENUMERATION) if not h.prose]
+    if not said or not failed or any(g.mig_mode is False for g in unique_gpus(facts)):
+        return []
+    return [
+        RULE.finding(
+            summary=f"The GPUs are said to be MIG instances ('{said[0].match.group(0)}') and CUDA "
+            f"could not give a process the device it asked for ('{failed[0].match.group(0)}'): "
+            "a process enumerates only one MIG instance, so every rank past the first asks for "
+            "a device it does not have",
+            fix=[
+                (
+                    "Give each process exactly one MIG instance: CUDA_VISIBLE_DEVICES=MIG-<uuid> "
+                    "(`nvidia-smi -L` lists them) and torch.cuda.set_device(0) in every rank"
+                ),
+                *_FIX[:2],
+            ],
+            evidence=[failed[0].cite, said[0].cite],
+            severity=Severity.CRITICAL,
+            confidence=Confidence.MEDIUM,
         )
     ]
 
