@@ -142,6 +142,13 @@ def check(facts: Facts) -> list[Finding]:
     return findings or _named_slices(facts) or _said_in_use(facts)
 
 
+#: The way to keep MIG: one instance a process, one rank an instance.
+_ONE_EACH = (
+    "Give each process exactly one MIG instance: CUDA_VISIBLE_DEVICES=MIG-<uuid> "
+    "(`nvidia-smi -L` lists them), one rank per instance"
+)
+
+
 def _named_slices(facts: Facts) -> list[Finding]:
     """No MIG state was pasted, but the devices are MIG slices and CUDA fails on them."""
     profiles = facts.seen(MIG_PROFILE)
@@ -154,13 +161,7 @@ def _named_slices(facts: Facts) -> list[Finding]:
             summary=f"The job runs on MIG slices ({profiles[0].match['profile']}) and CUDA fails: "
             "one process can use only one MIG instance (CUDA enumerates one), and NCCL cannot "
             "use P2P/NVLink between instances",
-            fix=[
-                (
-                    "Give each process exactly one MIG instance: CUDA_VISIBLE_DEVICES=MIG-<uuid> "
-                    "(`nvidia-smi -L` lists them), one rank per instance"
-                ),
-                *_FIX[1:],
-            ],
+            fix=[_ONE_EACH, *_FIX[1:]],
             evidence=[profiles[0].cite, failures[0].cite],
             severity=Severity.CRITICAL if machine else Severity.WARNING,
             confidence=Confidence.MEDIUM if machine else Confidence.LOW,
@@ -182,13 +183,7 @@ def _said_in_use(facts: Facts) -> list[Finding]:
             f"could not give a process the device it asked for ('{failed[0].match.group(0)}'): "
             "a process enumerates only one MIG instance, so every rank past the first asks for "
             "a device it does not have",
-            fix=[
-                (
-                    "Give each process exactly one MIG instance: CUDA_VISIBLE_DEVICES=MIG-<uuid> "
-                    "(`nvidia-smi -L` lists them) and torch.cuda.set_device(0) in every rank"
-                ),
-                *_FIX[:2],
-            ],
+            fix=[_ONE_EACH, *_FIX[:2]],
             evidence=[failed[0].cite, said[0].cite],
             severity=Severity.CRITICAL,
             confidence=Confidence.MEDIUM,
