@@ -49,6 +49,12 @@ def test_a_version_of_the_nccl_stack_counts(tmp_path: Path, said: str) -> None:
         "I installed nccl-tests and all_reduce_perf works on each node.\n",
         "It does not happen with vLLM 0.5.1.\n",
         "It is not reproducible with 2 GPUs on one node.\n",
+        # a program no list names: its name stands right before the number
+        "fairseq 0.9.0: works well\n",
+        "I ran the same code with aphrodite v0.6.5 with llama and it worked.\n",
+        "Inference fails while FP8 works on TensorRT-LLM 0.21.c-rc0 with 8x RTX 6000D\n",
+        # a count, not a version
+        "2 million samples run fine, but above 2.3 million it fails.\n",
     ],
 )
 def test_another_programs_version_does_not(tmp_path: Path, said: str) -> None:

@@ -293,14 +293,17 @@ CUES: dict[str, Cue] = {
         r"|\b(?:install\w*|reinstall\w*|rebuil\w*|switch\w*|replac\w*|upgrad\w*|updat\w*)\b"
         r"[^.!?;\n]{0,40}\bnccl\b(?![-_]tests)[^.!?;\n]{0,40}"
         r"\b(?:is ok|is fine|works?|worked|fix\w*|solv\w*|resolv\w*)\b",
-        # another program's version ("works with transformers 4.30", "fine on vLLM 0.4.2"),
-        # with no word of the NCCL stack (NCCL, torch, CUDA, the driver) in the line: that
-        # program's own change, not NCCL's
+        # another program's version ("works with transformers 4.30", "fine on vLLM 0.4.2",
+        # "fairseq 0.9.0: works well"), with no word of the NCCL stack (NCCL, torch, CUDA, the
+        # driver) in the line: that program's own change, not NCCL's; a program the list does
+        # not name is one whose name stands right before the number
         unless=rx(
-            r"^(?!.*\b(?:nccl|torch|pytorch|cuda|cudnn|driver|nvidia)).*\b(?:transformers"
+            r"^(?!.*\b(?:nccl|torch|pytorch|cuda|cudnn|driver|nvidia)).*(?:\b(?:transformers"
             r"|accelerate|deepspeed|lightning|vllm|sglang|peft|trl|datasets|numpy|python"
             r"|tensorflow|jax|xformers|flash[-_ ]?attn|flash[-_ ]attention|bitsandbytes"
             r"|megatron|diffusers|ray|ultralytics|timm|mmcv|detectron2?)\b"
+            r"|\b(?!(?:version|release|with|on|in|and|or|to|from|using|tested|is|was)\b)"
+            r"[a-z][a-z0-9_-]{2,30}[ :=]v?\d+\.\d+)"
         ),
     ),
     # the GPUs' NVLink down or unused ("NV links inactive", "communicating via PCIe instead of
