@@ -324,6 +324,20 @@ PRIORS: dict[str, tuple[Prior, ...]] = {
         _p("gpu.ecc", 0.08, "HBM errors took the GPU, and the process, down", "llama3"),
         _p("gpu.lost", 0.06, "a GPU fell off the bus under the process", "llama3"),
     ),
+    # the host itself lost power or restarted under the GPUs' load: their power transients
+    # (far above the cap for milliseconds) trip a power supply's over-current protection, or
+    # heat trips a thermal shutdown; else a fault that panicked the kernel or reset the host
+    "power_loss": (
+        _p(
+            "gpu.thermal_power",
+            0.55,
+            "the GPUs' power draw tripped the power supply's protection, or heat shut it down",
+            "judgement",
+        ),
+        _p("gpu.xid", 0.18, "a GPU fault that panicked the driver and reset the host", "llama3"),
+        _p("gpu.lost", 0.15, "a GPU that fell off the bus and took the host down", "llama3"),
+        _p("gpu.ecc", 0.12, "uncorrectable memory errors that reset the host", "llama3"),
+    ),
     "slow": (
         _p("net.gdr", 0.22, "inter-node traffic staged through host memory: GPUDirect RDMA off"),
         _p("nccl.p2p", 0.14, "PCIe ACS/IOMMU reroutes GPU peer traffic through the CPU"),

@@ -395,6 +395,30 @@ PROSE_SYMPTOMS: tuple[ProseSymptom, ...] = (
         "the reporter says the job or a benchmark is slow (a bandwidth problem, no error), or "
         "that its GPUs' NVLink is down or unused",
     ),
+    # the whole machine turns itself off or restarts while the GPUs work ("usage is shutting
+    # down system", "the PC reboots as soon as training starts"): not a job that stops, the
+    # host that loses power or panics; not a reboot someone did ("after a reboot")
+    ProseSymptom(
+        "power_loss",
+        rx(
+            r"\b(?:system|machine|computer|pc|server|workstation|host|node|box)\s+"
+            r"(?:\w+\s+)?(?:shuts? (?:itself )?(?:down|off)|shutting (?:itself )?(?:down|off)"
+            r"|powers? (?:itself )?(?:off|down)|powered (?:itself )?(?:off|down)"
+            r"|turns? (?:itself )?off|turned (?:itself )?off|reboots|rebooted|restarts"
+            r"|restarted|resets)\b"
+            r"|\b(?:shut\w*|power\w*|turn\w*) (?:down |off )?(?:the |my |our )?(?:whole |entire )?"
+            r"(?:system|machine|computer|pc|server|workstation)(?: (?:down|off))?\b"
+            r"|自动关机|突然(?:关机|重启|断电)|直接(?:关机|重启|断电)"
+        ),
+        "the reporter says the whole machine powered off or restarted by itself under the job",
+        # a reboot someone did, or one the driver's install asks for; "the system shuts down
+        # the process" (it ended the job, not the machine)
+        unless=rx(
+            r"\b(?:after|before|until|needs?|need to|had to|have to|must|requir\w*|tried|try)\b"
+            r"[^.;\n]{0,20}\b(?:a |the )?(?:reboot|restart|power[- ]cycle)"
+            r"|\b(?:install\w*|updat\w*|upgrad\w*)\b|\bdown the (?:process|job|training)\b"
+        ),
+    ),
     ProseSymptom(
         "hang",
         rx(

@@ -97,6 +97,7 @@ LABELS = {
     "peer_lost": "a process of the job stopped answering the service that watches it (a "
     "task's heartbeats lost: it died, was preempted or its host left)",
     "slow": "the job or a benchmark is slow, with no error (the reporter's words)",
+    "power_loss": "the whole machine powered off or restarted under the job (the reporter's words)",
     "slow_network": "nccl-tests across nodes moved far less than the nodes' active ports carry",
     "wrong_results": "a collective returned wrong values (nccl-tests' #wrong, or the "
     "reporter's words)",
