@@ -17,7 +17,11 @@ from pathlib import Path
 
 import pytest
 
+from nccl_doctor.differential.context import context_of
 from nccl_doctor.differential.cues import CUES
+from nccl_doctor.evidence.reader import read_paths
+from nccl_doctor.facts.gpu import Gpu
+from nccl_doctor.pipeline import facts_of
 from tests.helpers import ranked_without_critical
 
 _CAPTURE = Path(__file__).parents[1] / "fixtures" / "captured" / "spin-h100"
@@ -35,6 +39,15 @@ def test_the_capture_reads_full_inside_a_collective_and_empty_in_the_store() -> 
     }
     assert reads["kernel"] == [100] * 12
     assert reads["host"] == [0] * 12
+
+
+@pytest.mark.parametrize(("mode", "load"), [("kernel", 100), ("host", 0)])
+def test_nvidia_smi_s_own_table_mid_wait_reads_the_same(mode: str, load: int) -> None:
+    facts = facts_of(read_paths([str(_CAPTURE / f"{mode}.smi.txt")]))
+    [gpu] = facts.of(Gpu)
+    assert (gpu.utilization_gpu_pct, gpu.memory_used_mib) == (load, 2031)
+    # one GPU is one rank's: it says nothing of where the others wait
+    assert context_of(facts).gpus_read is None
 
 
 @pytest.mark.parametrize(

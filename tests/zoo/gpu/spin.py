@@ -3,17 +3,20 @@ collective its peer never joins (the kernel is launched and polls for the peer's
 on the host in the c10d store (no kernel is launched). Two ranks share the one GPU: each sets
 its own NCCL_HOSTID, so NCCL takes them for two hosts (no duplicate-GPU refusal) and joins
 them over its socket transport. Rank 0 samples NVML once a second and prints one JSON line;
-the sampler ends the job. Run by spin.sh with SPIN_MODE=kernel or host.
+halfway through it writes nvidia-smi's own table to SPIN_SMI; the sampler ends the job. Run
+by spin.sh with SPIN_MODE=kernel or host.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 import threading
 import time
 from datetime import timedelta
+from pathlib import Path
 
 import pynvml
 import torch
@@ -28,8 +31,11 @@ def sample(mode: str, started: float) -> None:
     handle = pynvml.nvmlDeviceGetHandleByIndex(0)
     time.sleep(2.0)  # the wait has begun: the kernel is queued, or the store call blocks
     utils = []
-    for _ in range(SAMPLES):
+    for i in range(SAMPLES):
         utils.append(pynvml.nvmlDeviceGetUtilizationRates(handle).gpu)
+        if i == SAMPLES // 2 and os.environ.get("SPIN_SMI"):
+            with Path(os.environ["SPIN_SMI"]).open("w") as table:
+                subprocess.run(["nvidia-smi"], stdout=table, stderr=subprocess.STDOUT, check=False)
         time.sleep(1.0)
     print(
         json.dumps(

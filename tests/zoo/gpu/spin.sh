@@ -6,7 +6,7 @@ set -u
 # shellcheck source=tests/zoo/gpu/setup.sh
 . "$(dirname "$0")/setup.sh"
 for mode in kernel host; do
-  env SPIN_MODE=$mode NCCL_IB_DISABLE=1 NCCL_SOCKET_IFNAME=lo timeout 150 \
+  env SPIN_MODE=$mode SPIN_SMI="$out/$mode.smi.txt" NCCL_IB_DISABLE=1 NCCL_SOCKET_IFNAME=lo timeout 150 \
     torchrun --nproc-per-node 2 --master-port $((29500 + RANDOM % 1000)) "$here/spin.py" \
     > "$out/$mode.log" 2>&1
   echo "exit $?" >> "$out/$mode.log"
