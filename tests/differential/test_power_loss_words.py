@@ -42,6 +42,10 @@ def test_a_machine_that_turns_itself_off_points_at_power(tmp_path: Path, said: s
         "After a reboot of the machine NCCL fails with unhandled system error.\n",
         "I had to restart the server after installing the driver, now training hangs.\n",
         "The system shuts down the process after 30 minutes with a watchdog timeout.\n",
+        # a machine named, not one turning itself off
+        "DDP on a powerful machine with 8 A100s fails with unhandled system error.\n",
+        "The vLLM server restarts the worker and then NCCL fails with a timeout.\n",
+        "I shut down the server and moved the job; it fails the same way.\n",
     ],
 )
 def test_a_reboot_someone_did_is_not_the_symptom(tmp_path: Path, said: str) -> None:

@@ -136,7 +136,8 @@ class Context:
     #: a host whose name the c10d store client could not look up at all (the resolver
     #: failed, not merely one address family missing)
     unresolved: str | None = None
-    #: the peer address of a failed connect, where it is link-local (169.254.x.x, fe80::)
+    #: the peer address of a connect, failed or retried, where it is link-local (169.254.x.x,
+    #: fe80::)
     link_local_peer: str | None = None
     #: what nvidia-smi's table reads on the GPUs that hold a job's memory, two or more:
     #: ``"full"`` (every one at 90% or more), ``"idle"`` (every one at 5% or less), else ``None``

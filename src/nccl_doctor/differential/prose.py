@@ -401,13 +401,22 @@ PROSE_SYMPTOMS: tuple[ProseSymptom, ...] = (
     ProseSymptom(
         "power_loss",
         rx(
+            # the machine as the subject: powering off and rebooting are the hardware's own;
+            # restarting or resetting only said of the machine ("the server restarts" is as
+            # often an inference server's process)
             r"\b(?:system|machine|computer|pc|server|workstation|host|node|box)\s+"
             r"(?:\w+\s+)?(?:shuts? (?:itself )?(?:down|off)|shutting (?:itself )?(?:down|off)"
             r"|powers? (?:itself )?(?:off|down)|powered (?:itself )?(?:off|down)"
-            r"|turns? (?:itself )?off|turned (?:itself )?off|reboots|rebooted|restarts"
-            r"|restarted|resets)\b"
-            r"|\b(?:shut\w*|power\w*|turn\w*) (?:down |off )?(?:the |my |our )?(?:whole |entire )?"
-            r"(?:system|machine|computer|pc|server|workstation)(?: (?:down|off))?\b"
+            r"|turns? (?:itself )?off|turned (?:itself )?off|reboots|rebooted)\b"
+            r"|\b(?:system|machine|computer|pc|workstation|box)\s+(?:\w+\s+)?"
+            r"(?:restarts|restarted|resets)\b"
+            # the machine as the object ("is shutting down system", "powers the machine off");
+            # not "a powerful machine", nor "turned the server on"
+            r"|\b(?:shut(?:s|ting)?|power(?:s|ed|ing)?|turn(?:s|ed|ing)?) (?:down |off )"
+            r"(?:the |my |our )?(?:whole |entire )?"
+            r"(?:system|machine|computer|pc|server|workstation)\b"
+            r"|\b(?:shut(?:s|ting)?|power(?:s|ed|ing)?|turn(?:s|ed|ing)?) (?:the |my |our )?"
+            r"(?:whole |entire )?(?:system|machine|computer|pc|server|workstation) (?:down|off)\b"
             r"|自动关机|突然(?:关机|重启|断电)|直接(?:关机|重启|断电)"
         ),
         "the reporter says the whole machine powered off or restarted by itself under the job",
@@ -417,6 +426,8 @@ PROSE_SYMPTOMS: tuple[ProseSymptom, ...] = (
             r"\b(?:after|before|until|needs?|need to|had to|have to|must|requir\w*|tried|try)\b"
             r"[^.;\n]{0,20}\b(?:a |the )?(?:reboot|restart|power[- ]cycle)"
             r"|\b(?:install\w*|updat\w*|upgrad\w*)\b|\bdown the (?:process|job|training)\b"
+            # someone did it ("I shut down the server", "we rebooted the node")
+            r"|\b(?:I|we|you|they) (?:then |also |just )?(?:shut|power|turn|reboot|restart)\w*\b"
         ),
     ),
     ProseSymptom(
