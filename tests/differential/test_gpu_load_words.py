@@ -86,6 +86,8 @@ def test_gpus_said_idle(said: str) -> None:
         # the CPU's load, the GPU's memory, a progress bar: not what the GPU runs
         "CPU usage goes to 100% on the master node.",
         "GPU memory usage is 100% on both cards.",
+        "Disk usage 100% on the node, the checkpoint write hangs.",
+        "The usage of the disk is 100% while it hangs.",
         "Loading checkpoint shards: 100% 4/4",
         "GPU utilization is around 10% to 50%.",
         # both at once (some GPUs busy, some idle): neither

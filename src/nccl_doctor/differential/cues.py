@@ -89,14 +89,14 @@ _TOGGLE = (
 _OUTCOME = r"\b(?:hangs?|hung|stuck|freez\w*|waiting|deadlock\w*|works?|worked|fine|ok|okay)\b"
 
 #: The GPUs' load as nvidia-smi shows it ("GPU-Util", "gpu utilization", "the cards' usage",
-#: Chinese 利用率/占用率); not the CPU's or the memory's, and a gap beside it crosses no word
-#: of theirs.
+#: Chinese 利用率/占用率); not the CPU's, the memory's, a disk's or the network's, and a gap
+#: beside it crosses no word of theirs.
 _GPU_LOAD = (
-    r"(?<!memory )(?<!mem )(?<!cpu )"
+    r"(?<!memory )(?<!mem )(?<!cpu )(?<!disk )(?<!swap )(?<!ram )(?<!network )"
     r"(?:\b(?:gpu[- ]?util\w*|volatile[- ]util\w*|utili[sz]ation|utility|util|usage|load)(?![a-z])"
     r"|利用率|占用率)"
 )
-_NO_CPU = r"(?:(?!cpu|memory)[^.;\n])"
+_NO_CPU = r"(?:(?!cpu|memory|disk|swap|\bram\b|network)[^.;\n])"
 #: The waiting GPUs read full (90-100%).
 _FULL = r"(?<![\d.])(?:100|9\d)(?:\.\d+)? ?%"
 #: The waiting GPUs read empty (0%).
