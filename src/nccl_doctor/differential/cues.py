@@ -19,6 +19,7 @@ from nccl_doctor.differential.prose import (
     NUM,
     NVLINK_UNUSED,
     ONE_GPU_DOES_ALL,
+    UPDATE_WORDS,
     rx,
 )
 from nccl_doctor.facts.base import Cite
@@ -48,7 +49,7 @@ def _cue(pattern: str, unless: LazyPattern[str] | None = None) -> Cue:
 #: two GPUs hang"; "it hangs with nccl, gloo is fine").
 _WORKS = rx(r"\b(?:works?|worked|working|fine|ok|okay|normal\w*|no problems?|succeed\w*|runs)\b")
 #: The reboot a driver's installation asks for ("had to reboot after updating the driver").
-_UPDATE = rx(r"\b(?:install\w*|updat\w*|upgrad\w*)\b")
+_UPDATE = rx(UPDATE_WORDS)
 
 #: Work a rank does on its own path (rank_branch): evaluating, saving, running, ...
 _WORK = (
@@ -101,6 +102,13 @@ _NO_CPU = r"(?:(?!cpu|memory|disk|swap|\bram\b|network)[^.;\n])"
 _FULL = r"(?<![\d.])(?:100|9\d)(?:\.\d+)? ?%"
 #: The waiting GPUs read empty (0%).
 _EMPTY = r"(?<![\d.])0(?:\.0+)? ?%"
+
+
+def _load_reads(value: str) -> str:
+    """The GPUs' load said to read ``value`` (:data:`_FULL`, :data:`_EMPTY`), the number after
+    the words or before them."""
+    return rf"{_GPU_LOAD}{_NO_CPU}{{0,40}}?{value}|{value}{_NO_CPU}{{0,30}}?{_GPU_LOAD}"
+
 
 #: Discriminating sentences: name -> the words. Read by :func:`cues_of`. A gap between a
 #: cue's words stays inside one sentence (a prose line can hold a paragraph).
@@ -194,7 +202,7 @@ CUES: dict[str, Cue] = {
         r"|\bnvidia-smi\b[^.;\n]{0,20}\bnormal(?:ly)?\b",
         unless=rx(
             r"\b(?:until|before|used to|anymore|no longer|stopped|initially|at first|after a while"
-            r"|then|now)\b|\b(?:install\w*|updat\w*|upgrad\w*|reboot\w*)\b"
+            rf"|then|now)\b|\breboot\w*\b|{UPDATE_WORDS}"
         ),
     ),
     # the containers are Kubernetes pods: each pod's address is routable across the cluster
@@ -413,20 +421,20 @@ CUES: dict[str, Cue] = {
     # long as it waits, tests/fixtures/captured/spin-h100) ("GPU utilization stays at 100%",
     # "GPUs at 100% but nothing moves"); not the CPU's load
     "gpus_full": _cue(
-        rf"{_GPU_LOAD}{_NO_CPU}{{0,40}}?{_FULL}|{_FULL}{_NO_CPU}{{0,30}}?{_GPU_LOAD}"
-        r"|\b(?:gpus?|cards?)\b[^.;\n]{0,30}\bfully (?:occupied|utili[sz]ed|loaded|busy)\b",
-        unless=rx(rf"{_EMPTY}{_NO_CPU}{{0,30}}?{_GPU_LOAD}|{_GPU_LOAD}{_NO_CPU}{{0,40}}?{_EMPTY}"),
+        _load_reads(_FULL)
+        + r"|\b(?:gpus?|cards?)\b[^.;\n]{0,30}\bfully (?:occupied|utili[sz]ed|loaded|busy)\b",
+        unless=rx(_load_reads(_EMPTY)),
     ),
     # the stuck job's GPUs read empty: no kernel runs, its ranks wait on the host (the store,
     # the bootstrap, connection set-up, the job's own code) (measured: a rank blocked in the
     # c10d store reads 0%, tests/fixtures/captured/spin-h100) ("GPU usage drops to 0%",
     # "the GPUs sit idle")
     "gpus_idle": _cue(
-        rf"{_GPU_LOAD}{_NO_CPU}{{0,40}}?{_EMPTY}|{_EMPTY}{_NO_CPU}{{0,30}}?{_GPU_LOAD}"
-        rf"|{_GPU_LOAD} (?:drops?|dropped|goes|went|fell|falls) (?:down )?to (?:zero|0)\b"
+        _load_reads(_EMPTY)
+        + rf"|{_GPU_LOAD} (?:drops?|dropped|goes|went|fell|falls) (?:down )?to (?:zero|0)\b"
         r"|\b(?:gpus?|cards?) (?:are|were|is|was|go|went|sits?|sat|stays?|stayed) "
         r"(?:all |completely )?idle\b",
-        unless=rx(rf"{_FULL}{_NO_CPU}{{0,30}}?{_GPU_LOAD}|{_GPU_LOAD}{_NO_CPU}{{0,40}}?{_FULL}"),
+        unless=rx(_load_reads(_FULL)),
     ),
     # the whole machine freezes, not just the job: hardware or driver
     # ("the machine freezes", "system completely hangs"; not "a machine with 4 GPUs hangs",

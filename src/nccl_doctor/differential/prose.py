@@ -109,6 +109,9 @@ def _says_failure(text: str, match: re.Match[str]) -> bool:
 
 
 #: Not right after a negation ("not an inter-node job", "never ran multi-node").
+#: Installing, updating or upgrading something: a reboot it asks for, or how things were
+#: before it, is no symptom of now.
+UPDATE_WORDS = r"\b(?:install\w*|updat\w*|upgrad\w*)\b"
 NOT_SAID = r"(?<!not )(?<!not a )(?<!not an )(?<!never )(?<!never ran )(?<!no )(?<!without )"
 
 #: The reporter says it fails, in any words; the last resort of :data:`PROSE_SYMPTOMS`.
@@ -425,7 +428,7 @@ PROSE_SYMPTOMS: tuple[ProseSymptom, ...] = (
         unless=rx(
             r"\b(?:after|before|until|needs?|need to|had to|have to|must|requir\w*|tried|try)\b"
             r"[^.;\n]{0,20}\b(?:a |the )?(?:reboot|restart|power[- ]cycle)"
-            r"|\b(?:install\w*|updat\w*|upgrad\w*)\b|\bdown the (?:process|job|training)\b"
+            rf"|{UPDATE_WORDS}|\bdown the (?:process|job|training)\b"
             # someone did it ("I shut down the server", "we rebooted the node")
             r"|\b(?:I|we|you|they) (?:then |also |just )?(?:shut|power|turn|reboot|restart)\w*\b"
         ),
