@@ -45,7 +45,7 @@ from __future__ import annotations
 from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.gpu import Gpu, MigDevice
 from nccl_doctor.facts.host import EnvVar
-from nccl_doctor.facts.store import Facts
+from nccl_doctor.facts.store import Facts, Hit
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.base import Rule
 from nccl_doctor.rules.gpu._common import distributed, gpu_key, gpu_name, job_failed, unique_gpus
@@ -82,10 +82,7 @@ def check(facts: Facts) -> list[Finding]:
     if gpus or devices or env:
         dist = distributed(facts)
         failed = job_failed(facts)
-        # on a node whose listed GPUs are not all MIG, a process may enumerate a whole GPU:
-        # the device-count failure is then no evidence of MIG's enumeration
-        whole = any(g.mig_mode is False for g in listed)
-        enumeration = [] if whole else facts.seen(MIG_ENUMERATION)
+        enumeration = _enumeration(facts, listed)
         if enumeration:
             # the failure is the mechanism itself: a process enumerates one MIG instance
             machine = any(not h.prose for h in enumeration)
@@ -142,6 +139,15 @@ def check(facts: Facts) -> list[Finding]:
     return findings or _named_slices(facts) or _said_in_use(facts)
 
 
+def _enumeration(facts: Facts, listed: list[Gpu]) -> tuple[Hit, ...]:
+    """CUDA's device-count failure ('invalid device ordinal'...), where it can be MIG's
+    enumeration: not on a node with a listed GPU whose MIG is off (a process may enumerate
+    that whole GPU)."""
+    if any(g.mig_mode is False for g in listed):
+        return ()
+    return facts.seen(MIG_ENUMERATION)
+
+
 #: The way to keep MIG: one instance a process, one rank an instance.
 _ONE_EACH = (
     "Give each process exactly one MIG instance: CUDA_VISIBLE_DEVICES=MIG-<uuid> "
@@ -174,8 +180,8 @@ def _said_in_use(facts: Facts) -> list[Finding]:
     device-count failure is in the output: the failure is MIG's enumeration (unless a listed
     GPU has MIG off, whose whole device a process may use)."""
     said = facts.seen(MIG_IN_USE)
-    failed = [h for h in facts.seen(MIG_ENUMERATION) if not h.prose]
-    if not said or not failed or any(g.mig_mode is False for g in unique_gpus(facts)):
+    failed = [h for h in _enumeration(facts, unique_gpus(facts)) if not h.prose]
+    if not said or not failed:
         return []
     return [
         RULE.finding(

@@ -291,7 +291,6 @@ def _from_launch_env(facts: Facts) -> Finding | None:
     llamafactory-cli and ms-swift turn into torchrun's flags) that sets no NODE_RANK: the
     launcher's node rank defaults to 0 on every node. A RANK set instead is the variable
     these launchers do not read for it (llamafactory-cli read RANK before 0.9.1)."""
-    launchers = {(h.cite.source, h.cite.line) for h in facts.seen(ENV_LAUNCHER)}
     variables = facts.of(EnvVar)
     # (a NODE_RANK exported or set anywhere, or a --node_rank, may reach the launch)
     said = {v.name for v in variables} | {v.name for v in facts.of(ShellVariable)}
@@ -299,6 +298,7 @@ def _from_launch_env(facts: Facts) -> Finding | None:
         return None
     if facts.saw(NODE_RANK):
         return None
+    launchers = {(h.cite.source, h.cite.line) for h in facts.seen(ENV_LAUNCHER)}
     lines: dict[tuple[str, int], dict[str, EnvVar]] = {}
     for var in variables:
         if var.form == "inline" and (var.cite.source, var.cite.line) in launchers:
