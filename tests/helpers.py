@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
+from nccl_doctor.differential.cues import CUES
 from nccl_doctor.evidence import source
 from nccl_doctor.evidence.lines import Line, lines_of
 from nccl_doctor.facts.base import Fact
@@ -93,6 +94,13 @@ def diagnose_text(tmp_path: Path, text: str) -> Report:
 def critical_ids(report: Report) -> list[str]:
     """The ids of the report's critical findings, in order."""
     return [f.id for f in report.findings if f.severity.value == "critical"]
+
+
+def cue_says(name: str, text: str) -> bool:
+    """Whether one line ``text`` says the differential's cue ``name``: its words, and none of
+    the words beside which it does not count."""
+    cue = CUES[name]
+    return bool(cue.pattern.search(text)) and cue.said_in(text)
 
 
 def ranked_without_critical(tmp_path: Path, text: str) -> list[str]:

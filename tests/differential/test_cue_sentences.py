@@ -2,40 +2,35 @@
 
 from __future__ import annotations
 
-from nccl_doctor.differential.cues import CUES
-
-
-def _says(name: str, text: str) -> bool:
-    cue = CUES[name]
-    return bool(cue.pattern.search(text)) and cue.said_in(text)
+from tests.helpers import cue_says
 
 
 def test_works_with_gloo_is_read_in_its_sentence() -> None:
-    assert _says("nccl_only", "The same script works fine with gloo on these nodes.")
-    assert not _says(
+    assert cue_says("nccl_only", "The same script works fine with gloo on these nodes.")
+    assert not cue_says(
         "nccl_only",
         "I restarted twice and nothing works. With gloo the job fails with the same error.",
     )
 
 
 def test_a_node_that_never_joins_is_read_in_its_sentence() -> None:
-    assert _says("startup_hang", "The second node never joined, rank 0 waits.")
-    assert not _says(
+    assert cue_says("startup_hang", "The second node never joined, rank 0 waits.")
+    assert not cue_says(
         "startup_hang",
         "Out of host memory on the worker. Tensorboard never connects.",
     )
 
 
 def test_a_call_s_own_dots_do_not_end_the_loopback_sentence() -> None:
-    assert _says(
+    assert cue_says(
         "loopback_host", "socket.gethostbyname(socket.gethostname()) returns 127.0.1.1 on that host"
     )
 
 
 def test_another_process_on_the_same_gpu_is_another_job_and_the_jobs_own_are_not() -> None:
     said = "Mixtral with TP hangs indefinitely if another process uses the same GPU with ONNX"
-    assert _says("other_job_same_gpus", said)
-    assert _says("other_job_same_gpus", "An other model was loaded on one of the GPUs we use.")
+    assert cue_says("other_job_same_gpus", said)
+    assert cue_says("other_job_same_gpus", "An other model was loaded on one of the GPUs we use.")
     # two of the job's own ranks on one GPU are a duplicate GPU, not another job
-    assert not _says("other_job_same_gpus", "Both processes end up on the same GPU 0.")
-    assert not _says("other_job_same_gpus", "There is no other process on the same GPUs.")
+    assert not cue_says("other_job_same_gpus", "Both processes end up on the same GPU 0.")
+    assert not cue_says("other_job_same_gpus", "There is no other process on the same GPUs.")

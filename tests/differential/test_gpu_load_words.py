@@ -18,18 +18,12 @@ from pathlib import Path
 import pytest
 
 from nccl_doctor.differential.context import context_of
-from nccl_doctor.differential.cues import CUES
 from nccl_doctor.evidence.reader import read_paths
 from nccl_doctor.facts.gpu import Gpu
 from nccl_doctor.pipeline import facts_of
-from tests.helpers import ranked_without_critical
+from tests.helpers import cue_says, ranked_without_critical
 
 _CAPTURE = Path(__file__).parents[1] / "fixtures" / "captured" / "spin-h100"
-
-
-def _says(name: str, text: str) -> bool:
-    cue = CUES[name]
-    return bool(cue.pattern.search(text)) and cue.said_in(text)
 
 
 def test_the_capture_reads_full_inside_a_collective_and_empty_in_the_store() -> None:
@@ -62,8 +56,8 @@ def test_nvidia_smi_s_own_table_mid_wait_reads_the_same(mode: str, load: int) ->
     ],
 )
 def test_gpus_said_full(said: str) -> None:
-    assert _says("gpus_full", said)
-    assert not _says("gpus_idle", said)
+    assert cue_says("gpus_full", said)
+    assert not cue_says("gpus_idle", said)
 
 
 @pytest.mark.parametrize(
@@ -76,8 +70,8 @@ def test_gpus_said_full(said: str) -> None:
     ],
 )
 def test_gpus_said_idle(said: str) -> None:
-    assert _says("gpus_idle", said)
-    assert not _says("gpus_full", said)
+    assert cue_says("gpus_idle", said)
+    assert not cue_says("gpus_full", said)
 
 
 @pytest.mark.parametrize(
@@ -95,8 +89,8 @@ def test_gpus_said_idle(said: str) -> None:
     ],
 )
 def test_other_loads_are_neither(said: str) -> None:
-    assert not _says("gpus_full", said)
-    assert not _says("gpus_idle", said)
+    assert not cue_says("gpus_full", said)
+    assert not cue_says("gpus_idle", said)
 
 
 _HANG = "DDP training with 4 GPUs hangs, no error message, the log just stops.\n"

@@ -15,13 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from nccl_doctor.differential.cues import CUES
-from tests.helpers import ranked_without_critical
-
-
-def _says(text: str) -> bool:
-    cue = CUES["smi_works"]
-    return bool(cue.pattern.search(text)) and cue.said_in(text)
+from tests.helpers import cue_says, ranked_without_critical
 
 
 @pytest.mark.parametrize(
@@ -35,7 +29,7 @@ def _says(text: str) -> bool:
     ],
 )
 def test_smi_said_to_work(said: str) -> None:
-    assert _says(said)
+    assert cue_says("smi_works", said)
 
 
 @pytest.mark.parametrize(
@@ -49,7 +43,7 @@ def test_smi_said_to_work(said: str) -> None:
     ],
 )
 def test_smi_not_said_to_work_now(said: str) -> None:
-    assert not _says(said)
+    assert not cue_says("smi_works", said)
 
 
 _NO_CUDA = (
