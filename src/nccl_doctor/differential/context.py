@@ -51,9 +51,10 @@ from nccl_doctor.knowledge.nccl_versions import MIN_NCCL_FOR_GPU, compare_versio
 from nccl_doctor.knowledge.topics import steered
 from nccl_doctor.knowledge.units import to_mib
 from nccl_doctor.knowledge.workarounds import is_switch, mask_of, path_off
+from nccl_doctor.knowledge.xid import xid_info
 from nccl_doctor.signs.cuda import SYMMETRIC_MEMORY
-from nccl_doctor.signs.gpu import CONSUMER_BOARD, NVLINK_BOARD, SHARING_LAYER
-from nccl_doctor.signs.host import SHM_SIZE_SHOWN
+from nccl_doctor.signs.gpu import CONSUMER_BOARD, NVLINK_BOARD, SHARING_LAYER, XID_SAID
+from nccl_doctor.signs.host import SHM_SIZE_SAID, SHM_SIZE_SHOWN
 from nccl_doctor.signs.launch import GLOO_BACKEND, NCCL_NAMED
 from nccl_doctor.signs.nccl import CONTAINER_SHM, CONTAINER_START, NEW_GPUS, P2P_PLATFORM
 from nccl_doctor.signs.net import HOST_NETWORK, LINK_LOCAL_PEER
@@ -128,6 +129,8 @@ class Context:
     connected: bool = False
     #: the reporter's discriminating sentences (:data:`.cues.CUES`), by cue name
     said: dict[str, Cite] = field(default_factory=dict)
+    #: the catalogue ids of the Xids the evidence names by number (the Xid table's reading)
+    xid_ids: frozenset[str] = frozenset()
     #: IB completion statuses (ibv_wc_status) the evidence shows
     ib_status: frozenset[int] = frozenset()
     roce: bool = False
@@ -226,6 +229,7 @@ def context_of(facts: Facts) -> Context:
         container = True
     shm = [s.size_mib for s in facts.of(ShmInfo) if s.size_mib is not None]
     shm += [size for h in facts.seen(SHM_SIZE_SHOWN) if (size := _shm_mib(h))]
+    shm += [size for h in facts.seen(SHM_SIZE_SAID) if (size := _shm_said_mib(h))]
     local = nccl_local_ranks(facts)
     span = span_of(facts)
     nodes = span.count if span.machine else None
@@ -302,6 +306,11 @@ def context_of(facts: Facts) -> Context:
             for s in settings_that_did_not_help(facts)
             if path_off(s.name, s.value or None) and _env(facts, s.name) is None
         ),
+        xid_ids=frozenset(
+            info.diagnosis_id
+            for h in facts.seen(XID_SAID)
+            if (info := xid_info(h.match["code"])) is not None and info.severity != "info"
+        ),
         ib_status=frozenset(w.ib_status for w in facts.of(NcclWarn) if w.ib_status is not None),
         roce=any((n.net or "") == "RoCE" for n in nets)
         or any((dev[2] or "").lower() == "roce" for n in nets for dev in n.ib_devices)
@@ -356,6 +365,20 @@ def _shm_mib(hit: Hit) -> int | None:
         size = to_mib(float(m["size"]), f"{m['unit']}iB")
     else:  # (the sign's groups hold digits only: one of the three matched)
         size = to_mib(float(m["bytes"] or m["shm_bytes"]), "bytes")
+    return int(size) if size is not None else None
+
+
+#: Docker's /dev/shm where the container is started without --shm-size or --ipc=host, in MiB
+DOCKER_SHM_MIB = 64
+
+
+def _shm_said_mib(hit: Hit) -> int | None:
+    """The size of /dev/shm the reporter gives, in MiB: Docker's default where they say the
+    container was started without sizing it."""
+    m = hit.match
+    if m["unsized"] is not None:
+        return DOCKER_SHM_MIB
+    size = to_mib(float(m["size"]), f"{m['unit']}iB")
     return int(size) if size is not None else None
 
 

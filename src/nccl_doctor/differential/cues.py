@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 from nccl_doctor.differential.prose import (
     FLAGS,
+    GPU_THROTTLED,
+    NO_GPU_SEEN,
     NOT_SAID,
     NUM,
     NVLINK_UNUSED,
@@ -102,6 +104,11 @@ _NO_CPU = r"(?:(?!cpu|memory|disk|swap|\bram\b|network)[^.;\n])"
 _FULL = r"(?<![\d.])(?:100|9\d)(?:\.\d+)? ?%"
 #: The waiting GPUs read empty (0%).
 _EMPTY = r"(?<![\d.])0(?:\.0+)? ?%"
+
+
+#: A launcher that starts one worker per GPU itself, and torch.multiprocessing's spawn.
+_LAUNCHER = r"(?:torchrun|torch\.distributed\.(?:run|launch)|accelerate launch|deepspeed)"
+_SPAWN = r"(?:mp|multiprocessing)\.spawn\b"
 
 
 def _load_reads(value: str) -> str:
@@ -205,6 +212,10 @@ CUES: dict[str, Cue] = {
             rf"|then|now)\b|\breboot\w*\b|{UPDATE_WORDS}"
         ),
     ),
+    # the process sees no GPU at all ("device_count() returns 0", "torch sees no GPU", "no GPU
+    # found", "nvidia-smi: command not found"): no device node or driver library reached it,
+    # where a wrong index or CUDA_VISIBLE_DEVICES leaves it the others
+    "no_gpu_seen": _cue(NO_GPU_SEEN),
     # the containers are Kubernetes pods: each pod's address is routable across the cluster
     # (its network plugin gives a flat network), unlike a Docker bridge address
     "kubernetes": _cue(
@@ -222,6 +233,7 @@ CUES: dict[str, Cue] = {
         # (not "this is not an inter-node job", "we never ran multi-node")
         rf"{NOT_SAID}\b(?:multi|inter)[- ]?node\b"
         rf"|{NOT_SAID}\b(?:multiple|several|two|\d+) (?:\w+ )?(?:nodes|hosts|machines)\b"
+        rf"|{NOT_SAID}\bmore than (?:one|1) (?:node|host|machine|server)\b"
         r"|\b(?:num[_-]?nodes|nnodes)\s*(?:>=?|=)\s*[2-9]|\bacross (?:the )?nodes\b"
         r"|\b(?:the )?(?:second|both) (?:nodes?|machines?|hosts?)\b"
         # Chinese: multi-machine, several machines, multi-node
@@ -274,6 +286,83 @@ CUES: dict[str, Cue] = {
         r"\bnccl\b[^.!?;\n]{0,20}\bversions? (?:mismatch|differ\w*|inconsisten\w*)"
         r"|\b(?:mismatch\w*|different) (?:nccl )?versions? of nccl\b"
         r"|\bdifferent nccl versions?\b"
+    ),
+    # an NCCL setting carried in from elsewhere: a shell profile, nccl.conf, an image or a
+    # cluster it was written for ("NCCL_IB_HCA=mlx5_5 exported in our .bashrc from an old
+    # cluster"): it names devices or paths this machine may not have
+    "inherited_setting": _cue(
+        r"\b(?:TORCH_)?NCCL_[A-Z0-9_]{2,40}\b[^.;\n]{0,80}(?:\.bashrc|\.profile|\.bash_profile"
+        r"|nccl\.conf|\b(?:from|for) (?:an? |the |our |my )?(?:old|older|previous|other|another"
+        r"|different) (?:cluster|machine|node|server|system|setup|image|environment)\b"
+        r"|\bleft ?over\b)"
+        r"|(?:\.bashrc|\.bash_profile|nccl\.conf)\b[^.;\n]{0,60}\b(?:TORCH_)?NCCL_[A-Z0-9_]{2,40}"
+    ),
+    # the RDMA adapters may pin only a little memory: ulimit -l (memlock) below what the queue
+    # pairs and registered buffers need ("ulimit -l is 64", "max locked memory 65536")
+    "memlock_small": _cue(
+        # (not "--ulimit memlock=-1": -1 is unlimited)
+        r"\bulimit -l\b[^.;\n\d-]{0,20}\b\d{1,6}\b(?! ?(?:G|GB))"
+        r"|\bmemlock\b[^.;\n\d-]{0,30}\b\d{1,6}\b(?! ?(?:G|GB))"
+        r"|\bmax locked memory\s+\(kbytes, -l\)\s+\d{1,6}\b"
+    ),
+    # the NVSwitch fabric's manager named: it must run, at the driver's own version, before
+    # CUDA starts on an HGX board (802, "system not yet initialized")
+    "fabric_manager_said": _cue(
+        r"\b(?:nvidia-)?fabric ?manager\b|\bnv-fabricmanager\b",
+        # (not one said to run: "is running fine", "State: Completed, Status: Success")
+        unless=rx(r"\b(?:running|active)\b|\bStatus: Success\b"),
+    ),
+    # the job works on the host's network, not the pods' or the containers' own ("with
+    # hostNetwork: true it works", "--network=host fixed it"): the overlay's addresses or
+    # interfaces are what NCCL and the store could not use
+    "host_network_fixes": _cue(
+        r"\b(?:hostNetwork:? ?true|--net(?:work)?[= ]host|host network(?:ing)?)\b[^.;\n]{0,40}"
+        r"\b(?:works?|worked|fix\w*|solv\w*|resolv\w*|fine)\b"
+        r"|\b(?:works?|worked|fix\w*|solv\w*|fine)\b[^.;\n]{0,40}"
+        r"\b(?:hostNetwork:? ?true|--net(?:work)?[= ]host|host network(?:ing)?)"
+    ),
+    # not every node joined: the others wait in the rendezvous ("only one of the two nodes
+    # started", "waits at rendezvous forever")
+    "rendezvous_wait": _cue(
+        r"\b(?:wait\w*|stuck|hangs?|hung|blocked)\b[^.;\n]{0,15}\b(?:at|in|on|for) (?:the )?"
+        r"rendezvous\b"
+        r"|\bonly (?:one|\d+) of the (?:two |\d+ )?(?:nodes|machines|hosts)\b[^.;\n]{0,20}"
+        r"\b(?:started|joined|came up|is running|connected)\b"
+    ),
+    # one node's software changed and the other's not ("after upgrading PyTorch on only one
+    # of the two nodes"): the nodes now run different builds
+    "one_node_changed": _cue(
+        rf"{UPDATE_WORDS}[^.;\n]{{0,40}}\bon (?:only )?one of the (?:two |\d+ )?"
+        r"(?:nodes|machines|hosts|servers)\b"
+        r"|\bonly (?:on )?one (?:of the )?(?:nodes?|machines?|hosts?)\b[^.;\n]{0,30}"
+        rf"(?:was |were |got )?{UPDATE_WORDS}"
+    ),
+    # the GPUs' clocks held down by heat or a power cap (prose.GPU_THROTTLED)
+    "gpu_throttled": _cue(GPU_THROTTLED),
+    # a GPU's PCIe link trained below its width or generation ("x4 instead of x16", "Gen1
+    # instead of Gen4", "the link downgraded")
+    "pcie_downtrained": _cue(
+        r"\bx(?:1|2|4|8)\b[^.;\n]{0,40}\b(?:instead of|rather than|not|vs\.?|expected|should be"
+        r"|out of)\b[^.;\n]{0,10}\bx(?:8|16)\b"
+        r"|\bGen ?[1-3]\b[^.;\n]{0,40}\b(?:instead of|rather than|not|vs\.?|expected|should be)\b"
+        r"[^.;\n]{0,10}\bGen ?[3-6]\b"
+        r"|\b(?:PCIe|link)\b[^.;\n]{0,30}\b(?:downgraded|downtrained|degraded|down-trained)\b"
+    ),
+    # a launcher that starts a worker per GPU around a script that spawns its own ("torchrun
+    # ... and inside the script mp.spawn"): each worker starts a world of its own; not one
+    # launcher swapped for the other ("replaced mp.spawn with torchrun")
+    "nested_launch": _cue(
+        rf"\b{_LAUNCHER}\b[^\n]{{0,120}}\b{_SPAWN}|\b{_SPAWN}[^\n]{{0,120}}\b{_LAUNCHER}\b",
+        unless=rx(r"\b(?:instead|replac\w*|switch\w*|rather than|migrat\w*|moved?|convert\w*)\b"),
+    ),
+    # an RDMA port said down, polling (no link partner) or flapping, in ibstat's words or the
+    # reporter's ("State: Down", "Physical state: Polling", "the IB link flaps")
+    "ib_port_down": _cue(
+        r"\b(?:port |physical |link )?state:\s*(?:Down|Polling|Disabled)\b"
+        # (not ip's "qdisc mq state DOWN mode DEFAULT": an Ethernet interface's)
+        r"|\b(?:port|physical|link) state (?:is |was )?(?:Down|Polling|Disabled)\b"
+        r"|\b(?:IB |InfiniBand |RoCE |HCA )?(?:link|port)s? (?:keeps? )?flapp\w*"
+        r"|\bflapp\w* (?:IB |InfiniBand |RoCE )?(?:links?|ports?)\b|\blink[ -]flaps?\b"
     ),
     # a verbs call named as failing: RDMA set-up (memory registration, queue pairs)
     "verbs_call": _cue(r"\bibv_(?:reg_mr|modify_qp|create_qp|create_cq|open_device|alloc_pd)\w*"),

@@ -69,7 +69,9 @@ NUM = r"\d{1,3}(?:\.\d{1,3}){1,2}"
 #: What, said just before a failure word, says there was none ("no errors", "did not crash",
 #: "0 files failed", "without any error").
 _NONE_BEFORE = rx(
-    r"(?:\bno|\bnot|n't|\bnever|\bwithout(?: any)?|\b0|\bzero|\bnone of the|\bnothing)"
+    r"(?:\bno|\bnot|n't|\bnever|\bwithout(?: any)?|\bzero|\bnone of the|\bnothing"
+    # a count of none ("0 stalls"), not an index ("process 0 waits forever", "GPU 0 hangs")
+    r"|(?<!process )(?<!rank )(?<!gpu )(?<!node )(?<!device )(?<!worker )(?<!card )\b0)"
     r" (?:[\w-]{1,30} )?$"
 )
 #: An error that is a measure, not a failure ("validation error 0.087", "word error rate").
@@ -112,6 +114,26 @@ def _says_failure(text: str, match: re.Match[str]) -> bool:
 #: Installing, updating or upgrading something: a reboot it asks for, or how things were
 #: before it, is no symptom of now.
 UPDATE_WORDS = r"\b(?:install\w*|updat\w*|upgrad\w*)\b"
+#: The GPUs' clocks held down: throttled by heat or a power cap, in nvidia-smi's words ("HW
+#: Slowdown", "SW Power Cap") or the reporter's ("the clocks drop to 800 MHz").
+GPU_THROTTLED = (
+    r"\b(?:GPU |clock |thermal |power )?throttl(?:ed|es|ing)\b"
+    # (not nvidia-smi -q's "HW Slowdown                 : Not Active")
+    r"|\b(?:HW|SW) (?:Thermal |Power Brake )?(?:Slowdown|Power Cap)\b"
+    r"(?![ \t]{0,40}:?[ \t]{0,4}Not Active)"
+    r"|\bthermal slowdown\b|\bclocks? (?:drops?|dropped|falls?|fell|go(?:es)? down)\b"
+)
+#: The process sees no GPU at all: CUDA counts none ("device_count() returns 0", "torch sees no
+#: GPU", "no CUDA devices found") or nvidia-smi is not there (a container without the driver).
+NO_GPU_SEEN = (
+    r"\bdevice_count\(\)\s*(?:shows|returns|gives|reports|is|=|==)\s*(?:0|zero)\b"
+    r"|\b(?:sees?|detects?|finds?|recogni[sz]es?|shows?|lists?|reports?) (?:no|zero|0) "
+    r"(?:(?:CUDA |NVIDIA )?GPUs?|(?:CUDA|NVIDIA|CUDA-capable) devices?)\b"
+    # (not "no device found" alone: NCCL says that of a network device)
+    r"|\bno (?:(?:CUDA |NVIDIA )?GPUs?|(?:CUDA|NVIDIA|CUDA-capable) devices?) "
+    r"(?:(?:is|are|was|were) )?(?:found|detected|visible|available)\b"
+    r"|\bnvidia-smi\b[`'\":]{0,2} (?:is )?(?:not found|command not found|no such file)"
+)
 NOT_SAID = r"(?<!not )(?<!not a )(?<!not an )(?<!never )(?<!never ran )(?<!no )(?<!without )"
 
 #: The reporter says it fails, in any words; the last resort of :data:`PROSE_SYMPTOMS`.
@@ -286,7 +308,7 @@ PROSE_SYMPTOMS: tuple[ProseSymptom, ...] = (
         "collective_timeout",
         rx(
             r"\b(?:DDP|NCCL|all_?reduce|all_?gather|reduce_scatter|broadcast|barrier|collective"
-            r"|training|job)\b.{0,40}(?<!not )(?<!n't )(?<!never )"
+            r"|training|jobs?)\b.{0,40}(?<!not )(?<!n't )(?<!never )"
             r"\b(?:times? ?out|timed ?out|timeout)\b"
         ),
         "the reporter says the job or a collective timed out",
@@ -298,6 +320,7 @@ PROSE_SYMPTOMS: tuple[ProseSymptom, ...] = (
             r"\bdevice_count\(\)\s*(?:shows|returns|gives|reports|is|=|==)\s*(?:only )?"
             r"(?:0|1|one|zero)\b"
             r"|\b(?:sees?|detects?|shows?|finds?|lists?) only (?:one|1|a single) (?:GPU|device)\b"
+            rf"|{NO_GPU_SEEN}"
         ),
         "the reporter says CUDA enumerates fewer GPUs than the machine has",
     ),
@@ -394,6 +417,8 @@ PROSE_SYMPTOMS: tuple[ProseSymptom, ...] = (
             r"extremely |really |so )?slow(?:er)?\b"
             # the GPUs talk over PCIe where NVLink should carry it
             rf"|{NVLINK_UNUSED}"
+            # the GPUs' clocks held down ("clocks drop to 800 MHz", "HW Slowdown Active")
+            rf"|{GPU_THROTTLED}"
         ),
         "the reporter says the job or a benchmark is slow (a bandwidth problem, no error), or "
         "that its GPUs' NVLink is down or unused",
@@ -460,8 +485,9 @@ PROSE_SYMPTOMS: tuple[ProseSymptom, ...] = (
             # it stops with nothing said ("when I try to train it just stops", "it just sits
             # there"); not "it just stops working", a failure
             r"|\bjust (?:stops|stopped|sits|sat)\b(?! working)|\b(?:sits|sat|sitting) there\b"
-            # Chinese: stuck, hung, no response
-            r"|卡住|卡死|挂起|无响应"
+            # Chinese: stuck, stuck at ("卡在初始化"; not a count of cards: "两张卡在同一台机器"),
+            # hung, no response
+            r"|卡住|卡死|挂起|无响应|(?<![\d张块个号多单双两三四五六七八九十几显这那该每])卡[在着]"
             # Japanese: hangs, freezes, (the processing) stops ("止まってしまいます")
             r"|ハング|フリーズ|固ま(?:る|って|った|り)|止ま(?:って|った|ったまま|る)"
         ),

@@ -92,3 +92,18 @@ SHM_SIZE_SHOWN = sign(
     r"|\"ShmSize\":\s*(?P<shm_bytes>\d{1,15})",
     "a tool printed the size of /dev/shm (df, Ray's warning, docker inspect)",
 )
+SHM_SIZE_SAID = sign(
+    "host.shm_size_said",
+    # the reporter gives the size in words ("df -h /dev/shm shows 64M", "the container's shm
+    # is only 64MB", "共享内存只有64M"), in M or G: a kernel's shared memory is counted in KB
+    # per block or per SM, never /dev/shm's
+    r"(?:/dev/shm|\bshm\b(?![-_]size)"
+    r"|\bshared[ -]memory\b(?! (?:per|of (?:the|each|a) (?:block|SM)))|共享内存)"
+    r"[^.;,\n\d]{0,30}?(?<![A-Za-z0-9_.])(?P<size>\d{1,5}(?:\.\d{1,2})?) ?(?P<unit>[MG])"
+    r"(?:i?B|i)?(?![\w/])"
+    # it was started without sizing it: Docker's default, 64 MB ("I did not pass --shm-size
+    # or --ipc=host", "without --shm-size")
+    r"|\b(?:without|no|not|didn'?t|forgot)\b[^.;\n]{0,30}?(?P<unsized>--shm-size|--ipc[= ]host)",
+    "the reporter gives the size of /dev/shm, or says the container was started without "
+    "--shm-size or --ipc=host (Docker's 64 MB)",
+)

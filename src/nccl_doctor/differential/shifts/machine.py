@@ -332,6 +332,15 @@ MACHINE: tuple[Shift, ...] = (
         lambda c: c.wsl,
         GPU_STACK,
     ),
+    # an error of no class from a job under WSL: its GPU stack (GPU paravirtualisation, no
+    # peer-to-peer, a VM's /dev/shm) fails NCCL's set-up in ways no message of its own names
+    Shift(
+        "driver.wsl",
+        6.0,
+        "runs under WSL, whose GPU stack lacks what NCCL expects (PCI sysfs, P2P, IPC)",
+        lambda c: c.wsl,
+        frozenset({"failure"}),
+    ),
     Shift(
         "host.resources",
         1.5,

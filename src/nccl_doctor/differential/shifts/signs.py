@@ -6,6 +6,8 @@ tried (one that made it work, a switch that changed nothing)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from nccl_doctor.differential.checks import NEXT_CHECK
 from nccl_doctor.differential.context import Context
 from nccl_doctor.differential.shifts.table import (
@@ -15,6 +17,12 @@ from nccl_doctor.differential.shifts.table import (
     setting_shift,
 )
 from nccl_doctor.knowledge.topics import ID_TOPICS
+
+
+def _xid_means(rule_id: str) -> Callable[[Context], bool]:
+    """Whether the evidence names an Xid the Xid table reads as ``rule_id``."""
+    return lambda c: rule_id in c.xid_ids
+
 
 SIGNS: tuple[Shift, ...] = (
     *(
@@ -76,6 +84,17 @@ SIGNS: tuple[Shift, ...] = (
             STALLS,
         )
         for i, f in (("gpu.lost", 5.0), ("gpu.xid", 2.0), ("app.hang", 0.3))
+    ),
+    # an Xid named by its number: the driver's own code says which fault (79: the GPU off the
+    # bus, 48/94/95: uncorrectable memory errors, 74: NVLink), whatever else the job printed
+    *(
+        Shift(
+            i,
+            6.0,
+            "the evidence names an Xid whose meaning is this fault (the driver's own code)",
+            _xid_means(i),
+        )
+        for i in ("gpu.lost", "gpu.ecc", "gpu.nvlink", "gpu.xid")
     ),
     Shift(
         "net.socket_interface",

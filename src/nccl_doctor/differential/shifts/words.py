@@ -130,6 +130,98 @@ WORDS: tuple[Shift, ...] = (
         "the same code works with gloo or on one GPU: NCCL's GPU-to-GPU path is at fault",
         lambda c: c.says("nccl_only"),
     ),
+    # a container that sees no GPU at all was given none: the runtime injects the device nodes
+    # and the driver's libraries (--gpus, the NVIDIA runtime); a wrong index leaves the others
+    *(
+        Shift(
+            i,
+            f,
+            "the container sees no GPU at all: its runtime gave it no device or driver library "
+            "(no --gpus, not the NVIDIA runtime)",
+            lambda c: c.container is True and c.says("no_gpu_seen"),
+            frozenset({"cuda_device", "cuda_driver", "cuda_init", "failure"}),
+        )
+        for i, f in (("driver.container", 4.0), ("cuda.device_visibility", 0.7))
+    ),
+    Shift(
+        "nccl.env",
+        6.0,
+        "an NCCL setting came from elsewhere (a shell profile, nccl.conf, another cluster): it "
+        "may name devices, interfaces or files this machine does not have",
+        lambda c: c.says("inherited_setting"),
+    ),
+    Shift(
+        "net.ib_config",
+        6.0,
+        "the reporter gives a small locked-memory limit (ulimit -l): the RDMA adapter cannot "
+        "pin the queue pairs and buffers NCCL registers",
+        lambda c: c.says("memlock_small"),
+    ),
+    Shift(
+        "gpu.fabric_manager",
+        8.0,
+        "the reporter names the fabric manager: on an NVSwitch board CUDA waits for it (802) "
+        "and it must match the driver's version",
+        lambda c: c.says("fabric_manager_said"),
+    ),
+    *(
+        Shift(
+            i,
+            f,
+            "the job works on the host's network, not on the pods' or containers' own: the "
+            "overlay's interfaces or addresses are what NCCL or the store could not use",
+            lambda c: c.says("host_network_fixes"),
+        )
+        for i, f in (("net.socket_interface", 5.0), ("net.unreachable", 2.0))
+    ),
+    Shift(
+        "launch.rendezvous",
+        6.0,
+        "the reporter says not every node joined, or the job waits in the rendezvous",
+        lambda c: c.says("rendezvous_wait"),
+    ),
+    Shift(
+        "nccl.version_mismatch",
+        5.0,
+        "the reporter changed the software of one node and not the others: they run different "
+        "builds",
+        lambda c: c.says("one_node_changed"),
+    ),
+    # what holds a job's GPUs back where nothing fails: their clocks, or a PCIe link trained
+    # below its width or generation (the peer and host copies over it run slower)
+    Shift(
+        "gpu.thermal_power",
+        6.0,
+        "the reporter says the GPUs' clocks are held down (throttled by heat or a power cap)",
+        lambda c: c.says("gpu_throttled"),
+        STALLS | {"slow", "slow_network"},
+    ),
+    Shift(
+        "gpu.pcie_degraded",
+        6.0,
+        "the reporter says a GPU's PCIe link runs below its width or generation",
+        lambda c: c.says("pcie_downtrained"),
+        STALLS | {"slow", "slow_network"},
+    ),
+    # two launchers nested: every worker the outer one starts spawns a world of its own, so
+    # more processes meet at the store than the world size (or each forms its own group)
+    Shift(
+        "launch.duplicate_launch",
+        15.0,
+        "the reporter runs a launcher (torchrun, deepspeed, accelerate) around a script that "
+        "spawns its own workers (mp.spawn): each worker starts a world of its own",
+        lambda c: c.says("nested_launch"),
+    ),
+    # a port of the fabric without a link: the rings and trees through it stall or fail, or
+    # NCCL leaves the HCA out and runs slower
+    Shift(
+        "net.ib_link",
+        6.0,
+        "the reporter says an IB/RoCE port is down, polling or flapping",
+        lambda c: c.says("ib_port_down"),
+        STALLS
+        | {"slow", "slow_network", "nccl_remote", "nccl_system", "rdma_completion", "failure"},
+    ),
     Shift(
         "nccl.host_identity",
         8.0,

@@ -1,0 +1,313 @@
+"""The classic presentations, told in a reporter's words with no log line of the failure.
+
+Each is a mechanism an expert reads from the words alone: a /dev/shm whose size is given
+(Docker's 64 MB where the container was started without --shm-size or --ipc=host); a container
+that sees no GPU at all (its runtime gave it none); a setting the job failed without until it
+was made; WSL under an unclassified failure; an RDMA port down, polling or flapping; a launcher
+around a script that spawns its own workers; clocks held down; a PCIe link trained below its
+width; an NCCL setting carried in from another machine; "stuck at" in Chinese. Each has the
+sentences that must leave it silent, and every diagnosis case runs the whole pipeline.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import critical_ids, cue_says, diagnose_text, ranked_without_critical
+
+
+def _top(tmp_path: Path, text: str, k: int = 3) -> list[str]:
+    return diagnose_text(tmp_path, text).top(k)
+
+
+# -- /dev/shm's size in words -------------------------------------------------------------
+
+_DOCKER_NCCL = (
+    "Running the training inside a docker container (docker run --gpus all) fails with an NCCL "
+    "error as soon as it uses 2 GPUs. "
+)
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "I did not pass --shm-size or --ipc=host.",
+        "df -h /dev/shm shows 64M.",
+        "the container's shm is only 64MB",
+        "容器的共享内存只有64M。",
+        "The pod's /dev/shm is the default 64Mi emptyDir.",
+    ],
+)
+def test_a_small_dev_shm_said_puts_shared_memory_first(tmp_path: Path, said: str) -> None:
+    assert _top(tmp_path, _DOCKER_NCCL + said)[0] == "nccl.shm"
+    # the words alone, with nothing said of /dev/shm, do not (a container's failure in words
+    # is as often something else)
+    assert _top(tmp_path, _DOCKER_NCCL)[0] != "nccl.shm"
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        # a size of 1 GiB and more weighs it down; a command line's --shm-size is the
+        # container-start reading's, not this one's (with --ipc=host it is not even the size)
+        "/dev/shm is 16G on the host.",
+        "docker run --ipc=host --shm-size=2gb image",
+        # a kernel's shared memory is CUDA's, per block
+        "shared memory per block: 48 KB",
+    ],
+)
+def test_a_large_or_unrelated_size_does_not_blame_shared_memory(tmp_path: Path, said: str) -> None:
+    assert _top(tmp_path, _DOCKER_NCCL + said)[0] != "nccl.shm"
+
+
+# -- a container that sees no GPU -------------------------------------------------------
+
+_NO_GPU = (
+    "Inside the container nvidia-smi is not found and torch sees no GPU, although the host has "
+    "8 GPUs and the nvidia-container-toolkit is installed."
+)
+
+
+def test_a_container_that_sees_no_gpu_was_given_none(tmp_path: Path) -> None:
+    ranked = ranked_without_critical(tmp_path, _NO_GPU)
+    assert ranked[0] == "driver.container"
+    assert cue_says("no_gpu_seen", "In the docker container torch.cuda.device_count() returns 0.")
+    assert cue_says("no_gpu_seen", "without --gpus pytorch reports zero GPUs")
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        # NCCL says "no device found" of a network device
+        "NCCL fails with no device found for NCCL_IB_HCA=mlx5_5",
+        "torch.cuda.device_count() returns 2 but I have 4 GPUs",
+        "nvidia-smi shows no processes running",
+    ],
+)
+def test_fewer_gpus_or_a_network_device_is_not_no_gpu(said: str) -> None:
+    assert not cue_says("no_gpu_seen", said)
+
+
+def test_outside_a_container_no_gpu_does_not_name_the_container(tmp_path: Path) -> None:
+    ranked = ranked_without_critical(tmp_path, "torch sees no GPU on my workstation.")
+    assert "driver.container" not in ranked[:1]
+
+
+# -- a setting it failed without --------------------------------------------------------
+
+
+def test_failing_until_a_setting_was_made_points_where_it_steers(tmp_path: Path) -> None:
+    said = "Our RoCE cluster fails with NCCL IB errors until we set NCCL_IB_GID_INDEX=3."
+    assert _top(tmp_path, said)[0] == "net.ib_config"
+    waited = "The job failed with an NCCL error; it waits until NCCL_TIMEOUT=1800 passes."
+    assert _top(tmp_path, waited)[0] != "net.ib_config"
+
+
+# -- WSL under a failure of no class ------------------------------------------------------
+
+
+def test_an_unclassified_failure_under_wsl_is_wsl(tmp_path: Path) -> None:
+    said = (
+        "Multi-GPU training on Windows 11 with WSL2 and two RTX 3090 fails with an NCCL error, "
+        "single GPU works."
+    )
+    assert _top(tmp_path, said)[0] == "driver.wsl"
+    native = said.replace("Windows 11 with WSL2", "Ubuntu 22.04")
+    assert "driver.wsl" not in _top(tmp_path, native)
+
+
+# -- an RDMA port without a link ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "ibstat on node 2 shows State: Down, Physical state: Polling on mlx5_1.",
+        "the IB link keeps flapping on one node",
+        "checking ibstatus showed the port state Down on mlx5_2",
+        "we saw flapping ports on the leaf switch",
+    ],
+)
+def test_a_port_said_down_points_at_the_link(tmp_path: Path, said: str) -> None:
+    assert cue_says("ib_port_down", said)
+    hang = "Two node training is very slow and then hangs; " + said
+    assert _top(tmp_path, hang)[0] == "net.ib_link"
+
+
+def test_jobs_that_time_out_across_a_port_said_down(tmp_path: Path) -> None:
+    # a plural subject is still the job timing out: the watchdog's stall
+    said = "Jobs crossing node-7 time out; ibstatus showed the port state Down on mlx5_2."
+    report = diagnose_text(tmp_path, said)
+    assert report.hypotheses[0].symptom.startswith("a collective timed out")
+    assert report.top(1) == ["net.ib_link"]
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "ibstat shows State: Active, Physical state: LinkUp on every port",
+        "2: eth1: <NO-CARRIER,BROADCAST,MULTICAST,UP> mtu 1500 qdisc mq state DOWN mode DEFAULT",
+        "we shut the port down for maintenance last week",
+    ],
+)
+def test_a_port_up_or_an_ethernet_state_is_not_said_down(said: str) -> None:
+    assert not cue_says("ib_port_down", said)
+
+
+# -- launchers nested -------------------------------------------------------------------
+
+
+def test_a_launcher_around_mp_spawn_is_a_double_launch(tmp_path: Path) -> None:
+    said = (
+        "We started the script with torchrun --nproc_per_node 8 and inside the script we also "
+        "call mp.spawn for 8 processes, now there are 64 processes and it hangs."
+    )
+    assert _top(tmp_path, said)[0] == "launch.duplicate_launch"
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "I replaced mp.spawn with torchrun and it still hangs.",
+        "We moved from torchrun to mp.spawn to launch 8 processes.",
+        "torchrun --nproc_per_node 8 train.py hangs at the first all_reduce.",
+    ],
+)
+def test_one_launcher_or_one_swapped_for_another_is_not_nested(said: str) -> None:
+    assert not cue_says("nested_launch", said)
+
+
+# -- clocks held down, a link trained narrow -----------------------------------------------
+
+
+def test_clocks_held_down_are_a_slow_job_of_heat_or_power(tmp_path: Path) -> None:
+    said = (
+        "GPU clocks drop to 800 MHz during training; nvidia-smi -q shows Clocks Throttle "
+        "Reasons: HW Slowdown Active, and the GPUs are at 88C."
+    )
+    assert _top(tmp_path, said)[0] == "gpu.thermal_power"
+    assert not critical_ids(diagnose_text(tmp_path, said))
+    assert not cue_says("gpu_throttled", "HW Slowdown : Not Active")
+    assert not cue_says("gpu_throttled", "        HW Slowdown                       : Not Active")
+
+
+def test_a_pcie_link_below_its_width_is_the_slow_node(tmp_path: Path) -> None:
+    said = (
+        "nvidia-smi -q shows Link Width Current x4 instead of x16 on GPU 1 and the job is much "
+        "slower on that node."
+    )
+    assert _top(tmp_path, said)[0] == "gpu.pcie_degraded"
+    assert not cue_says("pcie_downtrained", "the card runs at x16, Gen4, as expected")
+
+
+# -- a setting from elsewhere -----------------------------------------------------------
+
+
+def test_an_nccl_setting_from_another_cluster_is_the_setting(tmp_path: Path) -> None:
+    said = (
+        "We had NCCL_IB_HCA=mlx5_5 exported in our .bashrc from an old cluster; on the new "
+        "cluster NCCL fails with no device found."
+    )
+    assert _top(tmp_path, said)[0] == "nccl.env"
+    assert not cue_says("inherited_setting", "We set NCCL_IB_HCA=mlx5_0 for this cluster.")
+
+
+# -- stuck, in Chinese ------------------------------------------------------------------
+
+
+def test_stuck_at_in_chinese_is_a_hang(tmp_path: Path) -> None:
+    said = "两台机器多机训练卡在初始化, 机器上有多个网卡。"
+    report = diagnose_text(tmp_path, said)
+    assert report.hypotheses
+    assert report.hypotheses[0].symptom.startswith("the job hangs")
+    # a count of cards is no hang ("two cards in one machine", "the card at GPU 0")
+    cards = "两张卡在同一台机器上, 显卡在0号位置, 训练报错 NCCL error。"
+    assert not diagnose_text(tmp_path, cards).hypotheses[0].symptom.startswith("the job hangs")
+
+
+# -- an Xid by its number -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("said", "meant"),
+    [
+        ("and dmesg shows Xid 79 on one GPU.", "gpu.lost"),
+        ("and the kernel log has XID 48 on GPU 3.", "gpu.ecc"),
+        ("and the node logged Xid: 74 before it.", "gpu.nvlink"),
+    ],
+)
+def test_an_xid_named_by_number_is_read_by_its_meaning(
+    tmp_path: Path, said: str, meant: str
+) -> None:
+    crash = "After a few hours the training crashes with NCCL communicator was aborted, "
+    bare = ranked_without_critical(tmp_path, crash + "nothing else in the logs.")
+    assert meant not in bare[:1]
+    assert meant in ranked_without_critical(tmp_path, crash + said)[:3]
+
+
+def test_an_informational_xid_or_a_bare_word_names_no_fault(tmp_path: Path) -> None:
+    crash = "After a few hours the training crashes with NCCL communicator was aborted, "
+    base = ranked_without_critical(tmp_path, crash + "nothing else in the logs.")
+    # Xid 154 only says the recovery action changed; "XID" with no number is no code
+    for said in ("and dmesg shows Xid 154.", "and we grep for XID errors daily."):
+        assert ranked_without_critical(tmp_path, crash + said) == base
+
+
+# -- locked memory, the fabric manager, the host's network ------------------------------
+
+
+def test_a_small_locked_memory_limit_is_the_rdma_set_up(tmp_path: Path) -> None:
+    said = "ulimit -l is 64 on the compute nodes and NCCL fails to use InfiniBand."
+    assert _top(tmp_path, said)[0] == "net.ib_config"
+    for unlimited in ("docker run --ulimit memlock=-1 image", "ulimit -l unlimited"):
+        assert not cue_says("memlock_small", unlimited)
+
+
+def test_the_fabric_manager_named_under_a_failure(tmp_path: Path) -> None:
+    said = (
+        "The nvidia-fabricmanager version differs from the driver version after an update; "
+        "every CUDA program fails with an error."
+    )
+    assert "gpu.fabric_manager" in _top(tmp_path, said)[:2]
+    assert not cue_says(
+        "fabric_manager_said", "Fabric Manager: 580.65.06 (running, State: Completed)"
+    )
+
+
+def test_a_job_that_works_on_the_host_network(tmp_path: Path) -> None:
+    said = "NCCL hangs in Kubernetes with the Calico network; with hostNetwork: true it works."
+    assert _top(tmp_path, said)[0] == "net.socket_interface"
+    assert not cue_says("host_network_fixes", "we run the pods with hostNetwork: true")
+
+
+# -- who joined, what changed, how many nodes -------------------------------------------
+
+
+def test_a_node_that_never_joined_is_the_rendezvous(tmp_path: Path) -> None:
+    said = (
+        "Only one of the two nodes started the job (the other node's torchrun crashed), and the "
+        "first node waits at rendezvous forever."
+    )
+    assert _top(tmp_path, said)[0] == "launch.rendezvous"
+    assert not cue_says("rendezvous_wait", "the rendezvous completed and training started")
+
+
+def test_software_changed_on_one_node_only_is_a_version_mismatch(tmp_path: Path) -> None:
+    said = "After upgrading PyTorch on only one of the two nodes, multi-node training hangs."
+    assert _top(tmp_path, said)[0] == "nccl.version_mismatch"
+    both = "After upgrading PyTorch on both nodes, multi-node training hangs."
+    assert not cue_says("one_node_changed", both)
+
+
+def test_more_than_one_node_spans_nodes_and_an_index_is_no_negation(tmp_path: Path) -> None:
+    said = (
+        "The training hangs when using more than one node, a single node works fine. Each node "
+        "has several network interfaces."
+    )
+    assert cue_says("multi_node", said)
+    assert _top(tmp_path, said)[0] in ("net.socket_interface", "net.unreachable")
+    # "process 0 waits forever" is process number 0 waiting, not "0 waits"
+    waits = "Process 0 waits forever at init_process_group; the other node cannot reach it."
+    assert diagnose_text(tmp_path, waits).hypotheses[0].symptom.startswith("the job hangs")
