@@ -311,3 +311,74 @@ def test_more_than_one_node_spans_nodes_and_an_index_is_no_negation(tmp_path: Pa
     # "process 0 waits forever" is process number 0 waiting, not "0 waits"
     waits = "Process 0 waits forever at init_process_group; the other node cannot reach it."
     assert diagnose_text(tmp_path, waits).hypotheses[0].symptom.startswith("the job hangs")
+
+
+# -- a newer release, a second NCCL, a setting that avoids it, a link inactive ------------
+
+
+def test_a_newer_nccl_that_fixes_a_hang_is_an_nccl_bug(tmp_path: Path) -> None:
+    said = "Training hangs on H100 with NCCL 2.19.3 when CUDA graphs are enabled; 2.20.5 fixes it."
+    assert _top(tmp_path, said)[0] == "nccl.internal"
+    bare = "Training hangs on H100 with NCCL 2.19.3 when CUDA graphs are enabled."
+    assert _top(tmp_path, bare)[0] != "nccl.internal"
+
+
+def test_an_nccl_put_in_front_of_pytorchs_own(tmp_path: Path) -> None:
+    assert cue_says("other_nccl_loaded", "we LD_PRELOAD the system libnccl.so.2 from /usr/lib")
+    # nccl-tests and plugins run with NCCL's folder on the library path as a matter of course
+    assert not cue_says(
+        "other_nccl_loaded", "mpirun -x LD_LIBRARY_PATH=/opt/nccl/lib ./all_reduce_perf"
+    )
+
+
+def test_a_setting_that_avoids_it_made_it_work(tmp_path: Path) -> None:
+    said = (
+        'NCCL fails on our DGX H100 with "NVLS multicast ... failed"; NCCL_NVLS_ENABLE=0 avoids it.'
+    )
+    assert _top(tmp_path, said)[0] == "nccl.nvls"
+
+
+def test_nvlinks_shown_inactive_a_few_words_on(tmp_path: Path) -> None:
+    said = (
+        "nvidia-smi nvlink --status shows GPU 4 links as inactive after a reboot and all_reduce "
+        "bandwidth drops by half."
+    )
+    assert _top(tmp_path, said)[0] == "gpu.nvlink"
+
+
+# -- an RDMA failure after the job ran ----------------------------------------------------
+
+
+def test_an_rdma_failure_after_hours_is_the_transport_not_the_set_up(tmp_path: Path) -> None:
+    late = (
+        "After 2 hours of training, NCCL reports NET/IB : Got completion from peer 10.0.0.5<1234> "
+        "with error 12, opcode 0, len 0, vendor err 129 and the job aborts."
+    )
+    early = late.replace("After 2 hours of training, NCCL", "At start-up NCCL")
+    after = ranked_without_critical(tmp_path, late)
+    assert after[0] == "net.ib_transport"
+    assert "net.ib_config" not in after[:3]
+    assert "net.ib_config" in ranked_without_critical(tmp_path, early)[:3]
+
+
+# -- a memory registration refused --------------------------------------------------------
+
+_REG_MR = (
+    "node1:1234:1300 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB ib0:10.0.0.1<0>\n"
+    "node1:1234:1300 [0] misc/ibvwrap.cc:66 NCCL WARN Call to ibv_reg_mr failed with error {err}\n"
+    "node1:1234:1300 [0] NCCL INFO transport/net_ib.cc:1076 -> 2\n"
+    "torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, unhandled "
+    "system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.21.5\n"
+    "ncclSystemError: System call (e.g. socket, malloc) or external library call failed or "
+    "device error.\n"
+)
+
+
+def test_a_registration_refused_with_efault_is_gpudirect_rdma(tmp_path: Path) -> None:
+    # NCCL's own WARN: the GDR rule reads it (critical); the ranked causes agree
+    assert _top(tmp_path, _REG_MR.format(err="Bad address"))[0] == "net.gdr"
+    # the same title in words ("ibv_reg_mr_iova2 failed with error Bad address")
+    said = "Title: ibv_reg_mr_iova2 failed with error Bad address multiple times\non my 3090 env"
+    assert _top(tmp_path, said)[0] == "net.gdr"
+    # a memlock limit answers ENOMEM: the set-up, not the GPU path
+    assert _top(tmp_path, _REG_MR.format(err="Cannot allocate memory"))[0] == "net.ib_config"

@@ -57,7 +57,7 @@ from nccl_doctor.signs.gpu import CONSUMER_BOARD, NVLINK_BOARD, SHARING_LAYER, X
 from nccl_doctor.signs.host import SHM_SIZE_SAID, SHM_SIZE_SHOWN
 from nccl_doctor.signs.launch import GLOO_BACKEND, NCCL_NAMED
 from nccl_doctor.signs.nccl import CONTAINER_SHM, CONTAINER_START, NEW_GPUS, P2P_PLATFORM
-from nccl_doctor.signs.net import HOST_NETWORK, LINK_LOCAL_PEER
+from nccl_doctor.signs.net import GPU_MR_REFUSED, HOST_NETWORK, LINK_LOCAL_PEER
 from nccl_doctor.signs.settings import (
     SaidSetting,
     settings_that_did_not_help,
@@ -129,6 +129,8 @@ class Context:
     connected: bool = False
     #: the reporter's discriminating sentences (:data:`.cues.CUES`), by cue name
     said: dict[str, Cite] = field(default_factory=dict)
+    #: an RDMA memory registration refused with EFAULT: the NIC could not pin the buffer
+    gpu_mr_refused: bool = False
     #: the catalogue ids of the Xids the evidence names by number (the Xid table's reading)
     xid_ids: frozenset[str] = frozenset()
     #: IB completion statuses (ibv_wc_status) the evidence shows
@@ -306,6 +308,7 @@ def context_of(facts: Facts) -> Context:
             for s in settings_that_did_not_help(facts)
             if path_off(s.name, s.value or None) and _env(facts, s.name) is None
         ),
+        gpu_mr_refused=facts.saw(GPU_MR_REFUSED),
         xid_ids=frozenset(
             info.diagnosis_id
             for h in facts.seen(XID_SAID)

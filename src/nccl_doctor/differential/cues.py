@@ -337,6 +337,12 @@ CUES: dict[str, Cue] = {
         r"|\bonly (?:on )?one (?:of the )?(?:nodes?|machines?|hosts?)\b[^.;\n]{0,30}"
         rf"(?:was |were |got )?{UPDATE_WORDS}"
     ),
+    # a second NCCL put in front of the one PyTorch was built with (LD_PRELOAD, the system's
+    # library): the process runs a build its callers were not made for (not LD_LIBRARY_PATH
+    # alone: nccl-tests and plugins are run with NCCL's lib folder on it as a matter of course)
+    "other_nccl_loaded": _cue(
+        r"\bLD_PRELOAD\w*\b[^\n]{0,80}\bnccl|\bsystem(?:'s)? (?:NCCL|libnccl)\b"
+    ),
     # the GPUs' clocks held down by heat or a power cap (prose.GPU_THROTTLED)
     "gpu_throttled": _cue(GPU_THROTTLED),
     # a GPU's PCIe link trained below its width or generation ("x4 instead of x16", "Gen1
@@ -377,7 +383,7 @@ CUES: dict[str, Cue] = {
     "version_said": _cue(
         rf"\b(?:works?|worked|fine|no (?:problem|issue)s?)\b[^.!?;\n]{{0,60}}"
         rf"\b(?:version |v)?{NUM}\b"
-        rf"|\b{NUM}\b[^.\n]{{0,40}}\b(?:works?|worked|is fine)\b"
+        rf"|\b{NUM}\b[^.\n]{{0,40}}\b(?:works?|worked|is fine|fix(?:es|ed)|solv(?:es|ed))\b"
         r"|\bregression\b|\b(?:after|since) (?:an? )?(?:upgrad|updat)\w*"
         r"|\bdowngrad\w*\b[^.!?;\n]{0,40}\b(?:fix|work|solv)"
         # a version found free of it ("not reproducible with 2.31.2", "it doesn't happen on

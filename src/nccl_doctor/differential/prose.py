@@ -200,7 +200,7 @@ ONE_GPU_DOES_ALL = (
 #: The GPUs' NVLink said to be down or unused (the nvlink_unused cue, and a sign of the slow
 #: class): "NV links inactive", "not using NVLink but communicating via PCIe".
 NVLINK_UNUSED = (
-    r"\bnv ?links?\b[^.\n]{0,30}?\b(?:(?:is|are|were|was|shows?|shown|showing) )?"
+    r"\bnv ?links?\b[^.\n]{0,40}?\b(?:(?:is|are|were|was|shows?|shown|showing|as) )?"
     r"(?:inactive|not active|down|missing|disabled|not (?:being )?used|not working"
     r"|not detected|not present)\b"
     r"|\bnot (?:using|used|use|going through|over) (?:the )?nv ?links?\b"

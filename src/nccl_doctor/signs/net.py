@@ -82,6 +82,17 @@ GDR_PROBLEM = sign(
     "words of a problem or of enabling something; beside GDR_WORD, GDR is not in use",
 )
 
+#: A memory registration the kernel refused with EFAULT ("Call to ibv_reg_mr failed with error
+#: Bad address", "ibv_reg_mr_iova2 failed with error Bad address"): it could not pin the
+#: buffer's pages, which for a GPU buffer means no peer-memory path (nvidia-peermem or dma-buf)
+#: lets the NIC reach GPU memory
+GPU_MR_REFUSED = sign(
+    "net.gpu_mr_refused",
+    r"\bibv_reg_(?:dmabuf_)?mr\w{0,10}\b[^\n]{0,60}?(?:Bad address|\bEFAULT\b|errno:? 14\b)",
+    "an RDMA memory registration refused with EFAULT (Bad address): the NIC cannot pin the "
+    "(GPU) buffer",
+)
+
 # -- IB/RoCE configuration (rules/net/ib_config) ----------------------------
 
 IB_INCOMPATIBLE = sign(

@@ -31,7 +31,8 @@ _NAME = r"(?:TORCH_)?(?:NCCL|GLOO)_[A-Z0-9_]{2,40}"
 #: split again for every gap the search tries after it).
 _VALUE = r"(?=(?P<{0}>[\^\w.,:+-]{{1,40}}))(?P={0})"
 _WORKED = (
-    r"(?=[wfshrdnu])(?:work(?:s|ed)? ?around|works?\b|worked|fix(?:es|ed)?\b|solv(?:es|ed)\b"
+    r"(?=[wfshrdnua])(?:work(?:s|ed)? ?around|works?\b|worked|fix(?:es|ed)?\b|solv(?:es|ed)\b"
+    r"|avoid(?:s|ed)? (?:it|the (?:error|hang|crash|problem|issue))\b"
     r"|help(?:s|ed)?\b|resolv(?:es|ed)\b|(?<![.\w])runs?\b(?!-)|fine\b(?!-)|succeed\w{0,4}"
     r"|did the trick|no (?:longer|more) hang"
     # it failed until the setting was made ("fails with IB errors until we set ...=3")

@@ -170,6 +170,20 @@ SIGNS: tuple[Shift, ...] = (
         "GPUDirect RDMA is named on GeForce boards, which NVIDIA's driver does not support it on",
         lambda c: c.says("gdr_stack") and c.consumer_gpus,
     ),
+    # a registration the kernel refused with EFAULT could not pin the buffer's pages: for a
+    # GPU buffer, no peer-memory path (nvidia-peermem, dma-buf) lets the NIC reach it (a
+    # memlock limit answers ENOMEM instead)
+    *(
+        Shift(
+            i,
+            f,
+            "an RDMA memory registration failed with EFAULT (Bad address): the kernel could not "
+            "pin the buffer, so the NIC cannot reach GPU memory (no nvidia-peermem or dma-buf, "
+            "or a GPU without GPUDirect RDMA)",
+            lambda c: c.gpu_mr_refused,
+        )
+        for i, f in (("net.gdr", 10.0), ("net.ib_config", 0.5))
+    ),
     # IB completion statuses (ibv_wc_status, rdma-core's verbs.h)
     *(
         Shift(
@@ -186,6 +200,19 @@ SIGNS: tuple[Shift, ...] = (
         4.0,
         "IB completion status 12 (retry exceeded) on RoCE: GID, MTU or lossless settings",
         lambda c: 12 in c.ib_status and c.roce,
+    ),
+    # queue pairs set up wrong (GID, MTU, HCA) never carry a message: an RDMA failure after the
+    # job ran a while is one of the links or the transfers, not of the set-up
+    *(
+        Shift(
+            i,
+            f,
+            "the job ran before the RDMA failure: its queue pairs had connected and carried "
+            "data, so their set-up is not what failed",
+            lambda c: c.connected or c.says("late_hang"),
+            frozenset({"nccl_remote", "rdma_completion", "nccl_system"}),
+        )
+        for i, f in (("net.ib_config", 0.4), ("net.ib_transport", 1.5), ("net.ib_link", 1.5))
     ),
     # the same job fits on the other nodes: its own size is not the cause, something on this
     # node holds the memory (a stale process, another user's job)

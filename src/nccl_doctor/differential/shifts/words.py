@@ -187,6 +187,13 @@ WORDS: tuple[Shift, ...] = (
         "builds",
         lambda c: c.says("one_node_changed"),
     ),
+    Shift(
+        "nccl.version_mismatch",
+        4.0,
+        "a second NCCL is put in front of PyTorch's own (LD_PRELOAD, a system library on the "
+        "library path): the process runs a build its callers were not made for",
+        lambda c: c.says("other_nccl_loaded"),
+    ),
     # what holds a job's GPUs back where nothing fails: their clocks, or a PCIe link trained
     # below its width or generation (the peer and host copies over it run slower)
     Shift(
