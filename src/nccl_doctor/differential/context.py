@@ -43,7 +43,7 @@ from nccl_doctor.facts.nccl import (
 from nccl_doctor.facts.net import IbPort
 from nccl_doctor.facts.run import C10dSocketError, NcclErrorReport
 from nccl_doctor.facts.software import CpuInfo, SoftwareVersions
-from nccl_doctor.facts.span import nccl_local_ranks, span_of
+from nccl_doctor.facts.span import local_ranks, span_of
 from nccl_doctor.facts.store import Facts, Hit
 from nccl_doctor.facts.versions import versions_of
 from nccl_doctor.knowledge.gpu_boards import consumer_board, nvlink_board, nvswitch_model
@@ -232,7 +232,7 @@ def context_of(facts: Facts) -> Context:
     shm = [s.size_mib for s in facts.of(ShmInfo) if s.size_mib is not None]
     shm += [size for h in facts.seen(SHM_SIZE_SHOWN) if (size := _shm_mib(h))]
     shm += [size for h in facts.seen(SHM_SIZE_SAID) if (size := _shm_said_mib(h))]
-    local = nccl_local_ranks(facts)
+    local = local_ranks(facts)
     span = span_of(facts)
     nodes = span.count if span.machine else None
     named = [h for h in facts.hosts if not local_alias(h)]

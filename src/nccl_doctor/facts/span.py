@@ -23,6 +23,7 @@ from nccl_doctor.signs.net import (
     HOSTFILE,
     MPI_HOSTS,
     NPROC_PER_NODE,
+    PER_NODE,
     PROSE_MULTI_NODE,
     PROSE_SINGLE_NODE,
     SLURM_NODES,
@@ -99,6 +100,18 @@ def real_hosts(facts: Facts) -> tuple[str, ...]:
 def nccl_local_ranks(facts: Facts) -> int | None:
     """The most ranks NCCL's communicator layout lines put on one node, if any say."""
     return max((x.local_ranks for x in facts.of(NcclCommLayout) if x.local_ranks), default=None)
+
+
+def launched_per_node(facts: Facts) -> int | None:
+    """The workers a launch starts on each node, where every launch line that says agrees
+    (machine output before sentences; ``None`` where none says or they differ)."""
+    counts = {int(next(v for v in h.match.groups() if v is not None)) for h in facts.seen(PER_NODE)}
+    return counts.pop() if len(counts) == 1 else None
+
+
+def local_ranks(facts: Facts) -> int | None:
+    """The ranks on one node: NCCL's own layout, else what the launch starts per node."""
+    return nccl_local_ranks(facts) or launched_per_node(facts)
 
 
 def span_of(facts: Facts) -> Span:

@@ -13,6 +13,17 @@ NPROC_PER_NODE = sign(
     "a launch that sets --nproc-per-node (alone, without --nnodes, it means one node)",
     case=True,
 )
+#: How many workers a launch starts on each node: torchrun's and torch.distributed.launch's
+#: --nproc-per-node, the deepspeed launcher's --num_gpus, srun's --ntasks-per-node, mpirun's
+#: -npernode / --map-by ppr:N:node (a number, not "gpu" or "auto")
+PER_NODE = sign(
+    "net.per_node",
+    r"--nproc[_-]per[_-]node[= ](?P<a>\d{1,3})\b|--num[_-]gpus[= ](?P<b>\d{1,3})\b"
+    r"|--ntasks-per-node[= ](?P<c>\d{1,3})\b|-npernode (?P<d>\d{1,3})\b"
+    r"|--map-by ppr:(?P<e>\d{1,3}):node\b",
+    "the number of workers a launch starts on each node",
+    case=True,
+)
 STANDALONE = sign(
     "net.standalone",
     r"--standalone\b",
