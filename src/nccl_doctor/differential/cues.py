@@ -234,6 +234,11 @@ CUES: dict[str, Cue] = {
         rf"{NOT_SAID}\b(?:multi|inter)[- ]?node\b"
         rf"|{NOT_SAID}\b(?:multiple|several|two|\d+) (?:\w+ )?(?:nodes|hosts|machines)\b"
         rf"|{NOT_SAID}\bmore than (?:one|1) (?:node|host|machine|server)\b"
+        rf"|{NOT_SAID}\bmulti[- ]?(?:machine|server|host)\b"
+        r"|\b(?:two|three|four|eight|[2-9]|\d{2,4})-(?:node|machine|host)\b"
+        r"|\bacross (?:two|several|multiple|\d+) (?:servers|machines|hosts|nodes)\b"
+        r"|\b(?:on|with) (?:a )?single (?:node|machine)\b[^.!?;\n]{0,30}\bbut\b[^.!?;\n]{0,30}"
+        r"\b(?:two|several|multiple|more|\d+)\b"
         r"|\b(?:num[_-]?nodes|nnodes)\s*(?:>=?|=)\s*[2-9]|\bacross (?:the )?nodes\b"
         r"|\b(?:the )?(?:second|both) (?:nodes?|machines?|hosts?)\b"
         # Chinese: multi-machine, several machines, multi-node
@@ -254,6 +259,8 @@ CUES: dict[str, Cue] = {
         # "only on this node", "only on node 3" (not "works only with one GPU": a count of GPUs)
         r"\bonly (?:on|with) (?:one|a single|this|that) (?:node|machine|host|server)\b"
         r"|\bonly on (?:node|machine|host|server)[ -]?\w"
+        r"|\bonly (?:fails|happens|occurs|hangs|crashes) on (?:node|machine|host|server)[ -]?\w"
+        r"|\bonly (?:one|a single) (?:node|machine|host|server) (?:has|shows|sees|hits)\b"
         r"|\b(?:same|this) (?:job|code|script|command|program|model|config\w*)\b[^.!?;\n]{0,30}"
         r"\b(?:on|with) (?:a |an |the )?(?:different|another|other) (?:nodes?|machines?|hosts?"
         r"|servers?)\b[^.!?;\n]{0,20}\b(?:works?|worked|runs? fine|is fine|passe[sd])"
@@ -423,6 +430,13 @@ CUES: dict[str, Cue] = {
         r"|\bsav(?:e|es|ing) (?:the )?(?:model|state|weights)\b"
         # the first steps ran: their collectives completed ("freezes after the first step")
         r"|\bafter (?:the )?(?:first|1st|one|a) (?:training |train )?(?:step|iteration|batch)\b"
+        # it ran a while first ("after about 2 hours", "after 3 days of training", "runs for a
+        # while and then hangs", "in the middle of an epoch", "randomly during training")
+        # (hours or days: "after 30 minutes" is as often the process group's timeout itself)
+        r"|\bafter (?:about |around |roughly |~ ?)?\d{1,4} ?(?:hours?|hrs?|days?)\b"
+        r"|\bruns? (?:fine |normally |ok )?for (?:a while|some time|hours|days)\b"
+        r"|\b(?:in the )?middle of (?:an? |the )?(?:epoch|training|run)\b|\bmid-?epoch\b"
+        r"|\brandomly during (?:the )?training\b"
         # a named epoch or step past the first ("after epoch 0, epoch 1 was stuck", "stays stuck
         # on iteration 999", "in the second epoch", "在第二个 epoch 卡在")
         r"|\bafter (?:the )?(?:epoch|step|iteration) \d+|\bepoch \d+ (?:was|is|got|gets) stuck\b"
@@ -431,6 +445,16 @@ CUES: dict[str, Cue] = {
         # (not "freezes in Epoch 1/24": Keras counts epochs from 1)
         r"|\b(?:stuck|hangs?|hung|freez\w*) (?:on|at|in) (?:iteration|step|epoch) (?:[2-9]|[1-9]\d)"
         r"|\b(?:second|third|next|last|later) epoch\b|第[二三四五六七八九十\d]+个? ?(?:epoch|轮)"
+    ),
+    # NCCL's own communicator set-up hangs ("freezes at NCCL init", "stuck in
+    # ncclCommInitRank"): the ranks met at the store already; NCCL's bootstrap connects them
+    # over its own sockets next
+    "nccl_init_hang": _cue(
+        r"\b(?:hang|hung|stuck|freez)\w*\b[^.!?;\n]{0,30}\b(?:at|during|on|in|when|while) "
+        r"(?:the )?(?:NCCL(?:'s)? (?:comm(?:unicator)? )?init\w*|ncclCommInit\w*"
+        r"|(?:the )?communicator init\w*|(?:creating|initiali[sz]ing) (?:the )?(?:NCCL )?"
+        r"communicator)"
+        r"|\bncclCommInit\w*\b[^.!?;\n]{0,30}\b(?:hangs?|hung|never returns|stuck)\b"
     ),
     # the port changed and the bind failed the same: the job binds its own port twice
     "other_port_same": _cue(OTHER_PORT_SAME.pattern, unless=rx(SAME_PORT_NAMED.pattern)),
@@ -469,6 +493,9 @@ CUES: dict[str, Cue] = {
         # "ranks that have no data", "some nodes have no samples", "a worker received no shards"
         r"|\b(?:ranks?|gpus?|process(?:es)?|workers?|nodes?|stages?)\b (?:that |which )?"
         r"(?:have|has|had|gets?|got|receiv\w*) no (?:data|samples|shards|batch\w*)\b"
+        # a rank whose data ends first ("one rank runs out of data before the others")
+        r"|\b(?:one|a|some) (?:rank|gpu|process|worker)s? (?:runs?|ran) out of (?:data|batches"
+        r"|samples)\b|\bfewer (?:batches|samples|steps|iterations) than the others\b"
         # the data split unevenly across the ranks (Chinese: the data is unbalanced)
         r"|数据(?:不平衡|不均衡|不均匀)"
         r"|\b(?:skip\w*|return\w* early)\b[^.;\n]{0,30}"
@@ -505,11 +532,21 @@ CUES: dict[str, Cue] = {
     "one_gpu_does_all": _cue(ONE_GPU_DOES_ALL),
     # the hang is at start-up: connection set-up, not the application
     "startup_hang": _cue(
-        r"\b(?:hang|hung|stuck|freez)\w*\b[^.!?;\n]{0,30}\b(?:at|during|on) "
-        r"(?:start ?up|startup|the start|init\w*|communicator init\w*|the first collective)"
+        r"\b(?:hang|hung|stuck|freez)\w*\b[^.!?;\n]{0,30}\b(?:at|during|on|when|while) "
+        r"(?:the )?(?:very )?(?:start ?up|startup|the start|beginning|init\w*"
+        r"|communicator init\w*|the first collective|(?:DDP|process group) init\w*"
+        r"|(?:creating|initiali[sz]ing|setting up) (?:the )?(?:process group|DDP|distributed))"
         r"|\binit\w*\b[^.!?;\n]{0,30}\bhangs?\b"
         r"|\b(?:node|rank|worker|process)s?\b[^.!?;\n]{0,20}"
         r"\bnever (?:joins?|joined|connects?|connected)\b"
+        # it never reaches the training ("never gets past initialization", "before the first
+        # step", "right after loading the model, before training starts")
+        r"|\bnever (?:gets?|got|goes|went|makes? it) (?:past|beyond|through) (?:the )?init\w*"
+        r"|\b(?:hang|hung|stuck|freez)\w*\b[^.!?;\n]{0,40}\bbefore (?:the )?(?:first "
+        r"(?:step|iteration|batch|epoch)|training (?:starts|begins)|any (?:step|output))"
+        r"|\b(?:stuck|hangs?|hung|freez\w*) (?:at|in|on) (?:`)?(?:model ?= ?)?DDP\("
+        r"|\bthe first (?:all_?reduce|collective|barrier|broadcast|iteration|step|batch)\b"
+        r"[^.!?;\n]{0,20}\bnever (?:returns|completes|finishes|ends)"
     ),
     # the stuck job's GPUs read full: its ranks wait inside launched NCCL kernels, which poll
     # for their peers' data (measured: an all_reduce whose peer never joins reads 100% for as

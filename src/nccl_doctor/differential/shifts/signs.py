@@ -63,6 +63,23 @@ SIGNS: tuple[Shift, ...] = (
         )
         for i, f in (("launch.rendezvous", 8.0), ("net.socket_interface", 2.0), ("nccl.p2p", 0.3))
     ),
+    # NCCL's own set-up hangs across nodes: the store's rendezvous is behind it (the ranks
+    # exchanged NCCL's unique id through it); its bootstrap connects over its own sockets
+    *(
+        Shift(
+            i,
+            f,
+            "it hangs in NCCL's own communicator set-up across nodes: the ranks met at the "
+            "store already, NCCL's bootstrap sockets are what wait",
+            lambda c: c.says("nccl_init_hang") and c.multi_node,
+            STALLS,
+        )
+        for i, f in (
+            ("net.socket_interface", 3.0),
+            ("net.unreachable", 2.0),
+            ("launch.rendezvous", 0.3),
+        )
+    ),
     *(
         Shift(
             i,
