@@ -382,3 +382,32 @@ def test_a_registration_refused_with_efault_is_gpudirect_rdma(tmp_path: Path) ->
     assert _top(tmp_path, said)[0] == "net.gdr"
     # a memlock limit answers ENOMEM: the set-up, not the GPU path
     assert _top(tmp_path, _REG_MR.format(err="Cannot allocate memory"))[0] == "net.ib_config"
+
+
+# -- what made it work ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("said", "cause"),
+    [
+        ("adding --ipc=host to docker run fixed it.", "nccl.shm"),
+        ("increasing --shm-size to 16g fixed it.", "nccl.shm"),
+        ("changing --master_port to 29501 fixed it.", "launch.port_in_use"),
+    ],
+)
+def test_what_made_it_work_names_the_cause(tmp_path: Path, said: str, cause: str) -> None:
+    failed = "The job in the container failed at start with an NCCL error; "
+    assert _top(tmp_path, failed + said)[0] == cause
+    assert _top(tmp_path, failed + "nothing we changed made a difference.")[0] != cause
+
+
+def test_equal_batches_that_made_it_work_name_the_uneven_ranks(tmp_path: Path) -> None:
+    said = (
+        "DDP hangs at the end of the epoch; using drop_last=True in the DistributedSampler "
+        "fixed it."
+    )
+    assert _top(tmp_path, said)[0] == "app.collective_mismatch"
+    assert not cue_says("even_batches_worked", "We use drop_last=True and it still hangs.")
+    assert not cue_says("port_change_worked", "We changed the port to 29501 and it still fails.")
+    assert not cue_says("port_change_worked", "Changing the port to 29501 did not work.")
+    assert not cue_says("shm_fix_worked", "--shm-size=16g does not fix it")

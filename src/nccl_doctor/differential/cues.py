@@ -106,6 +106,10 @@ _FULL = r"(?<![\d.])(?:100|9\d)(?:\.\d+)? ?%"
 _EMPTY = r"(?<![\d.])0(?:\.0+)? ?%"
 
 
+#: Words that say a change made the job work.
+_FIXED = r"\b(?:fix(?:es|ed)?|solv(?:es|ed)|resolv(?:es|ed)|works?|worked|did the trick)\b"
+#: Words that deny it ("it still doesn't work", "did not fix it").
+_NOT_FIXED = rx(r"\b(?:still|not|never|no longer)\b|n't\b")
 #: A launcher that starts one worker per GPU itself, and torch.multiprocessing's spawn.
 _LAUNCHER = r"(?:torchrun|torch\.distributed\.(?:run|launch)|accelerate launch|deepspeed)"
 _SPAWN = r"(?:mp|multiprocessing)\.spawn\b"
@@ -455,6 +459,25 @@ CUES: dict[str, Cue] = {
         r"|(?:the )?communicator init\w*|(?:creating|initiali[sz]ing) (?:the )?(?:NCCL )?"
         r"communicator)"
         r"|\bncclCommInit\w*\b[^.!?;\n]{0,30}\b(?:hangs?|hung|never returns|stuck)\b"
+    ),
+    # what made it work names the cause, like a setting does (signs.settings): the container
+    # given shared memory, the store moved to another port, the ranks given equal batches
+    "shm_fix_worked": _cue(
+        rf"(?:--ipc[= ]host|--shm-size|\bshm_size|/dev/shm)\b[^.;\n]{{0,40}}{_FIXED}"
+        rf"|{_FIXED}[^.;\n]{{0,40}}(?:--ipc[= ]host|--shm-size|\bshm_size\b)"
+        r"|\b(?:increas|enlarg|rais|bigger|larger|mor)\w* (?:the )?(?:/dev/shm|shm|shared memory)\b"
+        rf"[^.;\n]{{0,40}}{_FIXED}",
+        unless=_NOT_FIXED,
+    ),
+    "port_change_worked": _cue(
+        r"\b(?:chang\w*|switch\w*|another|different|other|new)\b[^.;\n]{0,30}"
+        rf"(?:--master[_-]port|MASTER_PORT|\bport)\b[^.;\n]{{0,40}}{_FIXED}",
+        unless=_NOT_FIXED,
+    ),
+    "even_batches_worked": _cue(
+        rf"(?:\bdrop_last\s*=\s*True|\bJoin\(|\bjoin context|even_batches)[^.;\n]{{0,60}}{_FIXED}"
+        rf"|{_FIXED}[^.;\n]{{0,40}}(?:\bdrop_last\s*=\s*True|\bJoin\()",
+        unless=_NOT_FIXED,
     ),
     # the port changed and the bind failed the same: the job binds its own port twice
     "other_port_same": _cue(OTHER_PORT_SAME.pattern, unless=rx(SAME_PORT_NAMED.pattern)),

@@ -194,6 +194,30 @@ WORDS: tuple[Shift, ...] = (
         "library path): the process runs a build its callers were not made for",
         lambda c: c.says("other_nccl_loaded"),
     ),
+    # what made the job work names the cause
+    *(
+        Shift(
+            i,
+            f,
+            "the reporter says giving the container shared memory (--shm-size, --ipc=host) "
+            "made it work",
+            lambda c: c.says("shm_fix_worked"),
+        )
+        for i, f in (("nccl.shm", 8.0), ("host.resources", 2.0))
+    ),
+    Shift(
+        "launch.port_in_use",
+        8.0,
+        "the reporter says another port made it work: the first one was taken",
+        lambda c: c.says("port_change_worked"),
+    ),
+    Shift(
+        "app.collective_mismatch",
+        5.0,
+        "the reporter says equal batches on every rank (drop_last, Join) made it work: a rank "
+        "ran one collective more or fewer",
+        lambda c: c.says("even_batches_worked"),
+    ),
     # what holds a job's GPUs back where nothing fails: their clocks, or a PCIe link trained
     # below its width or generation (the peer and host copies over it run slower)
     Shift(
