@@ -274,12 +274,15 @@ def test_the_fabric_manager_named_under_a_failure(tmp_path: Path) -> None:
     assert not cue_says(
         "fabric_manager_said", "Fabric Manager: 580.65.06 (running, State: Completed)"
     )
+    # one said not to run is the failure itself
+    assert cue_says("fabric_manager_said", "nvidia-fabricmanager is not running on the node")
 
 
 def test_a_job_that_works_on_the_host_network(tmp_path: Path) -> None:
     said = "NCCL hangs in Kubernetes with the Calico network; with hostNetwork: true it works."
     assert _top(tmp_path, said)[0] == "net.socket_interface"
     assert not cue_says("host_network_fixes", "we run the pods with hostNetwork: true")
+    assert not cue_says("host_network_fixes", "with hostNetwork: true it still doesn't work")
 
 
 # -- who joined, what changed, how many nodes -------------------------------------------

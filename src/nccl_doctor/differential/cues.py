@@ -320,8 +320,9 @@ CUES: dict[str, Cue] = {
     # CUDA starts on an HGX board (802, "system not yet initialized")
     "fabric_manager_said": _cue(
         r"\b(?:nvidia-)?fabric ?manager\b|\bnv-fabricmanager\b",
-        # (not one said to run: "is running fine", "State: Completed, Status: Success")
-        unless=rx(r"\b(?:running|active)\b|\bStatus: Success\b"),
+        # (not one said to run: "is running fine", "State: Completed, Status: Success"; "is not
+        # running", "inactive (dead)" is the failure itself)
+        unless=rx(r"(?<!not )(?<!n't )(?<!never )\b(?:running|active)\b|\bStatus: Success\b"),
     ),
     # the job works on the host's network, not the pods' or the containers' own ("with
     # hostNetwork: true it works", "--network=host fixed it"): the overlay's addresses or
@@ -330,7 +331,8 @@ CUES: dict[str, Cue] = {
         r"\b(?:hostNetwork:? ?true|--net(?:work)?[= ]host|host network(?:ing)?)\b[^.;\n]{0,40}"
         r"\b(?:works?|worked|fix\w*|solv\w*|resolv\w*|fine)\b"
         r"|\b(?:works?|worked|fix\w*|solv\w*|fine)\b[^.;\n]{0,40}"
-        r"\b(?:hostNetwork:? ?true|--net(?:work)?[= ]host|host network(?:ing)?)"
+        r"\b(?:hostNetwork:? ?true|--net(?:work)?[= ]host|host network(?:ing)?)",
+        unless=_NOT_FIXED,
     ),
     # not every node joined: the others wait in the rendezvous ("only one of the two nodes
     # started", "waits at rendezvous forever")

@@ -190,8 +190,8 @@ WORDS: tuple[Shift, ...] = (
     Shift(
         "nccl.version_mismatch",
         4.0,
-        "a second NCCL is put in front of PyTorch's own (LD_PRELOAD, a system library on the "
-        "library path): the process runs a build its callers were not made for",
+        "a second NCCL is put in front of PyTorch's own (LD_PRELOAD, the system's libnccl): "
+        "the process runs a build its callers were not made for",
         lambda c: c.says("other_nccl_loaded"),
     ),
     # what made the job work names the cause
