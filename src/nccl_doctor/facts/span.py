@@ -103,8 +103,8 @@ def nccl_local_ranks(facts: Facts) -> int | None:
 
 
 def launched_per_node(facts: Facts) -> int | None:
-    """The workers a launch starts on each node, where every launch line that says agrees
-    (machine output before sentences; ``None`` where none says or they differ)."""
+    """The workers a launch starts on each node, where every line that gives a count agrees
+    (``None`` where none gives one or they differ)."""
     counts = {int(next(v for v in h.match.groups() if v is not None)) for h in facts.seen(PER_NODE)}
     return counts.pop() if len(counts) == 1 else None
 
