@@ -1,12 +1,17 @@
 """The classic presentations, told in a reporter's words with no log line of the failure.
 
-Each is a mechanism an expert reads from the words alone: a /dev/shm whose size is given
-(Docker's 64 MB where the container was started without --shm-size or --ipc=host); a container
-that sees no GPU at all (its runtime gave it none); a setting the job failed without until it
-was made; WSL under an unclassified failure; an RDMA port down, polling or flapping; a launcher
-around a script that spawns its own workers; clocks held down; a PCIe link trained below its
-width; an NCCL setting carried in from another machine; "stuck at" in Chinese. Each has the
-sentences that must leave it silent, and every diagnosis case runs the whole pipeline.
+Each is a mechanism an expert reads from the words alone (or from one line a parser does not
+type): /dev/shm's size given, or Docker's 64 MB where the container was started without sizing
+it; a container that sees no GPU at all; a setting the job failed without until it was made,
+or one that avoids it; WSL under an unclassified failure; an RDMA port down, polling or
+flapping; a launcher around a script that spawns its own workers; clocks held down; a PCIe
+link trained below its width; an NCCL setting carried in from another machine; "stuck at" in
+Chinese; an Xid by its number; a small locked-memory limit; the fabric manager named; the
+host's network that works; a node that never joined; one node upgraded; a newer NCCL that
+fixes it; a second NCCL preloaded; NVLink shown inactive; an RDMA failure after the job ran; a
+registration refused with EFAULT; and what made it work (shared memory, another port, equal
+batches). Each has the sentences that must leave it silent, and every diagnosis case runs the
+whole pipeline.
 """
 
 from __future__ import annotations
