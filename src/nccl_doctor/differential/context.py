@@ -230,8 +230,8 @@ def context_of(facts: Facts) -> Context:
     if container is None and "container" in said:
         container = True
     shm = [s.size_mib for s in facts.of(ShmInfo) if s.size_mib is not None]
-    shm += [size for h in facts.seen(SHM_SIZE_SHOWN) if (size := _shm_mib(h))]
-    shm += [size for h in facts.seen(SHM_SIZE_SAID) if (size := _shm_said_mib(h))]
+    shown = (*facts.seen(SHM_SIZE_SHOWN), *facts.seen(SHM_SIZE_SAID))
+    shm += [size for h in shown if (size := _shm_mib(h))]
     local = local_ranks(facts)
     span = span_of(facts)
     nodes = span.count if span.machine else None
@@ -361,27 +361,21 @@ def _gpu_newer_than_nccl(facts: Facts) -> tuple[str, str] | None:
     return None
 
 
-def _shm_mib(hit: Hit) -> int | None:
-    """The size of /dev/shm a tool printed, in MiB (df -h's powers of 1024, or bytes)."""
-    m = hit.match
-    if m["size"] is not None:
-        size = to_mib(float(m["size"]), f"{m['unit']}iB")
-    else:  # (the sign's groups hold digits only: one of the three matched)
-        size = to_mib(float(m["bytes"] or m["shm_bytes"]), "bytes")
-    return int(size) if size is not None else None
-
-
 #: Docker's /dev/shm where the container is started without --shm-size or --ipc=host, in MiB
 DOCKER_SHM_MIB = 64
 
 
-def _shm_said_mib(hit: Hit) -> int | None:
-    """The size of /dev/shm the reporter gives, in MiB: Docker's default where they say the
-    container was started without sizing it."""
-    m = hit.match
-    if m["unsized"] is not None:
+def _shm_mib(hit: Hit) -> int | None:
+    """The size of /dev/shm a tool printed or the reporter gives, in MiB (df -h's powers of
+    1024, bytes, M or G in words; Docker's default where they say the container was started
+    without sizing it)."""
+    groups = hit.match.groupdict()
+    if groups.get("unsized") is not None:
         return DOCKER_SHM_MIB
-    size = to_mib(float(m["size"]), f"{m['unit']}iB")
+    if groups["size"] is not None:
+        size = to_mib(float(groups["size"]), f"{groups['unit']}iB")
+    else:  # (the tool sign's groups hold digits only: one of the three matched)
+        size = to_mib(float(groups["bytes"] or groups["shm_bytes"]), "bytes")
     return int(size) if size is not None else None
 
 

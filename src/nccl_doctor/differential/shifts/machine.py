@@ -16,6 +16,9 @@ from nccl_doctor.differential.shifts.table import (
 )
 from nccl_doctor.knowledge.cuda_errors import CUDA_CLASSES
 
+#: Why WSL weighs in: its GPU paravirtualisation is not the stack NCCL was written for.
+_WSL_STACK = "runs under WSL, whose GPU stack lacks what NCCL expects (PCI sysfs, P2P, IPC)"
+
 MACHINE: tuple[Shift, ...] = (
     # a too small /dev/shm fails NCCL's set-up with an error (ncclSystemError, a bus error or
     # a crash in ncclShmOpen), never with a bare hang or a failure in words: of the
@@ -328,7 +331,7 @@ MACHINE: tuple[Shift, ...] = (
     Shift(
         "driver.wsl",
         20.0,
-        "runs under WSL, whose GPU stack lacks what NCCL expects (PCI sysfs, P2P, IPC)",
+        _WSL_STACK,
         lambda c: c.wsl,
         GPU_STACK,
     ),
@@ -337,7 +340,7 @@ MACHINE: tuple[Shift, ...] = (
     Shift(
         "driver.wsl",
         6.0,
-        "runs under WSL, whose GPU stack lacks what NCCL expects (PCI sysfs, P2P, IPC)",
+        _WSL_STACK,
         lambda c: c.wsl,
         frozenset({"failure"}),
     ),
