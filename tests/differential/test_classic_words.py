@@ -20,6 +20,9 @@ from pathlib import Path
 
 import pytest
 
+from nccl_doctor.evidence.reader import read_paths
+from nccl_doctor.pipeline import facts_of
+from nccl_doctor.signs.settings import settings_that_worked
 from tests.helpers import critical_ids, cue_says, diagnose_text, ranked_without_critical
 
 
@@ -344,6 +347,14 @@ def test_a_setting_that_avoids_it_made_it_work(tmp_path: Path) -> None:
         'NCCL fails on our DGX H100 with "NVLS multicast ... failed"; NCCL_NVLS_ENABLE=0 avoids it.'
     )
     assert _top(tmp_path, said)[0] == "nccl.nvls"
+    # said of a setting that changed nothing, it is no setting that worked
+    for no_help in (
+        "We set NCCL_P2P_DISABLE=1 but it did not avoid it.",
+        "The hang persists; NCCL_P2P_DISABLE=1 never avoids the error.",
+    ):
+        path = tmp_path / "said.txt"
+        path.write_text(no_help + "\n")
+        assert settings_that_worked(facts_of(read_paths([str(path)]))) == ()
 
 
 def test_nvlinks_shown_inactive_a_few_words_on(tmp_path: Path) -> None:
@@ -352,6 +363,9 @@ def test_nvlinks_shown_inactive_a_few_words_on(tmp_path: Path) -> None:
         "bandwidth drops by half."
     )
     assert _top(tmp_path, said)[0] == "gpu.nvlink"
+    assert not cue_says(
+        "nvlink_unused", "nvidia-smi nvlink --status shows every GPU's links as active at 25 GB/s"
+    )
 
 
 # -- an RDMA failure after the job ran ----------------------------------------------------
