@@ -164,6 +164,20 @@ CUES: dict[str, Cue] = {
         r"(?:process(?:es)?|models?|services?|users?)\b[^.!?;\n]{0,40}"
         r"\b(?:same|one of (?:the|its|my|our)) (?:\w+ ){0,3}GPUs?\b"
     ),
+    # something else already holds the GPUs: another user's job, processes an earlier run left
+    # behind, a display server ("another user's job was already running on GPUs 2 and 3",
+    # "zombie processes from a killed run still hold memory on every GPU", "Xorg runs on the
+    # same GPUs"); not once they are gone and it still fails
+    "gpu_held_by_other": _cue(
+        rf"{NOT_SAID}\b(?:another|other|a different) (?:user|job|person|team)(?:'s|s'?)?\b"
+        r"[^.!?;\n]{0,40}\b(?:already|still) (?:running|using|occupying|on|holds?|holding)\b"
+        r"[^.!?;\n]{0,20}\b(?:GPUs?|cards?)\b"
+        rf"|{NOT_SAID}\b(?:zombie|leftover|left-over|stale|orphan\w*|defunct|dangling) "
+        r"(?:\w+ ){0,2}process(?:es)?\b[^.!?;\n]{0,60}\b(?:GPUs?|memory|cards?)\b"
+        r"|\b(?:Xorg|X server|X11|gnome-shell|display manager)\b[^.!?;\n]{0,40}"
+        r"\b(?:runs|running|on) (?:on )?(?:the )?(?:same |compute |training )?GPUs?\b",
+        unless=rx(r"\bstill (?:fails?|failed|hangs?|crash\w*|the same)|\beven after\b"),
+    ),
     # the reporter says the port is taken ("port conflicts", "the port is already in use",
     # Chinese "端口被占用"): the bind of the store or rendezvous port failed (EADDRINUSE)
     "port_taken": _cue(
@@ -307,6 +321,10 @@ CUES: dict[str, Cue] = {
         r"|different) (?:cluster|machine|node|server|system|setup|image|environment)\b"
         r"|\bleft ?over\b)"
         r"|(?:\.bashrc|\.bash_profile|nccl\.conf)\b[^.;\n]{0,60}\b(?:TORCH_)?NCCL_[A-Z0-9_]{2,40}"
+        # set by someone else ("someone exported NCCL_IB_DISABLE=1 in the job script")
+        r"|\b(?:someone|somebody|a colleague|the admins?|the previous (?:user|owner)"
+        r"|another user)\b[^.;\n]{0,30}\b(?:set|exported|added|put)\b[^.;\n]{0,30}"
+        r"\b(?:TORCH_)?NCCL_[A-Z0-9_]{2,40}"
     ),
     # the RDMA adapters may pin only a little memory: ulimit -l (memlock) below what the queue
     # pairs and registered buffers need ("ulimit -l is 64", "max locked memory 65536")
@@ -355,6 +373,83 @@ CUES: dict[str, Cue] = {
     # alone: nccl-tests and plugins are run with NCCL's lib folder on it as a matter of course)
     "other_nccl_loaded": _cue(
         r"\bLD_PRELOAD\w*\b[^\n]{0,80}\bnccl|\bsystem(?:'s)? (?:NCCL|libnccl)\b"
+    ),
+    # two of the job's own processes on one GPU: one communicator cannot hold two ranks on a
+    # device ("colocated on the same GPU", "a duplicated GPU", "two processes per card", "8
+    # processes on a 4-GPU node", the trainer defaulting to cuda:0 that a server already
+    # uses); another user's or job's process there is gpu.contention (other_job_same_gpus)
+    "ranks_share_gpu": _cue(
+        r"\bcolocat\w*\b[^.;\n]{0,60}\b(?:same|one) (?:GPU|card|device)\b"
+        r"|\b(?:same|one) (?:GPU|card|device)\b[^.;\n]{0,60}\bcolocat\w*"
+        r"|\bduplicated? (?:GPUs?|cards?|devices?)\b"
+        r"|\bmore (?:processes|ranks|workers) than (?:there are )?(?:GPUs|cards|devices)\b"
+        r"|\b(?:two|2|several|multiple) (?:processes|ranks|workers) (?:per|on each|on every"
+        r"|on one|on a single) (?:GPU|card|device)\b|\btwo per (?:GPU|card|device)\b"
+        r"|\b(?P<n>\d{1,3}) (?:processes|ranks|workers)\b[^.;\n]{0,30}\bon an? "
+        r"(?!(?P=n)-)\d{1,2}-(?:GPU|card)\b"
+        r"|\b(?:lands?|landed|ends? up|defaults?(?: to)?|falls? back to)(?: on)? "
+        r"(?:cuda:0|GPU ?0|device 0)\b[^.;\n]{0,40}\balready\b"
+        r"|\b(?:two|both|all|multiple|several|\d+) (?:of the )?(?:processes|ranks|workers)\b"
+        r"(?:(?!\bnot\b|n't\b|\bnever\b).){0,30}\b(?:on|use|using|share|sharing) (?:the )?"
+        r"same (?:GPU|device|card)\b(?! ?\?)"
+        r"|\bsame (?:GPU|device|card) as (?:the |a |an |one )?(?:vLLM|rank|server|worker|actor"
+        r"|trainer|inference|rollout|generation|engine)"
+        r"|(?:多个|两个)进程[^。，\n]{0,10}同一(?:张|块|个)?(?:卡|显卡|GPU)",
+        unless=rx(r"\b(?:another|other) (?:user|people|team|job)|\bnot (?:on )?the same\b"),
+    ),
+    # the parameters differ between ranks: each built its model from other code or config
+    # ("the ranks build their models from different configs", "parameter shapes differ")
+    "model_differs": _cue(
+        r"\b(?:param\w*|weights?|models?|shapes?|layers?)\b[^.;\n]{0,30}\b(?:differ|different"
+        r"|mismatch\w*|not the same)\b[^.;\n]{0,30}\b(?:between|across|on|per) (?:the )?"
+        r"(?:ranks|processes|workers|GPUs|nodes)\b"
+        r"|\b(?:ranks|processes|workers)\b[^.;\n]{0,30}\b(?:build|create|construct|load)\w*"
+        r"[^.;\n]{0,30}\bdifferent (?:models?|configs?|architectures?|checkpoints?)\b",
+        unless=rx(
+            r"\b(?:do|does|did)(?: not|n't) (?:differ|mismatch)|\bnot (?:different|mismatch)"
+        ),
+    ),
+    # two hosts that say the same name: NCCL tells hosts apart by their hostname (with the
+    # boot id) and takes the ranks of both for one machine ("containers share a hostname")
+    "same_hostname": _cue(
+        r"\b(?:same|identical|duplicate\w*) (?:host ?names?|hostnames?)\b"
+        r"|\b(?:host ?names?|hostnames?) (?:are|is|were|was) (?:the same|identical)\b",
+        unless=rx(r"\bnot (?:the same|identical)\b|\bdifferent\b"),
+    ),
+    # it works once the container runs privileged: the pod lacked device nodes or
+    # capabilities (IPC lock, the RDMA or GPU devices) the library asks for
+    "privileged_works": _cue(
+        r"\b(?:--)?privileged(?::? ?true)?\b[^.;\n]{0,40}"
+        + _FIXED
+        + r"|"
+        + _FIXED
+        + r"[^.;\n]{0,40}\b(?:--)?privileged\b"
+        r"|\bnon-?privileged\b[^.;\n]{0,60}\b(?:fails?|failed|errors?|crash\w*)\b",
+        unless=rx(r"\bnot (?:work|fix|help|solv)\w*|n't (?:work|fix|help|solv)\w*|\bstill\b"),
+    ),
+    # two builds said side by side ("the trainer uses NCCL 2.21 while the server loads
+    # 2.26", "node A has torch 2.1 and node B torch 2.3"); not an upgrade ("from 2.21 to 2.26")
+    "versions_differ": _cue(
+        r"\b(?:NCCL|torch|pytorch|CUDA)(?: version)? v?\d{1,3}\.\d{1,3}[\w.+]{0,12}[^.;\n]{0,60}"
+        r"\b(?:while|whereas|but|vs\.?|versus|and (?:node|machine|server|host|the other)\b)"
+        r"[^.;\n]{0,60}\b(?:NCCL|torch|pytorch|CUDA)(?: version)? v?\d{1,3}\.\d{1,3}",
+        unless=rx(r"\bfrom\b[^.;\n]{0,30}\bto\b|\bupgrad\w*|\bdowngrad\w*|\bsame\b"),
+    ),
+    # one process sets an NCCL variable the others do not ("vLLM sets NCCL_CUMEM_ENABLE=0
+    # in its workers while the trainer keeps the default"): the communicator's members
+    # disagree on how to allocate or talk
+    "setting_differs": _cue(
+        r"\bNCCL_[A-Z0-9_]{2,40}\b[^.;\n]{0,80}\b(?:while|whereas|but) (?:the |its )?"
+        r"(?:other|trainer|server|rest|nodes?|workers?|ranks?|client)\b[^.;\n]{0,40}"
+        r"\b(?:not|default|keeps?|without|unset|does(?:n't| not))\b"
+    ),
+    # the job's own kernels, or memory touched outside its bounds ("our custom CUDA kernel",
+    # "writes past the end of a buffer"): a fault of the code, not of the GPU
+    "own_kernel": _cue(
+        rf"{NOT_SAID}\b(?:custom|our|my|own|hand-written|handwritten) (?:CUDA|triton|fused|GPU) "
+        r"(?:kernels?|extensions?|ops?)\b"
+        r"|\b(?:writes?|wrote|reads?|index\w*|access\w*) (?:past|beyond|outside) (?:the )?"
+        r"(?:end|bounds?|size)\b|\bout[- ]of[- ]bounds (?:write|read|access|index)\w*"
     ),
     # the GPUs' clocks held down by heat or a power cap (prose.GPU_THROTTLED)
     "gpu_throttled": _cue(GPU_THROTTLED),

@@ -334,6 +334,22 @@ PROSE_SYMPTOMS: tuple[ProseSymptom, ...] = (
         "the reporter says CUDA cannot be used at all (torch.cuda.is_available() is False)",
         counts=_not_negated,
     ),
+    # a kernel's own assertion, in words ("crashes with a device-side assert"); not the
+    # advice every CUDA error of PyTorch's carries ("compile with TORCH_USE_CUDA_DSA to enable
+    # device-side assertions")
+    ProseSymptom(
+        "cuda_assert",
+        rx(r"(?<!enable )(?<!enabling )(?<!enables )\bdevice[- ]side assert(?:ion)?s?\b"),
+        "the reporter names a device-side assertion (a kernel checked its index or value)",
+        counts=_not_negated,
+    ),
+    # a kernel fault, in words ("dies with an illegal memory access")
+    ProseSymptom(
+        "cuda_fault",
+        rx(r"\billegal (?:memory )?(?:access|address)(?:es)?\b|\bmisaligned address\b"),
+        "the reporter names a kernel fault (an illegal memory access): the context is lost",
+        counts=_not_negated,
+    ),
     ProseSymptom(
         "gpu_imbalance",
         rx(
@@ -465,7 +481,8 @@ PROSE_SYMPTOMS: tuple[ProseSymptom, ...] = (
             r"|stall(?:s|ed)?|never (?:ends|returns|finishes)|unresponsive"
             r"|(?:stopped|stops|stop|not) responding|takes? forever)\b"
             # it waits and nothing comes ("keeps waiting", "is always waiting", "waits forever")
-            r"|\b(?:wait(?:s|ed|ing)?|blocked) (?:forever|indefinitely|endlessly)\b"
+            r"|\b(?:wait(?:s|ed|ing)?|blocked)\b(?: [^.!?;\n,]{0,40})? (?:forever|indefinitely"
+            r"|endlessly)\b"
             r"|\b(?:keeps?|kept|(?:is|are|was|were) (?:always|still)) waiting\b"
             # nothing answers ("it stops and has no response"); set-up that never ends ("the
             # nodes don't finish connecting")

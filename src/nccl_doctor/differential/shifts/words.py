@@ -79,8 +79,9 @@ WORDS: tuple[Shift, ...] = (
     Shift(
         "gpu.contention",
         5.0,
-        "the reporter says another job ran on the same GPUs",
-        lambda c: c.says("other_job_same_gpus"),
+        "the reporter says another job, an earlier run's processes or a display server held "
+        "the same GPUs",
+        lambda c: c.says("other_job_same_gpus") or c.says("gpu_held_by_other"),
     ),
     Shift(
         "gpu.nvlink",
@@ -193,6 +194,62 @@ WORDS: tuple[Shift, ...] = (
         "a second NCCL is put in front of PyTorch's own (LD_PRELOAD, the system's libnccl): "
         "the process runs a build its callers were not made for",
         lambda c: c.says("other_nccl_loaded"),
+    ),
+    *(
+        Shift(
+            i,
+            f,
+            "two of the job's own processes share a GPU (colocated, more processes than "
+            "GPUs): NCCL refuses a communicator with two ranks on one device",
+            lambda c: c.says("ranks_share_gpu"),
+        )
+        for i, f in (("nccl.duplicate_gpu", 8.0), ("gpu.contention", 0.5))
+    ),
+    Shift(
+        "app.param_mismatch",
+        8.0,
+        "the reporter says the ranks' models differ: DDP checks that every rank holds the same "
+        "parameters",
+        lambda c: c.says("model_differs"),
+    ),
+    Shift(
+        "nccl.host_identity",
+        8.0,
+        "the hosts say the same name: NCCL takes their ranks for one machine's and tries "
+        "shared memory and peer access between them",
+        lambda c: c.says("same_hostname"),
+    ),
+    Shift(
+        "driver.container",
+        6.0,
+        "it works once the container runs privileged: the pod lacked devices or capabilities "
+        "the library asks for",
+        lambda c: c.says("privileged_works"),
+    ),
+    Shift(
+        "nccl.version_mismatch",
+        10.0,
+        "the reporter names two builds side by side: the processes of one job run different "
+        "libraries",
+        lambda c: c.says("versions_differ"),
+    ),
+    Shift(
+        "nccl.env",
+        5.0,
+        "one process sets an NCCL variable the others do not: the members of a communicator "
+        "must agree on how they allocate and connect",
+        lambda c: c.says("setting_differs"),
+    ),
+    *(
+        Shift(
+            i,
+            f,
+            "the reporter points at the job's own kernels or memory touched outside its "
+            "bounds: a fault of the code, not of the GPU",
+            lambda c: c.says("own_kernel"),
+            frozenset({"cuda_fault", "cuda_assert", "nccl_unhandled_cuda", "failure"}),
+        )
+        for i, f in (("cuda.illegal_access", 3.0), ("gpu.ecc", 0.5), ("gpu.xid", 0.5))
     ),
     # what made the job work names the cause
     *(

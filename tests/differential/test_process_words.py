@@ -1,0 +1,215 @@
+"""What the job's processes share or differ in, told in words (session 48's battery).
+
+Two of the job's own ranks on one GPU (colocated trainer and inference workers, more
+processes than GPUs); the GPUs already held by someone else (another user's job, an earlier
+run's leftovers, a display server); models that differ between ranks; hosts that say the same
+name; a pod that works only privileged; two builds or two NCCL settings side by side; the
+job's own kernels; a device-side assertion or an illegal access named in words; ranks that
+wait forever. Each reading has the sentences that must leave it silent, and each diagnosis
+case runs the whole pipeline on the sentence written as a report.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import critical_ids, cue_says, diagnose_text
+
+
+def _top(tmp_path: Path, text: str, k: int = 3) -> list[str]:
+    return diagnose_text(tmp_path, text).top(k)
+
+
+# -- two of the job's own ranks on one GPU -------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "In colocated mode the actor's rank 0 and one vLLM worker sit on the same GPU.",
+        "NCCL error for duplicated GPU when the trainer shares a card with the server",
+        "We start 8 processes on a 4-GPU node by mistake.",
+        "two processes per GPU",
+        "the trainer lands on cuda:0, which the server already uses",
+        "Two ranks end up on the same GPU because every process calls set_device(0).",
+        "the client runs on the same GPU as the vLLM worker",
+    ],
+)
+def test_the_jobs_own_ranks_on_one_gpu_are_said(said: str) -> None:
+    assert cue_says("ranks_share_gpu", said)
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Another user's process is on the same GPU.",  # gpu.contention
+        "the two processes are not on the same GPU",
+        "We start 4 processes on a 4-GPU node.",
+        "We colocate the reward model on a separate node.",
+        "are both ranks on the same GPU?",
+    ],
+)
+def test_ranks_on_their_own_gpus_are_not_said_to_share(said: str) -> None:
+    assert not cue_says("ranks_share_gpu", said)
+
+
+def test_colocated_ranks_put_the_duplicate_gpu_first(tmp_path: Path) -> None:
+    text = (
+        "In colocated mode the actor's rank 0 and one vLLM worker sit on the same GPU, and the "
+        "weight sync group fails with an NCCL error."
+    )
+    assert _top(tmp_path, text)[0] == "nccl.duplicate_gpu"
+    # the failure alone, with nothing said of where the ranks sit, does not
+    plain = "The weight sync group between the actor and the vLLM workers fails with an NCCL error."
+    assert "nccl.duplicate_gpu" not in _top(tmp_path, plain)
+
+
+# -- the GPUs already held by something else ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Another user's job was already running on GPUs 2 and 3.",
+        "Zombie python processes from a killed earlier run still hold memory on every GPU.",
+        "leftover processes on the GPUs",
+        "Xorg is running on the same GPUs as the training",
+    ],
+)
+def test_gpus_held_by_something_else_are_said(said: str) -> None:
+    assert cue_says("gpu_held_by_other", said)
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "There are no zombie processes on the GPUs.",
+        "I killed the leftover processes on the GPUs and it still fails the same way.",
+        "no other job was already running on the GPUs",
+        "Xorg is not installed on this server.",
+    ],
+)
+def test_gpus_free_of_others_are_not_said_held(said: str) -> None:
+    assert not cue_says("gpu_held_by_other", said)
+
+
+def test_leftover_processes_put_contention_first(tmp_path: Path) -> None:
+    text = (
+        "Zombie python processes from a killed earlier run still hold memory on every GPU; the "
+        "new DDP run fails at startup."
+    )
+    assert _top(tmp_path, text)[0] == "gpu.contention"
+
+
+# -- models that differ, hosts that share a name, a pod that works privileged --------------------
+
+
+def test_models_that_differ_between_ranks_put_the_parameter_check_first(tmp_path: Path) -> None:
+    text = "The parameter shapes differ between ranks, and DDP fails at construction."
+    assert cue_says("model_differs", text)
+    assert _top(tmp_path, text)[0] == "app.param_mismatch"
+    assert not cue_says("model_differs", "The parameters do not differ between ranks.")
+    assert not cue_says("model_differs", "We load different checkpoints for evaluation.")
+
+
+def test_hosts_with_one_name_put_host_identity_first(tmp_path: Path) -> None:
+    text = "Two containers on one host have the same hostname, and the job hangs at init."
+    assert cue_says("same_hostname", text)
+    assert _top(tmp_path, text)[0] == "nccl.host_identity"
+    assert not cue_says("same_hostname", "The hostnames are not the same.")
+    assert not cue_says("same_hostname", "each pod has a different hostname, the same image")
+
+
+def test_a_pod_that_works_privileged_puts_the_container_first(tmp_path: Path) -> None:
+    text = (
+        "NVSHMEM's initialization fails in our Kubernetes pod with an error; the same image "
+        "works with privileged: true."
+    )
+    assert cue_says("privileged_works", text)
+    assert _top(tmp_path, text)[0] == "driver.container"
+    assert not cue_says("privileged_works", "--privileged does not help, it still fails.")
+    assert not cue_says("privileged_works", "The pod is privileged.")
+
+
+# -- two builds or two settings side by side ----------------------------------------------
+
+
+def test_two_builds_side_by_side_put_the_version_mismatch_first(tmp_path: Path) -> None:
+    text = (
+        "The trainer uses torch's bundled NCCL 2.21 while the vLLM server loads NCCL 2.26 from "
+        "its own wheel; the weight broadcast between them hangs."
+    )
+    assert cue_says("versions_differ", text)
+    assert _top(tmp_path, text)[0] == "nccl.version_mismatch"
+    # an upgrade names two versions too; the same versions everywhere name none that differ
+    assert not cue_says("versions_differ", "upgrading NCCL 2.18 to NCCL 2.21 fixes it")
+    assert not cue_says("versions_differ", "torch 2.3 but the same NCCL 2.20 on both nodes")
+
+
+def test_one_process_with_its_own_nccl_setting_puts_the_setting_first(tmp_path: Path) -> None:
+    text = (
+        "vLLM sets NCCL_CUMEM_ENABLE=0 in its workers while the trainer keeps the default, and "
+        "the weight sync between them crashes."
+    )
+    assert cue_says("setting_differs", text)
+    assert _top(tmp_path, text)[0] == "nccl.env"
+    assert not cue_says("setting_differs", "NCCL_P2P_DISABLE=1 is set, but the job still hangs")
+
+
+def test_a_setting_someone_else_exported_is_inherited() -> None:
+    assert cue_says("inherited_setting", "Someone exported NCCL_IB_DISABLE=1 in the job script.")
+    assert not cue_says("inherited_setting", "I exported NCCL_IB_DISABLE=1 in the job script.")
+
+
+# -- kernel faults in words ----------------------------------------------------------------------
+
+
+def test_a_device_side_assert_in_words_is_the_assertion(tmp_path: Path) -> None:
+    text = (
+        "The training crashes after a few iterations with a device-side assert; the tokenizer's "
+        "vocabulary is larger than the model's embedding size."
+    )
+    report = diagnose_text(tmp_path, text)
+    assert report.top(1) == ["cuda.device_assert"]
+    assert critical_ids(report) == []  # words, not the message itself
+
+
+def test_the_advice_every_cuda_error_carries_is_no_assertion(tmp_path: Path) -> None:
+    text = (
+        "The job fails with an NCCL error. Compile with `TORCH_USE_CUDA_DSA` to enable "
+        "device-side assertions."
+    )
+    assert "cuda.device_assert" not in _top(tmp_path, text)
+
+
+def test_an_illegal_access_in_our_own_kernel_is_the_codes_fault(tmp_path: Path) -> None:
+    text = (
+        "Our custom CUDA kernel writes past the end of a buffer and the job dies with an "
+        "illegal memory access during the all_reduce."
+    )
+    assert _top(tmp_path, text)[0] == "cuda.illegal_access"
+    # a fault with nothing said of the code weighs the GPU's memory as much
+    plain = "The job dies with an illegal memory access during the all_reduce."
+    assert _top(tmp_path, plain)[0] == "gpu.ecc"
+    assert not cue_says("own_kernel", "We run no custom CUDA kernels.")
+    assert not cue_says("own_kernel", "our kernel is 5.15 and the driver 535")
+
+
+def test_no_illegal_access_is_no_fault(tmp_path: Path) -> None:
+    text = "compute-sanitizer finds no illegal memory access, but the job hangs at all_reduce."
+    assert "cuda.illegal_access" not in _top(tmp_path, text)
+
+
+# -- ranks that wait forever --------------------------------------------------------------
+
+
+def test_ranks_that_wait_in_a_collective_forever_hang(tmp_path: Path) -> None:
+    text = (
+        "Only rank 0 runs the evaluation, which calls all_gather, and the other ranks wait in "
+        "the next training all_reduce forever."
+    )
+    report = diagnose_text(tmp_path, text)
+    assert report.hypotheses[0].symptom.startswith("the job hangs")
+    assert report.top(1) == ["app.collective_mismatch"]
