@@ -5,8 +5,9 @@ processes than GPUs); the GPUs already held by someone else (another user's job,
 run's leftovers, a display server); models that differ between ranks; hosts that say the same
 name; a pod that works only privileged; two builds or two NCCL settings side by side; the
 job's own kernels; a device-side assertion or an illegal access named in words; ranks that
-wait forever. Each reading has the sentences that must leave it silent, and each diagnosis
-case runs the whole pipeline on the sentence written as a report.
+wait forever; a RoCE GID that changed or is the wrong one. Each reading has the sentences
+that must leave it silent, and each diagnosis case runs the whole pipeline on the sentence
+written as a report.
 """
 
 from __future__ import annotations
@@ -213,3 +214,38 @@ def test_ranks_that_wait_in_a_collective_forever_hang(tmp_path: Path) -> None:
     report = diagnose_text(tmp_path, text)
     assert report.hypotheses[0].symptom.startswith("the job hangs")
     assert report.top(1) == ["app.collective_mismatch"]
+
+
+# -- a RoCE GID that moved ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "the ConnectX-7 gid index changed from 3 to 4 (show_gids)",
+        "we think the wrong GID index is used on one node",
+        "the GID table changed while the job ran",
+    ],
+)
+def test_a_gid_that_changed_or_is_wrong_is_said(said: str) -> None:
+    assert cue_says("gid_trouble", said)
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "GID index 3 is RoCE v2 and the same on all nodes",
+        "the GID index did not change",
+        "export NCCL_IB_GID_INDEX=3",
+    ],
+)
+def test_a_gid_that_stayed_is_not_said_to_change(said: str) -> None:
+    assert not cue_says("gid_trouble", said)
+
+
+def test_a_moved_gid_puts_the_rdma_setup_first(tmp_path: Path) -> None:
+    text = (
+        "The two-node job fails with an NCCL error at the first all_reduce over RoCE; the GID "
+        "index on node 2 changed after the switch was replaced."
+    )
+    assert _top(tmp_path, text)[0] == "net.ib_config"

@@ -451,6 +451,15 @@ CUES: dict[str, Cue] = {
         r"|\b(?:writes?|wrote|reads?|index\w*|access\w*) (?:past|beyond|outside) (?:the )?"
         r"(?:end|bounds?|size)\b|\bout[- ]of[- ]bounds (?:write|read|access|index)\w*"
     ),
+    # a RoCE port's GID said to change or to be the wrong one ("the gid index changed from 3
+    # to 4", "wrong GID index"): the queue pairs address their peers by it (NCCL warns "GID
+    # table changed", and a forced NCCL_IB_GID_INDEX makes ibv_modify_qp fail with EINVAL)
+    "gid_trouble": _cue(
+        r"\bGID(?:[ _-]?index(?:es)?| tables?| entr(?:y|ies))?\b[^.;\n]{0,40}"
+        rf"{NOT_SAID}\b(?:chang\w*|moved?|wrong|incorrect|invalid|mismatch\w*|shift\w*)\b"
+        r"|\b(?:wrong|incorrect|invalid|changed|mismatched) (?:RoCE )?GID\b",
+        unless=rx(r"\b(?:not|never|n't) (?:chang|mov|wrong|differ)\w*|\bsame\b"),
+    ),
     # the GPUs' clocks held down by heat or a power cap (prose.GPU_THROTTLED)
     "gpu_throttled": _cue(GPU_THROTTLED),
     # a GPU's PCIe link trained below its width or generation ("x4 instead of x16", "Gen1

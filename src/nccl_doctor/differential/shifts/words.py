@@ -251,6 +251,13 @@ WORDS: tuple[Shift, ...] = (
         )
         for i, f in (("cuda.illegal_access", 3.0), ("gpu.ecc", 0.5), ("gpu.xid", 0.5))
     ),
+    Shift(
+        "net.ib_config",
+        8.0,
+        "the reporter says a RoCE GID changed or is the wrong one: the queue pairs address "
+        "their peers by it",
+        lambda c: c.says("gid_trouble"),
+    ),
     # what made the job work names the cause
     *(
         Shift(
