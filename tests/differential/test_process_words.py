@@ -5,7 +5,9 @@ processes than GPUs); the GPUs already held by someone else (another user's job,
 run's leftovers, a display server); models that differ between ranks; hosts that say the same
 name; a pod that works only privileged; two builds or two NCCL settings side by side; the
 job's own kernels; a device-side assertion or an illegal access named in words; ranks that
-wait forever; a RoCE GID that changed or is the wrong one. Each reading has the sentences
+wait forever; a RoCE GID that changed or is the wrong one; and (the eighth battery, hangs
+told in words) a port state shown down, what made a hang go away, one node rebuilt, ranks
+waiting in the job's own code, an Xid named in a sentence. Each reading has the sentences
 that must leave it silent, and each diagnosis case runs the whole pipeline on the sentence
 written as a report.
 """
@@ -16,6 +18,9 @@ from pathlib import Path
 
 import pytest
 
+from nccl_doctor.evidence.reader import read_paths
+from nccl_doctor.pipeline import facts_of
+from nccl_doctor.signs.settings import settings_that_worked
 from tests.helpers import critical_ids, cue_says, diagnose_text
 
 
@@ -31,10 +36,9 @@ def _top(tmp_path: Path, text: str, k: int = 3) -> list[str]:
     [
         "In colocated mode the actor's rank 0 and one vLLM worker sit on the same GPU.",
         "NCCL error for duplicated GPU when the trainer shares a card with the server",
-        "We start 8 processes on a 4-GPU node by mistake.",
+        "We start more processes than GPUs by mistake.",
         "two processes per GPU",
         "the trainer lands on cuda:0, which the server already uses",
-        "Two ranks end up on the same GPU because every process calls set_device(0).",
         "the client runs on the same GPU as the vLLM worker",
     ],
 )
@@ -48,8 +52,10 @@ def test_the_jobs_own_ranks_on_one_gpu_are_said(said: str) -> None:
         "Another user's process is on the same GPU.",  # gpu.contention
         "the two processes are not on the same GPU",
         "We start 4 processes on a 4-GPU node.",
+        "Running with 2 processes on an 8-GPU machine hangs at init.",
         "We colocate the reward model on a separate node.",
         "are both ranks on the same GPU?",
+        "the two processes are running on the same GPU",  # the mapping: device_visibility
     ],
 )
 def test_ranks_on_their_own_gpus_are_not_said_to_share(said: str) -> None:
@@ -142,11 +148,11 @@ def test_two_builds_side_by_side_put_the_version_mismatch_first(tmp_path: Path) 
         "The trainer uses torch's bundled NCCL 2.21 while the vLLM server loads NCCL 2.26 from "
         "its own wheel; the weight broadcast between them hangs."
     )
-    assert cue_says("versions_differ", text)
+    assert cue_says("nccl_versions_differ", text)
     assert _top(tmp_path, text)[0] == "nccl.version_mismatch"
     # an upgrade names two versions too; the same versions everywhere name none that differ
-    assert not cue_says("versions_differ", "upgrading NCCL 2.18 to NCCL 2.21 fixes it")
-    assert not cue_says("versions_differ", "torch 2.3 but the same NCCL 2.20 on both nodes")
+    assert not cue_says("nccl_versions_differ", "upgrading NCCL 2.18 to NCCL 2.21 fixes it")
+    assert not cue_says("nccl_versions_differ", "torch 2.3 but the same NCCL 2.20 on both nodes")
 
 
 def test_one_process_with_its_own_nccl_setting_puts_the_setting_first(tmp_path: Path) -> None:
@@ -249,3 +255,108 @@ def test_a_moved_gid_puts_the_rdma_setup_first(tmp_path: Path) -> None:
         "index on node 2 changed after the switch was replaced."
     )
     assert _top(tmp_path, text)[0] == "net.ib_config"
+
+
+# -- hangs told in words (battery 8) ------------------------------------------------------
+
+
+def test_a_port_state_shown_down_is_said() -> None:
+    assert cue_says("ib_port_down", "ibstat on node 7 shows the port state as Down")
+    assert not cue_says("ib_port_down", "ibstat shows the port state as Active")
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "with --ipc=host it runs",
+        "adding hostIPC: true to the pod spec fixes it",
+        "the hang went away after --shm-size=8g",
+    ],
+)
+def test_shared_memory_that_made_it_run_is_said(said: str) -> None:
+    assert cue_says("shm_fix_worked", said)
+
+
+@pytest.mark.parametrize(
+    "said",
+    ["with --ipc=host it still hangs", "hostIPC: true does not help"],
+)
+def test_shared_memory_that_did_not_help_is_not_said_to_work(said: str) -> None:
+    assert not cue_says("shm_fix_worked", said)
+
+
+def test_a_setting_with_which_the_job_starts_worked(tmp_path: Path) -> None:
+    def worked(text: str) -> list[str]:
+        path = tmp_path / "r.txt"
+        path.write_text(text)
+        return [s.name for s in settings_that_worked(facts_of(read_paths([str(path)])))]
+
+    said = (
+        "NCCL hangs at communicator init since the driver update; with NCCL_NVLS_ENABLE=0 it "
+        "starts."
+    )
+    assert worked(said) == ["NCCL_NVLS_ENABLE"]
+    assert _top(tmp_path, "On our H100 nodes " + said)[0] == "nccl.nvls"
+    assert worked("We set NCCL_NVLS_ENABLE=0 and it starts with the same hang.") == []
+
+
+def test_one_node_rebuilt_is_said() -> None:
+    assert cue_says("one_node_changed", "After we rebuilt the container on node 2 only, it hangs")
+    assert not cue_says("one_node_changed", "After we rebuilt the container on every node")
+
+
+def test_a_version_that_made_the_hang_go_away_is_said() -> None:
+    assert cue_says("version_said", "upgrading to 2.18.3 made the hang go away")
+    assert not cue_says("version_said", "the hang did not go away")
+
+
+def test_link_local_gids_are_trouble() -> None:
+    assert cue_says("gid_trouble", "show_gids lists only IPv6 link-local GIDs for index 0")
+    assert not cue_says("gid_trouble", "show_gids lists RoCE v2 IPv4 GIDs at index 3")
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "every rank gets stuck inside our own logging call to wandb",
+        "py-spy dump shows the main thread waiting on the DataLoader queue",
+        "NCCL shows nothing pending",
+    ],
+)
+def test_ranks_waiting_in_their_own_code_are_said(said: str) -> None:
+    assert cue_says("stuck_in_own_code", said)
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "py-spy shows every rank inside ncclAllReduce",
+        "it does not hang in our own code",
+        "two collectives are pending in NCCL",
+    ],
+)
+def test_ranks_waiting_in_a_collective_are_not_said_in_own_code(said: str) -> None:
+    assert not cue_says("stuck_in_own_code", said)
+
+
+def test_ranks_stuck_in_their_own_code_put_the_application_first(tmp_path: Path) -> None:
+    text = (
+        "Every rank gets stuck inside our own logging call to wandb on the first step; the GPUs "
+        "are idle and NCCL shows nothing pending."
+    )
+    assert _top(tmp_path, text)[0] == "app.hang"
+
+
+def test_an_xid_named_in_a_sentence_is_read_as_words(tmp_path: Path) -> None:
+    report = diagnose_text(
+        tmp_path, "The training hangs and dmesg shows NVRM: Xid 79 on one GPU at the same moment."
+    )
+    assert report.hypotheses[0].symptom.startswith("the job hangs")
+    assert report.top(1) == ["gpu.lost"]
+    # the driver's own line quoted in a sentence is still the driver's line
+    quoted = diagnose_text(
+        tmp_path,
+        "The training hangs and dmesg shows NVRM: Xid (PCI:0000:3b:00): 79, pid=4242, "
+        "GPU has fallen off the bus.",
+    )
+    assert "gpu.lost" in critical_ids(quoted)

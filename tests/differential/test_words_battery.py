@@ -3,7 +3,7 @@ being read: most give their cause first, nearly all among the first three.
 
 Constructed development data, one or more sentences per catalogue id (see the file's header):
 a guard on the vocabulary of mechanisms, not a measure of accuracy on real incidents. The
-floors sit under what the engine gives today (session 48: 144 of 161 first, 155 among three),
+floors sit under what the engine gives today (session 48: 163 of 186 first, 179 among three),
 so a change that loses a reading fails here with the sentences it lost.
 """
 
@@ -27,7 +27,7 @@ def _sentences() -> list[tuple[str, str]]:
 
 def test_the_classic_presentations_are_read(tmp_path: Path) -> None:
     rows = _sentences()
-    assert len(rows) == 161
+    assert len(rows) == 186
     first, three, lost = 0, 0, []
     for expected, sentence in rows:
         top = diagnose_text(tmp_path, sentence).top(3)
@@ -35,5 +35,5 @@ def test_the_classic_presentations_are_read(tmp_path: Path) -> None:
         three += expected in top
         if expected not in top:
             lost.append(f"{expected}: {sentence[:70]} -> {top}")
-    assert first >= 142, f"{first} of {len(rows)} first"
-    assert three >= 153, "\n".join(lost)
+    assert first >= 161, f"{first} of {len(rows)} first"
+    assert three >= 176, "\n".join(lost)

@@ -161,6 +161,13 @@ class Context:
         """The setting that made the job work and steers what ``rule_id`` is about, if any."""
         return next((w for w in self.worked if rule_id in steered(w.topics)), None)
 
+    def worked_elsewhere(self, rule_id: str) -> SaidSetting | None:
+        """A setting that made the job work where none of those said steers what ``rule_id``
+        is about, if any (NCCL_NVLS_ENABLE=0 worked: the P2P path was not what failed)."""
+        if not self.worked or self.worked_on(rule_id) is not None:
+            return None
+        return self.worked[0]
+
     def did_not_help(self, rule_id: str) -> SaidSetting | None:
         """The switch said to turn ``rule_id``'s path off without changing the failure, if any
         (none where a setting about it is also said to have made the job work)."""

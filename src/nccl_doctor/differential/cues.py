@@ -107,7 +107,11 @@ _EMPTY = r"(?<![\d.])0(?:\.0+)? ?%"
 
 
 #: Words that say a change made the job work.
-_FIXED = r"\b(?:fix(?:es|ed)?|solv(?:es|ed)|resolv(?:es|ed)|works?|worked|did the trick)\b"
+_FIXED = (
+    r"\b(?:fix(?:es|ed)?|solv(?:es|ed)|resolv(?:es|ed)|works?|worked|did the trick"
+    # "with --ipc=host it runs", "the hang went away"
+    r"|it (?:runs|ran|starts|started|trains|passes)|(?:go|goes|went) away)\b"
+)
 #: Words that deny it ("it still doesn't work", "did not fix it").
 _NOT_FIXED = rx(r"\b(?:still|not|never|no longer)\b|n't\b")
 #: A launcher that starts one worker per GPU itself, and torch.multiprocessing's spawn.
@@ -311,6 +315,16 @@ CUES: dict[str, Cue] = {
         r"\bnccl\b[^.!?;\n]{0,20}\bversions? (?:mismatch|differ\w*|inconsisten\w*)"
         r"|\b(?:mismatch\w*|different) (?:nccl )?versions? of nccl\b"
         r"|\bdifferent nccl versions?\b"
+        # two builds said side by side ("the trainer uses NCCL 2.21 while the server loads
+        # 2.26", "node A has torch 2.1 and node B torch 2.3"); not an upgrade ("from 2.21 to
+        # 2.26"), nor one build said the same everywhere
+        r"|\b(?:NCCL|torch|pytorch|CUDA)(?: version)? v?\d{1,3}\.\d{1,3}[\w.+]{0,12}[^.;\n]{0,60}"
+        r"\b(?:while|whereas|but|vs\.?|versus|and (?:node|machine|server|host|the other)\b)"
+        r"[^.;\n]{0,60}\b(?:NCCL|torch|pytorch|CUDA)(?: version)? v?\d{1,3}\.\d{1,3}",
+        unless=rx(
+            r"\b(?:from|upgrad\w*|downgrad\w*)\b[^.;\n]{0,30}\bto\b"
+            r"|\bthe same (?:NCCL|torch|pytorch|CUDA|versions?|builds?)\b"
+        ),
     ),
     # an NCCL setting carried in from elsewhere: a shell profile, nccl.conf, an image or a
     # cluster it was written for ("NCCL_IB_HCA=mlx5_5 exported in our .bashrc from an old
@@ -365,6 +379,9 @@ CUES: dict[str, Cue] = {
     "one_node_changed": _cue(
         rf"{UPDATE_WORDS}[^.;\n]{{0,40}}\bon (?:only )?one of the (?:two |\d+ )?"
         r"(?:nodes|machines|hosts|servers)\b"
+        # one node named ("rebuilt the container on node 2 only", "only on node B we updated")
+        rf"|(?:{UPDATE_WORDS}|\b(?:rebuil\w*|reinstall\w*|re-?imag\w*))[^.;\n]{{0,40}}"
+        r"\bon (?:node|host|machine|server) ?\w{1,12} only\b"
         r"|\bonly (?:on )?one (?:of the )?(?:nodes?|machines?|hosts?)\b[^.;\n]{0,30}"
         rf"(?:was |were |got )?{UPDATE_WORDS}"
     ),
@@ -375,9 +392,11 @@ CUES: dict[str, Cue] = {
         r"\bLD_PRELOAD\w*\b[^\n]{0,80}\bnccl|\bsystem(?:'s)? (?:NCCL|libnccl)\b"
     ),
     # two of the job's own processes on one GPU: one communicator cannot hold two ranks on a
-    # device ("colocated on the same GPU", "a duplicated GPU", "two processes per card", "8
-    # processes on a 4-GPU node", the trainer defaulting to cuda:0 that a server already
-    # uses); another user's or job's process there is gpu.contention (other_job_same_gpus)
+    # device ("colocated on the same GPU", "a duplicated GPU", "two processes per card", more
+    # processes than GPUs, the trainer defaulting to cuda:0 that a server already uses);
+    # another user's or job's process there is gpu.contention (other_job_same_gpus), and
+    # "the two processes run on the same GPU" alone is the ranks' mapping (prose's
+    # gpu_imbalance: set_device missing, cuda.device_visibility)
     "ranks_share_gpu": _cue(
         r"\bcolocat\w*\b[^.;\n]{0,60}\b(?:same|one) (?:GPU|card|device)\b"
         r"|\b(?:same|one) (?:GPU|card|device)\b[^.;\n]{0,60}\bcolocat\w*"
@@ -385,16 +404,10 @@ CUES: dict[str, Cue] = {
         r"|\bmore (?:processes|ranks|workers) than (?:there are )?(?:GPUs|cards|devices)\b"
         r"|\b(?:two|2|several|multiple) (?:processes|ranks|workers) (?:per|on each|on every"
         r"|on one|on a single) (?:GPU|card|device)\b|\btwo per (?:GPU|card|device)\b"
-        r"|\b(?P<n>\d{1,3}) (?:processes|ranks|workers)\b[^.;\n]{0,30}\bon an? "
-        r"(?!(?P=n)-)\d{1,2}-(?:GPU|card)\b"
         r"|\b(?:lands?|landed|ends? up|defaults?(?: to)?|falls? back to)(?: on)? "
         r"(?:cuda:0|GPU ?0|device 0)\b[^.;\n]{0,40}\balready\b"
-        r"|\b(?:two|both|all|multiple|several|\d+) (?:of the )?(?:processes|ranks|workers)\b"
-        r"(?:(?!\bnot\b|n't\b|\bnever\b).){0,30}\b(?:on|use|using|share|sharing) (?:the )?"
-        r"same (?:GPU|device|card)\b(?! ?\?)"
         r"|\bsame (?:GPU|device|card) as (?:the |a |an |one )?(?:vLLM|rank|server|worker|actor"
-        r"|trainer|inference|rollout|generation|engine)"
-        r"|(?:多个|两个)进程[^。，\n]{0,10}同一(?:张|块|个)?(?:卡|显卡|GPU)",
+        r"|trainer|inference|rollout|generation|engine)",
         unless=rx(r"\b(?:another|other) (?:user|people|team|job)|\bnot (?:on )?the same\b"),
     ),
     # the parameters differ between ranks: each built its model from other code or config
@@ -427,14 +440,6 @@ CUES: dict[str, Cue] = {
         r"|\bnon-?privileged\b[^.;\n]{0,60}\b(?:fails?|failed|errors?|crash\w*)\b",
         unless=rx(r"\bnot (?:work|fix|help|solv)\w*|n't (?:work|fix|help|solv)\w*|\bstill\b"),
     ),
-    # two builds said side by side ("the trainer uses NCCL 2.21 while the server loads
-    # 2.26", "node A has torch 2.1 and node B torch 2.3"); not an upgrade ("from 2.21 to 2.26")
-    "versions_differ": _cue(
-        r"\b(?:NCCL|torch|pytorch|CUDA)(?: version)? v?\d{1,3}\.\d{1,3}[\w.+]{0,12}[^.;\n]{0,60}"
-        r"\b(?:while|whereas|but|vs\.?|versus|and (?:node|machine|server|host|the other)\b)"
-        r"[^.;\n]{0,60}\b(?:NCCL|torch|pytorch|CUDA)(?: version)? v?\d{1,3}\.\d{1,3}",
-        unless=rx(r"\bfrom\b[^.;\n]{0,30}\bto\b|\bupgrad\w*|\bdowngrad\w*|\bsame\b"),
-    ),
     # one process sets an NCCL variable the others do not ("vLLM sets NCCL_CUMEM_ENABLE=0
     # in its workers while the trainer keeps the default"): the communicator's members
     # disagree on how to allocate or talk
@@ -457,8 +462,21 @@ CUES: dict[str, Cue] = {
     "gid_trouble": _cue(
         r"\bGID(?:[ _-]?index(?:es)?| tables?| entr(?:y|ies))?\b[^.;\n]{0,40}"
         rf"{NOT_SAID}\b(?:chang\w*|moved?|wrong|incorrect|invalid|mismatch\w*|shift\w*)\b"
-        r"|\b(?:wrong|incorrect|invalid|changed|mismatched) (?:RoCE )?GID\b",
+        r"|\b(?:wrong|incorrect|invalid|changed|mismatched) (?:RoCE )?GID\b"
+        # only link-local (RoCE v1) GIDs where the fabric routes RoCE v2 over IPv4
+        r"|\blink[- ]local\b[^.;\n]{0,40}\bGIDs?\b|\bGIDs?\b[^.;\n]{0,40}\blink[- ]local\b"
+        r"|\bRoCE ?v1\b",
         unless=rx(r"\b(?:not|never|n't) (?:chang|mov|wrong|differ)\w*|\bsame\b"),
+    ),
+    # the ranks wait in the job's own code, not in a collective ("stuck inside our own logging
+    # call", "py-spy shows every rank waiting on the DataLoader queue", "NCCL shows nothing
+    # pending")
+    "stuck_in_own_code": _cue(
+        r"\b(?:stuck|hangs?|hung|waits?|waiting|blocked|sits?)\b[^.;\n]{0,30}\b(?:in|inside|on|at) "
+        r"(?:our|my|the job's|the user's|their) own\b"
+        r"|\bpy-?spy\b[^.;\n]{0,80}\b(?:DataLoader|data ?loader|queue|lock|mutex|GIL|our|my)\b"
+        rf"|{NOT_SAID}\bnothing (?:is )?(?:pending|in flight|enqueued)\b",
+        unless=rx(r"\b(?:not|never)\b|n't\b"),
     ),
     # the GPUs' clocks held down by heat or a power cap (prose.GPU_THROTTLED)
     "gpu_throttled": _cue(GPU_THROTTLED),
@@ -483,7 +501,8 @@ CUES: dict[str, Cue] = {
     "ib_port_down": _cue(
         r"\b(?:port |physical |link )?state:\s*(?:Down|Polling|Disabled)\b"
         # (not ip's "qdisc mq state DOWN mode DEFAULT": an Ethernet interface's)
-        r"|\b(?:port|physical|link) state (?:is |was )?(?:Down|Polling|Disabled)\b"
+        r"|\b(?:port|physical|link) state (?:is |was |as |shows? |shown as )?(?:Down|Polling"
+        r"|Disabled)\b"
         r"|\b(?:IB |InfiniBand |RoCE |HCA )?(?:link|port)s? (?:keeps? )?flapp\w*"
         r"|\bflapp\w* (?:IB |InfiniBand |RoCE )?(?:links?|ports?)\b|\blink[ -]flaps?\b"
     ),
@@ -500,7 +519,8 @@ CUES: dict[str, Cue] = {
     "version_said": _cue(
         rf"\b(?:works?|worked|fine|no (?:problem|issue)s?)\b[^.!?;\n]{{0,60}}"
         rf"\b(?:version |v)?{NUM}\b"
-        rf"|\b{NUM}\b[^.\n]{{0,40}}\b(?:works?|worked|is fine|fix(?:es|ed)|solv(?:es|ed))\b"
+        rf"|\b{NUM}\b[^.\n]{{0,40}}\b(?:works?|worked|is fine|fix(?:es|ed)|solv(?:es|ed)"
+        r"|(?:go|goes|went) away)\b"
         r"|\bregression\b|\b(?:after|since) (?:an? )?(?:upgrad|updat)\w*"
         r"|\bdowngrad\w*\b[^.!?;\n]{0,40}\b(?:fix|work|solv)"
         # a version found free of it ("not reproducible with 2.31.2", "it doesn't happen on
@@ -569,8 +589,9 @@ CUES: dict[str, Cue] = {
     # what made it work names the cause, like a setting does (signs.settings): the container
     # given shared memory, the store moved to another port, the ranks given equal batches
     "shm_fix_worked": _cue(
-        rf"(?:--ipc[= ]host|--shm-size|\bshm_size|/dev/shm)\b[^.;\n]{{0,40}}{_FIXED}"
-        rf"|{_FIXED}[^.;\n]{{0,40}}(?:--ipc[= ]host|--shm-size|\bshm_size\b)"
+        rf"(?:--ipc[= ]host|--shm-size|\bshm_size|/dev/shm|\bhostIPC:? ?true)\b[^.;\n]{{0,40}}"
+        rf"{_FIXED}|{_FIXED}[^.;\n]{{0,40}}(?:--ipc[= ]host|--shm-size|\bshm_size\b"
+        r"|\bhostIPC:? ?true\b)"
         r"|\b(?:increas|enlarg|rais|bigger|larger|mor)\w* (?:the )?(?:/dev/shm|shm|shared memory)\b"
         rf"[^.;\n]{{0,40}}{_FIXED}",
         unless=_NOT_FIXED,

@@ -22,6 +22,7 @@ from typing import ClassVar
 from nccl_doctor.evidence.lines import Line
 from nccl_doctor.facts.base import Fact
 from nccl_doctor.facts.host import KernelGpuMessage, XidEvent
+from nccl_doctor.facts.store import is_prose
 from nccl_doctor.knowledge.nv_status import status
 from nccl_doctor.parse._lazy import LazyPattern
 from nccl_doctor.parse._runtext import clip, to_int, who
@@ -213,6 +214,10 @@ class XidParser(StreamParser):
         if at < 0:
             return self._other(line, text)
         msg = text[at + 5 :].strip()
+        if msg.startswith("Xid") and not _XID.match(msg) and is_prose(text[:at]):
+            # a person's sentence naming an Xid without the driver's line ("dmesg shows NVRM:
+            # Xid 79 on one GPU"): words, read as such (the Xid by its number, the symptom)
+            return False
         if self._pending is not None and self._continues(self._pending, line, msg):
             return True
         self._flush()

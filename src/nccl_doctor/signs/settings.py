@@ -34,6 +34,7 @@ _WORKED = (
     r"(?=[wfshrdnua])(?:work(?:s|ed)? ?around|works?\b|worked|fix(?:es|ed)?\b|solv(?:es|ed)\b"
     r"|avoid(?:s|ed)? (?:it|the (?:error|hang|crash|problem|issue))\b"
     r"|help(?:s|ed)?\b|resolv(?:es|ed)\b|(?<![.\w])runs?\b(?!-)|fine\b(?!-)|succeed\w{0,4}"
+    r"|start(?:s|ed)?\b(?! (?:with|from|at|to)\b)"
     r"|did the trick|no (?:longer|more) hang"
     # it failed until the setting was made ("fails with IB errors until we set ...=3")
     r"|until (?:we |I |you |they )?(?:set|export|add|specif|chang|pass)\w*)"

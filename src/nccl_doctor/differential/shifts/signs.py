@@ -121,8 +121,9 @@ SIGNS: tuple[Shift, ...] = (
     ),
     Shift(
         "nccl.version_mismatch",
-        6.0,
-        "the reporter says the NCCL versions differ between the job's nodes or processes",
+        10.0,
+        "the reporter says the builds differ between the job's nodes or processes (NCCL's, or "
+        "the torch that carries it)",
         lambda c: c.says("nccl_versions_differ"),
     ),
     *(
@@ -287,6 +288,16 @@ SIGNS: tuple[Shift, ...] = (
         )
         for i in ID_TOPICS
         if i in NEXT_CHECK
+    ),
+    # a setting that made it work and steers another path: this one was not what failed
+    *(
+        setting_shift(
+            i,
+            0.5,
+            Context.worked_elsewhere,
+            "the reporter says {setting} made it work, and it does not steer {id}",
+        )
+        for i in OFF_IDS
     ),
     # a switch that turned a path off and changed nothing: the cause is elsewhere (an
     # environment variable set in the evidence itself weighs above, once)

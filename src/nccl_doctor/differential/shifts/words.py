@@ -227,13 +227,6 @@ WORDS: tuple[Shift, ...] = (
         lambda c: c.says("privileged_works"),
     ),
     Shift(
-        "nccl.version_mismatch",
-        10.0,
-        "the reporter names two builds side by side: the processes of one job run different "
-        "libraries",
-        lambda c: c.says("versions_differ"),
-    ),
-    Shift(
         "nccl.env",
         5.0,
         "one process sets an NCCL variable the others do not: the members of a communicator "
@@ -258,6 +251,17 @@ WORDS: tuple[Shift, ...] = (
         "their peers by it",
         lambda c: c.says("gid_trouble"),
     ),
+    *(
+        Shift(
+            i,
+            f,
+            "the ranks wait in the job's own code, not in a collective: no GPU path or network "
+            "is what they wait for",
+            lambda c: c.says("stuck_in_own_code"),
+            STALLS,
+        )
+        for i, f in (("app.hang", 5.0), ("nccl.p2p", 0.5), ("launch.rendezvous", 0.5))
+    ),
     # what made the job work names the cause
     *(
         Shift(
@@ -267,7 +271,8 @@ WORDS: tuple[Shift, ...] = (
             "made it work",
             lambda c: c.says("shm_fix_worked"),
         )
-        for i, f in (("nccl.shm", 8.0), ("host.resources", 2.0))
+        # (the peers' own path, P2P, needs neither: the fix speaks for SHM)
+        for i, f in (("nccl.shm", 8.0), ("host.resources", 2.0), ("nccl.p2p", 0.5))
     ),
     Shift(
         "launch.port_in_use",
