@@ -20,7 +20,7 @@ import pytest
 
 from nccl_doctor.evidence.reader import read_paths
 from nccl_doctor.pipeline import facts_of
-from nccl_doctor.signs.settings import settings_that_worked
+from nccl_doctor.signs.settings import settings_that_did_not_help, settings_that_worked
 from tests.helpers import critical_ids, cue_says, diagnose_text
 
 
@@ -360,3 +360,31 @@ def test_an_xid_named_in_a_sentence_is_read_as_words(tmp_path: Path) -> None:
         "GPU has fallen off the bus.",
     )
     assert "gpu.lost" in critical_ids(quoted)
+
+
+# -- a contracted denial ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Setting NCCL_P2P_DISABLE=1 didn't help.",
+        "Setting NCCL_P2P_DISABLE=1 doesn't work, same hang.",
+    ],
+)
+def test_a_setting_that_didnt_help_is_no_setting_that_worked(tmp_path: Path, said: str) -> None:
+    """'n't' ends a word: the denial of "didn't help" has no word boundary before it."""
+    path = tmp_path / "r.txt"
+    path.write_text(said)
+    facts = facts_of(read_paths([str(path)]))
+    assert settings_that_worked(facts) == ()
+    assert [s.name for s in settings_that_did_not_help(facts)] == ["NCCL_P2P_DISABLE"]
+
+
+def test_a_p2p_hang_that_the_switch_did_not_help_leaves_p2p_down(tmp_path: Path) -> None:
+    text = "DDP on 4 GPUs hangs at the first all_reduce. Setting NCCL_P2P_DISABLE=1 didn't help."
+    report = diagnose_text(tmp_path, text)
+    assert report.hypotheses[0].symptom.startswith("the job hangs")
+    # read as a setting that worked, P2P came first; as one that changed nothing, it drops
+    assert "nccl.p2p" not in report.top(4)
+    assert _top(tmp_path, "DDP on 4 GPUs hangs at the first all_reduce.", 1) == ["nccl.p2p"]

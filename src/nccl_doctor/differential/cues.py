@@ -466,7 +466,7 @@ CUES: dict[str, Cue] = {
         # only link-local (RoCE v1) GIDs where the fabric routes RoCE v2 over IPv4
         r"|\blink[- ]local\b[^.;\n]{0,40}\bGIDs?\b|\bGIDs?\b[^.;\n]{0,40}\blink[- ]local\b"
         r"|\bRoCE ?v1\b",
-        unless=rx(r"\b(?:not|never|n't) (?:chang|mov|wrong|differ)\w*|\bsame\b"),
+        unless=rx(r"(?:\b(?:not|never)|n't) (?:chang|mov|wrong|differ)\w*|\bsame\b"),
     ),
     # the ranks wait in the job's own code, not in a collective ("stuck inside our own logging
     # call", "py-spy shows every rank waiting on the DataLoader queue", "NCCL shows nothing

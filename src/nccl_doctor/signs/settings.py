@@ -48,7 +48,8 @@ SETTING_WORKED = sign(
 )
 NEGATED = sign(
     "settings.negated",
-    r"\b(?:not|n't|never|still|even|neither|nor|without success)\b",
+    # ("n't" ends a word: "didn't", "doesn't" have no word boundary before it)
+    r"\b(?:not|never|still|even|neither|nor|without success)\b|n't\b",
     "a line that negates or doubts what it says (a workaround that did NOT work)",
 )
 #: Right after the hit, in its sentence: it worked *but* still fails ("the bootstrap works,
