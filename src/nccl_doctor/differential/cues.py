@@ -50,6 +50,12 @@ def _cue(pattern: str, unless: LazyPattern[str] | None = None) -> Cue:
 #: A line with a cue's words that also says it works is not that cue ("a single GPU works,
 #: two GPUs hang"; "it hangs with nccl, gloo is fine").
 _WORKS = rx(r"\b(?:works?|worked|working|fine|ok|okay|normal\w*|no problems?|succeed\w*|runs)\b")
+#: The same, where a denial right before the word takes it back ("it does not work with gloo
+#: either" says no part works).
+_WORKS_UNDENIED = rx(
+    r"(?<!not )(?<!n't )(?<!never )"
+    r"\b(?:works?|worked|working|fine|ok|okay|normal\w*|no problems?|succeed\w*|runs)\b"
+)
 #: The reboot a driver's installation asks for ("had to reboot after updating the driver").
 _UPDATE = rx(UPDATE_WORDS)
 
@@ -66,6 +72,8 @@ _COLLECTIVE = (
 )
 #: Not right after a negation of having or using it ("I do not use early stopping").
 _NOT_USED = NOT_SAID + r"(?<!not use )(?<!n't use )(?<!not using )(?<!not have )(?<!n't have )"
+#: "works" not denied right before it ("does not work", "doesn't work", "never worked").
+_WORKS_SAID = r"(?<!not )(?<!n't )(?<!never )(?<!no longer )\bworks?"
 #: One rank, or some.
 _RANKS = (
     r"(?:rank ?0|rank zero|main process|master process|first rank|one rank|some ranks"
@@ -129,12 +137,13 @@ def _load_reads(value: str) -> str:
 #: cue's words stays inside one sentence (a prose line can hold a paragraph).
 CUES: dict[str, Cue] = {
     # the same code works with gloo, or on one GPU: NCCL's intra-node transport is at fault
+    # (a "works" denied right before it is none: "it does not work with gloo either")
     "nccl_only": _cue(
-        r"\bworks?\b[^.!?;\n]{0,40}\b(?:with|using|on) (?:the )?`?gloo\b"
-        r"|\bgloo\b[^.!?;\n]{0,30}\bworks?\b"
-        r"|\bworks? (?:fine |well )?(?:with|on) (?:a )?single GPU"
-        r"|single GPU\b[^.!?;\n]{0,30}\bworks?\b"
-        r"|\bworks? (?:fine |well )?(?:with|on) (?:one|1) GPU\b"
+        rf"{_WORKS_SAID}\b[^.!?;\n]{{0,40}}\b(?:with|using|on) (?:the )?`?gloo\b"
+        rf"|\bgloo\b[^.!?;\n]{{0,30}}{_WORKS_SAID}\b"
+        rf"|{_WORKS_SAID} (?:fine |well )?(?:with|on) (?:a )?single GPU"
+        rf"|single GPU\b[^.!?;\n]{{0,30}}{_WORKS_SAID}\b"
+        rf"|{_WORKS_SAID} (?:fine |well )?(?:with|on) (?:one|1) GPU\b"
     ),
     # the same failure with gloo too: the fault is under both backends (the store, the
     # rendezvous, the network between the hosts), not NCCL's own transports
@@ -143,9 +152,10 @@ CUES: dict[str, Cue] = {
         r"|also (?:fails?|failed|hangs?|hung|crash\w*|errors?)|fails? too|as well"
         r"|still (?:fails?|failed|hangs?|hung|the same|errors?))"
         r"|\b(?:even|also) (?:with|using|on|for) (?:the )?`?gloo\b"
+        r"|(?:\bnot|n't|\bnever) work\w* (?:with|using|on) (?:the )?`?gloo\b"
         r"|\bsame (?:error|result|problem|issue|thing) (?:with|using|on|for) (?:the )?`?gloo\b"
         r"|\bgloo\W{0,3}(?:\w+\W{0,3})?(?:还是|也)",
-        unless=_WORKS,
+        unless=_WORKS_UNDENIED,
     ),
     # the same failure on one GPU alone: no GPU-to-GPU path (P2P, SHM, NVLink) is in use
     "one_gpu_fails_too": _cue(
@@ -215,8 +225,11 @@ CUES: dict[str, Cue] = {
         r"[^.!?;\n]{0,30}"
         r"\b(?:simpleP2P|p2pBandwidthLatencyTest)\b"
     ),
+    # (not denied: "bare metal, no container", "not inside docker", "outside containers")
     "container": _cue(
-        r"\b(?:docker|container|kubernetes|k8s|pods?|singularity|apptainer|enroot)\b|容器"
+        rf"{NOT_SAID}(?<!not in )(?<!not inside )(?<!not in a )(?<!outside )(?<!outside of )"
+        r"(?<!not using )(?<!not use )(?<!not a )"
+        r"\b(?:docker|containers?|kubernetes|k8s|pods?|singularity|apptainer|enroot)\b|容器"
     ),
     # nvidia-smi works where CUDA does not: NVML needs only the control and GPU device nodes
     # and the kernel module that matches its library, CUDA also the unified-memory node
@@ -241,8 +254,9 @@ CUES: dict[str, Cue] = {
     # the containers are Kubernetes pods: each pod's address is routable across the cluster
     # (its network plugin gives a flat network), unlike a Docker bridge address
     "kubernetes": _cue(
-        r"\b(?:kubernetes|k8s|kubectl|kubeflow|PyTorchJob|kuberay|jobset|volcano|GKE|EKS|AKS)\b"
-        r"|\bpods?\b"
+        rf"{NOT_SAID}\b(?:kubernetes|k8s|kubectl|kubeflow|PyTorchJob|kuberay|jobset|volcano|GKE"
+        r"|EKS|AKS)\b"
+        rf"|{NOT_SAID}\bpods?\b"
     ),
     # two containers of one machine: NCCL's host identity decides what they share
     "containers_same_host": _cue(
@@ -250,7 +264,7 @@ CUES: dict[str, Cue] = {
         r"\bsame (?:machine|node|host|server)\b"
         r"|\bacross (?:the )?(?:docker )?containers? (?:in|on) (?:the )?same (?:machine|node|host)"
     ),
-    "wsl": _cue(r"\bWSL ?2?\b|\bWindows Subsystem for Linux\b"),
+    "wsl": _cue(rf"{NOT_SAID}\bWSL ?2?\b|{NOT_SAID}\bWindows Subsystem for Linux\b"),
     "multi_node": _cue(
         # (not "this is not an inter-node job", "we never ran multi-node")
         rf"{NOT_SAID}\b(?:multi|inter)[- ]?node\b"
@@ -351,7 +365,7 @@ CUES: dict[str, Cue] = {
     # the NVSwitch fabric's manager named: it must run, at the driver's own version, before
     # CUDA starts on an HGX board (802, "system not yet initialized")
     "fabric_manager_said": _cue(
-        r"\b(?:nvidia-)?fabric ?manager\b|\bnv-fabricmanager\b",
+        rf"{NOT_SAID}\b(?:nvidia-)?fabric ?manager\b|{NOT_SAID}\bnv-fabricmanager\b",
         # (not one said to run: "is running fine", "State: Completed, Status: Success"; "is not
         # running", "inactive (dead)" is the failure itself)
         unless=rx(r"(?<!not )(?<!n't )(?<!never )\b(?:running|active)\b|\bStatus: Success\b"),
@@ -514,7 +528,7 @@ CUES: dict[str, Cue] = {
         rf"{NOT_SAID}\b(?:nv_peer_mem(?:ory)?|nvidia[_-]peermem|gdrcopy|gdrdrv|gdr_copy)\b"
         rf"|{NOT_SAID}\bGPU ?Direct[ -]RDMA\b"
     ),
-    "after_suspend": _cue(r"\b(?:suspend\w*|resum(?:e|ed)|hibernat\w*|woke up)\b"),
+    "after_suspend": _cue(rf"{NOT_SAID}\b(?:suspend\w*|resum(?:e|ed)|hibernat\w*|woke up)\b"),
     # the failure comes and goes with a library version: a bug or a second library
     "version_said": _cue(
         rf"\b(?:works?|worked|fine|no (?:problem|issue)s?)\b[^.!?;\n]{{0,60}}"
@@ -686,7 +700,7 @@ CUES: dict[str, Cue] = {
         r"(?:the )?(?:very )?(?:start ?up|startup|the start|beginning|init\w*"
         r"|communicator init\w*|the first collective|(?:DDP|process group) init\w*"
         r"|(?:creating|initiali[sz]ing|setting up) (?:the )?(?:process group|DDP|distributed))"
-        r"|\binit\w*\b[^.!?;\n]{0,30}\bhangs?\b"
+        r"|\binit\w*\b[^.!?;,\n]{0,30}\bhangs?\b"
         r"|\b(?:node|rank|worker|process)s?\b[^.!?;\n]{0,20}"
         r"\bnever (?:joins?|joined|connects?|connected)\b"
         # it never reaches the training ("never gets past initialization", "before the first
@@ -696,7 +710,13 @@ CUES: dict[str, Cue] = {
         r"(?:step|iteration|batch|epoch)|training (?:starts|begins)|any (?:step|output))"
         r"|\b(?:stuck|hangs?|hung|freez\w*) (?:at|in|on) (?:`)?(?:model ?= ?)?DDP\("
         r"|\bthe first (?:all_?reduce|collective|barrier|broadcast|iteration|step|batch)\b"
-        r"[^.!?;\n]{0,20}\bnever (?:returns|completes|finishes|ends)"
+        r"[^.!?;\n]{0,20}\bnever (?:returns|completes|finishes|ends)",
+        # start-up said to pass ("initialization completes, the hang is in epoch 3")
+        unless=rx(
+            r"\b(?:init\w*|start ?up)\b[^.!?;,\n]{0,12}(?<!not )(?<!n't )(?<!never )"
+            r"\b(?:completes?|completed|finish(?:es|ed)?|succeed(?:s|ed)?|pass(?:es|ed)?"
+            r"|works?|is fine)\b"
+        ),
     ),
     # the stuck job's GPUs read full: its ranks wait inside launched NCCL kernels, which poll
     # for their peers' data (measured: an all_reduce whose peer never joins reads 100% for as

@@ -111,16 +111,21 @@ def _says_failure(text: str, match: re.Match[str]) -> bool:
 
 
 #: Not right after a negation ("not an inter-node job", "never ran multi-node").
+NOT_SAID = (
+    r"(?<!not )(?<!not a )(?<!not an )(?<!never )(?<!never ran )(?<!no )(?<!without )"
+    # "we are not on Kubernetes", "not in a container", "we do not use MIG"
+    r"(?<!not on )(?<!not in )(?<!not use )(?<!not using )(?<!n't use )(?<!n't using )"
+)
 #: Installing, updating or upgrading something: a reboot it asks for, or how things were
 #: before it, is no symptom of now.
 UPDATE_WORDS = r"\b(?:install\w*|updat\w*|upgrad\w*)\b"
 #: The GPUs' clocks held down: throttled by heat or a power cap, in nvidia-smi's words ("HW
 #: Slowdown", "SW Power Cap") or the reporter's ("the clocks drop to 800 MHz").
 GPU_THROTTLED = (
-    r"\b(?:GPU |clock |thermal |power )?throttl(?:ed|es|ing)\b"
-    # (not nvidia-smi -q's "HW Slowdown                 : Not Active")
+    rf"{NOT_SAID}\b(?:GPU |clock |thermal |power )?throttl(?:ed|es|ing)\b"
+    # (not nvidia-smi -q's "HW Slowdown                 : Not Active", nor "... is Not Active")
     r"|\b(?:HW|SW) (?:Thermal |Power Brake )?(?:Slowdown|Power Cap)\b"
-    r"(?![ \t]{0,40}:?[ \t]{0,4}Not Active)"
+    r"(?![ \t]{0,40}:?[ \t]{0,4}(?:is |was )?Not Active)"
     r"|\bthermal slowdown\b|\bclocks? (?:drops?|dropped|falls?|fell|go(?:es)? down)\b"
 )
 #: The process sees no GPU at all: CUDA counts none ("device_count() returns 0", "torch sees no
@@ -134,7 +139,6 @@ NO_GPU_SEEN = (
     r"(?:(?:is|are|was|were) )?(?:found|detected|visible|available)\b"
     r"|\bnvidia-smi\b[`'\":]{0,2} (?:is )?(?:not found|command not found|no such file)"
 )
-NOT_SAID = r"(?<!not )(?<!not a )(?<!not an )(?<!never )(?<!never ran )(?<!no )(?<!without )"
 
 #: The reporter says it fails, in any words; the last resort of :data:`PROSE_SYMPTOMS`.
 _FAILURE = ProseSymptom(

@@ -1,0 +1,122 @@
+"""A cue denied in the reporter's own sentence stays silent; said plainly, it is read.
+
+Session 48 swept every cue with a sentence that denies it ("bare metal, no container", "we
+are not on Kubernetes", "native Linux, not WSL", "it does not work with gloo either", "no
+throttling: HW Slowdown is Not Active", "initialization completes, the hang is in epoch 3")
+and found these read as said: a trust defect, each now silent, with the plain sentence beside
+it that must still be read.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import cue_says, diagnose_text
+
+
+@pytest.mark.parametrize(
+    ("cue", "said"),
+    [
+        ("container", "We run on bare metal, no container."),
+        ("container", "This is not inside docker; it runs directly on the host."),
+        (
+            "container",
+            "Without docker it works, but I need the training outside containers anyway.",
+        ),
+        ("mig", "MIG is disabled on all GPUs."),
+        ("smi_works", "nvidia-smi does not work either."),
+        ("other_job_same_gpus", "No other process is using the same GPUs."),
+        ("port_taken", "The port is not in use, I checked with netstat."),
+        ("traffic_filtered", "The firewall is disabled on both nodes."),
+        ("traffic_filtered", "There is no firewall between the nodes."),
+        ("nccl_only", "It does not work with gloo either."),
+        ("one_gpu_fails_too", "A single GPU works fine."),
+        ("gpus_full", "GPU utilization is 0% while it hangs."),
+        ("late_hang", "It hangs right at the start, not after hours."),
+        ("multi_node", "It is a single node job, not multi-node."),
+        ("kubernetes", "We are not on Kubernetes, just plain Slurm."),
+        (
+            "containers_same_host",
+            "Each container runs on its own host, never two on the same machine.",
+        ),
+        ("wsl", "This is native Linux, not WSL."),
+        ("multi_node", "Everything runs on one node."),
+        ("loopback_host", "The hostname resolves to the right IP, not to 127.0.1.1."),
+        ("one_node_only", "It fails on every node, not only one."),
+        ("nccl_versions_differ", "All nodes have the same NCCL version 2.21.5."),
+        ("memlock_small", "ulimit -l is unlimited on all nodes."),
+        ("fabric_manager_said", "There is no NVSwitch, so no fabric manager is needed."),
+        ("rendezvous_wait", "All nodes joined the rendezvous quickly."),
+        ("other_nccl_loaded", "We do not preload any other NCCL."),
+        ("nvlink_unused", "NVLink is active on all links."),
+        ("late_hang", "It hangs immediately at startup."),
+        ("nccl_init_hang", "NCCL init completes fine; it hangs later in training."),
+        ("startup_hang", "Initialization completes, the hang is in the middle of epoch 3."),
+        ("gpus_full", "GPU utilization drops to 0% when it hangs."),
+        ("gpus_idle", "GPU utilization stays at 100% while it hangs."),
+        ("system_freeze", "The system does not freeze, only the job hangs."),
+        ("power_cycle", "No reboot was needed; restarting the job was enough."),
+        ("after_suspend", "The machine was never suspended."),
+        ("gdr_stack", "We do not use GPUDirect RDMA."),
+        ("verbs_call", "No verbs call fails in the log."),
+        ("version_said", "The NCCL version did not matter."),
+        ("mig", "We do not use MIG."),
+        ("p2p_test_passed", "simpleP2P fails with wrong results."),
+        ("smi_works", "nvidia-smi fails too."),
+        ("no_gpu_seen", "torch sees all 8 GPUs."),
+        ("rank_branch", "All ranks run the same code path."),
+        ("barrier_said", "We do not call any barrier."),
+        ("one_gpu_does_all", "Every GPU has its own process and load."),
+        ("jobs_share_host", "Only one job runs on the machine."),
+        ("port_taken", "No port conflict: netstat shows port 29500 free."),
+        ("ib_port_down", "All IB ports are Active and LinkUp."),
+        ("gpu_throttled", "No throttling: HW Slowdown is Not Active."),
+        ("pcie_downtrained", "All GPUs link at x16 Gen4 as expected."),
+    ],
+)
+def test_a_denied_cue_is_silent(cue: str, said: str) -> None:
+    assert not cue_says(cue, said)
+
+
+@pytest.mark.parametrize(
+    ("cue", "said"),
+    [
+        ("container", "The job runs in a docker container with 4 GPUs."),
+        ("container", "Inside the k8s pod it fails."),
+        ("container", "Without docker it works, but inside docker it fails."),
+        ("nccl_only", "NCCL does not work, gloo works."),
+        ("nccl_only", "It works with gloo."),
+        ("gloo_fails_too", "It does not work with gloo either."),
+        ("kubernetes", "Our job runs on Kubernetes with 4 pods."),
+        ("wsl", "I run it under WSL2 on Windows 11."),
+        ("fabric_manager_said", "The fabric manager is not running on the HGX node."),
+        ("after_suspend", "After the laptop resumed from suspend CUDA fails."),
+        ("startup_hang", "It hangs at init of the process group."),
+        ("startup_hang", "NCCL init hangs on the second node."),
+        ("mig", "We use MIG instances on the A100."),
+        ("gdr_stack", "nvidia-peermem is not loaded."),
+        ("gpu_throttled", "The GPUs are throttled by heat."),
+        ("gpu_throttled", "HW Slowdown : Active"),
+    ],
+)
+def test_the_same_cue_said_plainly_is_read(cue: str, said: str) -> None:
+    assert cue_says(cue, said)
+
+
+def test_a_denied_container_does_not_weigh_shared_memory(tmp_path: Path) -> None:
+    """The whole pipeline: 'no container' said beside an NCCL system error leaves the reasons
+    for /dev/shm and the container's devices unsaid."""
+    text = (
+        "Training on 2 GPUs fails with ncclSystemError: unhandled system error. We run on bare "
+        "metal, no container, not on Kubernetes."
+    )
+    report = diagnose_text(tmp_path, text)
+    reasons = [r for h in report.hypotheses for r in h.for_]
+    assert report.hypotheses
+    assert not any("container" in r for r in reasons)
+    inside = diagnose_text(
+        tmp_path, "Training on 2 GPUs fails with ncclSystemError: unhandled system error in docker."
+    )
+    assert any("container" in r for h in inside.hypotheses for r in h.for_)
