@@ -120,3 +120,47 @@ def test_a_denied_container_does_not_weigh_shared_memory(tmp_path: Path) -> None
         tmp_path, "Training on 2 GPUs fails with ncclSystemError: unhandled system error in docker."
     )
     assert any("container" in r for h in inside.hypotheses for r in h.for_)
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "There is no OOM and memory usage is at 40%.",
+        "No segfault, no core dump.",
+        "There was no bus error.",
+        "We never see a deadlock with gloo.",
+        "No process was killed.",
+        "The rendezvous did not time out; all nodes joined.",
+        "It is not slow; throughput is as expected.",
+        "nvidia-smi shows all 8 GPUs and no ECC errors.",
+        "The job does not hang; it finishes in 2 hours.",
+    ],
+)
+def test_a_denied_symptom_opens_nothing(tmp_path: Path, said: str) -> None:
+    """The whole pipeline on a sentence that denies the symptom: no class, no finding."""
+    report = diagnose_text(tmp_path, said)
+    assert report.hypotheses == ()
+    assert report.findings == ()
+
+
+@pytest.mark.parametrize(
+    ("said", "first"),
+    [
+        ("Rank 2 ran out of GPU memory at step 300.", "gpu.oom"),
+        ("The run dies with a segfault in libnccl after an hour.", None),
+        ("The training process was killed after an hour.", None),
+        ("The rendezvous timed out after 900 seconds on the second node.", None),
+        ("The job crashed and nvidia-smi shows 3 uncorrectable ECC errors on GPU 5.", "gpu.ecc"),
+        (
+            "No ECC errors on GPUs 0-6, but GPU 7 shows uncorrectable ECC errors and the job dies.",
+            "gpu.ecc",
+        ),
+    ],
+)
+def test_the_same_symptom_said_plainly_opens_its_class(
+    tmp_path: Path, said: str, first: str | None
+) -> None:
+    report = diagnose_text(tmp_path, said)
+    assert report.hypotheses or report.findings
+    if first is not None:
+        assert report.top(1) == [first]

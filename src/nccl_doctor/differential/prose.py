@@ -69,10 +69,12 @@ NUM = r"\d{1,3}(?:\.\d{1,3}){1,2}"
 #: What, said just before a failure word, says there was none ("no errors", "did not crash",
 #: "0 files failed", "without any error").
 _NONE_BEFORE = rx(
-    r"(?:\bno|\bnot|n't|\bnever|\bwithout(?: any)?|\bzero|\bnone of the|\bnothing"
+    r"(?:\bno|\bnot|n't|\bnever|\bwithout(?: any)?|(?<!non-)(?<!non )\bzero|\bnone of the"
+    r"|\bnothing"
     # a count of none ("0 stalls"), not an index ("process 0 waits forever", "GPU 0 hangs")
     r"|(?<!process )(?<!rank )(?<!gpu )(?<!node )(?<!device )(?<!worker )(?<!card )\b0)"
-    r" (?:[\w-]{1,30} )?$"
+    # (a word or two between: "no process was killed", "we never see a deadlock")
+    r" (?:[\w-]{1,30} ){0,2}$"
 )
 #: An error that is a measure, not a failure ("validation error 0.087", "word error rate").
 _MEASURE_AFTER = rx(r" ?(?:%|[:=]? {0,3}[-+]?\d{0,6}\.\d|[:=]? {0,3}\d{1,3} ?%)")
@@ -255,6 +257,7 @@ PROSE_SYMPTOMS: tuple[ProseSymptom, ...] = (
             r"|(?<!CPU )(?<!host )(?<!RAM )\bOOM\b(?![- ]?kill)|\bGPU memory leak\w*"
         ),
         "the reporter says it ran out of GPU memory",
+        counts=_not_negated,
     ),
     ProseSymptom(
         "killed",
@@ -267,6 +270,7 @@ PROSE_SYMPTOMS: tuple[ProseSymptom, ...] = (
             r"|\bexit(?:ed|s)?\b.{0,25}(?<![\w.-])-9\b|\bsignal 9\b|\bSIGKILL\b"
         ),
         "the reporter says the process was killed (the shell's 'Killed': SIGKILL)",
+        counts=_not_negated,
     ),
     ProseSymptom(
         "host_limit",
@@ -282,6 +286,7 @@ PROSE_SYMPTOMS: tuple[ProseSymptom, ...] = (
         "bus_error",
         rx(r"\bbus error\b|\bSIGBUS\b"),
         "the reporter says a process died of a bus error (SIGBUS)",
+        counts=_not_negated,
         # the kernel's PCIe AER report (kernel.aer.*) is no signal: its own class, or harmless
         unless=rx(r"\bPCIe Bus Error\b"),
     ),
@@ -289,6 +294,7 @@ PROSE_SYMPTOMS: tuple[ProseSymptom, ...] = (
         "crashed",
         rx(r"\bseg(?:mentation )?fault\w{0,10}|\bSIGSEGV\b"),
         "the reporter says a process crashed natively (segfault)",
+        counts=_not_negated,
     ),
     ProseSymptom(
         "aborted",
@@ -297,16 +303,18 @@ PROSE_SYMPTOMS: tuple[ProseSymptom, ...] = (
             r"|\bterminate called after throwing\b"
         ),
         "the reporter says a process aborted (SIGABRT: a C++ exception, an assert, the watchdog)",
+        counts=_not_negated,
     ),
     ProseSymptom(
         "store_timeout",
         rx(
             r"\bTCP connect\(\)|\bconnect\(\) (?:error|fail\w*)|\bconnection refused\b"
-            r"|\brendezvous\b.{0,40}\b(?:fail\w*|time[sd]? ?out)"
+            r"|\brendezvous\b.{0,40}(?<!not )(?<!n't )(?<!never )\b(?:fail\w*|time[sd]? ?out)"
             r"|\b(?:init\w*|init_process_group|rendezvous|store)\b.{0,30}"
-            r"\b(?:time[sd]? ?out|timeout)\b"
+            r"(?<!not )(?<!n't )(?<!never )\b(?:time[sd]? ?out|timeout)\b"
         ),
         "the reporter says connecting to the store or the rendezvous failed",
+        counts=_not_negated,
     ),
     ProseSymptom(
         "collective_timeout",
@@ -442,6 +450,7 @@ PROSE_SYMPTOMS: tuple[ProseSymptom, ...] = (
         ),
         "the reporter says the job or a benchmark is slow (a bandwidth problem, no error), or "
         "that its GPUs' NVLink is down or unused",
+        counts=_not_negated,
     ),
     # the whole machine turns itself off or restarts while the GPUs work ("usage is shutting
     # down system", "the PC reboots as soon as training starts"): not a job that stops, the

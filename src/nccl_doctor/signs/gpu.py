@@ -162,6 +162,12 @@ SAID_ECC = sign(
     r"uncorrectable ECC error|ECC error|double[- ]bit ECC|ecc_uncorrectable",
     "a line speaks of ECC errors",
 )
+DENIED_ECC = sign(
+    "gpu.denied_ecc",
+    r"\b(?:no|zero|0|without(?: any)?|not any) (?:\w+ )?ECC errors?\b"
+    r"(?![^.\n]{0,80}\b(?:but|except|however|apart from)\b)",
+    "a line says there are no ECC errors (and names no exception after it)",
+)
 CORRECTABLE = sign(
     "gpu.correctable",
     r"correctable",

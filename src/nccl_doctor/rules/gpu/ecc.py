@@ -57,7 +57,7 @@ from nccl_doctor.rules.gpu._common import (
     xid_summary,
     xids_for,
 )
-from nccl_doctor.signs.gpu import CORRECTABLE, SAID_ECC, UNCORRECTABLE
+from nccl_doctor.signs.gpu import CORRECTABLE, DENIED_ECC, SAID_ECC, UNCORRECTABLE
 
 RULE = Rule(
     id="gpu.ecc",
@@ -186,7 +186,12 @@ def check(facts: Facts) -> list[Finding]:
         findings += _status(facts)
     if not findings:
         corrected = facts.lines_of(CORRECTABLE) - facts.lines_of(UNCORRECTABLE)
-        said = [h for h in prose_hits(facts, SAID_ECC) if h.said not in corrected]
+        denied = facts.lines_of(DENIED_ECC)  # "nvidia-smi shows no ECC errors"
+        said = [
+            h
+            for h in prose_hits(facts, SAID_ECC)
+            if h.said not in corrected and h.said not in denied
+        ]
         if said:
             findings.append(
                 RULE.finding(
