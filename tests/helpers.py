@@ -100,7 +100,8 @@ def cue_says(name: str, text: str) -> bool:
     """Whether one line ``text`` says the differential's cue ``name``: its words, and none of
     the words beside which it does not count."""
     cue = CUES[name]
-    return bool(cue.pattern.search(text)) and cue.said_in(text)
+    match = cue.pattern.search(text)
+    return match is not None and cue.says(text, match)
 
 
 def ranked_without_critical(tmp_path: Path, text: str) -> list[str]:

@@ -4,7 +4,9 @@ Session 48 swept every cue with a sentence that denies it ("bare metal, no conta
 are not on Kubernetes", "native Linux, not WSL", "it does not work with gloo either", "no
 throttling: HW Slowdown is Not Active", "initialization completes, the hang is in epoch 3")
 and found these read as said: a trust defect, each now silent, with the plain sentence beside
-it that must still be read.
+it that must still be read. The same for the prose symptoms ("there is no OOM" opens no
+class), and for yes/no questions: "does it work with gloo?" asks about an outcome and says
+none, while "does NCCL support MIG?" still names where the job runs.
 """
 
 from __future__ import annotations
@@ -164,3 +166,44 @@ def test_the_same_symptom_said_plainly_opens_its_class(
     assert report.hypotheses or report.findings
     if first is not None:
         assert report.top(1) == [first]
+
+
+# -- a yes/no question asks, it does not say ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("cue", "said"),
+    [
+        ("traffic_filtered", "Could this be caused by the firewall?"),
+        ("port_taken", "Is the port already in use?"),
+        ("fabric_manager_said", "Do I need the fabric manager?"),
+        ("ranks_share_gpu", "Can two ranks share the same GPU as the vLLM worker?"),
+        ("gid_trouble", "Could the GID index be wrong?"),
+        ("inherited_setting", "Should I put NCCL_SOCKET_IFNAME in my .bashrc?"),
+        ("shm_fix_worked", "Would --shm-size fix it?"),
+        ("nccl_only", "Does it work with gloo?"),
+        ("one_gpu_fails_too", "Does it fail with a single GPU too?"),
+        ("gpu_held_by_other", "Are there zombie processes on the GPUs?"),
+        ("model_differs", "Do the models differ between ranks?"),
+        ("same_hostname", "Do the containers have the same hostname?"),
+    ],
+)
+def test_an_outcome_or_suspicion_asked_about_is_not_said(cue: str, said: str) -> None:
+    assert not cue_says(cue, said)
+
+
+@pytest.mark.parametrize(
+    ("cue", "said"),
+    [
+        ("container", "Is it related to docker?"),
+        ("mig", "Does NCCL support MIG?"),
+        ("wsl", "Is WSL supported?"),
+        ("memlock_small", "Is ulimit -l 64 too small?"),
+        # a why-question presupposes what it asks about
+        ("nccl_only", "Why does it work with gloo but not with nccl?"),
+        # the question is another sentence than the statement
+        ("traffic_filtered", "We have a firewall between the nodes. Could that be it?"),
+    ],
+)
+def test_a_setting_named_in_a_question_or_a_why_question_is_said(cue: str, said: str) -> None:
+    assert cue_says(cue, said)

@@ -11,6 +11,7 @@ like it, read on prose lines only.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from nccl_doctor.differential.prose import (
@@ -22,6 +23,7 @@ from nccl_doctor.differential.prose import (
     NVLINK_UNUSED,
     ONE_GPU_DOES_ALL,
     UPDATE_WORDS,
+    asked,
     rx,
 )
 from nccl_doctor.facts.base import Cite
@@ -37,14 +39,23 @@ class Cue:
     pattern: LazyPattern[str]
     #: a line that also holds these words is not this cue ("a single GPU works, two hang")
     unless: LazyPattern[str] | None = None
+    #: whether the words count in a yes/no question too: a setting or place named even when
+    #: asked about ("does NCCL support MIG?" runs on MIG), not an outcome or a suspicion
+    #: ("does it work with gloo?", "could it be the firewall?")
+    in_question: bool = False
 
     def said_in(self, text: str) -> bool:
         """Whether a line that holds the words says it (no ``unless`` words beside them)."""
         return self.unless is None or not self.unless.search(text)
 
+    def says(self, text: str, match: re.Match[str]) -> bool:
+        """Whether ``match``, the cue's words in ``text``, says it: not beside its ``unless``
+        words, nor only asked about."""
+        return self.said_in(text) and (self.in_question or not asked(text, match))
 
-def _cue(pattern: str, unless: LazyPattern[str] | None = None) -> Cue:
-    return Cue(rx(pattern), unless)
+
+def _cue(pattern: str, unless: LazyPattern[str] | None = None, *, in_question: bool = False) -> Cue:
+    return Cue(rx(pattern), unless, in_question)
 
 
 #: A line with a cue's words that also says it works is not that cue ("a single GPU works,
@@ -216,6 +227,7 @@ CUES: dict[str, Cue] = {
     "mig": _cue(
         rf"{NOT_SAID}\bMIG\b(?! (?:is |was )?(?:disabled|off|not enabled))|\bMulti-Instance GPU\b"
         r"|\bMIG-[0-9a-f]{8}-",
+        in_question=True,
     ),
     # CUDA's own peer-to-peer samples pass: the GPUs' peer access works outside NCCL
     "p2p_test_passed": _cue(
@@ -229,7 +241,8 @@ CUES: dict[str, Cue] = {
     "container": _cue(
         rf"{NOT_SAID}(?<!not in )(?<!not inside )(?<!not in a )(?<!outside )(?<!outside of )"
         r"(?<!not using )(?<!not use )(?<!not a )"
-        r"\b(?:docker|containers?|kubernetes|k8s|pods?|singularity|apptainer|enroot)\b|容器"
+        r"\b(?:docker|containers?|kubernetes|k8s|pods?|singularity|apptainer|enroot)\b|容器",
+        in_question=True,
     ),
     # nvidia-smi works where CUDA does not: NVML needs only the control and GPU device nodes
     # and the kernel module that matches its library, CUDA also the unified-memory node
@@ -256,15 +269,19 @@ CUES: dict[str, Cue] = {
     "kubernetes": _cue(
         rf"{NOT_SAID}\b(?:kubernetes|k8s|kubectl|kubeflow|PyTorchJob|kuberay|jobset|volcano|GKE"
         r"|EKS|AKS)\b"
-        rf"|{NOT_SAID}\bpods?\b"
+        rf"|{NOT_SAID}\bpods?\b",
+        in_question=True,
     ),
     # two containers of one machine: NCCL's host identity decides what they share
     "containers_same_host": _cue(
         r"\b(?:multiple|several|two|\d+)\s+(?:docker\s+)?containers?\b[^.!?;\n]{0,60}"
         r"\bsame (?:machine|node|host|server)\b"
-        r"|\bacross (?:the )?(?:docker )?containers? (?:in|on) (?:the )?same (?:machine|node|host)"
+        r"|\bacross (?:the )?(?:docker )?containers? (?:in|on) (?:the )?same (?:machine|node|host)",
+        in_question=True,
     ),
-    "wsl": _cue(rf"{NOT_SAID}\bWSL ?2?\b|{NOT_SAID}\bWindows Subsystem for Linux\b"),
+    "wsl": _cue(
+        rf"{NOT_SAID}\bWSL ?2?\b|{NOT_SAID}\bWindows Subsystem for Linux\b", in_question=True
+    ),
     "multi_node": _cue(
         # (not "this is not an inter-node job", "we never ran multi-node")
         rf"{NOT_SAID}\b(?:multi|inter)[- ]?node\b"
@@ -280,7 +297,8 @@ CUES: dict[str, Cue] = {
         # Chinese: multi-machine, several machines, multi-node
         r"|多机|多台(?:机器|服务器)|多节点|多个节点"
         # Japanese: multi-node, several nodes, 2 (to 9) nodes
-        r"|マルチノード|複数(?:の)?ノード|[2-9２-９]\s?ノード"
+        r"|マルチノード|複数(?:の)?ノード|[2-9２-９]\s?ノード",
+        in_question=True,
     ),
     # the host's name resolves to the loopback address: peers are told to connect to 127.0.x.1
     "loopback_host": _cue(
@@ -360,7 +378,8 @@ CUES: dict[str, Cue] = {
         # (not "--ulimit memlock=-1": -1 is unlimited)
         r"\bulimit -l\b[^.;\n\d-]{0,20}\b\d{1,6}\b(?! ?(?:G|GB))"
         r"|\bmemlock\b[^.;\n\d-]{0,30}\b\d{1,6}\b(?! ?(?:G|GB))"
-        r"|\bmax locked memory\s+\(kbytes, -l\)\s+\d{1,6}\b"
+        r"|\bmax locked memory\s+\(kbytes, -l\)\s+\d{1,6}\b",
+        in_question=True,
     ),
     # the NVSwitch fabric's manager named: it must run, at the driver's own version, before
     # CUDA starts on an HGX board (802, "system not yet initialized")
@@ -493,7 +512,7 @@ CUES: dict[str, Cue] = {
         unless=rx(r"\b(?:not|never)\b|n't\b"),
     ),
     # the GPUs' clocks held down by heat or a power cap (prose.GPU_THROTTLED)
-    "gpu_throttled": _cue(GPU_THROTTLED),
+    "gpu_throttled": _cue(GPU_THROTTLED, in_question=True),
     # a GPU's PCIe link trained below its width or generation ("x4 instead of x16", "Gen1
     # instead of Gen4", "the link downgraded")
     "pcie_downtrained": _cue(
@@ -501,7 +520,8 @@ CUES: dict[str, Cue] = {
         r"|out of)\b[^.;\n]{0,10}\bx(?:8|16)\b"
         r"|\bGen ?[1-3]\b[^.;\n]{0,40}\b(?:instead of|rather than|not|vs\.?|expected|should be)\b"
         r"[^.;\n]{0,10}\bGen ?[3-6]\b"
-        r"|\b(?:PCIe|link)\b[^.;\n]{0,30}\b(?:downgraded|downtrained|degraded|down-trained)\b"
+        r"|\b(?:PCIe|link)\b[^.;\n]{0,30}\b(?:downgraded|downtrained|degraded|down-trained)\b",
+        in_question=True,
     ),
     # a launcher that starts a worker per GPU around a script that spawns its own ("torchrun
     # ... and inside the script mp.spawn"): each worker starts a world of its own; not one
@@ -526,7 +546,8 @@ CUES: dict[str, Cue] = {
     # gdrcopy's CPU mappings) reach GPU memory, or GPUDirect RDMA itself
     "gdr_stack": _cue(
         rf"{NOT_SAID}\b(?:nv_peer_mem(?:ory)?|nvidia[_-]peermem|gdrcopy|gdrdrv|gdr_copy)\b"
-        rf"|{NOT_SAID}\bGPU ?Direct[ -]RDMA\b"
+        rf"|{NOT_SAID}\bGPU ?Direct[ -]RDMA\b",
+        in_question=True,
     ),
     "after_suspend": _cue(rf"{NOT_SAID}\b(?:suspend\w*|resum(?:e|ed)|hibernat\w*|woke up)\b"),
     # the failure comes and goes with a library version: a bug or a second library
@@ -770,7 +791,7 @@ def said(facts: Facts, name: str) -> Cite | None:
         (
             h.cite
             for h in facts.prose_search(cue.pattern.pattern, FLAGS)
-            if cue.said_in(h.cite.text)
+            if cue.says(h.cite.text, h.match)
         ),
         None,
     )
