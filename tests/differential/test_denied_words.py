@@ -15,6 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from nccl_doctor.evidence.reader import read_paths
+from nccl_doctor.pipeline import facts_of
+from nccl_doctor.signs.settings import settings_that_worked
 from tests.helpers import cue_says, diagnose_text
 
 
@@ -207,3 +210,33 @@ def test_an_outcome_or_suspicion_asked_about_is_not_said(cue: str, said: str) ->
 )
 def test_a_setting_named_in_a_question_or_a_why_question_is_said(cue: str, said: str) -> None:
     assert cue_says(cue, said)
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Does NCCL_P2P_DISABLE=1 help?",
+        "Would NCCL_IB_DISABLE=1 fix it?",
+        "Should I try NCCL_P2P_LEVEL=NVL, does that work?",
+        "If I set NCCL_P2P_DISABLE=1, will it run?",
+        "Does NCCL 2.18.1 with NCCL_P2P_DISABLE=1 work?",
+    ],
+)
+def test_a_setting_asked_about_did_not_work(tmp_path: Path, said: str) -> None:
+    path = tmp_path / "r.txt"
+    path.write_text(said)
+    assert settings_that_worked(facts_of(read_paths([str(path)]))) == ()
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Why does NCCL_P2P_DISABLE=1 fix it?",
+        "NCCL_P2P_DISABLE=1 fixes it. Is that safe for performance?",
+    ],
+)
+def test_a_setting_said_to_work_beside_a_question_worked(tmp_path: Path, said: str) -> None:
+    path = tmp_path / "r.txt"
+    path.write_text(said)
+    worked = settings_that_worked(facts_of(read_paths([str(path)])))
+    assert [s.name for s in worked] == ["NCCL_P2P_DISABLE"]

@@ -23,11 +23,10 @@ from nccl_doctor.differential.prose import (
     NVLINK_UNUSED,
     ONE_GPU_DOES_ALL,
     UPDATE_WORDS,
-    asked,
     rx,
 )
 from nccl_doctor.facts.base import Cite
-from nccl_doctor.facts.store import Facts
+from nccl_doctor.facts.store import Facts, asked
 from nccl_doctor.parse._lazy import LazyPattern
 from nccl_doctor.signs.launch import OTHER_PORT_SAME, SAME_PORT_NAMED
 

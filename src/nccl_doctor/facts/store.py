@@ -66,6 +66,28 @@ _TITLE_LABEL = re.compile(r"\W{0,3}(?:issue |pr |pull request )?title\s{0,3}[:\]
 _WORDS = re.compile(r"[A-Za-z][a-z']+")
 
 
+#: A sentence's ends, in English and Chinese punctuation.
+#: (a dot ends one only before a space: "NCCL 2.18.1", "torch.cuda" are words)
+_SENTENCE_END = re.compile(r"\.(?=\s|$)|[!?;\n\u3002\uff01\uff1f\uff1b]")
+#: A yes/no question: opened by an auxiliary, closed by a question mark ("Does it work with
+#: gloo?", "Could the GID index be wrong?", "If I set it, will it run?"). A why-question
+#: presupposes what it asks about ("why does it hang with 4 GPUs?") and is not one.
+_YES_NO = re.compile(
+    r"\s*(?:if\b[^,?\uff1f]{0,80},\s*)?(?:is|are|was|were|do|does|did|can|could|would|should|will|has|have|might|may|shall"
+    r"|isn't|aren't|doesn't|don't|didn't|can't|couldn't|wouldn't)\b[^?\uff1f]*[?\uff1f]\s*$",
+    re.IGNORECASE,
+)
+
+
+def asked(text: str, match: re.Match[str]) -> bool:
+    """Whether the words ``match`` found are asked about, not said: the sentence that holds
+    them is a yes/no question."""
+    start = max((m.end() for m in _SENTENCE_END.finditer(text, 0, match.start())), default=0)
+    end_at = _SENTENCE_END.search(text, match.end())
+    end = end_at.end() if end_at is not None else len(text)
+    return bool(_YES_NO.match(text[start:end]))
+
+
 def is_prose(text: str) -> bool:
     """Whether an unfenced line reads like a person's sentence rather than output."""
     if _MACHINE.match(text):
