@@ -240,3 +240,32 @@ def test_a_setting_said_to_work_beside_a_question_worked(tmp_path: Path, said: s
     path.write_text(said)
     worked = settings_that_worked(facts_of(read_paths([str(path)])))
     assert [s.name for s in worked] == ["NCCL_P2P_DISABLE"]
+
+
+# -- a fact denied beside a failure ------------------------------------------------------------
+
+
+def test_an_xid_denied_is_no_xid(tmp_path: Path) -> None:
+    failure = "Training fails with an NCCL error after an hour. "
+    denied = diagnose_text(tmp_path, failure + "dmesg shows no Xid 79 or other Xid errors.")
+    assert "gpu.lost" not in denied.top(3)
+    said = diagnose_text(tmp_path, failure + "dmesg shows Xid 79 on one GPU.")
+    assert said.top(1) == ["gpu.lost"]
+
+
+def test_a_shm_size_denied_is_no_size(tmp_path: Path) -> None:
+    failure = "Training fails with an NCCL error in our container. "
+    denied = diagnose_text(tmp_path, failure + "/dev/shm is not 64M, it is 32G.")
+    assert not any("under 512 MiB" in r for h in denied.hypotheses for r in h.for_)
+    said = diagnose_text(tmp_path, failure + "/dev/shm is only 64M.")
+    assert said.top(1) == ["nccl.shm"]
+
+
+def test_a_switch_that_changes_nothing_did_not_help(tmp_path: Path) -> None:
+    text = "Training hangs on 4 GPUs. NCCL_P2P_DISABLE=1 changes nothing."
+    assert "nccl.p2p" not in diagnose_text(tmp_path, text).top(3)
+    assert _top1(tmp_path, "Training hangs on 4 GPUs.") == "nccl.p2p"
+
+
+def _top1(tmp_path: Path, text: str) -> str:
+    return diagnose_text(tmp_path, text).top(1)[0]

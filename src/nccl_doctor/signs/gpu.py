@@ -207,6 +207,7 @@ XID_SAID = sign(
     "gpu.xid_said",
     # an Xid by its number in any line ("dmesg shows Xid 79", "XID error 48", "Xid: 74"): the
     # driver's own code for the fault, whose meaning the Xid table holds
-    r"\bXid\b[^\d\n]{0,12}?(?P<code>\d{1,3})\b",
+    # (not denied: "dmesg shows no Xid 79")
+    r"(?<!no )(?<!not )(?<!without )(?<!any )\bXid\b[^\d\n]{0,12}?(?P<code>\d{1,3})\b",
     "an Xid named by its number (the driver's fault code), in a sentence or a log line",
 )

@@ -106,7 +106,7 @@ _NO_HELP_AFTER = (
     r"|issue|problem|behaviou?r|hang|crash)|still (?:hangs?|hung|fails?|failed|crash\w{0,4}"
     r"|stuck|freez\w{0,4}|errors?|the same|happen\w{0,4}|occur\w{0,4})|not (?:help|work"
     r"|solve|fix)\w{0,3}|without (?:success|luck|effect)|to no avail|nothing changed"
-    r"|also tried|tried (?:both|all|every))"
+    r"|also tried|tried (?:both|all|every)|changes? nothing|(?:makes?|made) no difference)"
 )
 _NO_HELP_BEFORE = r"(?:even with|with or without|regardless of|no matter)"
 SETTING_NO_HELP = sign(
