@@ -269,3 +269,64 @@ def test_a_switch_that_changes_nothing_did_not_help(tmp_path: Path) -> None:
 
 def _top1(tmp_path: Path, text: str) -> str:
     return diagnose_text(tmp_path, text).top(1)[0]
+
+
+@pytest.mark.parametrize(
+    ("said", "finding"),
+    [
+        ("The GPUs are not overheating, 60C.", "gpu.thermal_power"),
+        ("nvidia-peermem is loaded and working.", "net.gdr"),
+        ("We are not using WSL.", "driver.wsl"),
+    ],
+)
+def test_a_denied_or_healthy_part_beside_a_failure_makes_no_finding(
+    tmp_path: Path, said: str, finding: str
+) -> None:
+    report = diagnose_text(tmp_path, "Training fails with an NCCL error. " + said)
+    assert finding not in [f.id for f in report.findings]
+
+
+@pytest.mark.parametrize(
+    ("said", "finding"),
+    [
+        ("The GPUs overheat to 95C.", "gpu.thermal_power"),
+        ("Two-node training is slow. nvidia-peermem is not loaded on the nodes.", "net.gdr"),
+        ("It runs under WSL2.", "driver.wsl"),
+    ],
+)
+def test_the_same_part_said_plainly_makes_its_finding(
+    tmp_path: Path, said: str, finding: str
+) -> None:
+    report = diagnose_text(tmp_path, "Training fails with an NCCL error. " + said)
+    assert finding in [f.id for f in report.findings]
+
+
+@pytest.mark.parametrize(
+    ("cue", "said"),
+    [
+        ("memlock_small", "ulimit -l is not 64, it is unlimited."),
+        ("other_nccl_loaded", "We do not use LD_PRELOAD for NCCL."),
+        ("traffic_filtered", "It is not a firewall issue, the firewall is off."),
+        ("uvm_missing", "/dev/nvidia-uvm is present and readable."),
+        ("uvm_reload_worked", "modprobe nvidia-uvm did not fix it."),
+    ],
+)
+def test_more_denied_cues_are_silent(cue: str, said: str) -> None:
+    assert not cue_says(cue, said)
+
+
+# -- what a misread line used to carry ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "After the machine resumed from suspend, CUDA fails with error 999 unknown error.",
+        "CUDA fails in the container and /dev/nvidia-uvm does not exist there.",
+        "CUDA initialization fails with error 999. After sudo modprobe nvidia-uvm it works again.",
+    ],
+)
+def test_the_unified_memory_module_in_words_puts_uvm_first(tmp_path: Path, said: str) -> None:
+    """A sentence naming nvidia_uvm beside any error word was read as the kernel's module-load
+    failure; it is the reporter's words now, read for what they say of the module."""
+    assert diagnose_text(tmp_path, said).top(1) == ["driver.uvm"]

@@ -335,7 +335,7 @@ CUES: dict[str, Cue] = {
     # Kubernetes network policy, a service-mesh sidecar that proxies the pods' traffic, an
     # endpoint-security product ("no firewall", "the firewall is disabled" rule it out)
     "traffic_filtered": _cue(
-        r"(?<!no )(?<!without )\b(?:firewall\w*|firewall-cmd|iptables|ufw|SELinux"
+        rf"{NOT_SAID}\b(?:firewall\w*|firewall-cmd|iptables|ufw|SELinux"
         r"|security[- ]groups?|network[- ]?polic(?:y|ies)|istio|envoy|sidecar\w*|service mesh"
         r"|antivirus|endpoint security)\b"
         r"(?! (?:is|was|are|were) (?:already |also )?(?:disabled|off|down|inactive|stopped"
@@ -375,8 +375,9 @@ CUES: dict[str, Cue] = {
     # pairs and registered buffers need ("ulimit -l is 64", "max locked memory 65536")
     "memlock_small": _cue(
         # (not "--ulimit memlock=-1": -1 is unlimited)
-        r"\bulimit -l\b[^.;\n\d-]{0,20}\b\d{1,6}\b(?! ?(?:G|GB))"
-        r"|\bmemlock\b[^.;\n\d-]{0,30}\b\d{1,6}\b(?! ?(?:G|GB))"
+        # (not a number denied: "ulimit -l is not 64, it is unlimited")
+        r"\bulimit -l\b[^.;\n\d-]{0,20}(?<!not )\b\d{1,6}\b(?! ?(?:G|GB))"
+        r"|\bmemlock\b[^.;\n\d-]{0,30}(?<!not )\b\d{1,6}\b(?! ?(?:G|GB))"
         r"|\bmax locked memory\s+\(kbytes, -l\)\s+\d{1,6}\b",
         in_question=True,
     ),
@@ -421,7 +422,7 @@ CUES: dict[str, Cue] = {
     # library): the process runs a build its callers were not made for (not LD_LIBRARY_PATH
     # alone: nccl-tests and plugins are run with NCCL's lib folder on it as a matter of course)
     "other_nccl_loaded": _cue(
-        r"\bLD_PRELOAD\w*\b[^\n]{0,80}\bnccl|\bsystem(?:'s)? (?:NCCL|libnccl)\b"
+        rf"{NOT_SAID}\bLD_PRELOAD\w*\b[^\n]{{0,80}}\bnccl|\bsystem(?:'s)? (?:NCCL|libnccl)\b"
     ),
     # two of the job's own processes on one GPU: one communicator cannot hold two ranks on a
     # device ("colocated on the same GPU", "a duplicated GPU", "two processes per card", more
@@ -509,6 +510,19 @@ CUES: dict[str, Cue] = {
         r"|\bpy-?spy\b[^.;\n]{0,80}\b(?:DataLoader|data ?loader|queue|lock|mutex|GIL|our|my)\b"
         rf"|{NOT_SAID}\bnothing (?:is )?(?:pending|in flight|enqueued)\b",
         unless=rx(r"\b(?:not|never)\b|n't\b"),
+    ),
+    # the unified-memory module or its device node said missing, or reloading it said to fix
+    # it ("/dev/nvidia-uvm is missing", "modprobe nvidia-uvm fixed it"): CUDA needs both,
+    # nvidia-smi neither
+    "uvm_missing": _cue(
+        r"/dev/nvidia-uvm\b[^.;\n]{0,30}\b(?:is |was )?(?:missing|absent|not (?:there|present"
+        r"|exist\w*|found)|does(?:n't| not) exist|no such file)"
+        r"|\bno /dev/nvidia-uvm\b"
+    ),
+    "uvm_reload_worked": _cue(
+        r"\b(?:modprobe|reload\w*|re-?insert\w*|load\w*)\b[^.;\n]{0,20}\bnvidia[-_]uvm\b"
+        rf"[^.;\n]{{0,40}}{_FIXED}",
+        unless=_NOT_FIXED,
     ),
     # the GPUs' clocks held down by heat or a power cap (prose.GPU_THROTTLED)
     "gpu_throttled": _cue(GPU_THROTTLED, in_question=True),

@@ -346,6 +346,17 @@ PROSE_SYMPTOMS: tuple[ProseSymptom, ...] = (
         "the reporter says CUDA cannot be used at all (torch.cuda.is_available() is False)",
         counts=_not_negated,
     ),
+    # CUDA's unknown error in words ("CUDA fails with error 999", "CUDA unknown error"): its
+    # own class, whose causes are the driver's stack (the UVM module first)
+    ProseSymptom(
+        "cuda_unknown",
+        rx(
+            r"\b(?:CUDA |cuda )?error(?: code)?:? ?999\b|\bcudaErrorUnknown\b"
+            r"|\bCUDA_ERROR_UNKNOWN\b|\bCUDA\b[^.;\n]{0,30}\bunknown error\b"
+        ),
+        "the reporter names CUDA's unknown error (999): the driver's stack under CUDA",
+        counts=_not_negated,
+    ),
     # a kernel's own assertion, in words ("crashes with a device-side assert"); not the
     # advice every CUDA error of PyTorch's carries ("compile with TORCH_USE_CUDA_DSA to enable
     # device-side assertions")

@@ -419,6 +419,15 @@ class XidParser(StreamParser):
         )
 
     # -- other driver lines ---------------------------------------------------------------
+    @staticmethod
+    def _module_window(text: str, m: re.Match[str]) -> tuple[int, int]:
+        """Where a module's load error is read: the whole line the kernel or modprobe
+        printed, or, in a person's sentence, the words right after the module's name
+        ("nvidia-peermem fails to load", not "training fails ... nvidia-peermem is loaded")."""
+        if is_prose(text):
+            return m.start(), min(len(text), m.end() + 50)
+        return 0, len(text)
+
     def _other(self, line: Line, text: str) -> bool:
         if "SXid (" in text and (m := _SXID.search(text)):
             self._flush()
@@ -435,7 +444,7 @@ class XidParser(StreamParser):
             # "nvidia-peermem <function>:<line> ERROR ..."), printed when a process frees
             # GPU memory an RDMA mapping still held (a rank's exit): not a load failure
             kind = "module_runtime_error"
-        elif _MODULE_ERR.search(text):
+        elif _MODULE_ERR.search(text, *self._module_window(text, m)):
             kind = "module_load_error"
         else:
             return False

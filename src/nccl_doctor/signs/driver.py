@@ -221,7 +221,8 @@ WSL_KERNEL = sign(
 )
 WSL = sign(
     "driver.wsl",
-    r"microsoft-standard|/usr/lib/wsl/|\bWSL ?2?\b|/dev/dxg",
+    # (WSL said not used: "we are not using WSL", "native Linux, not WSL")
+    r"microsoft-standard|/usr/lib/wsl/|(?<!not )(?<!not using )(?<!no )\bWSL ?2?\b|/dev/dxg",
     "the job runs under Windows Subsystem for Linux (a WSL kernel, its libcuda or /dev/dxg)",
 )
 MICROSOFT = sign(

@@ -180,7 +180,8 @@ UNCORRECTABLE = sign(
 )
 SAID_OVERHEAT = sign(
     "gpu.said_overheat",
-    r"over ?heat|thermal (?:shutdown|throttl)|too hot"
+    # (not denied: "the GPUs are not overheating")
+    r"(?<!not )(?<!n't )(?<!no )(?:over ?heat|thermal (?:shutdown|throttl)|too hot)"
     r"|throttl(?:ing|ed) .{0,30}(?:temp|power|thermal)",
     "a sentence says the GPU overheats or throttles on temperature or power",
 )

@@ -81,16 +81,18 @@ SETTINGS: dict[str, Sign] = {
 
 # -- GPUDirect RDMA (rules/net/gdr) -----------------------------------------
 
-GDR_WORD = sign(
-    "net.gdr_word",
-    r"\b(?:GDR|GDRDMA|GPU ?Direct(?:[ -]RDMA)?|nvidia[_-]peermem|nv_peer_mem)\b",
-    "GPUDirect RDMA or its peer-memory module named in a line",
+_GDR = r"\b(?:GDR|GDRDMA|GPU ?Direct(?:[ -]RDMA)?|nvidia[_-]peermem|nv_peer_mem)\b"
+_GDR_TROUBLE = (
+    r"\b(?:enabl(?:e|ing)|not (?:used|working|enabled|loaded)|disabled?|can'?t|cannot|fail\w*"
+    r"|problem|issue|doesn'?t|won'?t|unable|no)\b"
 )
 GDR_PROBLEM = sign(
     "net.gdr_problem",
-    r"\b(?:enabl(?:e|ing)|not (?:used|working|enabled|loaded)|disabled?|can'?t|cannot|fail\w*"
-    r"|problem|issue|doesn'?t|won'?t|unable|no)\b",
-    "words of a problem or of enabling something; beside GDR_WORD, GDR is not in use",
+    # in one clause with it: "nvidia-peermem is not loaded", "can't enable GDR"; not "training
+    # fails with an NCCL error. nvidia-peermem is loaded and working"
+    rf"{_GDR}[^.;\n]{{0,40}}?{_GDR_TROUBLE}|{_GDR_TROUBLE}[^.;\n]{{0,40}}?{_GDR}",
+    "GPUDirect RDMA or its module named with words of a problem or of enabling it, in one "
+    "clause: GDR is not in use",
 )
 
 #: A memory registration the kernel refused with EFAULT ("Call to ibv_reg_mr failed with error

@@ -262,6 +262,13 @@ WORDS: tuple[Shift, ...] = (
         )
         for i, f in (("app.hang", 5.0), ("nccl.p2p", 0.5), ("launch.rendezvous", 0.5))
     ),
+    Shift(
+        "driver.uvm",
+        8.0,
+        "the reporter says /dev/nvidia-uvm is missing, or that reloading nvidia_uvm fixed it: "
+        "CUDA needs the unified-memory module and its node",
+        lambda c: c.says("uvm_missing") or c.says("uvm_reload_worked"),
+    ),
     # what made the job work names the cause
     *(
         Shift(

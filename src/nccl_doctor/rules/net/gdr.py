@@ -45,7 +45,7 @@ from nccl_doctor.facts.topology import TopoLink
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.base import Rule, first_distinct
 from nccl_doctor.rules.net._common import REGISTERS, completions
-from nccl_doctor.signs.net import GDR_PROBLEM, GDR_WORD
+from nccl_doctor.signs.net import GDR_PROBLEM
 
 RULE = Rule(
     id="net.gdr",
@@ -210,10 +210,7 @@ def _no_module(facts: Facts) -> list[Finding]:
 
 
 def _reported(facts: Facts) -> list[Finding]:
-    said = list(facts.seen_prose(GDR_WORD))
-    if said:
-        problem = facts.lines_of(GDR_PROBLEM)
-        said = [h for h in said if h.said in problem]
+    said = list(facts.seen_prose(GDR_PROBLEM))
     if not said:
         return []
     close = [
