@@ -1,0 +1,168 @@
+"""What the machines are built and set up with: builds that differ, NCCL settings from
+elsewhere or per process, memlock, the fabric manager, RoCE GIDs, the UVM node,
+GPUDirect, IB ports, clocks and PCIe links, NVLink, a suspend, the job's own kernels and
+models, a nested launcher.
+"""
+
+from __future__ import annotations
+
+from nccl_doctor.differential.cues.base import LAUNCHER, SPAWN, Cue, cue
+from nccl_doctor.differential.prose import GPU_THROTTLED, NOT_SAID, NVLINK_UNUSED, UPDATE_WORDS, rx
+
+BUILDS: dict[str, Cue] = {
+    # NCCL builds said to differ between the job's nodes or processes
+    "nccl_versions_differ": cue(
+        r"\bnccl\b[^.!?;\n]{0,20}\bversions? (?:mismatch|differ\w*|inconsisten\w*)"
+        r"|\b(?:mismatch\w*|different) (?:nccl )?versions? of nccl\b"
+        r"|\bdifferent nccl versions?\b"
+        # two builds said side by side ("the trainer uses NCCL 2.21 while the server loads
+        # 2.26", "node A has torch 2.1 and node B torch 2.3"); not an upgrade ("from 2.21 to
+        # 2.26"), nor one build said the same everywhere
+        r"|\b(?:NCCL|torch|pytorch|CUDA)(?: version)? v?\d{1,3}\.\d{1,3}[\w.+]{0,12}[^.;\n]{0,60}"
+        r"\b(?:while|whereas|but|vs\.?|versus|and (?:node|machine|server|host|the other)\b)"
+        r"[^.;\n]{0,60}\b(?:NCCL|torch|pytorch|CUDA)(?: version)? v?\d{1,3}\.\d{1,3}",
+        unless=rx(
+            r"\b(?:from|upgrad\w*|downgrad\w*)\b[^.;\n]{0,30}\bto\b"
+            r"|\bthe same (?:NCCL|torch|pytorch|CUDA|versions?|builds?)\b"
+        ),
+    ),
+    # an NCCL setting carried in from elsewhere: a shell profile, nccl.conf, an image or a
+    # cluster it was written for ("NCCL_IB_HCA=mlx5_5 exported in our .bashrc from an old
+    # cluster"): it names devices or paths this machine may not have
+    "inherited_setting": cue(
+        r"\b(?:TORCH_)?NCCL_[A-Z0-9_]{2,40}\b[^.;\n]{0,80}(?:\.bashrc|\.profile|\.bash_profile"
+        r"|nccl\.conf|\b(?:from|for) (?:an? |the |our |my )?(?:old|older|previous|other|another"
+        r"|different) (?:cluster|machine|node|server|system|setup|image|environment)\b"
+        r"|\bleft ?over\b)"
+        r"|(?:\.bashrc|\.bash_profile|nccl\.conf)\b[^.;\n]{0,60}\b(?:TORCH_)?NCCL_[A-Z0-9_]{2,40}"
+        # set by someone else ("someone exported NCCL_IB_DISABLE=1 in the job script")
+        r"|\b(?:someone|somebody|a colleague|the admins?|the previous (?:user|owner)"
+        r"|another user)\b[^.;\n]{0,30}\b(?:set|exported|added|put)\b[^.;\n]{0,30}"
+        r"\b(?:TORCH_)?NCCL_[A-Z0-9_]{2,40}"
+    ),
+    # one process sets an NCCL variable the others do not ("vLLM sets NCCL_CUMEM_ENABLE=0
+    # in its workers while the trainer keeps the default"): the communicator's members
+    # disagree on how to allocate or talk
+    "setting_differs": cue(
+        r"\bNCCL_[A-Z0-9_]{2,40}\b[^.;\n]{0,80}\b(?:while|whereas|but) (?:the |its )?"
+        r"(?:other|trainer|server|rest|nodes?|workers?|ranks?|client)\b[^.;\n]{0,40}"
+        r"\b(?:not|default|keeps?|without|unset|does(?:n't| not))\b"
+    ),
+    # one node's software changed and the other's not ("after upgrading PyTorch on only one
+    # of the two nodes"): the nodes now run different builds
+    "one_node_changed": cue(
+        rf"{UPDATE_WORDS}[^.;\n]{{0,40}}\bon (?:only )?one of the (?:two |\d+ )?"
+        r"(?:nodes|machines|hosts|servers)\b"
+        # one node named ("rebuilt the container on node 2 only", "only on node B we updated")
+        rf"|(?:{UPDATE_WORDS}|\b(?:rebuil\w*|reinstall\w*|re-?imag\w*))[^.;\n]{{0,40}}"
+        r"\bon (?:node|host|machine|server) ?\w{1,12} only\b"
+        r"|\bonly (?:on )?one (?:of the )?(?:nodes?|machines?|hosts?)\b[^.;\n]{0,30}"
+        rf"(?:was |were |got )?{UPDATE_WORDS}"
+    ),
+    # a second NCCL put in front of the one PyTorch was built with (LD_PRELOAD, the system's
+    # library): the process runs a build its callers were not made for (not LD_LIBRARY_PATH
+    # alone: nccl-tests and plugins are run with NCCL's lib folder on it as a matter of course)
+    "other_nccl_loaded": cue(
+        rf"{NOT_SAID}\bLD_PRELOAD\w*\b[^\n]{{0,80}}\bnccl|\bsystem(?:'s)? (?:NCCL|libnccl)\b"
+    ),
+    # the RDMA adapters may pin only a little memory: ulimit -l (memlock) below what the queue
+    # pairs and registered buffers need ("ulimit -l is 64", "max locked memory 65536")
+    "memlock_small": cue(
+        # (not "--ulimit memlock=-1": -1 is unlimited)
+        # (not a number denied: "ulimit -l is not 64, it is unlimited")
+        r"\bulimit -l\b[^.;\n\d-]{0,20}(?<!not )\b\d{1,6}\b(?! ?(?:G|GB))"
+        r"|\bmemlock\b[^.;\n\d-]{0,30}(?<!not )\b\d{1,6}\b(?! ?(?:G|GB))"
+        r"|\bmax locked memory\s+\(kbytes, -l\)\s+\d{1,6}\b",
+        in_question=True,
+    ),
+    # the NVSwitch fabric's manager named: it must run, at the driver's own version, before
+    # CUDA starts on an HGX board (802, "system not yet initialized")
+    "fabric_manager_said": cue(
+        rf"{NOT_SAID}\b(?:nvidia-)?fabric ?manager\b|{NOT_SAID}\bnv-fabricmanager\b",
+        # (not one said to run: "is running fine", "State: Completed, Status: Success"; "is not
+        # running", "inactive (dead)" is the failure itself)
+        unless=rx(r"(?<!not )(?<!n't )(?<!never )\b(?:running|active)\b|\bStatus: Success\b"),
+    ),
+    # a RoCE port's GID said to change or to be the wrong one ("the gid index changed from 3
+    # to 4", "wrong GID index"): the queue pairs address their peers by it (NCCL warns "GID
+    # table changed", and a forced NCCL_IB_GID_INDEX makes ibv_modify_qp fail with EINVAL)
+    "gid_trouble": cue(
+        r"\bGID(?:[ _-]?index(?:es)?| tables?| entr(?:y|ies))?\b[^.;\n]{0,40}"
+        rf"{NOT_SAID}\b(?:chang\w*|moved?|wrong|incorrect|invalid|mismatch\w*|shift\w*)\b"
+        r"|\b(?:wrong|incorrect|invalid|changed|mismatched) (?:RoCE )?GID\b"
+        # only link-local (RoCE v1) GIDs where the fabric routes RoCE v2 over IPv4
+        r"|\blink[- ]local\b[^.;\n]{0,40}\bGIDs?\b|\bGIDs?\b[^.;\n]{0,40}\blink[- ]local\b"
+        r"|\bRoCE ?v1\b",
+        unless=rx(r"(?:\b(?:not|never)|n't) (?:chang|mov|wrong|differ)\w*|\bsame\b"),
+    ),
+    # the unified-memory module or its device node said missing, or reloading it said to fix
+    # it ("/dev/nvidia-uvm is missing", "modprobe nvidia-uvm fixed it"): CUDA needs both,
+    # nvidia-smi neither
+    "uvm_missing": cue(
+        r"/dev/nvidia-uvm\b[^.;\n]{0,30}\b(?:is |was )?(?:missing|absent|not (?:there|present"
+        r"|exist\w*|found)|does(?:n't| not) exist|no such file)"
+        r"|\bno /dev/nvidia-uvm\b"
+    ),
+    # the GPUDirect RDMA stack named: the peer-memory kernel module that lets a NIC (or
+    # gdrcopy's CPU mappings) reach GPU memory, or GPUDirect RDMA itself
+    "gdr_stack": cue(
+        rf"{NOT_SAID}\b(?:nv_peer_mem(?:ory)?|nvidia[_-]peermem|gdrcopy|gdrdrv|gdr_copy)\b"
+        rf"|{NOT_SAID}\bGPU ?Direct[ -]RDMA\b",
+        in_question=True,
+    ),
+    # a verbs call named as failing: RDMA set-up (memory registration, queue pairs)
+    "verbs_call": cue(r"\bibv_(?:reg_mr|modify_qp|create_qp|create_cq|open_device|alloc_pd)\w*"),
+    # an RDMA port said down, polling (no link partner) or flapping, in ibstat's words or the
+    # reporter's ("State: Down", "Physical state: Polling", "the IB link flaps")
+    "ib_port_down": cue(
+        r"\b(?:port |physical |link )?state:\s*(?:Down|Polling|Disabled)\b"
+        # (not ip's "qdisc mq state DOWN mode DEFAULT": an Ethernet interface's)
+        r"|\b(?:port|physical|link) state (?:is |was |as |shows? |shown as )?(?:Down|Polling"
+        r"|Disabled)\b"
+        r"|\b(?:IB |InfiniBand |RoCE |HCA )?(?:link|port)s? (?:keeps? )?flapp\w*"
+        r"|\bflapp\w* (?:IB |InfiniBand |RoCE )?(?:links?|ports?)\b|\blink[ -]flaps?\b"
+    ),
+    # the GPUs' clocks held down by heat or a power cap (prose.GPU_THROTTLED)
+    "gpu_throttled": cue(GPU_THROTTLED, in_question=True),
+    # a GPU's PCIe link trained below its width or generation ("x4 instead of x16", "Gen1
+    # instead of Gen4", "the link downgraded")
+    "pcie_downtrained": cue(
+        r"\bx(?:1|2|4|8)\b[^.;\n]{0,40}\b(?:instead of|rather than|not|vs\.?|expected|should be"
+        r"|out of)\b[^.;\n]{0,10}\bx(?:8|16)\b"
+        r"|\bGen ?[1-3]\b[^.;\n]{0,40}\b(?:instead of|rather than|not|vs\.?|expected|should be)\b"
+        r"[^.;\n]{0,10}\bGen ?[3-6]\b"
+        r"|\b(?:PCIe|link)\b[^.;\n]{0,30}\b(?:downgraded|downtrained|degraded|down-trained)\b",
+        in_question=True,
+    ),
+    # the GPUs' NVLink down or unused ("NV links inactive", "communicating via PCIe instead of
+    # NVLink"): the reporter names the link itself
+    "nvlink_unused": cue(NVLINK_UNUSED),
+    "after_suspend": cue(rf"{NOT_SAID}\b(?:suspend\w*|resum(?:e|ed)|hibernat\w*|woke up)\b"),
+    # the job's own kernels, or memory touched outside its bounds ("our custom CUDA kernel",
+    # "writes past the end of a buffer"): a fault of the code, not of the GPU
+    "own_kernel": cue(
+        rf"{NOT_SAID}\b(?:custom|our|my|own|hand-written|handwritten) (?:CUDA|triton|fused|GPU) "
+        r"(?:kernels?|extensions?|ops?)\b"
+        r"|\b(?:writes?|wrote|reads?|index\w*|access\w*) (?:past|beyond|outside) (?:the )?"
+        r"(?:end|bounds?|size)\b|\bout[- ]of[- ]bounds (?:write|read|access|index)\w*"
+    ),
+    # the parameters differ between ranks: each built its model from other code or config
+    # ("the ranks build their models from different configs", "parameter shapes differ")
+    "model_differs": cue(
+        r"\b(?:param\w*|weights?|models?|shapes?|layers?)\b[^.;\n]{0,30}\b(?:differ|different"
+        r"|mismatch\w*|not the same)\b[^.;\n]{0,30}\b(?:between|across|on|per) (?:the )?"
+        r"(?:ranks|processes|workers|GPUs|nodes)\b"
+        r"|\b(?:ranks|processes|workers)\b[^.;\n]{0,30}\b(?:build|create|construct|load)\w*"
+        r"[^.;\n]{0,30}\bdifferent (?:models?|configs?|architectures?|checkpoints?)\b",
+        unless=rx(
+            r"\b(?:do|does|did)(?: not|n't) (?:differ|mismatch)|\bnot (?:different|mismatch)"
+        ),
+    ),
+    # a launcher that starts a worker per GPU around a script that spawns its own ("torchrun
+    # ... and inside the script mp.spawn"): each worker starts a world of its own; not one
+    # launcher swapped for the other ("replaced mp.spawn with torchrun")
+    "nested_launch": cue(
+        rf"\b{LAUNCHER}\b[^\n]{{0,120}}\b{SPAWN}|\b{SPAWN}[^\n]{{0,120}}\b{LAUNCHER}\b",
+        unless=rx(r"\b(?:instead|replac\w*|switch\w*|rather than|migrat\w*|moved?|convert\w*)\b"),
+    ),
+}
