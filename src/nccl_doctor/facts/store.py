@@ -73,7 +73,8 @@ _SENTENCE_END = re.compile(r"\.(?=\s|$)|[!?;\n\u3002\uff01\uff1f\uff1b]")
 #: gloo?", "Could the GID index be wrong?", "If I set it, will it run?"). A why-question
 #: presupposes what it asks about ("why does it hang with 4 GPUs?") and is not one.
 _YES_NO = re.compile(
-    r"\s*(?:if\b[^,?\uff1f]{0,80},\s*)?(?:is|are|was|were|do|does|did|can|could|would|should|will|has|have|might|may|shall"
+    r"\s*(?:if\b[^,?\uff1f]{0,80},\s*)?"
+    r"(?:is|are|was|were|do|does|did|can|could|would|should|will|has|have|might|may|shall"
     r"|isn't|aren't|doesn't|don't|didn't|can't|couldn't|wouldn't)\b[^?\uff1f]*[?\uff1f]\s*$",
     re.IGNORECASE,
 )
