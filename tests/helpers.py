@@ -9,13 +9,15 @@ from typing import TYPE_CHECKING, TypeVar
 from nccl_doctor.differential.cues import CUES
 from nccl_doctor.evidence import source
 from nccl_doctor.evidence.lines import Line, lines_of
+from nccl_doctor.evidence.reader import read_paths
 from nccl_doctor.facts.base import Fact
 from nccl_doctor.parse.base import BlockParser, StreamParser
-from nccl_doctor.pipeline import diagnose_paths
+from nccl_doctor.pipeline import diagnose_paths, facts_of
 
 if TYPE_CHECKING:
     import pytest
 
+    from nccl_doctor.facts.store import Facts
     from nccl_doctor.report import Report
 
 T = TypeVar("T", bound=Fact)
@@ -82,6 +84,13 @@ def decoded_lines(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
     monkeypatch.setattr(source.SourceReader, "_line", counted)
     return seen
+
+
+def facts_text(tmp_path: Path, text: str) -> Facts:
+    """The facts read from ``text`` written as one report file (no rule run)."""
+    path = tmp_path / "report.txt"
+    path.write_text(text)
+    return facts_of(read_paths([str(path)]))
 
 
 def diagnose_text(tmp_path: Path, text: str) -> Report:

@@ -15,10 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from nccl_doctor.evidence.reader import read_paths
-from nccl_doctor.pipeline import facts_of
 from nccl_doctor.signs.settings import settings_that_worked
-from tests.helpers import cue_says, diagnose_text
+from tests.helpers import cue_says, diagnose_text, facts_text
 
 
 @pytest.mark.parametrize(
@@ -223,9 +221,7 @@ def test_a_setting_named_in_a_question_or_a_why_question_is_said(cue: str, said:
     ],
 )
 def test_a_setting_asked_about_did_not_work(tmp_path: Path, said: str) -> None:
-    path = tmp_path / "r.txt"
-    path.write_text(said)
-    assert settings_that_worked(facts_of(read_paths([str(path)]))) == ()
+    assert settings_that_worked(facts_text(tmp_path, said)) == ()
 
 
 @pytest.mark.parametrize(
@@ -236,9 +232,7 @@ def test_a_setting_asked_about_did_not_work(tmp_path: Path, said: str) -> None:
     ],
 )
 def test_a_setting_said_to_work_beside_a_question_worked(tmp_path: Path, said: str) -> None:
-    path = tmp_path / "r.txt"
-    path.write_text(said)
-    worked = settings_that_worked(facts_of(read_paths([str(path)])))
+    worked = settings_that_worked(facts_text(tmp_path, said))
     assert [s.name for s in worked] == ["NCCL_P2P_DISABLE"]
 
 

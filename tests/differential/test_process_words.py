@@ -18,10 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from nccl_doctor.evidence.reader import read_paths
-from nccl_doctor.pipeline import facts_of
 from nccl_doctor.signs.settings import settings_that_did_not_help, settings_that_worked
-from tests.helpers import critical_ids, cue_says, diagnose_text
+from tests.helpers import critical_ids, cue_says, diagnose_text, facts_text
 
 
 def _top(tmp_path: Path, text: str, k: int = 3) -> list[str]:
@@ -287,9 +285,7 @@ def test_shared_memory_that_did_not_help_is_not_said_to_work(said: str) -> None:
 
 def test_a_setting_with_which_the_job_starts_worked(tmp_path: Path) -> None:
     def worked(text: str) -> list[str]:
-        path = tmp_path / "r.txt"
-        path.write_text(text)
-        return [s.name for s in settings_that_worked(facts_of(read_paths([str(path)])))]
+        return [s.name for s in settings_that_worked(facts_text(tmp_path, text))]
 
     said = (
         "NCCL hangs at communicator init since the driver update; with NCCL_NVLS_ENABLE=0 it "
@@ -374,9 +370,7 @@ def test_an_xid_named_in_a_sentence_is_read_as_words(tmp_path: Path) -> None:
 )
 def test_a_setting_that_didnt_help_is_no_setting_that_worked(tmp_path: Path, said: str) -> None:
     """'n't' ends a word: the denial of "didn't help" has no word boundary before it."""
-    path = tmp_path / "r.txt"
-    path.write_text(said)
-    facts = facts_of(read_paths([str(path)]))
+    facts = facts_text(tmp_path, said)
     assert settings_that_worked(facts) == ()
     assert [s.name for s in settings_that_did_not_help(facts)] == ["NCCL_P2P_DISABLE"]
 
