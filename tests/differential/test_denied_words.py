@@ -5,8 +5,9 @@ are not on Kubernetes", "native Linux, not WSL", "it does not work with gloo eit
 throttling: HW Slowdown is Not Active", "initialization completes, the hang is in epoch 3")
 and found these read as said: a trust defect, each now silent, with the plain sentence beside
 it that must still be read. The same for the prose symptoms ("there is no OOM" opens no
-class), and for yes/no questions: "does it work with gloo?" asks about an outcome and says
-none, while "does NCCL support MIG?" still names where the job runs.
+class), for yes/no questions ("does it work with gloo?" asks about an outcome and says none,
+while "does NCCL support MIG?" still names where the job runs), and for an outcome planned,
+guessed or advised ("I will try --shm-size and see if it works", "another port might work").
 """
 
 from __future__ import annotations
@@ -324,3 +325,44 @@ def test_the_unified_memory_module_in_words_puts_uvm_first(tmp_path: Path, said:
     """A sentence naming nvidia_uvm beside any error word was read as the kernel's module-load
     failure; it is the reporter's words now, read for what they say of the module."""
     assert diagnose_text(tmp_path, said).top(1) == ["driver.uvm"]
+
+
+# -- a plan, a guess or advice is not what happened ----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("cue", "said"),
+    [
+        ("nccl_only", "I will test whether it works with gloo."),
+        ("shm_fix_worked", "I will try --shm-size=8g and see if it works."),
+        ("port_change_worked", "Someone suggested another port might work."),
+        ("host_network_fixes", "Maybe hostNetwork: true would fix it."),
+    ],
+)
+def test_an_outcome_planned_guessed_or_advised_is_not_said(cue: str, said: str) -> None:
+    assert not cue_says(cue, said)
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "I will try NCCL_IB_DISABLE=1 tomorrow and see if it works.",
+        "The docs say NCCL_SOCKET_IFNAME=eth0 usually fixes this.",
+        "I'm going to test whether NCCL_P2P_DISABLE=1 helps.",
+    ],
+)
+def test_a_setting_planned_or_advised_did_not_work(tmp_path: Path, said: str) -> None:
+    assert settings_that_worked(facts_text(tmp_path, said)) == ()
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        # a guess after the outcome is about something else
+        "NCCL_P2P_DISABLE=1 fixes it, but performance might drop.",
+        "Setting NCCL_P2P_DISABLE=1 fixed it for us.",
+    ],
+)
+def test_a_setting_that_worked_beside_a_guess_worked(tmp_path: Path, said: str) -> None:
+    worked = settings_that_worked(facts_text(tmp_path, said))
+    assert [s.name for s in worked] == ["NCCL_P2P_DISABLE"]

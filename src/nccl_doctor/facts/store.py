@@ -80,12 +80,34 @@ _YES_NO = re.compile(
 )
 
 
+#: Words that make what follows them in a sentence a plan, a guess or someone else's advice,
+#: not what happened ("I will try X and see if it works", "X might fix it", "maybe X would
+#: help", "someone suggested X", "the docs say X usually fixes this").
+_UNASSERTED = re.compile(
+    r"\b(?:will|going to|gonna|would|might|may|maybe|perhaps|whether|see if|suggest\w*"
+    r"|recommend\w*|usually|advised?|docs? say|supposed to)\b|'ll\b",
+    re.IGNORECASE,
+)
+
+
+def _sentence(text: str, match: re.Match[str]) -> tuple[int, int]:
+    """Where the sentence that holds ``match`` starts and ends in ``text``."""
+    start = max((m.end() for m in _SENTENCE_END.finditer(text, 0, match.start())), default=0)
+    end_at = _SENTENCE_END.search(text, match.end())
+    return start, end_at.end() if end_at is not None else len(text)
+
+
+def unasserted(text: str, match: re.Match[str]) -> bool:
+    """Whether the words ``match`` found are not said to have happened: a plan, a guess or
+    advice comes before them in their sentence, or the sentence is a yes/no question."""
+    start, _ = _sentence(text, match)
+    return asked(text, match) or bool(_UNASSERTED.search(text, start, match.end()))
+
+
 def asked(text: str, match: re.Match[str]) -> bool:
     """Whether the words ``match`` found are asked about, not said: the sentence that holds
     them is a yes/no question."""
-    start = max((m.end() for m in _SENTENCE_END.finditer(text, 0, match.start())), default=0)
-    end_at = _SENTENCE_END.search(text, match.end())
-    end = end_at.end() if end_at is not None else len(text)
+    start, end = _sentence(text, match)
     return bool(_YES_NO.match(text[start:end]))
 
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.signs import sign
-from nccl_doctor.facts.store import Facts, Hit, asked
+from nccl_doctor.facts.store import Facts, Hit, unasserted
 from nccl_doctor.knowledge.topics import variable_topics
 
 _NAME = r"(?:TORCH_)?(?:NCCL|GLOO)_[A-Z0-9_]{2,40}"
@@ -91,7 +91,8 @@ def settings_that_worked(facts: Facts) -> tuple[SaidSetting, ...]:
     for hit in hits:
         if hit.said in negated or _CONTRAST.search(hit.cite.text[hit.match.end() :]):
             continue
-        if asked(hit.cite.text, hit.match):  # "does NCCL_P2P_DISABLE=1 help?"
+        # asked, planned or advised: "does NCCL_P2P_DISABLE=1 help?", "I will try X and see"
+        if unasserted(hit.cite.text, hit.match):
             continue
         out.append(_said(hit))
     return tuple(out)

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 
 from nccl_doctor.differential.prose import NOT_SAID, UPDATE_WORDS, rx
-from nccl_doctor.facts.store import asked
+from nccl_doctor.facts.store import asked, unasserted
 from nccl_doctor.parse._lazy import LazyPattern
 
 
@@ -26,6 +26,10 @@ class Cue:
     #: asked about ("does NCCL support MIG?" runs on MIG), not an outcome or a suspicion
     #: ("does it work with gloo?", "could it be the firewall?")
     in_question: bool = False
+    #: whether the words report how something came out (it works with gloo, --shm-size fixed
+    #: it): then a plan, a guess or advice before them takes them back too ("I will try
+    #: --shm-size and see if it works", "another port might work", "someone suggested ...")
+    outcome: bool = False
 
     def said_in(self, text: str) -> bool:
         """Whether a line that holds the words says it (no ``unless`` words beside them)."""
@@ -34,11 +38,26 @@ class Cue:
     def says(self, text: str, match: re.Match[str]) -> bool:
         """Whether ``match``, the cue's words in ``text``, says it: not beside its ``unless``
         words, nor only asked about."""
-        return self.said_in(text) and (self.in_question or not asked(text, match))
+        if not self.said_in(text):
+            return False
+        if self.outcome:
+            return not unasserted(text, match)
+        return self.in_question or not asked(text, match)
 
 
-def cue(pattern: str, unless: LazyPattern[str] | None = None, *, in_question: bool = False) -> Cue:
-    return Cue(rx(pattern), unless, in_question)
+def cue(
+    pattern: str,
+    unless: LazyPattern[str] | None = None,
+    *,
+    in_question: bool = False,
+    outcome: bool = False,
+) -> Cue:
+    return Cue(rx(pattern), unless, in_question, outcome)
+
+
+def outcome(pattern: str, unless: LazyPattern[str] | None = None) -> Cue:
+    """A cue that reports how something came out (see :attr:`Cue.outcome`)."""
+    return cue(pattern, unless, outcome=True)
 
 
 #: A line with a cue's words that also says it works is not that cue ("a single GPU works,

@@ -13,6 +13,7 @@ from nccl_doctor.differential.cues.base import (
     WORKS_UNDENIED,
     Cue,
     cue,
+    outcome,
 )
 from nccl_doctor.differential.prose import NO_GPU_SEEN, NOT_SAID, NUM, UPDATE_WORDS, rx
 from nccl_doctor.signs.launch import OTHER_PORT_SAME, SAME_PORT_NAMED
@@ -20,7 +21,7 @@ from nccl_doctor.signs.launch import OTHER_PORT_SAME, SAME_PORT_NAMED
 TRIED: dict[str, Cue] = {
     # the same code works with gloo, or on one GPU: NCCL's intra-node transport is at fault
     # (a "works" denied right before it is none: "it does not work with gloo either")
-    "nccl_only": cue(
+    "nccl_only": outcome(
         rf"{WORKS_SAID}\b[^.!?;\n]{{0,40}}\b(?:with|using|on) (?:the )?`?gloo\b"
         rf"|\bgloo\b[^.!?;\n]{{0,30}}{WORKS_SAID}\b"
         rf"|{WORKS_SAID} (?:fine |well )?(?:with|on) (?:a )?single GPU"
@@ -29,7 +30,7 @@ TRIED: dict[str, Cue] = {
     ),
     # the same failure with gloo too: the fault is under both backends (the store, the
     # rendezvous, the network between the hosts), not NCCL's own transports
-    "gloo_fails_too": cue(
+    "gloo_fails_too": outcome(
         r"\bgloo\b[^.!?;\n]{0,40}\b(?:(?:the )?same (?:error|result|problem|issue|thing|behaviou?r)"
         r"|also (?:fails?|failed|hangs?|hung|crash\w*|errors?)|fails? too|as well"
         r"|still (?:fails?|failed|hangs?|hung|the same|errors?))"
@@ -40,7 +41,7 @@ TRIED: dict[str, Cue] = {
         unless=WORKS_UNDENIED,
     ),
     # the same failure on one GPU alone: no GPU-to-GPU path (P2P, SHM, NVLink) is in use
-    "one_gpu_fails_too": cue(
+    "one_gpu_fails_too": outcome(
         r"\b(?:even|also|too)\b[^.!?;\n]{0,20}\b(?:with|on|using) (?:a |one |only one )?"
         r"(?:single|one|1) ?(?:GPU|card)\b"
         r"|\b(?:errors?|fails?|failed|hangs?|hung|crash\w*|stuck|deadlock\w*|freez\w*)\b"
@@ -50,7 +51,7 @@ TRIED: dict[str, Cue] = {
         unless=WORKS,
     ),
     # CUDA's own peer-to-peer samples pass: the GPUs' peer access works outside NCCL
-    "p2p_test_passed": cue(
+    "p2p_test_passed": outcome(
         r"\b(?:simpleP2P|p2pBandwidthLatencyTest|simpleIPC)\b[^.!?;\n]{0,60}"
         r"\b(?:pass(?:es|ed)?|works?|worked|succe\w*|fine|ok(?:ay)?)\b"
         r"|" + NOT_SAID + r"\b(?:successfully|succesfully) (?:tried|ran|run|tested)\b"
@@ -78,7 +79,7 @@ TRIED: dict[str, Cue] = {
     # where a wrong index or CUDA_VISIBLE_DEVICES leaves it the others
     "no_gpu_seen": cue(NO_GPU_SEEN),
     # the failure comes and goes with a library version: a bug or a second library
-    "version_said": cue(
+    "version_said": outcome(
         rf"\b(?:works?|worked|fine|no (?:problem|issue)s?)\b[^.!?;\n]{{0,60}}"
         rf"\b(?:version |v)?{NUM}\b"
         rf"|\b{NUM}\b[^.\n]{{0,40}}\b(?:works?|worked|is fine|fix(?:es|ed)|solv(?:es|ed)"
@@ -110,7 +111,7 @@ TRIED: dict[str, Cue] = {
     ),
     # what made it work names the cause, like a setting does (signs.settings): the container
     # given shared memory, the store moved to another port, the ranks given equal batches
-    "shm_fix_worked": cue(
+    "shm_fix_worked": outcome(
         rf"(?:--ipc[= ]host|--shm-size|\bshm_size|/dev/shm|\bhostIPC:? ?true)\b[^.;\n]{{0,40}}"
         rf"{FIXED}|{FIXED}[^.;\n]{{0,40}}(?:--ipc[= ]host|--shm-size|\bshm_size\b"
         r"|\bhostIPC:? ?true\b)"
@@ -118,12 +119,12 @@ TRIED: dict[str, Cue] = {
         rf"[^.;\n]{{0,40}}{FIXED}",
         unless=NOT_FIXED,
     ),
-    "port_change_worked": cue(
+    "port_change_worked": outcome(
         r"\b(?:chang\w*|switch\w*|another|different|other|new)\b[^.;\n]{0,30}"
         rf"(?:--master[_-]port|MASTER_PORT|\bport)\b[^.;\n]{{0,40}}{FIXED}",
         unless=NOT_FIXED,
     ),
-    "even_batches_worked": cue(
+    "even_batches_worked": outcome(
         rf"(?:\bdrop_last\s*=\s*True|\bJoin\(|\bjoin context|even_batches)[^.;\n]{{0,60}}{FIXED}"
         rf"|{FIXED}[^.;\n]{{0,40}}(?:\bdrop_last\s*=\s*True|\bJoin\()",
         unless=NOT_FIXED,
@@ -131,7 +132,7 @@ TRIED: dict[str, Cue] = {
     # the job works on the host's network, not the pods' or the containers' own ("with
     # hostNetwork: true it works", "--network=host fixed it"): the overlay's addresses or
     # interfaces are what NCCL and the store could not use
-    "host_network_fixes": cue(
+    "host_network_fixes": outcome(
         r"\b(?:hostNetwork:? ?true|--net(?:work)?[= ]host|host network(?:ing)?)\b[^.;\n]{0,40}"
         r"\b(?:works?|worked|fix\w*|solv\w*|resolv\w*|fine)\b"
         r"|\b(?:works?|worked|fix\w*|solv\w*|fine)\b[^.;\n]{0,40}"
@@ -140,7 +141,7 @@ TRIED: dict[str, Cue] = {
     ),
     # it works once the container runs privileged: the pod lacked device nodes or
     # capabilities (IPC lock, the RDMA or GPU devices) the library asks for
-    "privileged_works": cue(
+    "privileged_works": outcome(
         r"\b(?:--)?privileged(?::? ?true)?\b[^.;\n]{0,40}"
         + FIXED
         + r"|"
@@ -149,7 +150,7 @@ TRIED: dict[str, Cue] = {
         r"|\bnon-?privileged\b[^.;\n]{0,60}\b(?:fails?|failed|errors?|crash\w*)\b",
         unless=rx(r"\bnot (?:work|fix|help|solv)\w*|n't (?:work|fix|help|solv)\w*|\bstill\b"),
     ),
-    "uvm_reload_worked": cue(
+    "uvm_reload_worked": outcome(
         r"\b(?:modprobe|reload\w*|re-?insert\w*|load\w*)\b[^.;\n]{0,20}\bnvidia[-_]uvm\b"
         rf"[^.;\n]{{0,40}}{FIXED}",
         unless=NOT_FIXED,
