@@ -100,8 +100,8 @@ def _sentence(text: str, match: re.Match[str]) -> tuple[int, int]:
 def unasserted(text: str, match: re.Match[str]) -> bool:
     """Whether the words ``match`` found are not said to have happened: a plan, a guess or
     advice comes before them in their sentence, or the sentence is a yes/no question."""
-    start, _ = _sentence(text, match)
-    return asked(text, match) or bool(_UNASSERTED.search(text, start, match.end()))
+    start, end = _sentence(text, match)
+    return bool(_YES_NO.match(text[start:end]) or _UNASSERTED.search(text, start, match.end()))
 
 
 def asked(text: str, match: re.Match[str]) -> bool:

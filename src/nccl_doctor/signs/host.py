@@ -99,7 +99,8 @@ SHM_SIZE_SAID = sign(
     # per block or per SM, never /dev/shm's
     r"(?:/dev/shm|\bshm\b(?![-_]size)"
     r"|\bshared[ -]memory\b(?! (?:per|of (?:the|each|a) (?:block|SM)))|共享内存)"
-    # (not a size denied: "/dev/shm is not 64M, it is 32G" reads 32G)
+    # (not a size denied: "/dev/shm is not 64M, it is 32G" reads no size, the comma ending
+    # the window before 32G)
     r"[^.;,\n\d]{0,30}?(?<![A-Za-z0-9_.])(?<!not )(?<!n't )(?P<size>\d{1,5}(?:\.\d{1,2})?) ?"
     r"(?P<unit>[MG])"
     r"(?:i?B|i)?(?![\w/])"
