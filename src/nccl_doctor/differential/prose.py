@@ -112,6 +112,8 @@ def _says_failure(text: str, match: re.Match[str]) -> bool:
     return True
 
 
+#: The word right after it not denied ("does not work", "doesn't time out", "never fails").
+UNDENIED = r"(?<!not )(?<!n't )(?<!never )"
 #: Not right after a negation ("not an inter-node job", "never ran multi-node").
 NOT_SAID = (
     r"(?<!not )(?<!not a )(?<!not an )(?<!never )(?<!never ran )(?<!no )(?<!without )"
@@ -309,9 +311,9 @@ PROSE_SYMPTOMS: tuple[ProseSymptom, ...] = (
         "store_timeout",
         rx(
             r"\bTCP connect\(\)|\bconnect\(\) (?:error|fail\w*)|\bconnection refused\b"
-            r"|\brendezvous\b.{0,40}(?<!not )(?<!n't )(?<!never )\b(?:fail\w*|time[sd]? ?out)"
+            rf"|\brendezvous\b.{{0,40}}{UNDENIED}\b(?:fail\w*|time[sd]? ?out)"
             r"|\b(?:init\w*|init_process_group|rendezvous|store)\b.{0,30}"
-            r"(?<!not )(?<!n't )(?<!never )\b(?:time[sd]? ?out|timeout)\b"
+            rf"{UNDENIED}\b(?:time[sd]? ?out|timeout)\b"
         ),
         "the reporter says connecting to the store or the rendezvous failed",
         counts=_not_negated,
@@ -320,7 +322,7 @@ PROSE_SYMPTOMS: tuple[ProseSymptom, ...] = (
         "collective_timeout",
         rx(
             r"\b(?:DDP|NCCL|all_?reduce|all_?gather|reduce_scatter|broadcast|barrier|collective"
-            r"|training|jobs?)\b.{0,40}(?<!not )(?<!n't )(?<!never )"
+            rf"|training|jobs?)\b.{{0,40}}{UNDENIED}"
             r"\b(?:times? ?out|timed ?out|timeout)\b"
         ),
         "the reporter says the job or a collective timed out",

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from nccl_doctor.differential.prose import NOT_SAID, UPDATE_WORDS, rx
+from nccl_doctor.differential.prose import NOT_SAID, UNDENIED, UPDATE_WORDS, rx
 from nccl_doctor.facts.store import asked, unasserted
 from nccl_doctor.parse._lazy import LazyPattern
 
@@ -66,7 +66,7 @@ WORK_WORDS = r"\b(?:works?|worked|working|fine|ok|okay|normal\w*|no problems?|su
 WORKS = rx(WORK_WORDS)
 #: The same, where a denial right before the word takes it back ("it does not work with gloo
 #: either" says no part works).
-WORKS_UNDENIED = rx(r"(?<!not )(?<!n't )(?<!never )" + WORK_WORDS)
+WORKS_UNDENIED = rx(UNDENIED + WORK_WORDS)
 #: The reboot a driver's installation asks for ("had to reboot after updating the driver").
 UPDATE = rx(UPDATE_WORDS)
 
@@ -84,7 +84,7 @@ COLLECTIVE = (
 #: Not right after a negation of having or using it ("I do not use early stopping").
 NOT_USED = NOT_SAID + r"(?<!not have )(?<!n't have )"
 #: "works" not denied right before it ("does not work", "doesn't work", "never worked").
-WORKS_SAID = r"(?<!not )(?<!n't )(?<!never )(?<!no longer )\bworks?"
+WORKS_SAID = UNDENIED + r"(?<!no longer )\bworks?"
 #: One rank, or some.
 RANKS = (
     r"(?:rank ?0|rank zero|main process|master process|first rank|one rank|some ranks"

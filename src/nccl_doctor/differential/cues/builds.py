@@ -7,7 +7,14 @@ models, a nested launcher.
 from __future__ import annotations
 
 from nccl_doctor.differential.cues.base import LAUNCHER, SPAWN, Cue, cue
-from nccl_doctor.differential.prose import GPU_THROTTLED, NOT_SAID, NVLINK_UNUSED, UPDATE_WORDS, rx
+from nccl_doctor.differential.prose import (
+    GPU_THROTTLED,
+    NOT_SAID,
+    NVLINK_UNUSED,
+    UNDENIED,
+    UPDATE_WORDS,
+    rx,
+)
 
 BUILDS: dict[str, Cue] = {
     # NCCL builds said to differ between the job's nodes or processes
@@ -81,7 +88,7 @@ BUILDS: dict[str, Cue] = {
         rf"{NOT_SAID}\b(?:nvidia-)?fabric ?manager\b|{NOT_SAID}\bnv-fabricmanager\b",
         # (not one said to run: "is running fine", "State: Completed, Status: Success"; "is not
         # running", "inactive (dead)" is the failure itself)
-        unless=rx(r"(?<!not )(?<!n't )(?<!never )\b(?:running|active)\b|\bStatus: Success\b"),
+        unless=rx(rf"{UNDENIED}\b(?:running|active)\b|\bStatus: Success\b"),
     ),
     # a RoCE port's GID said to change or to be the wrong one ("the gid index changed from 3
     # to 4", "wrong GID index"): the queue pairs address their peers by it (NCCL warns "GID

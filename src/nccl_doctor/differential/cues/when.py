@@ -21,7 +21,7 @@ from nccl_doctor.differential.cues.base import (
     cue,
     load_reads,
 )
-from nccl_doctor.differential.prose import NOT_SAID, ONE_GPU_DOES_ALL, rx
+from nccl_doctor.differential.prose import NOT_SAID, ONE_GPU_DOES_ALL, UNDENIED, rx
 
 WHEN: dict[str, Cue] = {
     # the hang comes after training ran: an application or data problem, not set-up
@@ -80,7 +80,7 @@ WHEN: dict[str, Cue] = {
         r"[^.!?;\n]{0,20}\bnever (?:returns|completes|finishes|ends)",
         # start-up said to pass ("initialization completes, the hang is in epoch 3")
         unless=rx(
-            r"\b(?:init\w*|start ?up)\b[^.!?;,\n]{0,12}(?<!not )(?<!n't )(?<!never )"
+            rf"\b(?:init\w*|start ?up)\b[^.!?;,\n]{{0,12}}{UNDENIED}"
             r"\b(?:completes?|completed|finish(?:es|ed)?|succeed(?:s|ed)?|pass(?:es|ed)?"
             r"|works?|is fine)\b"
         ),
