@@ -366,3 +366,10 @@ def test_a_setting_planned_or_advised_did_not_work(tmp_path: Path, said: str) ->
 def test_a_setting_that_worked_beside_a_guess_worked(tmp_path: Path, said: str) -> None:
     worked = settings_that_worked(facts_text(tmp_path, said))
     assert [s.name for s in worked] == ["NCCL_P2P_DISABLE"]
+
+
+def test_cudas_unknown_error_denied_opens_no_cuda_class(tmp_path: Path) -> None:
+    denied = diagnose_text(tmp_path, "There is no CUDA unknown error; the training just hangs.")
+    assert denied.hypotheses[0].symptom.startswith("the job hangs")
+    said = diagnose_text(tmp_path, "The training fails with CUDA error 999 after a reboot.")
+    assert said.hypotheses[0].symptom.startswith("CUDA returned its unknown error")
