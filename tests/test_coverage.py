@@ -173,3 +173,33 @@ def test_keeping_each_ranks_output_is_said_for_the_launcher_used(tmp_path: Path)
     spawn_steps = " ".join(spawn.coverage.next_steps)
     assert "mp.spawn shows only the first failing process's error" in spawn_steps
     assert "torchrun" not in spawn_steps
+
+
+_NCCL_TESTS_RUN = "mpirun -np 1 ./build/all_reduce_perf -b 8 -e 128M -f 2 -g 2\n"
+
+
+def test_a_screenshot_in_place_of_the_output_is_asked_for_as_text_and_is_not_healthy(
+    tmp_path: Path,
+) -> None:
+    """A command, then the screenshot of what it printed: nothing read says it went well."""
+    for picture in (
+        "![image](https://github.com/user-attachments/assets/3c51da62-9a16-464a)\n",
+        '<img width="1491" alt="err" src="https://user-images.githubusercontent.com/1/2.png">\n',
+    ):
+        log = _log(tmp_path, "when I run this command:\n" + _NCCL_TESTS_RUN + picture)
+        report = diagnose_paths([log])
+        assert report.verdict.value == "inconclusive"
+        assert f"the text of the picture(s) linked at {log}:3 (only text is read)" in (
+            report.coverage.missing
+        )
+        assert any("screenshot shows" in s for s in report.coverage.next_steps)
+
+
+def test_a_log_that_names_an_image_file_it_saved_asks_for_no_picture(tmp_path: Path) -> None:
+    log = _log(
+        tmp_path,
+        _NCCL_TESTS_RUN + "saved the plot to https://example.com/runs/busbw.png\n",
+    )
+    report = diagnose_paths([log])
+    assert report.verdict.value == "healthy"
+    assert not any("picture" in m for m in report.coverage.missing)

@@ -44,3 +44,15 @@ ALARMING = sign(
     r"|deprecated|warn\w{0,7}|no plugin)\b",
     "a line that reads like trouble (whether it is one, the catalogue's harmless rows say)",
 )
+
+#: A picture the reporter linked instead of pasting text (a GitHub issue's screenshot): its
+#: text is part of the evidence and nothing here reads it. Markdown's and HTML's image syntax
+#: and the hosts issue trackers upload pictures to; not any link to an image file (a log
+#: names the plots it saves).
+IMAGE_LINKED = sign(
+    "common.image_linked",
+    r"!\[[^\]\n]{0,200}\]\(|<img\b[^>\n]{0,400}\bsrc="
+    r"|\b(?:user-images\.githubusercontent\.com|github\.com/user-attachments/assets"
+    r"|github\.com/[\w.-]{1,100}/[\w.-]{1,100}/assets/\d{1,12}|i\.imgur\.com)/",
+    "a screenshot or other picture linked where the evidence is: its text is not read",
+)

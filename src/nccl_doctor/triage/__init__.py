@@ -23,7 +23,7 @@ from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.report import Coverage, FirstFailure, Report, Verdict
 from nccl_doctor.rules import CATALOGUE
-from nccl_doctor.triage.coverage import coverage_of
+from nccl_doctor.triage.coverage import coverage_of, pictures_linked
 from nccl_doctor.triage.inventory import inventory_of
 
 #: How many hypotheses follow a decisive finding: the next candidates for the same symptom.
@@ -149,7 +149,8 @@ def verdict_of(
     if Severity.WARNING in severities:
         return Verdict.DEGRADED
     machine = [f for f in facts.all if not _is_text(f)]
-    return Verdict.HEALTHY if machine else Verdict.INCONCLUSIVE
+    # a screenshot in place of the output: what it shows was not read, so not healthy
+    return Verdict.HEALTHY if machine and not pictures_linked(facts) else Verdict.INCONCLUSIVE
 
 
 def _is_text(fact: Fact) -> bool:

@@ -31,6 +31,7 @@ from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Finding
 from nccl_doctor.knowledge.signals import STOP_SIGNALS, signal_name
 from nccl_doctor.report import Coverage, EvidenceRead
+from nccl_doctor.signs.common import IMAGE_LINKED
 
 _GPU_KINDS = frozenset({"nvidia-smi", "nvidia-smi-q", "nvidia-smi-xml"})
 _NET_IDS = ("net.", "nccl.p2p", "nccl.host_identity")
@@ -195,6 +196,23 @@ def _rank_output(facts: Facts, missing: list[str], steps: list[str]) -> None:
             )
 
 
+def pictures_linked(facts: Facts) -> list[str]:
+    """Where the evidence links a picture (a screenshot): ``source:line`` of each line."""
+    return [f"{h.cite.source}:{h.cite.line}" for h in facts.seen(IMAGE_LINKED)]
+
+
+def _pictures(facts: Facts, missing: list[str], steps: list[str]) -> None:
+    """The text of linked screenshots is evidence nothing read: ask for it as text."""
+    where = pictures_linked(facts)
+    if not where:
+        return
+    shown = ", ".join(where[:3]) + (f" and {len(where) - 3} more" if len(where) > 3 else "")
+    missing.append(f"the text of the picture(s) linked at {shown} (only text is read)")
+    steps.append(
+        "Paste the error lines the screenshot shows, or the log it was taken from, as text"
+    )
+
+
 def coverage_of(
     facts: Facts,
     read: ReadResult,
@@ -246,6 +264,7 @@ def coverage_of(
     }:
         missing.append("network device state (ibstatus / ibv_devinfo)")
         steps.append("Run `ibstatus` and `ibv_devinfo -v` on each node")
+    _pictures(facts, missing, steps)
     if stopped and not failed:
         steps.append(
             "If you stopped it because it hung: rerun it as `nccl-doctor run -- CMD` (the flight "
