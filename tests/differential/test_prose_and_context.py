@@ -166,6 +166,20 @@ def test_the_reporter_says_it_fails_in_other_words(tmp_path: Path, said: str, fa
             "Title: vllm serve with tp=4 exits without any message",
             "a rank failed with an error the catalogue does not classify",
         ),
+        (
+            "I run the command above, but no output, no error.",
+            "the job hangs without an error (the reporter's words)",
+        ),
+        ("The process exits with no output and no error.", None),
+        (
+            "Some of our training runs were about 0.3% slower than others.",
+            "the job or a benchmark is slow, with no error (the reporter's words)",
+        ),
+        (
+            "We saw a 20% slowdown whenever node-1147 was in the job.",
+            "the job or a benchmark is slow, with no error (the reporter's words)",
+        ),
+        ("    HW Slowdown                       : Not Active", None),
         ("The training did not time out this time and finished.", None),
         ("I set the timeout for the job to 2 hours.", None),
         ("The script exits with code 0 and the loss goes down.", None),

@@ -452,6 +452,13 @@ PROSE_SYMPTOMS: tuple[ProseSymptom, ...] = (
             r"|\b(?:performance|bandwidth|busbw|throughput|speed)\b.{0,20}"
             r"\b(?:degrad(?:es|ed|ing)|drops?|dropped|decreas(?:es|ed))\b"
             r"|\b(?:slower|longer) than (?:on |with )?(?:one|1|a single|single)\b"
+            # how much slower, or than what ("0.3% slower than others", "3x slower", "slower
+            # than the other nodes", "a 20% slowdown"); not nvidia-smi's "HW Slowdown" field
+            r"|\b\d{1,4}(?:\.\d{1,3})? ?(?:%|x|\u00d7|times) slower\b"
+            r"|\bslower than (?:the )?(?:others?|rest|expected|before|usual"
+            r"|other (?:nodes?|runs?|jobs?|GPUs?|ranks?|machines?))\b"
+            r"|\b(?:a|the|this|that|big|huge|significant|noticeable"
+            r"|\d{1,4}(?:\.\d{1,3})? ?(?:%|x|\u00d7))[ -]slowdowns?\b"
             # "a very long time for computing each epoch"
             r"|\b(?:very|extremely|really|too|so|much) long (?:time|times)\b"
             r"|\bslower and slower\b|\b(?:is|runs?|gets?|getting|became|becomes?) (?:very |much |"
@@ -519,6 +526,12 @@ PROSE_SYMPTOMS: tuple[ProseSymptom, ...] = (
             r"|\b(?:utili[sz]ation|util|usage)\b.{0,30}\b100 ?%.{0,60}"
             r"\b(?:nothing (?:happens|moves)|no (?:progress|output|logs?)"
             r"|not (?:moving|progressing))"
+            # nothing comes out and nothing fails ("I run the command, but no output, no
+            # error"); not a process said to end that way ("exits with no output and no error")
+            r"|(?<!with )(?<!without )\bno (?:output|logs?)[ ,]{1,3}(?:and |or |nor )?no "
+            r"(?:errors?|error messages?|exceptions?)\b"
+            r"|(?<!with )(?<!without )\bno (?:errors?|error messages?|exceptions?)[ ,]{1,3}"
+            r"(?:and |or |nor )?no (?:output|logs?)\b"
             # the other node (or ranks) never arrive
             r"|\b(?:node|rank|worker|process)s?\b.{0,20}\bnever (?:joins?|joined|connects?"
             r"|connected|arrives?)\b"
