@@ -177,8 +177,8 @@ _FAILURE = ProseSymptom(
         r"|\b(?:did ?n[o']t|does ?n[o']t|never) (?:run|start)s?\b"
         # Chinese: an error is reported, error (not an error rate), failed, crashed, cannot
         # train / run / start / connect...
-        # (not "无报错" / "没有报错": no error was reported)
-        r"|(?<!无)(?<!没有)(?<!没)报错|错误(?!率)|失败|崩溃|无法(?:训练|运行|启动|使用|正常|进行|完成|连接|通信|初始化)"
+        # (not "无报错" / "没有报错" / "不报错": no error was reported)
+        r"|(?<!无)(?<!没有)(?<!没)(?<!不)报错|错误(?!率)|失败|崩溃|无法(?:训练|运行|启动|使用|正常|进行|完成|连接|通信|初始化)"
         # Japanese: failed, an error comes up / occurs (not "エラーは出ません": none does),
         # ended abnormally, crashes
         r"|失敗|エラーが(?:出|発生)|異常終了|クラッシュ|落ちて"
@@ -532,6 +532,35 @@ PROSE_SYMPTOMS: tuple[ProseSymptom, ...] = (
             r"(?:errors?|error messages?|exceptions?)\b"
             r"|(?<!with )(?<!without )\bno (?:errors?|error messages?|exceptions?)[ ,]{1,3}"
             r"(?:and |or |nor )?no (?:output|logs?)\b"
+            # nothing more comes ("I launch it and nothing happens", "nothing else is printed",
+            # "no further output after init_process_group", "... and then nothing."); not
+            # "nothing happens to the loss", nor "and then nothing changed"
+            # (not a condition: "if nothing happens, check ...", "nothing else is printed when
+            # it succeeds"; nor "nothing happens to the loss", "no further output is needed")
+            r"|(?<!if )(?<!when )(?<!unless )\bnothing (?:happens|happened)\b"
+            r"(?! (?:to|with|if|when)\b)"
+            r"|\bnothing (?:else |more |further )?(?:is |gets |was |got )?"
+            r"(?:printed|shown|logged|output|comes)\b(?! (?:when|if|unless|because)\b)"
+            r"|\b(?:prints?|printed|outputs?|shows?) nothing (?:else|more|further)\b"
+            r"|\bno (?:further|more|additional|new) (?:output|logs?|log lines|messages|progress)\b"
+            r"(?! (?:is |was )?(?:needed|required|necessary|expected)\b)"
+            r"|\band then nothing(?=[.!,;]|$| (?:else |more )?(?:happens|happened|is printed"
+            r"|comes))"
+            # the job does not go on ("doesn't proceed past the first batch", "it does not
+            # move on after the dataloader is built"); not a decision ("we will not proceed
+            # with the upgrade", "not move on to multi-node"), nor "the loss does not continue
+            # to drop"
+            r"|\b(?:does ?n[o']t|did ?n[o']t|do ?n[o']t|won't|will not|never|not) "
+            r"(?:(?:proceed|move on|go on|advance)(?=[.!,;]|$| (?:past|beyond|after|from)\b)"
+            r"|make (?:any )?progress|get past|go past|go (?:any )?further"
+            r"|continue (?:training|running|past|beyond|after))\b"
+            # a counter that stays put ("stays at 0%", "remains at step 10")
+            r"|\b(?:stays?|stayed|remains?|remained) (?:at|on) (?:0 ?%"
+            r"|(?:step|iteration|epoch|batch) \d)"
+            # training that never begins ("the job never starts training with 4 GPUs")
+            r"|\bnever (?:starts?|begins?|began) (?:the )?(?:training|to train|iterat\w*"
+            r"|the first (?:step|epoch|iteration|batch))\b"
+            r"|\b(?:waits|waiting) there\b"
             # the other node (or ranks) never arrive
             r"|\b(?:node|rank|worker|process)s?\b.{0,20}\bnever (?:joins?|joined|connects?"
             r"|connected|arrives?)\b"
@@ -544,6 +573,8 @@ PROSE_SYMPTOMS: tuple[ProseSymptom, ...] = (
             # Chinese: stuck, stuck at ("卡在初始化"; not a count of cards: "两张卡在同一台机器"),
             # hung, no response
             r"|卡住|卡死|挂起|无响应|(?<![\d张块个号多单双两三四五六七八九十几显这那该每])卡[在着]"
+            # no output or reaction at all, does not move, does not go on
+            r"|(?:没有|无)(?:任何)?(?:输出|反应)|一直不动|不动了|没反应|不往下(?:走|跑|执行|进行)"
             # Japanese: hangs, freezes, (the processing) stops ("止まってしまいます")
             r"|ハング|フリーズ|固ま(?:る|って|った|り)|止ま(?:って|った|ったまま|る)"
         ),
