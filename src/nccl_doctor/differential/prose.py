@@ -160,6 +160,22 @@ _FAILURE = ProseSymptom(
         r"(?:trouble|problems?|issues?|difficult(?:y|ies))\b"
         # a job that exits silently; a version mismatch said as the failure
         r"|\bexit(?:s|ed)?\b.{0,20}\bwithout (?:any )?(?:message|error|output|log)"
+        # it ends before its time ("exits immediately on 2 nodes", "the processes terminate
+        # unexpectedly", "torchrun quits after a few seconds", "the run is killed as soon as
+        # all_reduce starts", "the workers go down one after another", "blows up")
+        r"|\b(?:exits?|exited|quits?|terminat(?:es?|ed)|shuts? down|dies) (?:immediately"
+        r"|right away|at once|unexpectedly|abruptly|early|prematurely|suddenly"
+        r"|after (?:a few|some|\d{1,4}) seconds)\b"
+        r"|\b(?:unexpectedly|abruptly|suddenly|prematurely) (?:exits?|exited|quits?|quit"
+        r"|terminat(?:es?|ed)|ends?|ended|stops?|stopped)\b"
+        # (not stopped by its user: "was killed by me with Ctrl-C"; not a machine taken down
+        # on purpose: "the nodes go down for maintenance"; not a loss that diverges)
+        r"|\b(?:is|was|gets|got|are|were|get) (?:\w+ )?(?:killed|interrupted)\b"
+        r"(?! by (?:me|us|the user|hand|ctrl|keyboard))"
+        r"|\b(?:workers?|ranks?|process(?:es)?|nodes?|jobs?|pods?) (?:go|goes|went|going) down\b"
+        r"(?! for (?:maintenance|a reboot|updates?|an upgrade))"
+        r"|(?<!loss )(?<!losses )(?<!norm )(?<!gradient )(?<!gradients )(?<!memory )"
+        r"\b(?:blows? up|blew up)\b"
         r"|\bversions? mismatch\w*"
         # a non-zero exit ("exits with exit code 1", "non-zero exit status")
         r"|\bexit(?:s|ed)? (?:with )?(?:exit )?(?:code|status)(?: ?[:=])? ?-?[1-9]\d{0,2}\b"
@@ -179,6 +195,9 @@ _FAILURE = ProseSymptom(
         # train / run / start / connect...
         # (not "无报错" / "没有报错" / "不报错": no error was reported)
         r"|(?<!无)(?<!没有)(?<!没)(?<!不)报错|错误(?!率)|失败|崩溃|无法(?:训练|运行|启动|使用|正常|进行|完成|连接|通信|初始化)"
+        # cannot get it going, exits at once, died, crashed ("起不来", "启动不了", "跑不起来",
+        # "直接退出", "挂了", "崩了")
+        r"|起不来|(?:启动|运行|训练|跑)不(?:了|起来)|跑不起来|直接退出|自动退出|挂了|崩了"
         # Japanese: failed, an error comes up / occurs (not "エラーは出ません": none does),
         # ended abnormally, crashes
         r"|失敗|エラーが(?:出|発生)|異常終了|クラッシュ|落ちて"
@@ -264,7 +283,9 @@ PROSE_SYMPTOMS: tuple[ProseSymptom, ...] = (
     ProseSymptom(
         "killed",
         rx(
+            # (not a process its user stopped: "was killed by me with Ctrl-C after it hung")
             r"\b(?:says|said|prints?|printed|shows?|got|gets|was|were|being|just)\s+killed\b"
+            r"(?! by (?:me|us|the user|hand|ctrl|keyboard))"
             r"|\bOOM[- ]kill"
             # Chinese: "just killed", "killed appears", "was killed" (the shell's word, quoted)
             r"|(?:直接|就|被|出现|显示|提示)\s?killed\b"
@@ -452,6 +473,14 @@ PROSE_SYMPTOMS: tuple[ProseSymptom, ...] = (
             r"|\b(?:performance|bandwidth|busbw|throughput|speed)\b.{0,20}"
             r"\b(?:degrad(?:es|ed|ing)|drops?|dropped|decreas(?:es|ed))\b"
             r"|\b(?:slower|longer) than (?:on |with )?(?:one|1|a single|single)\b"
+            # a time that grows ("the iteration time doubles with 16 GPUs", "all_reduce takes
+            # 10x longer on the new cluster"); Chinese "速度很慢", "变慢"
+            r"|\b(?:iteration|step|epoch|training|communication|all_?reduce|collective)s? "
+            r"(?:time|latency)s? (?:doubles|doubled|triples|tripled|grows|grew|increases"
+            r"|increased|jumps|jumped)\b"
+            r"|\btakes? (?:\d{1,4}(?:\.\d{1,3})? ?(?:x|\u00d7|times) |much |far |way )longer\b"
+            r"(?! to (?:download|load|install|compile|build|start|read|write)\b)"
+            r"|速度(?:很|非常|特别|太|极)?慢|变慢|慢了很多"
             # how much slower, or than what ("0.3% slower than others", "3x slower", "slower
             # than the other nodes", "a 20% slowdown"); not nvidia-smi's "HW Slowdown" field
             r"|\b\d{1,4}(?:\.\d{1,3})? ?(?:%|x|\u00d7|times) slower\b"
