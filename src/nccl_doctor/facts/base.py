@@ -6,6 +6,7 @@ names (``memory_used_mib``); unknown is ``None``, never a guess.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 #: The longest citation text kept; real lines can be megabytes long.
@@ -15,8 +16,10 @@ ELLIPSIS = "…"
 #: The most of one free-text line that is read (a paragraph pasted as one line: past a
 #: citation's length it is read in pieces, :func:`pieces`).
 PARAGRAPH_MAX = 4000
-#: Where a sentence ends: a piece of a long line is cut after one where it can be.
-_SENTENCE_ENDS = (". ", "! ", "? ", "; ", "。", "！", "？", "；")
+#: Where a sentence ends, in English and Chinese punctuation (a dot only before a space or the
+#: line's end: "NCCL 2.18.1" and "torch.cuda" are words). A piece of a long line is cut after
+#: one where it can be; the facts store finds the sentence that holds a match by them.
+SENTENCE_END = re.compile(r"\.(?=\s|$)|[!?;\n\u3002\uff01\uff1f\uff1b]")
 
 
 def _cut(text: str, start: int, limit: int) -> int:
@@ -26,7 +29,9 @@ def _cut(text: str, start: int, limit: int) -> int:
     if end >= len(text):
         return len(text)
     window = text[start:end]
-    at = max((window.rfind(m) + len(m) for m in _SENTENCE_ENDS if m in window), default=0)
+    # (one character past the window, so that a dot's next character is the text's own)
+    ends = SENTENCE_END.finditer(text, start, end + 1)
+    at = max((m.end() - start for m in ends if m.end() <= end), default=0)
     if at <= limit // 4:
         at = window.rfind(" ") + 1
     return start + at if at > limit // 4 else end

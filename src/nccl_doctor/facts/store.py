@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TypeVar
 
-from nccl_doctor.facts.base import Cite, Fact, local_alias, pieces
+from nccl_doctor.facts.base import SENTENCE_END, Cite, Fact, local_alias, pieces
 from nccl_doctor.facts.literals import analysis, holds
 from nccl_doctor.facts.run import PythonTraceback
 from nccl_doctor.facts.shapes import DIGITS_AS_ZERO, Shapes, relaxed, shapes_of
@@ -66,9 +66,6 @@ _TITLE_LABEL = re.compile(r"\W{0,3}(?:issue |pr |pull request )?title\s{0,3}[:\]
 _WORDS = re.compile(r"[A-Za-z][a-z']+")
 
 
-#: A sentence's ends, in English and Chinese punctuation.
-#: (a dot ends one only before a space: "NCCL 2.18.1", "torch.cuda" are words)
-_SENTENCE_END = re.compile(r"\.(?=\s|$)|[!?;\n\u3002\uff01\uff1f\uff1b]")
 #: A yes/no question: opened by an auxiliary, closed by a question mark ("Does it work with
 #: gloo?", "Could the GID index be wrong?", "If I set it, will it run?"). A why-question
 #: presupposes what it asks about ("why does it hang with 4 GPUs?") and is not one.
@@ -92,8 +89,8 @@ _UNASSERTED = re.compile(
 
 def _sentence(text: str, match: re.Match[str]) -> tuple[int, int]:
     """Where the sentence that holds ``match`` starts and ends in ``text``."""
-    start = max((m.end() for m in _SENTENCE_END.finditer(text, 0, match.start())), default=0)
-    end_at = _SENTENCE_END.search(text, match.end())
+    start = max((m.end() for m in SENTENCE_END.finditer(text, 0, match.start())), default=0)
+    end_at = SENTENCE_END.search(text, match.end())
     return start, end_at.end() if end_at is not None else len(text)
 
 
