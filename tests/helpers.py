@@ -145,3 +145,14 @@ def child_failed(
         f"  traceback : {traceback}\n"
         "============================================================\n"
     )
+
+
+def battery(path: Path) -> list[tuple[str, str]]:
+    """The rows of a words battery (``tests/fixtures/words/*.tsv``): what each sentence should
+    give, and the sentence (``#`` lines are its header)."""
+    rows = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip() and not line.startswith("#"):
+            expected, sentence = line.split("\t")
+            rows.append((expected, sentence))
+    return rows

@@ -11,22 +11,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.helpers import diagnose_text
+from tests.helpers import battery, diagnose_text
 
 _BATTERY = Path(__file__).parent.parent / "fixtures" / "words" / "classic.tsv"
 
 
-def _sentences() -> list[tuple[str, str]]:
-    rows = []
-    for line in _BATTERY.read_text(encoding="utf-8").splitlines():
-        if line.strip() and not line.startswith("#"):
-            expected, sentence = line.split("\t")
-            rows.append((expected, sentence))
-    return rows
-
-
 def test_the_classic_presentations_are_read(tmp_path: Path) -> None:
-    rows = _sentences()
+    rows = battery(_BATTERY)
     assert len(rows) == 186
     first, three, lost = 0, 0, []
     for expected, sentence in rows:

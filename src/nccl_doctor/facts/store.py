@@ -62,8 +62,8 @@ _KERNEL_STAMP = re.compile(
 #: A thread's title, labelled as the evidence gives it ("Title: ...", "[Issue title: ...]"):
 #: the reporter's own words, even where they quote a command a parser reads.
 _TITLE_LABEL = re.compile(r"\W{0,3}(?:issue |pr |pull request )?title\s{0,3}[:\]]", re.IGNORECASE)
-#: Words of a sentence: at least four words of letters.
-_WORDS = re.compile(r"[A-Za-z][a-z']+")
+#: Words of a sentence: at least four words of letters (Latin or Cyrillic).
+_WORDS = re.compile(r"[A-Za-z\u0410-\u044f\u0401\u0451][a-z'\u0430-\u044f\u0451]+")
 
 
 #: A yes/no question: opened by an auxiliary, closed by a question mark ("Does it work with
@@ -112,7 +112,10 @@ def is_prose(text: str) -> bool:
     """Whether an unfenced line reads like a person's sentence rather than output."""
     if _MACHINE.match(text):
         return False
-    return len(_WORDS.findall(text)) >= 3 or any("\u3000" <= ch <= "\u9fff" for ch in text)
+    # (CJK punctuation, kana and ideographs; Hangul syllables)
+    return len(_WORDS.findall(text)) >= 3 or any(
+        "\u3000" <= ch <= "\u9fff" or "\uac00" <= ch <= "\ud7af" for ch in text
+    )
 
 
 @dataclass(frozen=True, slots=True)

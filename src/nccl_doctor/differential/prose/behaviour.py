@@ -4,6 +4,8 @@ order)."""
 
 from __future__ import annotations
 
+import re
+
 from nccl_doctor.differential.prose.failure import FAILURE
 from nccl_doctor.differential.prose.words import (
     GPU_THROTTLED,
@@ -15,6 +17,21 @@ from nccl_doctor.differential.prose.words import (
     rx,
 )
 from nccl_doctor.knowledge.python_exceptions import APP_EXCEPTIONS, IMPORT_EXCEPTIONS
+
+#: What a model's training reports, said just before "stuck" or "卡在": a number that does not
+#: move ("the loss is stuck at 2.3", "loss 一直卡在 2.3"), not the job.
+_METRIC_BEFORE = rx(
+    r"\b(?:loss(?:es)?|accuracy|acc|metrics?|perplexity|ppl|rewards?|scores?|lr"
+    r"|learning rate|grad(?:ient)? norm|val(?:idation)? \w+)\b[^.,;!?\n]{0,20}$"
+    r"|(?:损失|准确率|精度|loss|acc)[^，。；\n]{0,8}$"
+)
+
+
+def _hang_said(text: str, match: re.Match[str]) -> bool:
+    """Whether a hang word says the job hangs: not denied, not a metric that does not move."""
+    before = text[max(0, match.start() - 40) : match.start()]
+    return not_negated(text, match) and not _METRIC_BEFORE.search(before)
+
 
 BEHAVIOUR: tuple[ProseSymptom, ...] = (
     ProseSymptom(
@@ -39,8 +56,26 @@ BEHAVIOUR: tuple[ProseSymptom, ...] = (
             # "GPU 0 gets more memory than the others"
             r"|\b(?:GPU ?#?0|0 GPU|first GPU)\b.{0,30}\b(?:more|most|higher|larger|extra)\b"
             r".{0,20}\bmemor\w*"
+            # every rank also on GPU 0 ("all 8 DDP processes create a context on GPU 0", "every
+            # rank also allocates a bit on cuda:0", "4 python processes on GPU 0", "the job is
+            # touching GPU 0 as well", "memory usage on GPU 0 is way higher than on the others")
+            # (every rank, not one: "rank 0: allocated 1024 floats on cuda:0" is its own GPU)
+            r"|\b(?:every|each|all|other|the other|all \d{1,3}|\d{1,3}) (?:\w+ )?"
+            r"(?:process(?:es)?|ranks?|workers?)\b[^.;\n]{0,30}\b(?:create|creates|created"
+            r"|allocate|allocates|allocated|put|puts|land|lands|initiali[sz]e\w*|open|opens)\b"
+            r"[^.;\n]{0,30}\b(?:on|to) (?:the )?(?:GPU ?#?0|cuda:0|first GPU|device 0)\b"
+            r"|\b(?:\d+|several|multiple|all|many) (?:python )?process(?:es)? on (?:the )?"
+            r"(?:GPU ?#?0|cuda:0|first GPU)\b"
+            r"|\b(?:touch\w*|us(?:es|ing)|occup\w*) (?:the )?(?:GPU ?#?0|cuda:0) (?:as well|too)\b"
+            r"|\b(?:memory|usage)\b[^.;\n]{0,20}\bon (?:the )?(?:GPU ?#?0|cuda:0|first GPU)\b"
+            r"[^.;\n]{0,20}\b(?:higher|more|larger|bigger)\b"
             # Chinese: all (processes) run on the same card / GPU
             r"|(?:都|全部|全都)(?:跑|在|分配)(?:到|在)?同一(?:张|块|个)(?:卡|显卡|GPU)"
+            # Chinese and Japanese: all on the first card, GPU 0 takes more memory, processes
+            # hang off GPU 0 only
+            r"|(?:都|全部|全都)(?:跑|在)(?:在|到)?(?:第一张卡|0\s?号卡|GPU\s?0)"
+            r"|(?:0\s?号卡|GPU\s?0)[^。；\n]{0,10}比其他卡多|在\s?GPU\s?0\s?上(?:占了|起了)"
+            r"|GPU\s?0に(?:だけ)?[^。\n]{0,20}プロセス|メモリ使用量が偏って"
             rf"|{ONE_GPU_DOES_ALL}"
         ),
         "the reporter sees the job's processes or memory on GPU 0 (or GPUs it did not ask for)",
@@ -64,6 +99,17 @@ BEHAVIOUR: tuple[ProseSymptom, ...] = (
             r"|data|gradients?|sums?)\b|\bdata corruption\b|\bsilent(?:ly)? corrupt\w*"
             r"|\bresults? (?:are|is|were|was) (?:wrong|incorrect|corrupted|garbage)\b"
             r"|#wrong\b.{0,30}\b[1-9]|\bOut of bounds values\s*:\s*[1-9]"
+            # "a non-zero #wrong count", "the tensors are all zeros instead of rank 0's data",
+            # "gradients don't match between ranks", "the results are off", "values come back
+            # doubled"; Chinese and Korean the same
+            r"|\bnon-?zero #wrong\b|#wrong (?:count|column)\b[^.;\n]{0,20}\b(?:non-?zero"
+            r"|not (?:0|zero))\b|\ball zeros? instead of\b"
+            r"|\b(?:do ?n[o']t|does ?n[o']t|did ?n[o']t|not) (?:match|agree)\b[^.;\n]{0,20}"
+            r"\b(?:between|across) (?:the )?(?:ranks|GPUs|processes|workers|replicas)\b"
+            r"|\b(?:results?|values?|outputs?) (?:are|is|were|was|come back|came back) "
+            r"(?:off|doubled|different)\b"
+            r"|#wrong[^。；\n]{0,10}不是\s?0|(?:梯度|结果|数值)[^。；\n]{0,4}不一致"
+            r"|(?:数值|结果)[^。；\n]{0,6}(?:是错的|不对)|결과가[^.\n]{0,10}다르게|값이 이상"
         ),
         "the reporter says a collective returned wrong values",
         counts=not_negated,
@@ -111,6 +157,18 @@ BEHAVIOUR: tuple[ProseSymptom, ...] = (
             r"|\d{1,4}(?:\.\d{1,3})? ?(?:%|x|\u00d7))[ -]slowdowns?\b"
             # "a very long time for computing each epoch"
             r"|\b(?:very|extremely|really|too|so|much) long (?:time|times)\b"
+            # scaling that buys nothing ("barely faster than a single node", "scaling is
+            # terrible", "5x worse", "way slower", "crawls", "takes ages", "40% more time per
+            # iteration")
+            r"|\bbarely faster\b|\bscal(?:ing|es) (?:is |was )?(?:terrible|bad|poor|awful"
+            r"|horrible|badly)\b|\b\d{1,4}(?:\.\d{1,3})? ?(?:x|\u00d7|times) worse\b"
+            r"|\b(?:way|much|far|a lot|significantly|noticeably|dramatically) slower\b"
+            r"|\bslower than (?:\w+ ){0,2}(?:single|one|1)[- ]?(?:gpu|card|node|machine|process)"
+            r"|\bcrawl(?:s|ing)?\b|\btakes? ages\b|\b\d{1,3} ?% more time (?:per|for|each)\b"
+            # Chinese, Japanese and Korean: slow beyond reason, throughput or speed dropped,
+            # slower than before, got slow
+            r"|慢得离谱|(?:速度|吞吐|性能)(?:量)?(?:明显|大幅|严重)?(?:下降|降低|变差)"
+            r"|比(?:之前|以前|单机|单卡)慢|遅くな(?:る|った|り|って)|느려(?:지|졌|져)"
             r"|\bslower and slower\b|\b(?:is|runs?|gets?|getting|became|becomes?) (?:very |much |"
             r"extremely |really |so )?slow(?:er)?\b"
             # the GPUs talk over PCIe where NVLink should carry it
@@ -132,7 +190,8 @@ BEHAVIOUR: tuple[ProseSymptom, ...] = (
             # restarting or resetting only said of the machine ("the server restarts" is as
             # often an inference server's process)
             r"\b(?:system|machine|computer|pc|server|workstation|host|node|box)\s+"
-            r"(?:\w+\s+)?(?:shuts? (?:itself )?(?:down|off)|shutting (?:itself )?(?:down|off)"
+            r"(?:[\w-]+\s+){0,4}?(?:shuts? (?:itself )?(?:down|off)"
+            r"|shutting (?:itself )?(?:down|off)"
             r"|powers? (?:itself )?(?:off|down)|powered (?:itself )?(?:off|down)"
             r"|turns? (?:itself )?off|turned (?:itself )?off|reboots|rebooted)\b"
             r"|\b(?:system|machine|computer|pc|workstation|box)\s+(?:\w+\s+)?"
@@ -145,6 +204,11 @@ BEHAVIOUR: tuple[ProseSymptom, ...] = (
             r"|\b(?:shut(?:s|ting)?|power(?:s|ed|ing)?|turn(?:s|ed|ing)?) (?:the |my |our )?"
             r"(?:whole |entire )?(?:system|machine|computer|pc|server|workstation) (?:down|off)\b"
             r"|自动关机|突然(?:关机|重启|断电)|直接(?:关机|重启|断电)"
+            # it restarted by itself, or lost power ("node restarted by itself", "node 3 lost
+            # power"); Chinese, Japanese and Korean the same
+            r"|\b(?:restart|reboot|reset)(?:s|ed)? (?:by |on )?itself\b"
+            r"|\b(?:lost|loses|losing) power\b"
+            r"|自己(?:关机|重启|断电)|マシンごと再起動|전원이 (?:갑자기 )?꺼"
         ),
         "the reporter says the whole machine powered off or restarted by itself under the job",
         # a reboot someone did, or one the driver's install asks for; "the system shuts down
@@ -210,7 +274,7 @@ BEHAVIOUR: tuple[ProseSymptom, ...] = (
             # training that never begins ("the job never starts training with 4 GPUs")
             r"|\bnever (?:starts?|begins?|began) (?:the )?(?:training|to train|iterat\w*"
             r"|the first (?:step|epoch|iteration|batch))\b"
-            r"|\b(?:waits|waiting) there\b"
+            r"|\b(?:waits|waiting) there\b|\bstop(?:s|ped)? (?:progressing|making progress)\b"
             # the other node (or ranks) never arrive
             r"|\b(?:node|rank|worker|process)s?\b.{0,20}\bnever (?:joins?|joined|connects?"
             r"|connected|arrives?)\b"
@@ -229,6 +293,6 @@ BEHAVIOUR: tuple[ProseSymptom, ...] = (
             r"|ハング|フリーズ|固ま(?:る|って|った|り)|止ま(?:って|った|ったまま|る)"
         ),
         "the reporter says the job hangs",
-        counts=not_negated,
+        counts=_hang_said,
     ),
 )

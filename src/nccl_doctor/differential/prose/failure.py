@@ -40,6 +40,7 @@ FAILURE = ProseSymptom(
         # a non-zero exit ("exits with exit code 1", "non-zero exit status")
         r"|\bexit(?:s|ed)? (?:with )?(?:exit )?(?:code|status)(?: ?[:=])? ?-?[1-9]\d{0,2}\b"
         r"|\bnon-?zero exit (?:status|code)\b"
+        r"|\bexit\w* with (?:a )?non-?zero (?:exit )?(?:code|status)\b"
         # an exception raised, or the job that cannot start ("unable to run on 2 GPUs")
         r"|\bexceptions?\b|\b(?:raises?|raised|throws?|threw) (?:an? )?\w*Error\b"
         r"|\b(?:unable to|can ?not|can't|could ?n[o']t|won't|not able to) (?:run|start|launch"

@@ -18,6 +18,12 @@ MESSAGES: tuple[ProseSymptom, ...] = (
         rx(
             r"\bwatchdog\b.{0,60}\b(?:time[sd]? ?out|timeout|abort)"
             r"|\bcollective[- ]time ?out|\bNCCL (?:collective )?time ?out"
+            # "ProcessGroupNCCL timeout during the broadcast"; Chinese, Japanese and Korean: the
+            # watchdog or a collective timed out ("watchdog 超时", "collective 操作超时",
+            # "watchdogがタイムアウト", "all_reduce가 타임아웃")
+            r"|\bProcessGroupNCCL\b[^.;\n]{0,20}\btime ?out"
+            r"|\b(?:watchdog|collective|all_?reduce|all_?gather|broadcast|reduce_scatter|NCCL)\b"
+            r"[^。；.;\n]{0,12}(?:超时|タイムアウト|타임아웃)"
         ),
         "the reporter names the watchdog's collective timeout",
     ),
@@ -53,6 +59,12 @@ MESSAGES: tuple[ProseSymptom, ...] = (
             r"|(?<!CPU )(?<!host )(?<!RAM )(?<!system )\bout of memory\b(?! killer)"
             r"(?![^.\n]{0,40}\b(?:swap|RAM)\b)"
             r"|(?<!CPU )(?<!host )(?<!RAM )\bOOM\b(?![- ]?kill)|\bGPU memory leak\w*"
+            # "still runs out of GPU memory", "resuming immediately OOMs on the GPU"
+            r"|\b(?:runs?|running) out of (?:GPU |CUDA |device |VRAM )?memory\b"
+            r"|(?<!CPU )(?<!host )\bOOM(?:s|ed|ing|'d)\b"
+            # Chinese: GPU memory blown / not enough; Japanese and Korean: GPU memory short
+            r"|爆显存|显存(?:不够|不足|溢出|爆了|炸了)|GPU ?メモリ(?:が)?(?:不足|足りな)"
+            r"|GPU ?메모리(?:가)? ?부족"
         ),
         "the reporter says it ran out of GPU memory",
         counts=not_negated,
@@ -68,6 +80,10 @@ MESSAGES: tuple[ProseSymptom, ...] = (
             r"|(?:直接|就|被|出现|显示|提示)\s?killed\b"
             # "caused exited -9", "exits with return code = -9", "signal 9": SIGKILL by its number
             r"|\bexit(?:ed|s)?\b.{0,25}(?<![\w.-])-9\b|\bsignal 9\b|\bSIGKILL\b"
+            # 128 + 9: the shell's and the launchers' exit code of a killed process ("exit code
+            # 137", "退出码 137"); Chinese "bei kill diao"; Japanese "Killed と表示"
+            r"|\b(?:exit|return|error|status)\w*\b[^.;\n]{0,20}(?<![\w.-])137\b|退出码\s?137"
+            r"|被\s?kill(?:掉|了)?|kill\s?掉|Killed\s?(?:と|って)"
         ),
         "the reporter says the process was killed (the shell's 'Killed': SIGKILL)",
         counts=not_negated,
@@ -82,9 +98,34 @@ MESSAGES: tuple[ProseSymptom, ...] = (
         ),
         "the reporter says a DataLoader worker died (host memory or /dev/shm, torch's words)",
     ),
+    # a host limit by the C library's words or the limit's name, said without a message the
+    # catalogue reads ("Too many open files with 8 dataloader workers", "No space left on
+    # device in /dev/shm", "hit the ulimit on open file descriptors", "the locked memory limit
+    # is too low", "the disk filled up"); Chinese and Japanese the same
+    ProseSymptom(
+        "host_limit",
+        rx(
+            r"\btoo many open files\b|\bno space left on device\b|\bdisk quota exceeded\b"
+            r"|\b(?:hit|hits|reach\w*|exceed\w*) (?:the )?(?:ulimit|limit) (?:on|of|for) "
+            r"(?:open )?(?:files|file descriptors|fds|locked memory|processes|threads)\b"
+            r"|\b(?:locked|pinned|memlock) memory limit (?:is )?(?:too )?(?:low|small)\b"
+            r"|\b(?:/dev/shm|shared memory|shm)\b[^.;\n]{0,20}\b(?:is |was )?(?:too small|full"
+            r"|exhausted|not (?:big|large) enough)\b"
+            r"|\bdisk (?:filled up|is full|was full|ran out)\b|\bran out of disk\b"
+            r"|/dev/shm\s?空间不足|打开的文件(?:数)?太多|共享内存(?:不足|太小)|磁盘(?:满了|空间不足)"
+            r"|ディスクの空き容量がなくな"
+        ),
+        "the reporter names a host limit that ran out (open files, /dev/shm, disk, locked memory)",
+        counts=not_negated,
+    ),
     ProseSymptom(
         "bus_error",
-        rx(r"\bbus error\b|\bSIGBUS\b"),
+        rx(
+            r"\bbus errors?\b|\bSIGBUS\b"
+            # signal 7 as a death ("dies with signal 7"), not a handler installed for it
+            r"|\b(?:died|dies|killed|terminated|crash\w*|exit\w*|received|got|with)\b"
+            r"[^.;\n]{0,20}\bsignal 7\b"
+        ),
         "the reporter says a process died of a bus error (SIGBUS)",
         counts=not_negated,
         # the kernel's PCIe AER report (kernel.aer.*) is no signal: its own class, or harmless
@@ -92,8 +133,14 @@ MESSAGES: tuple[ProseSymptom, ...] = (
     ),
     ProseSymptom(
         "crashed",
-        rx(r"\bseg(?:mentation )?fault\w{0,10}|\bSIGSEGV\b"),
-        "the reporter says a process crashed natively (segfault)",
+        rx(
+            r"\bseg(?:mentation )?fault\w{0,10}|\bSIGSEGV\b"
+            # the other signals a process's own fault raises: an instruction the CPU lacks, a
+            # division by zero (SIGILL, SIGFPE), and segfault in Chinese and Japanese
+            r"|\billegal instruction\b|\bfloating[- ]point exception\b|\bSIG(?:ILL|FPE)\b"
+            r"|段错误|セグフォ|セグメンテーション(?:違反|フォルト)"
+        ),
+        "the reporter says a process crashed natively (segfault, illegal instruction)",
         counts=not_negated,
     ),
     ProseSymptom(
@@ -101,6 +148,10 @@ MESSAGES: tuple[ProseSymptom, ...] = (
         rx(
             r"\bSIGABRT\b|\bsignal 6\b|\bexit\w*\b.{0,25}(?<![\w.-])-6\b"
             r"|\bterminate called after throwing\b"
+            # the shell's words for SIGABRT ("Aborted (core dumped)"), or an abort that left a
+            # core file
+            r"|\baborted \(core dumped\)|\babort\w*\b[^.;\n]{0,30}\bcore (?:file|dump)"
+            r"|abort\s?了[^。；\n]{0,20}core"
         ),
         "the reporter says a process aborted (SIGABRT: a C++ exception, an assert, the watchdog)",
         counts=not_negated,
@@ -112,6 +163,18 @@ MESSAGES: tuple[ProseSymptom, ...] = (
             rf"|\brendezvous\b.{{0,40}}{UNDENIED}\b(?:fail\w*|time[sd]? ?out)"
             r"|\b(?:init\w*|init_process_group|rendezvous|store)\b.{0,30}"
             rf"{UNDENIED}\b(?:time[sd]? ?out|timeout)\b"
+            # the workers cannot reach the master ("can't connect to the master addr", "time
+            # out waiting to connect to the master", "gives up after waiting 30 min on the TCP
+            # store"); Chinese, Japanese: cannot connect to the master, the rendezvous or the
+            # TCPStore timed out
+            r"|\b(?:can ?(?:no|['\u2019])t|could ?n[o']t|unable to|fails? to|failed to) "
+            r"(?:connect|reach|get through) to (?:the )?(?:master|MASTER_ADDR|rendezvous|store"
+            r"|TCP ?store|rank 0|head node)"
+            r"|\btime[sd]? out waiting (?:to connect |for )(?:to )?(?:the )?(?:master|store"
+            r"|TCP ?store|rendezvous|other nodes|workers)"
+            r"|\bgives? up after waiting\b[^.;\n]{0,40}\b(?:TCP ?store|store|rendezvous|master)"
+            r"|连不上\s?(?:master|主节点|MASTER)|(?:rendezvous|TCP ?Store|store)[^。；\n]{0,10}"
+            r"(?:连接)?超时|マスター[^。\n]{0,20}接続できず|(?:rendezvous|TCPStore)が?タイムアウト"
         ),
         "the reporter says connecting to the store or the rendezvous failed",
         counts=not_negated,
@@ -133,8 +196,14 @@ MESSAGES: tuple[ProseSymptom, ...] = (
             r"(?:0|1|one|zero)\b"
             r"|\b(?:sees?|detects?|shows?|finds?|lists?) only (?:one|1|a single) (?:GPU|device)\b"
             rf"|{NO_GPU_SEEN}"
+            # CUDA refuses the device asked for: busy (another process on an exclusive-mode
+            # GPU), or an ordinal past the count; in Chinese and Japanese the same
+            r"|\b(?:devices? (?:is |are )?busy or unavailable|exclusive[_ ]process"
+            r"|invalid device ordinal|not a valid device|(?:can ?(?:no|['\u2019])t|unable to) "
+            r"(?:get|use|access) (?:its|the|their|a) (?:GPU|device)\b)"
+            r"|独占模式|设备忙或(?:者)?不可用|device ordinal\s?不合法|存在しないデバイス番号"
         ),
-        "the reporter says CUDA enumerates fewer GPUs than the machine has",
+        "the reporter says CUDA cannot give a process its GPU (too few, busy or out of range)",
     ),
     ProseSymptom(
         "cuda_driver",
@@ -142,6 +211,16 @@ MESSAGES: tuple[ProseSymptom, ...] = (
             r"\bis_available\(\)\s*(?:returns?|returned|is|gives?|gave|shows?|says|=+|->|:)"
             r"\s*False\b|\bCUDA (?:is )?(?:not available|unavailable)\b"
             r"|\bcan ?(?:no|['\u2019])t use (?:cuda|the cuda)\b"
+            # the driver older than the runtime ("driver version is insufficient", "driver is
+            # too old", "the CUDA driver is older than what the wheel was built against"), or
+            # it fails to start; in Chinese and Korean the same
+            r"|\bdriver version is insufficient\b|\bdriver (?:is |was )?(?:too old|older than)\b"
+            r"|\bdriver (?:initiali[sz]ation|init) (?:fails|failed|error)\b"
+            r"|\btoo old (?:a )?driver\b"
+            r"|驱动(?:版本)?(?:太旧|过旧|太老|过低|太低)|找不到\s?NVIDIA\s?驱动"
+            r"|(?:driver|驱动)\s?和\s?(?:toolkit|CUDA|runtime)[^。；\n]{0,6}(?:对不上|不匹配)"
+            r"|CUDA\s?初始化[^。；\n]{0,6}(?:fail|失败)"
+            r"|driver\s?(?:버전이|가)[^.\n]{0,20}(?:낮|오래)"
         ),
         "the reporter says CUDA cannot be used at all (torch.cuda.is_available() is False)",
         counts=not_negated,

@@ -7,6 +7,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from nccl_doctor.facts.base import SENTENCE_END
 from nccl_doctor.parse._lazy import LazyPattern
 
 
@@ -23,12 +24,14 @@ class ProseSymptom:
     counts: Callable[[str, re.Match[str]], bool] | None = None
 
     def said_in(self, text: str) -> bool:
-        """Whether ``text`` says what the row names (one match that counts, no ``unless``)."""
+        """Whether ``text`` says what the row names: one match that counts and that its
+        sentence does not say is over (:func:`resolved`), and no ``unless``."""
         if self.unless is not None and self.unless.search(text):
             return False
-        if self.counts is None:
-            return True
-        return any(self.counts(text, m) for m in self.pattern.finditer(text))
+        return any(
+            (self.counts is None or self.counts(text, m)) and not resolved(text, m)
+            for m in self.pattern.finditer(text)
+        )
 
 
 #: ASCII word boundaries: in "gloo出现connection refused" the Chinese characters are word
@@ -144,3 +147,34 @@ NVLINK_UNUSED = (
     # (not "no NVLink": a board of PCIe cards, where no link can be down)
     r"|\binstead of (?:the )?nv ?links?\b"
 )
+
+
+#: Said of a failure after it, in its sentence: it is over ("the OOM we saw is gone", "the
+#: segfault was fixed by upgrading", "the hang does not reproduce anymore", Chinese "yi jing
+#: jie jue", Japanese "sai gen shinaku narimashita", Korean "hae gyeol dwaet").
+_OVER_AFTER = rx(
+    r"\b(?:is|are|was|were|has been|have been|got|gets|seems(?: to be)?) (?:now |finally "
+    r"|completely |all )?(?:gone|fixed|resolved|solved)\b"
+    r"|\b(?:does ?n[o']t|did ?n[o']t|has ?n[o']t|have ?n[o']t|never|no longer) "
+    r"(?:happen|occur|reproduce|come back|return|show up|appear)\w{0,3}\b"
+    r"(?: (?:any ?more|again|since))?"
+    r"|已(?:经)?(?:解决|修复|好了)|(?<![没未])解决了|(?:再現|発生)しなくな|出なくなりました"
+    r"|解決しました|直りました|해결(?:됐|되었|했)"
+)
+#: Said of a failure just before it: it has not come back (Chinese "mei you zai", "bu zai",
+#: "zai ye mei": no longer, not again).
+_OVER_BEFORE = rx(r"(?:没有再|没再|不再|再也没(?:有)?)\s?\S{0,4}$")
+#: A turn in the sentence: what follows it is another matter ("the hang was fixed, but now it
+#: runs out of memory").
+_CONTRAST = rx(r"\b(?:but|however|though|yet)\b|但是|但|可是|然而|しかし|けど|하지만")
+
+
+def resolved(text: str, match: re.Match[str]) -> bool:
+    """Whether the sentence that holds ``match`` says the failure it names is over: words
+    that say so after it (before any turn of the sentence), or a "not again" just before."""
+    if _OVER_BEFORE.search(text[max(0, match.start() - 12) : match.start()]):
+        return True
+    end_at = SENTENCE_END.search(text, match.end())
+    rest = text[match.end() : end_at.start() if end_at is not None else len(text)]
+    turn = _CONTRAST.search(rest)
+    return bool(_OVER_AFTER.search(rest[: turn.start()] if turn is not None else rest))
