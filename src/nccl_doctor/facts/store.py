@@ -62,7 +62,7 @@ _KERNEL_STAMP = re.compile(
 #: A thread's title, labelled as the evidence gives it ("Title: ...", "[Issue title: ...]"):
 #: the reporter's own words, even where they quote a command a parser reads.
 _TITLE_LABEL = re.compile(r"\W{0,3}(?:issue |pr |pull request )?title\s{0,3}[:\]]", re.IGNORECASE)
-#: Words of a sentence: at least four words of letters (Latin or Cyrillic).
+#: Words of a sentence (a line with three of them is prose): letters, Latin or Cyrillic.
 _WORDS = re.compile(r"[A-Za-z\u0410-\u044f\u0401\u0451][a-z'\u0430-\u044f\u0451]+")
 
 

@@ -164,6 +164,12 @@ _OVER_AFTER = rx(
 #: Said of a failure just before it: it has not come back (Chinese "mei you zai", "bu zai",
 #: "zai ye mei": no longer, not again).
 _OVER_BEFORE = rx(r"(?:没有再|没再|不再|再也没(?:有)?)\s?\S{0,4}$")
+#: Said after "it is gone": the condition it is gone under, a workaround ("the hang is gone
+#: when I set NCCL_P2P_DISABLE=1", "... with --ipc=host"): the failure stands without it.
+_UNDER = rx(
+    r"^\W{0,3}(?:with|when|if|once|using|under|on|after (?:I|we|you|setting|exporting))\b"
+    r"|\b[A-Z][A-Z0-9_]{3,}=\S|--[\w-]{2,40}"
+)
 #: A turn in the sentence: what follows it is another matter ("the hang was fixed, but now it
 #: runs out of memory").
 _CONTRAST = rx(r"\b(?:but|however|though|yet)\b|但是|但|可是|然而|しかし|けど|하지만")
@@ -171,10 +177,12 @@ _CONTRAST = rx(r"\b(?:but|however|though|yet)\b|但是|但|可是|然而|しか�
 
 def resolved(text: str, match: re.Match[str]) -> bool:
     """Whether the sentence that holds ``match`` says the failure it names is over: words
-    that say so after it (before any turn of the sentence), or a "not again" just before."""
+    that say so after it (before any turn of the sentence, and not under a condition or a
+    setting: that is a workaround), or a "not again" just before."""
     if _OVER_BEFORE.search(text[max(0, match.start() - 12) : match.start()]):
         return True
     end_at = SENTENCE_END.search(text, match.end())
     rest = text[match.end() : end_at.start() if end_at is not None else len(text)]
     turn = _CONTRAST.search(rest)
-    return bool(_OVER_AFTER.search(rest[: turn.start()] if turn is not None else rest))
+    over = _OVER_AFTER.search(rest[: turn.start()] if turn is not None else rest)
+    return over is not None and not _UNDER.search(rest[over.end() :])
