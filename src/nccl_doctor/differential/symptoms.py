@@ -371,7 +371,7 @@ def _phase(tracebacks: tuple[PythonTraceback, ...]) -> Symptom | None:
 
 def symptoms_of(
     failures: tuple[Fact, ...],
-    said: tuple[str, Cite, str] | None,
+    said: tuple[str, Cite, str, tuple[str, ...]] | None,
     lines: tuple[Fact, ...] = (),
     tracebacks: tuple[PythonTraceback, ...] = (),
     quoted: tuple[str, ...] = (),
@@ -388,7 +388,7 @@ def symptoms_of(
     then the exception's own type where it tells the class (a builtin
     exception about the job's data or logic, an import that failed).
     ``said`` is the class the reporter's words name
-    (:func:`.prose.prose_symptom`: class, line, why), weighed below machine
+    (:func:`.prose.prose_symptom`: class, line, why, the ids they point at), weighed below machine
     output: it opens a symptom only where nothing else does; a rank stopped by a signal
     another process sent (:data:`TERMINATED`) only where not even those words do. Each class
     appears once, at its first failure. ``quoted``: the ``Last error:`` lines of the
@@ -429,8 +429,8 @@ def symptoms_of(
         # the reporter's words
         found[cls] = Symptom(cls, first.cite, first.rank)
     if not found and said is not None:
-        said_cls, cite, why = said
-        found[said_cls] = Symptom(said_cls, cite, signature=SAID, where=why)
+        said_cls, cite, why, hints = said
+        found[said_cls] = Symptom(said_cls, cite, signature=SAID, where=why, hints=hints)
     if not found and stopped is not None:
         found[TERMINATED] = stopped
     if not found:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import ClassVar
 
 #: The longest citation text kept; real lines can be megabytes long.
 CITE_TEXT_MAX = 400
@@ -103,3 +104,8 @@ class Fact:
     host: str | None = None
     time_s: float | None = None
     clock: str | None = None
+
+    #: Whether a person's sentence may hold this fact's line (a command named in a report:
+    #: "all_reduce_perf -g 8 dies during setup"): its line then stays prose where it reads
+    #: as a sentence (:attr:`nccl_doctor.facts.store.Facts.lines`).
+    in_sentences: ClassVar[bool] = False

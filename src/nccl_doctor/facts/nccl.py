@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
 from nccl_doctor.facts.base import Fact
 from nccl_doctor.facts.store import Facts
@@ -362,6 +363,8 @@ class NcclTestCommand(Fact):
     launcher: str | None = None
     n_procs: int | None = None
     args: tuple[tuple[str, str], ...] = ()
+
+    in_sentences: ClassVar[bool] = True
 
     @property
     def ranks(self) -> int:

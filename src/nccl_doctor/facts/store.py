@@ -108,9 +108,40 @@ def asked(text: str, match: re.Match[str]) -> bool:
     return bool(_YES_NO.match(text[start:end]))
 
 
+#: The little words of a sentence, which a command line never holds three of.
+_SENTENCE_WORDS = re.compile(
+    r"\b(?:the|a|an|and|but|with|on|in|of|to|is|are|was|were|it|when|then|while|after|only"
+    r"|same|still|fails?|dies|hangs?|crash\w*|works?|runs?)\b",
+    re.IGNORECASE,
+)
+
+
+def _in_a_sentence(text: str) -> bool:
+    """Whether a line a parser claimed (a command) is a person's sentence that names it
+    ("all_reduce_perf -g 8 dies with a Cuda failure during setup, but all_gather_perf runs")."""
+    return not _machine(text) and len(_SENTENCE_WORDS.findall(text)) >= 3
+
+
+#: Settings a sentence opens with ("NCCL_SOCKET_IFNAME=eth0 worked on the old cluster, but
+#: ...", "MASTER_ADDR=gpu-node01 works on node01 itself"): the words after them are the
+#: sentence's, not an environment dump's.
+_OPENING_SETTINGS = re.compile(
+    r"^\s*(?:[A-Z][A-Z0-9_]{2,40}=\S{1,200}\s+){1,3}(?=(?:works?|worked|fails?|failed|fix(?:es|ed)"
+    r"|helps?|helped|does|did|doesn't|didn't|is|was|makes?|made|solve[sd]?|cause[sd]?|on|in"
+    r"|with|but|and|still|also|only|alone|gives?|gave)\b)",
+    re.IGNORECASE,
+)
+
+
+def _machine(text: str) -> bool:
+    """Whether a line opens as a program's output does (a log prefix, a traceback, a command),
+    past the settings a sentence may open with."""
+    return bool(_MACHINE.match(_OPENING_SETTINGS.sub("", text, count=1)))
+
+
 def is_prose(text: str) -> bool:
     """Whether an unfenced line reads like a person's sentence rather than output."""
-    if _MACHINE.match(text):
+    if _machine(text):
         return False
     # (CJK punctuation, kana and ideographs; Hangul syllables)
     return len(_WORDS.findall(text)) >= 3 or any(
@@ -241,8 +272,9 @@ class Facts:
                 and not fact.fenced
                 and is_prose(fact.text)
                 and not _KERNEL_STAMP.match(cite.text)
-                and not _MACHINE.match(cite.text)  # a log prefix the reader peeled off
+                and not _machine(cite.text)  # a log prefix the reader peeled off
             ) or bool(_TITLE_LABEL.match(cite.text))
+            prose = prose or (type(fact).in_sentences and _in_a_sentence(cite.text))
             key = (cite.source, cite.line, cite.text)
             if key not in seen:
                 seen[key] = Said(cite, fact.rank, fact.host, prose)

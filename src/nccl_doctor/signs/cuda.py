@@ -94,3 +94,15 @@ SYMMETRIC_MEMORY = sign(
     " GPUs allow, an NVSwitch multicast object",
     case=True,
 )
+
+#: A CUDA error by its number in a person's sentence ("every CUDA call returns error 803",
+#: "NCCL init fails with cuda error 999", "所有 CUDA 程序都报 802"): the number is one row of
+#: CUDA's enum (knowledge.cuda_errors), which names its class and its likely cause.
+CUDA_NUMBER_SAID = sign(
+    "cuda.number_said",
+    r"\bcuda\b[^.;\n]{0,40}?\b(?:errors?|codes?|returns?|returned|reports?|(?:fails?|failed|dies)"
+    r" with|gives?|gave)\b\s{0,2}(?:(?:error|code)\s{0,2})?[:=#]?\s{0,2}(?P<code>\d{1,3})\b"
+    r"(?!\.?\d|\s?(?:GB|MB|GiB|MiB|%|ms|s\b|sec|min|GPUs?|nodes?|ranks?))"
+    r"|cuda[^\u3002\uff1b\n]{0,20}\u62a5\s{0,2}(?P<code2>\d{3})\b",
+    "a CUDA error named by its number in a sentence: the row of CUDA's enum it is",
+)

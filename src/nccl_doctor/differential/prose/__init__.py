@@ -38,6 +38,7 @@ from nccl_doctor.differential.prose.words import (
     UPDATE_WORDS,
     ProseSymptom,
     not_negated,
+    resolved,
     rx,
     says_failure,
 )
@@ -45,6 +46,8 @@ from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.catalogue import harmless_message
 from nccl_doctor.facts.notices import notices_of
 from nccl_doctor.facts.store import Facts
+from nccl_doctor.knowledge import cuda_errors
+from nccl_doctor.signs.cuda import CUDA_NUMBER_SAID
 
 __all__ = [
     "FLAGS",
@@ -58,6 +61,7 @@ __all__ = [
     "UNDENIED",
     "UPDATE_WORDS",
     "ProseSymptom",
+    "Said",
     "prose_symptom",
     "rx",
 ]
@@ -146,8 +150,38 @@ def _runs_anyway(facts: Facts) -> bool:
     )
 
 
-def prose_symptom(facts: Facts) -> tuple[str, Cite, str] | None:
-    """The first class the reporter's words name, its line and why (``None`` when none)."""
+#: What the reporter's words name: the class, its line, why, and the ids the words point at.
+Said = tuple[str, Cite, str, tuple[str, ...]]
+
+
+#: A denial between "CUDA" and the number ("CUDA no longer returns error 803").
+_DENIED_WITHIN = rx(r"\b(?:no longer|not|never|no)\b|n't\b")
+
+
+def _cuda_number(facts: Facts) -> Said | None:
+    """A CUDA error the reporter names by its number: its enum row's class and cause."""
+    for hit in facts.seen(CUDA_NUMBER_SAID):
+        code = hit.match["code"] or hit.match["code2"]
+        err = cuda_errors.by_code(code) if code else None
+        if err is None or err.code in cuda_errors.NOT_FAILURES or not hit.prose:
+            continue
+        denied = _DENIED_WITHIN.search(hit.match.group()) or not not_negated(
+            hit.cite.text, hit.match
+        )
+        if denied or resolved(hit.cite.text, hit.match):
+            continue
+        hints = (err.diagnosis_id,) if err.diagnosis_id else ()
+        why = f"the reporter names CUDA error {err.code} ({err.name})"
+        return cuda_errors.symptom_class(err), hit.cite, why, hints
+    return None
+
+
+def prose_symptom(facts: Facts) -> Said | None:
+    """The first class the reporter's words name, its line, why, and the ids they point at
+    (``None`` when none): a CUDA error by its number first, then the table's rows."""
+    number = _cuda_number(facts)
+    if number is not None:
+        return number
     notices = [n.cite.text.lower() for n in notices_of(facts)]
     for row in PROSE_SYMPTOMS:
         if row is FAILURE and _runs_anyway(facts):
@@ -164,5 +198,5 @@ def prose_symptom(facts: Facts) -> tuple[str, Cite, str] | None:
             None,
         )
         if cite is not None:
-            return row.cls, cite, row.why
+            return row.cls, cite, row.why, ()
     return None

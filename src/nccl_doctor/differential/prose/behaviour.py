@@ -165,6 +165,8 @@ BEHAVIOUR: tuple[ProseSymptom, ...] = (
             r"|\b(?:way|much|far|a lot|significantly|noticeably|dramatically) slower\b"
             r"|\bslower than (?:\w+ ){0,2}(?:single|one|1)[- ]?(?:gpu|card|node|machine|process)"
             r"|\bcrawl(?:s|ing)?\b|\btakes? ages\b|\b\d{1,3} ?% more time (?:per|for|each)\b"
+            # "gives half the inter-node busbw of the others", "at about half the speed"
+            r"|\bhalf (?:the|its|their) (?:speed|bandwidth|busbw|throughput|performance)\b"
             # Chinese, Japanese and Korean: slow beyond reason, throughput or speed dropped,
             # slower than before, got slow
             r"|慢得离谱|(?:速度|吞吐|性能)(?:量)?(?:明显|大幅|严重)?(?:下降|降低|变差)"

@@ -12,7 +12,30 @@ from nccl_doctor.differential.prose.words import (
     rx,
 )
 
+#: NCCL's results by their enum's name, said in a sentence with no error word ("NCCL refuses
+#: with ncclInvalidUsage at startup"): each is its class. (A line that quotes the result's
+#: text, "unhandled system error", is read through the catalogue with the causes its source
+#: names, and so is one with an error word.)
+_RESULTS = (
+    ("nccl_system", r"\bncclSystemError\b"),
+    ("nccl_unhandled_cuda", r"\bncclUnhandledCudaError\b"),
+    ("nccl_internal", r"\bncclInternalError\b"),
+    ("nccl_invalid", r"\bncclInvalid(?:Usage|Argument)\b"),
+    ("nccl_remote", r"\bncclRemoteError\b"),
+)
+_ERROR_WORD = rx(r"\berrors?\b|\bfail\w*")
+
 MESSAGES: tuple[ProseSymptom, ...] = (
+    *(
+        ProseSymptom(
+            cls,
+            rx(pattern),
+            "the reporter names the NCCL result the call returned",
+            counts=not_negated,
+            unless=_ERROR_WORD,
+        )
+        for cls, pattern in _RESULTS
+    ),
     ProseSymptom(
         "collective_timeout",
         rx(
@@ -173,6 +196,9 @@ MESSAGES: tuple[ProseSymptom, ...] = (
             r"|\btime[sd]? out waiting (?:to connect |for )(?:to )?(?:the )?(?:master|store"
             r"|TCP ?store|rendezvous|other nodes|workers)"
             r"|\bgives? up after waiting\b[^.;\n]{0,40}\b(?:TCP ?store|store|rendezvous|master)"
+            # "rank 1 times out connecting to (10.128.0.5, 29500)", "a socket timeout connecting
+            # to the store"
+            r"|\b(?:time[sd]? ?out|timeout) (?:while )?connecting to\b"
             r"|连不上\s?(?:master|主节点|MASTER)|(?:rendezvous|TCP ?Store|store)[^。；\n]{0,10}"
             r"(?:连接)?超时|マスター[^。\n]{0,20}接続できず|(?:rendezvous|TCPStore)が?タイムアウト"
         ),
