@@ -156,3 +156,16 @@ def battery(path: Path) -> list[tuple[str, str]]:
             expected, sentence = line.split("\t")
             rows.append((expected, sentence))
     return rows
+
+
+def ranked(tmp_path: Path, rows: list[tuple[str, str]]) -> tuple[int, int, list[str]]:
+    """How many of a battery's sentences give their expected id first, how many among the
+    first three, and the ones that do not (each with what it gave)."""
+    first, three, lost = 0, 0, []
+    for expected, sentence in rows:
+        top = diagnose_text(tmp_path, sentence).top(3)
+        first += bool(top) and top[0] == expected
+        three += expected in top
+        if expected not in top:
+            lost.append(f"{expected}: {sentence[:70]} -> {top}")
+    return first, three, lost

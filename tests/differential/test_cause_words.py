@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.helpers import battery, diagnose_text
+from tests.helpers import battery, ranked
 
 _BATTERY = Path(__file__).parent.parent / "fixtures" / "words" / "causes.tsv"
 
@@ -20,13 +20,7 @@ _BATTERY = Path(__file__).parent.parent / "fixtures" / "words" / "causes.tsv"
 def test_the_causes_told_in_words_are_ranked(tmp_path: Path) -> None:
     rows = battery(_BATTERY)
     assert len(rows) == 180
-    first, three, lost = 0, 0, []
-    for expected, report in rows:
-        top = diagnose_text(tmp_path, report).top(3)
-        first += bool(top) and top[0] == expected
-        three += expected in top
-        if expected not in top:
-            lost.append(f"{expected}: {report[:70]} -> {top}")
+    first, three, lost = ranked(tmp_path, rows)
     assert first >= FIRST, f"{first} of {len(rows)} first"
     assert three >= THREE, "\n".join(lost)
 

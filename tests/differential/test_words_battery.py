@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.helpers import battery, diagnose_text
+from tests.helpers import battery, ranked
 
 _BATTERY = Path(__file__).parent.parent / "fixtures" / "words" / "classic.tsv"
 
@@ -19,12 +19,6 @@ _BATTERY = Path(__file__).parent.parent / "fixtures" / "words" / "classic.tsv"
 def test_the_classic_presentations_are_read(tmp_path: Path) -> None:
     rows = battery(_BATTERY)
     assert len(rows) == 186
-    first, three, lost = 0, 0, []
-    for expected, sentence in rows:
-        top = diagnose_text(tmp_path, sentence).top(3)
-        first += bool(top) and top[0] == expected
-        three += expected in top
-        if expected not in top:
-            lost.append(f"{expected}: {sentence[:70]} -> {top}")
+    first, three, lost = ranked(tmp_path, rows)
     assert first >= 161, f"{first} of {len(rows)} first"
     assert three >= 176, "\n".join(lost)
