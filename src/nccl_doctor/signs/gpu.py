@@ -159,8 +159,13 @@ TENSORFLOW = sign(
 
 SAID_ECC = sign(
     "gpu.said_ecc",
-    r"uncorrectable ECC error|ECC error|double[- ]bit ECC|ecc_uncorrectable",
-    "a line speaks of ECC errors",
+    r"uncorrectable ECC error|ECC error|double[- ]bit ECC|ecc_uncorrectable"
+    # nvidia-smi -q's states of a memory error waiting on a reset, and the table's volatile
+    # uncorrectable count above zero, as a reporter retells them
+    r"|Remapped Rows Pending\s{0,3}:?\s{0,3}Yes|Pending (?:Page )?(?:Blacklist|Retirement)"
+    r"\s{0,3}:?\s{0,3}Yes|Row Remapping Failure Occurred\s{0,3}:?\s{0,3}Yes"
+    r"|Volatile Uncorr\w{0,10}\.? ECC\b\s{0,3}[=:]?\s{0,3}[1-9]",
+    "a line speaks of ECC errors (or of nvidia-smi's pending retirement or remapping)",
 )
 DENIED_ECC = sign(
     "gpu.denied_ecc",
@@ -193,8 +198,10 @@ GPU_LOST = sign(
 )
 SAID_LOST = sign(
     "gpu.said_lost",
-    r"fell off the bus|fallen off the bus|GPU (?:is|was) lost|GPU disappeared",
-    "a sentence says a GPU fell off the bus or disappeared",
+    r"fell off the bus|fallen off the bus|GPU (?:is|was) lost|GPU disappeared"
+    # nvidia-smi's table reading ERR! in a GPU's fields: NVML cannot talk to it
+    r"|nvidia-smi\b[^.;\n]{0,40}\bERR!",
+    "a sentence says a GPU fell off the bus, disappeared, or reads ERR! in nvidia-smi",
 )
 SHARING_LAYER = sign(
     "gpu.sharing_layer",

@@ -11,6 +11,7 @@ from nccl_doctor.differential.prose.words import (
     GPU_THROTTLED,
     NVLINK_UNUSED,
     ONE_GPU_DOES_ALL,
+    PARAMS_DIFFER,
     UPDATE_WORDS,
     ProseSymptom,
     not_negated,
@@ -91,6 +92,12 @@ BEHAVIOUR: tuple[ProseSymptom, ...] = (
         "the reporter names DDP's error for parameters that got no gradient",
         # the setting named beside a failure, not in a list of what the script sets
         counts=lambda text, _match: FAILURE.said_in(text),
+    ),
+    ProseSymptom(
+        "ddp_usage",
+        rx(PARAMS_DIFFER),
+        "the reporter names DDP's check that every rank holds the same model",
+        counts=not_negated,
     ),
     ProseSymptom(
         "wrong_results",

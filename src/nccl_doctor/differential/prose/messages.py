@@ -221,6 +221,7 @@ MESSAGES: tuple[ProseSymptom, ...] = (
             r"\bdevice_count\(\)\s*(?:shows|returns|gives|reports|is|=|==)\s*(?:only )?"
             r"(?:0|1|one|zero)\b"
             r"|\b(?:sees?|detects?|shows?|finds?|lists?) only (?:one|1|a single) (?:GPU|device)\b"
+            r"|\bonly (?:sees?|detects?|finds?|shows?|lists?) (?:one|1|a single) (?:GPU|device)\b"
             rf"|{NO_GPU_SEEN}"
             # CUDA refuses the device asked for: busy (another process on an exclusive-mode
             # GPU), or an ordinal past the count; in Chinese and Japanese the same
@@ -267,7 +268,12 @@ MESSAGES: tuple[ProseSymptom, ...] = (
     # device-side assertions")
     ProseSymptom(
         "cuda_assert",
-        rx(r"(?<!enable )(?<!enabling )(?<!enables )\bdevice[- ]side assert(?:ion)?s?\b"),
+        rx(
+            r"(?<!enable )(?<!enabling )(?<!enables )\bdevice[- ]side assert(?:ion)?s?\b"
+            # a kernel's assertion by its own line ("Assertion `t >= 0 && t < n_classes`
+            # failed"), or in words ("a cuda assertion in the nll loss kernel")
+            r"|\bAssertion `[^`\n]{1,160}` failed|\bcuda assert(?:ion)?s?\b"
+        ),
         "the reporter names a device-side assertion (a kernel checked its index or value)",
         counts=not_negated,
     ),

@@ -186,3 +186,21 @@ def resolved(text: str, match: re.Match[str]) -> bool:
     turn = _CONTRAST.search(rest)
     over = _OVER_AFTER.search(rest[: turn.start()] if turn is not None else rest)
     return over is not None and not _UNDER.search(rest[over.end() :])
+
+
+#: The ranks built different models, in DDP's words or the reporter's ("DDP expects same model
+#: across all ranks", "params[0] sizes don't match those in process 0", "a parameter count
+#: mismatch", "rank 0 has one more param", Chinese "params[0] de size he process 0 bu yi
+#: zhi"): a symptom of DDP's usage (the ddp_usage row) and the cue for the model mismatch.
+PARAMS_DIFFER = (
+    r"\bexpects? (?:the )?same model across (?:all )?ranks\b"
+    r"|\bparams?\[\d{1,4}\][^.;\n]{0,60}\b(?:sizes?|shapes?)\b"
+    r"|\bparam(?:eter)?s?\b[^.;\n]{0,20}\b(?:count|number|sizes?|shapes?)s?\b[^.;\n]{0,20}"
+    r"(?:\bmismatch\w*|\bdiffer\w*|\b(?:do ?n[o']t|does ?n[o']t|not) match)"
+    r"|\bone (?:more|fewer|less) param(?:eter)?s?\b"
+    # (not "I tried different parameters for the backend")
+    r"|\bdifferent number of param(?:eter)?s\b"
+    r"|\bdifferent param(?:eter)?s (?:on|across|between|per|in) (?:the |each |every |other )?"
+    r"(?:ranks?|process(?:es)?|GPUs?|workers?)\b"
+    r"|(?:参数|params?\[\d{1,4}\])[^\u3002\uff1b\n]{0,30}不一致"
+)
