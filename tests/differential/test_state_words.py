@@ -81,3 +81,49 @@ def test_only_seeing_one_gpu_is_a_device_the_process_cannot_have(tmp_path: Path)
 )
 def test_the_state_said_fine_points_at_nothing(tmp_path: Path, said: str, not_first: str) -> None:
     assert diagnose_text(tmp_path, said + "\n").top(1) != [not_first]
+
+
+@pytest.mark.parametrize(
+    ("said", "first"),
+    [
+        # the C library's text quoted with no error word: the store's reading, its address first
+        (
+            (
+                "MASTER_ADDR=gpu-node01 works when I run on node01 itself, but workers on "
+                "node02 get 'Name or service not known'."
+            ),
+            "net.unreachable",
+        ),
+        # an RDMA completion with an error, retold, after the job ran for hours: the transport
+        (
+            (
+                "32-node run died after ~6 hours: NET/IB completion error 12 naming a peer on "
+                "node 19."
+            ),
+            "net.ib_transport",
+        ),
+        # one hostname set for every host: NCCL takes them for one machine
+        (
+            (
+                "Two physical hosts, both have hostname: trainer in the job spec; multi-node init "
+                "fails with an NCCL error."
+            ),
+            "nccl.host_identity",
+        ),
+    ],
+)
+def test_a_message_or_a_setup_retold_points_at_its_cause(
+    tmp_path: Path, said: str, first: str
+) -> None:
+    assert diagnose_text(tmp_path, said + "\n").top(1) == [first]
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "The workers on node02 resolve gpu-node01 fine and the job runs.",
+        "We set a different hostname for each of the two hosts; both services start fine.",
+    ],
+)
+def test_the_same_setup_said_fine_opens_nothing(tmp_path: Path, said: str) -> None:
+    assert diagnose_text(tmp_path, said + "\n").hypotheses == ()

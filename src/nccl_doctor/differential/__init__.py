@@ -51,6 +51,9 @@ _ERRORISH = re.compile(
     r"|could not|cannot|not found|no such|exceeds|invalid|mismatch|not supported"
     r"|undefined symbol"  # the dynamic loader: a library older or other than the caller needs
     r"|\bwrong\b"  # NCCL's refusals that say no error: "socketFinalizeAccept: wrong type 3 != 4"
+    # the C library's texts that say no error word ("Name or service not known", "No route to
+    # host", "Network is unreachable", "Connection reset by peer", "No space left on device")
+    r"|not known|no route|unreachable|reset by peer|broken pipe|no space left|too many open"
     r"|got completion"  # an RDMA completion in error, printed as its status name (IBV_WC_...)
     r"|exception"  # a binding's exception quoting its library's status (JUCX's UcxException)
     r"|deadline.?exceeded"  # gRPC's and absl's timeout status (XLA's coordination service)

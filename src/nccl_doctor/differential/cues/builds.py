@@ -11,6 +11,7 @@ from nccl_doctor.differential.prose import (
     GPU_THROTTLED,
     NOT_SAID,
     NVLINK_UNUSED,
+    PARAMS_DIFFER,
     UNDENIED,
     UPDATE_WORDS,
     rx,
@@ -160,7 +161,9 @@ BUILDS: dict[str, Cue] = {
         r"|mismatch\w*|not the same)\b[^.;\n]{0,30}\b(?:between|across|on|per) (?:the )?"
         r"(?:ranks|processes|workers|GPUs|nodes)\b"
         r"|\b(?:ranks|processes|workers)\b[^.;\n]{0,30}\b(?:build|create|construct|load)\w*"
-        r"[^.;\n]{0,30}\bdifferent (?:models?|configs?|architectures?|checkpoints?)\b",
+        r"[^.;\n]{0,30}\bdifferent (?:models?|configs?|architectures?|checkpoints?)\b"
+        # DDP's own check, retold (prose.PARAMS_DIFFER)
+        rf"|{PARAMS_DIFFER}",
         unless=rx(
             r"\b(?:do|does|did)(?: not|n't) (?:differ|mismatch)|\bnot (?:different|mismatch)"
         ),

@@ -116,8 +116,14 @@ PLACE: dict[str, Cue] = {
     # boot id) and takes the ranks of both for one machine ("containers share a hostname")
     "same_hostname": cue(
         r"\b(?:same|identical|duplicate\w*) (?:host ?names?|hostnames?)\b"
-        r"|\b(?:host ?names?|hostnames?) (?:are|is|were|was) (?:the same|identical)\b",
-        unless=rx(r"\bnot (?:the same|identical)\b|\bdifferent\b"),
+        r"|\b(?:host ?names?|hostnames?) (?:are|is|were|was) (?:the same|identical)\b"
+        # one name set for every host ("both services have hostname: trainer", "a fixed
+        # hostname 'worker' for all replicas", "hostname dou hai shi localhost.localdomain"),
+        # and NCCL counting one node for several ("nNodes 1" said of two VMs)
+        r"|\b(?:both|all|every|each)\b[^.;\n]{0,30}\bhostname\s{0,2}[:=]\s{0,2}\S"
+        r"|\b(?:fixed|static|hard-?coded|same) hostname\b[^.;\n]{0,40}"
+        r"\b(?:for )?(?:all|every|each|both)\b"
+        r"|hostname\s?都(?:是|还是|叫)|\bnNodes 1\b",
     ),
     # the host's name resolves to the loopback address: peers are told to connect to 127.0.x.1
     "loopback_host": cue(

@@ -21,13 +21,7 @@ from nccl_doctor.differential.cues.base import (
     cue,
     load_reads,
 )
-from nccl_doctor.differential.prose import (
-    NOT_SAID,
-    ONE_GPU_DOES_ALL,
-    PARAMS_DIFFER,
-    UNDENIED,
-    rx,
-)
+from nccl_doctor.differential.prose import NOT_SAID, ONE_GPU_DOES_ALL, UNDENIED, rx
 
 WHEN: dict[str, Cue] = {
     # the hang comes after training ran: an application or data problem, not set-up
@@ -216,8 +210,6 @@ WHEN: dict[str, Cue] = {
     # the ranks wait in the job's own code, not in a collective ("stuck inside our own logging
     # call", "py-spy shows every rank waiting on the DataLoader queue", "NCCL shows nothing
     # pending")
-    # the ranks built different models (prose.PARAMS_DIFFER)
-    "params_differ": cue(PARAMS_DIFFER),
     "stuck_in_own_code": cue(
         r"\b(?:stuck|hangs?|hung|waits?|waiting|blocked|sits?)\b[^.;\n]{0,30}\b(?:in|inside|on|at) "
         r"(?:our|my|the job's|the user's|their) own\b"

@@ -179,6 +179,18 @@ MESSAGES: tuple[ProseSymptom, ...] = (
         "the reporter says a process aborted (SIGABRT: a C++ exception, an assert, the watchdog)",
         counts=not_negated,
     ),
+    # an RDMA work completion with an error, retold ("NET/IB completion error 12 naming a peer",
+    # "Got completion from peer ... with error 12", "retry exceeded", IBV_WC_ names)
+    ProseSymptom(
+        "rdma_completion",
+        rx(
+            r"\bcompletion (?:error|status|with error)\s{0,2}[:=]?\s{0,2}\d{1,2}\b"
+            r"|\bcompletion from peer\b[^.;\n]{0,60}\berror\s{0,2}\d{1,2}\b"
+            r"|\b(?:transport )?retry (?:count )?exceeded\b|\bIBV_WC_[A-Z_]{3,40}\b"
+        ),
+        "the reporter retells an RDMA work completion that came back with an error",
+        counts=not_negated,
+    ),
     ProseSymptom(
         "store_timeout",
         rx(

@@ -191,7 +191,7 @@ def resolved(text: str, match: re.Match[str]) -> bool:
 #: The ranks built different models, in DDP's words or the reporter's ("DDP expects same model
 #: across all ranks", "params[0] sizes don't match those in process 0", "a parameter count
 #: mismatch", "rank 0 has one more param", Chinese "params[0] de size he process 0 bu yi
-#: zhi"): a symptom of DDP's usage (the ddp_usage row) and the cue for the model mismatch.
+#: zhi"): a symptom of DDP's usage (the ddp_usage row) and words of the model_differs cue.
 PARAMS_DIFFER = (
     r"\bexpects? (?:the )?same model across (?:all )?ranks\b"
     r"|\bparams?\[\d{1,4}\][^.;\n]{0,60}\b(?:sizes?|shapes?)\b"

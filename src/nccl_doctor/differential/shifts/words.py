@@ -262,16 +262,6 @@ WORDS: tuple[Shift, ...] = (
         )
         for i, f in (("app.hang", 5.0), ("nccl.p2p", 0.5), ("launch.rendezvous", 0.5))
     ),
-    *(
-        Shift(
-            i,
-            f,
-            "the reporter says the ranks' models differ (DDP's parameter check): each rank built "
-            "its own",
-            lambda c: c.says("params_differ"),
-        )
-        for i, f in (("app.param_mismatch", 8.0), ("app.unused_params", 0.5))
-    ),
     Shift(
         "driver.uvm",
         8.0,
