@@ -22,6 +22,7 @@ from tests.helpers import critical_ids, diagnose_text, facts_text
     ("said", "cls", "first"),
     [
         ("NCCL refuses with ncclInvalidUsage at startup on 4 GPUs.", "nccl_invalid", None),
+        ("NCCL refuses with ncclInvalidUsage at startup and the job fails.", "nccl_invalid", None),
         ("After an apt upgrade every CUDA call returns error 803.", "cuda_driver",
          "driver.version_mismatch"),
         ("All CUDA programs report 802 after the reboot of the H800 box.", "cuda_driver",

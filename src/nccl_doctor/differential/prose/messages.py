@@ -12,10 +12,10 @@ from nccl_doctor.differential.prose.words import (
     rx,
 )
 
-#: NCCL's results by their enum's name, said in a sentence with no error word ("NCCL refuses
-#: with ncclInvalidUsage at startup"): each is its class. (A line that quotes the result's
-#: text, "unhandled system error", is read through the catalogue with the causes its source
-#: names, and so is one with an error word.)
+#: NCCL's results by their enum's name, said in a sentence ("NCCL refuses with
+#: ncclInvalidUsage at startup"): each is its class. (A line the catalogue reads, one quoting
+#: the result's text "unhandled system error" with the causes its source names, comes first:
+#: the reporter's words open a class only where no such line does.)
 _RESULTS = (
     ("nccl_system", r"\bncclSystemError\b"),
     ("nccl_unhandled_cuda", r"\bncclUnhandledCudaError\b"),
@@ -23,8 +23,6 @@ _RESULTS = (
     ("nccl_invalid", r"\bncclInvalid(?:Usage|Argument)\b"),
     ("nccl_remote", r"\bncclRemoteError\b"),
 )
-_ERROR_WORD = rx(r"\berrors?\b|\bfail\w*")
-
 MESSAGES: tuple[ProseSymptom, ...] = (
     *(
         ProseSymptom(
@@ -32,7 +30,6 @@ MESSAGES: tuple[ProseSymptom, ...] = (
             rx(pattern),
             "the reporter names the NCCL result the call returned",
             counts=not_negated,
-            unless=_ERROR_WORD,
         )
         for cls, pattern in _RESULTS
     ),
