@@ -11,6 +11,7 @@ error number, the signal), never from re-reading its text.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from nccl_doctor.differential.phases import WHERE, phase_of
 from nccl_doctor.facts.base import PARAGRAPH_MAX, Cite, Fact
@@ -34,6 +35,9 @@ from nccl_doctor.knowledge import cuda_errors, nccl_results
 from nccl_doctor.knowledge.python_exceptions import APP_EXCEPTIONS, IMPORT_EXCEPTIONS
 from nccl_doctor.knowledge.signals import signal_name
 from nccl_doctor.knowledge.signatures import Signature, by_id
+
+if TYPE_CHECKING:
+    from nccl_doctor.differential.prose import Said
 
 #: ncclResult_t by number (src/nccl.h.in): the class each result opens.
 NCCL_RESULT_CLASS = {
@@ -371,7 +375,7 @@ def _phase(tracebacks: tuple[PythonTraceback, ...]) -> Symptom | None:
 
 def symptoms_of(
     failures: tuple[Fact, ...],
-    said: tuple[str, Cite, str, tuple[str, ...]] | None,
+    said: Said | None,
     lines: tuple[Fact, ...] = (),
     tracebacks: tuple[PythonTraceback, ...] = (),
     quoted: tuple[str, ...] = (),

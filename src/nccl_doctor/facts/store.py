@@ -87,7 +87,7 @@ _UNASSERTED = re.compile(
 )
 
 
-def _sentence(text: str, match: re.Match[str]) -> tuple[int, int]:
+def sentence_of(text: str, match: re.Match[str]) -> tuple[int, int]:
     """Where the sentence that holds ``match`` starts and ends in ``text``."""
     start = max((m.end() for m in SENTENCE_END.finditer(text, 0, match.start())), default=0)
     end_at = SENTENCE_END.search(text, match.end())
@@ -97,14 +97,14 @@ def _sentence(text: str, match: re.Match[str]) -> tuple[int, int]:
 def unasserted(text: str, match: re.Match[str]) -> bool:
     """Whether the words ``match`` found are not said to have happened: a plan, a guess or
     advice comes before them in their sentence, or the sentence is a yes/no question."""
-    start, end = _sentence(text, match)
+    start, end = sentence_of(text, match)
     return bool(_YES_NO.match(text[start:end]) or _UNASSERTED.search(text, start, match.end()))
 
 
 def asked(text: str, match: re.Match[str]) -> bool:
     """Whether the words ``match`` found are asked about, not said: the sentence that holds
     them is a yes/no question."""
-    start, end = _sentence(text, match)
+    start, end = sentence_of(text, match)
     return bool(_YES_NO.match(text[start:end]))
 
 

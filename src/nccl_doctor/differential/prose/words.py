@@ -7,7 +7,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from nccl_doctor.facts.base import SENTENCE_END
+from nccl_doctor.facts.store import sentence_of
 from nccl_doctor.parse._lazy import LazyPattern
 
 
@@ -181,8 +181,7 @@ def resolved(text: str, match: re.Match[str]) -> bool:
     setting: that is a workaround), or a "not again" just before."""
     if _OVER_BEFORE.search(text[max(0, match.start() - 12) : match.start()]):
         return True
-    end_at = SENTENCE_END.search(text, match.end())
-    rest = text[match.end() : end_at.start() if end_at is not None else len(text)]
+    rest = text[match.end() : sentence_of(text, match)[1]]
     turn = _CONTRAST.search(rest)
     over = _OVER_AFTER.search(rest[: turn.start()] if turn is not None else rest)
     return over is not None and not _UNDER.search(rest[over.end() :])
