@@ -67,3 +67,17 @@ def test_a_command_or_an_environment_line_alone_stays_machine_output(tmp_path: P
         assert [s.prose for s in facts_text(tmp_path, line + "\n").lines] == [False]
     said = "all_reduce_perf -g 8 dies with a Cuda failure during setup, but the rest runs."
     assert [s.prose for s in facts_text(tmp_path, said + "\n").lines] == [True]
+
+
+def test_a_quoted_message_denied_or_over_opens_no_class(tmp_path: Path) -> None:
+    """The C library's texts are looked up in a sentence with no error word (3c8565b); the
+    lookup honours the sentence's denial and its "it is over", as the reporter's other words
+    do."""
+    said = "Too many open files with 8 dataloader workers per rank."
+    lead = diagnose_text(tmp_path, said + "\n").hypotheses[0]
+    assert lead.symptom == LABELS["host_limit"]
+    for over in (
+        "We no longer see too many open files after raising ulimit -n.",
+        "The 'No route to host' error is gone after opening the firewall.",
+    ):
+        assert diagnose_text(tmp_path, over + "\n").hypotheses == ()

@@ -18,7 +18,7 @@ from nccl_doctor.differential.checks import NEXT_CHECK
 from nccl_doctor.differential.context import Context, context_of
 from nccl_doctor.differential.phases import WHERE
 from nccl_doctor.differential.priors import PRIORS
-from nccl_doctor.differential.prose import prose_symptom
+from nccl_doctor.differential.prose import not_negated, prose_symptom, resolved
 from nccl_doctor.differential.shifts import SHIFTS, shifted
 from nccl_doctor.differential.symptoms import (
     ROUTINE_STOPS,
@@ -29,6 +29,7 @@ from nccl_doctor.differential.symptoms import (
 )
 from nccl_doctor.facts.bandwidth import network_shortfall
 from nccl_doctor.facts.base import Cite, Fact
+from nccl_doctor.facts.catalogue import message_of
 from nccl_doctor.facts.failures import DUMP_NOTICES
 from nccl_doctor.facts.gpu import SmiError
 from nccl_doctor.facts.host import KernelGpuMessage
@@ -166,6 +167,15 @@ def rank(symptom: Symptom, ctx: Context, known: Iterable[str] = ()) -> list[Hypo
     return out
 
 
+def _quotes_as_failing(text: str) -> bool:
+    """Whether a sentence that holds a catalogued message says it happens: not denied ("we no
+    longer see Too many open files"), not over ("No route to host is gone since ..."), the
+    same checks as the reporter's other words (:mod:`.prose`)."""
+    sig = message_of(text)
+    found = sig.compiled().search(text) if sig is not None else None
+    return found is None or (not_negated(text, found) and not resolved(text, found))
+
+
 def _error_lines(facts: Facts) -> tuple[Fact, ...]:
     """Lines no parser claimed that say something failed (a bounded number).
 
@@ -176,13 +186,17 @@ def _error_lines(facts: Facts) -> tuple[Fact, ...]:
     it quotes; then the reporter's sentences, which often quote the message
     itself (``it fails with error while loading shared libraries:
     libnccl.so.2``): a catalogued message in a sentence is still that
-    message, weighed after every line of machine output.
+    message, weighed after every line of machine output, unless the sentence
+    denies it or says it is over (:func:`_quotes_as_failing`).
     """
     machine: list[Fact] = []
     quoted: list[Fact] = []
     for line in facts.of(TextLine):
         if _ERRORISH.search(line.text):
-            (quoted if is_prose(line.text) else machine).append(line)
+            if not is_prose(line.text):
+                machine.append(line)
+            elif _quotes_as_failing(line.text):
+                quoted.append(line)
             if len(machine) + len(quoted) >= _MAX_LINES:
                 break
     node = [*facts.of(SmiError), *facts.of(KernelGpuMessage)][:_MAX_LINES]

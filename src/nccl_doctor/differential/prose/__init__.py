@@ -64,7 +64,9 @@ __all__ = [
     "UPDATE_WORDS",
     "ProseSymptom",
     "Said",
+    "not_negated",
     "prose_symptom",
+    "resolved",
     "rx",
 ]
 
