@@ -184,9 +184,13 @@ class _Counted(_Raw):
         self._file = stream
         self._budget = budget
 
+        #: the bytes read through this stream
+        self.count = 0
+
     def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
         n = super().readinto(buffer)
         self._budget.consumed += n
+        self.count += n
         return n
 
     def seekable(self) -> bool:
@@ -243,6 +247,21 @@ def counted(stream: IO[bytes], budget: Budget) -> io.BufferedReader:
     decompressor has taken (large reads pass the buffer by).
     """
     return io.BufferedReader(_Counted(stream, budget), _COUNTED_BUFFER)
+
+
+def counted_bytes(stream: IO[bytes]) -> int | None:
+    """The bytes read so far from a path's stream (see :func:`counted`), else ``None``."""
+    raw = getattr(stream, "raw", None)
+    return raw.count if isinstance(raw, _Counted) else None
+
+
+def settle(stream: IO[bytes], total: int) -> None:
+    """Count ``total`` bytes as read from a path's stream (see :func:`counted`) that was read
+    elsewhere: its budget then holds what reading it here would have left."""
+    raw = getattr(stream, "raw", None)
+    if isinstance(raw, _Counted):
+        raw._budget.consumed += total - raw.count
+        raw.count = total
 
 
 def guarded(

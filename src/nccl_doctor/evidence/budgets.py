@@ -41,6 +41,17 @@ def info_floor(parser: StreamParser) -> int:
     return INFO_FLOOR if parser.info_floor is None else parser.info_floor
 
 
+@dataclass(frozen=True, slots=True)
+class Spent:
+    """What one source's read spent of the budgets: each kind's informational lines left where
+    they changed, the change of the free text left, and the counts its coverage notes add."""
+
+    info_left: dict[str, int]
+    text_bytes: int
+    floored: dict[str, int]
+    texts_skipped: int
+
+
 @dataclass(slots=True)
 class Budgets:
     """What all the sources of one read share, so a thousand files cost what one large one does.
@@ -79,6 +90,36 @@ class Budgets:
     def spend_info(self, kind: str, used: int) -> None:
         """A source read ``used`` informational lines of ``kind``."""
         self.info[kind] = max(0, self.info.get(kind, INFO_BUDGET) - used)
+
+    def state(self) -> tuple[int, ...]:
+        """What the next source's read depends on: the free text and each kind's informational
+        lines it may read (two reads of one file from equal states give one result)."""
+        info = self.info
+        return (
+            self.text_limit(),
+            *(min(INFO_BUDGET, info.get(p.kind, INFO_BUDGET)) for p in STREAM_PARSERS),
+        )
+
+    def spent_since(self, before: Budgets) -> Spent:
+        """What was spent since ``before`` (a copy of these budgets, see :meth:`copy`)."""
+        return Spent(
+            {k: v for k, v in self.info.items() if before.info.get(k) != v},
+            self.text_bytes - before.text_bytes,
+            {k: v - before.floored.get(k, 0) for k, v in self.floored.items()},
+            self.texts_skipped - before.texts_skipped,
+        )
+
+    def spend(self, spent: Spent) -> None:
+        """Spend what a read of the same source from the same :meth:`state` spent elsewhere."""
+        self.info.update(spent.info_left)
+        self.text_bytes += spent.text_bytes
+        for kind, count in spent.floored.items():
+            self.floored[kind] = self.floored.get(kind, 0) + count
+        self.texts_skipped += spent.texts_skipped
+
+    def copy(self) -> Budgets:
+        """These budgets as they are now (the shared buffer is not copied)."""
+        return Budgets(self.text_bytes, dict(self.info), dict(self.floored), self.texts_skipped)
 
     def notes(self) -> list[Note]:
         """The coverage notes of the whole read."""

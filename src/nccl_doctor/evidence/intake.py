@@ -155,6 +155,20 @@ class _Listing:
                 yield entry.path
         self._named = max(self._named, stop)
 
+    def plain_rest(self) -> list[str]:
+        """The paths of the entries after the one taken, up to the first that is not a plain file
+        (a folder's files would come between): the files the walk opens next, in order."""
+        rest = []
+        for entry in self._entries[self._next :]:
+            try:
+                plain = entry.name not in PROVENANCE_NAMES and entry.is_file(follow_symlinks=False)
+            except OSError:
+                break
+            if not plain:
+                break
+            rest.append(entry.path)
+        return rest
+
 
 class Intake:
     """Opens the user's paths one stream at a time, collecting notes."""
@@ -164,10 +178,22 @@ class Intake:
         self.notes: list[Note] = []
         self.opened = 0
         self._run_folders: set[str] = set()
+        #: where the paths opened after the current one come from (see :meth:`coming`)
+        self._coming: _Listing | Sequence[str] = ()
 
     def note(self, source: str, message: str) -> None:
         """Record a coverage note."""
         self.notes.append(Note(source, message))
+
+    def coming(self) -> list[str]:
+        """The paths of the files opened after the current one, in order, as far as that is
+        known without opening them: the rest of its folder's plain files, or of the paths
+        named (up to ``-``). Each may still turn out to be something else (an archive, a
+        folder, gone): its own :meth:`streams` then tells."""
+        if isinstance(self._coming, _Listing):
+            return self._coming.plain_rest()
+        rest = list(self._coming)
+        return rest[: rest.index("-")] if "-" in rest else rest
 
     def streams(self, paths: Sequence[str]) -> Iterator[Opened]:
         """Every readable stream under ``paths``; each is valid until the next is asked for."""
@@ -182,6 +208,7 @@ class Intake:
                 stdin = archives.counted(sys.stdin.buffer, budget)
                 yield from self._from_stream("<stdin>", stdin, None, budget, 0)
             else:
+                self._coming = paths[at + 1 :]
                 yield from self._from_path(path, budget)
             budget.finish()
 
@@ -262,6 +289,7 @@ class Intake:
             else:
                 for coming in entries.coming(readahead.FILES):
                     readahead.hint(coming)
+                self._coming = entries
                 yield from self._file(entry.path, entry.path, budget)
         if too_deep:
             self.note(

@@ -6,7 +6,9 @@ the lines holding a parser's anchor found by one multi-pattern scan
 (:mod:`.anchors`, :mod:`.prefilter`), each decoded line through the gate, the
 attributor and the parsers into sections (:mod:`.dispatch`,
 :mod:`.sections`). Budgets shared by all the sources of a read bound what it
-costs, in one file or a thousand (:mod:`.budgets`). Whole-file kinds (a
+costs, in one file or a thousand (:mod:`.budgets`); a large folder's files to
+come are read ahead in other processes where that gives the same result
+(:mod:`.ahead`). Whole-file kinds (a
 flight-recorder dump, a JSON RAS report) are parsed at once. Facts then get
 their cited line's timestamp, and ranks the processes' identities tell.
 """
@@ -14,9 +16,11 @@ their cited line's timestamp, and ranks the processes' identities tell.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Sequence
 from typing import Any
 
+from nccl_doctor.evidence.ahead import Ahead
 from nccl_doctor.evidence.budgets import TEXT_MAX_BYTES, Budgets
 from nccl_doctor.evidence.chunks import LINE_MAX_BYTES
 from nccl_doctor.evidence.intake import Intake, Note, Opened
@@ -135,10 +139,21 @@ def read_paths(paths: Sequence[str], *, line_totals: bool = True) -> ReadResult:
     summaries: list[SourceSummary] = []
     notes: list[Note] = []
     budgets = Budgets()
-    for opened in intake.streams(paths):
-        found, summary = read_opened(opened, notes, budgets, line_total=line_totals)
-        sections.extend(found)
-        summaries.append(summary)
+    ahead = Ahead(budgets, intake.limits, functools.partial(read_opened, line_total=line_totals))
+    try:
+        for opened in intake.streams(paths):
+            done = ahead.take(opened)
+            if done is not None:
+                found, summary = done.sections, done.summary
+                notes.extend(done.notes)
+            else:
+                state = budgets.state()
+                found, summary = read_opened(opened, notes, budgets, line_total=line_totals)
+                ahead.read_here(budgets.state() == state, intake.coming)
+            sections.extend(found)
+            summaries.append(summary)
+    finally:
+        ahead.close()
     notes.extend(budgets.notes())
     ranks = process_ranks([f for s in sections for f in s.facts])
     if ranks:
