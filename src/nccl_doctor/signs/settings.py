@@ -136,3 +136,29 @@ def settings_that_did_not_help(facts: Facts) -> tuple[SaidSetting, ...]:
             continue
         out.append(_said(hit))
     return tuple(out)
+
+
+#: An NCCL, torch or gloo variable a sentence names, with the value it gives if any. Upper
+#: case only (the names are read case-sensitively; "nccl_debug" in a sentence is a way of
+#: writing, not a setting), and not a family written with a wildcard (``NCCL_IB_*``).
+SETTING_NAMED = sign(
+    "settings.named",
+    rf"\b(?P<name>{_NAME})\b(?![*])(?:\s{{0,3}}=\s{{0,3}}{_VALUE.format('value')})?",
+    "an NCCL/gloo variable a sentence names, and the value it gives",
+    case=True,
+)
+
+
+def settings_said(facts: Facts) -> tuple[SaidSetting, ...]:
+    """Every variable a person's sentence names (``value`` empty where none is given), each
+    (name, value) once, whatever the sentence says of it (set, tried, asked about)."""
+    out: dict[tuple[str, str], SaidSetting] = {}
+    for hit in facts.seen_prose(SETTING_NAMED):
+        for m in SETTING_NAMED.regex.finditer(hit.cite.text):
+            name, value = m["name"], (m["value"] or "").strip(".,")
+            if name.endswith("_"):
+                continue  # a family's prefix ("the NCCL_IB_ variables")
+            key = (name, value)
+            if key not in out:
+                out[key] = SaidSetting(name, value, variable_topics(name), hit.cite, prose=True)
+    return tuple(out.values())

@@ -27,7 +27,10 @@ Evidence
 ``NCCL_X set by environment to V`` and ``Invalid value`` lines of the NCCL
 INFO log, environment dumps, ``export``/inline assignments and launcher
 ``-x``/``-e`` options, checked against the table of every variable NCCL and
-PyTorch read (names, value syntax, deprecations, known-harmful values).
+PyTorch read (names, value syntax, deprecations, known-harmful values). A
+variable a person's sentence names ("I put export NCCL_SOCKET_IFNAMES=eth0 in
+the job script") is checked for its name and value only, at medium
+confidence: misspelt or refused, it is wrong however the sentence meant it.
 
 Fix
 ---
@@ -41,7 +44,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from nccl_doctor.facts.base import Fact
+from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.catalogue import signature_of
 from nccl_doctor.facts.failures import failures_of
 from nccl_doctor.facts.gpu import Gpu
@@ -60,7 +63,7 @@ from nccl_doctor.knowledge import nccl_env
 from nccl_doctor.knowledge.topics import variable_topics
 from nccl_doctor.rules.base import Rule
 from nccl_doctor.signs.nccl import ALGO_FORCED
-from nccl_doctor.signs.settings import settings_that_worked
+from nccl_doctor.signs.settings import settings_said, settings_that_worked
 
 RULE = Rule(
     id="nccl.env",
@@ -196,9 +199,16 @@ class _Problem:
 
     name: str
     text: str
-    fact: Fact
+    fact: Fact | Cite
     serious: bool
     debug_switch: bool = False
+    #: told only in a person's sentence, not seen in the job's output
+    said: bool = False
+
+    @property
+    def line(self) -> str:
+        """The text of the line that shows it."""
+        return self.fact.text if isinstance(self.fact, Cite) else self.fact.cite.text
 
 
 def _problems(sets: list[_Set], skip: tuple[str, ...]) -> list[_Problem]:
@@ -240,6 +250,30 @@ def _problems(sets: list[_Set], skip: tuple[str, ...]) -> list[_Problem]:
     return out
 
 
+def _said_problems(facts: Facts, seen: set[str]) -> list[_Problem]:
+    """The variables a person's sentence names that NCCL would not take as written (a
+    misspelt name, a value it refuses), unless the job's output shows them (``seen``).
+
+    Only these two: a sentence names what it set, tried, asked about or was advised, so a
+    leftover switch or a deprecated name told in words says nothing of the job; a name
+    nothing reads, or a value NCCL reads as 0, is wrong however it was meant.
+    """
+    out: list[_Problem] = []
+    for s in settings_said(facts):
+        if s.name in seen:
+            continue
+        var = nccl_env.lookup(s.name)
+        if var is None:
+            near = nccl_env.closest(s.name) if nccl_env.is_known_family(s.name) else None
+            if near and s.name.upper() not in nccl_env.NOT_READ:
+                said = f"{s.name} (as written) is not read by anything; did you mean {near}?"
+                out.append(_Problem(s.name, said, s.cite, True, said=True))
+        elif s.value and (problem := nccl_env.validate(s.name, s.value)):
+            serious = "debug" not in variable_topics(s.name)  # (as _problems says)
+            out.append(_Problem(s.name, f"{problem} (as written)", s.cite, serious, said=True))
+    return out
+
+
 def _forced(facts: Facts) -> list[Finding]:
     """NCCL refused a collective because NCCL_ALGO/NCCL_PROTO left it no algorithm."""
     hits = facts.seen(ALGO_FORCED, prose=False)
@@ -273,15 +307,16 @@ def check(facts: Facts) -> list[Finding]:
     """Fire on settings that fail the job, and on wrong or harmful ones."""
     sets = _settings(facts)
     findings = _forced(facts) + _graph_failure(facts, sets)
-    if not sets:
-        return findings
     blamed = {c.text for f in findings for c in f.evidence}
     tested = {w.name for w in settings_that_worked(facts)}
     problems = [
         p
-        for p in _problems(sets, _irrelevant(facts))
+        for p in [
+            *_problems(sets, _irrelevant(facts)),
+            *_said_problems(facts, {s.name for s in sets}),
+        ]
         if not (not p.serious and any(p.text.startswith(t) for t in tested))
-        and p.fact.cite.text not in blamed
+        and p.line not in blamed
     ]
     if not problems:
         return findings
@@ -307,7 +342,12 @@ def check(facts: Facts) -> list[Finding]:
             ],
             evidence=[p.fact for p in problems[:4]],
             severity=severity,
-            confidence=Confidence.HIGH if serious else Confidence.MEDIUM,
+            # a name or value as a sentence writes it may not be what the job ran with
+            confidence=(
+                Confidence.HIGH
+                if any(p.serious and not p.said for p in problems)
+                else Confidence.MEDIUM
+            ),
             cause=serious,
             detail=[p.text for p in problems],
         )
