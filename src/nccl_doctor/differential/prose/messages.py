@@ -82,6 +82,10 @@ MESSAGES: tuple[ProseSymptom, ...] = (
             # "still runs out of GPU memory", "resuming immediately OOMs on the GPU"
             r"|\b(?:runs?|running) out of (?:GPU |CUDA |device |VRAM )?memory\b"
             r"|(?<!CPU )(?<!host )\bOOM(?:s|ed|ing|'d)\b"
+            # the names the error goes by: torch's exception (torch.OutOfMemoryError, alias
+            # torch.cuda.OutOfMemoryError), the driver API's and the runtime's enum names
+            r"|\b(?:torch\.(?:cuda\.)?)?OutOfMemoryError\b|\bCUDA_ERROR_OUT_OF_MEMORY\b"
+            r"|\bcudaErrorMemoryAllocation\b"
             # Chinese: GPU memory blown / not enough; Japanese and Korean: GPU memory short
             r"|爆显存|显存(?:不够|不足|溢出|爆了|炸了)|GPU ?メモリ(?:が)?(?:不足|足りな)"
             r"|GPU ?메모리(?:가)? ?부족"

@@ -408,6 +408,17 @@ WORDS: tuple[Shift, ...] = (
         Shift(
             i,
             f,
+            "one rank failed with its own error first and the others then waited on it: the "
+            "peer that left is the cause, their timeouts follow",
+            lambda c: c.says("rank_failed_first"),
+            STALLS | {"failure", "peer_lost"},
+        )
+        for i, f in (("launch.rank_crash", 5.0), ("app.hang", 0.5))
+    ),
+    *(
+        Shift(
+            i,
+            f,
             "the ranks run different code (one rank's own branch, uneven data, early stopping): "
             "the others wait in a collective it never calls",
             lambda c: c.says("rank_branch"),
