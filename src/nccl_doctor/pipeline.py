@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from nccl_doctor.evidence.reader import ReadResult, read_paths
+from nccl_doctor.facts.failures import told_over
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Finding
 from nccl_doctor.report import Report
@@ -13,8 +14,10 @@ from nccl_doctor.triage import triage
 
 
 def facts_of(result: ReadResult) -> Facts:
-    """The fact store of everything read, with the kinds of evidence present."""
-    return Facts(result.facts, {section.kind for section in result.sections})
+    """The fact store of everything read, with the kinds of evidence present; a failure a
+    person's sentence tells as not happening is left out (see :func:`told_over`)."""
+    facts = [f for f in result.facts if not told_over(f)]
+    return Facts(facts, {section.kind for section in result.sections})
 
 
 def run_rules(facts: Facts) -> list[Finding]:

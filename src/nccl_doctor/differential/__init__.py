@@ -173,6 +173,7 @@ def _quotes_as_failing(text: str) -> bool:
     same checks as the reporter's other words (:mod:`.prose`)."""
     sig = message_of(text)
     found = sig.compiled().search(text) if sig is not None else None
+    found = found or _ERRORISH.search(text)  # (a message the catalogue does not hold)
     return found is None or (not_negated(text, found) and not resolved(text, found))
 
 

@@ -24,6 +24,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from nccl_doctor.facts import told
 from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.catalogue import failing_warn, harmless, lead_of, signature_of
 from nccl_doctor.facts.gpu import DcgmReport
@@ -228,6 +229,37 @@ def _message(fact: Fact) -> str | None:
     if isinstance(fact, DcgmReport):  # a health check DCGM failed (its warnings are notes)
         return (fact.message or None) if fact.failed else None
     return None
+
+
+#: Quote marks that end a message quoted in a sentence.
+_QUOTES = "'\"`\u201d\u2019"
+
+
+def _anchor(fact: Fact, text: str) -> tuple[int, int] | None:
+    """Where in its line a failure's message begins, and its first words end (the words a
+    sentence quotes: up to a closing quote mark, at most 40 characters), if the line holds it."""
+    lowered = text.lower()
+    for said in (_message(fact), getattr(fact, "message", None), getattr(fact, "error", None)):
+        if not isinstance(said, str) or not (said := said.strip().lstrip(_QUOTES)):
+            continue
+        key = said[:40]
+        cut = min((i for i in (key.find(q) for q in _QUOTES) if i >= 8), default=len(key))
+        key = key[:cut].lower()
+        at = lowered.find(key)
+        if at >= 0:
+            return at, at + len(key)
+    return None
+
+
+def told_over(fact: Fact) -> bool:
+    """Whether ``fact`` is a failure a person's sentence tells as not happening: a message it
+    quotes with a denial just before ("we no longer get 'Duplicate GPU detected'") or said
+    to be over after it ("'Address already in use' no longer shows up since ..."). Such a
+    fact is no failure of the job's (a workaround it is gone under leaves it one)."""
+    if _message(fact) is None or not is_prose(fact.cite.text):
+        return False
+    anchor = _anchor(fact, fact.cite.text)
+    return anchor is not None and told.told_over(fact.cite.text, *anchor)
 
 
 def _wrong_values(fact: NcclTestSummary | NcclTestRow) -> str | None:

@@ -19,12 +19,13 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TypeVar
 
-from nccl_doctor.facts.base import SENTENCE_END, Cite, Fact, local_alias, pieces
+from nccl_doctor.facts.base import Cite, Fact, local_alias, pieces
 from nccl_doctor.facts.literals import analysis, holds
 from nccl_doctor.facts.run import PythonTraceback
 from nccl_doctor.facts.shapes import DIGITS_AS_ZERO, Shapes, relaxed, shapes_of
 from nccl_doctor.facts.signs import Sign
 from nccl_doctor.facts.text import TextLine
+from nccl_doctor.facts.told import sentence_of, told_over
 
 T = TypeVar("T", bound=Fact)
 V = TypeVar("V")
@@ -85,13 +86,6 @@ _UNASSERTED = re.compile(
     r"|recommend\w*|usually|advised?|docs? say|supposed to)\b|'ll\b",
     re.IGNORECASE,
 )
-
-
-def sentence_of(text: str, match: re.Match[str]) -> tuple[int, int]:
-    """Where the sentence that holds ``match`` starts and ends in ``text``."""
-    start = max((m.end() for m in SENTENCE_END.finditer(text, 0, match.start())), default=0)
-    end_at = SENTENCE_END.search(text, match.end())
-    return start, end_at.end() if end_at is not None else len(text)
 
 
 def unasserted(text: str, match: re.Match[str]) -> bool:
@@ -180,6 +174,13 @@ class Hit:
     def prose(self) -> bool:
         """Whether the line is a person's words."""
         return self.said.prose
+
+    @property
+    def told_over(self) -> bool:
+        """Whether the hit is in a person's sentence that tells it as not happening: denied
+        just before it, or said to be over after it ("we no longer see 'Too many open
+        files'", "... is gone since we raised ulimit -n")."""
+        return self.prose and told_over(self.cite.text, self.match.start(), self.match.end())
 
     @property
     def rank(self) -> int | None:

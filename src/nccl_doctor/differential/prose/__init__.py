@@ -27,7 +27,6 @@ from nccl_doctor.differential.prose.behaviour import BEHAVIOUR
 from nccl_doctor.differential.prose.failure import FAILURE
 from nccl_doctor.differential.prose.messages import MESSAGES
 from nccl_doctor.differential.prose.words import (
-    FLAGS,
     GPU_THROTTLED,
     NO_GPU_SEEN,
     NOT_SAID,
@@ -38,8 +37,6 @@ from nccl_doctor.differential.prose.words import (
     UNDENIED,
     UPDATE_WORDS,
     ProseSymptom,
-    not_negated,
-    resolved,
     rx,
     says_failure,
 )
@@ -47,6 +44,7 @@ from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.catalogue import harmless_message
 from nccl_doctor.facts.notices import notices_of
 from nccl_doctor.facts.store import Facts
+from nccl_doctor.facts.told import FLAGS, not_negated, resolved
 from nccl_doctor.knowledge import cuda_errors
 from nccl_doctor.signs.cuda import CUDA_NUMBER_SAID
 

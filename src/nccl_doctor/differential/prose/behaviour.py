@@ -14,9 +14,9 @@ from nccl_doctor.differential.prose.words import (
     PARAMS_DIFFER,
     UPDATE_WORDS,
     ProseSymptom,
-    not_negated,
     rx,
 )
+from nccl_doctor.facts.told import not_negated
 from nccl_doctor.knowledge.python_exceptions import APP_EXCEPTIONS, IMPORT_EXCEPTIONS
 
 #: What a model's training reports, said just before "stuck" or "卡在": a number that does not

@@ -8,9 +8,9 @@ from nccl_doctor.differential.prose.words import (
     NO_GPU_SEEN,
     UNDENIED,
     ProseSymptom,
-    not_negated,
     rx,
 )
+from nccl_doctor.facts.told import not_negated
 
 #: NCCL's results by their enum's name, said in a sentence ("NCCL refuses with
 #: ncclInvalidUsage at startup"): each is its class. (A line the catalogue reads, one quoting

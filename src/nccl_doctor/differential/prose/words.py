@@ -7,8 +7,14 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from nccl_doctor.facts.store import sentence_of
+from nccl_doctor.facts.told import FLAGS, denied, resolved
 from nccl_doctor.parse._lazy import LazyPattern
+
+
+def rx(pattern: str) -> LazyPattern[str]:
+    """A prose pattern (:data:`~nccl_doctor.facts.told.FLAGS`), compiled when first used."""
+    # compiled when a prose line may hold its words: a log of machine output holds none
+    return LazyPattern(pattern, FLAGS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,28 +40,7 @@ class ProseSymptom:
         )
 
 
-#: ASCII word boundaries: in "gloo出现connection refused" the Chinese characters are word
-#: characters to Unicode, which would hide the boundary before "connection".
-FLAGS = re.IGNORECASE | re.ASCII
-
-
-def rx(pattern: str) -> LazyPattern[str]:
-    """A prose pattern (:data:`FLAGS`), compiled when first used."""
-    # compiled when a prose line may hold its words: a log of machine output holds none
-    return LazyPattern(pattern, FLAGS)
-
-
 NUM = r"\d{1,3}(?:\.\d{1,3}){1,2}"
-#: What, said just before a failure word, says there was none ("no errors", "did not crash",
-#: "0 files failed", "without any error").
-_NONE_BEFORE = rx(
-    r"(?:\bno|\bnot|n't|\bnever|\bwithout(?: any)?|(?<!non-)(?<!non )\bzero|\bnone of the"
-    r"|\bnothing"
-    # a count of none ("0 stalls"), not an index ("process 0 waits forever", "GPU 0 hangs")
-    r"|(?<!process )(?<!rank )(?<!gpu )(?<!node )(?<!device )(?<!worker )(?<!card )\b0)"
-    # (a word or two between: "no process was killed", "we never see a deadlock")
-    r" (?:[\w-]{1,30} ){0,2}$"
-)
 #: An error that is a measure, not a failure ("validation error 0.087", "word error rate").
 _MEASURE_AFTER = rx(r" ?(?:%|[:=]? {0,3}[-+]?\d{0,6}\.\d|[:=]? {0,3}\d{1,3} ?%)")
 #: A failure word that names a mechanism or a measure, not an event ("CUDA error checking
@@ -74,16 +59,11 @@ _MEASURE_BEFORE = rx(
 )
 
 
-def not_negated(text: str, match: re.Match[str]) -> bool:
-    """Whether a word of a sentence is said, not denied ("it does not hang", "no stalls")."""
-    return not _NONE_BEFORE.search(text[max(0, match.start() - 40) : match.start()])
-
-
 def says_failure(text: str, match: re.Match[str]) -> bool:
     """Whether one failure word of a sentence reports a failure (not none, not a measure)."""
     before = text[max(0, match.start() - 40) : match.start()]
     word = match.group().lower()
-    if _NONE_BEFORE.search(before) or word in _NOT_EVENTS:
+    if denied(text, match.start()) or word in _NOT_EVENTS:
         return False
     if _ATTRIBUTE_AFTER.match(text, match.end()):
         return False
@@ -147,44 +127,6 @@ NVLINK_UNUSED = (
     # (not "no NVLink": a board of PCIe cards, where no link can be down)
     r"|\binstead of (?:the )?nv ?links?\b"
 )
-
-
-#: Said of a failure after it, in its sentence: it is over ("the OOM we saw is gone", "the
-#: segfault was fixed by upgrading", "the hang does not reproduce anymore", Chinese "yi jing
-#: jie jue", Japanese "sai gen shinaku narimashita", Korean "hae gyeol dwaet").
-_OVER_AFTER = rx(
-    r"\b(?:is|are|was|were|has been|have been|got|gets|seems(?: to be)?) (?:now |finally "
-    r"|completely |all )?(?:gone|fixed|resolved|solved)\b"
-    r"|\b(?:does ?n[o']t|did ?n[o']t|has ?n[o']t|have ?n[o']t|never|no longer) "
-    r"(?:happen|occur|reproduce|come back|return|show up|appear)\w{0,3}\b"
-    r"(?: (?:any ?more|again|since))?"
-    r"|已(?:经)?(?:解决|修复|好了)|(?<![没未])解决了|(?:再現|発生)しなくな|出なくなりました"
-    r"|解決しました|直りました|해결(?:됐|되었|했)"
-)
-#: Said of a failure just before it: it has not come back (Chinese "mei you zai", "bu zai",
-#: "zai ye mei": no longer, not again).
-_OVER_BEFORE = rx(r"(?:没有再|没再|不再|再也没(?:有)?)\s?\S{0,4}$")
-#: Said after "it is gone": the condition it is gone under, a workaround ("the hang is gone
-#: when I set NCCL_P2P_DISABLE=1", "... with --ipc=host"): the failure stands without it.
-_UNDER = rx(
-    r"^\W{0,3}(?:with|when|if|once|using|under|on|after (?:I|we|you|setting|exporting))\b"
-    r"|\b[A-Z][A-Z0-9_]{3,}=\S|--[\w-]{2,40}"
-)
-#: A turn in the sentence: what follows it is another matter ("the hang was fixed, but now it
-#: runs out of memory").
-_CONTRAST = rx(r"\b(?:but|however|though|yet)\b|但是|但|可是|然而|しかし|けど|하지만")
-
-
-def resolved(text: str, match: re.Match[str]) -> bool:
-    """Whether the sentence that holds ``match`` says the failure it names is over: words
-    that say so after it (before any turn of the sentence, and not under a condition or a
-    setting: that is a workaround), or a "not again" just before."""
-    if _OVER_BEFORE.search(text[max(0, match.start() - 12) : match.start()]):
-        return True
-    rest = text[match.end() : sentence_of(text, match)[1]]
-    turn = _CONTRAST.search(rest)
-    over = _OVER_AFTER.search(rest[: turn.start()] if turn is not None else rest)
-    return over is not None and not _UNDER.search(rest[over.end() :])
 
 
 #: The ranks built different models, in DDP's words or the reporter's ("DDP expects same model

@@ -235,7 +235,8 @@ def check(facts: Facts) -> list[Finding]:
             # registration limit, memlock or the CMA pool, which net.ib_config reads) are
             # not the host's limits; nor is a warning its program goes on after
             nccl = facts.lines_of(NCCL_OWN) | facts.lines_of(CARRIES_ON)
-        hits = [h for h in shown if h.said not in nccl]
+        # (nor a limit a person's sentence says is no longer reached)
+        hits = [h for h in shown if h.said not in nccl and not h.told_over]
         if hits:
             limited = _finding(limit, hits)
             # the store's server out of file descriptors turns ranks away: the rendezvous
