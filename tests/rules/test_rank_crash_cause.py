@@ -112,3 +112,17 @@ def test_one_ranks_own_log_says_nothing_of_the_others(tmp_path: Path) -> None:
     # the paste holds rank 3's output alone: the other ranks are absent from it, not silent
     report = diagnose_text(tmp_path, FOUR + "[rank3]: step 1199 loss 2.31\n" + WATCHDOG.format(r=3))
     assert [f.id for f in report.findings] == ["app.hang"]
+
+
+def test_a_report_that_pastes_some_ranks_lines_says_nothing_of_the_rest(tmp_path: Path) -> None:
+    # a person's report pasting two of four ranks' timeouts: the others may only be cut
+    said = "The job stops at step 1200 and times out after ten minutes, the log:\n"
+    report = diagnose_text(tmp_path, said + FOUR + WATCHDOG.format(r=1) + WATCHDOG.format(r=2))
+    assert not any("never reported" in f.summary for f in report.findings)
+    # every rank's line but one: that one was silent, the paste or not
+    one_left = diagnose_text(
+        tmp_path, said + FOUR + "".join(WATCHDOG.format(r=r) for r in (1, 2, 3))
+    )
+    assert one_left.findings[0].summary.startswith(
+        "Rank 0 never reported the ALLREDUCE SeqNum=1200 timeout"
+    )

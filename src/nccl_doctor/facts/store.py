@@ -41,7 +41,7 @@ _MACHINE = re.compile(
       | [\w.-]+:\d+:\d+\s\[\d+\] | Traceback\b | File\s"
       | \w*(?:\.\w+)*(?:Error|Exception|Warning)\b\s?: | [A-Z]{2,}\ (?:Error|error|ERROR)\s?:
       | NCCL\s(?:INFO|WARN|TRACE|version|[Ee]rror\s?(?:in\b|:|\d)|failure\s?(?::|\S+:\d))
-      | RuntimeError | torch\. | \$\s | >>>
+      | RuntimeError | torch\. | \$\s | >>> | \+{1,3}\s(?=\S+\s--?\w)  # bash -x's trace
       | frame\s\#\d{1,4}:\s | Exception\ raised\ from\s  # c10::Error: throw site, C++ frames
       | [|+=-]{3} | \w+=\S | /\S+:\d+
       | \S+\.(?:py|cc|cpp|h):\d+ | \d+:\s | \s{4}

@@ -389,6 +389,11 @@ def missing_from_timeout(facts: Facts) -> tuple[list[int], list[Cite]]:
     missing = [r for r in range(size) if r not in reporters]
     if len(reporters) == 1 and not set(missing) & set(facts.ranks):
         return [], []  # one rank's own log: the others' silence is only their absence from it
+    # lines a person pasted into a report: a paste of every rank's lines but one says that
+    # one was silent; one that leaves out several ranks may only have been cut short
+    sources = {t.cite.source for t in timeouts}
+    if len(missing) > 1 and any(said.prose and said.cite.source in sources for said in facts.lines):
+        return [], []
     return missing, cites
 
 
