@@ -31,6 +31,7 @@ from nccl_doctor.facts.job import (
 from nccl_doctor.facts.live import HostRuntime, ShmInfo
 from nccl_doctor.facts.nccl import (
     NcclCommInit,
+    NcclEnvSetting,
     NcclEvent,
     NcclLogFact,
     NcclNet,
@@ -223,6 +224,12 @@ def _gpus_read(facts: Facts) -> str | None:
 
 
 def _env(facts: Facts, name: str) -> str | None:
+    """The value of ``name`` as NCCL says it took it (``NCCL_IB_DISABLE set by environment to
+    1.``: whatever set it, the job's environment, an image's /etc/nccl.conf), else as the
+    environment shows it."""
+    for setting in facts.of(NcclEnvSetting):
+        if setting.name == name and not setting.invalid:
+            return (setting.value or "").strip().rstrip(".").lower()
     for var in facts.of(EnvVar):
         if var.name == name:
             return (var.value or "").strip().lower()
