@@ -172,6 +172,15 @@ def check(facts: Facts) -> list[Finding]:
         + [h.cite for h in counted],
         4,
     )
+    # flushed completions alone: the queue pair was already in its error state when they
+    # completed (ibv_wc_status IBV_WC_WR_FLUSH_ERR), so the error that put it there, on this
+    # side or the peer's (its process gone, its own completion error), is not in the evidence
+    flushed_only = primary == [5] and not events and not counted
+    if flushed_only:
+        summary += (
+            ": flushed work requests only, which follow the queue pair's failure; the error "
+            "that failed it (the peer's exit, or its own completion error) is elsewhere"
+        )
     return [
         RULE.finding(
             summary=summary + ".",
@@ -179,7 +188,13 @@ def check(facts: Facts) -> list[Finding]:
             evidence=evidence,
             ranks=[w.rank for w in warns if w.rank is not None],
             hosts=hosts,
-            confidence=Confidence.HIGH if warns or quoted or events else Confidence.MEDIUM,
+            severity=Severity.WARNING if flushed_only else RULE.severity,
+            confidence=(
+                Confidence.MEDIUM
+                if flushed_only or not (warns or quoted or events)
+                else Confidence.HIGH
+            ),
+            cause=not flushed_only,
         )
     ]
 
