@@ -48,6 +48,13 @@ def test_an_upgrade_line_gives_the_package_moved_and_both_versions() -> None:
     ("sign", "line", "field", "value"),
     [
         (
+            signs.DEV_LISTED,
+            "crw-rw-rw- 1 root root 195, 255 Mar  4 08:01 /dev/nvidiactl",
+            "node",
+            "nvidiactl",
+        ),
+        (signs.LSMOD_NVIDIA, "nvidia_uvm           1642496  0", "module", "nvidia_uvm"),
+        (
             signs.PACKAGE_VERSION,
             "ii  libnvidia-compute-525:amd64  525.147.05-0ubuntu1  amd64  NVIDIA libcompute",
             "version",
@@ -118,7 +125,7 @@ def test_every_driver_sign_is_read_by_a_driver_rule() -> None:
         for s in vars(importlib.import_module(f"nccl_doctor.rules.driver.{name}")).values()
         if isinstance(s, Sign)
     }
-    assert len(table) == 35
+    assert len(table) == 37
     assert read == table
 
 

@@ -42,6 +42,8 @@ _MACHINE = re.compile(
       | \w*(?:\.\w+)*(?:Error|Exception|Warning)\b\s?: | [A-Z]{2,}\ (?:Error|error|ERROR)\s?:
       | NCCL\s(?:INFO|WARN|TRACE|version|[Ee]rror\s?(?:in\b|:|\d)|failure\s?(?::|\S+:\d))
       | RuntimeError | torch\. | \$\s | >>> | \+{1,3}\s(?=\S+\s--?\w)  # bash -x's trace
+      | [-bcdlps][rwxsStT-]{9}[.+@]?\s  # ls -l's file mode
+      | [a-z][a-z0-9_]{1,40}\s{2,}\d{3,10}\s{1,10}\d{1,4}(?:\s|$)  # lsmod's module, size, users
       | frame\s\#\d{1,4}:\s | Exception\ raised\ from\s  # c10::Error: throw site, C++ frames
       | [|+=-]{3} | \w+=\S | /\S+:\d+
       | \S+\.(?:py|cc|cpp|h):\d+ | \d+:\s | \s{4}

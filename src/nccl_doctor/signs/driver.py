@@ -150,6 +150,21 @@ UVM_MODULE = sign(
     r"|Module nvidia[-_]uvm not found|nvidia-modprobe[^\n]{0,60}uvm[^\n]{0,60}(?:fail|error)",
     "the nvidia_uvm kernel module failed to load",
 )
+#: A line of ``ls -l /dev/nvidia*``: a character device of the driver (``nvidia0``,
+#: ``nvidiactl``, ``nvidia-uvm``, ``nvidia-modeset``, ``nvidia-caps``...), by its name.
+DEV_LISTED = sign(
+    "driver.dev_listed",
+    r"^\s{0,8}c[rwx-]{9}[.+]?\s[^\n]{0,120}?\s/dev/(?P<node>nvidia[\w-]{0,20})\s*$",
+    "a line of a listing of the driver's device nodes (ls -l /dev/nvidia*)",
+    case=True,
+)
+#: A line of ``lsmod``: an NVIDIA kernel module, its size and its use count.
+LSMOD_NVIDIA = sign(
+    "driver.lsmod",
+    r"^\s{0,8}(?P<module>nvidia(?:_[a-z]{2,12})?)\s+\d{3,10}\s+\d{1,4}\b",
+    "lsmod's line of an NVIDIA kernel module (name, size, users)",
+    case=True,
+)
 FIRST_999 = sign(
     "driver.first_999",
     r"cuInit[^\n]{0,60}(?:CUDA_ERROR_UNKNOWN|\b999\b|unknown error)"

@@ -42,7 +42,15 @@ from nccl_doctor.facts.run import CudaError
 from nccl_doctor.facts.store import Facts, Hit
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.base import Rule, first_distinct
-from nccl_doctor.signs.driver import CONTAINER_CUE, FIRST_999, SUSPEND, UVM_MISSING, UVM_MODULE
+from nccl_doctor.signs.driver import (
+    CONTAINER_CUE,
+    DEV_LISTED,
+    FIRST_999,
+    LSMOD_NVIDIA,
+    SUSPEND,
+    UVM_MISSING,
+    UVM_MODULE,
+)
 
 RULE = Rule(
     id="driver.uvm",
@@ -114,9 +122,24 @@ def _live(facts: Facts) -> list[Cite]:
     return out
 
 
+def _pasted(facts: Facts) -> list[Cite]:
+    """Pasted reads of the same: a listing of /dev/nvidia* that holds the driver's control node
+    and no nvidia-uvm, or lsmod lines of the nvidia module and none of nvidia_uvm."""
+    out: list[Cite] = []
+    listed = facts.seen(DEV_LISTED, prose=False)
+    nodes = {h.match["node"] for h in listed}
+    if "nvidiactl" in nodes and "nvidia-uvm" not in nodes:
+        out.append(next(h.cite for h in listed if h.match["node"] == "nvidiactl"))
+    loaded = facts.seen(LSMOD_NVIDIA, prose=False)
+    modules = {h.match["module"] for h in loaded}
+    if "nvidia" in modules and "nvidia_uvm" not in modules:
+        out.append(next(h.cite for h in loaded if h.match["module"] == "nvidia"))
+    return out
+
+
 def check(facts: Facts) -> list[Finding]:
     """UVM evidence: a missing node, module errors, or a first-call 999 after a suspend."""
-    missing = [h.cite for h in facts.seen(UVM_MISSING)] + _live(facts)
+    missing = [h.cite for h in facts.seen(UVM_MISSING)] + _live(facts) + _pasted(facts)
     module = _module_errors(facts)
     first = _first_call(facts)
     suspend: tuple[Hit, ...] = facts.seen(SUSPEND) if first else ()
