@@ -183,6 +183,16 @@ UNCORRECTABLE = sign(
     r"uncorrectable",
     "a line says uncorrectable (an ECC error that is not merely a corrected one)",
 )
+#: A line of nvidia-smi -q's clock event (throttle) reasons naming a slowdown as active, where
+#: the GPU's section around it was not pasted (``        HW Power Brake Slowdown       :
+#: Active``); SW Power Cap under load is the GPU at its limit, which is normal.
+SLOWDOWN_ACTIVE = sign(
+    "gpu.slowdown_active",
+    r"^\s{0,16}(?P<reason>HW Slowdown|HW Thermal Slowdown|HW Power Brake Slowdown"
+    r"|SW Thermal Slowdown)\s{0,40}:\s{0,4}Active\b",
+    "nvidia-smi -q names a hardware or thermal slowdown of the clocks as active",
+    case=True,
+)
 SAID_OVERHEAT = sign(
     "gpu.said_overheat",
     # (not denied: "the GPUs are not overheating")

@@ -47,7 +47,7 @@ from nccl_doctor.rules.gpu._common import (
     xid_summary,
     xids_for,
 )
-from nccl_doctor.signs.gpu import SAID_OVERHEAT
+from nccl_doctor.signs.gpu import SAID_OVERHEAT, SLOWDOWN_ACTIVE
 
 RULE = Rule(
     id="gpu.thermal_power",
@@ -118,6 +118,21 @@ def check(facts: Facts) -> list[Finding]:
                 evidence=first_of_each(events),
                 severity=Severity.CRITICAL if critical else Severity.WARNING,
                 gpus=[e.bus_id for e, _ in events if e.bus_id],
+            )
+        )
+    if not findings and (active := facts.seen(SLOWDOWN_ACTIVE, prose=False)):
+        # a pasted piece of -q: the reasons are the GPU's, whose header was left out
+        reasons = sorted({h.match["reason"] for h in active})
+        findings.append(
+            RULE.finding(
+                summary=(
+                    f"nvidia-smi -q shows {', '.join(reasons)} active: the clocks are held "
+                    "down in hardware (power brake or temperature), and every collective waits "
+                    "for that GPU"
+                ),
+                fix=_FIX,
+                evidence=[h.cite for h in active[:3]],
+                confidence=Confidence.MEDIUM,
             )
         )
     if not findings:
