@@ -82,3 +82,23 @@ def test_the_reporters_own_voice_ends_an_unfenced_exception(tmp_path: Path, said
     assert len(messages) == 1
     assert "Address already in use on this host." in messages[0]
     assert said not in messages[0]
+
+
+@pytest.mark.parametrize(
+    ("line", "prose"),
+    [
+        # bash -x's trace of a command with options; a bullet written with a plus is a sentence
+        ("+ torchrun --nnodes=1 --nproc-per-node=4 train.py", False),
+        ("++ python -m torch.distributed.run --nproc_per_node 8 train.py", False),
+        ("+ I also tried the other port and it failed the same way", True),
+        # ls -l's rows (a file mode first); a sentence about one is a sentence
+        ("crw-rw-rw- 1 root root 195,   0 Mar  4 08:01 /dev/nvidia0", False),
+        ("drwxr-xr-x 2 root root 4096 Mar  4 08:01 checkpoints", False),
+        ("the crw field says root owns the node and everyone may write it", True),
+        # lsmod's rows: module, size, users (and who uses it)
+        ("nvidia_modeset       1351680  1 nvidia_drm", False),
+        ("nvidia_uvm           1642496  0", False),
+    ],
+)
+def test_a_programs_rows_are_not_prose(line: str, prose: bool) -> None:
+    assert is_prose(line) is prose
