@@ -113,3 +113,23 @@ def test_a_failure_told_as_happening_keeps_its_finding(
 ) -> None:
     report = diagnose_text(tmp_path, said + "\n")
     assert critical_ids(report) == [expected]
+
+
+@pytest.mark.parametrize(
+    ("said", "rule"),
+    [
+        (
+            'The "Xid 79, GPU has fallen off the bus" errors are gone since we reseated it.',
+            "gpu.lost",
+        ),
+        ("After the RMA there is no more 'uncorrectable ECC error' in dmesg.", "gpu.ecc"),
+    ],
+)
+def test_a_gpu_fault_told_over_gives_no_gpu_finding(tmp_path: Path, said: str, rule: str) -> None:
+    report = diagnose_text(tmp_path, said + "\n")
+    assert rule not in [f.id for f in report.findings]
+    # the same fault told as happening keeps it
+    happening = said.replace("are gone since we reseated it", "keep coming back").replace(
+        "After the RMA there is no more", "Every night dmesg shows"
+    )
+    assert rule in [f.id for f in diagnose_text(tmp_path, happening + "\n").findings]

@@ -122,8 +122,9 @@ def machine_hits(facts: Facts, sign: Sign) -> tuple[Hit, ...]:
 
 
 def prose_hits(facts: Facts, sign: Sign) -> tuple[Hit, ...]:
-    """Hits of ``sign`` in people's sentences only."""
-    return tuple(h for h in facts.seen(sign) if h.prose)
+    """Hits of ``sign`` in people's sentences only, where the sentence does not tell it as
+    not happening ("the Xid 79 errors are gone since we reseated the card")."""
+    return tuple(h for h in facts.seen(sign) if h.prose and not h.told_over)
 
 
 def mig_devices(facts: Facts) -> tuple[MigDevice, ...]:
