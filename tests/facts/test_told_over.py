@@ -133,3 +133,16 @@ def test_a_gpu_fault_told_over_gives_no_gpu_finding(tmp_path: Path, said: str, r
         "After the RMA there is no more", "Every night dmesg shows"
     )
     assert rule in [f.id for f in diagnose_text(tmp_path, happening + "\n").findings]
+
+
+def test_a_later_mention_the_sentence_does_not_take_back_still_counts(tmp_path: Path) -> None:
+    said = (
+        "No ECC errors on GPUs 0-6 any more, but GPU 7 shows uncorrectable ECC errors and the "
+        "job dies.\n"
+    )
+    assert "gpu.ecc" in [f.id for f in diagnose_text(tmp_path, said).findings]
+    limit = (
+        "Node1 no longer hits too many open files after the ulimit change, but node2 still "
+        "fails with too many open files.\n"
+    )
+    assert critical_ids(diagnose_text(tmp_path, limit)) == ["host.resources"]

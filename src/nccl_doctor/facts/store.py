@@ -511,6 +511,26 @@ class Facts:
         hits = self._search(sign.pattern, sign.flags, lambda: sign.regex, True)
         return hits if prose else tuple(h for h in hits if not h.prose)
 
+    def told(self, sign: Sign) -> tuple[Hit, ...]:
+        """:meth:`seen`'s hits, where a person's sentence says them: in a prose line, the
+        first match its sentence does not tell as not happening (:attr:`Hit.told_over`: "no
+        ECC errors on GPUs 0-6, but GPU 7 shows uncorrectable ECC errors" says the second),
+        and no hit where every match is told so."""
+        out: list[Hit] = []
+        for hit in self.seen(sign):
+            if not hit.told_over:
+                out.append(hit)
+                continue
+            later = (
+                Hit(hit.said, m)
+                for m in sign.regex.finditer(hit.cite.text, hit.match.end())
+                if m.end() > m.start()
+            )
+            found = next((h for h in later if not h.told_over), None)
+            if found is not None:
+                out.append(found)
+        return tuple(out)
+
     def saw(self, sign: Sign, *, prose: bool = True) -> bool:
         """Whether ``sign`` shows on any line."""
         return bool(self.seen(sign, prose=prose))

@@ -124,7 +124,7 @@ def machine_hits(facts: Facts, sign: Sign) -> tuple[Hit, ...]:
 def prose_hits(facts: Facts, sign: Sign) -> tuple[Hit, ...]:
     """Hits of ``sign`` in people's sentences only, where the sentence does not tell it as
     not happening ("the Xid 79 errors are gone since we reseated the card")."""
-    return tuple(h for h in facts.seen(sign) if h.prose and not h.told_over)
+    return tuple(h for h in facts.told(sign) if h.prose)
 
 
 def mig_devices(facts: Facts) -> tuple[MigDevice, ...]:

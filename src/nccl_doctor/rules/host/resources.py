@@ -227,7 +227,7 @@ def check(facts: Facts) -> list[Finding]:
     """The first exhausted host limit the evidence names."""
     nccl: frozenset[Said] | None = None
     for limit in _LIMITS:
-        shown = facts.seen(limit.sign)
+        shown = facts.told(limit.sign)
         if not shown:
             continue
         if nccl is None:
@@ -235,8 +235,8 @@ def check(facts: Facts) -> list[Finding]:
             # registration limit, memlock or the CMA pool, which net.ib_config reads) are
             # not the host's limits; nor is a warning its program goes on after
             nccl = facts.lines_of(NCCL_OWN) | facts.lines_of(CARRIES_ON)
-        # (nor a limit a person's sentence says is no longer reached)
-        hits = [h for h in shown if h.said not in nccl and not h.told_over]
+        # (a person's sentence that says the limit is no longer reached holds no hit)
+        hits = [h for h in shown if h.said not in nccl]
         if hits:
             limited = _finding(limit, hits)
             # the store's server out of file descriptors turns ranks away: the rendezvous
