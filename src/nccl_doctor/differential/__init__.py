@@ -18,7 +18,7 @@ from nccl_doctor.differential.checks import NEXT_CHECK
 from nccl_doctor.differential.context import Context, context_of
 from nccl_doctor.differential.phases import WHERE
 from nccl_doctor.differential.priors import PRIORS
-from nccl_doctor.differential.prose import not_negated, prose_symptom, resolved
+from nccl_doctor.differential.prose import prose_symptom
 from nccl_doctor.differential.shifts import SHIFTS, shifted
 from nccl_doctor.differential.symptoms import (
     ROUTINE_STOPS,
@@ -39,6 +39,7 @@ from nccl_doctor.facts.notices import notices_of
 from nccl_doctor.facts.run import DistributedError, PythonTraceback
 from nccl_doctor.facts.store import Facts, is_prose
 from nccl_doctor.facts.text import TextLine
+from nccl_doctor.facts.told import told_over
 from nccl_doctor.knowledge.cuda_errors import CUDA_CLASSES
 from nccl_doctor.knowledge.signatures import by_id
 
@@ -174,7 +175,7 @@ def _quotes_as_failing(text: str) -> bool:
     sig = message_of(text)
     found = sig.compiled().search(text) if sig is not None else None
     found = found or _ERRORISH.search(text)  # (a message the catalogue does not hold)
-    return found is None or (not_negated(text, found) and not resolved(text, found))
+    return found is None or not told_over(text, found.start(), found.end())
 
 
 def _error_lines(facts: Facts) -> tuple[Fact, ...]:

@@ -44,7 +44,7 @@ from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.catalogue import harmless_message
 from nccl_doctor.facts.notices import notices_of
 from nccl_doctor.facts.store import Facts
-from nccl_doctor.facts.told import FLAGS, not_negated, resolved
+from nccl_doctor.facts.told import FLAGS, not_negated
 from nccl_doctor.knowledge import cuda_errors
 from nccl_doctor.signs.cuda import CUDA_NUMBER_SAID
 
@@ -64,7 +64,6 @@ __all__ = [
     "Said",
     "not_negated",
     "prose_symptom",
-    "resolved",
     "rx",
 ]
 
@@ -167,10 +166,7 @@ def _cuda_number(facts: Facts) -> Said | None:
         err = cuda_errors.by_code(code) if code else None
         if err is None or err.code in cuda_errors.NOT_FAILURES or not hit.prose:
             continue
-        denied = _DENIED_WITHIN.search(hit.match.group()) or not not_negated(
-            hit.cite.text, hit.match
-        )
-        if denied or resolved(hit.cite.text, hit.match):
+        if _DENIED_WITHIN.search(hit.match.group()) or hit.told_over:
             continue
         hints = (err.diagnosis_id,) if err.diagnosis_id else ()
         why = f"the reporter names CUDA error {err.code} ({err.name})"
