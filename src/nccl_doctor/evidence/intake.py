@@ -124,6 +124,15 @@ def _split(name: str) -> tuple[str, str]:
     return (name[:cut] if cut >= 0 else ""), name[cut + 1 :]
 
 
+def _plain(entry: os.DirEntry[str]) -> bool:
+    """Whether a folder's entry is a plain file the walk reads, by the listing's type (no
+    system call, no note): not a link, a folder, or notes about the evidence."""
+    try:
+        return entry.name not in PROVENANCE_NAMES and entry.is_file(follow_symlinks=False)
+    except OSError:
+        return False
+
+
 class _Listing:
     """A folder's entries in name order, one at a time; the files after the one taken can be
     named ahead of it (see :mod:`.readahead`)."""
@@ -147,11 +156,7 @@ class _Listing:
         type is the listing's: no system call, no note; a link or a folder is left out)."""
         stop = min(self._next + ahead, len(self._entries))
         for entry in self._entries[max(self._next, self._named) : stop]:
-            try:
-                plain = entry.name not in PROVENANCE_NAMES and entry.is_file(follow_symlinks=False)
-            except OSError:
-                continue
-            if plain:
+            if _plain(entry):
                 yield entry.path
         self._named = max(self._named, stop)
 
@@ -160,11 +165,7 @@ class _Listing:
         (a folder's files would come between): the files the walk opens next, in order."""
         rest = []
         for entry in self._entries[self._next :]:
-            try:
-                plain = entry.name not in PROVENANCE_NAMES and entry.is_file(follow_symlinks=False)
-            except OSError:
-                break
-            if not plain:
+            if not _plain(entry):
                 break
             rest.append(entry.path)
         return rest
