@@ -79,7 +79,7 @@ class Budgets:
             self._buffer = bytearray(chunks.CHUNK_BYTES)
         return self._buffer
 
-    def info_limit(self, parser: StreamParser) -> int:
+    def info_limit(self, parser: StreamParser | type[StreamParser]) -> int:
         """The informational lines of ``parser``'s kind the next source may read."""
         return min(INFO_BUDGET, self.info.get(parser.kind, INFO_BUDGET))
 
@@ -94,11 +94,7 @@ class Budgets:
     def state(self) -> tuple[int, ...]:
         """What the next source's read depends on: the free text and each kind's informational
         lines it may read (two reads of one file from equal states give one result)."""
-        info = self.info
-        return (
-            self.text_limit(),
-            *(min(INFO_BUDGET, info.get(p.kind, INFO_BUDGET)) for p in STREAM_PARSERS),
-        )
+        return (self.text_limit(), *(self.info_limit(p) for p in STREAM_PARSERS))
 
     def spent_since(self, before: Budgets) -> Spent:
         """What was spent since ``before`` (a copy of these budgets, see :meth:`copy`)."""
