@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from nccl_doctor.differential.context import _link_local
+from nccl_doctor.facts.net import link_local as _link_local
 from tests.helpers import critical_ids, diagnose_text
 
 SAID = (

@@ -11,7 +11,6 @@ else types ("inside docker", "hangs", "after an upgrade").
 
 from __future__ import annotations
 
-import ipaddress
 import re
 from dataclasses import dataclass, field
 
@@ -41,7 +40,7 @@ from nccl_doctor.facts.nccl import (
     NcclWarn,
     corrupt_only_past_int32,
 )
-from nccl_doctor.facts.net import IbPort
+from nccl_doctor.facts.net import IbPort, link_local
 from nccl_doctor.facts.run import C10dSocketError, NcclErrorReport
 from nccl_doctor.facts.software import CpuInfo, SoftwareVersions
 from nccl_doctor.facts.span import local_ranks, span_of
@@ -343,25 +342,10 @@ def context_of(facts: Facts) -> Context:
             None,
         ),
         link_local_peer=next(
-            (h.match["addr"] for h in facts.seen(LINK_LOCAL_PEER) if _link_local(h.match["addr"])),
+            (h.match["addr"] for h in facts.seen(LINK_LOCAL_PEER) if link_local(h.match["addr"])),
             None,
         ),
     )
-
-
-def _link_local(peer: str) -> bool:
-    """Whether a peer as NCCL prints it (``169.254.1.2<42219>``, ``[fe80::1%eth0]:29500``) is a
-    link-local address: one only its own link reaches."""
-    text = re.sub(r"<[^<>]*>$", "", peer.strip("`'\".,;"))
-    # as printed, then without a ":port" (a bare IPv6 address ends in digits of its own)
-    return any(_is_link_local(h) for h in (text, re.sub(r"\]?:\d+$", "", text)))
-
-
-def _is_link_local(host: str) -> bool:
-    try:
-        return ipaddress.ip_address(host.strip("[]").split("%", 1)[0]).is_link_local
-    except ValueError:
-        return False
 
 
 def _gpu_newer_than_nccl(facts: Facts) -> tuple[str, str] | None:

@@ -7,11 +7,12 @@ Names are normalised across tools: ``state`` is the IB spec name (``DOWN``,
 name (``Sleep``, ``Polling``, ``Disabled``, ``PortConfigurationTraining``,
 ``LinkUp``, ``LinkErrorRecovery``, ``PhyTest``), GUIDs ``0x`` + 16 hex digits.
 :func:`virtual_interface` tells a host-local network device from one that
-reaches other hosts.
+reaches other hosts; :func:`link_local` an address only its own link reaches.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from dataclasses import dataclass
 
@@ -108,3 +109,19 @@ _VIRTUAL = re.compile(r"(?:lo|docker\d*|virbr\d*|veth\w*|br-[0-9a-f]+|cni\d*|vmn
 def virtual_interface(name: str) -> bool:
     """Whether the network device ``name`` is loopback or a virtual bridge (``lo``, ``docker0``)."""
     return _VIRTUAL.fullmatch(name) is not None
+
+
+def link_local(address: str) -> bool:
+    """Whether an address as NCCL prints it (``169.254.1.2<42219>``, ``[fe80::1%eth0]:29500``,
+    ``fe80::1%ib0<0>``) is link-local: only its own link reaches it, so no other host can use
+    it as a peer's address."""
+    text = re.sub(r"<[^<>]*>$", "", address.strip("`'\".,;"))
+    # as printed, then without a ":port" (a bare IPv6 address ends in digits of its own)
+    return any(_is_link_local(h) for h in (text, re.sub(r"\]?:\d+$", "", text)))
+
+
+def _is_link_local(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host.strip("[]").split("%", 1)[0]).is_link_local
+    except ValueError:
+        return False

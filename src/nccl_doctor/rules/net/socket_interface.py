@@ -50,7 +50,7 @@ from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.host import EnvVar
 from nccl_doctor.facts.live import NetInterface
 from nccl_doctor.facts.nccl import NcclNet, NcclTestFailure, error_chains
-from nccl_doctor.facts.net import virtual_interface
+from nccl_doctor.facts.net import link_local, virtual_interface
 from nccl_doctor.facts.run import NcclErrorReport
 from nccl_doctor.facts.span import span_of
 from nccl_doctor.facts.store import Facts
@@ -139,35 +139,66 @@ def _direct(facts: Facts) -> list[Finding]:
     ]
 
 
+def _address(net: NcclNet) -> tuple[str, str]:
+    """The interface a bootstrap or socket line names first, and its address without ``<port>``."""
+    name, addr = net.interfaces[0]
+    return name, addr.split("<", 1)[0]
+
+
+def _shared(bad: list[NcclNet], nets: list[NcclNet]) -> list[NcclNet]:
+    """The bootstrap lines of hosts that advertise one address between them.
+
+    Each host must tell its peers an address that reaches it alone; two hosts that
+    bootstrap on the same address (a BMC's USB network, a cloned VM's bridge) send each
+    other to themselves.
+    """
+    hosts: dict[str, set[str]] = {}
+    for net in nets:
+        if net.role == "bootstrap" and net.host:
+            hosts.setdefault(_address(net)[1], set()).add(net.host)
+    shared = {addr for addr, names in hosts.items() if len(names) > 1}
+    return [n for n in nets if n.role == "bootstrap" and _address(n)[1] in shared] or bad
+
+
 def _virtual(facts: Facts) -> list[Finding]:
     span = span_of(facts)
     if span.multi is not True:
         return []
+    nets = [n for n in facts.of(NcclNet) if n.role in ("bootstrap", "socket") and n.interfaces]
     bad: list[NcclNet] = []
-    for net in facts.of(NcclNet):
-        if net.role not in ("bootstrap", "socket") or not net.interfaces:
-            continue
-        name, addr = net.interfaces[0]
-        if virtual_interface(name) or addr.startswith(("127.", "::1")):
+    for net in nets:
+        name, addr = _address(net)
+        if virtual_interface(name) or addr.startswith(("127.", "::1")) or link_local(addr):
             bad.append(net)
+    bad = _shared(bad, nets)
     if not bad:
         return []
-    name, addr = bad[0].interfaces[0]
+    name, addr = _address(bad[0])
     failed = failure_cites(facts)
     hosts = sorted({n.host for n in bad if n.host})
+    shared = len(hosts) > 1 and len({_address(n)[1] for n in bad if n.host}) == 1
+    if shared:
+        why = (
+            f"hosts {', '.join(hosts[:4])} all advertise that one address, so each peer that "
+            "dials it reaches itself"
+        )
+    elif link_local(addr):
+        why = "a link-local address reaches its own link only, not the other hosts"
+    else:
+        why = "a loopback or virtual-bridge address is not reachable from other hosts"
+        if hosts:
+            why += f" (hosts {', '.join(hosts[:4])})"
     return [
         RULE.finding(
             summary=f"NCCL bootstraps on {name} ({addr}) while the job spans nodes ({span.why}); "
-            f"a loopback or virtual-bridge address is not reachable from other hosts"
-            + (f" (hosts {', '.join(hosts[:4])})" if hosts else "")
-            + ".",
+            f"{why}.",
             fix=_FIX,
             evidence=first_distinct([n.cite for n in bad] + span.cites + failed[:1], 4),
             hosts=hosts,
             severity=Severity.CRITICAL
             if failed and not init_completed(facts)
             else Severity.WARNING,
-            confidence=Confidence.MEDIUM,
+            confidence=Confidence.HIGH if shared else Confidence.MEDIUM,
         )
     ]
 
