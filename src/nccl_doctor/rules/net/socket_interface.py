@@ -21,7 +21,9 @@ Evidence
 ``Bootstrap : no socket interface found``, ``NET/Socket : No usable listening
 interface found``, ``NET/IB : No IP interface found``, ``No interface found in
 the same subnet``; Gloo's ``Unable to find address for``; a ``Bootstrap :
-Using lo:127.0.0.1`` line on a multi-node job, or a connection to a peer's
+Using lo:127.0.0.1`` line on a multi-node job (or a link-local address there, or one
+address two hosts both bootstrap on: a BMC's USB network, each host's container on the
+default docker bridge), or a connection to a peer's
 loopback address there (Gloo's ``Connection refused, remote=[127.0.1.1]``,
 NCCL's ``Connect to 127.0.1.1<port> failed``: the host name resolves to
 127.0.1.1 in /etc/hosts), or to a link-local one (169.254.x.x, fe80::: NCCL's
