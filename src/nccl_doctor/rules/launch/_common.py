@@ -203,8 +203,28 @@ def watchdog_aborts(facts: Facts) -> list[Death]:
         d
         for d in (*_child_deaths(facts), *_worker_deaths(facts))
         if not (d.error and launch_phase(d.error))
-        and _is_teardown(facts, d.rank, d.error, d.local_rank)
+        and (
+            _is_teardown(facts, d.rank, d.error, d.local_rank)
+            or _bare_abort_beside_timeout(facts, d)
+        )
     ]
+
+
+def _bare_abort_beside_timeout(facts: Facts, death: Death) -> bool:
+    """A SIGABRT with no error of its own where a collective timed out on its host.
+
+    ProcessGroupNCCL's watchdog ends its process by throwing on its own thread (std::terminate,
+    then abort: exit -6), and the launcher reports that exit by local rank while the timeout
+    is often printed by another rank alone ("ranks 1, 2 print the same"). A rank that aborted
+    on its own first would have had its peers stopped by the launcher before their timeout
+    ran out, unless they live on other hosts, so only a timeout of the same host counts.
+    """
+    if death.signal != "SIGABRT" or death.error:
+        return False
+    return any(
+        death.host is None or t.host is None or t.host == death.host
+        for t in facts.of(CollectiveTimeout)
+    )
 
 
 def _child_deaths(facts: Facts) -> list[Death]:
@@ -303,6 +323,7 @@ def deaths(facts: Facts) -> list[Death]:
         d
         for d in (*_child_deaths(facts), *_worker_deaths(facts))
         if not _is_teardown(facts, d.rank, d.error, d.local_rank)
+        and not _bare_abort_beside_timeout(facts, d)
     ]
     if not found and not facts.of(ChildFailure):
         found = [
