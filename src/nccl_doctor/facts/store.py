@@ -129,10 +129,20 @@ _OPENING_SETTINGS = re.compile(
 )
 
 
+#: A tqdm progress bar after its description ("Map (num_proc=16):  38%|███▊      |
+#: 15620911/41022118 [30:02<48:12, 8781.90 examples/s]"): the percentage, the bar, the counts
+#: and the elapsed time are the program's, whatever words the description holds.
+_PROGRESS_BAR = re.compile(
+    r"\d{1,3}%\|[^|\n]{0,80}\|\s{0,4}[\d.]{1,15}[kMG]?/[\d.]{1,15}[kMG]?\s{0,4}\["
+)
+
+
 def _machine(text: str) -> bool:
     """Whether a line opens as a program's output does (a log prefix, a traceback, a command),
-    past the settings a sentence may open with."""
-    return bool(_MACHINE.match(_OPENING_SETTINGS.sub("", text, count=1)))
+    past the settings a sentence may open with, or is a progress bar."""
+    return bool(
+        _MACHINE.match(_OPENING_SETTINGS.sub("", text, count=1)) or _PROGRESS_BAR.search(text)
+    )
 
 
 def is_prose(text: str) -> bool:

@@ -63,6 +63,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import replace
 
+from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.flight import FlightDump
 from nccl_doctor.facts.job import first_collective_timeout
 from nccl_doctor.facts.ranks import ranks_text
@@ -168,7 +169,18 @@ def _from_timeouts(facts: Facts) -> Finding | None:
             "likely still writing (slow, full or failing storage) while the others waited"
         )
     crashed = bool(deaths(facts)) or (bool(missing) and not hang_cues(facts))
-    unconnected = first_collective_timeout(facts) is not None and not _named(origin)
+    busy = _busy(facts, timeout_ms)
+    if busy is not None and not _named(origin):
+        secs, bar = busy
+        summary += (
+            f"; a progress bar had run {secs // 60}:{secs % 60:02d} when the others timed out: "
+            "a rank was at long work of its own (tokenisation, a dataset map, evaluation) while "
+            "the others waited for it in this collective"
+        )
+        issued_cites = [*issued_cites, bar]
+    unconnected = (
+        first_collective_timeout(facts) is not None and not _named(origin) and busy is None
+    )
     if unconnected:
         summary += (
             f"; it is the group's first collective (SeqNum {first.seq}) and none has completed, "
@@ -206,6 +218,13 @@ def _from_timeouts(facts: Facts) -> Finding | None:
             "it then runs, the GPU-to-GPU path is at fault (PCIe ACS, IOMMU); across nodes check "
             "the 'NET/' and 'Connected all rings' lines of each.",
         )
+    if busy is not None and not _named(origin):
+        fix.insert(
+            0,
+            "Do the long single-rank work (tokenisation, dataset map or caching) before the "
+            "distributed job, or on every rank with a shared cache (the group's timeout, "
+            "below, only buys it time).",
+        )
     if ckpt:
         fix.insert(
             0,
@@ -225,7 +244,11 @@ def _from_timeouts(facts: Facts) -> Finding | None:
             *ckpt,
         ],
         ranks=reporters,
-        confidence=Confidence.MEDIUM if crashed or unconnected else Confidence.HIGH,
+        # (a busy rank at the first collective: the likely reading, not a proof that the
+        # others connected)
+        confidence=Confidence.MEDIUM
+        if crashed or unconnected or (busy and first_collective_timeout(facts))
+        else Confidence.HIGH,
     )
 
 
@@ -611,11 +634,18 @@ def _unconnected(facts: Facts) -> bool:
     timeout = first_collective_timeout(facts)
     if timeout is None or _named(analyse(facts)):
         return False
-    # a progress bar that ran for half the timeout or more: a rank was at its own work
-    busy = longest_elapsed(facts)
-    if busy is not None and busy[0] * 2000 >= (timeout.timeout_ms or _DEFAULT_MS):
+    if _busy(facts, timeout.timeout_ms) is not None:
         return False
     return not missing_from_timeout(facts)[0] and not facts.seen_prose(CHECKPOINT_WORDS)
+
+
+def _busy(facts: Facts, timeout_ms: int | None) -> tuple[int, Cite] | None:
+    """A progress bar that ran for half the group's timeout or more (seconds, and its line): a
+    rank was at its own work while the others waited."""
+    busy = longest_elapsed(facts)
+    if busy is not None and busy[0] * 2000 >= (timeout_ms or _DEFAULT_MS):
+        return busy
+    return None
 
 
 def _check(facts: Facts) -> list[Finding]:
