@@ -191,7 +191,14 @@ def hypotheses_of(
         lead and lead.severity is Severity.CRITICAL and lead.confidence is Confidence.HIGH
     )
     ordered = differential_order(failures, failure)
-    known = {f.id for f in standing if f.severity is not Severity.INFO}
+    # a warning the rule gives as context, not a cause (a leftover setting), leaves its id to
+    # be weighed: the differential may still rank it first. A critical finding has said all of
+    # its id (a rank killed with nothing of its own: who died is known, what killed it is not)
+    known = {
+        f.id
+        for f in standing
+        if f.severity is Severity.CRITICAL or (f.severity is Severity.WARNING and f.cause)
+    }
     if decisive and lead is not None:
         return differential(facts, ordered, known, confirmed=lead.id)[:ALTERNATIVES]
     return differential(facts, ordered, known)

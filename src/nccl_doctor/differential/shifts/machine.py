@@ -219,6 +219,27 @@ MACHINE: tuple[Shift, ...] = (
     Shift(
         "nccl.p2p", 0.2, "NCCL_P2P_DISABLE=1 is set and it still fails", lambda c: c.p2p_disabled
     ),
+    # a slow job whose own settings (NCCL's "set by environment" echo, an environment dump)
+    # turn off the transport its ranks would use: IB between nodes (traffic over TCP sockets),
+    # P2P or SHM between a node's GPUs (traffic through host memory or the network); a switch
+    # the reporter says made the job work is a workaround for another cause, not this one
+    Shift(
+        "nccl.env",
+        6.0,
+        "the job's own settings turn off the transport its ranks would use (NCCL_IB_DISABLE=1 "
+        "across nodes, NCCL_P2P_DISABLE=1 or NCCL_SHM_DISABLE=1 between a node's GPUs)",
+        lambda c: (
+            not c.worked
+            and (
+                (c.ib_disabled and c.multi_node)
+                or (
+                    (c.p2p_disabled or c.shm_disabled)
+                    and ((c.local_ranks or 0) > 1 or c.nvlink_board is True)
+                )
+            )
+        ),
+        frozenset({"slow", "slow_network"}),
+    ),
     Shift(
         "nccl.p2p",
         3.0,
