@@ -164,3 +164,42 @@ def test_a_full_dev_shm_is_seen_and_an_nccl_line_is_set_apart(tmp_path: Path) ->
     shm = facts.seen(SHM_EXHAUSTED)
     assert {h.cite.line for h in shm} == {1, 2}
     assert {h.cite.line for h in shm if h.said not in facts.lines_of(NCCL_OWN)} == {1}
+
+
+@pytest.mark.parametrize(
+    ("said", "value"),
+    [
+        ("No tuning except NCCL_SOCKET_IFNAME=ib0. nnodes=64 in Slurm.", "ib0"),
+        ("We pinned it (NCCL_SOCKET_IFNAME=eth0) on both nodes.", "eth0"),
+        ("export NCCL_SOCKET_IFNAME=^docker0,lo", "^docker0,lo"),
+        ("NCCL_IB_HCA=mlx5_0:1,mlx5_1:1; then it ran", "mlx5_0:1,mlx5_1:1"),
+    ],
+)
+def test_a_sentences_stop_is_not_part_of_the_value(tmp_path: Path, said: str, value: str) -> None:
+    name = said.split("=", maxsplit=1)[0].rsplit(maxsplit=1)[-1].lstrip("(")
+    assert [v for v, _ in env_values(_facts(tmp_path, said + "\n"), name)] == [value]
+
+
+_GRAPH_FAILURE = (
+    "nid001873:91233:91590 [0] NCCL INFO comm 0x55f1e7a0 rank 256 nRanks 512 nNodes 64 "
+    "localRanks 8 localRank 0 MNNVL 0\n"
+    "nid001873:91233:91590 [0] NCCL WARN Internal error : tree already has 3 children\n"
+    "nid001873:91233:91590 [0] NCCL INFO {site} -> 3\n"
+    "nid001873:91233:91590 [0] NCCL INFO init.cc:1102 -> 3\n"
+    "[rank256]: torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/"
+    "c10d/ProcessGroupNCCL.cpp:1970, internal error - please report this issue to the NCCL "
+    "developers, NCCL version 2.20.3\n"
+    "No NCCL_* tuning env vars except NCCL_DEBUG and NCCL_SOCKET_IFNAME=ib0.\n"
+)
+
+
+def test_a_pinned_interface_is_no_cause_of_a_failure_past_bootstrap(tmp_path: Path) -> None:
+    # the chain starts in graph/connect.cc: the ranks had met over the interface
+    facts = _facts(tmp_path, _GRAPH_FAILURE.format(site="graph/connect.cc:291"))
+    assert socket_interface.check(facts) == []
+
+
+def test_a_pinned_interface_stays_where_bootstrap_failed(tmp_path: Path) -> None:
+    facts = _facts(tmp_path, _GRAPH_FAILURE.format(site="bootstrap.cc:256"))
+    found = _only(socket_interface.check(facts))
+    assert found.summary.startswith("NCCL_SOCKET_IFNAME=ib0 pins NCCL's bootstrap")

@@ -11,7 +11,8 @@ def setting(family: str, name: str) -> Sign:
     sign hits a line once, so one general NAME=value sign would see only the first."""
     return sign(
         f"{family}.env_{name.lower()}",
-        rf"(?<![A-Za-z0-9_]){name}=(?P<value>[^\s'\"`]+)",
+        # (a sentence's own stop after the value is not part of it: "NCCL_SOCKET_IFNAME=ib0.")
+        rf"(?<![A-Za-z0-9_]){name}=(?P<value>[^\s'\"`]{{0,300}}[^\s'\"`.,;:)])",
         f"{name}=value written in a command line, an export or a sentence: the value",
         case=True,
     )

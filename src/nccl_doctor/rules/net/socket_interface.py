@@ -280,7 +280,7 @@ def _pinned(facts: Facts) -> list[Finding]:
         if rep.result_name in _INIT_RESULTS or (rep.cite.source, rep.cite.line) in named:
             text = " ".join(x for x in (rep.reason, rep.result_name) if x)
             errors.append((rep.cite, rep.host, rep.reason or text))
-    if not errors or init_completed(facts):
+    if not errors or init_completed(facts) or _failed_past_bootstrap(facts):
         return []
     value, cite, _ = settings[0]
     wanted, _, exact = hca_list(value)
@@ -315,6 +315,18 @@ def _pinned(facts: Facts) -> list[Finding]:
             confidence=Confidence.MEDIUM,
         )
     ]
+
+
+#: The files of NCCL's bootstrap and socket code: an error chain that starts elsewhere
+#: (graph/connect.cc, transport/p2p.cc) failed after the ranks had found each other.
+_BOOTSTRAP_FILES = ("bootstrap.cc", "socket.cc", "socket.h", "proxy.cc", "net_socket.cc")
+
+
+def _failed_past_bootstrap(facts: Facts) -> bool:
+    """Whether every ``-> N`` chain NCCL printed starts outside its bootstrap and socket code:
+    the interface let the ranks meet, and the failure came later (a graph, a transport)."""
+    chains = [c for c in error_chains(facts) if c.frames]
+    return bool(chains) and all(not c.frames[0][0].endswith(_BOOTSTRAP_FILES) for c in chains)
 
 
 def _init_reasons(facts: Facts, reports: tuple[NcclErrorReport, ...]) -> set[tuple[str, int]]:
