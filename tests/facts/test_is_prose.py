@@ -22,6 +22,19 @@ from nccl_doctor.facts.store import is_prose
         ("NCCL version 2.21.5+cuda12.4", False),
         ("NCCL WARN Cuda failure 'out of memory'", False),
         ("NCCL failure common.cu:1030 'unhandled cuda error'", False),
+        # a tqdm bar is the program's, whatever words its description holds
+        (
+            (
+                "Running tokenizer on dataset (num_proc=16):  37%|███▋      | 1480000/4000000 "
+                "[29:51<50:12, 836.54 examples/s]"
+            ),
+            False,
+        ),
+        ("Loading checkpoint shards:  50%|█████     | 2/4 [00:03<00:03,  1.52s/it]", False),
+        ("Epoch 3:  12%|█▏        | 1.2k/10.0k [01:02<07:40, 19.1it/s, loss=0.31]", False),
+        # a person's words about the bar are still theirs
+        ("The progress bar stops at 37% and the other ranks wait for it", True),
+        ("It is stuck at 12%| of the first epoch and never moves on", True),
     ],
 )
 def test_nccl_words_in_a_sentence_are_prose(line: str, prose: bool) -> None:
@@ -101,26 +114,4 @@ def test_the_reporters_own_voice_ends_an_unfenced_exception(tmp_path: Path, said
     ],
 )
 def test_a_programs_rows_are_not_prose(line: str, prose: bool) -> None:
-    assert is_prose(line) is prose
-
-
-@pytest.mark.parametrize(
-    ("line", "prose"),
-    [
-        # a tqdm bar is the program's, whatever words its description holds
-        (
-            (
-                "Running tokenizer on dataset (num_proc=16):  37%|███▋      | 1480000/4000000 "
-                "[29:51<50:12, 836.54 examples/s]"
-            ),
-            False,
-        ),
-        ("Loading checkpoint shards:  50%|█████     | 2/4 [00:03<00:03,  1.52s/it]", False),
-        ("Epoch 3:  12%|█▏        | 1.2k/10.0k [01:02<07:40, 19.1it/s, loss=0.31]", False),
-        # a person's words about the bar are still theirs
-        ("The progress bar stops at 37% and the other ranks wait for it", True),
-        ("It is stuck at 12%| of the first epoch and never moves on", True),
-    ],
-)
-def test_a_progress_bar_is_output(line: str, prose: bool) -> None:
     assert is_prose(line) is prose
