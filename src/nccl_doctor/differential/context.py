@@ -27,6 +27,7 @@ from nccl_doctor.facts.job import (
     job_pids,
     world_size,
 )
+from nccl_doctor.facts.last_error import truncated_at_init
 from nccl_doctor.facts.live import HostRuntime, ShmInfo
 from nccl_doctor.facts.nccl import (
     NcclCommInit,
@@ -108,6 +109,9 @@ class Context:
     #: NCCL reads the machine's topology or graphs from a file (NCCL_TOPO_FILE,
     #: NCCL_GRAPH_FILE, or a "Loading topology file" line) instead of detecting them
     topology_file: bool = False
+    #: NCCL's bootstrap got a message of another size than its own structure before any
+    #: transport was set up (:func:`~nccl_doctor.facts.last_error.truncated_at_init`)
+    truncated_at_init: bool = False
     #: NCCL's log shows NVLS multicast set-up and no communicator finished its init
     nvls_setup_unfinished: bool = False
     #: torch.distributed runs on gloo and nothing of NCCL shows (no NCCL line, no word of it)
@@ -304,6 +308,7 @@ def context_of(facts: Facts) -> Context:
         connected=collectives_completed(facts) is not None,
         topology_file=any(e.event == "topology-file" for e in facts.of(NcclEvent))
         or any(_env(facts, n) for n in ("NCCL_TOPO_FILE", "NCCL_GRAPH_FILE")),
+        truncated_at_init=truncated_at_init(facts),
         symmetric_memory=facts.saw(SYMMETRIC_MEMORY),
         sharing_layer=facts.saw(SHARING_LAYER),
         nvls_setup_unfinished=any(e.event == "nvls-setup" for e in facts.of(NcclEvent))

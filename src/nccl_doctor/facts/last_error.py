@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import re
 
+from nccl_doctor.facts.catalogue import signature_of
+from nccl_doctor.facts.nccl import error_chains
+from nccl_doctor.facts.run import NcclErrorReport
 from nccl_doctor.facts.store import Facts
 
 _HEAD = re.compile(r"Last error:\s*$", re.IGNORECASE)
@@ -40,3 +43,28 @@ def _last_error_lines(facts: Facts) -> tuple[str, ...]:
             if text:
                 out[text] = None
     return tuple(out)
+
+
+#: NCCL's bootstrap receiving a message of another size than this rank's own structure.
+_TRUNCATED = "nccl.warn.bootstrap.message_truncated"
+#: Files of the set-up after init: a truncated message there came while transports connect.
+_AFTER_INIT = ("transport.cc", "proxy.cc", "p2p.cc", "net.cc", "group.cc")
+
+
+def truncated_at_init(facts: Facts) -> bool:
+    """Whether NCCL's error is a bootstrap message truncated before any transport was set up.
+
+    At init the ranks exchange their peer information, a structure whose size changes between
+    NCCL releases ("received 96 bytes instead of 64": a peer runs another release); the same
+    WARN while transports connect (``transport.cc``, ``group.cc`` in the ``-> N`` chain) came
+    from a release's own bug (NVIDIA/nccl#1176: 2.19.3 on point-to-point set-up).
+    """
+    chains = error_chains(facts)
+    said = [c.warn_message for c in chains if c.warn_message]
+    said += [r.last_error[0] for r in facts.of(NcclErrorReport) if r.last_error]
+    said += last_error_lines(facts)
+    if not any(
+        (sig := signature_of(t)) is not None and sig.id.startswith(_TRUNCATED) for t in said
+    ):
+        return False
+    return not any(f[0].endswith(_AFTER_INIT) for c in chains for f in c.frames)

@@ -125,6 +125,18 @@ MACHINE: tuple[Shift, ...] = (
             else ""
         ),
     ),
+    # at init the ranks exchange their peer information, whose size changes between NCCL
+    # releases: a bootstrap message of another size there is a peer on another release
+    *(
+        Shift(
+            i,
+            f,
+            "NCCL's bootstrap received a peer's structure of another size at init, before any "
+            "transport was set up: the ranks run different NCCL releases",
+            lambda c: c.truncated_at_init,
+        )
+        for i, f in (("nccl.version_mismatch", 5.0), ("nccl.internal", 0.3))
+    ),
     # a topology file describes one machine type; NCCL trusts it over what it would detect
     Shift(
         "nccl.env",

@@ -52,6 +52,7 @@ from nccl_doctor.facts.host import EnvVar, ShellVariable
 from nccl_doctor.facts.run import C10dSocketError, DistributedError, RendezvousTimeout
 from nccl_doctor.facts.span import launches
 from nccl_doctor.facts.store import Facts, Hit, Said
+from nccl_doctor.facts.told import sentence_of
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.app._origin import with_roles
 from nccl_doctor.rules.base import Rule
@@ -259,10 +260,17 @@ _ELASTIC = (
 def _from_launch_line(facts: Facts) -> Finding | None:
     """A multi-node launch with static rendezvous that names no node rank."""
     placed = facts.lines_of(NODE_PLACED)
-    launchers = facts.lines_of(LAUNCHER_COMMAND)
+    launchers = {h.said: h for h in facts.seen(LAUNCHER_COMMAND)}
     for launch in launches(facts):
         hit = launch.hit
         if (launch.fixed or 0) < 2 or hit.said in placed or hit.said not in launchers:
+            continue
+        # a sentence that names the launcher and then the node count in another ("alone it
+        # trains with torchrun --nproc_per_node 4. Together (--nnodes 2) it fails") states no
+        # launch without a node rank
+        named = launchers[hit.said]
+        text = hit.said.text
+        if hit.prose and sentence_of(text, hit.match) != sentence_of(text, named.match):
             continue
         return RULE.finding(
             summary=f"The launch asks for {launch.fixed} nodes but gives no --node_rank "

@@ -21,7 +21,8 @@ Evidence
 ``nNodes 1`` while ranks run on several machines; P2P/SHM channels between
 ranks of different machines; NCCL lines from different addresses under one
 hostname; a launch command naming several hosts whose NCCL lines all carry the
-same hostname.
+same hostname; ``Duplicate GPU detected`` printed by processes of two machines (the same
+slot of two identical machines, their host hashes equal: one ``NCCL_HOSTID`` value).
 
 Fix
 ---
@@ -33,13 +34,14 @@ machines and that inter-machine channels use ``NET/...``.
 
 from __future__ import annotations
 
-from nccl_doctor.facts.base import Cite
-from nccl_doctor.facts.nccl import NcclCommInit, NcclCommLayout, NcclNet
+from nccl_doctor.facts.base import Cite, local_alias
+from nccl_doctor.facts.nccl import NcclCommInit, NcclCommLayout, NcclEnvSetting, NcclNet, NcclWarn
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.base import Rule
 from nccl_doctor.rules.nccl._common import machine, nccl_hosts, rank_hosts, transports
 from nccl_doctor.signs.nccl import (
+    DUPLICATE_GPU,
     GPUS_PER_NODE,
     INTRA_TRANSPORT,
     LAUNCH_HOSTS,
@@ -150,6 +152,39 @@ def _blocks_crossed(facts: Facts, fix: list[str]) -> list[Finding]:
     return []
 
 
+def _duplicate_across_hosts(facts: Facts, fix: list[str]) -> list[Finding]:
+    """NCCL's duplicate-GPU refusal printed by processes of different machines.
+
+    NCCL calls two ranks duplicates when their host hash and bus id match; printed by
+    processes that name different hosts, the bus ids are the same slot of two identical
+    machines and the host hashes collided (one NCCL_HOSTID value, a shared hostname and boot
+    id).
+    """
+    warns = facts.showing(DUPLICATE_GPU, facts.of(NcclWarn))
+    hosts = sorted({w.host for w in warns if w.host and not local_alias(w.host)})
+    if len(hosts) < 2:
+        return []
+    ids = [s for s in facts.of(NcclEnvSetting) if s.name == "NCCL_HOSTID" and s.value]
+    why = (
+        f"; NCCL_HOSTID is set ({ids[0].value!r}): NCCL hashes that value instead of the "
+        "host's, so machines given the same value are one host to it"
+        if len({s.value for s in ids}) == 1 and ids
+        else ""
+    )
+    ranks = sorted({r for w in warns for r in w.ranks})
+    return [
+        RULE.finding(
+            summary=f"NCCL reports a duplicate GPU from processes on {len(hosts)} machines "
+            f"({', '.join(hosts[:4])}): the ranks it pairs share a bus id only as the same "
+            f"slot of two machines it takes for one host{why}",
+            fix=fix,
+            evidence=[*warns[:2], *ids[:1]],
+            ranks=ranks,
+            hosts=hosts,
+        )
+    ]
+
+
 def check(facts: Facts) -> list[Finding]:
     """Fire when a multi-machine job is seen by NCCL as one host."""
     n_launch, launch_cites = _launch_hosts(facts)
@@ -184,6 +219,9 @@ def check(facts: Facts) -> list[Finding]:
             "between machines must use NET/IB or NET/Socket, not P2P or SHM"
         ),
     ]
+    across = _duplicate_across_hosts(facts, fix)
+    if across:
+        return across
     if crossing:
         t = crossing[0]
         rank = t.comm_rank or 0

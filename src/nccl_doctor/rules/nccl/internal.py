@@ -41,7 +41,7 @@ from __future__ import annotations
 from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.catalogue import blames_elsewhere
 from nccl_doctor.facts.failures import failures_of
-from nccl_doctor.facts.last_error import last_error_lines
+from nccl_doctor.facts.last_error import last_error_lines, truncated_at_init
 from nccl_doctor.facts.nccl import NcclEvent, NcclTestFailure, error_chains
 from nccl_doctor.facts.run import NcclErrorReport
 from nccl_doctor.facts.store import Facts
@@ -284,7 +284,7 @@ def _check(facts: Facts) -> list[Finding] | None:
         last = next((r.last_error[0] for r in reports if r.last_error), None)
         last = last or next(iter(last_error_lines(facts)), None)
         why = warn or last
-        if why and blames_elsewhere(why, RULE.id):
+        if why and (blames_elsewhere(why, RULE.id) or truncated_at_init(facts)):
             # NCCL returns ncclInternalError for what its source shows is the environment
             # (a malformed topology file, an interface that matched nothing): the catalogue's
             # reading of that message names the causes, and the differential weighs them

@@ -1,0 +1,87 @@
+"""Three readings of a failed init: a bootstrap message of another size before any transport
+(a peer on another NCCL release, not NCCL's bug), a duplicate GPU reported from two machines
+(host identity, not two ranks on one GPU), and a launch's node count told in a sentence apart
+from the launcher's. Each with the case where it must stay silent."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.helpers import critical_ids, diagnose_text
+
+_TRUNCATED = (
+    "gpua01:20417:20417 [0] NCCL INFO Bootstrap : Using ens1f0:10.1.4.21<0>\n"
+    "NCCL version 2.19.3+cuda12.3\n"
+    "gpua01:20417:20417 [0] bootstrap.cc:77 NCCL WARN Message truncated : received 96 bytes "
+    "instead of 64\n"
+    "{chain}"
+    "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/"
+    "ProcessGroupNCCL.cpp:1691, internal error - please report this issue to the NCCL "
+    "developers, NCCL version 2.19.3\n"
+    "ncclInternalError: Internal check failed.\n"
+    "Last error:\n"
+    "Message truncated : received 96 bytes instead of 64\n"
+)
+
+
+def test_a_truncated_bootstrap_message_at_init_is_another_release(tmp_path: Path) -> None:
+    report = diagnose_text(tmp_path, _TRUNCATED.format(chain=""))
+    assert "nccl.internal" not in critical_ids(report)
+    assert report.top(1) == ["nccl.version_mismatch"]
+    assert any("another size at init" in r for r in report.hypotheses[0].for_)
+
+
+def test_a_truncated_message_while_transports_connect_stays_internal(tmp_path: Path) -> None:
+    chain = (
+        "gpua01:20417:6900 [0] NCCL INFO bootstrap.cc:554 -> 3\n"
+        "gpua01:20417:6900 [0] NCCL INFO transport.cc:204 -> 3\n"
+        "gpua01:20417:6900 [0] NCCL INFO group.cc:110 -> 3\n"
+    )
+    report = diagnose_text(tmp_path, _TRUNCATED.format(chain=chain))
+    assert critical_ids(report) == ["nccl.internal"]
+
+
+def _duplicate(second_host: str) -> str:
+    return (
+        "llm-pt-master-0:88:88 [0] NCCL INFO NCCL_HOSTID set by environment to $(POD_NAME)\n"
+        "llm-pt-master-0:88:88 [0] init.cc:943 NCCL WARN Duplicate GPU detected : rank 0 and "
+        "rank 8 both on CUDA device 18000\n"
+        f"{second_host}:91:91 [0] init.cc:943 NCCL WARN Duplicate GPU detected : rank 8 and rank "
+        "0 both on CUDA device 18000\n"
+        "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/"
+        "NCCLUtils.hpp:317, invalid usage (run with NCCL_DEBUG=WARN for details), NCCL version "
+        "2.21.5\n"
+    )
+
+
+def test_a_duplicate_gpu_told_by_two_machines_is_host_identity(tmp_path: Path) -> None:
+    report = diagnose_text(tmp_path, _duplicate("llm-pt-worker-0"))
+    assert critical_ids(report) == ["nccl.host_identity"]
+    [found] = report.findings
+    assert "from processes on 2 machines (llm-pt-master-0, llm-pt-worker-0)" in found.summary
+    assert "NCCL_HOSTID is set ('$(POD_NAME)')" in found.summary
+    assert dict(report.folded)["nccl.host_identity"][0].id == "nccl.duplicate_gpu"
+
+
+def test_a_duplicate_gpu_on_one_machine_stays_two_ranks_on_one_gpu(tmp_path: Path) -> None:
+    report = diagnose_text(tmp_path, _duplicate("llm-pt-master-0"))
+    assert critical_ids(report) == ["nccl.duplicate_gpu"]
+
+
+_TOGETHER = "Two nodes, 4 GPUs each, no IB. {said} NCCL error at init: unhandled system error.\n"
+
+
+def test_a_launch_sentence_without_a_node_rank_is_a_warning(tmp_path: Path) -> None:
+    said = "We start both with torchrun --nnodes 2 --nproc_per_node 4 train.py on each node."
+    report = diagnose_text(tmp_path, _TOGETHER.format(said=said))
+    assert any(
+        f.id == "launch.rendezvous" and "gives no --node_rank" in f.summary for f in report.findings
+    )
+
+
+def test_a_node_count_in_another_sentence_is_no_launch(tmp_path: Path) -> None:
+    said = (
+        "Each node alone trains with torchrun --nproc_per_node 4. Together (--nnodes 2) it fails."
+    )
+    report = diagnose_text(tmp_path, _TOGETHER.format(said=said))
+    assert all("gives no --node_rank" not in f.summary for f in report.findings)
