@@ -219,8 +219,10 @@ def test_a_tool_prefix_makes_a_sentence_machine_output(
     tmp_path: Path, line: str, severity: str, confidence: str
 ) -> None:
     (finding,) = _driver(tmp_path, {"notes.txt": line + "\n"})
+    # told in a sentence, the error is the reporter's account, not a line CUDA printed
+    told = "CUDA failed with" if severity == "critical" else "The reporter tells of CUDA's"
     assert finding.summary == (
-        "CUDA failed with error 35 'CUDA driver version is insufficient for CUDA runtime version'"
+        f"{told} error 35 'CUDA driver version is insufficient for CUDA runtime version'"
     )
     assert (finding.severity.value, finding.confidence.value) == (severity, confidence)
 

@@ -96,6 +96,10 @@ RANK_PREFIX = sign(
 TOO_OLD = sign(
     "driver.too_old",
     r"CUDA driver version is insufficient|driver on your system is too old"
+    # (PyTorch's warning as people retell it: "the NVIDIA driver on the system is too old",
+    # "the driver on these nodes is too old")
+    r"|driver (?:on|of|in) (?:the|this|these|our|that|those) (?:\w{1,15} ){0,2}?"
+    r"(?:system|machine|server|node|host)s? (?:is|was|are) too old"
     r"|forward compatibility was attempted|COMPAT_NOT_SUPPORTED_ON_DEVICE"
     r"|cudaErrorInsufficientDriver|cudaErrorCompatNotSupportedOnDevice"
     r"|UNSUPPORTED_PTX_VERSION|PTX was compiled with an unsupported toolchain"
@@ -129,7 +133,8 @@ PROSE_DRIVER = sign(
 )
 PROSE_CUDA = sign(
     "driver.prose_cuda",
-    r"\bcuda\D{0,20}?\b(?P<version>1[0-3]\.\d)\b",
+    # (an image's tag too: "pytorch:2.4.0-cuda12.4-cudnn9-runtime")
+    r"\bcuda(?:\D{0,20}?\b)?(?P<version>1[0-3]\.\d)\b",
     "a CUDA release named in words (`CUDA 12.1`, `cuda version 11.8`)",
 )
 

@@ -255,6 +255,9 @@ MESSAGES: tuple[ProseSymptom, ...] = (
             # too old", "the CUDA driver is older than what the wheel was built against"), or
             # it fails to start; in Chinese and Korean the same
             r"|\bdriver version is insufficient\b|\bdriver (?:is |was )?(?:too old|older than)\b"
+            # ("the NVIDIA driver on the system is too old", "the driver on these nodes was too
+            # old")
+            r"|\bdriver (?:on|of|in) [^.;\n]{0,30}?\b(?:is|was|are) too old\b"
             r"|\bdriver (?:initiali[sz]ation|init) (?:fails|failed|error)\b"
             r"|\btoo old (?:a )?driver\b"
             r"|驱动(?:版本)?(?:太旧|过旧|太老|过低|太低)|找不到\s?NVIDIA\s?驱动"

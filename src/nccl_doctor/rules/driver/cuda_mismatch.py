@@ -164,21 +164,29 @@ def _versions(facts: Facts) -> tuple[list[str], list[Cite], tuple[int, int] | No
             cites.append(hit.cite)
         break
     if not found and not dcuda:
-        for hit in facts.seen(PROSE_DRIVER):
-            parsed = parse_version(hit.match["version"])
-            supported = max_cuda(parsed) if parsed else None
-            if parsed and supported:
+        # the oldest driver the words name: a driver too old is the one the complaint is about
+        # ("newer nodes (driver 550) work ... the older nodes: driver 470.182.03")
+        named = [
+            (v, h) for h in facts.seen(PROSE_DRIVER) if (v := parse_version(h.match["version"]))
+        ]
+        for parsed, hit in sorted(named, key=lambda n: n[0])[:1]:
+            supported = max_cuda(parsed)
+            if supported:
                 parts.append(
                     f"the reported driver {hit.match['version']} supports CUDA up to "
                     f"{show_cuda(supported)}"
                 )
                 cites.append(hit.cite)
-                break
     if need is None:
+        # the newest CUDA the words name: the runtime that asks more than the driver gives
+        # ("a cuda12.4 image" beside nvidia-smi's "CUDA Version: 11.4")
+        said = ""
         for hit in facts.seen(PROSE_CUDA):
-            need = parse_cuda(hit.match["version"])
-            parts.append(f"the reported CUDA is {hit.match['version']}")
-            break
+            cuda = parse_cuda(hit.match["version"])
+            if cuda is not None and (need is None or cuda > need):
+                need, said = cuda, hit.match["version"]
+        if said:
+            parts.append(f"the reported CUDA is {said}")
     return parts, cites, need
 
 
@@ -259,8 +267,10 @@ def check(facts: Facts) -> list[Finding]:
         known = cuda_errors.by_code(code)
         names.append(f"error {code} '{known.message}'" if known and known.message else str(code))
     summary = "The host driver is too old for the CUDA the job needs"
-    if names:
+    if names and machine:
         summary = f"CUDA failed with {', '.join(names)}"
+    elif names:
+        summary = f"The reporter tells of CUDA's {', '.join(names)}"
     if 804 in codes:
         summary += (
             ": the CUDA runtime is newer than the driver, so CUDA tried the forward-compatibility "
