@@ -201,6 +201,21 @@ def test_clocks_held_down_are_a_slow_job_of_heat_or_power(tmp_path: Path) -> Non
     assert not cue_says("gpu_throttled", "        HW Slowdown                       : Not Active")
 
 
+@pytest.mark.parametrize(
+    ("said", "hot"),
+    [
+        ("GPU 6 sits at 88C while the others are around 65-70C", True),
+        ("my card hits 95 °C after ten minutes", True),
+        ("temps around 101 degrees on the hottest card", True),
+        ("the GPUs run at 72C, as they always did", False),
+        ("we set the fan curve to reach 100% at 85C, GPU utilisation is 100%", False),
+        ("GPU 3 shows 88% utilisation", False),
+    ],
+)
+def test_a_gpu_at_its_slowdown_temperature_is_held_down(said: str, hot: bool) -> None:
+    assert cue_says("gpu_throttled", said) is hot
+
+
 def test_a_pcie_link_below_its_width_is_the_slow_node(tmp_path: Path) -> None:
     said = (
         "nvidia-smi -q shows Link Width Current x4 instead of x16 on GPU 1 and the job is much "

@@ -91,6 +91,10 @@ GPU_THROTTLED = (
     r"|\b(?:HW|SW) (?:Thermal |Power Brake )?(?:Slowdown|Power Cap)\b"
     r"(?![ \t]{0,40}:?[ \t]{0,4}(?:is |was )?Not Active)"
     r"|\bthermal slowdown\b|\bclocks? (?:drops?|dropped|falls?|fell|go(?:es)? down)\b"
+    # a GPU as hot as its slowdown threshold (85-119 C: where data-centre and consumer boards
+    # start to hold their clocks down), in one clause with the GPU or its temperature
+    r"|\b(?:gpus?|cards?|temp\w*)\b[^.;\n]{0,40}?(?<![\d.])(?:8[5-9]|9\d|1[01]\d) ?"
+    r"(?:°\s?C|C|degrees)(?![a-z])"
 )
 #: The process sees no GPU at all: CUDA counts none ("device_count() returns 0", "torch sees no
 #: GPU", "no CUDA devices found") or nvidia-smi is not there (a container without the driver).
