@@ -85,3 +85,32 @@ def test_a_node_count_in_another_sentence_is_no_launch(tmp_path: Path) -> None:
     )
     report = diagnose_text(tmp_path, _TOGETHER.format(said=said))
     assert all("gives no --node_rank" not in f.summary for f in report.findings)
+
+
+_ONE_NAME = (
+    "localhost:2011:2011 [0] NCCL INFO Bootstrap : Using eth0:10.2.0.11<0>\n"
+    "localhost:1893:1893 [0] NCCL INFO Bootstrap : Using eth0:10.2.0.12<0>\n"
+    "NCCL version 2.21.5+cuda12.4\n"
+    "{dup}"
+    "[rank8]: torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/"
+    "c10d/NCCLUtils.hpp:268, invalid usage (run with NCCL_DEBUG=WARN for details), NCCL "
+    "version 2.21.5\n"
+)
+
+
+def test_one_hostname_on_two_addresses_beside_a_duplicate_gpu_is_the_cause(
+    tmp_path: Path,
+) -> None:
+    dup = (
+        "localhost:1893:2110 [0] NCCL WARN Duplicate GPU detected : rank 8 and rank 0 both on "
+        "CUDA device 7000\n"
+    )
+    report = diagnose_text(tmp_path, _ONE_NAME.format(dup=dup))
+    assert critical_ids(report) == ["nccl.host_identity"]
+    assert "refuses the same GPU slot of two machines" in report.findings[0].summary
+
+
+def test_one_hostname_on_two_addresses_alone_is_a_warning(tmp_path: Path) -> None:
+    report = diagnose_text(tmp_path, _ONE_NAME.format(dup=""))
+    [found] = [f for f in report.findings if f.id == "nccl.host_identity"]
+    assert found.severity.value == "warning"

@@ -239,15 +239,19 @@ def check(facts: Facts) -> list[Finding]:
     if clashes:
         host, addresses = next(iter(clashes.items()))
         what = "; NCCL reports nNodes 1" if layouts else ""
+        # NCCL's duplicate-GPU refusal beside them: ranks of two machines taken for one host's
+        dup = [w.cite for w in facts.showing(DUPLICATE_GPU, facts.of(NcclWarn))][:1]
+        if dup:
+            what += "; NCCL then refuses the same GPU slot of two machines as a duplicate GPU"
         return [
             RULE.finding(
                 summary=f"NCCL processes on {len(addresses)} different addresses "
                 f"({', '.join(list(addresses)[:4])}) all call themselves '{host}'{what}: "
                 "the machines share a hostname",
                 fix=fix,
-                evidence=[*list(addresses.values())[:2], *layouts[:1], *intra_cites[:1]],
-                severity=Severity.CRITICAL if (layouts or intra_cites) else Severity.WARNING,
-                confidence=Confidence.HIGH if layouts else Confidence.MEDIUM,
+                evidence=[*list(addresses.values())[:2], *layouts[:1], *intra_cites[:1], *dup],
+                severity=Severity.CRITICAL if (layouts or intra_cites or dup) else Severity.WARNING,
+                confidence=Confidence.HIGH if layouts or dup else Confidence.MEDIUM,
                 hosts=[host],
             )
         ]
