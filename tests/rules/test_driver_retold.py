@@ -12,7 +12,7 @@ _SAID = (
     "New image pytorch/pytorch:2.4.0-cuda12.4-cudnn9-runtime. On our newer nodes (H100, driver "
     "550) everything works. On the older V100 nodes torch warns at import that the NVIDIA "
     "driver on the system is too old, and torch.cuda.is_available() returns False.\n"
-    "nvidia-smi there shows driver 470.182.03, \"CUDA Version: 11.4\".\n"
+    'nvidia-smi there shows driver 470.182.03, "CUDA Version: 11.4".\n'
 )
 
 
