@@ -293,7 +293,8 @@ def context_of(facts: Facts) -> Context:
         shm_sized=bool(
             {h.said for h in facts.seen(CONTAINER_START)} & facts.lines_of(CONTAINER_SHM)
         ),
-        host_network=facts.saw(HOST_NETWORK),
+        # (not "we can't use host networking")
+        host_network=bool(facts.told(HOST_NETWORK)),
         p2p_disabled=_env(facts, "NCCL_P2P_DISABLE") in _TRUE,
         shm_disabled=_env(facts, "NCCL_SHM_DISABLE") in _TRUE,
         ib_disabled=_env(facts, "NCCL_IB_DISABLE") in _TRUE,

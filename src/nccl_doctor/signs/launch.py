@@ -217,7 +217,13 @@ INIT_PASSED = sign(
     r"(?:init_process_group|initiali[sz]\w{0,20} (?:ddp|distributed|process group))\b.{0,40}"
     r"\b(?:returns|returned|passes|passed|completes|completed|succeeds|succeeded|finishe[sd]"
     r"|works fine|is fine|goes fine|went fine)\b"
-    r"|\bafter (?:the )?(?:dist\.|torch\.distributed\.)?init_process_group",
+    r"|\bafter (?:the )?(?:dist\.|torch\.distributed\.)?init_process_group"
+    # the rendezvous itself said to work, or every node or worker said to have joined ("the
+    # torchrun rendezvous works fine: both nodes join and the 8 workers start")
+    r"|\brendezvous (?:works|worked|is fine|goes fine|went fine|succeeds|succeeded|completes"
+    r"|completed|passes|passed)\b"
+    r"|\b(?:both|all) (?:\d{1,4} )?(?:nodes|ranks|workers|processes) (?:join|joined|connect"
+    r"|connected|start|started|come up|came up)\b",
     "the reporter says the job's initialisation got through (the hang they name comes later)",
 )
 SBATCH_NODES = sign(
