@@ -434,7 +434,8 @@ def _nested(facts: Facts) -> Finding | None:
     if spawn and launcher:
         evidence = [spawn[0].cite, launcher[0].cite]
         what = "the script calls mp.spawn but is itself started by torchrun/launch"
-    elif srun and int(srun[0].match["n"]) > 1 and inside:
+    # (every count over one: an srun line's own --ntasks-per-node=1 overrides #SBATCH's 8)
+    elif srun and all(int(h.match["n"]) > 1 for h in srun) and inside:
         evidence = [srun[0].cite, inside[0].cite]
         named = " ".join(inside[0].match["launcher"].split())
         what = f"srun starts several tasks per node and each task runs {named}"
@@ -444,6 +445,9 @@ def _nested(facts: Facts) -> Finding | None:
     # each set's rank 0 (or each launcher) opens the store on the one MASTER_PORT: all but the
     # first find it taken, which is this launch, not another job (port_in_use folds under it)
     bound, _ = address_in_use(facts)
+    # the job failed beside it (a rendezvous closed, a heartbeat that timed out): the extra sets
+    # of workers are why, whatever each says
+    failed = bool(bound) or any(not f.launcher for f in failures_of(facts))
     return RULE.finding(
         summary=f"Nested launch: {what}, so each launched process starts its own set of workers"
         + (
@@ -460,7 +464,7 @@ def _nested(facts: Facts) -> Finding | None:
             ),
         ],
         evidence=[*evidence, *bound[:1]],
-        severity=Severity.CRITICAL if bound else Severity.WARNING,
+        severity=Severity.CRITICAL if failed else Severity.WARNING,
         confidence=Confidence.LOW
         if all(h.prose for h in (*spawn[:1], *launcher[:1]))
         else Confidence.MEDIUM,
