@@ -48,3 +48,32 @@ def test_a_bare_abort_on_another_host_stays_the_first_death(tmp_path: Path) -> N
     [crash] = [f for f in report.findings if f.id == "launch.rank_crash"]
     assert crash.summary.startswith("Rank 9 on gpu-node2 died first with exit code -6 (SIGABRT)")
     assert crash.cause is True
+
+
+_PASTE = (
+    "Watchdog after 30 min on all 8 ranks at the same SeqNum:\n\n"
+    "{timeouts}"
+    "NCCL_DEBUG=INFO init (rank 0):\n"
+    "hgx-03:7712:7801 [0] NCCL INFO comm 0x55bb rank 0 nranks 8 cudaDev 0 nvmlDev 0 busId 18000 "
+    "commId 0xd31cb1b70e35f5d9 - Init COMPLETE\n"
+)
+_ONE = (
+    "[rank{r}]:[E ProcessGroupNCCL.cpp:523] [Rank {r}] Watchdog caught collective operation "
+    "timeout: WorkNCCL(SeqNum=20317, OpType=ALLREDUCE, NumelIn=8, NumelOut=8, "
+    "Timeout(ms)=1800000) ran for 1800384 milliseconds before timing out.\n"
+)
+
+
+def _origin(tmp_path: Path, ranks: range | tuple[int, ...]) -> str:
+    text = _PASTE.format(timeouts="".join(_ONE.format(r=r) for r in ranks))
+    [hang] = [f for f in diagnose_text(tmp_path, text).findings if f.id == "app.hang"]
+    return hang.summary
+
+
+def test_a_paste_of_some_ranks_shows_no_rank_silent(tmp_path: Path) -> None:
+    # ranks 2 and 5 pasted, the rest cut: rank 0's init sample is no silence
+    assert "rank 0 is the origin" not in _origin(tmp_path, (2, 5))
+
+
+def test_a_paste_of_every_other_rank_shows_the_silent_one(tmp_path: Path) -> None:
+    assert "rank 0 is the origin: never joined" in _origin(tmp_path, range(1, 8))

@@ -401,6 +401,12 @@ def _silent(
     silent = sorted(set(last) - labelled - failed)
     if not silent or len(silent) > len(reporting):
         return []
+    # a person's paste that leaves ranks out ("rank 2 ... rank 5 ... ..."): a rank whose only
+    # lines are elsewhere in it (its init, pasted as a sample) is not shown silent
+    sources = {last[r].source for r in silent}
+    pasted = any(said.prose and said.cite.source in sources for said in facts.lines)
+    if pasted and len(set(last) | reporting) < world:
+        return []
     out: list[Label] = []
     for rank in silent:
         said = " ".join(last[rank].text.split())[-100:]
