@@ -43,7 +43,7 @@ from nccl_doctor.facts.catalogue import blames_elsewhere
 from nccl_doctor.facts.failures import failures_of
 from nccl_doctor.facts.last_error import last_error_lines, truncated_at_init
 from nccl_doctor.facts.nccl import NcclEvent, NcclTestFailure, error_chains
-from nccl_doctor.facts.run import NcclErrorReport
+from nccl_doctor.facts.run import CollectiveTimeout, NcclErrorReport
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.facts.versions import nccl_versions
 from nccl_doctor.findings import Confidence, Finding, Severity
@@ -174,10 +174,20 @@ def _known_hang(facts: Facts, version: str | None) -> list[Finding]:
     issue = issues[0]
     fixed = f", fixed in {issue.fixed_in}" if issue.fixed_in else ""
     workaround = [f"Until then: {issue.workaround}"] if issue.workaround else []
+    # the collective that timed out is the bug's own operation, on the release NCCL itself
+    # printed: the bug is the likeliest reading of this hang, not a note beside it
+    op = (issue.operation or "").upper()
+    stalled = [
+        t
+        for t in facts.of(CollectiveTimeout)
+        if op and (t.op_type or "").upper().replace("_", "").startswith(op)
+    ]
+    own = stalled and _version(facts) == version
+    where = f"; the collective that timed out is one ({stalled[0].op_type})" if own else ""
     return [
         RULE.finding(
             summary=f"The job hangs on NCCL {version}, a release with a known hang bug: "
-            f"{issue.summary}{fixed}",
+            f"{issue.summary}{fixed}{where}",
             fix=[
                 f"Upgrade NCCL past {version} (to {issue.fixed_in} or later)"
                 if issue.fixed_in
@@ -185,8 +195,8 @@ def _known_hang(facts: Facts, version: str | None) -> list[Finding]:
                 *workaround,
                 "If the hang remains, find the stuck rank (py-spy dump, NCCL_DEBUG=INFO)",
             ],
-            evidence=[*(h.cite for h in said[:1]), hangs[0].cite],
-            severity=Severity.WARNING,
+            evidence=[*(h.cite for h in said[:1]), *(t.cite for t in stalled[:1]), hangs[0].cite],
+            severity=Severity.CRITICAL if own else Severity.WARNING,
             confidence=Confidence.MEDIUM,
             detail=[f"{issue.id}: {issue.symptom} ({issue.source})"],
         )
