@@ -46,6 +46,18 @@ ALARMING = sign(
     "a line that reads like trouble (whether it is one, the catalogue's harmless rows say)",
 )
 
+#: The job ran a long while before it failed ("healthy for ~9h, then", "after 9 hours of
+#: training", "after 20000 steps"): its ranks had connected and carried data, so how they
+#: connect (a GID, an interface, a transport's set-up) is not what failed.
+RAN_A_WHILE = sign(
+    "common.ran_a_while",
+    r"\b(?:after|for) (?:~ ?|about |around |roughly |over |almost |nearly )?\d{1,5}(?:\.\d)? ?"
+    r"(?:hours?|hrs?|h|days?)\b(?! ago)"
+    r"|\bafter (?:~ ?|about |around )?(?:\d{1,3}(?:,\d{3})+|\d{4,9}|thousands of|several thousand)"
+    r" (?:steps|iterations|iters|batches)\b",
+    "the reporter says the job ran hours, days or thousands of steps before it failed",
+)
+
 #: A picture the reporter linked instead of pasting text (a GitHub issue's screenshot): its
 #: text is part of the evidence and nothing here reads it. Markdown's and HTML's image syntax
 #: and the hosts issue trackers upload pictures to; not any link to an image file (a log

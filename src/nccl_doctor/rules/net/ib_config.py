@@ -46,6 +46,7 @@ link layer; use the HPC-X release built for the installed OFED.
 from __future__ import annotations
 
 from nccl_doctor.facts.base import Cite
+from nccl_doctor.facts.job import collectives_completed
 from nccl_doctor.facts.nccl import NcclEvent, NcclIbDevice, NcclNet, NcclWarn
 from nccl_doctor.facts.net import IbPort, NetDevMap
 from nccl_doctor.facts.span import span_of
@@ -59,6 +60,7 @@ from nccl_doctor.rules.net._common import (
     hca_list,
     name_matches,
 )
+from nccl_doctor.signs.common import RAN_A_WHILE
 from nccl_doctor.signs.net import (
     HPCX_VERSION,
     IB_GID_INDEX,
@@ -310,6 +312,9 @@ def _roce_gid(facts: Facts) -> list[Finding]:
         h.cite for h in facts.seen(IB_RETRY_EXCEEDED, prose=False)
     ]
     if not cites or env_values(facts, "NCCL_IB_GID_INDEX"):
+        return []
+    # a GID the peer cannot route fails the first transfer, not one hours in
+    if collectives_completed(facts) is not None or facts.told(RAN_A_WHILE):
         return []
     roce = [p.cite for p in facts.of(IbPort) if (p.link_layer or "").lower() == "ethernet"]
     roce += [d.cite for d in facts.of(NcclIbDevice) if (d.link_layer or "").lower() == "roce"]
