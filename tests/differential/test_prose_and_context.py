@@ -458,6 +458,22 @@ def test_a_setting_that_did_not_help_points_nowhere(tmp_path: Path) -> None:
     assert not report.hypotheses[0].id.startswith("net.ib_")
 
 
+@pytest.mark.parametrize(
+    ("said", "no_help"),
+    [
+        ("已经加了 NCCL_P2P_DISABLE=1 和 NCCL_IB_DISABLE=1，还是一样。", True),
+        ("设置了 NCCL_P2P_DISABLE=1 也没用，还是卡住。", True),
+        ("NCCL_P2P_DISABLE=1 无效。", True),
+        ("加了 NCCL_P2P_DISABLE=1 就好了。", False),
+    ],
+)
+def test_a_setting_that_did_not_help_in_chinese(tmp_path: Path, said: str, no_help: bool) -> None:
+    said = "8 卡单机训练，第一个 all_reduce 就 NCCL timeout。\n" + said + "\n"
+    report = _diagnose(tmp_path, said)
+    # a switch that changed nothing clears its path; one that fixed it names it
+    assert (report.top(1) == ["nccl.p2p"]) is not no_help
+
+
 def test_a_hypervisor_under_the_gpus_weighs_for_p2p_on_one_node_and_gdr_across(
     tmp_path: Path,
 ) -> None:

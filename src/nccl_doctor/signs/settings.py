@@ -31,7 +31,10 @@ _NAME = r"(?:TORCH_)?(?:NCCL|GLOO)_[A-Z0-9_]{2,40}"
 #: split again for every gap the search tries after it).
 _VALUE = r"(?=(?P<{0}>[\^\w.,:+-]{{1,40}}))(?P={0})"
 _WORKED = (
-    r"(?=[wfshrdnua])(?:work(?:s|ed)? ?around|works?\b|worked|fix(?:es|ed)?\b|solv(?:es|ed)\b"
+    r"(?=[wfshrdnua就解可正跑能])(?:work(?:s|ed)? ?around|works?\b|worked|fix(?:es|ed)?\b"
+    r"|solv(?:es|ed)\b"
+    # Chinese: "then it was fine", "solved", "it works", "back to normal", "it runs"
+    r"|就(?:好了|行了|可以了|正常了|能跑了|跑通了)|解决了|可以(?:了|跑了|正常)|正常了|跑通了|能跑了"
     r"|avoid(?:s|ed)? (?:it|the (?:error|hang|crash|problem|issue))\b"
     r"|help(?:s|ed)?\b|resolv(?:es|ed)\b|(?<![.\w])runs?\b(?!-)|fine\b(?!-)|succeed\w{0,4}"
     r"|start(?:s|ed)?\b(?! (?:with|from|at|to)\b)"
@@ -107,7 +110,9 @@ _NO_HELP_AFTER = (
     r"|issue|problem|behaviou?r|hang|crash)|still (?:hangs?|hung|fails?|failed|crash\w{0,4}"
     r"|stuck|freez\w{0,4}|errors?|the same|happen\w{0,4}|occur\w{0,4})|not (?:help|work"
     r"|solve|fix)\w{0,3}|without (?:success|luck|effect)|to no avail|nothing changed"
-    r"|also tried|tried (?:both|all|every)|changes? nothing|(?:makes?|made) no difference)"
+    r"|also tried|tried (?:both|all|every)|changes? nothing|(?:makes?|made) no difference"
+    # Chinese: "still the same", "still no good", "still stuck", "no use", "no effect"
+    r"|还是(?:一样|不行|卡|报错|会|没用)|(?:也|都)?没(?:有)?用|无效|不管用|没(?:有)?效果)"
 )
 _NO_HELP_BEFORE = r"(?:even with|with or without|regardless of|no matter)"
 SETTING_NO_HELP = sign(
