@@ -7,7 +7,8 @@ Names are normalised across tools: ``state`` is the IB spec name (``DOWN``,
 name (``Sleep``, ``Polling``, ``Disabled``, ``PortConfigurationTraining``,
 ``LinkUp``, ``LinkErrorRecovery``, ``PhyTest``), GUIDs ``0x`` + 16 hex digits.
 :func:`virtual_interface` tells a host-local network device from one that
-reaches other hosts; :func:`link_local` an address only its own link reaches.
+reaches other hosts; :func:`link_local` an address only its own link reaches, :func:`loopback`
+one that names the host itself.
 """
 
 from __future__ import annotations
@@ -123,5 +124,17 @@ def link_local(address: str) -> bool:
 def _is_link_local(host: str) -> bool:
     try:
         return ipaddress.ip_address(host.strip("[]").split("%", 1)[0]).is_link_local
+    except ValueError:
+        return False
+
+
+def loopback(address: str) -> bool:
+    """Whether an address names the host itself (``127.0.0.1``, ``127.0.1.1``, ``::1``,
+    ``localhost``): dialled on one host, it reaches that host, never another."""
+    host = address.strip("[]").split("%", 1)[0].lower()
+    if host in ("localhost", "localhost.localdomain"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False

@@ -49,8 +49,9 @@ from __future__ import annotations
 
 from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.host import EnvVar, ShellVariable
+from nccl_doctor.facts.net import loopback
 from nccl_doctor.facts.run import C10dSocketError, DistributedError, RendezvousTimeout
-from nccl_doctor.facts.span import launches
+from nccl_doctor.facts.span import launches, span_of
 from nccl_doctor.facts.store import Facts, Hit, Said
 from nccl_doctor.facts.told import sentence_of
 from nccl_doctor.findings import Confidence, Finding, Severity
@@ -132,6 +133,20 @@ def _sbatch_fix(facts: Facts) -> tuple[list[str], list[Cite]]:
     )
 
 
+def _loopback_client(facts: Facts) -> C10dSocketError | None:
+    """A store client of a job across nodes that dialled its own loopback address."""
+    if span_of(facts).multi is not True:
+        return None
+    return next(
+        (
+            e
+            for e in facts.of(C10dSocketError)
+            if e.role == "client" and e.action != "resolve" and loopback(e.address or "")
+        ),
+        None,
+    )
+
+
 def _from_timeouts(facts: Facts) -> Finding | None:
     completed = facts.saw(BARRIER_DONE, prose=False)
     waiting_lines = {h.cite for h in facts.seen(BARRIER_WAITING)}
@@ -149,10 +164,24 @@ def _from_timeouts(facts: Facts) -> Finding | None:
         waited = f" after {tmo.waited_s:g} s" if tmo.waited_s else ""
         key = f" (store key {tmo.key})" if tmo.key else ""
         summary = f"Rendezvous did not complete{waited}: {count}{key}."
+        fix = _FIX
+        loop = _loopback_client(facts)
+        if loop is not None:
+            summary = summary[:-1] + (
+                f"; a worker dialled the store at {loop.address}:{loop.port}, its own loopback: "
+                "on a node that does not host the store, MASTER_ADDR must be that host's address."
+            )
+            fix = [
+                (
+                    "Give every node the store host's address as --master_addr (MASTER_ADDR), not "
+                    "127.0.0.1 or localhost"
+                ),
+                *_FIX,
+            ]
         found = RULE.finding(
             summary=summary,
-            fix=_FIX,
-            evidence=[tmo],
+            fix=fix,
+            evidence=[tmo, *([loop] if loop is not None else [])],
             ranks=[tmo.rank] if tmo.rank is not None else [],
             confidence=Confidence.MEDIUM if waiting else Confidence.HIGH,
         )

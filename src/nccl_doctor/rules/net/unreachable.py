@@ -283,6 +283,13 @@ def check(facts: Facts) -> list[Finding]:
             )
         ]
     retries = store_retries(facts)
+    # a client of a job across nodes that dials its own loopback for the store was given the
+    # wrong MASTER_ADDR (127.0.0.1 on a node that does not host the store): no network path
+    # failed, the launch named none (the rendezvous rule's finding)
+    if span_of(facts).multi is True:
+        hard = [
+            e for e in hard if e.action == "resolve" or not (e.address or "").startswith(_LOCAL)
+        ]
     # a client refused until it gave up reached the host: nothing listened there (the
     # rendezvous rule's finding), no packet was lost
     if hard and not (retries.refused and all(e.action == "connect_timeout" for e in hard)):
