@@ -225,6 +225,21 @@ def test_a_pcie_link_below_its_width_is_the_slow_node(tmp_path: Path) -> None:
     assert not cue_says("pcie_downtrained", "the card runs at x16, Gen4, as expected")
 
 
+def test_pcie_hardware_changed_on_a_slow_node_weighs_for_its_link(tmp_path: Path) -> None:
+    said = (
+        "all_reduce_perf on server B gives half the bus bandwidth of the identical server A, no "
+        "errors, training on B is 40% slower. The vendor replaced the GPU in slot 5 and one of "
+        "the risers on B last month. "
+        "Setting the PCIe ACS off in the BIOS changed nothing."
+    )
+    top = _top(tmp_path, said)
+    assert top[0] == "gpu.pcie_degraded"
+    # ACS said to be off is no ACS under the GPUs
+    p2p = next(h for h in diagnose_text(tmp_path, said).hypotheses if h.id == "nccl.p2p")
+    assert all("PCIe ACS, an IOMMU" not in r for r in p2p.for_)
+    assert not cue_says("pcie_hardware", "The servers are identical, same BIOS and driver.")
+
+
 # -- a setting from elsewhere -----------------------------------------------------------
 
 

@@ -154,7 +154,9 @@ PEER_ACCESS_FAILED = sign(
 )
 P2P_PLATFORM = sign(
     "nccl.p2p_platform",
-    r"\bACS\b|\bIOMMU\b|amd_iommu|intel_iommu|iommu=pt|"
+    # (not ACS said to be off: "setting the PCIe ACS off in the BIOS", "ACS is disabled")
+    r"\bACS\b(?! (?:is |was |are |were )?(?:off|disabled)\b)(?<!disabled ACS)|\bIOMMU\b"
+    r"|amd_iommu|intel_iommu|iommu=pt|"
     r"\b(?:virtual machine|hypervisor|KVM|VMware|Hyper-V|passthrough|vfio)\b",
     "PCIe ACS, an IOMMU or a hypervisor, which break GPU peer-to-peer",
 )

@@ -142,6 +142,9 @@ BUILDS: dict[str, Cue] = {
         r"|\b(?:PCIe|link)\b[^.;\n]{0,30}\b(?:downgraded|downtrained|degraded|down-trained)\b",
         in_question=True,
     ),
+    # the hardware a GPU's link runs through was changed or is suspect ("the vendor replaced
+    # one of the risers", "after reseating GPU 3"): a link through it may train narrow
+    "pcie_hardware": cue(r"\b(?:PCIe )?risers?\b|\bre-?seat(?:ed|ing)?\b", in_question=True),
     # the GPUs' NVLink down or unused ("NV links inactive", "communicating via PCIe instead of
     # NVLink"): the reporter names the link itself
     "nvlink_unused": cue(NVLINK_UNUSED),

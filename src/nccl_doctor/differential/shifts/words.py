@@ -310,6 +310,14 @@ WORDS: tuple[Shift, ...] = (
         lambda c: c.says("pcie_downtrained"),
         STALLS | {"slow", "slow_network"},
     ),
+    Shift(
+        "gpu.pcie_degraded",
+        3.0,
+        "the reporter names PCIe hardware that was changed or is suspect (a riser, a reseated "
+        "GPU): a link through it can train below its width",
+        lambda c: c.says("pcie_hardware") and not c.says("pcie_downtrained"),
+        frozenset({"slow", "slow_network"}),
+    ),
     # two launchers nested: every worker the outer one starts spawns a world of its own, so
     # more processes meet at the store than the world size (or each forms its own group)
     Shift(
