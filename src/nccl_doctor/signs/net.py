@@ -283,3 +283,14 @@ NET_IB = sign(
     "a line of NCCL's IB transport (its connection errors are not TCP ones)",
     case=True,
 )
+
+#: The kernel's mlx5 driver telling a port's cable or link went away under the job
+#: ("mlx5_port_module_event: ... Port module event: module 0, Cable unplugged", "mlx5_core
+#: 0000:d2:00.0 ib2: Link down"): a link that flapped.
+LINK_FLAPPED = sign(
+    "net.link_flapped",
+    r"Port module event(?:\[error\])?: module \d{1,3}, Cable unplugged"
+    r"|mlx5_core [0-9a-f:.]{7,16}(?: \w{1,15})?: Link down\b",
+    "the mlx5 driver's kernel line that a port's cable was unplugged or its link went down",
+    case=True,
+)

@@ -20,7 +20,10 @@ Evidence
 ``ibstatus``/``ibstat``/``ibv_devinfo``/``ibdev2netdev -v`` port states and
 rates; NCCL's ``NET/IB : Using [0]mlx5_0:1/IB`` list and NCCL_IB_HCA say which
 ports the job selected; the node count (NCCL ``nNodes``, hostnames,
-``--nnodes``, ``mp.spawn``) decides whether the ports matter.
+``--nnodes``, ``mp.spawn``) decides whether the ports matter. A port seen down
+beside NCCL's completion errors of sends the peer never acknowledged (status 12 or
+13) on a job across nodes is the link going down under it, more surely with the mlx5
+driver's kernel line of its cable unplugged or its link down.
 
 Fix
 ---
@@ -34,7 +37,7 @@ Point NCCL_IB_HCA at ports that are ``ACTIVE`` on every node. Compare
 from __future__ import annotations
 
 from nccl_doctor.facts.base import Cite
-from nccl_doctor.facts.nccl import NcclIbDevice, NcclNet, NcclTransport
+from nccl_doctor.facts.nccl import NcclIbDevice, NcclNet, NcclTransport, NcclWarn
 from nccl_doctor.facts.net import IbPort, NetDevMap
 from nccl_doctor.facts.span import span_of
 from nccl_doctor.facts.store import Facts
@@ -46,7 +49,7 @@ from nccl_doctor.rules.net._common import (
     name_matches,
     plural,
 )
-from nccl_doctor.signs.net import SETUP_HANG
+from nccl_doctor.signs.net import LINK_FLAPPED, SETUP_HANG
 
 RULE = Rule(
     id="net.ib_link",
@@ -213,6 +216,23 @@ def check(facts: Facts) -> list[Finding]:
                 evidence=[*evidence, uses_ib, *span.cites[:1]],
                 severity=Severity.CRITICAL,
                 confidence=ports_machine,
+            )
+        ]
+    # RDMA sends the peer never acknowledged (completion status 12/13) beside a port seen
+    # down: the link went away under the job (a flap, the kernel's cable events say so)
+    lost = [w for w in facts.of(NcclWarn) if w.ib_status in (12, 13)]
+    if span.multi and down and lost:
+        flaps = [h.cite for h in facts.seen(LINK_FLAPPED, prose=False)]
+        flapped = "; the kernel saw its cable unplugged or its link go down" if flaps else ""
+        return [
+            RULE.finding(
+                summary=f"{what}, and NCCL's sends to a peer went unacknowledged (completion "
+                f"status {lost[0].ib_status}) while the job spans nodes ({span.why}): the link "
+                f"went down under the job{flapped}.",
+                fix=fix,
+                evidence=[*down[:2], lost[0].cite, *flaps[:1], *span.cites[:1]],
+                severity=Severity.CRITICAL,
+                confidence=Confidence.HIGH if flaps else Confidence.MEDIUM,
             )
         ]
     if span.multi:
