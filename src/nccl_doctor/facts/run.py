@@ -35,6 +35,10 @@ def default_group(pg: str | None) -> bool:
     return "default_pg" in pg or (ident is not None and ident.group(1) == "0")
 
 
+#: torchelastic's traceback field for a worker a signal ended, and nothing else.
+_SIGNAL_ONLY = re.compile(r"Signal \d{1,3} \(SIG\w{2,10}\) received by PID \d{1,10}\s*$")
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PythonTraceback(Fact):
     """One Python exception report: ``Traceback (most recent call last):`` ... ``Type: message``.
@@ -183,6 +187,16 @@ class ChildFailure(Fact):
     traceback_lines: tuple[str, ...] = ()
     root_cause: bool = False
     script: str | None = None
+
+    @property
+    def own_error(self) -> str | None:
+        """The worker's own error as the summary gives it, if any: not torchelastic's pointer
+        to its docs (``To enable traceback see: ...``) nor its word that a signal ended the
+        worker (``Signal 7 (SIGBUS) received by PID 3112``), which tell no error of its own."""
+        text = (self.traceback or "").strip()
+        if not text or text.startswith("To enable traceback") or _SIGNAL_ONLY.match(text):
+            return None
+        return text
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

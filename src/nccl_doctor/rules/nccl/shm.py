@@ -91,7 +91,7 @@ def _bus_deaths(facts: Facts) -> list[Fact]:
     """Ranks the launcher says a SIGBUS killed (exit code -7: a page of a mapped file could
     not be backed), with no error of their own."""
     return [
-        e for e in deaths_by(facts, "SIGBUS") if not (isinstance(e, ChildFailure) and e.traceback)
+        e for e in deaths_by(facts, "SIGBUS") if not (isinstance(e, ChildFailure) and e.own_error)
     ]
 
 
