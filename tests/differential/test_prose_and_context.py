@@ -1373,3 +1373,17 @@ def test_vllms_own_nccl_line_names_the_release_the_gpu_needs(tmp_path: Path) -> 
     newer = diagnose_text(tmp_path, log.replace("nccl==2.21.5", "nccl==2.27.3"))
     assert dict(newer.inventory.versions)["nccl"] == "2.27.3"
     assert not any("predates" in r for h in newer.hypotheses for r in h.for_)
+
+
+@pytest.mark.parametrize(
+    ("said", "imbalance"),
+    [
+        ("nvidia-smi的结果中可以看到0号显卡上会有每个进程的编号。", True),
+        ("GPU 0上有所有进程，其他卡正常。", True),
+        ("0号显卡上的进程显存占用正常。", False),
+    ],
+)
+def test_every_process_on_gpu_0_told_in_chinese(tmp_path: Path, said: str, imbalance: bool) -> None:
+    report = _diagnose(tmp_path, "用mp.spawn和DistributedDataParallel训练。\n" + said + "\n")
+    told = bool(report.hypotheses) and "GPU 0" in report.hypotheses[0].symptom
+    assert told is imbalance

@@ -76,6 +76,8 @@ BEHAVIOUR: tuple[ProseSymptom, ...] = (
             # hang off GPU 0 only
             r"|(?:都|全部|全都)(?:跑|在)(?:在|到)?(?:第一张卡|0\s?号卡|GPU\s?0)"
             r"|(?:0\s?号卡|GPU\s?0)[^。；\n]{0,10}比其他卡多|在\s?GPU\s?0\s?上(?:占了|起了)"
+            # "GPU 0 shows every process's number" (each rank's PID listed under card 0)
+            r"|(?:0\s?号(?:显)?卡|第一张(?:显)?卡|GPU\s?0)\s?上[^。；\n]{0,6}(?:每个|所有|全部)(?:的)?进程"
             r"|GPU\s?0に(?:だけ)?[^。\n]{0,20}プロセス|メモリ使用量が偏って"
             rf"|{ONE_GPU_DOES_ALL}"
         ),
