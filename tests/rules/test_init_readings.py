@@ -114,3 +114,27 @@ def test_one_hostname_on_two_addresses_alone_is_a_warning(tmp_path: Path) -> Non
     report = diagnose_text(tmp_path, _ONE_NAME.format(dup=""))
     [found] = [f for f in report.findings if f.id == "nccl.host_identity"]
     assert found.severity.value == "warning"
+
+
+_PODS = (
+    "Kubeflow PyTorchJob, 2 pods on 2 different H100 nodes. Each pod alone works.\n"
+    "sft-worker-0:112:301 [0] NCCL INFO comm 0x55d0a4e1c2b0 rank 0 nRanks 16 nNodes 1 "
+    "localRanks 16 localRank 0 MNNVL 0\n"
+    "$ kubectl exec sft-worker-0 -- sh -c 'env | grep ^NCCL | sort'\n"
+    "NCCL_DEBUG=INFO\n"
+    "{hostid}"
+    "NCCL_SOCKET_IFNAME=net1\n"
+)
+
+
+def test_nccl_hostid_set_beside_one_node_for_several_machines_is_the_cause(
+    tmp_path: Path,
+) -> None:
+    report = diagnose_text(tmp_path, _PODS.format(hostid="NCCL_HOSTID=llm-sft\n"))
+    assert critical_ids(report) == ["nccl.host_identity"]
+    assert "NCCL_HOSTID is set ('llm-sft')" in report.findings[0].summary
+
+
+def test_one_node_for_several_machines_in_words_alone_is_no_finding(tmp_path: Path) -> None:
+    report = diagnose_text(tmp_path, _PODS.format(hostid=""))
+    assert "nccl.host_identity" not in [f.id for f in report.findings]

@@ -76,7 +76,9 @@ TWO_MACHINES = sign(
 )
 SEVERAL_MACHINES = sign(
     "nccl.several_machines",
-    r"\b(?:two|2|three|3|four|4|multiple|several) (?:nodes|machines|servers|hosts)\b",
+    # ("2 different H100 nodes", "two separate machines")
+    r"\b(?:two|2|three|3|four|4|multiple|several) (?:different |separate |distinct |physical )?"
+    r"(?:[A-Z][\w-]{1,10} )?(?:nodes|machines|servers|hosts)\b",
     "the job is said to run on two to four (or several) machines",
 )
 MULTI_NODE = sign(

@@ -35,6 +35,7 @@ machines and that inter-machine channels use ``NET/...``.
 from __future__ import annotations
 
 from nccl_doctor.facts.base import Cite, local_alias
+from nccl_doctor.facts.host import EnvVar
 from nccl_doctor.facts.nccl import NcclCommInit, NcclCommLayout, NcclEnvSetting, NcclNet, NcclWarn
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
@@ -152,6 +153,44 @@ def _blocks_crossed(facts: Facts, fix: list[str]) -> list[Finding]:
     return []
 
 
+def _said_several(
+    facts: Facts,
+    fix: list[str],
+    layouts: list[NcclCommLayout],
+    hosts: list[str],
+    need_id: bool = False,
+) -> list[Finding]:
+    """The reporter says several machines while NCCL, on the one host it shows, reports nNodes 1.
+
+    NCCL hashes NCCL_HOSTID in place of the host when it is set: one value given to every
+    machine (a shared ConfigMap, a job template) makes them one host, so the job's own
+    NCCL_HOSTID beside it makes the words and the count a finding of their own.
+    """
+    said = facts.seen(SEVERAL_MACHINES)
+    if not layouts or not said or hosts[1:]:
+        return []
+    ids: list[EnvVar | NcclEnvSetting] = [
+        e for e in facts.of(EnvVar) if e.name == "NCCL_HOSTID" and e.value
+    ]
+    ids += [s for s in facts.of(NcclEnvSetting) if s.name == "NCCL_HOSTID" and s.value]
+    if need_id and not ids:
+        return []
+    named = (
+        f"; NCCL_HOSTID is set ({ids[0].value!r}), which NCCL hashes in place of the host"
+        if ids
+        else ""
+    )
+    return [
+        RULE.finding(
+            summary="The job is said to span several machines, but NCCL reports nNodes 1" + named,
+            fix=fix,
+            evidence=[layouts[0], said[0].cite, *(i.cite for i in ids[:2])],
+            severity=Severity.CRITICAL if ids else Severity.WARNING,
+            confidence=Confidence.MEDIUM if ids else Confidence.LOW,
+        )
+    ]
+
+
 def _duplicate_across_hosts(facts: Facts, fix: list[str]) -> list[Finding]:
     """NCCL's duplicate-GPU refusal printed by processes of different machines.
 
@@ -256,7 +295,9 @@ def check(facts: Facts) -> list[Finding]:
             )
         ]
     if not multi:
-        return _blocks_crossed(facts, fix)
+        # (the words alone against NCCL's count, with no host shown apart: only beside the
+        # job's own NCCL_HOSTID, which explains the count)
+        return _blocks_crossed(facts, fix) or _said_several(facts, fix, layouts, hosts, True)
     spread = {c: h for c, h in _layout_hosts(facts, layouts).items() if len(h) >= 2}
     if spread:
         cid, on = next(iter(spread.items()))
@@ -292,15 +333,4 @@ def check(facts: Facts) -> list[Finding]:
         ]
     if blocks := _blocks_crossed(facts, fix):
         return blocks
-    said = facts.seen(SEVERAL_MACHINES)
-    if layouts and said and not hosts[1:]:
-        return [
-            RULE.finding(
-                summary="The job is said to span several machines, but NCCL reports nNodes 1",
-                fix=fix,
-                evidence=[layouts[0], said[0].cite],
-                severity=Severity.WARNING,
-                confidence=Confidence.LOW,
-            )
-        ]
-    return []
+    return _said_several(facts, fix, layouts, hosts)
