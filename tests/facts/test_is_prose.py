@@ -32,6 +32,17 @@ from nccl_doctor.facts.store import is_prose
         ),
         ("Loading checkpoint shards:  50%|█████     | 2/4 [00:03<00:03,  1.52s/it]", False),
         ("Epoch 3:  12%|█▏        | 1.2k/10.0k [01:02<07:40, 19.1it/s, loss=0.31]", False),
+        # ss's and netstat's socket rows, and ss's header
+        (
+            (
+                'LISTEN 0      4096         0.0.0.0:29500      0.0.0.0:*     users:(("torchrun",'
+                "pid=2291877,fd=3))"
+            ),
+            False,
+        ),
+        ("State  Recv-Q Send-Q Local Address:Port  Peer Address:Port Process", False),
+        ("tcp        0      0 0.0.0.0:29501           0.0.0.0:*               LISTEN", False),
+        ("tcp is the protocol we use and it works fine with them", True),
         # a person's words about the bar are still theirs
         ("The progress bar stops at 37% and the other ranks wait for it", True),
         ("It is stuck at 12%| of the first epoch and never moves on", True),

@@ -45,6 +45,8 @@ _MACHINE = re.compile(
       | [-bcdlps][rwxsStT-]{9}[.+@]?\s  # ls -l's file mode
       | [a-z][a-z0-9_]{1,40}\s{2,}\d{3,10}\s{1,10}\d{1,4}(?:\s|$)  # lsmod's module, size, users
       | frame\s\#\d{1,4}:\s | Exception\ raised\ from\s  # c10::Error: throw site, C++ frames
+      | (?:LISTEN|ESTAB|TIME-WAIT|CLOSE-WAIT|SYN-SENT|UNCONN)\s+\d+\s+\d+\s  # ss's sockets
+      | tcp6?\s+\d+\s+\d+\s | State\s+Recv-Q\s+Send-Q\b  # netstat's, and ss's header
       | [|+=-]{3} | \w+=\S | /\S+:\d+
       | \S+\.(?:py|cc|cpp|h):\d+ | \d+:\s | \s{4}
       | [a-z][a-z0-9_.-]*:\s+(?:[Ee]rror|ERROR|cannot|[Ff]ailed|[Uu]nable|[Nn]o\ such|[Ww]arning

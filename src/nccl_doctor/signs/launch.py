@@ -127,6 +127,18 @@ STORE_PORT = sign(
     r"(?P<port>\d{2,5})",
     "the store's port as a launch flag, MASTER_PORT, a tcp:// init method or accelerate's",
 )
+#: A socket listening on a port, as ss, netstat or lsof list it ("LISTEN 0 4096 0.0.0.0:29500
+#: 0.0.0.0:* users:((\"torchrun\",pid=2291877,fd=3))", "tcp 0 0 0.0.0.0:29500 0.0.0.0:*
+#: LISTEN 2291877/python", "python 2291877 akumar 3u IPv4 ... TCP *:29500 (LISTEN)").
+PORT_LISTENED = sign(
+    "launch.port_listened",
+    r"\bLISTEN\s{1,20}\d{1,10}\s{1,20}\d{1,10}\s{1,20}\S{0,60}:(?P<port>\d{2,5})\s"
+    r"|\btcp6?\s{1,20}\d{1,10}\s{1,20}\d{1,10}\s{1,20}\S{0,60}:(?P<nport>\d{2,5})\s{1,20}\S{1,60}"
+    r"\s{1,20}LISTEN\b"
+    r"|\bTCP \S{0,60}:(?P<lport>\d{2,5}) \(LISTEN\)",
+    "a socket listening on a port as ss, netstat or lsof list it (the port captured)",
+    case=True,
+)
 # c10d's store client between connect attempts (torch/csrc/distributed/c10d/socket.cpp,
 # SocketConnectOp): a timed-out attempt is a warning of its own (the SYN got no answer); a
 # refused one is logged only at trace level, and every retry, whatever its cause, prints the

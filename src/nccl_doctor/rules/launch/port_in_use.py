@@ -33,14 +33,17 @@ open a second store on the launcher's port - use ``init_method='env://'``.
 from __future__ import annotations
 
 from nccl_doctor.facts.base import Cite
+from nccl_doctor.facts.failures import failures_of
 from nccl_doctor.facts.host import EnvVar
 from nccl_doctor.facts.run import C10dSocketError, PythonTraceback
+from nccl_doctor.facts.span import span_of
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
-from nccl_doctor.rules.base import Rule
+from nccl_doctor.rules.base import Rule, first_distinct
 from nccl_doctor.rules.launch._common import address_in_use
 from nccl_doctor.signs.launch import (
     NOBODY_ON_PORT,
+    PORT_LISTENED,
     STORE_PORT,
     STORE_SETUP,
     TORCHRUN_NAMED,
@@ -74,11 +77,50 @@ def _store_frames(facts: Facts) -> bool:
     return facts.saw(STORE_SETUP, prose=False)
 
 
+def _held(facts: Facts) -> list[Finding]:
+    """No bind error shown, but a listing (ss, netstat, lsof) has another socket listening on
+    the store's port while the job failed: the port was taken before the job came."""
+    port, port_cite = _port(facts)
+    # (one host, failed in the store's set-up: across nodes a listing of the master's port is
+    # more often a reporter showing that its store listens while a worker cannot reach it)
+    if port is None or span_of(facts).multi is True or not failures_of(facts):
+        return []
+    if not _store_frames(facts):
+        return []
+    listened = [
+        h
+        for h in facts.seen(PORT_LISTENED, prose=False)
+        if int(h.match["port"] or h.match["nport"] or h.match["lport"]) == port
+    ]
+    if not listened:
+        return []
+    return [
+        RULE.finding(
+            summary=f"Something already listens on the store's port {port} (the listing "
+            "shows it), and the job failed setting up its store there: the port was taken "
+            "before the job came (another job, or a stale process of an earlier run).",
+            fix=[
+                (
+                    f"Check who holds it: ss -ltnp 'sport = :{port}' (as root, to see the "
+                    "process); stop it if it is a stale run of your own."
+                ),
+                (
+                    "Give every concurrent job on a host its own port (--master_port N, "
+                    "--rdzv-endpoint localhost:N), or --rdzv-endpoint localhost:0 on one node."
+                ),
+            ],
+            evidence=first_distinct([listened[0].cite, *([port_cite] if port_cite else [])], 3),
+            confidence=Confidence.MEDIUM,
+        )
+    ]
+
+
 def check(facts: Facts) -> list[Finding]:
-    """EADDRINUSE on the store's bind/listen, or a bare ``Address already in use``."""
+    """EADDRINUSE on the store's bind/listen, or a bare ``Address already in use``; or a
+    listing of the store's port held while the job failed."""
     evidence, direct = address_in_use(facts)
     if not evidence:
-        return []
+        return _held(facts)
     port, port_cite = _port(facts)
     where = f"port {port}" if port else "the store port (MASTER_PORT)"
     summary = f"The c10d store could not bind {where}: Address already in use (errno 98)"
