@@ -229,3 +229,13 @@ XID_SAID = sign(
     r"(?<!no )(?<!not )(?<!without )(?<!any )\bXid\b[^\d\n]{0,12}?(?P<code>\d{1,3})\b",
     "an Xid named by its number (the driver's fault code), in a sentence or a log line",
 )
+
+#: lspci's own word that a link trained below what both ends can do ("LnkSta: Speed 2.5GT/s
+#: (downgraded), Width x16 (ok)"; pciutils >= 3.6 marks the part it compared).
+LINK_DOWNGRADED = sign(
+    "gpu.link_downgraded",
+    r"LnkSta:\s{0,8}Speed (?P<speed>[\d.]{1,5})GT/s(?: \((?P<sstat>ok|downgraded)\))?,"
+    r"\s{0,4}Width (?P<width>x\d{1,2})(?: \((?P<wstat>ok|downgraded)\))?",
+    "lspci's link status (LnkSta) of a device, with its mark: ok or downgraded",
+    case=True,
+)

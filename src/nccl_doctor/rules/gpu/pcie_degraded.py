@@ -19,7 +19,9 @@ can end in Xid 79 (fallen off the bus).
 Evidence
 --------
 ``-q``/XML PCIe fields: current vs max generation and width, the GPU's
-utilisation and clock event reasons (idle or not), ``Replays Since Reset``.
+utilisation and clock event reasons (idle or not), ``Replays Since Reset``;
+``lspci -vv``'s ``LnkSta: Speed 2.5GT/s (downgraded)`` (its own comparison with
+what both ends can do).
 A warning at most: it slows a job but does not stop it.
 
 Fix
@@ -39,6 +41,7 @@ from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.base import Rule
 from nccl_doctor.rules.gpu._common import dcgm_findings, gpu_key, gpu_name, unique_gpus
+from nccl_doctor.signs.gpu import LINK_DOWNGRADED
 
 RULE = Rule(
     id="gpu.pcie_degraded",
@@ -98,7 +101,7 @@ def check(facts: Facts) -> list[Finding]:
     """One warning per GPU whose link is narrower, slower under load, or replaying."""
     gpus = unique_gpus(facts)
     widths = {g.pcie_width_current for g in gpus if g.pcie_width_current}
-    findings = _probe(facts) + dcgm_findings(facts, RULE, _DCGM_FIX)
+    findings = _probe(facts) + dcgm_findings(facts, RULE, _DCGM_FIX) + _lspci(facts)
     for gpu in gpus:
         problems = _problems(gpu)
         if not problems:
@@ -127,6 +130,40 @@ def check(facts: Facts) -> list[Finding]:
             )
         )
     return findings
+
+
+def _lspci(facts: Facts) -> list[Finding]:
+    """lspci marks a link status downgraded: trained below what the device and its port do.
+
+    A GPU drops its link speed when idle to save power, which lspci marks downgraded all the
+    same: a speed counts only where another link of the listing runs faster and is marked
+    ok (the GPUs were busy, this one is not at speed); a width counts always (idle keeps it).
+    """
+    links = facts.seen(LINK_DOWNGRADED, prose=False)
+    fast = max((float(h.match["speed"]) for h in links if h.match["sstat"] == "ok"), default=0.0)
+    down = [
+        h
+        for h in links
+        if h.match["wstat"] == "downgraded"
+        or (h.match["sstat"] == "downgraded" and float(h.match["speed"]) < fast)
+    ]
+    if not down:
+        return []
+    first = down[0]
+    what = (
+        f"width {first.match['width']}"
+        if first.match["wstat"] == "downgraded"
+        else f"{first.match['speed']} GT/s where others of the listing run {fast:g} GT/s"
+    )
+    return [
+        RULE.finding(
+            summary=f"lspci reports {len(down)} PCIe link(s) downgraded ({what}): trained below "
+            "what the device and its slot support, so copies and peer traffic over it run slower",
+            fix=[_wiring(None), _RESEAT, "Recheck under load: nvidia-smi -q -d PCIE", _REPLACE],
+            evidence=[h.cite for h in down[:3]],
+            confidence=Confidence.HIGH,
+        )
+    ]
 
 
 def _probe(facts: Facts) -> list[Finding]:
