@@ -21,7 +21,8 @@ Evidence
 --------
 A ``microsoft-standard-WSL2`` kernel (collect_env's platform, ``uname -r``,
 ``/proc/version``), libcuda under ``/usr/lib/wsl``, together with a CUDA
-driver failure or an NCCL P2P/IPC/shared-memory failure.
+driver failure or an NCCL P2P/IPC/shared-memory failure, or a hang while NCCL's
+channels run over P2P/IPC or SHM (shown by the machine's own output to be WSL).
 
 Fix
 ---
@@ -36,11 +37,13 @@ from __future__ import annotations
 
 from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.driver import wsl_kernel
-from nccl_doctor.facts.run import CudaError
+from nccl_doctor.facts.nccl import NcclTransport
+from nccl_doctor.facts.run import CollectiveTimeout, CudaError
 from nccl_doctor.facts.software import SoftwareVersions
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.base import Rule
+from nccl_doctor.signs.common import HANG_WORDS
 from nccl_doctor.signs.driver import MICROSOFT, WSL, WSL_KERNEL, WSL_NO_DRIVER, WSL_P2P
 
 RULE = Rule(
@@ -139,6 +142,25 @@ def check(facts: Facts) -> list[Finding]:
                 ],
                 evidence=[p2p[0].cite, *evidence],
                 severity=Severity.WARNING,
+                confidence=Confidence.MEDIUM,
+            )
+        ]
+    # a hang with NCCL's GPUs talking over P2P/IPC or SHM, on a machine shown to be WSL: the
+    # paths NCCL chose are ones WSL does not provide, so the hang is theirs
+    intra = [t for t in facts.of(NcclTransport) if t.kind.upper() in ("P2P", "SHM")]
+    hung = facts.told(HANG_WORDS) or facts.of(CollectiveTimeout)
+    if machine and intra and hung:
+        first = intra[0]
+        return [
+            RULE.finding(
+                summary=f"The job hangs while NCCL connects its GPUs over {first.kind} under "
+                f"{kernel_text}, which has no GPU peer-to-peer, CUDA IPC or shared-memory path "
+                "between processes' GPUs: NCCL waits on a path that never carries data",
+                fix=[
+                    "Rerun with NCCL_P2P_DISABLE=1 (and NCCL_SHM_DISABLE=1 if it still hangs)",
+                    "For real multi-GPU training, run on native Linux",
+                ],
+                evidence=[first.cite, *evidence],
                 confidence=Confidence.MEDIUM,
             )
         ]
