@@ -126,7 +126,8 @@ def test_every_driver_sign_is_read_by_a_driver_rule() -> None:
         if isinstance(s, Sign)
     }
     assert len(table) == 37
-    assert read == table
+    # (the rules read a common sign too: the words of a hang)
+    assert table <= read
 
 
 # -- the version helpers ---------------------------------------------------
