@@ -43,6 +43,9 @@ from nccl_doctor.facts.store import is_prose
         ("State  Recv-Q Send-Q Local Address:Port  Peer Address:Port Process", False),
         ("tcp        0      0 0.0.0.0:29501           0.0.0.0:*               LISTEN", False),
         ("tcp is the protocol we use and it works fine with them", True),
+        # pip list's rows, and a sentence with a number after two spaces
+        ("nvidia-nccl-cu12          2.20.5", False),
+        ("The loss is  0.5 after the first epoch", True),
         # lspci -vv's link fields, with a loop's bus prefix
         ("a0: \t\tLnkSta:\tSpeed 2.5GT/s (downgraded), Width x16 (ok)", False),
         # a person's words about the bar are still theirs

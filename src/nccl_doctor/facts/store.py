@@ -48,6 +48,7 @@ _MACHINE = re.compile(
       | (?:LISTEN|ESTAB|TIME-WAIT|CLOSE-WAIT|SYN-SENT|UNCONN)\s+\d+\s+\d+\s  # ss's sockets
       | tcp6?\s+\d+\s+\d+\s | State\s+Recv-Q\s+Send-Q\b  # netstat's, and ss's header
       | (?:[0-9a-f]{2,4}(?::[0-9a-f]{2}\.\d)?:\s+)?(?:Lnk|Dev)(?:Sta|Cap|Ctl)2?:  # lspci -vv
+      | [\w.-]{2,60}\s{2,}v?\d[\w.+-]{0,40}\s*$  # pip list's row: a name, a version
       | [|+=-]{3} | \w+=\S | /\S+:\d+
       | \S+\.(?:py|cc|cpp|h):\d+ | \d+:\s | \s{4}
       | [a-z][a-z0-9_.-]*:\s+(?:[Ee]rror|ERROR|cannot|[Ff]ailed|[Uu]nable|[Nn]o\ such|[Ww]arning

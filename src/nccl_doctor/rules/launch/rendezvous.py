@@ -301,6 +301,10 @@ def _from_launch_line(facts: Facts) -> Finding | None:
         text = hit.said.text
         if hit.prose and sentence_of(text, hit.match) != sentence_of(text, named.match):
             continue
+        # a command the reporter cut short ("torchrun --nnodes=2 ...") may hold the node rank
+        after = text[hit.match.end() : hit.match.end() + 12]
+        if "..." in after or "\u2026" in after:
+            continue
         return RULE.finding(
             summary=f"The launch asks for {launch.fixed} nodes but gives no --node_rank "
             "(and no c10d rendezvous endpoint): every node starts as node 0, so each either "

@@ -45,6 +45,7 @@ from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.host import EnvVar
 from nccl_doctor.facts.nccl import NcclTestCommand, NcclVersion, NcclWarn
 from nccl_doctor.facts.run import NcclErrorReport
+from nccl_doctor.facts.span import span_of
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.facts.versions import VLLM_BINDING, nccl_versions
 from nccl_doctor.findings import Confidence, Finding, Severity
@@ -332,6 +333,29 @@ def _bundled(facts: Facts) -> list[Finding]:
     ]
 
 
+def _packages_apart(facts: Facts) -> list[Finding]:
+    """Package listings (pip list, dpkg -l) of two NCCL releases in a job across nodes whose NCCL
+    failed: each node's environment has its own, so the nodes run different NCCL."""
+    found: dict[str, Cite] = {}
+    for hit in facts.seen(INSTALLED_NCCL, prose=False):
+        found.setdefault(hit.match["version"], hit.cite)
+    if len(found) < 2 or span_of(facts).multi is not True:
+        return []
+    if not facts.of(NcclErrorReport) and not facts.of(NcclWarn):
+        return []
+    names = ", ".join(found)
+    return [
+        RULE.finding(
+            summary=f"The package listings show NCCL {names}, and the job across nodes failed in "
+            "NCCL: where each node's environment holds its own, the nodes run different NCCL "
+            "releases, whose ranks cannot agree on their messages",
+            fix=_FIX,
+            evidence=list(found.values())[:3],
+            confidence=Confidence.MEDIUM,
+        )
+    ]
+
+
 def _installed_twice(facts: Facts) -> list[Finding]:
     """Two NCCL releases on one machine: the loader takes whichever libnccl.so.2 points to."""
     found: dict[str, Cite] = {}
@@ -377,5 +401,6 @@ def check(facts: Facts) -> list[Finding]:
         or _cuda_build(facts)
         or _shadowing(facts, failed)
         or _bundled(facts)
+        or _packages_apart(facts)
         or _installed_twice(facts)
     )
