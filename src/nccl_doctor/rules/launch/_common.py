@@ -234,11 +234,13 @@ def _child_deaths(facts: Facts) -> list[Death]:
         sig = signal_name(child.exitcode, child.signal_name)
         if child.exitcode in (None, 0) or sig in STOP_SIGNALS:
             continue
-        error = child.traceback
+        # (not the launcher's pointer to its docs, nor its word of the signal: ChildFailure's
+        # own_error; a line of an error file's traceback naming a signal is no error either)
+        error = child.own_error
         if child.traceback_lines:
             error = child.traceback_lines[-1].strip() or error
         tb = None
-        if not error or error.startswith("To enable traceback") or "Signal" in error:
+        if not error or "Signal" in error:
             tb = _traceback_of(facts, child.rank)
             error = f"{tb.exc_type}: {tb.message}".strip() if tb is not None else None
         cites = (child.cite, *([tb.cite] if tb is not None else [])) if error else ()
