@@ -153,6 +153,15 @@ def _blocks_crossed(facts: Facts, fix: list[str]) -> list[Finding]:
     return []
 
 
+def _host_ids(facts: Facts) -> list[EnvVar | NcclEnvSetting]:
+    """The job's own NCCL_HOSTID settings: an environment dump's, NCCL's echo of it."""
+    ids: list[EnvVar | NcclEnvSetting] = [
+        e for e in facts.of(EnvVar) if e.name == "NCCL_HOSTID" and e.value
+    ]
+    ids += [s for s in facts.of(NcclEnvSetting) if s.name == "NCCL_HOSTID" and s.value]
+    return ids
+
+
 def _said_several(
     facts: Facts,
     fix: list[str],
@@ -169,10 +178,7 @@ def _said_several(
     said = facts.seen(SEVERAL_MACHINES)
     if not layouts or not said or hosts[1:]:
         return []
-    ids: list[EnvVar | NcclEnvSetting] = [
-        e for e in facts.of(EnvVar) if e.name == "NCCL_HOSTID" and e.value
-    ]
-    ids += [s for s in facts.of(NcclEnvSetting) if s.name == "NCCL_HOSTID" and s.value]
+    ids = _host_ids(facts)
     if need_id and not ids:
         return []
     named = (
@@ -203,7 +209,7 @@ def _duplicate_across_hosts(facts: Facts, fix: list[str]) -> list[Finding]:
     hosts = sorted({w.host for w in warns if w.host and not local_alias(w.host)})
     if len(hosts) < 2:
         return []
-    ids = [s for s in facts.of(NcclEnvSetting) if s.name == "NCCL_HOSTID" and s.value]
+    ids = _host_ids(facts)
     why = (
         f"; NCCL_HOSTID is set ({ids[0].value!r}): NCCL hashes that value instead of the "
         "host's, so machines given the same value are one host to it"

@@ -182,7 +182,7 @@ def _known_hang(facts: Facts, version: str | None) -> list[Finding]:
         for t in facts.of(CollectiveTimeout)
         if op and (t.op_type or "").upper().replace("_", "").startswith(op)
     ]
-    own = stalled and _version(facts) == version
+    own = bool(stalled) and _version(facts) == version
     where = f"; the collective that timed out is one ({stalled[0].op_type})" if own else ""
     return [
         RULE.finding(
