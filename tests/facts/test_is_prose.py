@@ -46,6 +46,9 @@ from nccl_doctor.facts.store import is_prose
         # pip list's rows, and a sentence with a number after two spaces
         ("nvidia-nccl-cu12          2.20.5", False),
         ("The loss is  0.5 after the first epoch", True),
+        # ulimit -a's rows
+        ("max locked memory           (kbytes, -l) 64", False),
+        ("scheduling priority                 (-e) 0", False),
         # lspci -vv's link fields, with a loop's bus prefix
         ("a0: \t\tLnkSta:\tSpeed 2.5GT/s (downgraded), Width x16 (ok)", False),
         # a person's words about the bar are still theirs

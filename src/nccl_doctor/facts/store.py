@@ -49,6 +49,7 @@ _MACHINE = re.compile(
       | tcp6?\s+\d+\s+\d+\s | State\s+Recv-Q\s+Send-Q\b  # netstat's, and ss's header
       | (?:[0-9a-f]{2,4}(?::[0-9a-f]{2}\.\d)?:\s+)?(?:Lnk|Dev)(?:Sta|Cap|Ctl)2?:  # lspci -vv
       | [\w.-]{2,60}\s{2,}v?\d[\w.+-]{0,40}\s*$  # pip list's row: a name, a version
+      | [a-zA-Z][\w ]{2,40}?\s{2,}\((?:[\w ]{1,12},\ )?-[a-zA-Z]\)\s+\S+\s*$  # ulimit -a's row
       | [|+=-]{3} | \w+=\S | /\S+:\d+
       | \S+\.(?:py|cc|cpp|h):\d+ | \d+:\s | \s{4}
       | [a-z][a-z0-9_.-]*:\s+(?:[Ee]rror|ERROR|cannot|[Ff]ailed|[Uu]nable|[Nn]o\ such|[Ww]arning

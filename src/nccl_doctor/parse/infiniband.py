@@ -264,8 +264,10 @@ class IbvDevinfoParser(BlockParser):
             key, value = kv
             if _verbs_device(device, key, value):
                 continue
-            if port is None and not device and key in _VERBS_PORT_KEYS:
-                port = ib.PortBuilder("ibv_devinfo", device, None)  # a fragment's first port
+            if port is None and key in _VERBS_PORT_KEYS:
+                # a fragment's first port: pasted from inside a port section, or filtered
+                # (`ibv_devinfo | grep -E "hca_id|state|link_layer"` keeps no port: line)
+                port = ib.PortBuilder("ibv_devinfo", device, None)
             if port is not None and _verbs_port(port, verbose, key, value):
                 port.state_line = line if key == "state" else port.state_line
         close(block[-1])

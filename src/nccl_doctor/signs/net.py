@@ -294,3 +294,12 @@ LINK_FLAPPED = sign(
     "the mlx5 driver's kernel line that a port's cable was unplugged or its link went down",
     case=True,
 )
+
+#: ulimit -a's locked-memory row ("max locked memory           (kbytes, -l) 64"), the limit
+#: the NIC's registrations of NCCL's buffers count against.
+MEMLOCK_SHOWN = sign(
+    "net.memlock_shown",
+    r"max locked memory\s{1,30}\(kbytes, -l\)\s{1,10}(?P<kb>\d{1,15}|unlimited)\b",
+    "ulimit -a's locked-memory limit, in KiB or unlimited",
+    case=True,
+)

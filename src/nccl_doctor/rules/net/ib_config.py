@@ -49,6 +49,7 @@ from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.job import collectives_completed
 from nccl_doctor.facts.nccl import NcclEvent, NcclIbDevice, NcclNet, NcclWarn
 from nccl_doctor.facts.net import IbPort, NetDevMap
+from nccl_doctor.facts.run import NcclErrorReport
 from nccl_doctor.facts.span import span_of
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
@@ -66,6 +67,7 @@ from nccl_doctor.signs.net import (
     IB_GID_INDEX,
     IB_INCOMPATIBLE,
     IB_RETRY_EXCEEDED,
+    MEMLOCK_SHOWN,
     NET_COUNTS_DIFFER,
     NET_TYPES_DIFFER,
     OFED_VERSION,
@@ -446,9 +448,45 @@ def _device_counts(facts: Facts) -> list[Finding]:
     ]
 
 
+#: Locked memory below this (KiB) cannot hold NCCL's registered IB buffers (NCCL asks for an
+#: unlimited limit; Docker's default is 64).
+_MEMLOCK_KIB = 1 << 20
+
+
+def _memlock_shown(facts: Facts) -> list[Finding]:
+    """ulimit -a shows a small locked-memory limit where a job across nodes with IB ports
+    failed in NCCL with a system error: the NIC cannot pin NCCL's buffers."""
+    small = [
+        h
+        for h in facts.seen(MEMLOCK_SHOWN, prose=False)
+        if h.match["kb"] != "unlimited" and int(h.match["kb"]) < _MEMLOCK_KIB
+    ]
+    if not small or span_of(facts).multi is not True:
+        return []
+    ib_used = any((p.link_layer or "").lower() == "infiniband" for p in facts.of(IbPort)) or any(
+        n.role == "ib" and n.ib_devices for n in facts.of(NcclNet)
+    )
+    system = [r for r in facts.of(NcclErrorReport) if r.result_name == "ncclSystemError"]
+    if not ib_used or not (system or facts.of(NcclWarn)):
+        return []
+    kb = small[0].match["kb"]
+    return [
+        RULE.finding(
+            summary=f"The job's locked-memory limit is {kb} KiB (ulimit -a) while it runs across "
+            "nodes over InfiniBand and NCCL failed with a system error: the NIC pins NCCL's "
+            "buffers in locked memory, and that limit cannot hold them (a container started "
+            "without --ulimit memlock=-1 keeps Docker's 64 KiB).",
+            fix=_MEMLOCK_FIX,
+            evidence=first_distinct([small[0].cite, *(r.cite for r in system[:1])], 3),
+            confidence=Confidence.MEDIUM,
+        )
+    ]
+
+
 def check(facts: Facts) -> list[Finding]:
     return (
         _verbs(facts)
+        or _memlock_shown(facts)
         or _transports(facts)
         or _device_counts(facts)
         or _hca(facts)
