@@ -21,7 +21,8 @@ Evidence
 --------
 NCCL WARN ``Call to ibv_reg_mr failed`` (on EFA, NCCL's libfabric plugin's
 ``Couldn't register memory region with regattr. RC: -12, ERROR: Cannot
-allocate memory``), ``Call to ibv_modify_qp failed with
+allocate memory``), or ``ulimit -a``'s ``max locked memory (kbytes, -l) 64``
+beside a system error of a job across nodes over InfiniBand; ``Call to ibv_modify_qp failed with
 22 Invalid argument ... local GID index 3``, ``Attempted to connect
 incompatible devices``; NCCL_IB_HCA against the devices ``ibstat`` or NCCL's
 ``NET/IB : Using`` list show, with ``NET/IB : No device found``;
