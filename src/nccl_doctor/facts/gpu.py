@@ -1,10 +1,11 @@
 """Facts of GPUs as nvidia-smi (table, ``-q``, ``-q -x``) and NVML describe them.
 
-All three nvidia-smi formats yield the same classes so that rules can join
+All nvidia-smi formats yield the same classes so that rules can join
 them; ``tool`` says which one spoke (``nvidia-smi``, ``nvidia-smi-q``,
-``nvidia-smi-xml``; a live reader uses ``nvml``). GPUs are joined on
-``bus_id``, normalised to the 8-hex-digit-domain form ``00000000:3B:00.0``
-(upper case); ``index`` is the nvidia-smi index, known only in the table.
+``nvidia-smi-xml``, ``nvidia-smi-csv`` for ``--query-gpu``; a live reader uses
+``nvml``). GPUs are joined on ``bus_id``, normalised to the 8-hex-digit-domain form
+``00000000:3B:00.0`` (upper case); ``index`` is the nvidia-smi index, known only in the
+table and a query that asks for it.
 
 Names are normalised across formats: ``compute_mode`` is ``Default``,
 ``Exclusive_Process``, ``Exclusive_Thread`` or ``Prohibited`` (the table's
@@ -22,6 +23,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from nccl_doctor.facts.base import Cite, Fact
+
+#: The evidence kinds (and Gpu tools) of nvidia-smi's outputs: where one was read, the GPUs'
+#: state was.
+GPU_KINDS = frozenset({"nvidia-smi", "nvidia-smi-q", "nvidia-smi-xml", "nvidia-smi-csv"})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from nccl_doctor.facts.gpu import Gpu
+from nccl_doctor.facts.gpu import GPU_KINDS, Gpu
 from nccl_doctor.facts.live import (
     FabricManagerState,
     HostLimits,
@@ -27,7 +27,6 @@ from nccl_doctor.facts.live import (
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.report import Report
 
-_GPU_KINDS = frozenset({"nvidia-smi", "nvidia-smi-q", "nvidia-smi-xml"})
 _RDMA_KINDS = frozenset({"ibstatus", "ibstat", "ibv_devinfo"})
 
 
@@ -49,7 +48,7 @@ def _unchecked(report: Report, default: str) -> str:
 
 def _gpu_state(facts: Facts, report: Report) -> Reading:
     gpus = {g.bus_id or f"#{g.index}" for g in facts.of(Gpu)}
-    if gpus or facts.kinds & _GPU_KINDS:
+    if gpus or facts.kinds & GPU_KINDS:
         drivers = {o.driver_version for o in facts.of(NvmlOutcome) if o.driver_version}
         tail = f", driver {', '.join(sorted(drivers))}" if drivers else ""
         return Reading("PASS", f"GPU state read: {len(gpus)} GPU(s){tail}")

@@ -23,6 +23,7 @@ from nccl_doctor.parse.nccl_log import NcclLogParser
 from nccl_doctor.parse.nccl_tests import NcclTestsParser
 from nccl_doctor.parse.ncclras import RasJsonParser, RasTextParser
 from nccl_doctor.parse.nvidia_smi import NvidiaSmiParser
+from nccl_doctor.parse.nvidia_smi_csv import NvidiaSmiCsvParser
 from nccl_doctor.parse.nvidia_smi_q import NvidiaSmiQParser
 from nccl_doctor.parse.nvidia_smi_xml import NvidiaSmiXmlParser
 from nccl_doctor.parse.nvlink import NvlinkParser
@@ -38,6 +39,7 @@ BLOCK_PARSERS: tuple[type[BlockParser], ...] = (
     NvidiaSmiXmlParser,
     NvidiaSmiQParser,
     NvidiaSmiParser,
+    NvidiaSmiCsvParser,
     TopoParser,
     NvlinkParser,
     IbstatusParser,

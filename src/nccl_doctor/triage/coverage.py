@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 from nccl_doctor.evidence.reader import ReadResult
 from nccl_doctor.facts.failures import Failure, failures_of
+from nccl_doctor.facts.gpu import GPU_KINDS
 from nccl_doctor.facts.host import KernelGpuMessage, XidEvent
 from nccl_doctor.facts.job import launcher_of
 from nccl_doctor.facts.live import NVML_OUTCOMES, NvmlOutcome
@@ -33,7 +34,6 @@ from nccl_doctor.knowledge.signals import STOP_SIGNALS, signal_name
 from nccl_doctor.report import Coverage, EvidenceRead
 from nccl_doctor.signs.common import IMAGE_LINKED
 
-_GPU_KINDS = frozenset({"nvidia-smi", "nvidia-smi-q", "nvidia-smi-xml"})
 _NET_IDS = ("net.", "nccl.p2p", "nccl.host_identity")
 
 #: Root causes that are the application's own bug: no NCCL log or kernel log explains them.
@@ -92,7 +92,7 @@ def _evidence(read: ReadResult) -> tuple[EvidenceRead, ...]:
 
 def _uses_gpu(facts: Facts) -> bool:
     """Whether the job ran on GPUs: NCCL, CUDA or NVIDIA tools appear, not gloo alone."""
-    if facts.kinds & (_GPU_KINDS | {"nccl-log", "xid", "topo", "nvlink", "nccl-tests"}):
+    if facts.kinds & (GPU_KINDS | {"nccl-log", "xid", "topo", "nvlink", "nccl-tests"}):
         return True
     return facts.said(r"\bnccl|\bcuda\b|nvidia|\bGPU\b", prose=False)
 
@@ -228,7 +228,7 @@ def coverage_of(
     unchecked = unchecked_of(facts)
     steps.extend(step for _, step in unchecked)
     kind = focus(findings, failure) if failed else "system"
-    if gpu and not unchecked and not facts.kinds & _GPU_KINDS and kind != "app":
+    if gpu and not unchecked and not facts.kinds & GPU_KINDS and kind != "app":
         if kind == "memory":
             missing.append("GPU memory and process list while the job runs (nvidia-smi)")
             steps.append(

@@ -37,7 +37,7 @@ def unique_gpus(facts: Facts) -> list[Gpu]:
     ``-q``/XML carry far more fields than the table; when both describe a GPU,
     the fuller one is kept.
     """
-    rank = {"nvidia-smi-xml": 0, "nvidia-smi-q": 1, "nvml": 2, "nvidia-smi": 3}
+    rank = {"nvidia-smi-xml": 0, "nvidia-smi-q": 1, "nvml": 2, "nvidia-smi": 3, "nvidia-smi-csv": 4}
     chosen: dict[str, Gpu] = {}
     for gpu in sorted(facts.of(Gpu), key=lambda g: rank.get(g.tool, 9)):
         key = gpu.bus_id or f"{gpu.host}:{gpu.cite.source}:{gpu.index}:{gpu.cite.line}"

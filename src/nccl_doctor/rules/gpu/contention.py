@@ -41,7 +41,7 @@ from dataclasses import replace
 
 from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.failures import failures_of
-from nccl_doctor.facts.gpu import Gpu, GpuProcess
+from nccl_doctor.facts.gpu import GPU_KINDS, Gpu, GpuProcess
 from nccl_doctor.facts.job import RankGpu, job_pids, rank_gpus
 from nccl_doctor.facts.run import CudaOutOfMemory
 from nccl_doctor.facts.store import Facts
@@ -182,7 +182,7 @@ def _held_elsewhere(facts: Facts) -> list[Finding]:
 
 def _suspected(facts: Facts) -> list[Finding]:
     """An OOM that persists at a small batch, with no process list to check: ask for one."""
-    if facts.of(GpuProcess) or facts.kinds & {"nvidia-smi", "nvidia-smi-q", "nvidia-smi-xml"}:
+    if facts.of(GpuProcess) or facts.kinds & GPU_KINDS:
         return []
     ooms = list(facts.seen(OOM_TEXT))
     cue = facts.seen(SMALL_BATCH)
