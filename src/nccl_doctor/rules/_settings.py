@@ -22,7 +22,8 @@ def env_values(facts: Facts, name: str, *, machine: bool = False) -> list[tuple[
     """Values the evidence gives ``name`` (env dumps, exports, ``-x NAME=v``, NCCL's echo,
     NAME=value in a line), each with its line, first seen first.
 
-    ``name`` is one of the variables the NAME=value signs read. With ``machine``, only
+    ``name`` is any variable; one the NAME=value signs read is found written in any line too.
+    With ``machine``, only
     what machine output sets counts: a sentence ("works with NCCL_CUMEM_ENABLE=0") is a
     person's account of a workaround, not the job's own setting.
     """
@@ -36,6 +37,8 @@ def env_values(facts: Facts, name: str, *, machine: bool = False) -> list[tuple[
         for s in facts.of(NcclEnvSetting)
         if s.name == name and s.value is not None
     ]
-    hits = facts.seen(_SIGNS[name], prose=False) if machine else facts.seen(_SIGNS[name])
-    out += [(hit.match["value"], hit.cite) for hit in hits]
+    written = _SIGNS.get(name)
+    if written is not None:
+        hits = facts.seen(written, prose=False) if machine else facts.seen(written)
+        out += [(hit.match["value"], hit.cite) for hit in hits]
     return list(dict.fromkeys(out))

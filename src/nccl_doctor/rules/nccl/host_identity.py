@@ -35,10 +35,10 @@ machines and that inter-machine channels use ``NET/...``.
 from __future__ import annotations
 
 from nccl_doctor.facts.base import Cite, local_alias
-from nccl_doctor.facts.host import EnvVar
-from nccl_doctor.facts.nccl import NcclCommInit, NcclCommLayout, NcclEnvSetting, NcclNet, NcclWarn
+from nccl_doctor.facts.nccl import NcclCommInit, NcclCommLayout, NcclNet, NcclWarn
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
+from nccl_doctor.rules._settings import env_values
 from nccl_doctor.rules.base import Rule
 from nccl_doctor.rules.nccl._common import machine, nccl_hosts, rank_hosts, transports
 from nccl_doctor.signs.nccl import (
@@ -153,15 +153,6 @@ def _blocks_crossed(facts: Facts, fix: list[str]) -> list[Finding]:
     return []
 
 
-def _host_ids(facts: Facts) -> list[EnvVar | NcclEnvSetting]:
-    """The job's own NCCL_HOSTID settings: an environment dump's, NCCL's echo of it."""
-    ids: list[EnvVar | NcclEnvSetting] = [
-        e for e in facts.of(EnvVar) if e.name == "NCCL_HOSTID" and e.value
-    ]
-    ids += [s for s in facts.of(NcclEnvSetting) if s.name == "NCCL_HOSTID" and s.value]
-    return ids
-
-
 def _said_several(
     facts: Facts,
     fix: list[str],
@@ -178,11 +169,11 @@ def _said_several(
     said = facts.seen(SEVERAL_MACHINES)
     if not layouts or not said or hosts[1:]:
         return []
-    ids = _host_ids(facts)
+    ids = [(v, c) for v, c in env_values(facts, "NCCL_HOSTID") if v]
     if need_id and not ids:
         return []
     named = (
-        f"; NCCL_HOSTID is set ({ids[0].value!r}), which NCCL hashes in place of the host"
+        f"; NCCL_HOSTID is set ({ids[0][0]!r}), which NCCL hashes in place of the host"
         if ids
         else ""
     )
@@ -190,7 +181,7 @@ def _said_several(
         RULE.finding(
             summary="The job is said to span several machines, but NCCL reports nNodes 1" + named,
             fix=fix,
-            evidence=[layouts[0], said[0].cite, *(i.cite for i in ids[:2])],
+            evidence=[layouts[0], said[0].cite, *(c for _, c in ids[:2])],
             severity=Severity.CRITICAL if ids else Severity.WARNING,
             confidence=Confidence.MEDIUM if ids else Confidence.LOW,
         )
@@ -209,11 +200,11 @@ def _duplicate_across_hosts(facts: Facts, fix: list[str]) -> list[Finding]:
     hosts = sorted({w.host for w in warns if w.host and not local_alias(w.host)})
     if len(hosts) < 2:
         return []
-    ids = _host_ids(facts)
+    ids = [(v, c) for v, c in env_values(facts, "NCCL_HOSTID") if v]
     why = (
-        f"; NCCL_HOSTID is set ({ids[0].value!r}): NCCL hashes that value instead of the "
+        f"; NCCL_HOSTID is set ({ids[0][0]!r}): NCCL hashes that value instead of the "
         "host's, so machines given the same value are one host to it"
-        if len({s.value for s in ids}) == 1 and ids
+        if len({v for v, _ in ids}) == 1 and ids
         else ""
     )
     ranks = sorted({r for w in warns for r in w.ranks})
@@ -223,7 +214,7 @@ def _duplicate_across_hosts(facts: Facts, fix: list[str]) -> list[Finding]:
             f"({', '.join(hosts[:4])}): the ranks it pairs share a bus id only as the same "
             f"slot of two machines it takes for one host{why}",
             fix=fix,
-            evidence=[*warns[:2], *ids[:1]],
+            evidence=[*warns[:2], *(c for _, c in ids[:1])],
             ranks=ranks,
             hosts=hosts,
         )
