@@ -52,7 +52,7 @@ from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.host import EnvVar
 from nccl_doctor.facts.live import NetInterface
 from nccl_doctor.facts.nccl import NcclNet, NcclTestFailure, error_chains
-from nccl_doctor.facts.net import link_local, virtual_interface
+from nccl_doctor.facts.net import link_local, loopback, virtual_interface
 from nccl_doctor.facts.run import NcclErrorReport
 from nccl_doctor.facts.span import span_of
 from nccl_doctor.facts.store import Facts
@@ -170,7 +170,7 @@ def _virtual(facts: Facts) -> list[Finding]:
     bad: list[NcclNet] = []
     for net in nets:
         name, addr = _address(net)
-        if virtual_interface(name) or addr.startswith(("127.", "::1")) or link_local(addr):
+        if virtual_interface(name) or loopback(addr) or link_local(addr):
             bad.append(net)
     bad = _shared(bad, nets)
     if not bad:
