@@ -57,8 +57,13 @@ def truncated_at_init(facts: Facts) -> bool:
     At init the ranks exchange their peer information, a structure whose size changes between
     NCCL releases ("received 96 bytes instead of 64": a peer runs another release); the same
     WARN while transports connect (``transport.cc``, ``group.cc`` in the ``-> N`` chain) came
-    from a release's own bug (NVIDIA/nccl#1176: 2.19.3 on point-to-point set-up).
+    from a release's own bug (NVIDIA/nccl#1176: 2.19.3 on point-to-point set-up). Read once
+    per diagnosis: nccl.internal and the differential both ask.
     """
+    return facts.derived("truncated_at_init", _truncated_at_init)
+
+
+def _truncated_at_init(facts: Facts) -> bool:
     chains = error_chains(facts)
     said = [c.warn_message for c in chains if c.warn_message]
     said += [r.last_error[0] for r in facts.of(NcclErrorReport) if r.last_error]

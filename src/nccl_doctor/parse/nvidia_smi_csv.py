@@ -12,6 +12,7 @@ unknown and nothing is read.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Sequence
 
 from nccl_doctor.evidence.lines import Line
@@ -57,8 +58,10 @@ _LEAST = 2
 _MAX_FIELDS = 64
 
 
-def _header(text: str) -> list[str] | None:
-    """The query names of a header line, or ``None`` when it is no query header."""
+@functools.lru_cache(maxsize=16)
+def _header(text: str) -> tuple[str, ...] | None:
+    """The query names of a header line, or ``None`` when it is no query header (remembered:
+    every row of a block asks for its header's)."""
     parts = text.split(",")
     if not 2 <= len(parts) <= _MAX_FIELDS:
         return None
@@ -69,7 +72,7 @@ def _header(text: str) -> list[str] | None:
             return None
         names.append(match["name"])
     known = [n for n in names if n in _PATHS or n == "index"]
-    return names if len(known) >= _LEAST and any("." in n for n in known) else None
+    return tuple(names) if len(known) >= _LEAST and any("." in n for n in known) else None
 
 
 class NvidiaSmiCsvParser(BlockParser):

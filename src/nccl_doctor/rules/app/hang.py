@@ -178,9 +178,8 @@ def _from_timeouts(facts: Facts) -> Finding | None:
             "the others waited for it in this collective"
         )
         issued_cites = [*issued_cites, bar]
-    unconnected = (
-        first_collective_timeout(facts) is not None and not _named(origin) and busy is None
-    )
+    at_first = first_collective_timeout(facts) is not None
+    unconnected = at_first and not _named(origin) and busy is None
     if unconnected:
         summary += (
             f"; it is the group's first collective (SeqNum {first.seq}) and none has completed, "
@@ -247,7 +246,7 @@ def _from_timeouts(facts: Facts) -> Finding | None:
         # (a busy rank at the first collective: the likely reading, not a proof that the
         # others connected)
         confidence=Confidence.MEDIUM
-        if crashed or unconnected or (busy and first_collective_timeout(facts))
+        if crashed or unconnected or (busy is not None and at_first)
         else Confidence.HIGH,
     )
 
