@@ -22,38 +22,6 @@ from nccl_doctor.facts.store import is_prose
         ("NCCL version 2.21.5+cuda12.4", False),
         ("NCCL WARN Cuda failure 'out of memory'", False),
         ("NCCL failure common.cu:1030 'unhandled cuda error'", False),
-        # a tqdm bar is the program's, whatever words its description holds
-        (
-            (
-                "Running tokenizer on dataset (num_proc=16):  37%|███▋      | 1480000/4000000 "
-                "[29:51<50:12, 836.54 examples/s]"
-            ),
-            False,
-        ),
-        ("Loading checkpoint shards:  50%|█████     | 2/4 [00:03<00:03,  1.52s/it]", False),
-        ("Epoch 3:  12%|█▏        | 1.2k/10.0k [01:02<07:40, 19.1it/s, loss=0.31]", False),
-        # ss's and netstat's socket rows, and ss's header
-        (
-            (
-                'LISTEN 0      4096         0.0.0.0:29500      0.0.0.0:*     users:(("torchrun",'
-                "pid=2291877,fd=3))"
-            ),
-            False,
-        ),
-        ("State  Recv-Q Send-Q Local Address:Port  Peer Address:Port Process", False),
-        ("tcp        0      0 0.0.0.0:29501           0.0.0.0:*               LISTEN", False),
-        ("tcp is the protocol we use and it works fine with them", True),
-        # pip list's rows, and a sentence with a number after two spaces
-        ("nvidia-nccl-cu12          2.20.5", False),
-        ("The loss is  0.5 after the first epoch", True),
-        # ulimit -a's rows
-        ("max locked memory           (kbytes, -l) 64", False),
-        ("scheduling priority                 (-e) 0", False),
-        # lspci -vv's link fields, with a loop's bus prefix
-        ("a0: \t\tLnkSta:\tSpeed 2.5GT/s (downgraded), Width x16 (ok)", False),
-        # a person's words about the bar are still theirs
-        ("The progress bar stops at 37% and the other ranks wait for it", True),
-        ("It is stuck at 12%| of the first epoch and never moves on", True),
     ],
 )
 def test_nccl_words_in_a_sentence_are_prose(line: str, prose: bool) -> None:
@@ -130,6 +98,38 @@ def test_the_reporters_own_voice_ends_an_unfenced_exception(tmp_path: Path, said
         # lsmod's rows: module, size, users (and who uses it)
         ("nvidia_modeset       1351680  1 nvidia_drm", False),
         ("nvidia_uvm           1642496  0", False),
+        # a tqdm bar is the program's, whatever words its description holds
+        (
+            (
+                "Running tokenizer on dataset (num_proc=16):  37%|███▋      | 1480000/4000000 "
+                "[29:51<50:12, 836.54 examples/s]"
+            ),
+            False,
+        ),
+        ("Loading checkpoint shards:  50%|█████     | 2/4 [00:03<00:03,  1.52s/it]", False),
+        ("Epoch 3:  12%|█▏        | 1.2k/10.0k [01:02<07:40, 19.1it/s, loss=0.31]", False),
+        # ss's and netstat's socket rows, and ss's header
+        (
+            (
+                'LISTEN 0      4096         0.0.0.0:29500      0.0.0.0:*     users:(("torchrun",'
+                "pid=2291877,fd=3))"
+            ),
+            False,
+        ),
+        ("State  Recv-Q Send-Q Local Address:Port  Peer Address:Port Process", False),
+        ("tcp        0      0 0.0.0.0:29501           0.0.0.0:*               LISTEN", False),
+        ("tcp is the protocol we use and it works fine with them", True),
+        # pip list's rows, and a sentence with a number after two spaces
+        ("nvidia-nccl-cu12          2.20.5", False),
+        ("The loss is  0.5 after the first epoch", True),
+        # ulimit -a's rows
+        ("max locked memory           (kbytes, -l) 64", False),
+        ("scheduling priority                 (-e) 0", False),
+        # lspci -vv's link fields, with a loop's bus prefix
+        ("a0: \t\tLnkSta:\tSpeed 2.5GT/s (downgraded), Width x16 (ok)", False),
+        # a person's words about the bar are still theirs
+        ("The progress bar stops at 37% and the other ranks wait for it", True),
+        ("It is stuck at 12%| of the first epoch and never moves on", True),
     ],
 )
 def test_a_programs_rows_are_not_prose(line: str, prose: bool) -> None:
