@@ -170,6 +170,44 @@ def test_a_device_count_failure_on_a_node_with_mig_on_another_gpu_is_the_visibil
     assert "enumerates" not in mig.summary
 
 
+_TWO_OF_FOUR_SMI = _MIXED_SMI.replace(
+    "|   1  NVIDIA A100 80GB PCIe          Off |   00000000:31:00.0 Off |                   On |",
+    "|   1  NVIDIA A100 80GB PCIe          Off |   00000000:65:00.0 Off |                    0 |\n"
+    "| N/A   31C    P0             45W /  300W |       4MiB /  81920MiB |      0%      Default |\n"
+    "|                                         |                        |             Disabled |\n"
+    "+-----------------------------------------+------------------------+----------------------+\n"
+    "|   2  NVIDIA A100 80GB PCIe          Off |   00000000:CA:00.0 Off |                   On |\n"
+    "| N/A   34C    P0             43W /  300W |      53MiB /  81920MiB |     N/A      Default |\n"
+    "|                                         |                        |              Enabled |\n"
+    "+-----------------------------------------+------------------------+----------------------+\n"
+    "|   3  NVIDIA A100 80GB PCIe          Off |   00000000:E3:00.0 Off |                   On |",
+)
+
+
+def test_a_device_count_failure_with_mig_on_two_of_four_gpus_is_mig(tmp_path: Path) -> None:
+    """Two whole GPUs and two partitioned ones: a process enumerates the two whole GPUs and
+    one MIG instance, three devices of four, so local rank 3's 'invalid device ordinal' is
+    MIG's counting, not the job's."""
+    assert _TWO_OF_FOUR_SMI.count("Disabled") == 2
+    assert _TWO_OF_FOUR_SMI.count("Enabled") == 2
+    found = _diagnose(
+        tmp_path,
+        smi_txt=_TWO_OF_FOUR_SMI,
+        train_log=(
+            "Traceback (most recent call last):\n"
+            '  File "train.py", line 12, in <module>\n'
+            "    torch.cuda.set_device(local_rank)\n"
+            "RuntimeError: CUDA error: invalid device ordinal\n"
+        ),
+    )
+    mig = found["gpu.mig"]
+    assert (mig.severity.value, mig.confidence.value) == ("critical", "high")
+    assert mig.summary.startswith("MIG is enabled on GPU 2 (00000000:CA:00.0), GPU 3")
+    assert "enumerates the 2 whole GPU(s) and one MIG instance, 3 device(s) of the 4" in mig.summary
+    # the count the job asked beyond is MIG's: the visibility finding folds under it
+    assert [f.id for f in diagnose_paths([str(tmp_path)]).findings] == ["gpu.mig"]
+
+
 _ORDINAL = (
     "THCudaCheck FAIL file=/opt/pytorch/pytorch/torch/csrc/cuda/Module.cpp line=33 error=101 : "
     "invalid device ordinal\n"

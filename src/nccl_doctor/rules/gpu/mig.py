@@ -24,8 +24,10 @@ UUIDs in ``CUDA_VISIBLE_DEVICES``, a pending MIG mode that differs from
 the current one. A distributed job on MIG is a warning, critical when the
 job failed, and critical with high confidence beside CUDA's own
 device-count failure (``invalid device ordinal``, ``device >= 0 && device <
-num_gpus``): that failure is MIG's mechanism, unless another listed GPU has
-MIG off (a process may use that whole GPU). Where no MIG state was
+num_gpus``): that failure is MIG's mechanism where MIG hides devices (a
+process enumerates every whole GPU and one MIG instance: MIG on all the
+node's GPUs, or on two or more), not where one GPU is partitioned beside
+whole ones (its instance takes its place in the count). Where no MIG state was
 pasted, the reporter saying the GPUs are MIG instances (``with MIG GPU
 instances``) beside that failure in the job's output is critical, with
 medium confidence. MIG on its own (no job evidence) is context.
@@ -106,8 +108,7 @@ def check(facts: Facts) -> list[Finding]:
         if enumeration:
             parts.append(
                 f"CUDA could not give a process the device it asked for "
-                f"('{enumeration[0].match.group(0)}'): a process enumerates only one MIG "
-                "instance, however many GPUs NVML counts"
+                f"('{enumeration[0].match.group(0)}'): {_counted(listed)}"
             )
         if dist:
             parts.append("a multi-process NCCL job cannot use P2P/NVLink between instances")
@@ -140,12 +141,50 @@ def check(facts: Facts) -> list[Finding]:
 
 
 def _enumeration(facts: Facts, listed: list[Gpu]) -> tuple[Hit, ...]:
-    """CUDA's device-count failure ('invalid device ordinal'...), where it can be MIG's
-    enumeration: not on a node with a listed GPU whose MIG is off (a process may enumerate
-    that whole GPU)."""
-    if any(g.mig_mode is False for g in listed):
+    """CUDA's device-count failure ('invalid device ordinal'...), where MIG's enumeration
+    explains it: a process enumerates every whole GPU and at most one MIG instance, so MIG
+    hides devices when it is on for every listed GPU, or for two or more of them (a node of
+    four with two partitioned shows CUDA three). One MIG GPU beside whole ones hides none
+    (its one instance takes its place), so that failure is the job's own count. With no GPU's
+    MIG state listed, nothing says MIG hides none."""
+    if any(g.mig_mode is not None for g in listed) and _hidden(listed) < 1:
         return ()
     return facts.seen(MIG_ENUMERATION)
+
+
+def _counts(listed: list[Gpu]) -> list[tuple[int, int]]:
+    """Per host (each host's processes count their own GPUs): its whole and its partitioned
+    GPUs."""
+    hosts: dict[str | None, list[Gpu]] = {}
+    for gpu in listed:
+        hosts.setdefault(gpu.host, []).append(gpu)
+    return [
+        (sum(1 for g in gpus if g.mig_mode is False), sum(1 for g in gpus if g.mig_mode))
+        for gpus in hosts.values()
+    ]
+
+
+def _hidden(listed: list[Gpu]) -> int:
+    """How many of a host's listed GPUs a CUDA process cannot enumerate, at most, by MIG's
+    rule (every whole GPU, one MIG instance): all of a host partitioned hides all but one."""
+    return max((_hides(*c) for c in _counts(listed)), default=0)
+
+
+def _hides(whole: int, partitioned: int) -> int:
+    if not partitioned:
+        return 0
+    return partitioned - 1 if whole else max(1, partitioned - 1)
+
+
+def _counted(listed: list[Gpu]) -> str:
+    """What a process enumerates on the host MIG hides the most of, in words."""
+    whole, partitioned = max(_counts(listed), key=lambda c: _hides(*c))
+    if not whole:
+        return "a process enumerates only one MIG instance, however many GPUs NVML counts"
+    return (
+        f"a process enumerates the {whole} whole GPU(s) and one MIG instance, "
+        f"{whole + 1} device(s) of the {whole + partitioned} NVML counts"
+    )
 
 
 #: The way to keep MIG: one instance a process, one rank an instance.
