@@ -27,7 +27,8 @@ WHEN: dict[str, Cue] = {
     # the hang comes after training ran: an application or data problem, not set-up
     "late_hang": cue(
         r"\bend of (?:(?:an?|the|each|first|single|every) )*epoch|\bcheckpoint\w*"
-        r"|\bafter (?:\d+|some|many|a few|several) (?:steps|iterations|epochs|batches|hours)"
+        r"|\bafter (?:\d+|some|many|a few|several) "
+        r"(?:steps|iter(?:ation)?s?\b|epochs|batches|hours)"
         r"|\bran (?:clean|fine|well) for\b|\bmid[- ]training\b|\bvalidation\b|\beval(?:uat\w*)?\b"
         # saving the model or the trainer's state ("stuck in accelerator.save_state(...)",
         # "hangs when saving the model"): a checkpoint by another name

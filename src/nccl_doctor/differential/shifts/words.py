@@ -372,6 +372,37 @@ WORDS: tuple[Shift, ...] = (
             ("nccl.shm", 0.5),
         )
     ),
+    # a failure the catalogue does not classify, after training ran (steps, epochs, hours):
+    # the communicators had connected and carried traffic, so what is set up once (the GPUs'
+    # peer path, the interfaces, the builds, the devices each rank sees) had worked; what
+    # fails later is what changes as the job runs (memory, data, a GPU or link that faults,
+    # a rank's own branch, an NCCL bug under load)
+    *(
+        Shift(
+            i,
+            f,
+            "it failed after training ran: the set-up had worked, so the cause is one that "
+            "comes with running (memory, data, a faulting GPU, the ranks' own code)",
+            lambda c: c.connected or c.says("late_hang"),
+            frozenset({"failure"}),
+        )
+        for i, f in (
+            ("nccl.p2p", 0.3),
+            ("net.socket_interface", 0.3),
+            ("nccl.version_mismatch", 0.4),
+            ("cuda.device_visibility", 0.3),
+            ("gpu.fabric_manager", 0.3),
+            ("net.ib_config", 0.4),
+            ("nccl.env", 0.5),
+            ("driver.cuda_mismatch", 0.3),
+            ("nccl.shm", 0.5),
+            ("gpu.oom", 5.0),
+            ("cuda.device_assert", 5.0),
+            ("gpu.xid", 2.0),
+            ("host.resources", 2.0),
+            ("launch.rank_crash", 2.0),
+        )
+    ),
     Shift(
         "nccl.p2p",
         2.0,
