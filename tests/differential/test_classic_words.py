@@ -463,3 +463,33 @@ def test_equal_batches_that_made_it_work_name_the_uneven_ranks(tmp_path: Path) -
     assert not cue_says("port_change_worked", "We changed the port to 29501 and it still fails.")
     assert not cue_says("port_change_worked", "Changing the port to 29501 did not work.")
     assert not cue_says("shm_fix_worked", "--shm-size=16g does not fix it")
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "DDP training hangs after a while. Setting num_workers=0 in the DataLoader fixed it.",
+        "The 8-GPU job hangs at start. With more than one shard file the problem is solved.",
+        "Training hangs with 4 GPUs; it works once we set persistent_workers=False.",
+    ],
+)
+def test_a_data_loading_change_that_made_it_work_names_the_ranks_input(
+    tmp_path: Path, said: str
+) -> None:
+    assert cue_says("data_loading_worked", said)
+    assert _top(tmp_path, said)[0] == "app.hang"
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "DDP training hangs at start. Setting num_workers=0 did not fix it.",
+        "DDP training hangs at start; it still hangs with num_workers=0.",
+        "DDP training hangs at start with num_workers=8 and 4 shards.",
+    ],
+)
+def test_data_loading_named_without_a_fix_leaves_the_hang_to_its_other_cues(
+    tmp_path: Path, said: str
+) -> None:
+    assert not cue_says("data_loading_worked", said)
+    assert _top(tmp_path, said)[0] != "app.hang"

@@ -18,6 +18,13 @@ from nccl_doctor.differential.cues.base import (
 from nccl_doctor.differential.prose import NO_GPU_SEEN, NOT_SAID, NUM, UPDATE_WORDS, rx
 from nccl_doctor.signs.launch import OTHER_PORT_SAME, SAME_PORT_NAMED
 
+#: What feeds each rank its batches: the DataLoader's worker processes, a sharded dataset's
+#: files, the sampler that splits the data across ranks.
+_DATA_LOADING = (
+    r"(?:\bnum_workers\b|\bdataloader workers\b|\bsamples_per_shard\b|\bshard files?\b"
+    r"|\bshards\b|\bDistributedSampler\b|\bpersistent_workers\b)"
+)
+
 TRIED: dict[str, Cue] = {
     # the same code works with gloo, or on one GPU: NCCL's intra-node transport is at fault
     # (a "works" denied right before it is none: "it does not work with gloo either")
@@ -127,6 +134,14 @@ TRIED: dict[str, Cue] = {
     "even_batches_worked": outcome(
         rf"(?:\bdrop_last\s*=\s*True|\bJoin\(|\bjoin context|even_batches)[^.;\n]{{0,60}}{FIXED}"
         rf"|{FIXED}[^.;\n]{{0,40}}(?:\bdrop_last\s*=\s*True|\bJoin\()",
+        unless=NOT_FIXED,
+    ),
+    # the data loading changed and the job ran ("num_workers=0 works", "with more than one
+    # shard file the problem is solved", "a DistributedSampler fixed it"): the ranks' input
+    # pipelines, not the communicators, held the job (a worker that deadlocks, a rank with no
+    # batch while the others wait in the gradients' all-reduce)
+    "data_loading_worked": outcome(
+        rf"{_DATA_LOADING}[^.;\n]{{0,60}}{FIXED}|{FIXED}[^.;\n]{{0,40}}{_DATA_LOADING}",
         unless=NOT_FIXED,
     ),
     # the job works on the host's network, not the pods' or the containers' own ("with

@@ -294,6 +294,17 @@ WORDS: tuple[Shift, ...] = (
         "ran one collective more or fewer",
         lambda c: c.says("even_batches_worked"),
     ),
+    *(
+        Shift(
+            i,
+            f,
+            "the reporter says a change to the data loading (workers, shards, sampler) made it "
+            "work: a rank's input pipeline held the job, not its communicators",
+            lambda c: c.says("data_loading_worked"),
+            STALLS,
+        )
+        for i, f in (("app.hang", 5.0), ("app.collective_mismatch", 2.0), ("nccl.p2p", 0.3))
+    ),
     # what holds a job's GPUs back where nothing fails: their clocks, or a PCIe link trained
     # below its width or generation (the peer and host copies over it run slower)
     Shift(
