@@ -138,14 +138,14 @@ def test_every_format_shows_the_ranked_differential() -> None:
     report = diagnose_paths([str(DIFF / "system_error_container.txt")])
     text = render_report(report, "text", width=100)
     assert "Possible causes of NCCL reported a system error (ncclSystemError) (ranked):" in text
-    assert "1. nccl.shm  (43%)" in text
+    assert "1. nccl.shm  (46%)" in text
     assert "check: df -h /dev/shm" in text
     doc = json.loads(render_report(report, "json"))
-    assert [h["id"] for h in doc["hypotheses"]][:2] == ["nccl.shm", "net.socket_interface"]
-    assert doc["hypotheses"][0]["probability"] == 0.43
+    assert [h["id"] for h in doc["hypotheses"]][:2] == ["nccl.shm", "driver.container"]
+    assert doc["hypotheses"][0]["probability"] == 0.46
     assert doc["hypotheses"][0]["source"]["line"] == 10
     markdown = render_report(report, "markdown")
-    assert "| 1 | `nccl.shm` | 43% |" in markdown
+    assert "| 1 | `nccl.shm` | 46% |" in markdown
     html = render_report(report, "html")
     assert '<section id="hypotheses">' in html
     assert "<code>nccl.shm</code>" in html
