@@ -8,6 +8,7 @@ from __future__ import annotations
 from nccl_doctor.differential.cues.base import (
     FIXED,
     NOT_FIXED,
+    WORK_WORDS,
     WORKS,
     WORKS_SAID,
     WORKS_UNDENIED,
@@ -24,6 +25,14 @@ _DATA_LOADING = (
     r"(?:\bnum_workers\b|\bdataloader workers\b|\bsamples_per_shard\b|\bshard files?\b"
     r"|\bshards\b|\bDistributedSampler\b|\bpersistent_workers\b)"
 )
+
+#: A collective by the names people and the benchmarks give it (nccl-tests' ``*_perf``).
+_COLLECTIVE = (
+    r"\b(?:all_?reduce|all_?gather|all_?to_?all|all2all|reduce_?scatter|broadcast|send_?recv"
+    r"|reduce|gather|scatter)(?:_perf)?\b"
+)
+#: It stalls or fails.
+_STALLS = r"\b(?:hangs?|hung|stuck|freez\w*|fails?|failed|deadlock\w*)\b"
 
 TRIED: dict[str, Cue] = {
     # the same code works with gloo, or on one GPU: NCCL's intra-node transport is at fault
@@ -143,6 +152,20 @@ TRIED: dict[str, Cue] = {
     "data_loading_worked": outcome(
         rf"{_DATA_LOADING}[^.;\n]{{0,60}}{FIXED}|{FIXED}[^.;\n]{{0,40}}{_DATA_LOADING}",
         unless=NOT_FIXED,
+    ),
+    # one collective runs on the same ranks and another stalls or fails ("all_reduce_perf
+    # gives 95 GB/s, but alltoall_perf hangs", "broadcast works fine while all_gather
+    # hangs"): the ranks met and connected, so what stalls is the other collective's own
+    # path (its algorithm, its peers' transport), not how the ranks find each other
+    "other_collective_runs": outcome(
+        rf"{_COLLECTIVE}[^.;\n]{{0,80}}?(?:{WORK_WORDS}|\bpass(?:es|ed)?\b|\bbandwidth (?:is|of)\b"
+        rf"|\bGB/s\b)[^.;\n]{{0,60}}?\b(?:but|while|whereas|however)\b(?:[^.;\n]{{0,40}}?"
+        rf"{_COLLECTIVE}[^.;\n]{{0,40}}?{_STALLS}|[^.;\n]{{0,20}}?{_STALLS}[^.;\n]{{0,30}}?"
+        rf"{_COLLECTIVE})"
+        rf"|{_COLLECTIVE}[^.;\n]{{0,30}}?{_STALLS}"
+        rf"[^.;\n]{{0,40}}?\b(?:but|while|whereas)\b[^.;\n]{{0,30}}?{_COLLECTIVE}"
+        rf"[^.;\n]{{0,40}}?(?:{WORK_WORDS}|\bpass(?:es|ed)?\b)",
+        unless=rx(r"\b(?:not|never) (?:work|pass|run)\w*|n't (?:work|pass|run)\w*|\beither\b"),
     ),
     # the job works on the host's network, not the pods' or the containers' own ("with
     # hostNetwork: true it works", "--network=host fixed it"): the overlay's addresses or

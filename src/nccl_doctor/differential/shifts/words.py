@@ -305,6 +305,27 @@ WORDS: tuple[Shift, ...] = (
         )
         for i, f in (("app.hang", 5.0), ("app.collective_mismatch", 2.0), ("nccl.p2p", 0.3))
     ),
+    # another collective ran on the same ranks: they met (store, bootstrap) and connected;
+    # what stalls is the collective's own path, its algorithm or an NCCL bug under it
+    *(
+        Shift(
+            i,
+            f,
+            "the reporter says another collective runs on the same ranks: they met and "
+            "connected, so the stall is in this collective's own path (its algorithm, its "
+            "transport, an NCCL bug), not in how the ranks find each other",
+            lambda c: c.says("other_collective_runs"),
+            STALLS | {"failure"},
+        )
+        for i, f in (
+            ("nccl.internal", 4.0),
+            ("nccl.env", 1.5),
+            ("net.socket_interface", 0.3),
+            ("net.unreachable", 0.3),
+            ("launch.rendezvous", 0.2),
+            ("launch.duplicate_launch", 0.3),
+        )
+    ),
     # what holds a job's GPUs back where nothing fails: their clocks, or a PCIe link trained
     # below its width or generation (the peer and host copies over it run slower)
     Shift(
