@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from nccl_doctor.facts.net import loopback
+from nccl_doctor.facts.net import loopback, unspecified
 from tests.helpers import critical_ids, diagnose_text
 
 _LOG = (
@@ -48,7 +48,27 @@ def test_a_remote_store_address_that_times_out_stays_the_network(tmp_path: Path)
         ("192.168.10.21", False),
         ("0.0.0.0", False),  # noqa: S104 (an address read, not bound)
         ("node-0", False),
+        # as NCCL and c10d print them: with a <port>, a :port, a bracketed IPv6 and its port
+        ("127.0.0.1<43211>", True),
+        ("127.0.1.1:29500", True),
+        ("[::1]:29500", True),
+        ("10.0.0.5<43211>", False),
+        ("[fe80::1%eth0]:29500", False),
     ],
 )
 def test_addresses_that_name_the_host_itself(address: str, own: bool) -> None:
     assert loopback(address) is own
+
+
+@pytest.mark.parametrize(
+    ("address", "none"),
+    [
+        ("0.0.0.0", True),  # noqa: S104 (an address read, not bound)
+        ("0.0.0.0<29500>", True),
+        ("[::]:29500", True),
+        ("127.0.0.1", False),
+        ("10.0.0.5:29500", False),
+    ],
+)
+def test_the_unspecified_address_is_no_peer(address: str, none: bool) -> None:
+    assert unspecified(address) is none

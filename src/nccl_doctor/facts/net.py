@@ -116,25 +116,34 @@ def link_local(address: str) -> bool:
     """Whether an address as NCCL prints it (``169.254.1.2<42219>``, ``[fe80::1%eth0]:29500``,
     ``fe80::1%ib0<0>``) is link-local: only its own link reaches it, so no other host can use
     it as a peer's address."""
-    text = re.sub(r"<[^<>]*>$", "", address.strip("`'\".,;"))
-    # as printed, then without a ":port" (a bare IPv6 address ends in digits of its own)
-    return any(_is_link_local(h) for h in (text, re.sub(r"\]?:\d+$", "", text)))
-
-
-def _is_link_local(host: str) -> bool:
-    try:
-        return ipaddress.ip_address(host.strip("[]").split("%", 1)[0]).is_link_local
-    except ValueError:
-        return False
+    return any(ip is not None and ip.is_link_local for ip in map(_ip, _hosts(address)))
 
 
 def loopback(address: str) -> bool:
-    """Whether an address names the host itself (``127.0.0.1``, ``127.0.1.1``, ``::1``,
-    ``localhost``): dialled on one host, it reaches that host, never another."""
-    host = address.strip("[]").split("%", 1)[0].lower()
-    if host in ("localhost", "localhost.localdomain"):
-        return True
+    """Whether an address, as printed (``127.0.0.1``, ``127.0.1.1<41234>``, ``[::1]:29500``,
+    ``localhost``), names the host itself: dialled on one host, it reaches that host, never
+    another."""
+    return any(
+        h.lower() in ("localhost", "localhost.localdomain") or (ip is not None and ip.is_loopback)
+        for h, ip in ((h, _ip(h)) for h in _hosts(address))
+    )
+
+
+def unspecified(address: str) -> bool:
+    """Whether an address, as printed, is the unspecified one (``0.0.0.0``, ``::``): a
+    listener's "every interface", no peer's address."""
+    return any(ip is not None and ip.is_unspecified for ip in map(_ip, _hosts(address)))
+
+
+def _hosts(address: str) -> tuple[str, str]:
+    """The host of an address as printed: with NCCL's ``<port>`` and quotes dropped, then also
+    without a ``:port`` (a bare IPv6 address ends in digits of its own, so both are tried)."""
+    text = re.sub(r"<[^<>]*>$", "", address.strip("`'\".,;"))
+    return text, re.sub(r"\]?:\d+$", "", text)
+
+
+def _ip(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
     try:
-        return ipaddress.ip_address(host).is_loopback
+        return ipaddress.ip_address(host.strip("[]").split("%", 1)[0])
     except ValueError:
-        return False
+        return None

@@ -372,10 +372,6 @@ def _from_launch_env(facts: Facts) -> Finding | None:
     return None
 
 
-def _loopback(address: str) -> bool:
-    return address.lower() == "localhost" or address.startswith("127.")
-
-
 def _store_launches(facts: Facts) -> tuple[list[Hit], set[Said]]:
     """The store addresses the launch commands name, and the launch lines that start a job
     across nodes (a node rank or c10d rendezvous, or --nnodes above one)."""
@@ -397,7 +393,7 @@ def _from_addresses(facts: Facts) -> Finding | None:
     workers use, and hand the others, an address that is not node 0's.
     """
     named, across = _store_launches(facts)
-    routable = [h for h in named if not _loopback(h.match["addr"])]
+    routable = [h for h in named if not loopback(h.match["addr"])]
 
     def _rest(hit: Hit) -> tuple[str, str]:
         """The launch line around the address it names."""
@@ -407,7 +403,7 @@ def _from_addresses(facts: Facts) -> Finding | None:
     # node runs with a routable address (a single-node command beside them is no node's)
     others = {_rest(h) for h in routable}
     local = [
-        h for h in named if _loopback(h.match["addr"]) and (h.said in across or _rest(h) in others)
+        h for h in named if loopback(h.match["addr"]) and (h.said in across or _rest(h) in others)
     ]
     if not local or not routable:
         return None
@@ -444,7 +440,7 @@ def _from_loopback_across(facts: Facts) -> Finding | None:
     node 0 waits for them (a hang after torchrun's banner, or a store timeout).
     """
     named, across = _store_launches(facts)
-    if not named or any(not _loopback(h.match["addr"]) for h in named):
+    if not named or any(not loopback(h.match["addr"]) for h in named):
         return None  # a routable address is named too: _from_addresses reads that
     later = {h.said: int(h.match["n"]) for h in facts.seen(NODE_RANK) if int(h.match["n"]) > 0}
     local = [h for h in named if h.said in across]

@@ -43,6 +43,7 @@ from __future__ import annotations
 from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.failures import store_served_after
 from nccl_doctor.facts.nccl import NcclWarn
+from nccl_doctor.facts.net import loopback, unspecified
 from nccl_doctor.facts.run import C10dSocketError, NcclErrorReport
 from nccl_doctor.facts.signs import Sign
 from nccl_doctor.facts.span import span_of
@@ -78,7 +79,14 @@ RULE = Rule(
 _NET_ERRNOS = {111, 110, 113, 101, 103}
 #: Why a connect attempt gets no answer at all.
 _DROPPED_BY = "(a firewall, a route, or an address the hosts cannot reach)"
-_LOCAL = ("localhost", "127.", "::1", "0.0.0.0")  # noqa: S104 (addresses read, not bound)
+
+
+def _local(address: str | None) -> bool:
+    """Whether a peer's address is the host itself or no host (loopback, ``0.0.0.0``): no
+    path between hosts was tried."""
+    return address is not None and (loopback(address) or unspecified(address))
+
+
 _FIX = [
     (
         "From the failing host, test the path: ping <peer>; nc -zv <address> <port> "
@@ -96,11 +104,7 @@ _FIX = [
 
 
 def _nccl(facts: Facts) -> list[NcclWarn]:
-    warns = [
-        w
-        for w in facts.of(NcclWarn)
-        if w.ib_status is None and not (w.peer or "").startswith(_LOCAL)
-    ]
+    warns = [w for w in facts.of(NcclWarn) if w.ib_status is None and not _local(w.peer)]
     said = {id(w) for w in facts.showing(CONNECT_RETRIES, warns)}
     said |= {id(w) for w in facts.showing(NAME_RESOLUTION, warns)}
     return [w for w in warns if (w.call == "connect" and w.errno in _NET_ERRNOS) or id(w) in said]
@@ -248,7 +252,7 @@ def check(facts: Facts) -> list[Finding]:
     quoted = [  # NCCL's connect WARN quoted in torch's "Last error:" lines
         h
         for h in facts.seen(CONNECT_FAILED, prose=False)
-        if not h.match["peer"].startswith(_LOCAL)
+        if not _local(h.match["peer"])
         and not any(h.cite.line == w.cite.line and h.cite.source == w.cite.source for w in warns)
     ]
     if quoted and not warns:
@@ -287,9 +291,7 @@ def check(facts: Facts) -> list[Finding]:
     # wrong MASTER_ADDR (127.0.0.1 on a node that does not host the store): no network path
     # failed, the launch named none (the rendezvous rule's finding)
     if span_of(facts).multi is True:
-        hard = [
-            e for e in hard if e.action == "resolve" or not (e.address or "").startswith(_LOCAL)
-        ]
+        hard = [e for e in hard if e.action == "resolve" or not _local(e.address)]
     # a client refused until it gave up reached the host: nothing listened there (the
     # rendezvous rule's finding), no packet was lost
     if hard and not (retries.refused and all(e.action == "connect_timeout" for e in hard)):
@@ -323,7 +325,7 @@ def check(facts: Facts) -> list[Finding]:
                 hosts=[x.host for x in hard if x.host],
             )
         ]
-    remote = [e for e in soft if not (e.address or "").startswith(_LOCAL)]
+    remote = [e for e in soft if not _local(e.address)]
     if remote or (soft and failed and not init_completed(facts)):
         e = (remote or soft)[0]
         serious = bool(failed) and not init_completed(facts) and not crashed(facts)
