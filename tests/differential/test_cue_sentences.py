@@ -34,3 +34,19 @@ def test_another_process_on_the_same_gpu_is_another_job_and_the_jobs_own_are_not
     # two of the job's own ranks on one GPU are a duplicate GPU, not another job
     assert not cue_says("other_job_same_gpus", "Both processes end up on the same GPU 0.")
     assert not cue_says("other_job_same_gpus", "There is no other process on the same GPUs.")
+
+
+def test_one_gpu_that_runs_and_several_that_fail_are_nccls_own_path() -> None:
+    for said in (
+        "Single-GPU training is fine.",
+        "one-GPU inference works fine",
+        "illegal memory access at the first all_reduce, only with 2+ GPUs (VMware VM)",
+        "it fails only on multiple GPUs",
+    ):
+        assert cue_says("nccl_only", said), said
+    for said in (
+        "Single-GPU training is not fine either.",
+        "It fails with one GPU and with multiple GPUs.",
+        "only with 2 nodes it fails",
+    ):
+        assert not cue_says("nccl_only", said), said

@@ -43,6 +43,12 @@ TRIED: dict[str, Cue] = {
         rf"|{WORKS_SAID} (?:fine |well )?(?:with|on) (?:a )?single GPU"
         rf"|single GPU\b[^.!?;\n]{{0,30}}{WORKS_SAID}\b"
         rf"|{WORKS_SAID} (?:fine |well )?(?:with|on) (?:one|1) GPU\b"
+        # "Single-GPU training is fine", "one-GPU runs are OK": the job on one GPU alone runs
+        r"|\b(?:single|one|1)-GPU (?:\w+ )?(?:training|runs?|jobs?|inference) "
+        r"(?:is|are|runs?|works?) (?:fine|ok|okay|normal(?:ly)?|clean)\b"
+        # "crashes only with 2+ GPUs", "fails only on multiple GPUs"
+        r"|\bonly (?:with|on|when using|for) (?:2\+|two or more|multiple|several|more than one)"
+        r" GPUs\b"
     ),
     # the same failure with gloo too: the fault is under both backends (the store, the
     # rendezvous, the network between the hosts), not NCCL's own transports
