@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.helpers import critical_ids, diagnose_text
 
 _TRUNCATED = (
@@ -138,3 +140,40 @@ def test_nccl_hostid_set_beside_one_node_for_several_machines_is_the_cause(
 def test_one_node_for_several_machines_in_words_alone_is_no_finding(tmp_path: Path) -> None:
     report = diagnose_text(tmp_path, _PODS.format(hostid=""))
     assert "nccl.host_identity" not in [f.id for f in report.findings]
+
+
+_TWO_HOSTS = (
+    "job-a-worker-0:88:201 [0] NCCL INFO comm 0x55d0c1e2f7a0 rank 0 nRanks 8 nNodes 1 "
+    "localRanks 8 localRank 0 MNNVL 0\n"
+    "job-a-worker-0:88:201 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM/read\n"
+    "{other}:91:205 [0] NCCL INFO comm 0x5612e90a1b30 rank {rank} nRanks 8 nNodes 1 "
+    "localRanks 8 localRank {rank} MNNVL 0\n"
+    "Then nothing moves; the watchdog times out after 30 minutes.\n"
+)
+
+
+def test_one_world_printed_from_two_hosts_as_one_node_is_the_host_identity(
+    tmp_path: Path,
+) -> None:
+    """No commId in the paste: the ranks each host prints (0 there, 4 here) are of one world of
+    8, and both say nNodes 1."""
+    report = diagnose_text(tmp_path, _TWO_HOSTS.format(other="job-a-worker-1", rank=4))
+    assert critical_ids(report) == ["nccl.host_identity"]
+    assert report.findings[0].summary == (
+        "NCCL reports nNodes 1 for the communicator of 8 ranks whose processes run on 2 hosts "
+        "(job-a-worker-0, job-a-worker-1)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("other", "rank"),
+    [
+        ("job-a-worker-1", 0),  # rank 0 on both: two single-node runs pasted together
+        ("job-a-worker-0", 4),  # one host
+    ],
+)
+def test_two_runs_or_one_host_are_no_world_across_hosts(
+    tmp_path: Path, other: str, rank: int
+) -> None:
+    report = diagnose_text(tmp_path, _TWO_HOSTS.format(other=other, rank=rank))
+    assert "nccl.host_identity" not in critical_ids(report)

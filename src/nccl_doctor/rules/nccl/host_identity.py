@@ -107,6 +107,22 @@ def _layout_hosts(facts: Facts, layouts: list[NcclCommLayout]) -> dict[str, set[
     return out
 
 
+def _world_hosts(layouts: list[NcclCommLayout]) -> set[str]:
+    """Hosts whose processes print ``nNodes 1`` for the same world with ranks no other host
+    prints: one communicator seen from several machines, where its commId is not shown (the
+    ``comm 0x..`` in these lines is each process's own pointer, no shared id)."""
+    ranks: dict[str, set[int]] = {}
+    for x in layouts:
+        if x.host and not local_alias(x.host) and x.comm_rank is not None:
+            ranks.setdefault(x.host, set()).add(x.comm_rank)
+    seen: set[int] = set()
+    for held in ranks.values():
+        if held & seen:  # the same rank on two hosts: two runs, not one world
+            return set()
+        seen |= held
+    return set(ranks) if len(ranks) >= 2 else set()
+
+
 def _addresses_per_host(facts: Facts) -> dict[str, dict[str, Cite]]:
     """Hostname -> bootstrap address -> the line, from NCCL's bootstrap lines."""
     out: dict[str, dict[str, Cite]] = {}
@@ -295,13 +311,17 @@ def check(facts: Facts) -> list[Finding]:
         # (the words alone against NCCL's count, with no host shown apart: only beside the
         # job's own NCCL_HOSTID, which explains the count)
         return _blocks_crossed(facts, fix) or _said_several(facts, fix, layouts, hosts, True)
-    spread = {c: h for c, h in _layout_hosts(facts, layouts).items() if len(h) >= 2}
+    spread = {
+        f"communicator {c}": h for c, h in _layout_hosts(facts, layouts).items() if len(h) >= 2
+    }
+    if not spread and (world := _world_hosts(layouts)):
+        spread = {"the communicator": world}
     if spread:
-        cid, on = next(iter(spread.items()))
+        which, on = next(iter(spread.items()))
         x = layouts[0]
         return [
             RULE.finding(
-                summary=f"NCCL reports nNodes 1 for communicator {cid} of {x.nranks} ranks "
+                summary=f"NCCL reports nNodes 1 for {which} of {x.nranks} ranks "
                 f"whose processes run on {len(on)} hosts ({', '.join(sorted(on)[:4])})",
                 fix=fix,
                 evidence=[x, *launch_cites[:1]],
