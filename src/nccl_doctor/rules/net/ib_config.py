@@ -47,6 +47,7 @@ link layer; use the HPC-X release built for the installed OFED.
 from __future__ import annotations
 
 from nccl_doctor.facts.base import Cite
+from nccl_doctor.facts.failures import failures_of
 from nccl_doctor.facts.job import collectives_completed
 from nccl_doctor.facts.nccl import NcclEvent, NcclIbDevice, NcclNet, NcclWarn
 from nccl_doctor.facts.net import IbPort, NetDevMap
@@ -62,7 +63,7 @@ from nccl_doctor.rules.net._common import (
     hca_list,
     name_matches,
 )
-from nccl_doctor.signs.common import RAN_A_WHILE
+from nccl_doctor.signs.common import HANG_WORDS, RAN_A_WHILE
 from nccl_doctor.signs.net import (
     HPCX_VERSION,
     IB_GID_INDEX,
@@ -210,6 +211,45 @@ def _verbs(facts: Facts) -> list[Finding]:
             )
         )
     return found
+
+
+def _mixed_layers(facts: Facts) -> list[Finding]:
+    """NCCL's own device list on a host mixes InfiniBand and RoCE ports (``NET/IB : Using
+    [0]mlx5_0:1/IB ... [4]mlx5_4:1/RoCE``: NCCL_IB_HCA by prefix, or unset, took a storage
+    NIC beside the IB rails) in a job across nodes that failed or stalls: a rank's channel
+    over one kind of port meets its peer's port of the other, which no fabric joins."""
+    lists = [
+        n
+        for n in facts.of(NcclNet)
+        if n.role == "ib" and {(ll or "").lower() for _, _, ll in n.ib_devices} >= {"ib", "roce"}
+    ]
+    if not lists or span_of(facts).multi is not True:
+        return []
+    if not (failures_of(facts) or facts.told(HANG_WORDS)):
+        return []
+    net = lists[0]
+    roce = [d for d, _, ll in net.ib_devices if (ll or "").lower() == "roce"]
+    ib = [d for d, _, ll in net.ib_devices if (ll or "").lower() == "ib"]
+    where = f" on {net.host}" if net.host else ""
+    return [
+        RULE.finding(
+            summary=f"NCCL's device list{where} mixes InfiniBand ports ({', '.join(ib[:4])}) "
+            f"with RoCE ports ({', '.join(roce[:4])}) in a job across nodes: a channel over "
+            "one kind meets the peer's port of the other, which no fabric joins",
+            fix=[
+                (
+                    f"Name the IB ports exactly on every node (NCCL_IB_HCA=={','.join(ib[:8])}; "
+                    "the leading '=' matches whole names) or leave the RoCE ones out "
+                    f"(NCCL_IB_HCA=^{','.join(roce[:4])})"
+                ),
+                "Rerun with NCCL_DEBUG=INFO: every node's 'NET/IB : Using' line must list ports "
+                "of one link layer",
+            ],
+            evidence=[net.cite],
+            confidence=Confidence.MEDIUM,
+            hosts=[net.host] if net.host else [],
+        )
+    ]
 
 
 def _known_devices(facts: Facts) -> tuple[set[str], list[Cite]]:
@@ -489,6 +529,7 @@ def check(facts: Facts) -> list[Finding]:
         _verbs(facts)
         or _memlock_shown(facts)
         or _transports(facts)
+        or _mixed_layers(facts)
         or _device_counts(facts)
         or _hca(facts)
         or _stack(facts)
