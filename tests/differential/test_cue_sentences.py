@@ -50,3 +50,10 @@ def test_one_gpu_that_runs_and_several_that_fail_are_nccls_own_path() -> None:
         "only with 2 nodes it fails",
     ):
         assert not cue_says("nccl_only", said), said
+
+
+def test_chinese_words_for_several_machines() -> None:
+    for said in ("双机 16 卡训练卡住", "两台服务器上训练报错", "跨节点通信失败", "3个节点一起训练"):
+        assert cue_says("multi_node", said), said
+    for said in ("单机 8 卡训练卡住", "显卡在跑别的任务", "两张卡训练报错"):
+        assert not cue_says("multi_node", said), said

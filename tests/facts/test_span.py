@@ -158,3 +158,19 @@ def test_a_spawned_job_is_one_node_for_the_differential_too(tmp_path: Path) -> N
     span = span_of(facts)
     assert (span.multi, span.count) == (False, 1)
     assert context_of(facts).nodes == 1
+
+
+@pytest.mark.parametrize(
+    ("said", "multi"),
+    [
+        ("标题：双机 16 卡训练初始化后卡住，单机 8 卡正常\n", True),
+        ("两台服务器跨节点训练，NCCL 报错\n", True),
+        ("k8s 上两个 pod 跨节点训练\n", True),
+        ("单机 8 卡训练，第一个 allreduce 卡住\n", False),
+        ("一台机器 8 张卡，显卡在跑别的任务\n", None),
+    ],
+)
+def test_chinese_words_for_the_node_count(tmp_path: Path, said: str, multi: bool | None) -> None:
+    span = span_of(_facts(tmp_path, said))
+    assert span.multi is multi
+    assert span.said is (multi is not None)

@@ -52,13 +52,16 @@ PROSE_MULTI_NODE = sign(
     "net.prose_multi_node",
     r"\b(?:two|three|four|eight|multiple|several|2|3|4|8|\d{2})\s+(?:(?!gpus?\b|cards?\b)[a-z-]+\s+)?"
     r"(?:nodes?|machines|servers|hosts)\b|\bmu?l?ti-?\s?nodes?\b|\binter-?node\b|\bcross-?node\b"
-    r"|\bacross\s+(?:nodes|machines)",
+    r"|\bacross\s+(?:nodes|machines)"
+    # Chinese: multi-machine, two machines, multi-node, N machines/servers/nodes, across nodes
+    r"|多机|双机|多节点|双节点|(?:两|多|[2-9])(?:台|个)\s?(?:机器|服务器|节点)|跨(?:机|节点|机器)",
     "a person saying the job runs on several nodes or machines",
 )
 PROSE_SINGLE_NODE = sign(
     "net.prose_single_node",
     r"\b(?:single|one|1)[- ](?:node|machine|server|host)\b|\bsame (?:node|machine)\b"
-    r"|\b(?:on|in) my (?:machine|server|workstation|computer|PC|desktop)\b",
+    r"|\b(?:on|in) my (?:machine|server|workstation|computer|PC|desktop)\b"
+    r"|单机|单节点|单台(?:机器|服务器)",  # (Chinese: one machine, one node)
     "a person saying the job runs on one node or machine",
 )
 
