@@ -242,8 +242,10 @@ def _mixed_layers(facts: Facts) -> list[Finding]:
                     "the leading '=' matches whole names) or leave the RoCE ones out "
                     f"(NCCL_IB_HCA=^{','.join(roce[:4])})"
                 ),
-                "Rerun with NCCL_DEBUG=INFO: every node's 'NET/IB : Using' line must list ports "
-                "of one link layer",
+                (
+                    "Rerun with NCCL_DEBUG=INFO: every node's 'NET/IB : Using' line must list "
+                    "ports of one link layer"
+                ),
             ],
             evidence=[net.cite],
             confidence=Confidence.MEDIUM,
