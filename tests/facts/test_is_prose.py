@@ -22,6 +22,16 @@ from nccl_doctor.facts.store import is_prose
         ("NCCL version 2.21.5+cuda12.4", False),
         ("NCCL WARN Cuda failure 'out of memory'", False),
         ("NCCL failure common.cu:1030 'unhandled cuda error'", False),
+        # NCCL's network subsystem's words, as torch quotes them after "Last error:"
+        (
+            (
+                "NET/IB : Got completion from peer 10.10.4.13<37012> with status=12 opcode=0 len=0 "
+                "vendor err 129 (Recv) localGid fe80::1270:fd03:2a:9be4"
+            ),
+            False,
+        ),
+        ("NET/Socket : Using [0]eth0:10.0.0.5<0>", False),
+        ("NET/IB is what NCCL uses on our cluster, right?", True),
     ],
 )
 def test_nccl_words_in_a_sentence_are_prose(line: str, prose: bool) -> None:

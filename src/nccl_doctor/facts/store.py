@@ -41,6 +41,7 @@ _MACHINE = re.compile(
       | [\w.-]+:\d+:\d+\s\[\d+\] | Traceback\b | File\s"
       | \w*(?:\.\w+)*(?:Error|Exception|Warning)\b\s?: | [A-Z]{2,}\ (?:Error|error|ERROR)\s?:
       | NCCL\s(?:INFO|WARN|TRACE|version|[Ee]rror\s?(?:in\b|:|\d)|failure\s?(?::|\S+:\d))
+      | NET/[\w-]{2,12}\s?:\s  # NCCL's network subsystem's own words (quoted after "Last error:")
       | RuntimeError | torch\. | \$\s | >>> | \+{1,3}\s(?=\S+\s--?\w)  # bash -x's trace
       | [-bcdlps][rwxsStT-]{9}[.+@]?\s  # ls -l's file mode
       | [a-z][a-z0-9_]{1,40}\s{2,}\d{3,10}\s{1,10}\d{1,4}(?:\s|$)  # lsmod's module, size, users
