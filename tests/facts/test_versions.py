@@ -37,3 +37,29 @@ def test_vllms_own_pinned_release_beside_torchs_is_no_fault(tmp_path: Path) -> N
     other = TORCH.replace("2.21.5", "2.19.3").replace("Rank 1", "Rank 9")
     mixed = diagnose_text(tmp_path, TORCH + other + CAPTURED)
     assert "nccl.version_mismatch" in {f.id for f in mixed.findings}
+
+
+def test_two_banners_retold_in_a_sentence_are_two_releases(tmp_path: Path) -> None:
+    report = diagnose_text(
+        tmp_path,
+        "Two nodes in two NGC containers. With NCCL_DEBUG=INFO the ranks on node 1 print NCCL "
+        "version 2.20.3+cuda12.4 and the ranks on node 2 print NCCL version 2.19.3+cuda12.2, "
+        "and then all of them hang in the first all_reduce.\n",
+    )
+    found = [f for f in report.findings if f.id == "nccl.version_mismatch"]
+    assert [f.summary for f in found] == [
+        "The job loads 2 NCCL versions (2.20.3, 2.19.3); all ranks must run the same NCCL"
+    ]
+    assert report.top(1) == ["nccl.version_mismatch"]
+
+
+def test_one_banner_or_an_upgrade_told_is_one_release(tmp_path: Path) -> None:
+    for said in (
+        "Every rank prints NCCL version 2.20.3+cuda12.4 and then the first all_reduce hangs.",
+        (
+            "After upgrading from NCCL version 2.18.1+cuda12.1 to NCCL version 2.20.3+cuda12.4 the "
+            "first all_reduce hangs."
+        ),
+    ):
+        report = diagnose_text(tmp_path, said + "\n")
+        assert "nccl.version_mismatch" not in [f.id for f in report.findings], said

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -14,7 +15,7 @@ from nccl_doctor.facts.nccl import NcclLogFact, NcclVersion
 from nccl_doctor.facts.run import NcclErrorReport, PgEnvironment, PgInitOptions
 from nccl_doctor.facts.software import SoftwareVersions
 from nccl_doctor.facts.store import Facts
-from nccl_doctor.signs.nccl import VLLM_NCCL
+from nccl_doctor.signs.nccl import BANNER_QUOTED, VLLM_NCCL
 
 #: The versions a report names, in the order it lists them.
 VERSION_NAMES = ("driver", "cuda", "torch", "torch_cuda", "nccl")
@@ -63,6 +64,13 @@ def nccl_versions(facts: Facts, *, runtime: bool = False) -> list[SeenVersion]:
     return [s for s in seen if s.where != _PACKAGES] if runtime else list(seen)
 
 
+#: A sentence that tells a version changed (an upgrade, a downgrade, from one to another):
+#: its two banners are one process before and after, not two at once.
+_CHANGED = re.compile(
+    r"\b(?:upgrad\w*|downgrad\w*|updat\w*|rolled back|roll\w* back)\b"
+    r"|\bfrom\b[^.;\n]{0,20}\bNCCL version\b[^.;\n]{0,40}\bto\b",
+    re.IGNORECASE,
+)
 #: Where a version came from a package list (collect_env), not a running process.
 _PACKAGES = "collect_env"
 
@@ -91,6 +99,16 @@ def _nccl_versions(facts: Facts) -> list[SeenVersion]:
         SeenVersion(h.match["v"], h.said.cite, VLLM_BINDING, h.said.host)
         for h in sorted(facts.seen(VLLM_NCCL), key=lambda h: h.prose)
         if h.match["v"]
+    )
+    # the banner retold in a sentence ("the ranks on node 2 print NCCL version 2.19.3+cuda12.2"):
+    # its +cuda suffix is the running process's own print (machine lines are the banner's)
+    # (every one of the sentence's: "node 1 prints ... 2.20.3+cuda12.4, node 2 ... 2.19.3+...";
+    # not a change told from one to the other: "after upgrading from ... to ...")
+    seen.extend(
+        SeenVersion(m["v"], h.said.cite, "NCCL banner (retold)", h.said.host)
+        for h in facts.seen(BANNER_QUOTED)
+        if h.prose and not _CHANGED.search(h.said.text)
+        for m in BANNER_QUOTED.regex.finditer(h.said.text)
     )
     packages = ((sw.nccl_version, sw) for sw in facts.of(SoftwareVersions))
     seen.extend(SeenVersion(v, sw.cite, _PACKAGES, sw.host) for v, sw in packages if v)

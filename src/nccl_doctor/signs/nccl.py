@@ -292,6 +292,14 @@ TORCH_NCCL = sign(
     "the NCCL torch runs, as torch.cuda.nccl.version() prints it: (2, 10, 3)",
     case=True,
 )
+BANNER_QUOTED = sign(
+    "nccl.banner_quoted",
+    # (init.cc prints "NCCL version %s%s" with "+cuda%d.%d": the suffix is the banner's own)
+    r"\bNCCL version (?P<v>2\.\d{1,2}\.\d{1,2})\+cuda\d{2}\.\d",
+    "NCCL's start-up banner (NCCL version 2.20.3+cuda12.4) quoted in a sentence: what a "
+    "running process printed, retold",
+    case=True,
+)
 INSTALLED_NCCL = sign(
     "nccl.installed_nccl",
     r"\b(?:libnccl2?|libnccl-dev|nvidia-nccl(?:-cu\d+)?|nccl)[ -]+(?:==\s*)?v?"
