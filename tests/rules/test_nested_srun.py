@@ -42,3 +42,13 @@ def test_a_nested_srun_launch_alone_is_a_warning(tmp_path: Path) -> None:
 def test_one_task_per_node_on_the_srun_line_is_no_nesting(tmp_path: Path) -> None:
     text = _SCRIPT.format(own="--ntasks-per-node=1 ") + _FAILED
     assert _nested(tmp_path, text) is None
+
+
+def test_a_nested_srun_launch_said_to_hang_is_the_cause(tmp_path: Path) -> None:
+    """The sets of workers wait for a world none of them completes: the hang is the nesting's."""
+    said = "The banner is printed 16 times and then it hangs in the rendezvous.\n"
+    report = diagnose_text(tmp_path, _SCRIPT.format(own="") + said)
+    assert critical_ids(report)[0] == "launch.duplicate_launch"
+    # running fine, said in words, is no failure
+    fine = "The banner is printed 16 times and training runs.\n"
+    assert _nested(tmp_path, _SCRIPT.format(own="") + fine) == "warning"

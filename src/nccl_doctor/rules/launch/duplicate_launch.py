@@ -70,6 +70,7 @@ from nccl_doctor.facts.store import Facts, Hit
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.base import Rule
 from nccl_doctor.rules.launch._common import address_in_use, hang_cues, init_hang_cues
+from nccl_doctor.signs.common import HANG_WORDS
 from nccl_doctor.signs.launch import (
     ELASTIC_LOGGER,
     FILE_STORE,
@@ -445,9 +446,14 @@ def _nested(facts: Facts) -> Finding | None:
     # each set's rank 0 (or each launcher) opens the store on the one MASTER_PORT: all but the
     # first find it taken, which is this launch, not another job (port_in_use folds under it)
     bound, _ = address_in_use(facts)
-    # the job failed beside it (a rendezvous closed, a heartbeat that timed out): the extra sets
-    # of workers are why, whatever each says
-    failed = bool(bound) or any(not f.launcher for f in failures_of(facts))
+    # the job failed beside it (a rendezvous closed, a heartbeat that timed out), or the reporter
+    # says it sits there (the sets wait for a world none of them completes): the extra sets of
+    # workers are why, whatever each says
+    failed = (
+        bool(bound)
+        or any(not f.launcher for f in failures_of(facts))
+        or bool(facts.told(HANG_WORDS))
+    )
     return RULE.finding(
         summary=f"Nested launch: {what}, so each launched process starts its own set of workers"
         + (
