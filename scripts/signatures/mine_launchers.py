@@ -82,6 +82,10 @@ LIBRARIES: dict[str, dict[str, Any]] = {
              ("launch.duplicate_launch",)),
             ("deepspeed.launcher_helper.rank_mismatch", r"^(?:local_)?rank number doesn't match",
              "failure", ("launch.duplicate_launch",)),
+            # no hostfile: the runner starts this node's GPUs only (master 127.0.0.1); run on each
+            # node of a job meant to span several, it starts one job per node
+            ("deepspeed.runner.no_hostfile", r"^Unable to find hostfile, will proceed", "info",
+             ("launch.duplicate_launch",)),
             ("deepspeed.comm.no_launcher", r"^Not using the DeepSpeed or dist launchers", "info",
              ("launch.rendezvous",)),
             ("deepspeed.comm.init_backend", r"^Initializing TorchBackend in DeepSpeed", "info", ()),
@@ -257,6 +261,9 @@ LIBRARIES: dict[str, dict[str, Any]] = {
 # what a kept message means, where its id alone does not say (the report gives it as the
 # reason an id is ranked)
 NOTES = {
+    "deepspeed.runner.no_hostfile": "the runner found no hostfile and launches on this node's "
+    "GPUs alone (its master is 127.0.0.1): on each node of a job meant to span several, one "
+    "job per node",
     "deepspeed.runner.host_unreachable": "the runner could not ssh to the hostfile's first "
     "host: no passwordless ssh, a wrong name, or the host down",
     "deepspeed.runner.no_master_addr": "hostname -I gave the runner no address to offer "

@@ -550,15 +550,22 @@ def _each_node_alone(facts: Facts) -> Finding | None:
         if all(n.least < 2 for n in counts):
             return None  # one node: the runner's usual notice
         intent = counts[0].hit.cite
+        meant = "the launch asks for several nodes"
     else:
+        meant = "the launch asks for several nodes"
         placed = [h for h in facts.seen(NODE_PLACED, prose=False) if h.match["rank"]]
-        if not (nodes_by_variable(facts) and placed):
+        span = span_of(facts)
+        if nodes_by_variable(facts) and placed:
+            intent = placed[0].cite
+        elif span.multi is True and span.cites:  # the reporter says the job spans nodes
+            intent = span.cites[0]
+            meant = "the job is meant to span several nodes"
+        else:
             return None
-        intent = placed[0].cite
     return RULE.finding(
         summary=(
             "DeepSpeed's launcher found no hostfile and started the job on its own node only "
-            "(its store on 127.0.0.1), though the launch asks for several nodes: every node "
+            f"(its store on 127.0.0.1), though {meant}: every node "
             "that ran the command started a separate job - one trains alone as a single node, "
             "the others fail on the port or wait for peers that never join."
         ),
