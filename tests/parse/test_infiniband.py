@@ -179,6 +179,17 @@ def test_ibstat_single_port_form_and_fdr10() -> None:
     )
 
 
+def test_ibstat_filtered_to_ca_and_rate_lines() -> None:
+    """``ibstat | grep -e "CA '" -e Rate``: each CA's port, unnumbered, with its rate."""
+    text = "CA 'mlx5_0'\n\t\tRate: 400\nCA 'mlx5_5'\n\t\tRate: 200\nCA 'mlx5_6'\n\t\tRate: 400\n"
+    ports = _ports(IbstatParser(), text)
+    assert [(p.device, p.port, p.state, p.rate_gbits_s) for p in ports] == [
+        ("mlx5_0", None, None, 400.0),
+        ("mlx5_5", None, None, 200.0),
+        ("mlx5_6", None, None, 400.0),
+    ]
+
+
 # -- ibv_devinfo ------------------------------------------------------------------
 
 

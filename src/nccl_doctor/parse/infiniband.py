@@ -113,6 +113,10 @@ _IBSTAT_KEYS = frozenset(
         "link layer",
     }
 )
+#: The keys of a port's own section (below its "Port n:" line).
+_IBSTAT_PORT_KEYS = frozenset(
+    {"state", "physical state", "rate", "base lid", "lmc", "sm lid", "port guid", "link layer"}
+)
 _IBSTAT_DEVICE_KEYS = {
     "firmware version": "firmware_version",
     "hardware version": "hardware_version",
@@ -160,6 +164,10 @@ class IbstatParser(BlockParser):
             if kv is None:
                 continue
             key, value = kv
+            if port is None and key in _IBSTAT_PORT_KEYS and device.get("device"):
+                # a grep-filtered listing ("ibstat | grep -e \"CA '\" -e Rate") keeps the CA
+                # header and the port's lines, not its "Port n:": the port of that CA, unnumbered
+                port = ib.PortBuilder("ibstat", device, line)
             if port is None:
                 _ibstat_device(device, key, value)
                 continue

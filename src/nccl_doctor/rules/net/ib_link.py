@@ -101,11 +101,25 @@ def _uses_ib(facts: Facts) -> Cite | None:
     return None
 
 
-def _degraded(ports: list[IbPort]) -> list[IbPort]:
-    """Active ports at half or less of the best rate among active ports of the same layer."""
+def _worded(rate: str | None) -> bool:
+    """Whether a rate as printed names its unit or width (``100 Gb/sec (4X EDR)``), not a bare
+    number (ibstat's ``Rate: 200``)."""
+    return bool(rate) and not (rate or "").replace(".", "", 1).isdigit()
+
+
+def _degraded(ports: list[IbPort], rated: list[IbPort]) -> list[IbPort]:
+    """Active ports at half or less of the best rate among active ports of the same layer; the
+    ports of a listing filtered to rates (``rated``: no state, no layer shown) count with the
+    one layer the others show, where they show one (a port cut before its layer line does
+    not)."""
     out: list[IbPort] = []
-    for layer in {p.link_layer for p in ports}:
-        same = [p for p in ports if p.link_layer == layer and p.rate_gbits_s]
+    known = {p.link_layer for p in ports if p.link_layer}
+    adopted = next(iter(known)) if len(known) == 1 else None
+    shown = {id(p): p.link_layer for p in ports}
+    shown |= {id(p): p.link_layer or adopted for p in rated}
+    ports = [*ports, *rated]
+    for layer in set(shown.values()):
+        same = [p for p in ports if shown[id(p)] == layer and p.rate_gbits_s]
         if len(same) < 2:
             continue
         best = max(p.rate_gbits_s or 0.0 for p in same)
@@ -122,7 +136,17 @@ def check(facts: Facts) -> list[Finding]:
     ]
     down = [p for p in ports if _is_down(p)]
     active = [p for p in ports if not _is_down(p)]
-    slow = _degraded(active)
+    # a listing filtered to rates (ibstat | grep -e "CA '" -e Rate) shows no state: its ports
+    # count for the rates, each device once (the one with a state wins)
+    rated = [
+        p
+        for p in facts.of(IbPort)
+        if p.state is None
+        and p.phys_state is None
+        and p.rate_gbits_s
+        and not any(q.device == p.device and q.host == p.host for q in ports)
+    ]
+    slow = _degraded(active, rated)
     if not down and not slow:
         return []
     span = span_of(facts)
@@ -146,7 +170,8 @@ def check(facts: Facts) -> list[Finding]:
             parts.append(f"{len(active)} active")
     if slow:
         shown = ", ".join(
-            f"{p.device} at {p.rate_text or f'{p.rate_gbits_s:g} Gb/s'}" for p in slow[:4]
+            f"{p.device} at {p.rate_text if _worded(p.rate_text) else f'{p.rate_gbits_s:g} Gb/s'}"
+            for p in slow[:4]
         )
         parts.append(f"active below the rate of their peers: {shown}")
     what = "; ".join(parts)
