@@ -347,7 +347,8 @@ def test_an_xid_named_in_a_sentence_is_read_as_words(tmp_path: Path) -> None:
     report = diagnose_text(
         tmp_path, "The training hangs and dmesg shows NVRM: Xid 79 on one GPU at the same moment."
     )
-    assert report.hypotheses[0].symptom.startswith("the job hangs")
+    # (the fault the driver coded comes before how the job then ended: the Xid's class)
+    assert report.hypotheses[0].symptom == "the driver logged a GPU fault (Xid)"
     assert report.top(1) == ["gpu.lost"]
     # the driver's own line quoted in a sentence is still the driver's line
     quoted = diagnose_text(

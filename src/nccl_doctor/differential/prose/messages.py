@@ -3,6 +3,8 @@ signal, the store, CUDA's device, driver and kernel errors (in the table's order
 
 from __future__ import annotations
 
+import re
+
 from nccl_doctor.differential.prose.failure import FAILURE
 from nccl_doctor.differential.prose.words import (
     NO_GPU_SEEN,
@@ -11,6 +13,7 @@ from nccl_doctor.differential.prose.words import (
     rx,
 )
 from nccl_doctor.facts.told import not_negated
+from nccl_doctor.knowledge.xid import xid_info
 
 #: NCCL's results by their enum's name, said in a sentence ("NCCL refuses with
 #: ncclInvalidUsage at startup"): each is its class. (A line the catalogue reads, one quoting
@@ -23,6 +26,14 @@ _RESULTS = (
     ("nccl_invalid", r"\bncclInvalid(?:Usage|Argument)\b"),
     ("nccl_remote", r"\bncclRemoteError\b"),
 )
+
+
+def _a_fault_xid(text: str, match: re.Match[str]) -> bool:
+    """An Xid said, not denied, whose table meaning is a fault (not an informational one)."""
+    info = xid_info(match["code"])
+    return info is not None and info.severity != "info" and not_negated(text, match)
+
+
 MESSAGES: tuple[ProseSymptom, ...] = (
     *(
         ProseSymptom(
@@ -32,6 +43,14 @@ MESSAGES: tuple[ProseSymptom, ...] = (
             counts=not_negated,
         )
         for cls, pattern in _RESULTS
+    ),
+    # the driver's own code for a GPU fault, retold ("a single Xid 62 just before the hang",
+    # "dmesg showed Xid 79"): what the GPU did comes before how the job then ended
+    ProseSymptom(
+        "xid",
+        rx(r"\bXid\b[^\d\n]{0,12}?(?P<code>\d{1,3})\b"),
+        "the reporter names an Xid, the driver's code for a fault of the GPU",
+        counts=_a_fault_xid,
     ),
     ProseSymptom(
         "collective_timeout",
