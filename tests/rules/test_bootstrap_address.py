@@ -64,3 +64,34 @@ def test_ranks_of_one_host_share_its_address(tmp_path: Path) -> None:
     text = _log("ens1f0:10.20.0.11<0>", "ens1f0:10.20.0.11<0>").replace("node-b", "node-a")
     report = diagnose_text(tmp_path, text)
     assert "net.socket_interface" not in critical_ids(report)
+
+
+def _without_torchs_error(a: str, b: str, tail: str) -> str:
+    """NCCL's own lines only (no PyTorch exception pasted), then ``tail``."""
+    lines = _log(a, b).splitlines(keepends=True)
+    return "".join(line for line in lines if not line.startswith("torch.")) + tail
+
+
+def test_nccls_own_connect_failure_on_a_shared_bridge_is_the_interface(tmp_path: Path) -> None:
+    """Only NCCL's WARN that its connect retries ran out shows the failure: on an address two
+    hosts share it is still the interface's."""
+    text = _without_torchs_error(
+        "br-5c1d09a3e2f7:172.18.0.1<0>", "br-91e7aa40c2b6:172.18.0.1<0>", ""
+    )
+    report = diagnose_text(tmp_path, text)
+    assert critical_ids(report) == ["net.socket_interface"]
+
+
+def test_a_hang_told_on_a_shared_bridge_is_the_interface_and_init_done_is_not(
+    tmp_path: Path,
+) -> None:
+    plain = "node-a:51872:51872 [0] NCCL INFO Bootstrap : Using eth0:172.17.0.2<0>\n"
+    plain += "node-b:40110:40110 [0] NCCL INFO Bootstrap : Using eth0:172.17.0.2<0>\n"
+    hung = diagnose_text(tmp_path, plain + "NCCL init then hangs until the watchdog timeout.\n")
+    assert critical_ids(hung) == ["net.socket_interface"]
+    done = plain + (
+        "node-b:40110:40244 [0] NCCL INFO comm 0x55d0 rank 1 nranks 2 cudaDev 0 busId 1000 "
+        "commId 0x7f3a - Init COMPLETE\n"
+    )
+    report = diagnose_text(tmp_path, done + "Training runs, just slower than expected.\n")
+    assert "net.socket_interface" not in critical_ids(report)

@@ -65,7 +65,10 @@ from nccl_doctor.rules.net._common import (
     init_completed,
     name_matches,
 )
+from nccl_doctor.signs.common import HANG_WORDS
 from nccl_doctor.signs.net import (
+    CONNECT_FAILED,
+    CONNECT_RETRIES,
     INIT_ERROR,
     LINK_LOCAL_PEER,
     LOOPBACK_PEER,
@@ -177,6 +180,15 @@ def _virtual(facts: Facts) -> list[Finding]:
         return []
     name, addr = _address(bad[0])
     failed = failure_cites(facts)
+    # NCCL's own warning of a socket that never got through (a connect refused or timed out,
+    # its retries exceeded) or a hang the reporter tells of, where NCCL never finished its
+    # init: the job failed on that address too
+    if not failed:
+        failed = [
+            h.cite
+            for sign in (CONNECT_RETRIES, CONNECT_FAILED)
+            for h in facts.seen(sign, prose=False)
+        ][:1] or [h.cite for h in facts.told(HANG_WORDS)][:1]
     hosts = sorted({n.host for n in bad if n.host})
     shared = len(hosts) > 1 and len({_address(n)[1] for n in bad if n.host}) == 1
     if shared:
