@@ -90,3 +90,41 @@ def test_a_rank_that_did_not_fail_first_is_no_crash(tmp_path: Path, said: str) -
     assert not cue_says("rank_failed_first", said)
     report = diagnose_text(tmp_path, said + "\n")
     assert report.top(1) != ["launch.rank_crash"]
+
+
+_WATCHDOG = (
+    "[rank3]:[E ProcessGroupNCCL.cpp:1414] [Rank 3] Watchdog caught collective operation "
+    "timeout: WorkNCCL(SeqNum=4410, OpType=ALLREDUCE, NumelIn=1048576, NumelOut=1048576, "
+    "Timeout(ms)=1800000) ran for 1800021 milliseconds before timing out.\n"
+)
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        (
+            "The earliest error is rank 17's FileNotFoundError, 30 minutes before the other ranks' "
+            "NCCL timeouts."
+        ),
+        (
+            "最早的一条报错是 rank 17 的 Python 异常 FileNotFoundError，"
+            "比其他 rank 的 NCCL 超时早了 30 分钟。"
+        ),
+    ],
+)
+def test_the_reporters_timeline_beside_the_timeouts_is_the_rank_that_left(
+    tmp_path: Path, said: str
+) -> None:
+    """The paste shows only the others' watchdog timeouts; the reporter tells which rank
+    failed of its own first: that rank is the cause, the timeouts fold under it."""
+    report = diagnose_text(tmp_path, said + "\n" + _WATCHDOG)
+    assert critical_ids(report) == ["launch.rank_crash"]
+    assert report.findings[0].summary.startswith(
+        "The report says one rank failed with its own error first and the others then waited"
+    )
+
+
+def test_the_timeouts_with_no_rank_said_first_stay_the_hang(tmp_path: Path) -> None:
+    said = "The earliest error is the NCCL timeout on every rank at the same time.\n"
+    report = diagnose_text(tmp_path, said + _WATCHDOG)
+    assert "launch.rank_crash" not in critical_ids(report)

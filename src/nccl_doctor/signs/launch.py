@@ -301,3 +301,31 @@ LAUNCHER_COMMAND = sign(
     "a PyTorch launcher is named on the line (torchrun, torch.distributed.launch, launch.py)",
     case=True,
 )
+
+#: One rank failed on its own first and the others then waited for it, in the reporter's words
+#: ("rank 5 prints a KeyError and exits, then all the other ranks die with the watchdog
+#: timeout", "the earliest error is rank 17's FileNotFoundError, 30 minutes before the other
+#: ranks' timeouts"): the peer that left is the cause, the others' timeouts or resets follow.
+#: The differential's cue and launch.rank_crash read it.
+RANK_FAILED_FIRST = sign(
+    "launch.rank_failed_first",
+    r"\b(?:rank|process|worker|node)\s?\d+\b[^.;\n]{0,80}?\b(?:throws?|threw|raises?"
+    r"|raised|crash\w{0,4}|dies|died|exits?|exited|segfault\w{0,4}|fail(?:s|ed)?"
+    # (what it prints or hits is an error: "rank 0 prints the loss" is no failure)
+    r"|(?:prints?|printed|hits?|gets?|got|reports?)\s(?:[\w'.()]+\s){0,6}?"
+    r"(?:\w*Error|\w*Exception|errors?|exceptions?|traceback|assert\w*))\b"
+    r"[^\n]{0,200}?\b(?:(?:all )?the (?:other|rest|remaining)|other ranks"
+    r"|ranks? \d+ ?(?:-|to) ?\d+)\b"
+    r"[^.;\n]{0,80}?\b(?:timed? ?out|timeouts?|hang|hung|wait\w{0,3}|sit|sat|stuck"
+    r"|block\w{0,3}|Connection (?:reset|closed))"
+    # the earliest error named by its rank, before the others' timeouts ("the earliest
+    # error is rank 17's FileNotFoundError, 30 minutes before the other ranks' NCCL
+    # timeouts"; Chinese: "the earliest error is rank 17's Python exception ... 30 minutes
+    # earlier than the other ranks' NCCL timeouts")
+    r"|\b(?:earliest|first) (?:error|failure|exception|traceback)\b[^.;\n]{0,80}?"
+    r"\brank ?\d+\b[^\n]{0,160}?\b(?:before|earlier than) (?:all )?(?:the )?"
+    r"(?:other|rest|remaining)"
+    r"|最早(?:的)?(?:一条|一个)?(?:报错|错误|异常)[^。；\n]{0,60}?rank ?\d+[^\n]{0,120}?"
+    r"(?:比|早于)[^。；\n]{0,20}?其他",
+    "a person saying one rank failed with its own error first and the others then waited",
+)

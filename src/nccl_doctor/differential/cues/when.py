@@ -22,6 +22,7 @@ from nccl_doctor.differential.cues.base import (
     load_reads,
 )
 from nccl_doctor.differential.prose import NOT_SAID, ONE_GPU_DOES_ALL, UNDENIED, rx
+from nccl_doctor.signs.launch import RANK_FAILED_FIRST
 
 WHEN: dict[str, Cue] = {
     # the hang comes after training ran: an application or data problem, not set-up
@@ -148,21 +149,8 @@ WHEN: dict[str, Cue] = {
         rf"(?:doing|calling|in|issuing|running) (?:an? )?{COLLECTIVE}[^.;\n]{{0,40}}"
         r"\bthe other\w* (?:\w+ )?(?:doing|calling|in|issuing|running)\b"
     ),
-    # one rank failed on its own first and the others then waited for it ("rank 5 prints a
-    # KeyError and exits, then all the other ranks die with the watchdog timeout", "rank 0
-    # throws a shape error, then ranks 1-7 sit in allreduce until the timeout"): the peer
-    # that left is the cause the others' timeouts or resets only follow
-    "rank_failed_first": cue(
-        r"\b(?:rank|process|worker|node)\s?\d+\b[^.;\n]{0,80}?\b(?:throws?|threw|raises?"
-        r"|raised|crash\w{0,4}|dies|died|exits?|exited|segfault\w{0,4}|fail(?:s|ed)?"
-        # (what it prints or hits is an error: "rank 0 prints the loss" is no failure)
-        r"|(?:prints?|printed|hits?|gets?|got|reports?)\s(?:[\w'.()]+\s){0,6}?"
-        r"(?:\w*Error|\w*Exception|errors?|exceptions?|traceback|assert\w*))\b"
-        r"[^\n]{0,200}?\b(?:(?:all )?the (?:other|rest|remaining)|other ranks"
-        r"|ranks? \d+ ?(?:-|to) ?\d+)\b"
-        r"[^.;\n]{0,80}?\b(?:timed? ?out|timeouts?|hang|hung|wait\w{0,3}|sit|sat|stuck"
-        r"|block\w{0,3}|Connection (?:reset|closed))"
-    ),
+    # one rank failed on its own first and the others then waited for it (signs.launch)
+    "rank_failed_first": cue(RANK_FAILED_FIRST.pattern),
     # the hang comes and goes with a setting of the program's own (a lower-case name = value:
     # "when I set `filter_empty_gt=False` it keeps waiting", "stuck if set packing=false"): the
     # program's path, or its data, decides whether the ranks meet; not NCCL's, the launcher's

@@ -30,7 +30,10 @@ cascade), is that death. When the launcher summary is missing, a rank of a
 group of known size that never reports the collective timeout every other
 rank reports is inferred to have died or stalled first (not when one rank
 alone reports it and no other rank shows in the evidence: that is one rank's
-own log, where the others are absent, not silent).
+own log, where the others are absent, not silent). Where the paste shows only
+the others' watchdog timeouts, the reporter's own timeline ("the earliest
+error is rank 17's FileNotFoundError, 30 minutes before the other ranks'
+timeouts") names that death, with medium confidence.
 
 A rank whose own error is PyTorch's report of an NCCL call that failed on
 its side (any result but ``ncclRemoteError``; or, when it exited with an
@@ -78,7 +81,8 @@ from nccl_doctor.rules.launch._common import (
     missing_from_timeout,
     watchdog_aborts,
 )
-from nccl_doctor.signs.launch import MEMORY_WORDS
+from nccl_doctor.signs.app import WATCHDOG_CAUGHT
+from nccl_doctor.signs.launch import MEMORY_WORDS, RANK_FAILED_FIRST
 
 RULE = Rule(
     id="launch.rank_crash",
@@ -262,4 +266,35 @@ def check(facts: Facts) -> list[Finding]:
     if inferred:
         return [with_roles(facts, inferred, tell=(LAGGING, MESSENGER))]
     aborts = watchdog_aborts(facts)
-    return [_from_abort(aborts[0])] if aborts else []
+    if aborts:
+        return [_from_abort(aborts[0])]
+    said = _said_first(facts)
+    return [said] if said is not None else []
+
+
+def _said_first(facts: Facts) -> Finding | None:
+    """No death in the evidence, but the reporter tells the order: one rank failed with its own
+    error first, the others then timed out waiting for it, and the paste holds those timeouts
+    (the watchdog's message, which would stand as the cause). Words alone, with no timeout
+    shown, are the differential's to weigh."""
+    told = facts.told(RANK_FAILED_FIRST)
+    if not told or not (facts.of(CollectiveTimeout) or facts.seen(WATCHDOG_CAUGHT)):
+        return None
+    hit = told[0]
+    return RULE.finding(
+        summary="The report says one rank failed with its own error first and the others "
+        f"then waited for it ({hit.match.group(0).strip()[:200]!r}): the others' timeouts "
+        "follow from it.",
+        fix=[
+            (
+                "Read that rank's own error (its log and the launcher's ChildFailedError "
+                "summary): it is the root cause; fix it there."
+            ),
+            (
+                "Do not tune NCCL timeouts or the network for the others' timeouts until that "
+                "error is fixed."
+            ),
+        ],
+        evidence=[hit.cite],
+        confidence=Confidence.MEDIUM,
+    )
