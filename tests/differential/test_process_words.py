@@ -81,6 +81,10 @@ def test_colocated_ranks_put_the_duplicate_gpu_first(tmp_path: Path) -> None:
         "Zombie python processes from a killed earlier run still hold memory on every GPU.",
         "leftover processes on the GPUs",
         "Xorg is running on the same GPUs as the training",
+        (
+            "there was a python process from another lab member's account holding about 31 GB on "
+            "GPU 2"
+        ),
     ],
 )
 def test_gpus_held_by_something_else_are_said(said: str) -> None:
@@ -94,6 +98,8 @@ def test_gpus_held_by_something_else_are_said(said: str) -> None:
         "I killed the leftover processes on the GPUs and it still fails the same way.",
         "no other job was already running on the GPUs",
         "Xorg is not installed on this server.",
+        "there is no process from another user's account holding memory on the GPUs",
+        "my own process holds 31 GB on GPU 2",
     ],
 )
 def test_gpus_free_of_others_are_not_said_held(said: str) -> None:

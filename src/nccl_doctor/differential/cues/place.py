@@ -91,7 +91,13 @@ PLACE: dict[str, Cue] = {
         rf"|{NOT_SAID}\b(?:zombie|leftover|left-over|stale|orphan\w*|defunct|dangling) "
         r"(?:\w+ ){0,2}process(?:es)?\b[^.!?;\n]{0,60}\b(?:GPUs?|memory|cards?)\b"
         r"|\b(?:Xorg|X server|X11|gnome-shell|display manager)\b[^.!?;\n]{0,40}"
-        r"\b(?:runs|running|on) (?:on )?(?:the )?(?:same |compute |training )?GPUs?\b",
+        r"\b(?:runs|running|on) (?:on )?(?:the )?(?:same |compute |training )?GPUs?\b"
+        # someone else's process seen holding memory there ("a python process from another lab
+        # member's account holding about 31 GB on GPU 2")
+        rf"|{NOT_SAID}\bprocess(?:es)?\b[^.!?;\n]{{0,40}}\b(?:another|other|a different) "
+        r"(?:\w+ ){0,2}(?:user|member|colleague|person|team|account)s?(?:'s?)?\b[^.!?;\n]{0,60}"
+        r"\b(?:holding|holds|using|uses|occupying|occupies)\b[^.!?;\n]{0,30}"
+        r"\b(?:\d+ ?(?:GB|GiB|MiB|MB|G)|memory)\b",
         unless=rx(r"\bstill (?:fails?|failed|hangs?|crash\w*|the same)|\beven after\b"),
     ),
     # two of the job's own processes on one GPU: one communicator cannot hold two ranks on a
