@@ -81,3 +81,16 @@ def test_an_nccl_init_hang_across_nodes_is_the_bootstrap_not_the_rendezvous(
     assert not cue_says("startup_hang", nccl)
     assert diagnose_text(tmp_path, nccl).top(1) == ["net.socket_interface"]
     assert diagnose_text(tmp_path, store).top(1) == ["launch.rendezvous"]
+
+
+@pytest.mark.parametrize(
+    ("said", "init"),
+    [
+        ("The c10d rendezvous completes, but NCCL init then hangs until the timeout.", True),
+        ("NCCL's communicator initialization never completes on the second node.", True),
+        ("NCCL init works; the first allreduce hangs later.", False),
+        ("The NCCL init log looks fine.", False),
+    ],
+)
+def test_nccl_init_as_the_subject_that_hangs(said: str, init: bool) -> None:
+    assert cue_says("nccl_init_hang", said) is init

@@ -62,6 +62,9 @@ WHEN: dict[str, Cue] = {
         r"|(?:the )?communicator init\w*|(?:creating|initiali[sz]ing) (?:the )?(?:NCCL )?"
         r"communicator)"
         r"|\bncclCommInit\w*\b[^.!?;\n]{0,30}\b(?:hangs?|hung|never returns|stuck)\b"
+        # the init as the subject ("NCCL init then hangs until the watchdog timeout")
+        r"|\bNCCL(?:'s)? (?:comm(?:unicator)? )?init(?:iali[sz]ation)?\b[^.!?;\n]{0,20}?"
+        r"\b(?:hangs?|hung|is stuck|gets stuck|freezes|never (?:completes|finishes|returns))\b"
     ),
     # the hang is at start-up: connection set-up, not the application
     "startup_hang": cue(
