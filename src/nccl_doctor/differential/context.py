@@ -54,10 +54,22 @@ from nccl_doctor.knowledge.units import to_mib
 from nccl_doctor.knowledge.workarounds import is_switch, mask_of, path_off
 from nccl_doctor.knowledge.xid import xid_info
 from nccl_doctor.signs.cuda import SYMMETRIC_MEMORY
-from nccl_doctor.signs.gpu import CONSUMER_BOARD, NVLINK_BOARD, SHARING_LAYER, XID_SAID
+from nccl_doctor.signs.gpu import (
+    CONSUMER_BOARD,
+    GPUS_PER_NODE_SAID,
+    NVLINK_BOARD,
+    SHARING_LAYER,
+    XID_SAID,
+)
 from nccl_doctor.signs.host import SHM_SIZE_SAID, SHM_SIZE_SHOWN
 from nccl_doctor.signs.launch import GLOO_BACKEND, NCCL_NAMED
-from nccl_doctor.signs.nccl import CONTAINER_SHM, CONTAINER_START, NEW_GPUS, P2P_PLATFORM
+from nccl_doctor.signs.nccl import (
+    CONTAINER_SHM,
+    CONTAINER_START,
+    ENV_ECHO_RETOLD,
+    NEW_GPUS,
+    P2P_PLATFORM,
+)
 from nccl_doctor.signs.net import GPU_MR_REFUSED, HOST_NETWORK, LINK_LOCAL_PEER
 from nccl_doctor.signs.settings import (
     SaidSetting,
@@ -80,6 +92,8 @@ class Context:
     container: bool | None = None
     shm_mib: int | None = None
     local_ranks: int | None = None
+    #: GPUs per node the reporter counts in words ("8x H100 nodes"), where nothing else counts
+    gpus_said: int | None = None
     nodes: int | None = None
     #: machine output says the job spans nodes without counting them (a hostfile launch)
     spans_nodes: bool = False
@@ -236,6 +250,12 @@ def _env(facts: Facts, name: str) -> str | None:
     for var in facts.of(EnvVar):
         if var.name == name:
             return (var.value or "").strip().lower()
+    # the echo retold in a sentence ('the new image's log contains "NCCL_P2P_DISABLE set by
+    # environment to 1."'): NCCL's own words for what it took
+    for hit in facts.seen(ENV_ECHO_RETOLD):
+        for m in ENV_ECHO_RETOLD.regex.finditer(hit.said.text) if hit.prose else ():
+            if m["name"] == name:
+                return m["value"].lower()
     return None
 
 
@@ -285,6 +305,7 @@ def context_of(facts: Facts) -> Context:
         container=container,
         shm_mib=min(shm) if shm else None,
         local_ranks=local,
+        gpus_said=max((int(h.match["n"]) for h in facts.seen(GPUS_PER_NODE_SAID)), default=None),
         nodes=nodes,
         spans_nodes=span.machine and span.multi is True,
         one_node_said=span.said and span.multi is False,

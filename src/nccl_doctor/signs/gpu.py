@@ -239,3 +239,12 @@ LINK_DOWNGRADED = sign(
     "lspci's link status (LnkSta) of a device, with its mark: ok or downgraded",
     case=True,
 )
+
+#: A node's GPUs counted in words ("8x H100 nodes", "4 x A100", "2*RTX 4090"): how many ranks a
+#: node may hold, where no launch or NCCL line counts them.
+GPUS_PER_NODE_SAID = sign(
+    "gpu.gpus_per_node_said",
+    r"\b(?P<n>[2-9]|1[0-6]) ?[x\u00d7*] ?(?:NVIDIA |Tesla |GeForce )?(?:RTX |GTX )?"
+    r"(?:[ABHL]\d{1,3}[A-Z]?|GB\d{3}|V100|T4|P100|A[2-6]000|[2-5]090|GPUs?)\b",
+    "a count of GPUs per node in words (8x H100)",
+)

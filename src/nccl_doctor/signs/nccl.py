@@ -292,6 +292,14 @@ TORCH_NCCL = sign(
     "the NCCL torch runs, as torch.cuda.nccl.version() prints it: (2, 10, 3)",
     case=True,
 )
+ENV_ECHO_RETOLD = sign(
+    "nccl.env_echo_retold",
+    # (NCCL's own echo of a variable it read: "NCCL_P2P_DISABLE set by environment to 1.")
+    r"\b(?P<name>NCCL_[A-Z0-9_]{2,40}) set by environment to (?P<value>[\w.,:^+-]{1,60}?)\.?"
+    r"(?=[\s\"'`)]|$)",
+    "NCCL's echo of a variable it took from the environment, retold in a sentence",
+    case=True,
+)
 BANNER_QUOTED = sign(
     "nccl.banner_quoted",
     # (init.cc prints "NCCL version %s%s" with "+cuda%d.%d": the suffix is the banner's own)

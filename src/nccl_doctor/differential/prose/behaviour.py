@@ -176,6 +176,11 @@ BEHAVIOUR: tuple[ProseSymptom, ...] = (
             r"|\bcrawl(?:s|ing)?\b|\btakes? ages\b|\b\d{1,3} ?% more time (?:per|for|each)\b"
             # "gives half the inter-node busbw of the others", "at about half the speed"
             r"|\bhalf (?:the|its|their) (?:speed|bandwidth|busbw|throughput|performance)\b"
+            # a share of what it did ("runs at about 55% of the old throughput"), or a figure
+            # against the one it should be ("~45 GB/s busbw instead of the ~480 GB/s")
+            r"|\b(?:at|to|only) (?:about |roughly |around |~ ?)?\d{1,2}(?:\.\d)? ?% of (?:the |its "
+            r"|our |their )?(?:\w+ )?(?:throughput|speed|bandwidth|busbw|performance)\b"
+            r"|\b\d+(?:\.\d+)? ?GB/s\b[^.;\n]{0,20}?\binstead of (?:the )?(?:~ ?|about )?\d"
             # Chinese, Japanese and Korean: slow beyond reason, throughput or speed dropped,
             # slower than before, got slow
             r"|慢得离谱|(?:速度|吞吐|性能)(?:量)?(?:明显|大幅|严重)?(?:下降|降低|变差)"

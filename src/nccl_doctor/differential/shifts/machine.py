@@ -253,7 +253,7 @@ MACHINE: tuple[Shift, ...] = (
                 (c.ib_disabled and c.multi_node)
                 or (
                     (c.p2p_disabled or c.shm_disabled)
-                    and ((c.local_ranks or 0) > 1 or c.nvlink_board is True)
+                    and ((c.local_ranks or c.gpus_said or 0) > 1 or c.nvlink_board is True)
                 )
             )
         ),

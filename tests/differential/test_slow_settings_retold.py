@@ -1,0 +1,55 @@
+"""A slow job whose own settings, as NCCL echoed them and the reporter retells them, turn its
+node's transports off ("NCCL_P2P_DISABLE set by environment to 1."): the settings are the
+cause. The slowness said as a share of the old throughput, or a figure against the expected
+one, is the slow class; the GPUs per node counted in words ("8x H100 nodes") say the node has
+peers to talk to."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from nccl_doctor.differential.context import context_of
+from nccl_doctor.evidence.reader import read_paths
+from nccl_doctor.pipeline import facts_of
+from tests.helpers import diagnose_text
+
+_SLOW = "Our 2-node fine-tune on 8x H100 nodes runs at about 55% of the old throughput. "
+_ECHO = (
+    "The new image's NCCL_DEBUG=INFO output contains \"NCCL_P2P_DISABLE set by environment to "
+    '1." and "NCCL_SHM_DISABLE set by environment to 1.", which I never set.'
+)
+SLOW = "the job or a benchmark is slow, with no error (the reporter's words)"
+
+
+def test_settings_retold_that_turn_the_nodes_paths_off_lead_a_slow_job(tmp_path: Path) -> None:
+    report = diagnose_text(tmp_path, _SLOW + "\n" + _ECHO + "\n")
+    assert report.hypotheses[0].id == "nccl.env"
+    assert report.hypotheses[0].symptom == SLOW
+    path = tmp_path / "r.txt"
+    path.write_text(_SLOW + "\n" + _ECHO + "\n", encoding="utf-8")
+    ctx = context_of(facts_of(read_paths([str(path)])))
+    assert (ctx.p2p_disabled, ctx.shm_disabled, ctx.gpus_said) == (True, True, 8)
+
+
+def test_the_same_slowness_without_the_settings_is_not_them(tmp_path: Path) -> None:
+    report = diagnose_text(tmp_path, _SLOW + "Nothing in the environment changed.\n")
+    assert report.hypotheses[0].symptom == SLOW
+    assert report.hypotheses[0].id != "nccl.env"
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "all_reduce_perf on one node shows ~45 GB/s busbw instead of the ~480 GB/s we had.",
+        "The job runs at only 40% of the expected throughput.",
+    ],
+)
+def test_a_share_or_a_figure_against_the_expected_one_is_slow(tmp_path: Path, said: str) -> None:
+    assert diagnose_text(tmp_path, said + "\n").hypotheses[0].symptom == SLOW
+
+
+def test_a_percentage_of_something_else_is_no_slowness(tmp_path: Path) -> None:
+    report = diagnose_text(tmp_path, "GPU memory is at 95% of capacity and the job hangs.\n")
+    assert all(h.symptom != SLOW for h in report.hypotheses)
