@@ -289,12 +289,16 @@ NET_IB = sign(
 
 #: The kernel's mlx5 driver telling a port's cable or link went away under the job
 #: ("mlx5_port_module_event: ... Port module event: module 0, Cable unplugged", "mlx5_core
-#: 0000:d2:00.0 ib2: Link down"): a link that flapped.
+#: 0000:d2:00.0 ib2: Link down"), or the RDMA core's own line for an IB device's port that
+#: left the ACTIVE state (IB/cache, kernels from 6.10: "mlx5_core 0000:08:00.0 mlx5_0: Port:
+#: 1 Link DOWN"): a link that flapped.
 LINK_FLAPPED = sign(
     "net.link_flapped",
     r"Port module event(?:\[error\])?: module \d{1,3}, Cable unplugged"
-    r"|mlx5_core [0-9a-f:.]{7,16}(?: \w{1,15})?: Link down\b",
-    "the mlx5 driver's kernel line that a port's cable was unplugged or its link went down",
+    r"|mlx5_core [0-9a-f:.]{7,16}(?: \w{1,15})?: Link down\b"
+    r"|\b[\w-]{2,20} [0-9a-f:.]{7,16} [\w-]{1,20}: Port: \d{1,2} Link DOWN\b",
+    "the kernel's line that a port's cable was unplugged or its link went down (the mlx5 "
+    "driver's, or the RDMA core's port state change)",
     case=True,
 )
 

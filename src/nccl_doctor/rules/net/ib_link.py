@@ -23,7 +23,10 @@ ports the job selected; the node count (NCCL ``nNodes``, hostnames,
 ``--nnodes``, ``mp.spawn``) decides whether the ports matter. A port seen down
 beside NCCL's completion errors of sends the peer never acknowledged (status 12 or
 13) on a job across nodes is the link going down under it, more surely with the mlx5
-driver's kernel line of its cable unplugged or its link down.
+driver's kernel line of its cable unplugged or its link down; that kernel line (or the RDMA
+core's ``mlx5_4: Port: 1 Link DOWN`` of kernels from 6.10) beside those completion errors
+is the same with no port listing at all. A filtered ``ibstat`` listing (CA headers and
+``Rate:`` lines only) gives each CA's rate.
 
 Fix
 ---
@@ -127,6 +130,37 @@ def _degraded(ports: list[IbPort], rated: list[IbPort]) -> list[IbPort]:
     return out
 
 
+def _flapped(facts: Facts) -> list[Finding]:
+    """No port listing, but the kernel says a port's link went down (the mlx5 driver's or the
+    RDMA core's line) and NCCL's sends went unacknowledged (status 12/13): the link went down
+    under the job, the RDMA errors follow it."""
+    flaps = [h.cite for h in facts.seen(LINK_FLAPPED, prose=False)]
+    lost = [w for w in facts.of(NcclWarn) if w.ib_status in (12, 13)]
+    if not flaps or not lost:
+        return []
+    return [
+        RULE.finding(
+            summary=f"The kernel saw an RDMA port's link go down ({flaps[0].text.strip()[:120]!r}"
+            f"{f', {len(flaps)} times' if len(flaps) > 1 else ''}) and NCCL's sends to a peer "
+            f"went unacknowledged (completion status {lost[0].ib_status}): the link went down "
+            "under the job.",
+            fix=[
+                (
+                    "Check that port's cable, transceiver and switch port (mlxlink -d <hca> "
+                    "shows its error counters and flaps; the switch's log its side)"
+                ),
+                (
+                    "Drain the node until the link holds, or leave the port out "
+                    "(NCCL_IB_HCA=^<hca>) and rerun nccl-tests between the hosts"
+                ),
+            ],
+            evidence=[flaps[0], lost[0].cite, *flaps[1:2]],
+            severity=Severity.CRITICAL,
+            confidence=Confidence.HIGH,
+        )
+    ]
+
+
 def check(facts: Facts) -> list[Finding]:
     ports = [p for p in facts.of(IbPort) if p.state is not None or p.phys_state is not None]
     ports += [  # ibdev2netdev -v port states, when no port tool spoke for that device
@@ -148,7 +182,7 @@ def check(facts: Facts) -> list[Finding]:
     ]
     slow = _degraded(active, rated)
     if not down and not slow:
-        return []
+        return _flapped(facts)
     span = span_of(facts)
     selected = _selected(facts)
     for value, cite in env_values(facts, "NCCL_IB_HCA"):
