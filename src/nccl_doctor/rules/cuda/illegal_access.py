@@ -48,6 +48,7 @@ from nccl_doctor.facts.run import CudaError
 from nccl_doctor.facts.store import Facts, Hit
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.knowledge import cuda_errors
+from nccl_doctor.knowledge.xid import xid_info
 from nccl_doctor.rules.app._deepep import deepep_timeouts
 from nccl_doctor.rules.base import Rule
 from nccl_doctor.rules.cuda._common import (
@@ -90,6 +91,18 @@ _DEEPEP_PEER = (
 _HARDWARE_XIDS = frozenset({48, 61, 62, 63, 64, 74, 79, 92, 94, 95, 119, 120, 121, 140, 154})
 
 
+def _gpu_side(code: int | None) -> bool:
+    """Whether an Xid is the GPU's own fault, not the consequence of a kernel's: the ones named
+    above, or any the Xid table reads as a critical fault whose likely cause is not the
+    application (Xid 109's context-switch timeout, the driver's; NVLink's 144-158)."""
+    if code is None:
+        return False
+    info = xid_info(str(code))
+    return code in _HARDWARE_XIDS or (
+        info is not None and info.severity == "critical" and info.likely_cause != "application"
+    )
+
+
 def _name(facts: Facts, error: CudaError) -> str:
     """The fault's message or name as the error text holds it (else the start of that text)."""
     text = error.error or ""
@@ -128,7 +141,7 @@ def check(facts: Facts) -> list[Finding]:
     elif report is not None:
         summary += "; NCCL reported it, but kernel errors are asynchronous: any earlier kernel may "
         summary += "have faulted"
-    hardware = [x for x in facts.of(XidEvent) if x.xid in _HARDWARE_XIDS]
+    hardware = [x for x in facts.of(XidEvent) if _gpu_side(x.xid)]
     explains: tuple[str, ...] | None = None
     cause = True
     if hardware:
