@@ -36,3 +36,16 @@ def test_a_hang_after_init_process_group_returned_is_not(tmp_path: Path) -> None
     assert [f.id for f in report.findings] == []
     assert report.hypotheses[0].symptom.startswith("the job hangs")
     assert report.top(1) == ["nccl.p2p"]
+
+
+def test_the_process_group_named_in_another_sentence_of_the_paragraph_is_not(
+    tmp_path: Path,
+) -> None:
+    """One line holds a paragraph: the process group's timeout set in one sentence, the hang
+    two hours into training in another, is no hang inside its creation."""
+    said = (
+        "We use DDP with the init_process_group timeout set to 600 s. Around step 3,000 the job "
+        "dies with watchdog timeouts, right before the hang rank 4 recompiles its forward."
+    )
+    report = diagnose_text(tmp_path, _REPORT.format(said=said))
+    assert "launch.rendezvous" not in [f.id for f in report.findings]

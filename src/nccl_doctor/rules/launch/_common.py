@@ -85,6 +85,19 @@ def hang_cues(facts: Facts) -> list[Cite]:
 _BELOW = 3
 
 
+#: What ends a sentence inside a line (a paragraph is often one line).
+_SENTENCE_ENDS = (". ", "? ", "! ", "; ")
+
+
+def _one_sentence(a: Hit, b: Hit) -> bool:
+    """Whether two hits on a line are of one sentence: nothing that ends one between them
+    ("it hangs at init_process_group", not "init_process_group timeout set to 600 s ... two
+    hours later, right before the hang")."""
+    start = min(a.match.start(), b.match.start())
+    end = max(a.match.end(), b.match.end())
+    return not any(stop in a.said.text[start:end] for stop in _SENTENCE_ENDS)
+
+
 def init_hang_cues(facts: Facts) -> list[Hit]:
     """A person's words that the job sits in its initialisation (DDP, the process group, the
     rendezvous), where no rank's own error came first.
@@ -97,7 +110,12 @@ def init_hang_cues(facts: Facts) -> list[Hit]:
     because that rank is gone: launch.rank_crash's story, not a hang of the initialisation.
     """
     init = facts.lines_of(INIT_PHASE) - facts.lines_of(INIT_PASSED)
-    cues = [h for h in facts.seen(HANG_WORDS) if h.prose and h.said in init]
+    phase = {h.said: h for h in facts.seen(INIT_PHASE)}
+    cues = [
+        h
+        for h in facts.seen(HANG_WORDS)
+        if h.prose and h.said in init and _one_sentence(h, phase[h.said])
+    ]
     at = {(s.cite.source, s.cite.line) for s in init}
     cues += [
         h
