@@ -410,3 +410,26 @@ def test_one_nodes_fabric_manager_with_nothing_to_do_leaves_anothers_failure(
     ).get("gpu.fabric_manager")
     assert fm is not None
     assert "don't match" in fm.summary
+
+
+def test_a_mig_instance_named_with_no_gpu_listed_beside_the_count_failure(
+    tmp_path: Path,
+) -> None:
+    """No nvidia-smi at all, only the MIG-<uuid> the job was given: nothing counts the GPUs,
+    and a process enumerates that one instance."""
+    found = _diagnose(
+        tmp_path,
+        train_log=(
+            "CUDA_VISIBLE_DEVICES=MIG-4b5c1d2e-aaaa-bbbb-cccc-123456789abc\n"
+            "Traceback (most recent call last):\n"
+            '  File "train.py", line 12, in <module>\n'
+            "    torch.cuda.set_device(local_rank)\n"
+            "RuntimeError: CUDA error: invalid device ordinal\n"
+        ),
+    )
+    mig = found["gpu.mig"]
+    assert mig.severity.value == "critical"
+    assert mig.summary.endswith(
+        "('invalid device ordinal'): a process enumerates only one MIG instance, however many "
+        "GPUs NVML counts"
+    )

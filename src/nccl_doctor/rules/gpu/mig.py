@@ -178,7 +178,7 @@ def _hides(whole: int, partitioned: int) -> int:
 
 def _counted(listed: list[Gpu]) -> str:
     """What a process enumerates on the host MIG hides the most of, in words."""
-    whole, partitioned = max(_counts(listed), key=lambda c: _hides(*c))
+    whole, partitioned = max(_counts(listed), key=lambda c: _hides(*c), default=(0, 0))
     if not whole:
         return "a process enumerates only one MIG instance, however many GPUs NVML counts"
     return (
