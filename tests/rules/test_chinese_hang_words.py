@@ -36,6 +36,7 @@ def test_chinese_words_of_a_stalled_job_are_a_hang(tmp_path: Path, said: str) ->
     [
         "第二张显卡在跑别的任务，显存占了 30GB。",
         "这台机器的网卡在 bond0 上，速率 100G。",
+        "两张卡在训练，另外两张空闲。",
         "训练报错 NCCL error，然后退出了。",
     ],
 )

@@ -24,8 +24,9 @@ _SITS = r"hangs?|hanging|hung|freez\w{0,20}|froze|stuck|never (?:returns|finishe
 HANG_WORDS = sign(
     "common.hang_words",
     # (Chinese: stuck, stuck dead, stuck at, hangs; no word boundary between its characters;
-    # not the 卡 of a card: 显卡在 "the GPU is at", 网卡在 "the NIC is at")
-    rf"\b(?:{_SITS}|deadlock\w{{0,20}})\b|(?<![显网声])卡(?:住|死|在)|挂起",
+    # not the 卡 of a card: 显卡在 "the GPU is at", 网卡在 "the NIC is at", 两张卡在训练 "two
+    # cards are training", 3 号卡在 "card 3 is")
+    rf"\b(?:{_SITS}|deadlock\w{{0,20}})\b|(?<![显网声张块号])卡(?:住|死|在)|挂起",
     "a person saying the job sits there rather than dies",
 )
 HANG_POINTS = sign(
