@@ -152,6 +152,16 @@ WHEN: dict[str, Cue] = {
         rf"(?:doing|calling|in|issuing|running) (?:an? )?{COLLECTIVE}[^.;\n]{{0,40}}"
         r"\bthe other\w* (?:\w+ )?(?:doing|calling|in|issuing|running)\b"
     ),
+    # the same job at the same point sometimes gets through ("sometimes the save works",
+    # "at step 5000 it worked, at step 10000 it died", "not every time", "flaky"): what
+    # varies from run to run (a slow file system, a straggler), not a code path that always
+    # differs between the ranks
+    "intermittent": cue(
+        r"\bsometimes (?:the \w+ |it )?(?:works|worked|succeeds|succeeded|passes|goes through"
+        r"|is fine)\b|\bintermittent(?:ly)?\b|\bflaky\b|\bnot (?:always|every time)\b"
+        r"|\bat step \d[\d,]* it (?:worked|was fine|passed)\b"
+        r"|\b(?:works|worked) (?:again )?(?:on|after) (?:a |the )?(?:rerun|retry|restart)\b"
+    ),
     # one rank failed on its own first and the others then waited for it (signs.launch)
     "rank_failed_first": cue(RANK_FAILED_FIRST.pattern),
     # the hang comes and goes with a setting of the program's own (a lower-case name = value:

@@ -326,6 +326,20 @@ WORDS: tuple[Shift, ...] = (
             ("launch.duplicate_launch", 0.3),
         )
     ),
+    # a stall that comes and goes at the same point of the same code: the ranks' code paths are
+    # the same each time, so one that always differs is less likely than a rank-local step
+    # whose length varies (a save to a busy file system, a straggler)
+    *(
+        Shift(
+            i,
+            f,
+            "the same job at the same point sometimes gets through: what varies from run to run "
+            "(a slow save, a straggler) more than a code path that always differs",
+            lambda c: c.says("intermittent"),
+            STALLS,
+        )
+        for i, f in (("app.collective_mismatch", 0.3), ("app.hang", 2.0))
+    ),
     # what holds a job's GPUs back where nothing fails: their clocks, or a PCIe link trained
     # below its width or generation (the peer and host copies over it run slower)
     Shift(
