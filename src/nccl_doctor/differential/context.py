@@ -206,6 +206,12 @@ class Context:
         return cue in self.said
 
     @property
+    def ran_first(self) -> bool:
+        """Whether the job ran before it failed or stalled: a collective of it completed, or the
+        reporter says training ran (steps, epochs, hours: the cue ``late_hang``)."""
+        return self.connected or self.says("late_hang")
+
+    @property
     def gpu_load(self) -> str | None:
         """What the job's GPUs run, by nvidia-smi's table or the reporter's words: ``"full"``
         (a kernel on each, as NCCL's polls while it waits for a peer) or ``"idle"`` (none:

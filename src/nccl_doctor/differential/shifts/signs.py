@@ -227,7 +227,7 @@ SIGNS: tuple[Shift, ...] = (
             f,
             "the job ran before the RDMA failure: its queue pairs had connected and carried "
             "data, so their set-up is not what failed",
-            lambda c: c.connected or c.says("late_hang"),
+            lambda c: c.ran_first,
             frozenset({"nccl_remote", "rdma_completion", "nccl_system"}),
         )
         for i, f in (("net.ib_config", 0.4), ("net.ib_transport", 1.5), ("net.ib_link", 1.5))

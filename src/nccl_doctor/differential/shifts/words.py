@@ -429,7 +429,7 @@ WORDS: tuple[Shift, ...] = (
             f,
             "it failed after training ran: the set-up had worked, so the cause is one that "
             "comes with running (memory, data, a faulting GPU, the ranks' own code)",
-            lambda c: c.connected or c.says("late_hang"),
+            lambda c: c.ran_first,
             frozenset({"failure"}),
         )
         for i, f in (
