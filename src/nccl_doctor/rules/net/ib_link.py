@@ -130,12 +130,18 @@ def _degraded(ports: list[IbPort], rated: list[IbPort]) -> list[IbPort]:
     return out
 
 
+def _link_lost(facts: Facts) -> tuple[list[NcclWarn], list[Cite]]:
+    """NCCL's sends a peer never acknowledged (completion status 12/13), and the kernel's lines
+    that a port's cable or link went down (the mlx5 driver's, the RDMA core's)."""
+    lost = [w for w in facts.of(NcclWarn) if w.ib_status in (12, 13)]
+    return lost, [h.cite for h in facts.seen(LINK_FLAPPED, prose=False)]
+
+
 def _flapped(facts: Facts) -> list[Finding]:
     """No port listing, but the kernel says a port's link went down (the mlx5 driver's or the
     RDMA core's line) and NCCL's sends went unacknowledged (status 12/13): the link went down
     under the job, the RDMA errors follow it."""
-    flaps = [h.cite for h in facts.seen(LINK_FLAPPED, prose=False)]
-    lost = [w for w in facts.of(NcclWarn) if w.ib_status in (12, 13)]
+    lost, flaps = _link_lost(facts)
     if not flaps or not lost:
         return []
     return [
@@ -279,9 +285,8 @@ def check(facts: Facts) -> list[Finding]:
         ]
     # RDMA sends the peer never acknowledged (completion status 12/13) beside a port seen
     # down: the link went away under the job (a flap, the kernel's cable events say so)
-    lost = [w for w in facts.of(NcclWarn) if w.ib_status in (12, 13)]
+    lost, flaps = _link_lost(facts)
     if span.multi and down and lost:
-        flaps = [h.cite for h in facts.seen(LINK_FLAPPED, prose=False)]
         flapped = "; the kernel saw its cable unplugged or its link go down" if flaps else ""
         return [
             RULE.finding(
