@@ -102,7 +102,7 @@ def _cuda_of(code: str) -> str:
     return f"{value // 1000}.{value % 1000 // 10}"
 
 
-def _mixed(facts: Facts) -> list[Finding]:
+def _mixed(facts: Facts, failed: bool) -> list[Finding]:
     # vLLM's binding may load a libnccl of its own beside torch's on purpose (vLLM 0.4 pinned
     # 2.18): a second release there is no fault by itself (the second-binding check reads it)
     seen = [s for s in nccl_versions(facts, runtime=True) if s.where != VLLM_BINDING]
@@ -121,7 +121,6 @@ def _mixed(facts: Facts) -> list[Finding]:
     across_hosts = len(hosts) >= 2 and all(
         not (hosts[a] & hosts[b]) for a in hosts for b in hosts if a != b
     )
-    failed = bool(facts.of(NcclErrorReport) or facts.of(NcclWarn))
     severity = Severity.CRITICAL if across_hosts or failed else Severity.WARNING
     return [
         RULE.finding(
@@ -333,7 +332,7 @@ def _bundled(facts: Facts) -> list[Finding]:
     ]
 
 
-def _packages_apart(facts: Facts) -> list[Finding]:
+def _packages_apart(facts: Facts, failed: bool) -> list[Finding]:
     """Package listings (pip list, dpkg -l) of two NCCL releases in a job across nodes whose NCCL
     failed: each node's environment has its own, so the nodes run different NCCL."""
     found: dict[str, Cite] = {}
@@ -341,7 +340,7 @@ def _packages_apart(facts: Facts) -> list[Finding]:
         found.setdefault(hit.match["version"], hit.cite)
     if len(found) < 2 or span_of(facts).multi is not True:
         return []
-    if not facts.of(NcclErrorReport) and not facts.of(NcclWarn):
+    if not failed:
         return []
     names = ", ".join(found)
     return [
@@ -395,12 +394,12 @@ def check(facts: Facts) -> list[Finding]:
     reports = list(facts.of(NcclErrorReport))
     failed = bool(reports or facts.of(NcclWarn))
     return (
-        _mixed(facts)
+        _mixed(facts, failed)
         or _second_binding(facts, reports)
         or _private_copy_crash(facts)
         or _cuda_build(facts)
         or _shadowing(facts, failed)
         or _bundled(facts)
-        or _packages_apart(facts)
+        or _packages_apart(facts, failed)
         or _installed_twice(facts)
     )
