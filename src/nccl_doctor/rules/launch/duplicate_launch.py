@@ -546,13 +546,12 @@ def _each_node_alone(facts: Facts) -> Finding | None:
     if not alone:
         return None
     counts = [n for n in launches(facts) if not n.hit.prose]
+    meant = "the launch asks for several nodes"
     if counts:
         if all(n.least < 2 for n in counts):
             return None  # one node: the runner's usual notice
         intent = counts[0].hit.cite
-        meant = "the launch asks for several nodes"
     else:
-        meant = "the launch asks for several nodes"
         placed = [h for h in facts.seen(NODE_PLACED, prose=False) if h.match["rank"]]
         span = span_of(facts)
         if nodes_by_variable(facts) and placed:
