@@ -312,24 +312,18 @@ MACHINE: tuple[Shift, ...] = (
         Shift(i, 0.5, "the reporter says the job runs on one machine", lambda c: c.one_node_said)
         for i in RDMA_IDS
     ),
-    Shift("net.unreachable", 0.5, "the job runs on one node", lambda c: c.nodes == 1),
-    # one node's ranks bootstrap over its own interfaces (loopback included): an interface
-    # other hosts cannot reach matters only where there are other hosts
+    # (one node's ranks bootstrap over its own interfaces, loopback included: an interface other
+    # hosts cannot reach matters only where there are other hosts)
     *(
-        Shift(
-            "net.socket_interface",
-            0.5,
-            why,
-            cond,
-        )
-        for why, cond in (
-            ("the job runs on one node", lambda c: c.nodes == 1),
-            (
-                "the reporter says the job runs on one machine",
-                # ("two-node training freezes; single node works": the failing job spans two)
-                lambda c: c.one_node_said and not c.multi_node,
-            ),
-        )
+        Shift(i, 0.5, "the job runs on one node", lambda c: c.nodes == 1)
+        for i in ("net.unreachable", "net.socket_interface")
+    ),
+    Shift(
+        "net.socket_interface",
+        0.5,
+        "the reporter says the job runs on one machine",
+        # ("two-node training freezes; single node works": the failing job spans two)
+        lambda c: c.one_node_said and not c.multi_node,
     ),
     *(Shift(i, 1.5, "InfiniBand/RoCE is in use", lambda c: c.ib is True) for i in NET_IDS[2:]),
     *(
