@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from nccl_doctor.evidence.reader import read_paths
-from nccl_doctor.facts.gpu import Gpu
+from nccl_doctor.facts.gpu import Gpu, GpuProcess, GpuProcessTable
 from nccl_doctor.pipeline import facts_of
 from tests.helpers import diagnose_text
 
@@ -57,3 +57,71 @@ def test_a_csv_of_other_fields_is_no_gpu(tmp_path: Path) -> None:
 def test_a_row_of_another_count_ends_the_query(tmp_path: Path) -> None:
     cut = _QUERY.replace("3, 00000000:CA:00.0, 4, 4, 16, 16, 97 %", "3, 00000000:CA:00.0, 4")
     assert [g.index for g in _gpus(tmp_path, cut)] == [0, 1, 2]
+
+
+_APPS = (
+    "$ nvidia-smi --query-compute-apps=pid,process_name,used_memory,gpu_bus_id --format=csv\n"
+    "pid, process_name, used_gpu_memory [MiB], gpu_bus_id\n"
+    "3120447, python, 8214 MiB, 00000000:07:00.0\n"
+    "3120448, python, 8214 MiB, 00000000:0F:00.0\n"
+    "3120449, python, 8742 MiB, 00000000:47:00.0\n"
+    "{extra}"
+    "3120450, python, 8742 MiB, 00000000:4E:00.0\n"
+)
+_STALE = "2987310, /opt/conda/bin/python, 30844 MiB, 00000000:47:00.0\n"
+_OOM = (
+    "[rank2]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.50 GiB. GPU 2 "
+    "has a total capacity of 39.39 GiB of which 498.75 MiB is free.\n"
+)
+
+
+def test_a_compute_apps_row_is_a_process_on_the_gpu_its_bus_id_names(tmp_path: Path) -> None:
+    path = tmp_path / "apps.txt"
+    path.write_text(_APPS.format(extra=_STALE))
+    facts = facts_of(read_paths([str(path)]))
+    procs = [(p.pid, p.name, p.memory_used_mib, p.gpu_bus_id) for p in facts.of(GpuProcess)]
+    assert procs[2:4] == [
+        (3120449, "python", 8742, "00000000:47:00.0"),
+        (2987310, "/opt/conda/bin/python", 30844, "00000000:47:00.0"),
+    ]
+    [table] = facts.of(GpuProcessTable)
+    assert (table.tool, table.rows, table.none_found) == ("nvidia-smi-csv", 5, False)
+    assert facts.of(Gpu) == ()
+
+
+def test_a_pid_csv_without_a_gpu_field_is_no_process_list(tmp_path: Path) -> None:
+    path = tmp_path / "ps.txt"
+    path.write_text("pid, name, state\n412, sshd, S\n9001, python, R\n")
+    assert facts_of(read_paths([str(path)])).of(GpuProcess) == ()
+
+
+def test_a_stale_process_beside_the_launch_is_the_failing_ranks_contention(
+    tmp_path: Path,
+) -> None:
+    report = diagnose_text(tmp_path, _OOM + _APPS.format(extra=_STALE))
+    assert report.top(1) == ["gpu.contention"]
+    finding = report.findings[0]
+    assert finding.summary.startswith("GPU 2 (rank 2): PID 2987310 (python) 30844 MiB.")
+    assert finding.confidence.value == "medium"  # the GPU index is read from the bus order
+    assert "gpu.oom" not in [f.id for f in report.findings]
+
+
+def test_one_process_per_gpu_is_the_job_itself(tmp_path: Path) -> None:
+    report = diagnose_text(tmp_path, _OOM + _APPS.format(extra=""))
+    assert "gpu.contention" not in [f.id for f in report.findings]
+    assert report.top(1) == ["gpu.oom"]
+
+
+def test_the_ranks_own_stray_contexts_on_gpu_0_are_no_other_process(tmp_path: Path) -> None:
+    stray = (
+        "pid, process_name, used_gpu_memory [MiB], gpu_bus_id\n"
+        "41880, python3, 75402 MiB, 00000000:19:00.0\n"
+        "41881, python3, 518 MiB, 00000000:19:00.0\n"
+        "41882, python3, 518 MiB, 00000000:19:00.0\n"
+        "41881, python3, 71116 MiB, 00000000:3B:00.0\n"
+        "41882, python3, 71100 MiB, 00000000:4C:00.0\n"
+    )
+    oom = _OOM.replace("rank2", "rank0").replace("GPU 2", "GPU 0")
+    report = diagnose_text(tmp_path, oom + stray)
+    assert "gpu.contention" not in [f.id for f in report.findings]
+    assert report.top(1) == ["gpu.oom"]

@@ -1,4 +1,4 @@
-"""``nvidia-smi --query-gpu=... --format=csv``: one row per GPU under a header of query names.
+"""``nvidia-smi --query-gpu=... --format=csv`` and ``--query-compute-apps``: rows by query name.
 
 The header names the fields (``index, pci.bus_id, pcie.link.width.current [...]``; a unit in
 brackets after a name unless ``noheader``/``nounits`` dropped it); each row gives their values
@@ -7,6 +7,12 @@ paths as ``-q`` and XML, so one :class:`~nccl_doctor.facts.gpu.Gpu` comes of eac
 fields the query asked for and nothing else. A row must have the header's number of values;
 the block ends at the first that has not. Without a header (``noheader``) the columns are
 unknown and nothing is read.
+
+``--query-compute-apps=pid,process_name,used_memory,gpu_bus_id`` prints one row per process
+using a GPU (``3120449, python, 8742 MiB, 00000000:47:00.0``) under its own names (``pid``,
+``process_name``, ``used_gpu_memory [MiB]``, ``gpu_bus_id``, ``gpu_uuid``); each row is one
+:class:`~nccl_doctor.facts.gpu.GpuProcess` on the GPU its bus id or UUID names (no index: the
+query has none), and the header a :class:`~nccl_doctor.facts.gpu.GpuProcessTable`.
 """
 
 from __future__ import annotations
@@ -17,8 +23,10 @@ from collections.abc import Sequence
 
 from nccl_doctor.evidence.lines import Line
 from nccl_doctor.facts.base import Fact
+from nccl_doctor.facts.gpu import GpuProcess, GpuProcessTable
 from nccl_doctor.parse._lazy import LazyPattern
 from nccl_doctor.parse._nvsmi import Record, bus_id, gpu_from_record, integer
+from nccl_doctor.parse._values import cite
 from nccl_doctor.parse.base import BlockParser
 
 TOOL = "nvidia-smi-csv"
@@ -51,6 +59,9 @@ _PATHS = {
     "pcie.link.width.current": "pci/gpu_link_info/link_width/current",
     "pcie.link.width.max": "pci/gpu_link_info/link_width/max",
 }
+#: ``--query-compute-apps`` names (``--help-query-compute-apps``; the header prints the first
+#: spelling of each pair): a header with ``pid`` and a memory or GPU field lists processes.
+_APP_FIELDS = frozenset({"used_gpu_memory", "used_memory", "gpu_bus_id", "gpu_uuid"})
 #: A header field: a query name, with the unit nvidia-smi appends (``utilization.gpu [%]``).
 _FIELD = LazyPattern(r"^\s*(?P<name>[a-z_][a-z0-9_.]{1,60})(?:\s\[[^\]]{1,20}\])?\s*$")
 #: A header names this many known fields at least, one with a dot (not any CSV's header).
@@ -72,14 +83,46 @@ def _header(text: str) -> tuple[str, ...] | None:
             return None
         names.append(match["name"])
     known = [n for n in names if n in _PATHS or n == "index"]
-    return tuple(names) if len(known) >= _LEAST and any("." in n for n in known) else None
+    if len(known) >= _LEAST and any("." in n for n in known):
+        return tuple(names)
+    return tuple(names) if "pid" in names and _APP_FIELDS.intersection(names) else None
+
+
+def _process(names: tuple[str, ...], line: Line) -> GpuProcess | None:
+    """One ``--query-compute-apps`` row, or ``None`` when its pid is not a number."""
+    row = dict(zip(names, (v.strip() for v in line.text.split(",")), strict=True))
+    pid = integer(row.get("pid"))
+    if pid is None:
+        return None
+    memory = row.get("used_gpu_memory", row.get("used_memory"))
+    uuid = row.get("gpu_uuid", "")
+    return GpuProcess(
+        cite=cite(line),
+        rank=line.rank,
+        host=line.host,
+        tool=TOOL,
+        pid=pid,
+        gpu_bus_id=bus_id(row.get("gpu_bus_id")),
+        gpu_uuid=uuid if uuid.startswith(("GPU-", "MIG-")) else None,
+        name=row.get("process_name", row.get("name")) or None,
+        memory_used_mib=integer(memory),
+    )
 
 
 class NvidiaSmiCsvParser(BlockParser):
     """Parses ``nvidia-smi --query-gpu=... --format=csv`` into :class:`Gpu` facts."""
 
     kind = "nvidia-smi-csv"
-    anchors = ("pci.bus_id", "utilization.gpu", "memory.used", "pcie.link", "temperature.gpu")
+    anchors = (
+        "pci.bus_id",
+        "utilization.gpu",
+        "memory.used",
+        "pcie.link",
+        "temperature.gpu",
+        "process_name",
+        "used_gpu_memory",
+        "gpu_bus_id",
+    )
     max_lines = 1_000
 
     def starts(self, line: Line) -> bool:
@@ -94,11 +137,18 @@ class NvidiaSmiCsvParser(BlockParser):
         return names is not None and len(line.text.split(",")) == len(names)
 
     def parse(self, block: Sequence[Line]) -> list[Fact]:
-        """One :class:`Gpu` per row."""
+        """One :class:`Gpu` per row, or one :class:`GpuProcess` per row of a process query."""
         names = _header(block[0].text) if block else None
         if names is None:
             return []
         facts: list[Fact] = []
+        if "pid" in names:
+            head = block[0]
+            procs = [p for line in block[1:] if (p := _process(names, line)) is not None]
+            table = GpuProcessTable(
+                cite=cite(head), rank=head.rank, host=head.host, tool=TOOL, rows=len(procs)
+            )
+            return [table, *procs]
         for line in block[1:]:
             values = [v.strip() for v in line.text.split(",")]
             record = Record(line)

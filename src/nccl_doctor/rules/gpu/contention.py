@@ -19,13 +19,17 @@ plain out-of-memory in the model.
 
 Evidence
 --------
-Process rows of ``nvidia-smi`` / ``nvidia-smi -q`` / ``-q -x`` on the job's
-GPUs whose PIDs are not the job's; the PIDs named in a torch OOM message;
-the rank-to-GPU mapping from NCCL's init lines or, on one node, local rank r
-on GPU r. Confidence is high only when the failing rank's GPU is read from
+Process rows of ``nvidia-smi`` / ``nvidia-smi -q`` / ``-q -x`` /
+``--query-compute-apps`` on the job's GPUs whose PIDs are not the job's (with
+no PID of the job known, the job is the run of close PIDs that covers every
+listed GPU: a launcher starts its ranks one after another, and a rank's stray
+context on another GPU is still the job); the PIDs named in a torch OOM
+message; the rank-to-GPU mapping from NCCL's init lines or, on one node, local
+rank r on GPU r. Confidence is high only when the failing rank's GPU is read from
 machine evidence and no other rank sat on a GPU at least as crowded without
-failing; an assumed mapping or a more crowded GPU that did not fail first
-makes it medium, and the finding says which.
+failing; an assumed mapping, GPUs numbered from a process list's bus ids alone,
+or a more crowded GPU that did not fail first makes it medium, and the finding
+says which.
 
 Fix
 ---
@@ -91,18 +95,60 @@ def _from_oom(facts: Facts) -> list[Finding]:
     return findings
 
 
-def _indexed(facts: Facts, procs: tuple[GpuProcess, ...]) -> tuple[GpuProcess, ...]:
-    """Processes with their GPU index, from the GPU list where only the bus id was given."""
+def _indexed(facts: Facts, procs: tuple[GpuProcess, ...]) -> tuple[tuple[GpuProcess, ...], bool]:
+    """Processes with their GPU index where only the bus id was given, and whether an index
+    was read from the bus order alone.
+
+    A GPU list that gives bus ids (a table, ``-q``, XML, a CSV query) names each GPU's index.
+    Without one, the GPUs of a process list on one host are numbered in bus-id order, the
+    order nvidia-smi and (for one GPU model) CUDA count them in: right when every GPU of the
+    node holds a process, which the caller cannot know, so such an index is a guess.
+    """
     by_bus: dict[str, int] = {}
-    for position, gpu in enumerate(g for g in facts.of(Gpu) if g.tool == "nvidia-smi-xml"):
-        if gpu.bus_id:
-            by_bus[gpu.bus_id] = gpu.index if gpu.index is not None else position
-    return tuple(
+    for tool in sorted({g.tool for g in facts.of(Gpu)}):
+        cards = [g for g in facts.of(Gpu) if g.tool == tool]
+        for position, gpu in enumerate(cards):
+            if gpu.bus_id:
+                by_bus.setdefault(gpu.bus_id, gpu.index if gpu.index is not None else position)
+    guessed = False
+    unplaced = {p.gpu_bus_id for p in procs if p.gpu_index is None and p.gpu_bus_id}
+    if unplaced and not by_bus and len({p.host for p in procs}) == 1:
+        by_bus = {bus: n for n, bus in enumerate(sorted(unplaced))}
+        guessed = True
+    placed = tuple(
         replace(p, gpu_index=by_bus[p.gpu_bus_id])
         if p.gpu_index is None and p.gpu_bus_id in by_bus
         else p
         for p in procs
     )
+    return placed, guessed
+
+
+def _launched_together(procs: tuple[GpuProcess, ...]) -> set[int]:
+    """With no PID of the job known: as many processes as there are listed GPUs, together
+    on all of them, whose PIDs lie closest together (a launcher starts its ranks one after
+    another), when the list holds more processes than GPUs or more rows than processes;
+    else none.
+
+    A rank that also made a context on another GPU (a stray ``cuda:0``) lists its PID twice
+    and still counts once.
+    """
+    gpus_of: dict[int, set[int]] = defaultdict(set)
+    for proc in procs:
+        if proc.gpu_index is not None:
+            gpus_of[proc.pid].add(proc.gpu_index)
+    gpus: set[int] = set().union(*gpus_of.values())
+    pids = sorted(gpus_of)
+    spread = any(len(held) > 1 for held in gpus_of.values())
+    if len(gpus) < 2 or len(pids) < len(gpus) or (len(pids) == len(gpus) and not spread):
+        return set()
+    windows: list[list[int]] = [
+        pids[n : n + len(gpus)]
+        for n in range(len(pids) - len(gpus) + 1)
+        if set().union(*(gpus_of[pid] for pid in pids[n : n + len(gpus)])) == gpus
+    ]
+    spans = sorted((w[-1] - w[0], n) for n, w in enumerate(windows))
+    return set(windows[spans[0][1]]) if spans else set()
 
 
 def _busy_node(facts: Facts, procs: tuple[GpuProcess, ...], mine: set[int]) -> list[Finding]:
@@ -257,8 +303,8 @@ def check(facts: Facts) -> list[Finding]:
     procs = facts.of(GpuProcess)
     if not procs or findings:
         return findings
-    procs = _indexed(facts, procs)
-    mine = job_pids(facts)
+    procs, guessed = _indexed(facts, procs)
+    mine = job_pids(facts) or _launched_together(procs)
     by_rank = rank_gpus(facts)
     if not by_rank and not facts.ranks:
         return _busy_node(facts, procs, mine)
@@ -301,6 +347,12 @@ def check(facts: Facts) -> list[Finding]:
     )
     detail = [f"also busy, outside the job: GPU {', '.join(map(str, outside))}"] if outside else []
     confidence, doubts = _confidence(per_gpu, gpu_ranks, by_rank, failing, failed_ranks)
+    if guessed:
+        confidence = max(confidence, Confidence.MEDIUM, key=lambda c: c.rank)
+        doubts.append(
+            "the process list gives bus ids only: the GPUs are numbered in bus-id order, "
+            "which holds when every GPU of the node lists a process"
+        )
     detail += doubts
     first = max(
         on_job,
