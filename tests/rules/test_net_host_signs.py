@@ -14,11 +14,11 @@ import pytest
 
 from nccl_doctor.evidence.reader import read_paths
 from nccl_doctor.facts.net import virtual_interface
+from nccl_doctor.facts.settings import env_values
 from nccl_doctor.facts.span import span_of
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Finding
 from nccl_doctor.pipeline import facts_of
-from nccl_doctor.rules._settings import env_values
 from nccl_doctor.rules.net import ib_config, socket_interface
 from nccl_doctor.signs.host import NCCL_OWN, SHM_EXHAUSTED, SIGKILL
 from nccl_doctor.signs.net import NO_SOCKET_INTERFACE

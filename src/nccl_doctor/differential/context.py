@@ -19,7 +19,6 @@ from nccl_doctor.facts.base import Cite, local_alias
 from nccl_doctor.facts.catalogue import plugin_failure
 from nccl_doctor.facts.failures import store_served_after
 from nccl_doctor.facts.gpu import Gpu, GpuProcess
-from nccl_doctor.facts.host import EnvVar
 from nccl_doctor.facts.job import (
     collectives_completed,
     first_collective_timeout,
@@ -31,7 +30,6 @@ from nccl_doctor.facts.last_error import truncated_at_init
 from nccl_doctor.facts.live import HostRuntime, ShmInfo
 from nccl_doctor.facts.nccl import (
     NcclCommInit,
-    NcclEnvSetting,
     NcclEvent,
     NcclLogFact,
     NcclNet,
@@ -43,6 +41,7 @@ from nccl_doctor.facts.nccl import (
 )
 from nccl_doctor.facts.net import IbPort, link_local
 from nccl_doctor.facts.run import C10dSocketError, NcclErrorReport
+from nccl_doctor.facts.settings import taken
 from nccl_doctor.facts.software import CpuInfo, SoftwareVersions
 from nccl_doctor.facts.span import local_ranks, span_of
 from nccl_doctor.facts.store import Facts, Hit
@@ -66,7 +65,6 @@ from nccl_doctor.signs.launch import GLOO_BACKEND, NCCL_NAMED
 from nccl_doctor.signs.nccl import (
     CONTAINER_SHM,
     CONTAINER_START,
-    ENV_ECHO_RETOLD,
     NEW_GPUS,
     P2P_PLATFORM,
 )
@@ -246,25 +244,6 @@ def _gpus_read(facts: Facts) -> str | None:
     return None
 
 
-def _env(facts: Facts, name: str) -> str | None:
-    """The value of ``name`` as NCCL says it took it (``NCCL_IB_DISABLE set by environment to
-    1.``: whatever set it, the job's environment, an image's /etc/nccl.conf), else as the
-    environment shows it."""
-    for setting in facts.of(NcclEnvSetting):
-        if setting.name == name and not setting.invalid:
-            return (setting.value or "").strip().rstrip(".").lower()
-    for var in facts.of(EnvVar):
-        if var.name == name:
-            return (var.value or "").strip().lower()
-    # the echo retold in a sentence ('the new image's log contains "NCCL_P2P_DISABLE set by
-    # environment to 1."'): NCCL's own words for what it took
-    for hit in facts.seen(ENV_ECHO_RETOLD):
-        for m in ENV_ECHO_RETOLD.regex.finditer(hit.said.text) if hit.prose else ():
-            if m["name"] == name:
-                return m["value"].lower()
-    return None
-
-
 def context_of(facts: Facts) -> Context:
     """Read the discriminating facts once."""
     runtime = next(iter(facts.of(HostRuntime)), None)
@@ -322,9 +301,9 @@ def context_of(facts: Facts) -> Context:
         ),
         # (not "we can't use host networking")
         host_network=bool(facts.told(HOST_NETWORK)),
-        p2p_disabled=_env(facts, "NCCL_P2P_DISABLE") in _TRUE,
-        shm_disabled=_env(facts, "NCCL_SHM_DISABLE") in _TRUE,
-        ib_disabled=_env(facts, "NCCL_IB_DISABLE") in _TRUE,
+        p2p_disabled=taken(facts, "NCCL_P2P_DISABLE") in _TRUE,
+        shm_disabled=taken(facts, "NCCL_SHM_DISABLE") in _TRUE,
+        ib_disabled=taken(facts, "NCCL_IB_DISABLE") in _TRUE,
         foreign_gpu_processes=len(foreign),
         p2p_platform=facts.saw(P2P_PLATFORM) or any(c.hypervisor_vendor for c in facts.of(CpuInfo)),
         consumer_gpus=consumer,
@@ -335,7 +314,7 @@ def context_of(facts: Facts) -> Context:
         first_collective=first_collective_timeout(facts) is not None,
         connected=collectives_completed(facts) is not None,
         topology_file=any(e.event == "topology-file" for e in facts.of(NcclEvent))
-        or any(_env(facts, n) for n in ("NCCL_TOPO_FILE", "NCCL_GRAPH_FILE")),
+        or any(taken(facts, n) for n in ("NCCL_TOPO_FILE", "NCCL_GRAPH_FILE")),
         truncated_at_init=truncated_at_init(facts),
         symmetric_memory=facts.saw(SYMMETRIC_MEMORY),
         sharing_layer=facts.saw(SHARING_LAYER),
@@ -352,7 +331,7 @@ def context_of(facts: Facts) -> Context:
         no_help=tuple(
             s
             for s in settings_that_did_not_help(facts)
-            if path_off(s.name, s.value or None) and _env(facts, s.name) is None
+            if path_off(s.name, s.value or None) and taken(facts, s.name) is None
         ),
         gpu_mr_refused=facts.saw(GPU_MR_REFUSED),
         xid_ids=frozenset(
@@ -363,7 +342,7 @@ def context_of(facts: Facts) -> Context:
         ib_status=frozenset(w.ib_status for w in facts.of(NcclWarn) if w.ib_status is not None),
         roce=any((n.net or "") == "RoCE" for n in nets)
         or any((dev[2] or "").lower() == "roce" for n in nets for dev in n.ib_devices)
-        or _env(facts, "NCCL_IB_GID_INDEX") is not None,
+        or taken(facts, "NCCL_IB_GID_INDEX") is not None,
         releases=versions_of(facts),
         gpu_newer_than_nccl=_gpu_newer_than_nccl(facts),
         unresolved=next(

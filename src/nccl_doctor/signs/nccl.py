@@ -232,7 +232,7 @@ OPERATIONS = {
     ),
 }
 #: NAME=value for each setting that turns a known bug's path off (``KnownIssue.off_with``),
-#: in any line (read with the environment facts by ``rules._settings.env_values``).
+#: in any line (read with the environment facts by ``facts.settings.env_values``).
 OFF_SETTINGS = {
     name: setting("nccl", name)
     for name in sorted({i.off_with[0] for i in KNOWN_ISSUES if i.off_with is not None})

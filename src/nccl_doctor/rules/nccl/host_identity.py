@@ -36,9 +36,9 @@ from __future__ import annotations
 
 from nccl_doctor.facts.base import Cite, local_alias
 from nccl_doctor.facts.nccl import NcclCommInit, NcclCommLayout, NcclNet, NcclWarn
+from nccl_doctor.facts.settings import env_values
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
-from nccl_doctor.rules._settings import env_values
 from nccl_doctor.rules.base import Rule
 from nccl_doctor.rules.nccl._common import machine, nccl_hosts, rank_hosts, transports
 from nccl_doctor.signs.nccl import (

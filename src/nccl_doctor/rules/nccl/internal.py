@@ -44,6 +44,7 @@ from nccl_doctor.facts.failures import failures_of
 from nccl_doctor.facts.last_error import last_error_lines, truncated_at_init
 from nccl_doctor.facts.nccl import NcclEvent, NcclTestFailure, error_chains
 from nccl_doctor.facts.run import CollectiveTimeout, NcclErrorReport
+from nccl_doctor.facts.settings import env_values
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.facts.versions import nccl_versions
 from nccl_doctor.findings import Confidence, Finding, Severity
@@ -54,7 +55,6 @@ from nccl_doctor.knowledge.nccl_versions import (
     compare_versions,
     known_issues,
 )
-from nccl_doctor.rules._settings import env_values
 from nccl_doctor.rules.base import Rule
 from nccl_doctor.rules.nccl._common import machine
 from nccl_doctor.signs.common import HANG_WORDS

@@ -52,10 +52,10 @@ from nccl_doctor.facts.job import collectives_completed
 from nccl_doctor.facts.nccl import NcclEvent, NcclIbDevice, NcclNet, NcclWarn
 from nccl_doctor.facts.net import IbPort, NetDevMap
 from nccl_doctor.facts.run import NcclErrorReport
+from nccl_doctor.facts.settings import env_values
 from nccl_doctor.facts.span import span_of
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
-from nccl_doctor.rules._settings import env_values
 from nccl_doctor.rules.base import Rule, first_distinct
 from nccl_doctor.rules.net._common import (
     REGISTERS,

@@ -54,10 +54,10 @@ from nccl_doctor.facts.live import NetInterface
 from nccl_doctor.facts.nccl import NcclNet, NcclTestFailure, error_chains
 from nccl_doctor.facts.net import link_local, loopback, virtual_interface
 from nccl_doctor.facts.run import NcclErrorReport
+from nccl_doctor.facts.settings import env_values
 from nccl_doctor.facts.span import span_of
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
-from nccl_doctor.rules._settings import env_values
 from nccl_doctor.rules.base import Rule, first_distinct
 from nccl_doctor.rules.net._common import (
     failure_cites,

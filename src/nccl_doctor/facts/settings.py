@@ -1,9 +1,12 @@
-"""The values the evidence gives one variable: one reader for every rule family.
+"""The values the evidence gives one variable: the one reader of settings, for the rules and
+the differential.
 
 A setting shows as an environment fact (a dump, an export, ``-x NAME=v`` on a
 command line), as NCCL's own echo of it, or written ``NAME=value`` in any line
 (the NAME=value signs: :data:`nccl_doctor.signs.net.SETTINGS` for the network
 rules, :data:`nccl_doctor.signs.nccl.OFF_SETTINGS` for the known bugs' switches).
+:func:`env_values` gives every value with its line (a rule cites them);
+:func:`taken` the one value the job ran with (the differential weighs it).
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.host import EnvVar
 from nccl_doctor.facts.nccl import NcclEnvSetting
 from nccl_doctor.facts.store import Facts, is_prose
-from nccl_doctor.signs.nccl import OFF_SETTINGS
+from nccl_doctor.signs.nccl import ENV_ECHO_RETOLD, OFF_SETTINGS
 from nccl_doctor.signs.net import SETTINGS
 
 _SIGNS = {**SETTINGS, **OFF_SETTINGS}
@@ -42,3 +45,22 @@ def env_values(facts: Facts, name: str, *, machine: bool = False) -> list[tuple[
         hits = facts.seen(written, prose=False) if machine else facts.seen(written)
         out += [(hit.match["value"], hit.cite) for hit in hits]
     return list(dict.fromkeys(out))
+
+
+def taken(facts: Facts, name: str) -> str | None:
+    """The value of ``name`` as NCCL says it took it (``NCCL_IB_DISABLE set by environment to
+    1.``: whatever set it, the job's environment, an image's /etc/nccl.conf), else as the
+    environment shows it, else as a sentence retells NCCL's echo; lower case."""
+    for setting in facts.of(NcclEnvSetting):
+        if setting.name == name and not setting.invalid:
+            return (setting.value or "").strip().rstrip(".").lower()
+    for var in facts.of(EnvVar):
+        if var.name == name:
+            return (var.value or "").strip().lower()
+    # the echo retold in a sentence ('the new image's log contains "NCCL_P2P_DISABLE set by
+    # environment to 1."'): NCCL's own words for what it took
+    for hit in facts.seen(ENV_ECHO_RETOLD):
+        for m in ENV_ECHO_RETOLD.regex.finditer(hit.said.text) if hit.prose else ():
+            if m["name"] == name:
+                return m["value"].lower()
+    return None
