@@ -86,6 +86,14 @@ _YES_NO = re.compile(
 )
 
 
+#: Where a clause of a sentence starts (after the sentence's own start).
+_CLAUSE_MARKS = (",", ":", ";", "\uff0c", "\uff1a")
+#: A question that presupposes what it asks about ("why ...?", "how come ...?").
+_PRESUPPOSED = re.compile(
+    r"\s*(?:why|how|what|where|when|which|who|whose|anyone|any idea)\b", re.IGNORECASE
+)
+
+
 #: Words that make what follows them in a sentence a plan, a guess or someone else's advice,
 #: not what happened ("I will try X and see if it works", "X might fix it", "maybe X would
 #: help", "someone suggested X", "the docs say X usually fixes this").
@@ -107,7 +115,13 @@ def asked(text: str, match: re.Match[str]) -> bool:
     """Whether the words ``match`` found are asked about, not said: the sentence that holds
     them is a yes/no question."""
     start, end = sentence_of(text, match)
-    return bool(_YES_NO.match(text[start:end]))
+    if _YES_NO.match(text[start:end]):
+        return True
+    # a terse question in the clause that holds them ("step time doubled, NCCL not using
+    # NVLink?", "IB link flapping?"): a guess, unless a why/how presupposes it
+    cut = max(text.rfind(mark, start, match.start()) for mark in _CLAUSE_MARKS)
+    clause = text[max(start, cut + 1) : end]
+    return clause.rstrip().endswith(("?", "\uff1f")) and not _PRESUPPOSED.match(clause)
 
 
 #: The little words of a sentence, which a command line never holds three of.

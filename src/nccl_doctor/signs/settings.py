@@ -30,11 +30,16 @@ _NAME = r"(?:TORCH_)?(?:NCCL|GLOO)_[A-Z0-9_]{2,40}"
 #: A value, taken whole by the look-ahead and back-reference (so a long run of digits is not
 #: split again for every gap the search tries after it).
 _VALUE = r"(?=(?P<{0}>[\^\w.,:+-]{{1,40}}))(?P={0})"
+#: A character between the setting and its outcome, in one sentence: not a sentence's end (a
+#: dot in a path or a version, "docs.nvidia.com", stays).
+_GAP = r"(?:[^.!?\n]|\.(?!\s))"
 _WORKED = (
     r"(?=[wfshrdnua就解可正跑能])(?:work(?:s|ed)? ?around|works?\b|worked|fix(?:es|ed)?\b"
     r"|solv(?:es|ed)\b"
     # Chinese: "then it was fine", "solved", "it works", "back to normal", "it runs"
     r"|就(?:好了|行了|可以了|正常了|能跑了|跑通了)|解决了|可以(?:了|跑了|正常)|正常了|跑通了|能跑了"
+    # "can run to the end normally", "runs through normally"
+    r"|能正常(?:跑|训练|运行|结束)|正常跑完"
     r"|avoid(?:s|ed)? (?:it|the (?:error|hang|crash|problem|issue))\b"
     r"|help(?:s|ed)?\b|resolv(?:es|ed)\b|(?<![.\w])runs?\b(?!-)|fine\b(?!-)|succeed\w{0,4}"
     r"|start(?:s|ed)?\b(?! (?:with|from|at|to)\b)"
@@ -45,8 +50,10 @@ _WORKED = (
 
 SETTING_WORKED = sign(
     "settings.worked",
-    rf"\b(?P<name>{_NAME})\s{{0,3}}=\s{{0,3}}{_VALUE.format('value')}.{{0,100}}?\b{_WORKED}"
-    rf"|\b{_WORKED}.{{0,80}}?\b(?P<name2>{_NAME})\s{{0,3}}=\s{{0,3}}{_VALUE.format('value2')}",
+    # (a Chinese verb follows a Chinese word with no word boundary between: "都能正常跑完")
+    rf"\b(?P<name>{_NAME})\s{{0,3}}=\s{{0,3}}{_VALUE.format('value')}{_GAP}{{0,100}}?"
+    rf"(?:\b|(?<=[\u4e00-\u9fff])){_WORKED}"
+    rf"|\b{_WORKED}{_GAP}{{0,80}}?\b(?P<name2>{_NAME})\s{{0,3}}=\s{{0,3}}{_VALUE.format('value2')}",
     "someone says the job works with an NCCL/gloo setting (NCCL_P2P_DISABLE=1 fixed it)",
 )
 NEGATED = sign(

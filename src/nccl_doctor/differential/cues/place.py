@@ -144,11 +144,14 @@ PLACE: dict[str, Cue] = {
     # Kubernetes network policy, a service-mesh sidecar that proxies the pods' traffic, an
     # endpoint-security product ("no firewall", "the firewall is disabled" rule it out)
     "traffic_filtered": cue(
-        rf"{NOT_SAID}\b(?:firewall\w*|firewall-cmd|iptables|ufw|SELinux"
-        r"|security[- ]groups?|network[- ]?polic(?:y|ies)|istio|envoy|sidecar\w*|service mesh"
-        r"|antivirus|endpoint security)\b"
+        # (not the service a command stops or disables: "systemctl stop firewalld")
+        rf"{NOT_SAID}(?<!stop )(?<!disable )(?<!--now )\b(?:firewall\w*|firewall-cmd|iptables|ufw"
+        r"|SELinux|security[- ]groups?|network[- ]?polic(?:y|ies)|istio|envoy|sidecar\w*"
+        r"|service mesh|antivirus|endpoint security)\b"
         r"(?! (?:is|was|are|were) (?:already |also )?(?:disabled|off|down|inactive|stopped"
         r"|turned off|not (?:running|active|enabled)))"
+        # Chinese "firewall", unless the clause says it was turned off or stopped
+        r"|防火墙(?![^。，,；;\n]{0,8}(?:关|停|禁))"
     ),
     # it fails on one node only: "only on this node", "the same job on another node works fine"
     "one_node_only": cue(
