@@ -33,6 +33,15 @@ LOCAL_AS_RANK = sign(
     "code passing the local rank as the global rank (rank=args.local_rank; not a key=value list"
     " with an empty rank, as nccl-doctor's own stack captures head theirs: rank= local_rank=)",
 )
+LOOPBACK_DIAL_RETOLD = sign(
+    "launch.loopback_dial_retold",
+    # a store client's refused connect to its own machine, in a person's words ("the client
+    # socket fails to connect to localhost:29500, Connection refused"; Chinese "connecting to
+    # localhost:29500 failed")
+    r"(?:connect\w{0,3}|dial\w{0,3}|reach\w{0,3}|连接|连)\s?(?:to\s)?(?P<addr>localhost|127\.0\.0\.1)"
+    r":(?P<port>\d{2,5})\b[^\n]{0,80}?(?:refused|failed|fails|失败|拒绝)",
+    "a person saying a client could not connect to the loopback's port (its own machine)",
+)
 INIT_PROCESS_GROUP = sign(
     "launch.init_process_group",
     r"init_process_group",
@@ -230,12 +239,19 @@ INIT_PASSED = sign(
     r"\b(?:returns|returned|passes|passed|completes|completed|succeeds|succeeded|finishe[sd]"
     r"|works fine|is fine|goes fine|went fine)\b"
     r"|\bafter (?:the )?(?:dist\.|torch\.distributed\.)?init_process_group"
+    # "gets through init_process_group and then hangs at the first all_reduce"
+    r"|\b(?:gets?|got|goes|went|passe[sd]|makes? it|made it) (?:through|past) (?:the )?"
+    r"(?:dist\.|torch\.distributed\.)?(?:init_process_group|initiali[sz]ation|rendezvous)"
     # the rendezvous itself said to work, or every node or worker said to have joined ("the
     # torchrun rendezvous works fine: both nodes join and the 8 workers start")
     r"|\brendezvous (?:works|worked|is fine|goes fine|went fine|succeeds|succeeded|completes"
     r"|completed|passes|passed)\b"
     r"|\b(?:both|all) (?:\d{1,4} )?(?:nodes|ranks|workers|processes) (?:join|joined|connect"
-    r"|connected|start|started|come up|came up)\b",
+    r"|connected|start|started|come up|came up)\b"
+    # Chinese: "init_process_group gets through normally", "initialisation succeeded" (not
+    # "did not get through")
+    r"|(?:init_process_group|初始化)[^，。,.;！？]{0,12}?"
+    r"(?:(?<![不没未有])(?:过去|通过|完成|成功)|没(?:有)?问题)",
     "the reporter says the job's initialisation got through (the hang they name comes later)",
 )
 SBATCH_NODES = sign(
@@ -325,6 +341,10 @@ RANK_FAILED_FIRST = sign(
     r"|\b(?:earliest|first) (?:error|failure|exception|traceback)\b[^.;\n]{0,80}?"
     r"\brank ?\d+\b[^\n]{0,160}?\b(?:before|earlier than) (?:all )?(?:the )?"
     r"(?:other|rest|remaining)"
+    # the first error of the job pinned on a rank that raised or died of its own ("the first
+    # error in the whole job is much earlier: rank 9 raised a FileNotFoundError")
+    r"|\b(?:earliest|first) (?:error|failure|exception|traceback)\b[^.;\n]{0,100}?"
+    r"\brank ?\d+\b[^.;\n]{0,40}?\b(?:raised|raises|threw|throws|died|crashed|segfaulted)\b"
     r"|最早(?:的)?(?:一条|一个)?(?:报错|错误|异常)[^。；\n]{0,60}?rank ?\d+[^\n]{0,120}?"
     r"(?:比|早于)[^。；\n]{0,20}?其他",
     "a person saying one rank failed with its own error first and the others then waited",

@@ -23,9 +23,10 @@ Evidence
 ``mismatch in rank count``/``mismatch in info from procs``: two world sizes,
 medium confidence); the same
 global rank on two hosts; ``init_process_group(..., rank=args.local_rank)``
-with ``--nnodes`` > 1; ``mp.spawn`` in a script launched by torchrun (its
-agent's lines, or the ``Setting OMP_NUM_THREADS ...`` notice torchrun and
-torch.distributed.launch print as they start several workers);
+(the code, or a sentence quoting the call) with ``--nnodes`` > 1; ``mp.spawn``
+in a script launched by torchrun (its agent's lines, or the ``Setting
+OMP_NUM_THREADS ...`` notice torchrun and torch.distributed.launch print as
+they start several workers);
 Lightning's processes announcing a world's worth of ``GLOBAL_RANK``s with
 some twice and some never (in a log kept in part, a rank announced by two
 nodes' files or two srun tasks); one
@@ -350,8 +351,11 @@ def _same_rank(facts: Facts) -> Finding | None:
 
 
 def _local_as_global(facts: Facts) -> Finding | None:
-    code = facts.seen(LOCAL_AS_RANK, prose=False)
-    if not code or not facts.saw(INIT_PROCESS_GROUP):
+    # the code itself, or a sentence quoting the call ("I do init_process_group(...,
+    # rank=local_rank)")
+    calls = facts.lines_of(INIT_PROCESS_GROUP)
+    code = [h for h in facts.seen(LOCAL_AS_RANK) if not h.prose or h.said in calls]
+    if not code or not calls:
         return None
     nnodes = [n for n in launches(facts) if n.least > 1]
     span = span_of(facts)

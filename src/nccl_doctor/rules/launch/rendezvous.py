@@ -29,7 +29,8 @@ duplicate_launch's stale store), or the nodes'
 launch commands naming different store addresses (``--master_addr=localhost``
 on one, node 0's address on another), or a launch across nodes that gives the
 loopback to a node other than node 0 (``--node_rank=1 --master_addr=127.0.0.1``:
-that node dials itself, where no store listens), or a launch across nodes given by
+that node dials itself, where no store listens; or a person saying a client's connect to
+``localhost:29500`` was refused on a job across nodes), or a launch across nodes given by
 the launcher's environment (``NNODES=2 RANK=1 llamafactory-cli train ...``) with no
 NODE_RANK: every node starts as node rank 0. ``RendezvousConnectionError`` is not
 this: torch raises it when the agent cannot create or use the TCP store at
@@ -67,6 +68,7 @@ from nccl_doctor.signs.launch import (
     ENV_LAUNCHER,
     FILE_STORE,
     LAUNCHER_COMMAND,
+    LOOPBACK_DIAL_RETOLD,
     NODE_PLACED,
     NODE_RANK,
     SBATCH_NODES,
@@ -476,6 +478,35 @@ def _from_loopback_across(facts: Facts) -> Finding | None:
     )
 
 
+def _from_loopback_retold(facts: Facts) -> Finding | None:
+    """On a job across nodes, a person says a client's connect to the loopback's port was
+    refused: that node's agent dials itself (MASTER_ADDR unset, defaulting to localhost, or
+    given as the loopback), where no store listens."""
+    span = span_of(facts)
+    hits = facts.told(LOOPBACK_DIAL_RETOLD)
+    if not hits or span.multi is not True:
+        return None
+    hit = hits[0]
+    where = f"{hit.match['addr']}:{hit.match['port']}"
+    return RULE.finding(
+        summary=(
+            f"On a job across nodes ({span.why}) a store client was refused at {where}, its "
+            "own machine: that node was given the loopback (or no MASTER_ADDR, and a default "
+            "of localhost) instead of node 0's address, so it never joins and node 0 waits"
+        ),
+        fix=[
+            (
+                "Set MASTER_ADDR (--master_addr) on every node to node 0's address on the "
+                "network the nodes share, never localhost or 127.0.0.1 on a job across machines"
+            ),
+            _ELASTIC,
+        ],
+        evidence=[hit.cite, *span.cites[:1]],
+        severity=Severity.WARNING,
+        confidence=Confidence.MEDIUM if span.machine else Confidence.LOW,
+    )
+
+
 def check(facts: Facts) -> list[Finding]:
     """Rendezvous/store timeouts, too few DDP members, a hang at DDP init, a launch across
     nodes with no node rank (its flags or its environment), the nodes' launches naming
@@ -488,6 +519,7 @@ def check(facts: Facts) -> list[Finding]:
         _from_launch_env,
         _from_addresses,
         _from_loopback_across,
+        _from_loopback_retold,
     ):
         found = step(facts)
         if found is not None:
