@@ -27,6 +27,9 @@ from nccl_doctor.facts.base import Cite, Fact
 #: The evidence kinds (and Gpu tools) of nvidia-smi's outputs: where one was read, the GPUs'
 #: state was.
 GPU_KINDS = frozenset({"nvidia-smi", "nvidia-smi-q", "nvidia-smi-xml", "nvidia-smi-csv"})
+#: GPU memory a process holds below which it is no other tenant: a CUDA context (a sibling
+#: rank's stray one on GPU 0 is 300-600 MiB), a display server, a monitoring agent (MiB).
+CONTEXT_MIB = 512.0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -146,7 +146,10 @@ class CudaOutOfMemory(Fact):
     was free; ``process_mib`` this process's total (``this process has ...
     memory in use``); ``allocated_mib``/``reserved_mib`` PyTorch's allocator
     figures; ``other_processes`` (pid, MiB) of each ``Process 12345 has 3.20
-    GiB memory in use`` (the processes on that GPU the message lists).
+    GiB memory in use`` (the processes on that GPU the message lists). Torch names its own
+    process "this process" only where NVML's PIDs are its own; in a container it lists itself
+    as ``Process <host pid>``, and the one row holding PyTorch's reserve plus a context is
+    read as ``process_mib``, not as another process.
     """
 
     tried_mib: float | None = None

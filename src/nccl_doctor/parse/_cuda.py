@@ -157,6 +157,10 @@ def _norm(text: str) -> str:
     return text.strip().rstrip(".").strip().lower()
 
 
+#: What a process holds beyond PyTorch's reserve: its CUDA context and non-PyTorch memory.
+_OWN_EXTRA_MIB = 2048.0
+
+
 def _oom(line: Line, text: str, rank: int | None) -> CudaOutOfMemory:
     tried = _TRIED.search(text)
     new = _NEW_CAP.search(text)
@@ -188,6 +192,15 @@ def _oom(line: Line, text: str, rank: int | None) -> CudaOutOfMemory:
         pid, mib = to_int(m["pid"]), size_mib(m["n"], m["u"])
         if pid is not None and mib is not None and len(others) < 64:
             others.append((pid, mib))
+    process = size_mib(this["n"], this["u"]) if this else None
+    if process is None and reserved is not None:
+        # no "this process has" line: the process runs in another PID namespace (a container)
+        # and NVML listed it under its host PID; it is the one row that holds what PyTorch
+        # reserved plus its CUDA context (a few hundred MiB, at most _OWN_EXTRA_MIB)
+        own = [o for o in others if reserved <= o[1] <= reserved + _OWN_EXTRA_MIB]
+        if len(own) == 1:
+            process = own[0][1]
+            others.remove(own[0])
     start = _OOM.search(text)
     return CudaOutOfMemory(
         cite=cite(line),
@@ -197,7 +210,7 @@ def _oom(line: Line, text: str, rank: int | None) -> CudaOutOfMemory:
         gpu_index=gpu,
         total_mib=total,
         free_mib=free,
-        process_mib=size_mib(this["n"], this["u"]) if this else None,
+        process_mib=process,
         allocated_mib=allocated,
         reserved_mib=reserved,
         other_processes=tuple(others),

@@ -45,7 +45,7 @@ from dataclasses import replace
 
 from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.failures import failures_of
-from nccl_doctor.facts.gpu import GPU_KINDS, Gpu, GpuProcess
+from nccl_doctor.facts.gpu import CONTEXT_MIB, GPU_KINDS, Gpu, GpuProcess
 from nccl_doctor.facts.job import RankGpu, job_pids, rank_gpus
 from nccl_doctor.facts.run import CudaOutOfMemory
 from nccl_doctor.facts.store import Facts
@@ -73,7 +73,9 @@ def _from_oom(facts: Facts) -> list[Finding]:
     findings = []
     for oom in facts.of(CudaOutOfMemory):
         others = [(pid, mib) for pid, mib in oom.other_processes if pid]
-        if not others:
+        # (contexts alone, a sibling rank's stray ones on GPU 0 among them, are the job's own
+        # out-of-memory: gpu.oom's)
+        if not any(mib >= CONTEXT_MIB for _, mib in others):
             continue
         gpu = "?" if oom.gpu_index is None else str(oom.gpu_index)
         held = ", ".join(f"PID {pid} holds {mib / 1024:.1f} GiB" for pid, mib in others)

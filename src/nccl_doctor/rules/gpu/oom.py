@@ -44,7 +44,7 @@ reserved memory is far above allocated, set
 from __future__ import annotations
 
 from nccl_doctor.facts.base import Cite, Fact
-from nccl_doctor.facts.gpu import GpuProcess
+from nccl_doctor.facts.gpu import CONTEXT_MIB, GpuProcess
 from nccl_doctor.facts.job import job_pids
 from nccl_doctor.facts.run import CudaError, CudaOutOfMemory
 from nccl_doctor.facts.store import Facts
@@ -75,8 +75,6 @@ RULE = Rule(
     ),
 )
 
-#: Foreign memory below this is noise (a display server, a monitoring agent).
-_FOREIGN_MIB = 512.0
 
 _OOM_ERRORS = ("out of memory", "cudaerrormemoryallocation")
 
@@ -90,7 +88,7 @@ def _foreign(facts: Facts, oom: CudaOutOfMemory | None, pids: set[int]) -> list[
     out = [
         f"PID {pid} ({_gib(mib)})"
         for pid, mib in (oom.other_processes if oom else ())
-        if pid not in pids and mib >= _FOREIGN_MIB
+        if pid not in pids and mib >= CONTEXT_MIB
     ]
     listed = oom is not None and oom.process_mib is not None
     index = oom.gpu_index if oom else None
@@ -99,7 +97,7 @@ def _foreign(facts: Facts, oom: CudaOutOfMemory | None, pids: set[int]) -> list[
             continue
         if index is not None and proc.gpu_index not in (None, index):
             continue
-        if proc.memory_used_mib is not None and proc.memory_used_mib < _FOREIGN_MIB:
+        if proc.memory_used_mib is not None and proc.memory_used_mib < CONTEXT_MIB:
             continue
         if listed:
             continue  # torch listed the processes on that GPU when it failed: trust that list
