@@ -195,6 +195,13 @@ MISMATCH_MESSAGE = sign(
     r"|cudaErrorSystemDriverMismatch",
     "a tool says the kernel module and the user-space driver are different versions",
 )
+HOST_SMI_FAILS = sign(
+    "driver.host_smi_fails",
+    r"(?:\bnvidia-smi (?:on|in|from) the host|\bhost(?:'s)? nvidia-smi"
+    r"|\b(?:on|in) the host(?: itself| too| as well)?,? nvidia-smi)\b[^.;\n]{0,60}?"
+    r"\b(?:broken|breaks|fails?|failed|failing|errors?|mismatch)\b",
+    "the host's own nvidia-smi (not the container's) is said to fail",
+)
 MODULE_VERSION = sign(
     "driver.module_version",
     rf"NVRM version: NVIDIA UNIX [^\n]{{0,500}}?Kernel Module\s+(?P<version>{_V})",

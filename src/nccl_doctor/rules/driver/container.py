@@ -28,7 +28,10 @@ job ran in a container (docker, Kubernetes, enroot, Singularity), ``Found no
 NVIDIA driver``, ``libcuda.so.1: cannot open shared object file``, a missing
 ``/dev/nvidia-uvm``, NVML ``Unknown Error``, error 804, or a driver
 version mismatch (error 803, NVML ``Driver/library version mismatch``: the
-image's own libcuda shadows the host's; it explains ``driver.version_mismatch``).
+image's own libcuda shadows the host's; it explains ``driver.version_mismatch``,
+unless the host's own nvidia-smi is said to fail too, or nvidia-container-cli, which
+runs on the host, reports the mismatch: then the host's driver is mismatched,
+``driver.version_mismatch``'s story).
 
 Fix
 ---
@@ -55,6 +58,8 @@ from nccl_doctor.signs.driver import (
     CONTAINER_CUE,
     DOCKER_RUN,
     GPU_FLAGS,
+    HOST_SMI_FAILS,
+    MISMATCH_MESSAGE,
     NO_DEVICE,
     NO_DRIVER,
     RANK_PREFIX,
@@ -151,7 +156,11 @@ def check(facts: Facts) -> list[Finding]:
             )
         ]
     cdi = facts.seen(CDI_UNRESOLVED)
-    toolkit = cdi or facts.seen(TOOLKIT_ERROR)
+    # (nvidia-container-cli reads the host's NVML: its version mismatch is the host's driver,
+    # driver.version_mismatch's story)
+    mismatched = facts.lines_of(MISMATCH_MESSAGE)
+    host_mismatch = [h for h in facts.seen(TOOLKIT_ERROR) if h.said in mismatched]
+    toolkit = cdi or [h for h in facts.seen(TOOLKIT_ERROR) if h.said not in mismatched]
     if toolkit:
         return [
             _finding(
@@ -232,8 +241,10 @@ def check(facts: Facts) -> list[Finding]:
     mismatch: list[Fact] = [e for e in facts.of(CudaError) if e.code == 803]
     mismatch += [s for s in facts.of(SmiError) if s.error == "version_mismatch"]
     # a live capture reads the host itself (its runtime, modules and libraries): there the
-    # module/library rule judges; a report only says where the job ran
-    if mismatch and not facts.of(HostRuntime):
+    # module/library rule judges; a report only says where the job ran. The host's own
+    # nvidia-smi failing the same way is the host's mismatch (driver.version_mismatch)
+    host_too = host_mismatch or facts.seen(HOST_SMI_FAILS)
+    if mismatch and not facts.of(HostRuntime) and not host_too:
         return [
             _finding(
                 "Inside a container the driver's user-space libraries do not match the kernel "

@@ -22,7 +22,9 @@ Evidence
 A ``microsoft-standard-WSL2`` kernel (collect_env's platform, ``uname -r``,
 ``/proc/version``), libcuda under ``/usr/lib/wsl``, together with a CUDA
 driver failure or an NCCL P2P/IPC/shared-memory failure, or a hang while NCCL's
-channels run over P2P/IPC or SHM (shown by the machine's own output to be WSL).
+channels run over P2P/IPC or SHM (shown by the machine's own output to be WSL), or
+the job said to work only with ``NCCL_P2P_DISABLE=1`` on a machine whose WSL
+kernel or libcuda is shown.
 
 Fix
 ---
@@ -45,6 +47,7 @@ from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.base import Rule
 from nccl_doctor.signs.common import HANG_WORDS
 from nccl_doctor.signs.driver import MICROSOFT, WSL, WSL_KERNEL, WSL_NO_DRIVER, WSL_P2P
+from nccl_doctor.signs.settings import settings_that_worked
 
 RULE = Rule(
     id="driver.wsl",
@@ -161,6 +164,28 @@ def check(facts: Facts) -> list[Finding]:
                     "For real multi-GPU training, run on native Linux",
                 ],
                 evidence=[first.cite, *evidence],
+                confidence=Confidence.MEDIUM,
+            )
+        ]
+    # P2P turned off said to make the job work, on a machine shown to be WSL (its kernel or
+    # its libcuda): the path NCCL took by default is the peer-to-peer one WSL lacks
+    off = [
+        w.cite
+        for w in settings_that_worked(facts)
+        if w.name == "NCCL_P2P_DISABLE" and w.value.lower() in ("1", "true", "yes")
+    ]
+    if off and (machine or kernel is not None):
+        return [
+            RULE.finding(
+                summary="The job works only with GPU peer-to-peer off "
+                f"('{off[0].text.strip()[:90]}') under {kernel_text}, which provides no GPU "
+                "peer-to-peer or CUDA IPC between processes: the P2P path NCCL takes by "
+                "default does not exist there",
+                fix=[
+                    "Keep NCCL_P2P_DISABLE=1 under WSL (and NCCL_SHM_DISABLE=1 if it still hangs)",
+                    "For full-speed multi-GPU training, run on native Linux",
+                ],
+                evidence=[off[0], *evidence],
                 confidence=Confidence.MEDIUM,
             )
         ]
