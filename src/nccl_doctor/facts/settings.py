@@ -11,11 +11,13 @@ rules, :data:`nccl_doctor.signs.nccl.OFF_SETTINGS` for the known bugs' switches)
 
 from __future__ import annotations
 
+import re
+
 from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.host import EnvVar
 from nccl_doctor.facts.nccl import NcclEnvSetting
 from nccl_doctor.facts.store import Facts, is_prose
-from nccl_doctor.signs.nccl import ENV_ECHO_RETOLD, OFF_SETTINGS
+from nccl_doctor.signs.nccl import ENV_ECHO_RETOLD, OFF_SETTINGS, SETTINGS_STANDING
 from nccl_doctor.signs.net import SETTINGS
 
 _SIGNS = {**SETTINGS, **OFF_SETTINGS}
@@ -50,7 +52,8 @@ def env_values(facts: Facts, name: str, *, machine: bool = False) -> list[tuple[
 def taken(facts: Facts, name: str) -> str | None:
     """The value of ``name`` as NCCL says it took it (``NCCL_IB_DISABLE set by environment to
     1.``: whatever set it, the job's environment, an image's /etc/nccl.conf), else as the
-    environment shows it, else as a sentence retells NCCL's echo; lower case."""
+    environment shows it, else as a sentence retells NCCL's echo or says the setting stays in
+    place for every run (/etc/environment, the image, the launch script); lower case."""
     for setting in facts.of(NcclEnvSetting):
         if setting.name == name and not setting.invalid:
             return (setting.value or "").strip().rstrip(".").lower()
@@ -63,4 +66,14 @@ def taken(facts: Facts, name: str) -> str | None:
         for m in ENV_ECHO_RETOLD.regex.finditer(hit.said.text) if hit.prose else ():
             if m["name"] == name:
                 return m["value"].lower()
+    # a sentence that says where the settings stay for every run, then lists them
+    for hit in facts.seen(SETTINGS_STANDING):
+        listed = hit.said.text[hit.match.start("name") :].split(".", 1)[0]
+        for m in _NAME_VALUE.finditer(listed) if hit.prose else ():
+            if m["name"] == name:
+                return m["value"].lower()
     return None
+
+
+#: One ``NAME=value`` of a list of settings in a sentence.
+_NAME_VALUE = re.compile(r"\b(?P<name>NCCL_[A-Z0-9_]{2,40}) ?= ?(?P<value>[\w:^+-]{1,40})")

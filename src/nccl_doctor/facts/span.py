@@ -15,7 +15,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from nccl_doctor.facts.base import Cite, local_alias
-from nccl_doctor.facts.nccl import NcclCommLayout, NcclLogFact, NcclTestRank, NcclTransport
+from nccl_doctor.facts.nccl import (
+    NcclCommLayout,
+    NcclLogFact,
+    NcclTestRank,
+    NcclTransport,
+    NcclWarn,
+)
 from nccl_doctor.facts.run import WorkerExit
 from nccl_doctor.facts.store import Facts, Hit
 from nccl_doctor.signs.launch import NNODES
@@ -148,6 +154,12 @@ def _span(facts: Facts) -> Span:
     if transports:
         t = transports[0]
         return Span(True, True, f"ranks talk over {t.transport}", [t.cite])
+    # an RDMA completion from a peer's address: the IB/RoCE transport runs between nodes
+    completions = [w for w in facts.of(NcclWarn) if w.ib_status is not None and w.peer]
+    if completions:
+        w = completions[0]
+        why = f"NCCL's IB transport got a completion from peer {w.peer}"
+        return Span(True, True, why, [w.cite])
     single = _single(facts, layouts)
     if single is not None:
         return single

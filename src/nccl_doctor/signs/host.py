@@ -13,12 +13,21 @@ OOM_KILLER = sign(
     r"|Detected \d{1,9} oom[-_]kill event|srun: error: \S{1,200}: tasks? \S{1,200}: Out Of Memory",
     "the kernel's OOM killer killed a process: host RAM (or the cgroup limit) ran out",
 )
+#: The DataLoader's own words for its workers' shared memory (torch's, never NCCL's).
+_LOADER_SHM = (
+    r"insufficient shared memory \(shm\)|Unexpected bus error encountered in worker"
+    r"|unable to write to file </torch_"
+)
 SHM_EXHAUSTED = sign(
     "host.shm_exhausted",
-    r"unable to open shared memory object|insufficient shared memory \(shm\)"
-    r"|Unexpected bus error encountered in worker|unable to write to file </torch_"
-    r"|/dev/shm\b.{0,400}No space left",
+    rf"unable to open shared memory object|{_LOADER_SHM}|/dev/shm\b.{{0,400}}No space left",
     "shared memory (/dev/shm) or the shared-memory file handles of DataLoader workers ran out",
+)
+LOADER_SHM = sign(
+    "host.loader_shm",
+    _LOADER_SHM,
+    "the DataLoader says its workers' shared memory ran out (a line that names NCCL too, "
+    "'from the DataLoader, not NCCL', is still torch's)",
 )
 FD_LIMIT = sign(
     "host.fd_limit",

@@ -300,6 +300,18 @@ ENV_ECHO_RETOLD = sign(
     "NCCL's echo of a variable it took from the environment, retold in a sentence",
     case=True,
 )
+SETTINGS_STANDING = sign(
+    "nccl.settings_standing",
+    # where a setting stays for every run ("put a few NCCL variables into /etc/environment so
+    # every job gets them: NCCL_P2P_DISABLE=1, ..."), then the settings in that sentence
+    r"(?:/etc/environment|\.bashrc|\.bash_profile|\.profile|/etc/nccl\.conf|\.nccl\.conf"
+    r"|\bDockerfile|\b(?:launch|job|sbatch|slurm|start-?up|training) script"
+    r"|\bevery (?:job|run|user|container)|\bglobal(?:ly)? (?:environment|env)\b)"
+    r"[^.\n]{0,160}?\b(?P<name>NCCL_[A-Z0-9_]{2,40}) ?= ?(?P<value>[\w.,:^+-]{1,40})",
+    "NCCL settings a sentence says stay in place for every run of the job (in /etc/environment, "
+    "a .bashrc, the image or the launch script): the job's own, not a try",
+    case=True,
+)
 BANNER_QUOTED = sign(
     "nccl.banner_quoted",
     # (init.cc prints "NCCL version %s%s" with "+cuda%d.%d": the suffix is the banner's own)

@@ -196,6 +196,12 @@ NO_SOCKET_INTERFACE = sign(
     "NCCL (or Gloo: the 'unable' field) found no usable socket interface on the host",
     case=True,
 )
+NO_SOCKET_INTERFACE_RETOLD = sign(
+    "net.no_socket_interface_retold",
+    r"\b(?:found|finds|find|could(?: not|n't) find|can(?:not|'t) find) no (?:usable )?"
+    r"socket interfaces?\b|\bno (?:usable )?socket interfaces? (?:was |were )?found\b",
+    "a person retelling NCCL's 'Bootstrap : no socket interface found' in their own words",
+)
 INIT_ERROR = sign(
     "net.init_error",
     r"internal error|invalid usage|unhandled system error|ncclInternalError|ncclInvalidUsage"

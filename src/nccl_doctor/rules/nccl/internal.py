@@ -70,6 +70,7 @@ from nccl_doctor.signs.nccl import (
     TIMED_OUT,
     VERSION_SAID,
 )
+from nccl_doctor.signs.net import NO_SOCKET_INTERFACE_RETOLD
 
 RULE = Rule(
     id="nccl.internal",
@@ -257,6 +258,9 @@ def _quoted(facts: Facts) -> list[Finding]:
     """Only words carry it (a title quoting nccl-tests or torch): still NCCL's internal error."""
     hits = facts.seen(INTERNAL_ERROR)
     if not hits or any(blames_elsewhere(line, RULE.id) for line in last_error_lines(facts)):
+        return []
+    # the bootstrap's "no socket interface found", retold: the interface setting's error
+    if facts.told(NO_SOCKET_INTERFACE_RETOLD):
         return []
     version = _version(facts) or next((h.match["version"] for h in facts.seen(VERSION_SAID)), None)
     v218 = version is not None and version.startswith("2.18.")

@@ -74,6 +74,7 @@ from nccl_doctor.signs.net import (
     LOOPBACK_PEER,
     NCCL_OR_WARN,
     NO_SOCKET_INTERFACE,
+    NO_SOCKET_INTERFACE_RETOLD,
     SOCKET_FAMILY,
 )
 from nccl_doctor.signs.settings import settings_that_worked
@@ -110,10 +111,30 @@ def _ifname(facts: Facts) -> list[tuple[str, Cite, str]]:
     return out
 
 
+def _retold(facts: Facts) -> list[Finding]:
+    """NCCL's 'no socket interface found' in a person's words, with the interface setting the
+    job runs with: the setting names an interface this host lacks."""
+    hits = facts.told(NO_SOCKET_INTERFACE_RETOLD)
+    settings = _ifname(facts)
+    if not hits or not settings:
+        return []
+    value, cite, var = settings[0]
+    return [
+        RULE.finding(
+            summary=f"The report says NCCL found no socket interface, with {var}={value}: no "
+            f"interface of the host matches {value!r}, so communicator init cannot start.",
+            fix=_FIX,
+            evidence=[hits[0].cite, cite],
+            severity=Severity.WARNING,
+            confidence=Confidence.MEDIUM,
+        )
+    ]
+
+
 def _direct(facts: Facts) -> list[Finding]:
     hits = facts.seen(NO_SOCKET_INTERFACE, prose=False)
     if not hits:
-        return []
+        return _retold(facts)
     settings = _ifname(facts)
     first = hits[0]
     said = first.match.group(0)
