@@ -8,19 +8,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from nccl_doctor.evidence.reader import read_paths
 from nccl_doctor.facts.run import CudaOutOfMemory
 from nccl_doctor.facts.settings import taken
-from nccl_doctor.pipeline import facts_of
 from nccl_doctor.signs.settings import settings_that_did_not_help, settings_that_worked
-from tests.helpers import critical_ids, cue_says, diagnose_text
-
-
-def _facts(tmp_path: Path, text: str):  # type: ignore[no-untyped-def]
-    path = tmp_path / "report.txt"
-    path.write_text(text, encoding="utf-8")
-    return facts_of(read_paths([str(path)]))
-
+from tests.helpers import critical_ids, cue_says, diagnose_text, facts_text
 
 # -- a setting said to make the job work: Chinese verbs, one sentence ---------------------------
 
@@ -31,7 +22,7 @@ _CN_P2P = (
 
 
 def test_a_chinese_sentence_that_the_job_runs_through_with_p2p_off(tmp_path: Path) -> None:
-    [said] = settings_that_worked(_facts(tmp_path, _CN_P2P))
+    [said] = settings_that_worked(facts_text(tmp_path, _CN_P2P))
     assert (said.name, said.value) == ("NCCL_P2P_DISABLE", "1")
     assert diagnose_text(tmp_path, _CN_P2P).top(1) == ["nccl.p2p"]
 
@@ -40,7 +31,7 @@ def test_a_chinese_sentence_that_it_still_hangs_with_p2p_off_is_no_workaround(
     tmp_path: Path,
 ) -> None:
     text = "设置 NCCL_P2P_DISABLE=1 之后还是卡住，单卡跑完全正常。\n"
-    assert settings_that_worked(_facts(tmp_path, text)) == ()
+    assert settings_that_worked(facts_text(tmp_path, text)) == ()
 
 
 def test_a_setting_and_a_later_sentence_that_runs_work_are_not_one_claim(tmp_path: Path) -> None:
@@ -48,7 +39,7 @@ def test_a_setting_and_a_later_sentence_that_runs_work_are_not_one_claim(tmp_pat
         "NCCL_SOCKET_IFNAME=ens3f0np0 makes no difference (it was already choosing that "
         "interface). Single-node 4-GPU runs work on both machines.\n"
     )
-    facts = _facts(tmp_path, text)
+    facts = facts_text(tmp_path, text)
     assert settings_that_worked(facts) == ()
     assert [s.name for s in settings_that_did_not_help(facts)] == ["NCCL_SOCKET_IFNAME"]
 
@@ -57,7 +48,7 @@ def test_a_dot_inside_a_sentence_keeps_the_setting_and_its_outcome_together(
     tmp_path: Path,
 ) -> None:
     text = "NCCL_P2P_DISABLE=1 (from docs.nvidia.com/deeplearning/nccl) fixed the hang.\n"
-    [said] = settings_that_worked(_facts(tmp_path, text))
+    [said] = settings_that_worked(facts_text(tmp_path, text))
     assert said.name == "NCCL_P2P_DISABLE"
 
 
@@ -171,7 +162,7 @@ _OOM = (
 
 
 def test_the_row_that_holds_pytorchs_reserve_is_the_process_itself(tmp_path: Path) -> None:
-    [oom] = _facts(tmp_path, _OOM.format(other="412.00 MiB")).of(CudaOutOfMemory)
+    [oom] = facts_text(tmp_path, _OOM.format(other="412.00 MiB")).of(CudaOutOfMemory)
     assert oom.process_mib == 18.93 * 1024
     assert oom.other_processes == ((31545, 412.0), (31546, 412.0))
     report = diagnose_text(tmp_path, _OOM.format(other="412.00 MiB"))
@@ -189,7 +180,7 @@ def test_this_process_named_keeps_every_listed_row_another(tmp_path: Path) -> No
         "Of the allocated",
         "Including non-PyTorch memory, this process has 1.20 GiB memory in use. Of the allocated",
     )
-    [oom] = _facts(tmp_path, text).of(CudaOutOfMemory)
+    [oom] = facts_text(tmp_path, text).of(CudaOutOfMemory)
     assert oom.process_mib == 1.2 * 1024
     assert [pid for pid, _ in oom.other_processes] == [31544, 31545, 31546]
 
@@ -249,13 +240,13 @@ def test_settings_put_in_etc_environment_are_the_jobs_own(tmp_path: Path) -> Non
         "On B I put a few NCCL variables into /etc/environment so every job gets them: "
         "NCCL_P2P_DISABLE=1, NCCL_IB_DISABLE=1 and NCCL_SOCKET_NTHREADS=4.\n"
     )
-    facts = _facts(tmp_path, text)
+    facts = facts_text(tmp_path, text)
     assert (taken(facts, "NCCL_P2P_DISABLE"), taken(facts, "NCCL_SOCKET_NTHREADS")) == ("1", "4")
 
 
 def test_a_setting_tried_once_is_not_the_jobs_own(tmp_path: Path) -> None:
     text = "I tried NCCL_P2P_DISABLE=1 for one run and it made no difference.\n"
-    assert taken(_facts(tmp_path, text), "NCCL_P2P_DISABLE") is None
+    assert taken(facts_text(tmp_path, text), "NCCL_P2P_DISABLE") is None
 
 
 # -- the first error pinned on a rank that raised --------------------------------------------------
