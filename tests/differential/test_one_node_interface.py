@@ -53,3 +53,20 @@ def test_a_single_node_that_works_is_not_the_failing_job(tmp_path: Path) -> None
     )
     assert "the job spans several nodes" in for_
     assert _ONE not in against
+
+
+def test_a_single_node_that_works_leaves_the_rdma_causes_their_weight(tmp_path: Path) -> None:
+    path = tmp_path / "report.txt"
+    path.write_text("Two-node training freezes at NCCL init; single node works.\n")
+    ctx = context_of(facts_of(read_paths([str(path)])))
+    for rdma in ("net.ib_config", "net.ib_transport", "net.gdr"):
+        _, for_, against = shifted(ctx, rdma, "hang")
+        assert "the job spans several nodes" in for_
+        assert _ONE not in against
+
+
+def test_one_machine_said_alone_weighs_the_rdma_causes_down(tmp_path: Path) -> None:
+    ctx = context_of(facts_of(read_paths([str(_report(tmp_path, "on one node"))])))
+    factor, _, against = shifted(ctx, "net.ib_config", "hang")
+    assert _ONE in against
+    assert factor < 1

@@ -309,7 +309,13 @@ MACHINE: tuple[Shift, ...] = (
     ),
     *(Shift(i, 0.3, "the job runs on one node", lambda c: c.nodes == 1) for i in RDMA_IDS),
     *(
-        Shift(i, 0.5, "the reporter says the job runs on one machine", lambda c: c.one_node_said)
+        Shift(
+            i,
+            0.5,
+            "the reporter says the job runs on one machine",
+            # (as for the interface: "two-node training fails; one node works" spans two)
+            lambda c: c.one_node_said and not c.multi_node,
+        )
         for i in RDMA_IDS
     ),
     # (one node's ranks bootstrap over its own interfaces, loopback included: an interface other
