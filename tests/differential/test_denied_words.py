@@ -38,7 +38,7 @@ from tests.helpers import cue_says, diagnose_text, facts_text
         ("nccl_only", "It does not work with gloo either."),
         ("one_gpu_fails_too", "A single GPU works fine."),
         ("gpus_full", "GPU utilization is 0% while it hangs."),
-        ("late_hang", "It hangs right at the start, not after hours."),
+        ("ran_before", "It hangs right at the start, not after hours."),
         ("multi_node", "It is a single node job, not multi-node."),
         ("kubernetes", "We are not on Kubernetes, just plain Slurm."),
         (
@@ -55,7 +55,7 @@ from tests.helpers import cue_says, diagnose_text, facts_text
         ("rendezvous_wait", "All nodes joined the rendezvous quickly."),
         ("other_nccl_loaded", "We do not preload any other NCCL."),
         ("nvlink_unused", "NVLink is active on all links."),
-        ("late_hang", "It hangs immediately at startup."),
+        ("ran_before", "It hangs immediately at startup."),
         ("nccl_init_hang", "NCCL init completes fine; it hangs later in training."),
         ("startup_hang", "Initialization completes, the hang is in the middle of epoch 3."),
         ("gpus_full", "GPU utilization drops to 0% when it hangs."),

@@ -206,8 +206,8 @@ class Context:
     @property
     def ran_first(self) -> bool:
         """Whether the job ran before it failed or stalled: a collective of it completed, or the
-        reporter says training ran (steps, epochs, hours: the cue ``late_hang``)."""
-        return self.connected or self.says("late_hang")
+        reporter says training ran (steps, epochs, hours: the cue ``ran_before``)."""
+        return self.connected or self.says("ran_before")
 
     @property
     def gpu_load(self) -> str | None:

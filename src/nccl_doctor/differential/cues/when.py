@@ -25,8 +25,9 @@ from nccl_doctor.differential.prose import NOT_SAID, ONE_GPU_DOES_ALL, UNDENIED,
 from nccl_doctor.signs.launch import RANK_FAILED_FIRST
 
 WHEN: dict[str, Cue] = {
-    # the hang comes after training ran: an application or data problem, not set-up
-    "late_hang": cue(
+    # the job ran before it hung or failed (steps, epochs, hours, a checkpoint): an application
+    # or data problem, not set-up
+    "ran_before": cue(
         r"\bend of (?:(?:an?|the|each|first|single|every) )*epoch|\bcheckpoint\w*"
         r"|\bafter (?:\d+|some|many|a few|several) "
         r"(?:steps|iter(?:ation)?s?\b|epochs|batches|hours)"

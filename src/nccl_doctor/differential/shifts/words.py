@@ -407,7 +407,7 @@ WORDS: tuple[Shift, ...] = (
             i,
             f,
             "the hang comes after training ran (end of epoch, checkpoint): application-side",
-            lambda c: c.says("late_hang"),
+            lambda c: c.says("ran_before"),
             STALLS,
         )
         for i, f in (
