@@ -194,10 +194,12 @@ class Context:
     @property
     def multi_node(self) -> bool:
         """Whether the job spans nodes: the evidence's hosts or launch, else the reporter's
-        words."""
+        words (not where they compare two machines, each running its own job)."""
         if (self.nodes or 0) > 1:
             return True
-        return self.nodes is None and (self.spans_nodes or self.says("multi_node"))
+        # (words of two machines compared side by side are no job across them)
+        said = self.says("multi_node") and not self.says("machines_compared")
+        return self.nodes is None and (self.spans_nodes or said)
 
     def says(self, cue: str) -> bool:
         """Whether the reporter's words hold cue ``cue``."""
@@ -301,7 +303,9 @@ def context_of(facts: Facts) -> Context:
         ),
         # (not "we can't use host networking")
         host_network=bool(facts.told(HOST_NETWORK)),
-        p2p_disabled=taken(facts, "NCCL_P2P_DISABLE") in _TRUE,
+        # (NCCL_P2P_LEVEL=LOC or 0: P2P only within one GPU, i.e. never between two)
+        p2p_disabled=taken(facts, "NCCL_P2P_DISABLE") in _TRUE
+        or taken(facts, "NCCL_P2P_LEVEL") in ("loc", "0"),
         shm_disabled=taken(facts, "NCCL_SHM_DISABLE") in _TRUE,
         ib_disabled=taken(facts, "NCCL_IB_DISABLE") in _TRUE,
         foreign_gpu_processes=len(foreign),

@@ -64,7 +64,10 @@ NO_DRIVER = sign(
     "driver.no_driver",
     r"Found no NVIDIA driver on your system|nvidia-smi: (?:command )?not found"
     r"|lib(?:cuda|nvidia-ml)\.so(?:\.1)?: cannot open shared object file"
-    r"|/dev/nvidia(?:-uvm|ctl|\d)\W[^\n]{0,60}No such file|cannot access '?/dev/nvidia",
+    r"|/dev/nvidia(?:-uvm|ctl|\d)\W[^\n]{0,60}No such file|cannot access '?/dev/nvidia"
+    # an NGC image's entrypoint banner where the container got no driver; docker exec of a
+    # tool the toolkit mounts only with the GPUs
+    r"|The NVIDIA Driver was not detected|\"?nvidia-smi\"?: executable file not found",
     "no NVIDIA driver, driver library or device node where the job ran",
 )
 NO_DEVICE = sign(
@@ -182,7 +185,9 @@ SUSPEND = sign(
     "driver.suspend",
     r"\b(?:suspend(?:ed|ing|sion)?|hibernat\w*|sleep mode|standby|"
     r"resum(?:e|ed|ing) from (?:suspend|sleep|hibernation|standby)|after (?:it )?resuming"
-    r"|wak(?:e|es|ing) (?:up )?from (?:sleep|suspend)|lid (?:closed|open))\b",
+    r"|wak(?:e|es|ing) (?:up )?from (?:sleep|suspend)|lid (?:closed|open))\b"
+    # Chinese: went to sleep / hibernated / standby, woke up (the machine, not a process)
+    r"|进(?:入)?了?(?:睡眠|休眠|待机)|(?:睡眠|休眠|待机)(?:模式|状态)|(?:唤醒|休眠唤醒)(?:以后|之后|后)",
     "the machine was suspended or hibernated and resumed (which can leave nvidia_uvm broken)",
 )
 

@@ -306,6 +306,7 @@ SETTINGS_STANDING = sign(
     # every job gets them: NCCL_P2P_DISABLE=1, ..."), then the settings in that sentence
     r"(?:/etc/environment|\.bashrc|\.bash_profile|\.profile|/etc/nccl\.conf|\.nccl\.conf"
     r"|\bDockerfile|\b(?:launch|job|sbatch|slurm|start-?up|training) script"
+    r"|\b(?:docker[- ])?compose(?: file|\.ya?ml)|\benvironment section|\bpod spec|\bmanifest"
     r"|\bevery (?:job|run|user|container)|\bglobal(?:ly)? (?:environment|env)\b)"
     r"[^.\n]{0,160}?\b(?P<name>NCCL_[A-Z0-9_]{2,40}) ?= ?(?P<value>[\w.,:^+-]{1,40})",
     "NCCL settings a sentence says stay in place for every run of the job (in /etc/environment, "

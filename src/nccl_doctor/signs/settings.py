@@ -87,7 +87,7 @@ class SaidSetting:
 def _said(hit: Hit) -> SaidSetting:
     """The setting a hit of either sign names (each spells it before or after its words)."""
     name = (hit.match["name"] or hit.match["name2"] or "").upper()
-    value = (hit.match["value"] or hit.match["value2"] or "").strip(".,")
+    value = (hit.match["value"] or hit.match["value2"] or "").strip(".,:;")
     return SaidSetting(name, value, variable_topics(name), hit.cite, hit.prose)
 
 
@@ -167,7 +167,7 @@ def settings_said(facts: Facts) -> tuple[SaidSetting, ...]:
     out: dict[tuple[str, str], SaidSetting] = {}
     for hit in facts.seen_prose(SETTING_NAMED):
         for m in SETTING_NAMED.regex.finditer(hit.cite.text):
-            name, value = m["name"], (m["value"] or "").strip(".,")
+            name, value = m["name"], (m["value"] or "").strip(".,:;")
             if name.endswith("_"):
                 continue  # a family's prefix ("the NCCL_IB_ variables")
             key = (name, value)

@@ -139,7 +139,9 @@ BUILDS: dict[str, Cue] = {
         r"|out of)\b[^.;\n]{0,10}\bx(?:8|16)\b"
         r"|\bGen ?[1-3]\b[^.;\n]{0,40}\b(?:instead of|rather than|not|vs\.?|expected|should be)\b"
         r"[^.;\n]{0,10}\bGen ?[3-6]\b"
-        r"|\b(?:PCIe|link)\b[^.;\n]{0,30}\b(?:downgraded|downtrained|degraded|down-trained)\b",
+        r"|\b(?:PCIe|link)\b[^.;\n]{0,30}\b(?:downgraded|downtrained|degraded|down-trained)\b"
+        # nvidia-smi -q's link width retold: "8x current, 16x max"
+        r"|\b(?:1|2|4|8)x current\b[^.;\n]{0,12}\b(?:8|16)x max\b",
         in_question=True,
     ),
     # the hardware a GPU's link runs through was changed or is suspect ("the vendor replaced
@@ -148,7 +150,11 @@ BUILDS: dict[str, Cue] = {
     # the GPUs' NVLink down or unused ("NV links inactive", "communicating via PCIe instead of
     # NVLink"): the reporter names the link itself
     "nvlink_unused": cue(NVLINK_UNUSED),
-    "after_suspend": cue(rf"{NOT_SAID}\b(?:suspend\w*|resum(?:e|ed)|hibernat\w*|woke up)\b"),
+    "after_suspend": cue(
+        rf"{NOT_SAID}\b(?:suspend\w*|resum(?:e|ed)|hibernat\w*|woke up)\b"
+        # Chinese: went to sleep / hibernated, woke up
+        r"|进(?:入)?了?(?:睡眠|休眠|待机)|(?:唤醒|休眠唤醒)(?:以后|之后|后)"
+    ),
     # the job's own kernels, or memory touched outside its bounds ("our custom CUDA kernel",
     # "writes past the end of a buffer"): a fault of the code, not of the GPU
     "own_kernel": cue(

@@ -33,6 +33,15 @@ PLACE: dict[str, Cue] = {
     "wsl": cue(
         rf"{NOT_SAID}\bWSL ?2?\b|{NOT_SAID}\bWindows Subsystem for Linux\b", in_question=True
     ),
+    # two machines set side by side ("two identical workstations", "on server A ... on server
+    # B"): a comparison of separate jobs, not one job across them
+    "machines_compared": cue(
+        r"\b(?:two|2) [\"'\u201c]?(?:identical|same|similar)[\"'\u201d]? (?:\w+ )?"
+        r"(?:machines|servers|workstations|nodes|boxes|hosts)\b"
+        r"|\b(?:machine|server|workstation|box|host) [AB]\b[^.!?\n]{0,120}"
+        r"\b(?:machine|server|workstation|box|host) [AB]\b",
+        in_question=True,
+    ),
     "multi_node": cue(
         # (not "this is not an inter-node job", "we never ran multi-node")
         rf"{NOT_SAID}\b(?:multi|inter)[- ]?node\b"

@@ -25,7 +25,10 @@ CUDA errors 35, 36, 222 and 804 (from torch, NCCL or ``cudaGetDeviceCount``),
 ``driver on your system is too old``, ``nvidia-container-cli: requirement
 error: unsatisfied condition: cuda>=X``; the CUDA version PyTorch was built
 with (collect_env, ``+cu121``) against the driver's (nvidia-smi ``CUDA
-Version``, NCCL ``cudaDriverVersion``, the driver branch).
+Version``, NCCL ``cudaDriverVersion``, the driver branch). Error 35 alone in a
+container that machine output shows has no driver at all (an NGC image's ``The
+NVIDIA Driver was not detected``, no libcuda) is the runtime reaching none:
+``driver.container``'s story, not this one.
 
 Fix
 ---
@@ -59,8 +62,10 @@ from nccl_doctor.rules.driver._common import (
 )
 from nccl_doctor.signs.driver import (
     COMPAT_WORD,
+    CONTAINER_CUE,
     FOUND_VERSION,
     NEED_CUDA,
+    NO_DRIVER,
     PROSE_CUDA,
     PROSE_DRIVER,
     PTX_WORD,
@@ -261,6 +266,11 @@ def check(facts: Facts) -> list[Finding]:
     errors, codes, machine = _errors(facts)
     if not errors:
         return _from_versions(facts)
+    # error 35 is also what the runtime says where it reaches no driver at all: in a container
+    # that machine output shows has none (an NGC image's "The NVIDIA Driver was not detected",
+    # no libcuda), the container was started without its GPUs (driver.container's story)
+    if codes == {35} and facts.seen(NO_DRIVER, prose=False) and facts.seen(CONTAINER_CUE):
+        return []
     parts, cites, need = _versions(facts)
     names = []
     for code in sorted(codes):

@@ -24,7 +24,8 @@ A ``microsoft-standard-WSL2`` kernel (collect_env's platform, ``uname -r``,
 driver failure or an NCCL P2P/IPC/shared-memory failure, or a hang while NCCL's
 channels run over P2P/IPC or SHM (shown by the machine's own output to be WSL), or
 the job said to work only with ``NCCL_P2P_DISABLE=1`` on a machine whose WSL
-kernel or libcuda is shown.
+kernel or libcuda is shown; an NCCL hang told in words where the WSL kernel is
+shown is a warning.
 
 Fix
 ---
@@ -47,6 +48,7 @@ from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.base import Rule
 from nccl_doctor.signs.common import HANG_WORDS
 from nccl_doctor.signs.driver import MICROSOFT, WSL, WSL_KERNEL, WSL_NO_DRIVER, WSL_P2P
+from nccl_doctor.signs.launch import NCCL_NAMED
 from nccl_doctor.signs.settings import settings_that_worked
 
 RULE = Rule(
@@ -187,6 +189,23 @@ def check(facts: Facts) -> list[Finding]:
                 ],
                 evidence=[off[0], *evidence],
                 confidence=Confidence.MEDIUM,
+            )
+        ]
+    # the same hang told in words, on a machine whose WSL kernel is shown, with NCCL named:
+    # its GPUs' traffic has no path there but the ones WSL lacks
+    if hung and kernel is not None and facts.saw(NCCL_NAMED):
+        return [
+            RULE.finding(
+                summary=f"An NCCL job hangs under {kernel_text}, which has no GPU "
+                "peer-to-peer, CUDA IPC or shared-memory path between processes' GPUs: NCCL's "
+                "default paths between the GPUs of one machine are the ones WSL lacks",
+                fix=[
+                    "Rerun with NCCL_P2P_DISABLE=1 (and NCCL_SHM_DISABLE=1 if it still hangs)",
+                    "For real multi-GPU training, run on native Linux",
+                ],
+                evidence=[hung[0].cite, *evidence],
+                severity=Severity.WARNING,
+                confidence=Confidence.LOW,
             )
         ]
     if old:

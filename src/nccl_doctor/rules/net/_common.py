@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from nccl_doctor.facts.base import Cite
+from nccl_doctor.facts.catalogue import message_of
 from nccl_doctor.facts.nccl import (
     NcclCommInit,
     NcclTestFailure,
@@ -22,6 +23,8 @@ from nccl_doctor.facts.run import (
     WorkerExit,
 )
 from nccl_doctor.facts.store import Facts
+from nccl_doctor.knowledge.nccl_results import from_message
+from nccl_doctor.rules.launch._common import Death, deaths
 from nccl_doctor.signs.net import IB_COMPLETION
 
 
@@ -118,3 +121,37 @@ def completions(facts: Facts) -> Completions:
         seen.add(key)
         quoted.append((hit.cite, int(hit.match["code"]), hit.match["peer"]))
     return Completions(warns, quoted)
+
+
+#: The symptom classes of an error that is itself the network's or a peer's (a worker that
+#: died of one was not the first to go).
+_COMMUNICATION = frozenset(
+    {
+        "nccl_remote",
+        "nccl_system",
+        "connection",
+        "rdma_completion",
+        "peer_lost",
+        "collective_timeout",
+        "store_timeout",
+        "node_lost",
+    }
+)
+
+
+def died_first(facts: Facts) -> Death | None:
+    """The first worker to die, where it died of an error of its own: a Python exception
+    that names no NCCL result and is no message of the network or of a lost peer. Sends
+    to it that went unacknowledged (status 12/13, flushed) followed its death."""
+    found = deaths(facts)
+    if not found:
+        return None
+    first = found[0]
+    if first.inferred or first.nccl_failed or not first.error:
+        return None
+    if from_message(first.error) is not None:  # NCCL's own result: it failed in NCCL
+        return None
+    sig = message_of(first.error)
+    if sig is not None and sig.symptom in _COMMUNICATION:
+        return None
+    return first

@@ -24,7 +24,9 @@ NCCL WARN ``Call to ibv_reg_mr failed`` (on EFA, NCCL's libfabric plugin's
 allocate memory``), or ``ulimit -a``'s ``max locked memory (kbytes, -l) 64``
 beside a system error of a job across nodes over InfiniBand; ``Call to ibv_modify_qp failed with
 22 Invalid argument ... local GID index 3``, ``Attempted to connect
-incompatible devices``; NCCL_IB_HCA against the devices ``ibstat`` or NCCL's
+incompatible devices``; sends timing out (completion status 12) on RoCE from the
+first transfer with NCCL_IB_GID_INDEX left unset (not hours in, nor sends to a peer
+whose worker died first of its own error); NCCL_IB_HCA against the devices ``ibstat`` or NCCL's
 ``NET/IB : Using`` list show, with ``NET/IB : No device found``;
 HPC-X and MLNX OFED versions side by side; NCCL 2.30's ``Detected mixed
 local Net device counts across ranks (min 4, max 8)`` (the nodes see
@@ -59,6 +61,7 @@ from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.base import Rule, first_distinct
 from nccl_doctor.rules.net._common import (
     REGISTERS,
+    died_first,
     failure_cites,
     hca_list,
     name_matches,
@@ -358,8 +361,11 @@ def _roce_gid(facts: Facts) -> list[Finding]:
     ]
     if not cites or env_values(facts, "NCCL_IB_GID_INDEX"):
         return []
-    # a GID the peer cannot route fails the first transfer, not one hours in
+    # a GID the peer cannot route fails the first transfer, not one hours in; nor are sends
+    # to a peer whose worker died first of its own error (it was gone, not unroutable)
     if collectives_completed(facts) is not None or facts.told(RAN_A_WHILE):
+        return []
+    if died_first(facts) is not None:
         return []
     roce = [p.cite for p in facts.of(IbPort) if (p.link_layer or "").lower() == "ethernet"]
     roce += [d.cite for d in facts.of(NcclIbDevice) if (d.link_layer or "").lower() == "roce"]

@@ -49,14 +49,11 @@ from __future__ import annotations
 
 from collections import Counter
 
-from nccl_doctor.facts.catalogue import message_of
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
-from nccl_doctor.knowledge.nccl_results import from_message
 from nccl_doctor.rules._probe import isolated_transport
 from nccl_doctor.rules.base import Rule, first_distinct
-from nccl_doctor.rules.launch._common import Death, deaths
-from nccl_doctor.rules.net._common import completions, plural
+from nccl_doctor.rules.net._common import completions, died_first, plural
 from nccl_doctor.rules.net._efa import PEER_GONE, REGISTRATION, efa_completions, reading
 from nccl_doctor.signs.net import IB_ASYNC_EVENT, IB_FATAL_COUNTED, NON_FATAL
 
@@ -93,37 +90,6 @@ _FIX_BY = {
 #: Completion statuses of sends a peer never acknowledged: its link, its path, or the peer
 #: itself was gone (retry exceeded, receiver not ready, flushed after either).
 _PEER_LOST = frozenset({12, 13, 5})
-#: The symptom classes of an error that is itself the network's or a peer's (a worker that
-#: died of one was not the first to go).
-_COMMUNICATION = frozenset(
-    {
-        "nccl_remote",
-        "nccl_system",
-        "connection",
-        "rdma_completion",
-        "peer_lost",
-        "collective_timeout",
-        "store_timeout",
-        "node_lost",
-    }
-)
-
-
-def _died_first(facts: Facts) -> Death | None:
-    """The first worker to die, where it died of an error of its own: a Python exception
-    that names no NCCL result and is no message of the network or of a lost peer."""
-    found = deaths(facts)
-    if not found:
-        return None
-    first = found[0]
-    if first.inferred or first.nccl_failed or not first.error:
-        return None
-    if from_message(first.error) is not None:  # NCCL's own result: it failed in NCCL
-        return None
-    sig = message_of(first.error)
-    if sig is not None and sig.symptom in _COMMUNICATION:
-        return None
-    return first
 
 
 def check(facts: Facts) -> list[Finding]:
@@ -222,7 +188,7 @@ def check(facts: Facts) -> list[Finding]:
         )
     # unacknowledged sends (12, 13, flushed) to a peer whose worker had died of an error of
     # its own: the peer was gone, not the path to it; the death is the cause
-    died = _died_first(facts) if set(primary) <= _PEER_LOST and not events else None
+    died = died_first(facts) if set(primary) <= _PEER_LOST and not events else None
     detail: list[str] = []
     if died is not None:
         on = f" on {died.host}" if died.host else ""
