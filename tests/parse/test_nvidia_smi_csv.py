@@ -125,3 +125,18 @@ def test_the_ranks_own_stray_contexts_on_gpu_0_are_no_other_process(tmp_path: Pa
     report = diagnose_text(tmp_path, oom + stray)
     assert "gpu.contention" not in [f.id for f in report.findings]
     assert report.top(1) == ["gpu.oom"]
+
+
+def test_other_programs_covering_every_gpu_are_no_launch(tmp_path: Path) -> None:
+    # one PID per GPU, but of different programs and far apart: other tenants, not the job
+    tenants = (
+        "pid, process_name, used_gpu_memory [MiB], gpu_bus_id\n"
+        "1775815, python3.10, 55824 MiB, 00000000:07:00.0\n"
+        "3507824, python3, 22992 MiB, 00000000:07:00.0\n"
+        "694989, tritonserver, 36392 MiB, 00000000:0F:00.0\n"
+        "938504, tritonserver, 14844 MiB, 00000000:47:00.0\n"
+    )
+    oom = _OOM.replace("rank2", "rank1").replace("GPU 2", "GPU 1")
+    report = diagnose_text(tmp_path, oom + tenants)
+    assert report.top(1) == ["gpu.contention"]
+    assert "PID 694989 (tritonserver) 36392 MiB" in report.findings[0].summary

@@ -126,28 +126,37 @@ def _indexed(facts: Facts, procs: tuple[GpuProcess, ...]) -> tuple[tuple[GpuProc
     return placed, guessed
 
 
+#: How far apart the PIDs of one launch's ranks may lie: a launcher starts them one after
+#: another, a few PIDs apart (threads and helpers of each take some between them).
+_LAUNCH_SPAN = 512
+
+
 def _launched_together(procs: tuple[GpuProcess, ...]) -> set[int]:
-    """With no PID of the job known: as many processes as there are listed GPUs, together
-    on all of them, whose PIDs lie closest together (a launcher starts its ranks one after
-    another), when the list holds more processes than GPUs or more rows than processes;
-    else none.
+    """With no PID of the job known: as many processes of one program as there are listed
+    GPUs, together on all of them, whose PIDs lie close together (a launcher starts its
+    ranks one after another, within ``_LAUNCH_SPAN``), when the list holds more processes
+    than GPUs or more rows than processes; else none.
 
     A rank that also made a context on another GPU (a stray ``cuda:0``) lists its PID twice
     and still counts once.
     """
     gpus_of: dict[int, set[int]] = defaultdict(set)
+    program: dict[int, str] = {}
     for proc in procs:
         if proc.gpu_index is not None:
             gpus_of[proc.pid].add(proc.gpu_index)
+            program[proc.pid] = _name(proc)
     gpus: set[int] = set().union(*gpus_of.values())
     pids = sorted(gpus_of)
     spread = any(len(held) > 1 for held in gpus_of.values())
     if len(gpus) < 2 or len(pids) < len(gpus) or (len(pids) == len(gpus) and not spread):
         return set()
     windows: list[list[int]] = [
-        pids[n : n + len(gpus)]
+        window
         for n in range(len(pids) - len(gpus) + 1)
-        if set().union(*(gpus_of[pid] for pid in pids[n : n + len(gpus)])) == gpus
+        if (window := pids[n : n + len(gpus)])[-1] - window[0] <= _LAUNCH_SPAN
+        and len({program[pid] for pid in window}) == 1
+        and set().union(*(gpus_of[pid] for pid in window)) == gpus
     ]
     spans = sorted((w[-1] - w[0], n) for n, w in enumerate(windows))
     return set(windows[spans[0][1]]) if spans else set()
