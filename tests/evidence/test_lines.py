@@ -60,6 +60,18 @@ from nccl_doctor.evidence.lines import Attributor, lines_of
         ),
         ("(pid=77) hello", None, None, 77, None, "hello"),
         ("worker-1: [rank9]:boom", 9, "worker-1", None, None, "boom"),
+        # a collector's bracketed host, then torch's rank prefix
+        (
+            "[node-b-gpu09] [rank13]: FileNotFoundError: x",
+            13,
+            "node-b-gpu09",
+            None,
+            None,
+            "FileNotFoundError: x",
+        ),
+        # brackets that name no host: a log level, torchrun's tag, a tool's name
+        ("[INFO] step 10", None, None, None, None, "[INFO] step 10"),
+        ("[nccl-tests] done", None, None, None, None, "[nccl-tests] done"),
         ("ip-10-0-0-1: NCCL WARN x", None, "ip-10-0-0-1", None, None, "NCCL WARN x"),
         ("step10: loss 2.3", None, None, None, None, "step10: loss 2.3"),
         ("RuntimeError: NCCL error", None, None, None, None, "RuntimeError: NCCL error"),

@@ -3,7 +3,8 @@
 Real logs carry prefixes that say who printed a line: torchrun's
 ``[default3]:``, PyTorch's ``[rank3]:``, NCCL's ``host:pid:tid [dev]``,
 Slurm ``srun -l``'s ``3: ``, mpirun ``--tag-output``'s ``[1,3]<stdout>:``
-(horovodrun's ``[3]<stdout>:``), Ray's ``(RayWorker pid=123, ip=10.0.0.1)``, pdsh's ``worker-1: ``,
+(horovodrun's ``[3]<stdout>:``), Ray's ``(RayWorker pid=123, ip=10.0.0.1)``, pdsh's ``worker-1: ``
+(a collector's ``[worker-1] ``),
 timestamps, syslog and Kubernetes collectors. :class:`Attributor` peels them
 off, so parsers see the text the tool printed, and remembers context that
 spans lines (mp.spawn's ``-- Process 2 terminated with the following error:``).
@@ -75,6 +76,10 @@ _COMPOSE = re.compile(r"(?P<host>[\w.-]+-\d+) +\| ")
 _PDSH = re.compile(r"(?P<host>[a-z][a-z0-9]*(?:[-.][a-z0-9]+)+): (?=\S)")
 #: kernel drivers print ``nvidia-nvswitch3: `` or ``mlx5-core: `` the same way
 _NOT_HOSTS = ("nvidia", "mlx", "nv-", "nv_", "ib-", "ib_", "kernel")
+
+
+#: a collector's or parallel shell's bracketed host (``[node-b-gpu09] ``), the same host names
+_BRACKET_HOST = re.compile(r"\[(?P<host>[a-z][a-z0-9]*(?:[-.][a-z0-9]+)+)\] (?=\S)")
 
 
 def _pdsh_host(name: str) -> bool:
@@ -247,6 +252,8 @@ class Attributor:
                 time_s, clock = _iso_seconds(m["ts"]), "iso"
             elif m := _KUBECTL.match(text) or _COMPOSE.match(text):
                 host = host or m["host"]
+            elif host is None and (m := _BRACKET_HOST.match(text)) and _pdsh_host(m["host"]):
+                host = m["host"]
             elif m := _RAY.match(text):
                 pid = int(m["pid"])
                 host = host or m["host"]
