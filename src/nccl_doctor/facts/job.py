@@ -24,6 +24,7 @@ from nccl_doctor.facts.run import (
     CollectiveTimeout,
     CudaOutOfMemory,
     DesyncReport,
+    LauncherSignal,
     PgInitOptions,
     PythonTraceback,
     WatchdogState,
@@ -171,13 +172,17 @@ def gpu_models(facts: Facts) -> list[str]:
 
 
 def job_pids(facts: Facts) -> set[int]:
-    """PIDs the evidence shows belong to the job (log prefixes, launcher reports, the
-    processes ``nccl-doctor run`` captured stacks of)."""
-    pids: set[int] = set()
-    for fact in facts.all:
-        if isinstance(fact, NcclLogFact | ChildFailure | WorkerExit | StackCapture) and fact.pid:
-            pids.add(fact.pid)
-    return pids
+    """PIDs the evidence shows belong to the job (log prefixes, launcher reports, the workers
+    its launcher signals, the processes ``nccl-doctor run`` captured stacks of)."""
+    own = NcclLogFact | ChildFailure | WorkerExit | StackCapture
+    return {
+        fact.pid
+        for fact in facts.all
+        if isinstance(fact, own | LauncherSignal)
+        and fact.pid
+        # (a signal the launcher received names the receiver, not a worker)
+        and not (isinstance(fact, LauncherSignal) and fact.action == "received")
+    }
 
 
 def first_of(facts: Facts, classes: tuple[type[Fact], ...]) -> Fact | None:

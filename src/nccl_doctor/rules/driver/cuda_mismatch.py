@@ -26,7 +26,7 @@ CUDA errors 35, 36, 222 and 804 (from torch, NCCL or ``cudaGetDeviceCount``),
 error: unsatisfied condition: cuda>=X``; the CUDA version PyTorch was built
 with (collect_env, ``+cu121``) against the driver's (nvidia-smi ``CUDA
 Version``, NCCL ``cudaDriverVersion``, the driver branch). Error 35 alone in a
-container that machine output shows has no driver at all (an NGC image's ``The
+container shown to have no driver at all (an NGC image's ``The
 NVIDIA Driver was not detected``, no libcuda) is the runtime reaching none:
 ``driver.container``'s story, not this one.
 
@@ -267,9 +267,9 @@ def check(facts: Facts) -> list[Finding]:
     if not errors:
         return _from_versions(facts)
     # error 35 is also what the runtime says where it reaches no driver at all: in a container
-    # that machine output shows has none (an NGC image's "The NVIDIA Driver was not detected",
+    # shown to have none (an NGC image's "The NVIDIA Driver was not detected",
     # no libcuda), the container was started without its GPUs (driver.container's story)
-    if codes == {35} and facts.seen(NO_DRIVER, prose=False) and facts.seen(CONTAINER_CUE):
+    if codes == {35} and facts.seen(NO_DRIVER) and facts.seen(CONTAINER_CUE):
         return []
     parts, cites, need = _versions(facts)
     names = []

@@ -146,7 +146,8 @@ def check(facts: Facts) -> list[Finding]:
                     "For real multi-GPU training, run on native Linux",
                 ],
                 evidence=[p2p[0].cite, *evidence],
-                severity=Severity.WARNING,
+                # (machine output that shows WSL beside NCCL's own failure on that path)
+                severity=Severity.CRITICAL if machine else Severity.WARNING,
                 confidence=Confidence.MEDIUM,
             )
         ]

@@ -71,8 +71,9 @@ def _name(proc: GpuProcess) -> str:
 
 def _from_oom(facts: Facts) -> list[Finding]:
     findings = []
+    mine = job_pids(facts)
     for oom in facts.of(CudaOutOfMemory):
-        others = [(pid, mib) for pid, mib in oom.other_processes if pid]
+        others = [(pid, mib) for pid, mib in oom.other_processes if pid and pid not in mine]
         # (contexts alone, a sibling rank's stray ones on GPU 0 among them, are the job's own
         # out-of-memory: gpu.oom's)
         if not any(mib >= CONTEXT_MIB for _, mib in others):

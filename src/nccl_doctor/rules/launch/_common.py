@@ -146,6 +146,15 @@ class Death:
     #: its own error is PyTorch's report of an NCCL call that failed on its side (not
     #: ncclRemoteError): the stack under the job failed, and why is that error's question
     nccl_failed: bool = False
+    #: the earlier exceptions its error was raised from (``type: message``, printed order):
+    #: a wrapper's cause ("DataLoader worker (pid 7) is killed by signal: Segmentation fault"
+    #: under "... exited unexpectedly")
+    chain: tuple[str, ...] = ()
+
+
+def _chain(tb: PythonTraceback | None) -> tuple[str, ...]:
+    """The exceptions a traceback's own was raised from, as ``type: message``."""
+    return tuple(f"{kind}: {message}".strip() for kind, message in tb.causes) if tb else ()
 
 
 def _traceback_of(facts: Facts, rank: int | None) -> PythonTraceback | None:
@@ -272,6 +281,7 @@ def _child_deaths(facts: Facts) -> list[Death]:
                 sig,
                 error,
                 nccl_failed=_nccl_failed(facts, sig, child.rank, cites),
+                chain=_chain(tb),
             )
         )
     return out
@@ -299,6 +309,7 @@ def _worker_deaths(facts: Facts) -> list[Death]:
                 sig,
                 error,
                 nccl_failed=_nccl_failed(facts, sig, exit_.rank, (tb.cite,) if tb else ()),
+                chain=_chain(tb),
             )
         )
     return out

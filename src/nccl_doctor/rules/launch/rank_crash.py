@@ -48,7 +48,10 @@ causes (Lightning's ``devices=8`` against Slurm's ``--ntasks-per-node=1``,
 accelerate refusing a ``device_map='auto'`` model under several processes) give
 no finding, however often torchrun tells them (its ``failed (exitcode: 1)``
 line and its Root Cause block name one process twice): no rank's death
-followed another's, and the differential ranks the causes the rows name.
+followed another's, and the differential ranks the causes the rows name. A
+wrapper whose chained cause names a rank's own crash still counts (torch's
+``DataLoader worker ... exited unexpectedly`` raised from ``is killed by
+signal: Segmentation fault``).
 
 A rank killed by SIGKILL with nothing of its own (no traceback, no message)
 names who went first, not what killed it: the kernel's OOM killer most often,
@@ -67,7 +70,7 @@ error; raising timeouts or changing NCCL settings will not help.
 from __future__ import annotations
 
 from nccl_doctor.facts.base import Cite
-from nccl_doctor.facts.catalogue import blames_elsewhere
+from nccl_doctor.facts.catalogue import blames_elsewhere, points_to
 from nccl_doctor.facts.ranks import ranks_text
 from nccl_doctor.facts.run import CollectiveTimeout, DistributedError, LauncherSignal
 from nccl_doctor.facts.store import Facts
@@ -251,7 +254,7 @@ def _from_nccl_failure(death: Death) -> Finding:
 def check(facts: Facts) -> list[Finding]:
     """A rank that died on its own, one missing from the others' timeout, or a watchdog abort."""
     found = deaths(facts)
-    if found and all(d.error and blames_elsewhere(d.error, RULE.id) for d in found):
+    if found and all(_elsewhere(d) for d in found):
         # every death told (one process is often told twice: torchrun's "failed (exitcode: 1)
         # local_rank: 1" line and its Root Cause block) is of a message whose source names its
         # causes (Lightning's "devices=8 ... --ntasks-per-node=1 does not match", accelerate's
@@ -270,6 +273,15 @@ def check(facts: Facts) -> list[Finding]:
         return [_from_abort(aborts[0])]
     said = _said_first(facts)
     return [said] if said is not None else []
+
+
+def _elsewhere(death: Death) -> bool:
+    """Whether a death's error is a message whose source names other causes, and no
+    exception it was raised from names this one (torch's "DataLoader worker ... exited
+    unexpectedly" wraps the worker's own "killed by signal: Segmentation fault")."""
+    if not death.error or not blames_elsewhere(death.error, RULE.id):
+        return False
+    return not any(points_to(cause, RULE.id) for cause in death.chain)
 
 
 def _said_first(facts: Facts) -> Finding | None:
