@@ -156,6 +156,11 @@ SLURM_KEEP = (
          r"PREEMPTION", "info", (), "a job of higher priority took the nodes", level="info"),
     Keep("slurm.stepd.cancelled_requeue", r"^\*\*\* %s ON %s CANCELLED AT %s DUE TO JOB "
          r"REQUEUE", "info", (), "the job was requeued (scontrol requeue)", level="info"),
+    # scancel (or an administrator) sent SIGTERM/SIGKILL: the job was stopped from outside
+    Keep("slurm.stepd.cancelled", r"^\*\*\* %s ON %s CANCELLED AT %s \*\*\*$", "info", (),
+         "the job was cancelled from outside (scancel, or an administrator): its tasks' exits "
+         "and the launcher's signal messages that follow are the teardown, no failure",
+         level="info"),
     # --kill-on-bad-exit (or the step's failure mode) ended the others after one task failed
     Keep("slurm.stepd.cancelled_task_failure", r"^\*\*\* %s ON %s CANCELLED AT %s DUE TO TASK "
          r"FAILURE", "failure", ("launch.rank_crash",),

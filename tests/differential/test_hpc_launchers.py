@@ -53,6 +53,17 @@ def test_a_preempted_job_is_told_apart_from_a_failure(tmp_path: Path) -> None:
     assert [n.signature for n in report.notices] == ["slurm.stepd.cancelled_preemption"]
 
 
+def test_a_job_cancelled_by_scancel_is_a_notice_and_no_failure(tmp_path: Path) -> None:
+    report = _report(
+        tmp_path,
+        "slurmstepd: error: *** JOB 4417023 ON gpu-r07 CANCELLED AT 2024-06-18T15:44:09 ***\n"
+        "srun: Job step aborted: Waiting up to 32 seconds for job step to finish.\n"
+        "srun: error: gpu-r07: task 0: Exited with exit code 1\n",
+    )
+    assert "slurm.stepd.cancelled" in [n.signature for n in report.notices]
+    assert not any(f.severity.value == "critical" for f in report.findings)
+
+
 def test_a_node_failure_points_at_the_node_not_the_network(tmp_path: Path) -> None:
     report = _report(
         tmp_path,

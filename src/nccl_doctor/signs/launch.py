@@ -33,6 +33,15 @@ LOCAL_AS_RANK = sign(
     "code passing the local rank as the global rank (rank=args.local_rank; not a key=value list"
     " with an empty rank, as nccl-doctor's own stack captures head theirs: rank= local_rank=)",
 )
+JOB_STOPPED = sign(
+    "launch.job_stopped",
+    # slurmstepd's words when the job is ended from outside: scancel or an administrator
+    # (SIGTERM/SIGKILL), a job of higher priority, a requeue (src/slurmd/slurmstepd/req.c)
+    r"\*\*\* (?:JOB|STEP) \S{1,40} ON \S{1,200} CANCELLED AT \S{1,40}"
+    r"(?: DUE TO (?:PREEMPTION|JOB REQUEUE))? \*\*\*",
+    "Slurm ended the job from outside (scancel, preemption, requeue): no failure of its own",
+    case=True,
+)
 LOOPBACK_DIAL_RETOLD = sign(
     "launch.loopback_dial_retold",
     # a store client's refused connect to its own machine, in a person's words ("the client

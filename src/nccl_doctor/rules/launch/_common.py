@@ -20,6 +20,7 @@ from nccl_doctor.facts.run import (
     CollectiveTimeout,
     CppException,
     DistributedError,
+    LauncherSignal,
     NcclErrorReport,
     PythonTraceback,
     WatchdogState,
@@ -33,6 +34,7 @@ from nccl_doctor.signs.launch import (
     ADDRESS_IN_USE,
     INIT_PASSED,
     INIT_PHASE,
+    JOB_STOPPED,
     STORE_CONNECT_TIMED_OUT,
     STORE_NOT_LISTENING,
 )
@@ -345,16 +347,34 @@ def _raised_death(facts: Facts) -> list[Death]:
     ]
 
 
+def _stopped(facts: Facts) -> list[Cite]:
+    """Where the job was stopped from outside: Slurm cancelled it (scancel, preemption, a
+    requeue), or its launcher received a termination signal (``Received 15 death signal``)."""
+    cites = [h.cite for h in facts.seen(JOB_STOPPED, prose=False)]
+    cites += [s.cite for s in facts.of(LauncherSignal) if s.action == "received"]
+    return cites
+
+
+def _after_stop(death: Death, stops: list[Cite]) -> bool:
+    """Whether a death is told after the job was stopped, in the same source (a task's exit
+    that follows it is the teardown; an earlier one, or one in another file, may be the
+    failure the stop answered)."""
+    return any(s.source == death.cite.source and s.line <= death.cite.line for s in stops)
+
+
 def deaths(facts: Facts) -> list[Death]:
-    """Ranks that died on their own (not stopped by the launcher or the watchdog).
+    """Ranks that died on their own (not stopped by the launcher, the scheduler or the
+    watchdog).
 
     From the launcher's lines, else from a rank's own uncaught exception.
     """
+    stops = _stopped(facts)
     found = [
         d
         for d in (*_child_deaths(facts), *_worker_deaths(facts))
         if not _is_teardown(facts, d.rank, d.error, d.local_rank)
         and not _bare_abort_beside_timeout(facts, d)
+        and not _after_stop(d, stops)
     ]
     if not found and not facts.of(ChildFailure):
         found = [
