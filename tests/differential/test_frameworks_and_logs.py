@@ -227,3 +227,44 @@ def test_a_wrapper_raised_from_a_workers_segfault_is_that_ranks_crash(tmp_path: 
 def test_a_wrapper_raised_from_a_killed_worker_is_the_hosts_memory(tmp_path: Path) -> None:
     report = diagnose_text(tmp_path, _WRAPPED.format(signal="Killed"))
     assert "launch.rank_crash" not in critical_ids(report)
+
+
+# -- false alarms: events of the fabric's state, a job cancelled from outside ------------------
+
+_EVENT = (
+    "gpu-k03:771204:771301 [0] transport/net_ib.cc:95 NCCL WARN NET/IB : Got async event : {e}\n"
+)
+
+
+def test_a_subnet_managers_failover_is_no_transport_failure(tmp_path: Path) -> None:
+    text = _EVENT.format(e="SM change") + _EVENT.format(e="client reregistration")
+    assert "net.ib_transport" not in critical_ids(diagnose_text(tmp_path, text))
+
+
+def test_a_catastrophic_adapter_event_is_a_transport_failure(tmp_path: Path) -> None:
+    text = _EVENT.format(e="local catastrophic error")
+    assert critical_ids(diagnose_text(tmp_path, text))[:1] == ["net.ib_transport"]
+
+
+_CANCELLED = (
+    "[rank0] step 760 | loss 4.0533 | lr 2.9e-04\n"
+    "slurmstepd: error: *** JOB 4417023 ON gpu-r07 CANCELLED AT 2024-06-18T15:44:09 ***\n"
+    "[2024-06-18 15:44:09,713] torch.distributed.elastic.agent.server.api: [WARNING] Received "
+    "15 death signal, shutting down workers\n"
+    "srun: error: gpu-r07: task 0: Exited with exit code 1\n"
+)
+
+
+def test_a_job_cancelled_from_outside_has_no_crash(tmp_path: Path) -> None:
+    assert critical_ids(diagnose_text(tmp_path, _CANCELLED)) == []
+
+
+def test_a_task_that_failed_before_the_cancel_is_still_the_crash(tmp_path: Path) -> None:
+    crashed = (
+        "[rank3]: Traceback (most recent call last):\n"
+        '[rank3]:   File "/workspace/train.py", line 88, in <module>\n'
+        "[rank3]:     main()\n"
+        "[rank3]: ValueError: shape mismatch in batch 761\n"
+        "srun: error: gpu-r07: task 3: Exited with exit code 1\n"
+    )
+    assert critical_ids(diagnose_text(tmp_path, crashed + _CANCELLED))[:1] == ["launch.rank_crash"]

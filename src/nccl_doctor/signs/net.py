@@ -180,8 +180,15 @@ IB_FATAL_COUNTED = sign(
 )
 NON_FATAL = sign(
     "net.non_fatal",
-    r"non-fatal",
-    "a line that calls its event non-fatal (an IB async event that needs no action)",
+    # (NCCL's own word; or libibverbs' ibv_event_type_str of an event that tells a change of
+    # the fabric's state, not a fault: a subnet manager's failover, a re-registration, a LID,
+    # P_Key or GID change, a port coming up, a queue pair's own life cycle. "port error" and
+    # the catastrophic, CQ and work-queue errors are faults and stay)
+    r"non-fatal|Got async event : (?:SM change|client reregistration|LID change|P_Key change"
+    r"|GID table change|port active|communication established|send queue drained"
+    r"|path migrated|last WQE reached|SRQ limit reached)\b",
+    "a line that calls its event non-fatal, or an IB async event that only tells a change of "
+    "the fabric's state (SM change, client reregistration)",
     case=True,
 )
 

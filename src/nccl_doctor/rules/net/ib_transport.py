@@ -32,7 +32,9 @@ Evidence
 --------
 ``NCCL WARN NET/IB : Got completion from peer <addr> with error <n>`` (old)
 or ``with status=<n> ... vendor err <v> (Send|Recv)`` (new), also quoted in
-PyTorch's ``Last error:``; ``NET/IB : mlx5_0:1 async fatal event``;
+PyTorch's ``Last error:``; ``NET/IB : mlx5_0:1 async fatal event``, or an
+older ``Got async event`` naming a fault (not one that tells a change of the
+fabric's state: ``SM change``, ``client reregistration``, ``LID change``);
 ``communicator encountered a fatal error (detected in ...)`` (medium
 confidence when it is the only sign).
 
