@@ -77,6 +77,32 @@ COLLECTIVE_CALL = sign(
     case=True,
 )
 
+# -- torch's flight-recorder analyser (fr_trace / torchfrtrace), its text report -----------------
+# (tools/flight_recorder/components/builder.py, utils.py: one report per collective not every
+# rank joined, printed three ways as the tool changed: 2.4's one line "... for group G
+# collective C Missing ranks are {..}", 2.5's "... collective N at entry E", 2.6's "...,
+# sequence number: N"; the missing ranks on a line of their own below the last two)
+FR_NOT_JOINED = sign(
+    "app.fr_not_joined",
+    r"Not all ranks joining collective(?:, sequence number: (?P<seq>\d{1,12})"
+    r"| (?P<seq2>\d{1,12}) at entry \d{1,12}| for group (?P<group>\S{1,200}) collective "
+    r"(?P<op>\S{1,80}))",
+    "torch's flight-recorder analyser (fr_trace) reports a collective not every rank joined",
+    case=True,
+)
+FR_MISSING_RANKS = sign(
+    "app.fr_missing_ranks",
+    r"(?:missing ranks: |Missing ranks are )\{(?P<ranks>\d{1,7}(?:, \d{1,7}){0,4095})\}",
+    "the ranks fr_trace found missing from that collective",
+    case=True,
+)
+FR_COLLECTIVE = sign(
+    "app.fr_collective",
+    r"^collective: (?P<op>[\w:]{1,80})$",
+    "the collective an fr_trace report is about (nccl:all_reduce)",
+    case=True,
+)
+
 # -- ranks issued different collectives --------------------------------------------------------
 COLLECTIVE_MISMATCH = sign(
     "app.collective_mismatch",

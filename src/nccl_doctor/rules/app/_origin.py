@@ -82,7 +82,7 @@ from nccl_doctor.rules.app._labels import (
     Label,
     elsewhere,
 )
-from nccl_doctor.rules.app._recorders import from_flight, from_ras
+from nccl_doctor.rules.app._recorders import from_flight, from_fr_trace, from_ras
 from nccl_doctor.rules.launch._common import deaths, waiting_in, watchdog_aborts
 from nccl_doctor.signs.app import GLOO_WAIT
 
@@ -172,7 +172,8 @@ def _analyse(facts: Facts) -> Origin:
     labels: list[Label] = []
     refs: list[CollectiveRef] = []
     sources = (
-        _from_deaths, _from_stacks, from_flight, from_desync, from_ras, from_deepep, _from_logs
+        _from_deaths, _from_stacks, from_flight, from_fr_trace, from_desync, from_ras,
+        from_deepep, _from_logs,
     )  # fmt: skip
     for source in sources:
         found, ref = source(facts, world)

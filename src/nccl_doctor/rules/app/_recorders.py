@@ -9,10 +9,12 @@ from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.flight import FlightDump, FlightEntry, FlightGroup, latest
 from nccl_doctor.facts.ranks import ranks_text
 from nccl_doctor.facts.ras import RasOpCount, RasProcess, RasRank, RasReport
+from nccl_doctor.facts.signs import Sign
 from nccl_doctor.facts.stacks import StackCapture, ThreadStack, capture_of, positions
-from nccl_doctor.facts.store import Facts
+from nccl_doctor.facts.store import Facts, Hit
 from nccl_doctor.findings import LAGGING, MESSENGER, ORIGIN, CollectiveRef
 from nccl_doctor.rules.app._labels import (
+    DESYNC,
     FLIGHT,
     GONE,
     OWN_ERROR,
@@ -24,6 +26,7 @@ from nccl_doctor.rules.app._labels import (
     Label,
     elsewhere,
 )
+from nccl_doctor.signs.app import FR_COLLECTIVE, FR_MISSING_RANKS, FR_NOT_JOINED
 
 
 def python_at(facts: Facts) -> dict[int, str]:
@@ -361,3 +364,34 @@ def _members(merged: dict[int, RasOpCount], size: int) -> dict[int, list[int]]:
         listed = {r for n, rs in members.items() if n != unlisted[0] for r in rs}
         members[unlisted[0]] = [r for r in range(size) if r not in listed]
     return members
+
+
+#: How far below fr_trace's header its missing ranks and collective are printed (lines).
+_FR_BELOW = 12
+
+
+def from_fr_trace(facts: Facts, world: int | None) -> Found:
+    """The ranks torch's flight-recorder analyser found missing from a collective the others
+    joined: the first report names the origin (later ones follow from it). Its lines read as
+    words, so they count wherever they stand (a person pasting the tool's report)."""
+    for head in facts.seen(FR_NOT_JOINED):
+
+        def below(sign: Sign, at: Cite = head.cite) -> list[Hit]:
+            return [
+                h
+                for h in facts.seen(sign)
+                if h.cite.source == at.source and at.line <= h.cite.line <= at.line + _FR_BELOW
+            ]
+
+        missing = below(FR_MISSING_RANKS)
+        if not missing:
+            continue
+        ranks = sorted({int(r) for r in missing[0].match["ranks"].split(", ")})
+        op = head.match["op"] or next((h.match["op"] for h in below(FR_COLLECTIVE)), None)
+        seq_text = head.match["seq"] or head.match["seq2"]
+        seq = int(seq_text) if seq_text else None
+        what = f"{op or 'a collective'}" + (f" (sequence number {seq})" if seq else "")
+        why = f"never joined {what}, which the other ranks joined (fr_trace)"
+        labels = [Label(r, ORIGIN, why, missing[0].cite, DESYNC) for r in ranks]
+        return labels, CollectiveRef(op, seq, None, None, "flight recorder")
+    return [], None

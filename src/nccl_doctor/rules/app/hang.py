@@ -565,7 +565,11 @@ def _from_capture(facts: Facts) -> Finding | None:
     ]
     ranked = [p for p in found.positions if p.rank is not None]
     stalled_stacks = found.hung and (bool(numbers) or (len(ranked) > 1 and bool(found.named)))
-    if not (stalled_stacks or pending or (numbers and _named(origin))):
+    # a recorder that names the origin (RAS's operation counts, a dump), in a capture taken
+    # after a stall or beside the reporter's word that the job hangs (counts a query catches
+    # one operation apart in a job that runs are no stall of their own)
+    hung = bool(numbers) or bool(facts.told(HANG_WORDS))
+    if not (stalled_stacks or pending or (hung and _named(origin))):
         return None
     last = max(numbers, default=0)
     caps = [c for c in facts.of(StackCapture) if (c.capture or 0) == last]
