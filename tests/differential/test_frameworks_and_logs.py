@@ -268,3 +268,120 @@ def test_a_task_that_failed_before_the_cancel_is_still_the_crash(tmp_path: Path)
         "srun: error: gpu-r07: task 3: Exited with exit code 1\n"
     )
     assert critical_ids(diagnose_text(tmp_path, crashed + _CANCELLED))[:1] == ["launch.rank_crash"]
+
+
+# -- hang evidence collected by hand: fr_trace's report, RAS's counts, retold versions ----------
+
+_FR = (
+    "Training froze at step ~27k and the watchdog killed it. fr_trace says:\n"
+    "Not all ranks joining collective, sequence number: 27481\n"
+    "internal record id: 1003\n"
+    "group info: 0:default_pg\n"
+    "collective: nccl:all_reduce\n"
+    "missing ranks: {5}\n"
+    "collective state: scheduled\n"
+)
+
+
+def test_fr_traces_missing_rank_is_the_hangs_origin(tmp_path: Path) -> None:
+    report = diagnose_text(tmp_path, _FR)
+    assert critical_ids(report)[:1] == ["app.hang"]
+    finding = report.findings[0]
+    assert "rank 5 is the origin" in finding.summary
+    assert finding.collective is not None
+    assert finding.collective.seq == 27481
+
+
+def test_fr_traces_header_without_missing_ranks_names_no_origin(tmp_path: Path) -> None:
+    text = _FR.replace("missing ranks: {5}\n", "")
+    report = diagnose_text(tmp_path, text)
+    assert not any("is the origin" in f.summary for f in report.findings)
+
+
+_RAS = (
+    "$ ncclras\n"
+    "NCCL version 2.27.3 compiled with CUDA 12.9\n"
+    "\n"
+    "Job summary\n"
+    "===========\n"
+    "\n"
+    "  Nodes  Processes         GPUs  Processes     GPUs\n"
+    "(total)   per node  per process    (total)  (total)\n"
+    "      4          8            1         32       32\n"
+    "\n"
+    "Communicators... (0.02s)\n"
+    "=============\n"
+    "\n"
+    "Group     Comms     Nodes     Ranks     Ranks     Ranks    Status  Errors\n"
+    "    #  in group  per comm  per node  per comm  in group\n"
+    "    0         1         4         8        32        32   RUNNING  MISMATCH\n"
+    "\n"
+    "Warnings\n"
+    "========\n"
+    "\n"
+    "#0-0 (9f4c2b71e08a3d56) MISMATCH\n"
+    "  Communicator ranks have different AllReduce operation counts\n"
+    "  31 ranks have launched up to operation 88412\n"
+    "  Rank 17 has launched up to operation 88411 -- GPU 1 managed by process 51244 on node "
+    "10.1.3.12\n"
+)
+
+
+def test_ras_counts_name_the_origin_of_a_hang_told_in_words(tmp_path: Path) -> None:
+    report = diagnose_text(tmp_path, "Training hangs every day or two, with no error.\n" + _RAS)
+    assert critical_ids(report)[:1] == ["app.hang"]
+    assert "rank 17 is the origin" in report.findings[0].summary
+
+
+def test_ras_counts_one_apart_in_a_running_job_are_no_hang(tmp_path: Path) -> None:
+    report = diagnose_text(tmp_path, "A RAS query while training runs fine:\n" + _RAS)
+    assert "app.hang" not in critical_ids(report)
+
+
+def test_an_nccl_release_in_brackets_is_read(tmp_path: Path) -> None:
+    text = (
+        "torch 2.2.1 with the NCCL it ships (2.19.3): the MoE job freezes in all_to_all_single "
+        "every few hundred steps.\n"
+    )
+    report = diagnose_text(tmp_path, text)
+    assert [f.id for f in report.findings][:1] == ["nccl.internal"]
+    assert "NCCL 2.19.3" in report.findings[0].summary
+
+
+def _row(gpu: int, pid: int, name: str, mib: int) -> str:
+    """One process row of nvidia-smi's table."""
+    return f"|  {gpu:>3}   N/A  N/A  {pid:>9}      C   {name:<38}{mib:>9}MiB |\n"
+
+
+def test_a_process_list_of_one_launch_places_the_failing_rank(tmp_path: Path) -> None:
+    table = (
+        "+" + "-" * 89 + "+\n"
+        "| Processes:" + " " * 78 + "|\n"
+        "|  GPU   GI   CI        PID   Type   Process name" + " " * 30 + "GPU Memory |\n"
+        "|        ID   ID" + " " * 63 + "Usage      |\n"
+        "|"
+        + "=" * 89
+        + "|\n"
+        + _row(0, 41207, "/opt/conda/bin/python", 61244)
+        + _row(1, 41208, "/opt/conda/bin/python", 61180)
+        + _row(1, 39876, "...ome/mlee/.venv/bin/python3.10", 17442)
+        + "+"
+        + "-" * 89
+        + "+\n"
+    )
+    timeout = (
+        "[rank1]:[E ProcessGroupNCCL.cpp:607] [Rank 1] Watchdog caught collective operation "
+        "timeout: WorkNCCL(SeqNum=188204, OpType=ALLREDUCE, NumelIn=131072000, "
+        "NumelOut=131072000, Timeout(ms)=600000) ran for 600358 milliseconds before timing out.\n"
+    )
+    report = diagnose_text(tmp_path, timeout + table)
+    assert critical_ids(report)[:1] == ["gpu.contention"]
+    assert report.findings[0].summary.startswith("GPU 1 (rank 1): PID 39876")
+
+
+def test_a_wedged_gpu_beside_a_named_fault_is_that_fault(tmp_path: Path) -> None:
+    wedged = "Rank 1's process could not be killed, even with kill -9, and only a reboot helped.\n"
+    report = diagnose_text(tmp_path, wedged + "dmesg has an Xid 62 on GPU 1 at 02:14.\n")
+    assert "gpu.lost" not in [f.id for f in report.findings]
+    report = diagnose_text(tmp_path, wedged + "dmesg has an Xid 79 on GPU 1 at 02:14.\n")
+    assert "gpu.lost" in [f.id for f in report.findings]

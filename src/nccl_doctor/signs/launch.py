@@ -354,6 +354,10 @@ RANK_FAILED_FIRST = sign(
     # error in the whole job is much earlier: rank 9 raised a FileNotFoundError")
     r"|\b(?:earliest|first) (?:error|failure|exception|traceback)\b[^.;\n]{0,100}?"
     r"\brank ?\d+\b[^.;\n]{0,40}?\b(?:raised|raises|threw|throws|died|crashed|segfaulted)\b"
+    # Chinese: "the torchrun on node 2 reported first: local_rank 5 (global rank 13) exited
+    # with -9"
+    r"|(?:最先|最早|首先)(?:的)?(?:报错|出错|挂掉|崩溃|退出)[^。；\n]{0,80}?rank ?\d+"
+    r"[^。；\n]{0,40}?(?:退出|报错|异常|崩溃|挂|SIGKILL|SIGSEGV|-9|Error)"
     r"|最早(?:的)?(?:一条|一个)?(?:报错|错误|异常)[^。；\n]{0,60}?rank ?\d+[^\n]{0,120}?"
     r"(?:比|早于)[^。；\n]{0,20}?其他",
     "a person saying one rank failed with its own error first and the others then waited",

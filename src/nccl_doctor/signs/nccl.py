@@ -219,8 +219,10 @@ NEW_GPUS = {
 }
 VERSION_SAID = sign(
     "nccl.version_said",
-    r"\bnccl[ -]?(?:version )?v?(?P<version>2\.\d{1,2}\.\d{1,2})\b",
-    "an NCCL release named in words or a package name (nccl 2.18.1, NCCL-v2.21.5)",
+    # (or in brackets after it: "the NCCL it ships (2.19.3)")
+    r"\bnccl(?:[ -]?(?:version )?v?|\b[^.;\n()]{0,30}?\()(?P<version>2\.\d{1,2}\.\d{1,2})\b",
+    "an NCCL release named in words or a package name (nccl 2.18.1, NCCL-v2.21.5, the NCCL "
+    "it ships (2.19.3))",
 )
 #: The operations a known bug of some releases bites in (``KnownIssue.operation``), as the
 #: evidence names them: nccl-tests' binary, torch's call, the all-to-all of MoE layers.

@@ -316,10 +316,17 @@ def check(facts: Facts) -> list[Finding]:
     if not procs or findings:
         return findings
     procs, guessed = _indexed(facts, procs)
-    mine = job_pids(facts) or _launched_together(procs)
+    launched = _launched_together(procs)
+    mine = job_pids(facts) or launched
     by_rank = rank_gpus(facts)
     if not by_rank and not facts.ranks:
         return _busy_node(facts, procs, mine)
+    if not by_rank and launched and len(facts.hosts) <= 1:
+        # one launch holds GPUs 0..n-1, one process each: a launcher's local rank r runs on
+        # GPU r (the convention rank_gpus assumes where it knows the world size)
+        gpus = {p.gpu_index for p in procs if p.pid in launched}
+        if gpus == set(range(len(gpus))):
+            by_rank = {r: RankGpu(r, r, None, "convention", None) for r in facts.ranks if r in gpus}
     gpu_ranks: dict[int, list[int]] = defaultdict(list)
     for rank, where in sorted(by_rank.items()):
         if where.gpu_index is not None:

@@ -51,6 +51,7 @@ from nccl_doctor.facts.host import KernelGpuMessage
 from nccl_doctor.facts.probe import ProbeIsolation, ProbeStep
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
+from nccl_doctor.knowledge.xid import xid_info
 from nccl_doctor.rules.base import Rule
 from nccl_doctor.rules.gpu._common import (
     dcgm_findings,
@@ -66,7 +67,7 @@ from nccl_doctor.rules.gpu._common import (
     xid_summary,
     xids_for,
 )
-from nccl_doctor.signs.gpu import GPU_LOST, SAID_LOST
+from nccl_doctor.signs.gpu import GPU_LOST, SAID_LOST, XID_SAID
 
 RULE = Rule(
     id="gpu.lost",
@@ -215,7 +216,16 @@ def _words(facts: Facts) -> list[Finding]:
             )
         ]
     wedge = wedge_hits(facts)
-    if wedge and not nvlink_wedge(facts):
+    # an Xid named beside it whose fault is another diagnosis's (62: a micro-controller halt,
+    # gpu.xid's): the wedge is that fault's aftermath
+    other = [
+        h
+        for h in facts.seen(XID_SAID)
+        if (info := xid_info(h.match["code"])) is not None
+        and info.diagnosis_id != RULE.id
+        and info.severity == "critical"
+    ]
+    if wedge and not nvlink_wedge(facts) and not other:
         return [
             RULE.finding(
                 summary=(
