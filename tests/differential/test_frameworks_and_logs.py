@@ -385,3 +385,25 @@ def test_a_wedged_gpu_beside_a_named_fault_is_that_fault(tmp_path: Path) -> None
     assert "gpu.lost" not in [f.id for f in report.findings]
     report = diagnose_text(tmp_path, wedged + "dmesg has an Xid 79 on GPU 1 at 02:14.\n")
     assert "gpu.lost" in [f.id for f in report.findings]
+
+
+def test_a_first_death_told_in_chinese_is_the_crash(tmp_path: Path) -> None:
+    text = (
+        "4 台机器跑 torchrun，训练 20 小时后卡住。第二台机器上的 torchrun 最先报错，说 local_rank 5"
+        "（也就是全局 rank 13）退出码是 -9。其他机器的进程 30 分钟后全部报 NCCL watchdog 超时。\n"
+    )
+    assert diagnose_text(tmp_path, text).top(1) == ["launch.rank_crash"]
+
+
+def test_a_timeout_told_first_in_chinese_is_no_crash(tmp_path: Path) -> None:
+    text = "4 台机器跑 torchrun，训练 20 小时后卡住，最先报错的是 rank 13 的 NCCL watchdog 超时。\n"
+    assert diagnose_text(tmp_path, text).top(1) != ["launch.rank_crash"]
+
+
+def test_a_bracket_after_nccl_without_a_release_names_none(tmp_path: Path) -> None:
+    text = (
+        "torch 2.2.1 with its NCCL plugin (libnccl-net.so) freezes in all_to_all_single every "
+        "few hundred steps.\n"
+    )
+    report = diagnose_text(tmp_path, text)
+    assert not any("known hang bug" in f.summary for f in report.findings)
