@@ -181,13 +181,16 @@ FIRST_999 = sign(
     r"|CUDA initialization: CUDA unknown error",
     "CUDA's very first call (cuInit, the device count) failed with error 999 'unknown error'",
 )
+#: Chinese: the machine went to sleep, hibernated or stood by, then woke (not a process); the
+#: differential's after_suspend cue reads the same words.
+SLEPT_ZH = r"进(?:入)?了?(?:睡眠|休眠|待机)|(?:唤醒|休眠唤醒)(?:以后|之后|后)"
 SUSPEND = sign(
     "driver.suspend",
     r"\b(?:suspend(?:ed|ing|sion)?|hibernat\w*|sleep mode|standby|"
     r"resum(?:e|ed|ing) from (?:suspend|sleep|hibernation|standby)|after (?:it )?resuming"
     r"|wak(?:e|es|ing) (?:up )?from (?:sleep|suspend)|lid (?:closed|open))\b"
-    # Chinese: went to sleep / hibernated / standby, woke up (the machine, not a process)
-    r"|进(?:入)?了?(?:睡眠|休眠|待机)|(?:睡眠|休眠|待机)(?:模式|状态)|(?:唤醒|休眠唤醒)(?:以后|之后|后)",
+    # (and in Chinese: "sleep mode", "standby state" too)
+    rf"|{SLEPT_ZH}|(?:睡眠|休眠|待机)(?:模式|状态)",
     "the machine was suspended or hibernated and resumed (which can leave nvidia_uvm broken)",
 )
 

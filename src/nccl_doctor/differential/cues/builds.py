@@ -16,6 +16,7 @@ from nccl_doctor.differential.prose import (
     UPDATE_WORDS,
     rx,
 )
+from nccl_doctor.signs.driver import SLEPT_ZH
 
 BUILDS: dict[str, Cue] = {
     # NCCL builds said to differ between the job's nodes or processes
@@ -151,9 +152,7 @@ BUILDS: dict[str, Cue] = {
     # NVLink"): the reporter names the link itself
     "nvlink_unused": cue(NVLINK_UNUSED),
     "after_suspend": cue(
-        rf"{NOT_SAID}\b(?:suspend\w*|resum(?:e|ed)|hibernat\w*|woke up)\b"
-        # Chinese: went to sleep / hibernated, woke up
-        r"|进(?:入)?了?(?:睡眠|休眠|待机)|(?:唤醒|休眠唤醒)(?:以后|之后|后)"
+        rf"{NOT_SAID}\b(?:suspend\w*|resum(?:e|ed)|hibernat\w*|woke up)\b|{SLEPT_ZH}"
     ),
     # the job's own kernels, or memory touched outside its bounds ("our custom CUDA kernel",
     # "writes past the end of a buffer"): a fault of the code, not of the GPU
