@@ -21,6 +21,8 @@ from nccl_doctor.signs.nccl import ENV_ECHO_RETOLD, OFF_SETTINGS, SETTINGS_STAND
 from nccl_doctor.signs.net import SETTINGS
 
 _SIGNS = {**SETTINGS, **OFF_SETTINGS}
+#: One ``NAME=value`` of a list of settings in a sentence.
+_NAME_VALUE = re.compile(r"\b(?P<name>NCCL_[A-Z0-9_]{2,40}) ?= ?(?P<value>[\w:^+-]{1,40})")
 
 
 def env_values(facts: Facts, name: str, *, machine: bool = False) -> list[tuple[str, Cite]]:
@@ -73,7 +75,3 @@ def taken(facts: Facts, name: str) -> str | None:
             if m["name"] == name:
                 return m["value"].lower()
     return None
-
-
-#: One ``NAME=value`` of a list of settings in a sentence.
-_NAME_VALUE = re.compile(r"\b(?P<name>NCCL_[A-Z0-9_]{2,40}) ?= ?(?P<value>[\w:^+-]{1,40})")

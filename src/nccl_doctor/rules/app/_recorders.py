@@ -370,24 +370,26 @@ def _members(merged: dict[int, RasOpCount], size: int) -> dict[int, list[int]]:
 _FR_BELOW = 12
 
 
+def _below(facts: Facts, sign: Sign, at: Cite) -> list[Hit]:
+    """The hits of ``sign`` on ``at``'s line or up to ``_FR_BELOW`` lines below it."""
+    return [
+        h
+        for h in facts.seen(sign)
+        if h.cite.source == at.source and at.line <= h.cite.line <= at.line + _FR_BELOW
+    ]
+
+
 def from_fr_trace(facts: Facts, world: int | None) -> Found:
     """The ranks torch's flight-recorder analyser found missing from a collective the others
     joined: the first report names the origin (later ones follow from it). Its lines read as
     words, so they count wherever they stand (a person pasting the tool's report)."""
     for head in facts.seen(FR_NOT_JOINED):
-
-        def below(sign: Sign, at: Cite = head.cite) -> list[Hit]:
-            return [
-                h
-                for h in facts.seen(sign)
-                if h.cite.source == at.source and at.line <= h.cite.line <= at.line + _FR_BELOW
-            ]
-
-        missing = below(FR_MISSING_RANKS)
+        missing = _below(facts, FR_MISSING_RANKS, head.cite)
         if not missing:
             continue
         ranks = sorted({int(r) for r in missing[0].match["ranks"].split(", ")})
-        op = head.match["op"] or next((h.match["op"] for h in below(FR_COLLECTIVE)), None)
+        collective = _below(facts, FR_COLLECTIVE, head.cite)
+        op = head.match["op"] or next((h.match["op"] for h in collective), None)
         seq_text = head.match["seq"] or head.match["seq2"]
         seq = int(seq_text) if seq_text else None
         what = f"{op or 'a collective'}" + (f" (sequence number {seq})" if seq else "")

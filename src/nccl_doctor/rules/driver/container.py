@@ -159,8 +159,9 @@ def check(facts: Facts) -> list[Finding]:
     # (nvidia-container-cli reads the host's NVML: its version mismatch is the host's driver,
     # driver.version_mismatch's story)
     mismatched = facts.lines_of(MISMATCH_MESSAGE)
-    host_mismatch = [h for h in facts.seen(TOOLKIT_ERROR) if h.said in mismatched]
-    toolkit = cdi or [h for h in facts.seen(TOOLKIT_ERROR) if h.said not in mismatched]
+    runtime_errors = facts.seen(TOOLKIT_ERROR)
+    host_mismatch = [h for h in runtime_errors if h.said in mismatched]
+    toolkit = cdi or [h for h in runtime_errors if h.said not in mismatched]
     if toolkit:
         return [
             _finding(

@@ -237,7 +237,8 @@ def check(facts: Facts) -> list[Finding]:
             # not the host's limits; nor is a warning its program goes on after
             nccl = facts.lines_of(NCCL_OWN) | facts.lines_of(CARRIES_ON)
         # (a person's sentence that says the limit is no longer reached holds no hit)
-        hits = [h for h in shown if h.said not in nccl or h.said in facts.lines_of(LOADER_SHM)]
+        loader = facts.lines_of(LOADER_SHM)
+        hits = [h for h in shown if h.said not in nccl or h.said in loader]
         if hits:
             limited = _finding(limit, hits)
             # the store's server out of file descriptors turns ranks away: the rendezvous
