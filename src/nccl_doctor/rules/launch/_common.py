@@ -3,6 +3,7 @@ in use."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from nccl_doctor.facts.base import Cite
@@ -159,14 +160,18 @@ def _chain(tb: PythonTraceback | None) -> tuple[str, ...]:
     return tuple(f"{kind}: {message}".strip() for kind, message in tb.causes) if tb else ()
 
 
-def _traceback_of(facts: Facts, rank: int | None) -> PythonTraceback | None:
-    """The rank's own exception (not the launcher's ChildFailedError)."""
+def _traceback_of(
+    facts: Facts, rank: int | None, others: Collection[Cite] = ()
+) -> PythonTraceback | None:
+    """The rank's own exception (not the launcher's ChildFailedError), none of ``others`` (the
+    exceptions of other processes)."""
     own = [
         t
         for t in facts.of(PythonTraceback)
         if t.exc_type
         and t.exc_name not in ("ChildFailedError", "SignalException", "KeyboardInterrupt")
         and (rank is None or t.rank in (None, rank))
+        and t.cite not in others
     ]
     ranked = [t for t in own if rank is not None and t.rank == rank]
     chosen = ranked or own
@@ -291,6 +296,9 @@ def _child_deaths(facts: Facts) -> list[Death]:
 
 def _worker_deaths(facts: Facts) -> list[Death]:
     out: list[Death] = []
+    # one exception, one process: a traceback an exit took is not another process's error (a
+    # second host's launcher names only its local rank; its rank's error is not in the paste)
+    owner: dict[Cite, object] = {}
     for exit_ in facts.of(WorkerExit):
         if exit_.source == "wrapper":
             continue  # the whole job's status as nccl-doctor run saw it, not one rank's
@@ -299,7 +307,11 @@ def _worker_deaths(facts: Facts) -> list[Death]:
             continue
         if sig in STOP_SIGNALS:
             continue
-        tb = _traceback_of(facts, exit_.rank if exit_.names_rank else None)
+        who = exit_.pid if exit_.pid is not None else (exit_.host, exit_.local_rank, exit_.rank)
+        others = [cite for cite, process in owner.items() if process != who]
+        tb = _traceback_of(facts, exit_.rank if exit_.names_rank else None, others)
+        if tb is not None:
+            owner.setdefault(tb.cite, who)
         error = f"{tb.exc_type}: {tb.message}".strip() if tb else None
         out.append(
             Death(
