@@ -48,13 +48,18 @@ SLURM_NODES = sign(
     "the node count of a Slurm allocation (--nodes N, SLURM_NNODES=N, NNODES=N)",
     case=True,
 )
+#: Chinese for several machines or nodes: multi-machine, two machines, multi-node, N (or
+#: several) machines/servers/nodes, across machines or nodes (the sign below and the
+#: differential's multi_node cue read it)
+MULTI_NODE_ZH = (
+    r"多机|双机|多节点|双节点|(?:两|多|[2-9])(?:台|个)\s?(?:机器|服务器|节点)|跨(?:机|节点|机器)"
+)
 PROSE_MULTI_NODE = sign(
     "net.prose_multi_node",
     r"\b(?:two|three|four|eight|multiple|several|2|3|4|8|\d{2})\s+(?:(?!gpus?\b|cards?\b)[a-z-]+\s+)?"
     r"(?:nodes?|machines|servers|hosts)\b|\bmu?l?ti-?\s?nodes?\b|\binter-?node\b|\bcross-?node\b"
     r"|\bacross\s+(?:nodes|machines)"
-    # Chinese: multi-machine, two machines, multi-node, N machines/servers/nodes, across nodes
-    r"|多机|双机|多节点|双节点|(?:两|多|[2-9])(?:台|个)\s?(?:机器|服务器|节点)|跨(?:机|节点|机器)",
+    rf"|{MULTI_NODE_ZH}",
     "a person saying the job runs on several nodes or machines",
 )
 PROSE_SINGLE_NODE = sign(

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from nccl_doctor.differential.cues.base import Cue, cue
 from nccl_doctor.differential.prose import NOT_SAID, rx
+from nccl_doctor.signs.net import MULTI_NODE_ZH
 
 PLACE: dict[str, Cue] = {
     # (not denied: "bare metal, no container", "not inside docker", "outside containers")
@@ -54,9 +55,7 @@ PLACE: dict[str, Cue] = {
         r"\b(?:two|several|multiple|more|\d+)\b"
         r"|\b(?:num[_-]?nodes|nnodes)\s*(?:>=?|=)\s*[2-9]|\bacross (?:the )?nodes\b"
         r"|\b(?:the )?(?:second|both) (?:nodes?|machines?|hosts?)\b"
-        # Chinese: multi-machine, several machines, multi-node, two machines, across nodes
-        r"|多机|多台(?:机器|服务器)|多节点|多个节点|双机|双节点|(?:两|[2-9])(?:台|个)\s?(?:机器|服务器|节点)"
-        r"|跨(?:机|节点|机器)"
+        rf"|{MULTI_NODE_ZH}"
         # Japanese: multi-node, several nodes, 2 (to 9) nodes
         r"|マルチノード|複数(?:の)?ノード|[2-9２-９]\s?ノード",
         in_question=True,

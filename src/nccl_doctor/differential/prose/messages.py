@@ -14,6 +14,7 @@ from nccl_doctor.differential.prose.words import (
 )
 from nccl_doctor.facts.told import not_negated
 from nccl_doctor.knowledge.xid import xid_info
+from nccl_doctor.signs.gpu import XID_SAID
 
 #: NCCL's results by their enum's name, said in a sentence ("NCCL refuses with
 #: ncclInvalidUsage at startup"): each is its class. (A line the catalogue reads, one quoting
@@ -48,7 +49,7 @@ MESSAGES: tuple[ProseSymptom, ...] = (
     # "dmesg showed Xid 79"): what the GPU did comes before how the job then ended
     ProseSymptom(
         "xid",
-        rx(r"\bXid\b[^\d\n]{0,12}?(?P<code>\d{1,3})\b"),
+        rx(XID_SAID.pattern),
         "the reporter names an Xid, the driver's code for a fault of the GPU",
         counts=_a_fault_xid,
     ),

@@ -45,6 +45,7 @@ from nccl_doctor.facts.run import CollectiveTimeout, CudaError
 from nccl_doctor.facts.software import SoftwareVersions
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
+from nccl_doctor.knowledge.workarounds import mask_of
 from nccl_doctor.rules.base import Rule
 from nccl_doctor.signs.common import HANG_WORDS
 from nccl_doctor.signs.driver import MICROSOFT, WSL, WSL_KERNEL, WSL_NO_DRIVER, WSL_P2P
@@ -175,7 +176,7 @@ def check(facts: Facts) -> list[Finding]:
     off = [
         w.cite
         for w in settings_that_worked(facts)
-        if w.name == "NCCL_P2P_DISABLE" and w.value.lower() in ("1", "true", "yes")
+        if w.name == "NCCL_P2P_DISABLE" and mask_of(w.name, w.value) is not None
     ]
     if off and (machine or kernel is not None):
         return [
