@@ -20,7 +20,10 @@ Evidence
 --------
 NVLink Xids and SXids (critical), a driver status of a link
 (``[NV_ERR_NVLINK_TRAINING_ERROR]``...), inactive links next to active ones and
-non-zero error counters (warnings), and, in words only, a multi-GPU NVLink
+non-zero error counters (warnings). Counters are critical when they grow between
+two readings, or when one link's replay or recovery errors (NVIDIA's health check
+fails a link on any) stand beside clean sibling links while a collective timed
+out (medium confidence). In words only, a multi-GPU NVLink
 machine (SXM parts, HGX/DGX, XE8545...) whose GPU processes wedge until a
 reboot after a CUDA error (a low-confidence warning that names what to
 collect).
@@ -38,8 +41,10 @@ avoids NVLink at a large speed cost.
 from __future__ import annotations
 
 from nccl_doctor.facts.base import Fact
+from nccl_doctor.facts.failures import first_failure
 from nccl_doctor.facts.host import XidEvent
 from nccl_doctor.facts.probe import ProbeBandwidth, far_below
+from nccl_doctor.facts.run import CollectiveTimeout
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.facts.topology import NvLink, NvLinkAllInactive, NvLinkErrorCount
 from nccl_doctor.findings import Confidence, Finding, Severity
@@ -166,20 +171,70 @@ def _links(facts: Facts) -> list[Finding]:
         if c.count and any(k in c.counter.lower() for k in _BAD_COUNTERS)
     ]
     if counts:
-        worst = sorted(counts, key=lambda c: -(c.count or 0))
-        text = ", ".join(
-            f"GPU {c.gpu_index} link {c.link} {c.counter} {c.count}" for c in worst[:4]
-        )
-        out.append(
-            RULE.finding(
-                summary=f"NVLink error counters are non-zero: {text}",
-                fix=["Reset the counters (nvidia-smi nvlink -ec) and check they stay at 0", *_FIX],
-                evidence=worst[:4],
-                severity=Severity.WARNING,
-                gpus=sorted({str(c.gpu_index) for c in counts if c.gpu_index is not None}),
-            )
-        )
+        out.append(_counters(facts, counts))
     return out
+
+
+def _key(c: NvLinkErrorCount) -> tuple[str | None, int | None, int, str]:
+    return c.host, c.gpu_index, c.link, c.counter.lower()
+
+
+def _failing(c: NvLinkErrorCount) -> bool:
+    """A replay or recovery counter: NVIDIA's health check fails a link on any (DCGM's
+    MonitorNVLink: replay and recovery errors should be 0; CRC ones only above a rate)."""
+    name = c.counter.lower()
+    return "replay" in name or "recovery" in name
+
+
+def _counters(facts: Facts, counts: list[NvLinkErrorCount]) -> Finding:
+    """Non-zero error counters: a warning, unless they grew between two readings, or a link's
+    replays or recoveries stand beside a clean sibling link while a collective stalled."""
+    first: dict[tuple[str | None, int | None, int, str], int] = {}
+    grown: list[NvLinkErrorCount] = []
+    for c in facts.of(NvLinkErrorCount):
+        if c.count is None:
+            continue
+        before = first.setdefault(_key(c), c.count)
+        if c.count > before and c in counts:
+            grown.append(c)
+    clean = {
+        (c.host, c.gpu_index, c.counter.lower())
+        for c in facts.of(NvLinkErrorCount)
+        if c.count == 0 and _failing(c)
+    }
+    lone = [c for c in counts if _failing(c) and (c.host, c.gpu_index, c.counter.lower()) in clean]
+    failure, _ = first_failure(facts)
+    stalled = failure.fact if failure is not None else None
+    worst = sorted(grown or counts, key=lambda c: -(c.count or 0))
+    text = ", ".join(f"GPU {c.gpu_index} link {c.link} {c.counter} {c.count}" for c in worst[:4])
+    gpus = sorted({str(c.gpu_index) for c in counts if c.gpu_index is not None})
+    if grown:
+        return RULE.finding(
+            summary=f"NVLink error counters grew between two readings: {text} (a link failing "
+            "now, not errors left from an earlier day)",
+            fix=_FIX,
+            evidence=worst[:4],
+            gpus=gpus,
+        )
+    if isinstance(stalled, CollectiveTimeout) and lone:
+        where = sorted({(c.gpu_index, c.link) for c in lone}, key=str)
+        links = ", ".join(f"GPU {g} link {k}" for g, k in where[:4])
+        return RULE.finding(
+            summary=f"A collective timed out while {links} shows replay or recovery "
+            f"errors its sibling links do not ({text}): a failing NVLink stalls the transfers "
+            "that cross it, and the collective never completes",
+            fix=["Reset the counters (nvidia-smi nvlink -ec) and check whether they grow", *_FIX],
+            evidence=[*sorted(lone, key=lambda c: -(c.count or 0))[:3], stalled],
+            gpus=gpus,
+            confidence=Confidence.MEDIUM,
+        )
+    return RULE.finding(
+        summary=f"NVLink error counters are non-zero: {text}",
+        fix=["Reset the counters (nvidia-smi nvlink -ec) and check they stay at 0", *_FIX],
+        evidence=worst[:4],
+        severity=Severity.WARNING,
+        gpus=gpus,
+    )
 
 
 def _wedge(facts: Facts) -> list[Finding]:
