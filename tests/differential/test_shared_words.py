@@ -63,3 +63,43 @@ def test_p2p_left_on_said_to_work_under_wsl_is_not_the_workaround(tmp_path: Path
     wsl = [f for f in report.findings if f.id == "driver.wsl"]
     assert all("NCCL_P2P_DISABLE" not in f.summary for f in wsl)
     assert "driver.wsl" not in critical_ids(report)
+
+
+# -- a batch script that runs the program without srun -------------------------------------------
+
+_NO_SRUN = (
+    "The job asks Slurm for two nodes with eight GPUs each (num_nodes=2, devices=8). It never "
+    "starts training: after 30 minutes it dies with a store timeout. {script} On the second "
+    "node nvidia-smi shows the GPUs empty.\n"
+)
+
+
+def test_a_batch_script_without_srun_across_nodes_is_the_rendezvous(tmp_path: Path) -> None:
+    script = "In the batch script the last line is just python train.py with our arguments."
+    assert cue_says("no_srun", script)
+    report = diagnose_text(tmp_path, _NO_SRUN.format(script=script))
+    assert report.top(1) == ["launch.rendezvous"]
+
+
+def test_the_other_node_running_nothing_is_a_node_that_never_joined() -> None:
+    assert cue_says("rendezvous_wait", "On the second node there is no Python process at all.")
+    assert not cue_says("rendezvous_wait", "On the second node the Python process uses 70 GB.")
+
+
+def test_srun_in_the_batch_script_is_no_missing_srun(tmp_path: Path) -> None:
+    script = "In the batch script the last line is srun python train.py with our arguments."
+    assert not cue_says("no_srun", script)
+    assert report_top(tmp_path, _NO_SRUN.format(script=script)) != ["launch.rendezvous"]
+
+
+def test_a_batch_script_without_srun_on_one_node_is_no_missing_node(tmp_path: Path) -> None:
+    text = (
+        "On a single node with 8 GPUs the batch script just runs python train.py (it spawns "
+        "the workers itself); training hangs at the first all_reduce.\n"
+    )
+    assert cue_says("no_srun", text)
+    assert report_top(tmp_path, text) != ["launch.rendezvous"]
+
+
+def report_top(tmp_path: Path, text: str) -> list[str]:
+    return diagnose_text(tmp_path, text).top(1)

@@ -98,6 +98,20 @@ WHEN: dict[str, Cue] = {
         r"rendezvous\b"
         r"|\bonly (?:one|\d+) of the (?:two |\d+ )?(?:nodes|machines|hosts)\b[^.;\n]{0,20}"
         r"\b(?:started|joined|came up|is running|connected)\b"
+        # the other node never ran the program ("on the second node there is no Python process
+        # at all", "no process was started on the other machine")
+        r"|\bon (?:the )?(?:second|other|remaining) (?:node|machine|host)s?\b[^.;\n]{0,30}"
+        r"\bno (?:python |training )?process"
+        r"|\bno (?:python |training )?process(?:es)? (?:\w+ ){0,3}on (?:the )?(?:second|other"
+        r"|remaining) (?:node|machine|host)s?\b"
+    ),
+    # a batch script that runs the program itself, not through srun ("the last line of the
+    # batch script is just python train.py", "we run it without srun"): sbatch runs its script
+    # on the first node alone, so on a job across nodes only that node's ranks start
+    "no_srun": cue(
+        r"\b(?:s?batch|slurm|job) script\b[^.;\n]{0,60}\b(?:just|only|plain|simply) "
+        r"(?:(?:runs?|calls?|starts?|executes?|has|is) )?[`'\"]?python3?\b"
+        rf"|{NOT_SAID}\bwithout (?:using |calling )?srun\b"
     ),
     # the memory those processes take is what the reporter complains of ("extra gpu memory on
     # rank 0", "occupy memory", "limits the batch size", Chinese 显存)

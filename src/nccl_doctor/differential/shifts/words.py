@@ -182,6 +182,13 @@ WORDS: tuple[Shift, ...] = (
         lambda c: c.says("rendezvous_wait"),
     ),
     Shift(
+        "launch.rendezvous",
+        6.0,
+        "the batch script runs the program without srun: sbatch runs it on the first node "
+        "alone, so the other nodes' ranks never start",
+        lambda c: c.says("no_srun") and c.multi_node,
+    ),
+    Shift(
         "nccl.version_mismatch",
         5.0,
         "the reporter changed the software of one node and not the others: they run different "
