@@ -33,6 +33,7 @@ _RESOLVE = LazyPattern(
     r" \(gai error: (?P<errno>-?\d{1,5}) - (?P<etext>[^)]{0,80})\)"
 )
 _ERR_NAME = LazyPattern(r"name: (E[A-Z]{2,20})\b")
+_IN_USE = LazyPattern(r"\bEADDRINUSE\b|\b[Aa]ddress already in use\b")
 _CLIENTS = LazyPattern(
     r"Timed out after (?P<s>\d{1,9}) seconds waiting for clients\. (?P<j>\d{1,7})/(?P<e>\d{1,7})"
 )
@@ -98,6 +99,10 @@ def _socket(ctx: Ctx, text: str, out: list[Fact]) -> None:
             code = to_int(uv["code"])
             errno = errno if errno is not None else (abs(code) if code is not None else None)
         etext = m["etext"] if m and m["etext"] else (uv["msg"] if uv else None)
+        if errno is None and etext is None and _IN_USE.search(text):
+            # the bind's error named apart from the uv fields ("... local network address,
+            # port 29500, code -98, EADDRINUSE"): the address was in use
+            errno, error_name = 98, error_name or "EADDRINUSE"
         found = C10dSocketError(
             cite=cite(line),
             rank=rank,

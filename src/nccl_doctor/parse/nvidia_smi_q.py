@@ -9,7 +9,8 @@ normalised); the top lines give :class:`DriverInfo`. Processes come in both
 layouts (``Type``/``Name`` indented under ``Process ID`` or level with it,
 with ``GPU instance ID`` first from 450). The author's ``[...]`` elisions are
 skipped. A block starts at the ``NVSMI LOG`` banner, a top-level
-``Timestamp``/``Driver Version``/``Attached GPUs`` line or a GPU header, and
+``Timestamp``/``Driver Version``/``Attached GPUs`` line, a GPU header or a ``GPU Link Info``
+section pasted alone (one GPU's PCIe link), and
 runs over ``Key : value`` lines, headers, elisions and a few blank lines.
 """
 
@@ -44,6 +45,8 @@ _KV = LazyPattern(r"^(?P<key>[^:\s](?:[^:]*[^:\s])?)\s*:(?:\s+(?P<value>\S(?:.*\
 _KV_STRICT = LazyPattern(r"^[^:\s][^:]*?\s:(?:\s|$)")
 _HEADER = LazyPattern(r"^[A-Za-z0-9][A-Za-z0-9 ./()_+&-]{0,60}$")
 _ELISION = LazyPattern(r"^(?:\[\s*(?:\.{2,}|…)\s*\]|\.{3,}|…)$")
+#: The PCI section's link header: where a paste of ``-d PCIE`` trimmed to the link starts.
+_LINK_INFO = "GPU Link Info"
 _TOP_START = LazyPattern(r"^(?:Timestamp|Driver Version|Attached GPUs|CUDA Version)\s+:")
 _MAX_BLANKS = 2
 _TAB = 4
@@ -87,6 +90,7 @@ class NvidiaSmiQParser(BlockParser):
         "CUDA Version  ",
         "Timestamp  ",
         "GPU 0000",
+        "GPU Link Info",
     )
 
     def starts(self, line: Line) -> bool:
@@ -94,7 +98,9 @@ class NvidiaSmiQParser(BlockParser):
         if not any(anchor in line.raw for anchor in self.anchors):
             return False  # the reader would never offer it: keep tests and reads alike
         text = line.text.strip()
-        return bool(_BANNER.match(text) or _TOP_START.match(text) or _GPU.match(text))
+        return bool(
+            _BANNER.match(text) or _TOP_START.match(text) or _GPU.match(text) or text == _LINK_INFO
+        )
 
     def accepts(self, line: Line, block: Sequence[Line]) -> bool:
         """``Key : value`` lines, section headers, elisions and a few blank lines."""
@@ -130,6 +136,11 @@ class NvidiaSmiQParser(BlockParser):
                     run.extend(self._finish(gpu))
                 gpu = _Gpu(line, bus_id(header["bus"]), indent)
                 continue
+            if text == _LINK_INFO and gpu is None:
+                # a section pasted alone (nvidia-smi -q -d PCIE, trimmed to it): one GPU's
+                # PCI section, its header and the GPU's own cut off
+                gpu = _Gpu(line, None, indent - 2)
+                gpu.stack.append((indent - 1, "pci"))
             kv = _KV.match(text)
             if gpu is None or indent <= gpu.indent:
                 if kv is None:

@@ -113,7 +113,7 @@ def check(facts: Facts) -> list[Finding]:
         )
         findings.append(
             RULE.finding(
-                summary=f"{gpu_name(gpu)} {gpu.name or ''} PCIe link: "
+                summary=f"{' '.join(filter(None, (gpu_name(gpu), gpu.name)))} PCIe link: "
                 + ", ".join(p for p, _ in problems)
                 + peers,
                 fix=[
