@@ -130,13 +130,6 @@ NVLS_FAILED = sign(
     r"Failed to (?:bind|create|map|allocate) NVLink SHARP|NVLS\b.{0,40}\b(?:failed|error)",
     "NCCL could not set up NVLink SHARP (NVSwitch multicast) memory",
 )
-NVLS_OFF_WORKED = sign(
-    "nccl.nvls_off_worked",
-    r"NCCL_NVLS_ENABLE\s*=\s*0.{0,80}\b(?:works?|worked|fix(?:es|ed)?|solv(?:es|ed)|"
-    r"help(?:s|ed)?|resolv(?:es|ed))\b|\b(?:works?|worked|fix(?:es|ed)?|solv(?:es|ed)|"
-    r"resolv(?:es|ed))\b.{0,80}NCCL_NVLS_ENABLE\s*=\s*0",
-    "someone says the job works with NVLS turned off (NCCL_NVLS_ENABLE=0)",
-)
 CUDA_ERROR_QUOTED = sign(
     "nccl.cuda_error_quoted",
     r"CUDA error (?P<code>\d+) '(?P<name>[^']*)'",

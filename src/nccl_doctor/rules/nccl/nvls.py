@@ -42,7 +42,8 @@ from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules._probe import isolated_transport
 from nccl_doctor.rules.base import Rule, first_distinct
 from nccl_doctor.rules.nccl._common import machine, seen_in_order, text_of, warn_text
-from nccl_doctor.signs.nccl import CUDA_ERROR_QUOTED, NVLS_FAILED, NVLS_OFF_WORKED
+from nccl_doctor.signs.nccl import CUDA_ERROR_QUOTED, NVLS_FAILED
+from nccl_doctor.signs.settings import settings_that_worked
 
 RULE = Rule(
     id="nccl.nvls",
@@ -71,7 +72,11 @@ def check(facts: Facts) -> list[Finding]:
                 detail = f"CUDA error {warn.cuda_error_code} '{warn.cuda_error or ''}'"
     evidence += [c for c in error_chains(facts) if any(f[0].endswith("nvls.cc") for f in c.frames)]
     evidence.extend(h.cite for h in machine(facts, NVLS_FAILED))
-    worked = [h.cite for h in facts.seen(NVLS_OFF_WORKED)[:1]]
+    worked = [
+        w.cite
+        for w in settings_that_worked(facts)
+        if w.name == "NCCL_NVLS_ENABLE" and w.value == "0"
+    ][:1]
     fix = [
         (
             "Check the NVSwitch fabric: nvidia-smi -q | grep -A3 Fabric must show State "
