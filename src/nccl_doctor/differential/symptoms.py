@@ -30,6 +30,7 @@ from nccl_doctor.facts.run import (
     RendezvousTimeout,
     WorkerExit,
 )
+from nccl_doctor.facts.store import is_prose
 from nccl_doctor.facts.text import TextLine
 from nccl_doctor.knowledge import cuda_errors, nccl_results
 from nccl_doctor.knowledge.python_exceptions import APP_EXCEPTIONS, IMPORT_EXCEPTIONS
@@ -373,6 +374,12 @@ def _phase(tracebacks: tuple[PythonTraceback, ...]) -> Symptom | None:
     return None
 
 
+def _all_in_words(found: dict[str, Symptom]) -> bool:
+    """Whether every symptom found was read from a reporter's sentence (a catalogued message
+    quoted in it), none from a line of machine output."""
+    return all(is_prose(s.cite.text) for s in found.values())
+
+
 def symptoms_of(
     failures: tuple[Fact, ...],
     said: Said | None,
@@ -432,9 +439,11 @@ def symptoms_of(
         # the exception's own type (KeyError, ImportError) is machine output: it outranks
         # the reporter's words
         found[cls] = Symptom(cls, first.cite, first.rank)
-    if not found and said is not None:
+    if said is not None and (not found or (said[0] == "xid" and _all_in_words(found))):
+        # (an Xid the reporter names is what the GPU did; a message their sentences quote,
+        # "it died with an unhandled cuda error", is how the job then ended: the fault leads)
         said_cls, cite, why, hints = said
-        found[said_cls] = Symptom(said_cls, cite, signature=SAID, where=why, hints=hints)
+        found = {said_cls: Symptom(said_cls, cite, signature=SAID, where=why, hints=hints), **found}
     if not found and stopped is not None:
         found[TERMINATED] = stopped
     if not found:

@@ -23,7 +23,7 @@ BUILDS: dict[str, Cue] = {
     "nccl_versions_differ": cue(
         r"\bnccl\b[^.!?;\n]{0,20}\bversions? (?:mismatch|differ\w*|inconsisten\w*)"
         r"|\b(?:mismatch\w*|different) (?:nccl )?versions? of nccl\b"
-        r"|\bdifferent nccl versions?\b"
+        r"|\bdifferent [\"'\u201c]?nccl versions?\b"
         # two builds said side by side ("the trainer uses NCCL 2.21 while the server loads
         # 2.26", "node A has torch 2.1 and node B torch 2.3"); not an upgrade ("from 2.21 to
         # 2.26"), nor one build said the same everywhere

@@ -184,6 +184,9 @@ PLACE: dict[str, Cue] = {
         r"\b(?:nodes?|hosts?)\b[^.]{0,40}\b(?:from|between)\b[^.]{0,40}\bwith\b[^.]{0,60}"
         r"\b(?:results? in|hangs?|fails?)"
         r"|\beach (?:group|pair) works\b|\b(?:groups?|pairs?) of nodes\b[^.!?;\n]{0,40}\bwork"
+        # a job with a node of each group fails ("jobs that get one node from each rack hang")
+        r"|\bone (?:node|host|machine|server) (?:from|of|in) each\b[^.!?;\n]{0,40}"
+        r"\b(?:hangs?|hung|fails?|failed|crash\w*|times? out|timed out)\b"
     ),
     # the reporter says the port is taken ("port conflicts", "the port is already in use",
     # Chinese "端口被占用"): the bind of the store or rendezvous port failed (EADDRINUSE)

@@ -113,6 +113,14 @@ SIGNS: tuple[Shift, ...] = (
         )
         for i in ("gpu.lost", "gpu.ecc", "gpu.nvlink", "gpu.xid")
     ),
+    # (the Xids named all mean a fault of their own diagnosis: the generic one is not theirs)
+    Shift(
+        "gpu.xid",
+        0.3,
+        "the Xids named each mean a fault of its own diagnosis (the Xid table), not a GPU "
+        "fault of no known kind",
+        lambda c: bool(c.xid_ids) and "gpu.xid" not in c.xid_ids,
+    ),
     Shift(
         "net.socket_interface",
         6.0,
@@ -245,8 +253,17 @@ SIGNS: tuple[Shift, ...] = (
         for i, f in (("gpu.contention", 3.0), ("gpu.oom", 0.3))
     ),
     *(
+        # (a fault of one node's own hardware or limits: its GPUs, their links, its ports)
         Shift(i, 2.0, "it fails only on one node", lambda c: c.says("one_node_only"))
-        for i in ("gpu.xid", "gpu.ecc", "net.ib_link", "host.resources")
+        for i in (
+            "gpu.xid",
+            "gpu.ecc",
+            "gpu.nvlink",
+            "gpu.lost",
+            "gpu.pcie_degraded",
+            "net.ib_link",
+            "host.resources",
+        )
     ),
     # the ranks' processes on GPU 0, and the reporter speaks of the memory they take: the job's
     # own memory on that GPU is what runs short
