@@ -118,3 +118,11 @@ def latest(
 def _order(source: str, newest: dict[str, int]) -> tuple[int, float]:
     number = capture_of(source)
     return newest.get(source, 0), float("inf") if number is None else number
+
+
+def culprit_ranks(text: str) -> tuple[int, ...]:
+    """The ranks the flight-recorder analyser's ``error msg:`` line names, in order (``Culprit
+    rank 1; Error type: ..., Culprit rank 2; Error type: ...``)."""
+    parts = text.split("Culprit rank ")[1:]
+    found = (p.split(";", 1)[0].strip() for p in parts)
+    return tuple(dict.fromkeys(int(r) for r in found if r.isdigit()))

@@ -103,6 +103,20 @@ FR_COLLECTIVE = sign(
     case=True,
 )
 
+#: the analyser's verdict on a collective the ranks did not issue alike
+#: (flight_recorder/components/types.py MatchInfo, EntryState.log: "error msg: Culprit rank 1;
+#: Error type: COLLECTIVE_TYPE_MISMATCH, Expected collective type: 'broadcast' does not match
+#: found collective type: 'all_reduce'"); its type, size or dtype differs on the culprit rank
+#: (COLLECTIVE_STATE_MISMATCH, one rank further along, and UNDECIDED say no such thing)
+FR_MATCH_ERROR = sign(
+    "app.fr_match_error",
+    r"Culprit rank (?P<rank>\d{1,7}); Error type: "
+    r"(?P<kind>COLLECTIVE_TYPE_MISMATCH|SIZE_OR_SYNTAX_MISMATCH|COLLECTIVE_DTYPE_MISMATCH)"
+    r"(?:, (?P<detail>[^,\n]{1,200}))?",
+    "torch's flight-recorder analyser found a rank's collective differs from the others'",
+    case=True,
+)
+
 # -- ranks issued different collectives --------------------------------------------------------
 COLLECTIVE_MISMATCH = sign(
     "app.collective_mismatch",

@@ -24,7 +24,10 @@ inconsistent collective: CollectiveFingerPrint(OpType=BROADCAST,
 TensorShape=[4], ...)``, ``ProcessGroupWrapper: Monitored Barrier
 encountered error running collective`` (the wrapper's barrier before each
 collective; a ``monitored_barrier()`` the job called itself names late ranks,
-a hang); flight-recorder dumps that differ at one sequence id, a desync
+a hang); flight-recorder dumps that differ at one sequence id, or torch's
+analyser of them (fr_trace, torchfrtrace) naming culprit ranks of a
+``COLLECTIVE_TYPE_MISMATCH``, ``SIZE_OR_SYNTAX_MISMATCH`` or
+``COLLECTIVE_DTYPE_MISMATCH``; a desync
 report whose snapshot shows different collectives started under one number
 (``[0] started BROADCAST`` beside ``[1, 2, 3] started ALLREDUCE``), or
 the watchdogs of two ranks timing out at one ``SeqNum`` in different ops (or
@@ -50,7 +53,7 @@ from typing import TypeVar
 
 from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.failures import failures_of
-from nccl_doctor.facts.flight import FlightEntry, entry_text
+from nccl_doctor.facts.flight import FlightEntry, culprit_ranks, entry_text
 from nccl_doctor.facts.messages import fingerprint_fields
 from nccl_doctor.facts.ranks import ranks_listed, ranks_text
 from nccl_doctor.facts.run import CollectiveTimeout, DistributedError
@@ -66,6 +69,7 @@ from nccl_doctor.signs.app import (
     BARRIER_MISSED_BY,
     COLLECTIVE_MISMATCH,
     FINGERPRINT,
+    FR_MATCH_ERROR,
     MISMATCH_CONTEXT,
     MONITORED_BARRIER,
 )
@@ -265,6 +269,35 @@ def _from_flight(facts: Facts) -> Finding | None:
     return None
 
 
+def _from_fr_analysis(facts: Facts) -> Finding | None:
+    """torch's flight-recorder analyser (fr_trace) naming ranks whose collective differs in
+    type, sizes or dtypes from the one the others issued."""
+    hits = facts.seen(FR_MATCH_ERROR)
+    if not hits:
+        return None
+    culprits = sorted({r for h in hits for r in culprit_ranks(h.cite.text)})
+    first = hits[0]
+    detail = (first.match["detail"] or "").strip()
+    said = f" ({detail})" if detail else ""
+    return RULE.finding(
+        summary=(
+            f"torch's flight-recorder analyser found {ranks_text(culprits)} issuing a "
+            f"different collective from the others: {first.match['kind']}{said}. The ranks "
+            "took different code paths, so none of them can complete it."
+        ),
+        fix=[
+            (
+                "Read the analyser's 'collective stack trace' for where the expected collective "
+                "was issued, and find the path the culprit ranks took instead."
+            ),
+            _SAME_COLLECTIVES,
+        ],
+        evidence=[h.cite for h in hits[:3]],
+        ranks=culprits,
+        confidence=Confidence.MEDIUM if all(h.prose for h in hits) else Confidence.HIGH,
+    )
+
+
 def _from_desync(facts: Facts) -> Finding | None:
     """A desync report whose snapshot shows different collectives started under one number."""
     found = next(mismatches(facts), None)
@@ -292,7 +325,7 @@ def _from_desync(facts: Facts) -> Finding | None:
 
 def check(facts: Facts) -> list[Finding]:
     """A fingerprint mismatch, a failed monitored barrier, dumps or a desync report that differ."""
-    for step in (_from_flight, _from_desync):
+    for step in (_from_flight, _from_fr_analysis, _from_desync):
         found = step(facts)
         if found is not None:
             return [found]

@@ -36,7 +36,9 @@ PyTorch's ``Last error:``; ``NET/IB : mlx5_0:1 async fatal event``, or an
 older ``Got async event`` naming a fault (not one that tells a change of the
 fabric's state: ``SM change``, ``client reregistration``, ``LID change``);
 ``communicator encountered a fatal error (detected in ...)`` (medium
-confidence when it is the only sign).
+confidence when it is the only sign). Unacknowledged sends (12, 13, flushed)
+defer to a worker that died first of its own error, or to a GPU lost (Xid 79)
+not shown to come after them: the process on it died with it.
 
 Fix
 ---
@@ -50,11 +52,15 @@ and check ACS/IOMMU. Rerun ``nccl-tests`` between the two hosts named.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 
+from nccl_doctor.facts.host import XidEvent
+from nccl_doctor.facts.nccl import NcclWarn
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules._probe import isolated_transport
 from nccl_doctor.rules.base import Rule, first_distinct
+from nccl_doctor.rules.gpu._common import xids_for
 from nccl_doctor.rules.net._common import completions, died_first, plural
 from nccl_doctor.rules.net._efa import PEER_GONE, REGISTRATION, efa_completions, reading
 from nccl_doctor.signs.net import IB_ASYNC_EVENT, IB_FATAL_COUNTED, NON_FATAL
@@ -92,6 +98,19 @@ _FIX_BY = {
 #: Completion statuses of sends a peer never acknowledged: its link, its path, or the peer
 #: itself was gone (retry exceeded, receiver not ready, flushed after either).
 _PEER_LOST = frozenset({12, 13, 5})
+
+
+def _gpu_lost_first(facts: Facts, warns: Sequence[NcclWarn]) -> XidEvent | None:
+    """A GPU lost (an Xid the table reads as gpu.lost: fallen off the bus, ...) not shown to
+    come after the first completion error: the process on it died with it."""
+    lost = [event for event, _ in xids_for(facts, "gpu.lost")]
+    if not lost:
+        return None
+    first = lost[0]
+    timed = [w for w in warns if w.time_s is not None and w.clock == first.clock]
+    if first.time_s is not None and timed and first.time_s > min(w.time_s or 0 for w in timed):
+        return None
+    return first
 
 
 def check(facts: Facts) -> list[Finding]:
@@ -190,7 +209,9 @@ def check(facts: Facts) -> list[Finding]:
         )
     # unacknowledged sends (12, 13, flushed) to a peer whose worker had died of an error of
     # its own: the peer was gone, not the path to it; the death is the cause
-    died = died_first(facts) if set(primary) <= _PEER_LOST and not events else None
+    peer_lost = set(primary) <= _PEER_LOST and not events
+    died = died_first(facts) if peer_lost else None
+    lost = _gpu_lost_first(facts, warns) if peer_lost else None
     detail: list[str] = []
     if died is not None:
         on = f" on {died.host}" if died.host else ""
@@ -198,6 +219,12 @@ def check(facts: Facts) -> list[Finding]:
             f"a worker{on} died first of its own error ({(died.error or '')[:120]}): "
             "sends to it went unacknowledged because it was gone"
         )
+    if lost is not None:
+        detail.append(
+            f"a GPU was lost first (Xid {lost.xid} on {lost.bus_id or 'a GPU'}): the rank on it "
+            "died with it, and sends to that rank went unacknowledged"
+        )
+    yields = [*(["launch.rank_crash"] if died else []), *(["gpu.lost"] if lost else [])]
     return [
         RULE.finding(
             summary=summary + ".",
@@ -205,8 +232,8 @@ def check(facts: Facts) -> list[Finding]:
             evidence=evidence,
             ranks=[w.rank for w in warns if w.rank is not None],
             hosts=hosts,
-            explains=[i for i in RULE.explains if i != "launch.rank_crash"] if died else None,
-            defers_to=["launch.rank_crash"] if died else [],
+            explains=[i for i in RULE.explains if i not in yields] if yields else None,
+            defers_to=yields,
             detail=detail,
             severity=Severity.WARNING if flushed_only else RULE.severity,
             confidence=(
