@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from nccl_doctor.facts.signs import Sign, sign
+from nccl_doctor.signs.languages import HANG_OTHER
 
 
 def setting(family: str, name: str) -> Sign:
@@ -26,7 +27,7 @@ HANG_WORDS = sign(
     # (Chinese: stuck, stuck dead, stuck at, hangs; no word boundary between its characters;
     # not the 卡 of a card: 显卡在 "the GPU is at", 网卡在 "the NIC is at", 两张卡在训练 "two
     # cards are training", 3 号卡在 "card 3 is")
-    rf"\b(?:{_SITS}|deadlock\w{{0,20}})\b|(?<![显网声张块号])卡(?:住|死|在)|挂起",
+    rf"\b(?:{_SITS}|deadlock\w{{0,20}})\b|(?<![显网声张块号])卡(?:住|死|在)|挂起|{HANG_OTHER}",
     "a person saying the job sits there rather than dies",
 )
 HANG_POINTS = sign(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from nccl_doctor.facts.signs import Sign, sign
 from nccl_doctor.signs.common import setting
+from nccl_doctor.signs.languages import MULTI_NODE_OTHER
 
 # -- how many nodes the job spans (facts/span.span_of) ----------------------
 
@@ -59,7 +60,7 @@ PROSE_MULTI_NODE = sign(
     r"\b(?:two|three|four|eight|multiple|several|2|3|4|8|\d{2})\s+(?:(?!gpus?\b|cards?\b)[a-z-]+\s+)?"
     r"(?:nodes?|machines|servers|hosts)\b|\bmu?l?ti-?\s?nodes?\b|\binter-?node\b|\bcross-?node\b"
     r"|\bacross\s+(?:nodes|machines)"
-    rf"|{MULTI_NODE_ZH}",
+    rf"|{MULTI_NODE_ZH}|{MULTI_NODE_OTHER}",
     "a person saying the job runs on several nodes or machines",
 )
 PROSE_SINGLE_NODE = sign(

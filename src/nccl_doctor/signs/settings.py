@@ -25,6 +25,7 @@ from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.signs import sign
 from nccl_doctor.facts.store import Facts, Hit, unasserted
 from nccl_doctor.knowledge.topics import variable_topics
+from nccl_doctor.signs.languages import WORKED_OTHER
 
 _NAME = r"(?:TORCH_)?(?:NCCL|GLOO)_[A-Z0-9_]{2,40}"
 #: A value, taken whole by the look-ahead and back-reference (so a long run of digits is not
@@ -34,7 +35,7 @@ _VALUE = r"(?=(?P<{0}>[\^\w.,:+-]{{1,40}}))(?P={0})"
 #: dot in a path or a version, "docs.nvidia.com", stays).
 _GAP = r"(?:[^.!?\n]|\.(?!\s))"
 _WORKED = (
-    r"(?=[wfshrdnua就解可正跑能])(?:work(?:s|ed)? ?around|works?\b|worked|fix(?:es|ed)?\b"
+    r"(?:(?=[wfshrdnua就解可正跑能])(?:work(?:s|ed)? ?around|works?\b|worked|fix(?:es|ed)?\b"
     r"|solv(?:es|ed)\b"
     # Chinese: "then it was fine", "solved", "it works", "back to normal", "it runs"
     r"|就(?:好了|行了|可以了|正常了|能跑了|跑通了)|解决了|可以(?:了|跑了|正常)|正常了|跑通了|能跑了"
@@ -46,13 +47,15 @@ _WORKED = (
     r"|did the trick|no (?:longer|more) hang"
     # it failed until the setting was made ("fails with IB errors until we set ...=3")
     r"|until (?:we |I |you |they )?(?:set|export|add|specif|chang|pass)\w*)"
+    # Japanese, Korean, Russian and other languages (signs.languages)
+    rf"|{WORKED_OTHER})"
 )
 
 SETTING_WORKED = sign(
     "settings.worked",
     # (a Chinese verb follows a Chinese word with no word boundary between: "都能正常跑完")
     rf"\b(?P<name>{_NAME})\s{{0,3}}=\s{{0,3}}{_VALUE.format('value')}{_GAP}{{0,100}}?"
-    rf"(?:\b|(?<=[\u4e00-\u9fff])){_WORKED}"
+    rf"(?:\b|(?<=[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af])){_WORKED}"
     rf"|\b{_WORKED}{_GAP}{{0,80}}?\b(?P<name2>{_NAME})\s{{0,3}}=\s{{0,3}}{_VALUE.format('value2')}",
     "someone says the job works with an NCCL/gloo setting (NCCL_P2P_DISABLE=1 fixed it)",
 )

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from nccl_doctor.differential.cues.base import Cue, cue
 from nccl_doctor.differential.prose import NOT_SAID, rx
+from nccl_doctor.signs.languages import MULTI_NODE_OTHER
 from nccl_doctor.signs.net import MULTI_NODE_ZH
 
 PLACE: dict[str, Cue] = {
@@ -55,9 +56,7 @@ PLACE: dict[str, Cue] = {
         r"\b(?:two|several|multiple|more|\d+)\b"
         r"|\b(?:num[_-]?nodes|nnodes)\s*(?:>=?|=)\s*[2-9]|\bacross (?:the )?nodes\b"
         r"|\b(?:the )?(?:second|both) (?:nodes?|machines?|hosts?)\b"
-        rf"|{MULTI_NODE_ZH}"
-        # Japanese: multi-node, several nodes, 2 (to 9) nodes
-        r"|マルチノード|複数(?:の)?ノード|[2-9２-９]\s?ノード",
+        rf"|{MULTI_NODE_ZH}|{MULTI_NODE_OTHER}",
         in_question=True,
     ),
     # MIG in use ("using MIG instances", "NCCL with MIG", a MIG-<uuid> device), not ruled out

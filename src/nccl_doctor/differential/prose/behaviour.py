@@ -18,6 +18,7 @@ from nccl_doctor.differential.prose.words import (
 )
 from nccl_doctor.facts.told import not_negated
 from nccl_doctor.knowledge.python_exceptions import APP_EXCEPTIONS, IMPORT_EXCEPTIONS
+from nccl_doctor.signs.languages import HANG_OTHER, SLOW_OTHER
 
 #: What a model's training reports, said just before "stuck" or "卡在": a number that does not
 #: move ("the loss is stuck at 2.3", "loss 一直卡在 2.3"), not the job.
@@ -181,10 +182,12 @@ BEHAVIOUR: tuple[ProseSymptom, ...] = (
             r"|\b(?:at|to|only) (?:about |roughly |around |~ ?)?\d{1,2}(?:\.\d)? ?% of (?:the |its "
             r"|our |their )?(?:\w+ )?(?:throughput|speed|bandwidth|busbw|performance)\b"
             r"|\b\d+(?:\.\d+)? ?GB/s\b[^.;\n]{0,20}?\binstead of (?:the )?(?:~ ?|about )?\d"
-            # Chinese, Japanese and Korean: slow beyond reason, throughput or speed dropped,
+            # Chinese: slow beyond reason, throughput or speed dropped,
             # slower than before, got slow
             r"|慢得离谱|(?:速度|吞吐|性能)(?:量)?(?:明显|大幅|严重)?(?:下降|降低|变差)"
-            r"|比(?:之前|以前|单机|单卡)慢|遅くな(?:る|った|り|って)|느려(?:지|졌|져)"
+            r"|比(?:之前|以前|单机|单卡)慢"
+            # Japanese, Korean, Russian and other languages (signs.languages)
+            rf"|{SLOW_OTHER}"
             r"|\bslower and slower\b|\b(?:is|runs?|gets?|getting|became|becomes?) (?:very |much |"
             r"extremely |really |so )?slow(?:er)?\b"
             # the GPUs talk over PCIe where NVLink should carry it
@@ -305,8 +308,8 @@ BEHAVIOUR: tuple[ProseSymptom, ...] = (
             r"|卡住|卡死|挂起|无响应|(?<![\d张块个号多单双两三四五六七八九十几显这那该每])卡[在着]"
             # no output or reaction at all, does not move, does not go on
             r"|(?:没有|无)(?:任何)?(?:输出|反应)|一直不动|不动了|没反应|不往下(?:走|跑|执行|进行)"
-            # Japanese: hangs, freezes, (the processing) stops ("止まってしまいます")
-            r"|ハング|フリーズ|固ま(?:る|って|った|り)|止ま(?:って|った|ったまま|る)"
+            # Japanese, Korean, Russian and other languages (signs.languages)
+            rf"|{HANG_OTHER}"
         ),
         "the reporter says the job hangs",
         counts=_hang_said,

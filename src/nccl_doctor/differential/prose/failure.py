@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from nccl_doctor.differential.prose.words import ProseSymptom, rx, says_failure
+from nccl_doctor.signs.languages import FAILED_OTHER
 
 #: The reporter says it fails, in any words; the last resort of :data:`PROSE_SYMPTOMS`.
 FAILURE = ProseSymptom(
@@ -59,9 +60,8 @@ FAILURE = ProseSymptom(
         # cannot get it going, exits at once, died, crashed ("起不来", "启动不了", "跑不起来",
         # "直接退出", "挂了", "崩了")
         r"|起不来|(?:启动|运行|训练|跑)不(?:了|起来)|跑不起来|直接退出|自动退出|挂了|崩了"
-        # Japanese: failed, an error comes up / occurs (not "エラーは出ません": none does),
-        # ended abnormally, crashes
-        r"|失敗|エラーが(?:出|発生)|異常終了|クラッシュ|落ちて"
+        # Japanese, Korean, Russian and other languages (signs.languages)
+        rf"|{FAILED_OTHER}"
     ),
     "the reporter says it fails, with no message the catalogue knows",
     # a program's hint or a condition ("if auto-resume does not work, ...", "提示: ...")
