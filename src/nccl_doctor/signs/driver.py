@@ -178,7 +178,14 @@ FIRST_999 = sign(
     r"cuInit[^\n]{0,60}(?:CUDA_ERROR_UNKNOWN|\b999\b|unknown error)"
     r"|CUDA unknown error - this may be due to an incorrectly set up environment"
     r"|cudaGetDeviceCount\(\)[^\n]{0,200}Error 999"
-    r"|CUDA initialization: CUDA unknown error",
+    r"|CUDA initialization: CUDA unknown error"
+    # retold: torch's warning in other words ("a warning about a CUDA unknown error and an
+    # incorrectly set up environment"), the error at the first CUDA call
+    r"|unknown error[^\n]{0,60}\bincorrectly set up environment"
+    r"|\b(?:the )?(?:very )?first (?:\.cuda\(\)|CUDA|cuda) call\b[^.\n]{0,40}?"
+    r"(?:unknown error|\b999\b)"
+    r"|(?:unknown error|\b999\b)[^.\n]{0,60}?\b(?:the )?(?:very )?first (?:\.cuda\(\)|CUDA|cuda) "
+    r"call\b",
     "CUDA's very first call (cuInit, the device count) failed with error 999 'unknown error'",
 )
 #: Chinese: the machine went to sleep, hibernated or stood by, then woke (not a process); the

@@ -29,6 +29,14 @@ LOADER_SHM = sign(
     "the DataLoader says its workers' shared memory ran out (a line that names NCCL too, "
     "'from the DataLoader, not NCCL', is still torch's)",
 )
+#: Python's multiprocessing could not receive the descriptors a DataLoader worker passed
+#: (multiprocessing/reduction.py recvfds: "received 0 items of ancdata"): the open-file limit,
+#: whatever else the line names (a sentence that blames NCCL is still Python's message)
+ANCDATA = sign(
+    "host.ancdata",
+    r"received 0 items of ancdata",
+    "multiprocessing could not receive a worker's file descriptors (the open-file limit)",
+)
 FD_LIMIT = sign(
     "host.fd_limit",
     r"Too many open files|\[Errno 24\]|\bEMFILE\b|received 0 items of ancdata",

@@ -347,9 +347,9 @@ RANK_FAILED_FIRST = sign(
     # error is rank 17's FileNotFoundError, 30 minutes before the other ranks' NCCL
     # timeouts"; Chinese: "the earliest error is rank 17's Python exception ... 30 minutes
     # earlier than the other ranks' NCCL timeouts")
-    r"|\b(?:earliest|first) (?:error|failure|exception|traceback)\b[^.;\n]{0,80}?"
-    r"\brank ?\d+\b[^\n]{0,160}?\b(?:before|earlier than) (?:all )?(?:the )?"
-    r"(?:other|rest|remaining)"
+    r"|\b(?:earliest|first) (?:error|failure|exception|traceback|thing|message|line)\b"
+    r"[^.;\n]{0,80}?\brank ?\d+\b[^\n]{0,160}?\b(?:before|earlier than) (?:all )?(?:the )?"
+    r"(?:other|rest|remaining|everyone|everybody)"
     # the first error of the job pinned on a rank that raised or died of its own ("the first
     # error in the whole job is much earlier: rank 9 raised a FileNotFoundError")
     r"|\b(?:earliest|first) (?:error|failure|exception|traceback)\b[^.;\n]{0,100}?"

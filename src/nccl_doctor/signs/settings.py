@@ -35,7 +35,9 @@ _VALUE = r"(?=(?P<{0}>[\^\w.,:+-]{{1,40}}))(?P={0})"
 #: dot in a path or a version, "docs.nvidia.com", stays).
 _GAP = r"(?:[^.!?\n]|\.(?!\s))"
 _WORKED = (
-    r"(?:(?=[wfshrdnua就解可正跑能])(?:work(?:s|ed)? ?around|works?\b|worked|fix(?:es|ed)?\b"
+    # (not "nothing helps", "nothing works": the outcome denied)
+    r"(?:(?<!nothing )(?=[wfshrdnua就解可正跑能])(?:work(?:s|ed)? ?around|works?\b|worked"
+    r"|fix(?:es|ed)?\b"
     r"|solv(?:es|ed)\b"
     # Chinese: "then it was fine", "solved", "it works", "back to normal", "it runs"
     r"|就(?:好了|行了|可以了|正常了|能跑了|跑通了)|解决了|可以(?:了|跑了|正常)|正常了|跑通了|能跑了"
@@ -120,7 +122,7 @@ _NO_HELP_AFTER = (
     r"|issue|problem|behaviou?r|hang|crash)|still (?:hangs?|hung|fails?|failed|crash\w{0,4}"
     r"|stuck|freez\w{0,4}|errors?|the same|happen\w{0,4}|occur\w{0,4}|slow\w{0,3})"
     r"|not (?:help|work|solve|fix)\w{0,3}|without (?:any )?(?:success|luck|effect|change)"
-    r"|to no avail|nothing changed"
+    r"|to no avail|nothing (?:changed|changes|helps|helped|works|worked)"
     r"|also tried|tried (?:both|all|every)|changes? nothing|(?:makes?|made) no difference"
     # Chinese: "still the same", "still no good", "still stuck", "no use", "no effect"
     r"|还是(?:一样|不行|卡|报错|会|没用)|(?:也|都)?没(?:有)?用|无效|不管用|没(?:有)?效果)"

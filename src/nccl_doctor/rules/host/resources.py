@@ -44,6 +44,7 @@ from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.base import Rule
 from nccl_doctor.signs.common import CARRIES_ON
 from nccl_doctor.signs.host import (
+    ANCDATA,
     CHECKPOINT_SAVE,
     CUDA_OOM,
     CUDA_WORD,
@@ -237,7 +238,7 @@ def check(facts: Facts) -> list[Finding]:
             # not the host's limits; nor is a warning its program goes on after
             nccl = facts.lines_of(NCCL_OWN) | facts.lines_of(CARRIES_ON)
         # (a person's sentence that says the limit is no longer reached holds no hit)
-        loader = facts.lines_of(LOADER_SHM)
+        loader = facts.lines_of(LOADER_SHM) | facts.lines_of(ANCDATA)
         hits = [h for h in shown if h.said not in nccl or h.said in loader]
         if hits:
             limited = _finding(limit, hits)

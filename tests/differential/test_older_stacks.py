@@ -1,0 +1,81 @@
+"""Readings the blind battery N ("older stacks", 2017-2022) asked for: each fires on a small
+realistic report, and stays silent where its mechanism does not hold."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from nccl_doctor.signs.settings import settings_that_did_not_help, settings_that_worked
+from tests.helpers import critical_ids, diagnose_text, facts_text
+
+# -- "nothing helps" denies the outcome -----------------------------------------------------------
+
+
+def test_settings_tried_where_nothing_helps_did_not_help(tmp_path: Path) -> None:
+    text = "I tried NCCL_P2P_DISABLE=1 and NCCL_BUFFSIZE changes, nothing helps.\n"
+    facts = facts_text(tmp_path, text)
+    assert settings_that_worked(facts) == ()
+    assert [s.name for s in settings_that_did_not_help(facts)][:1] == ["NCCL_P2P_DISABLE"]
+
+
+def test_a_setting_that_helps_still_helps(tmp_path: Path) -> None:
+    facts = facts_text(tmp_path, "I tried NCCL_P2P_DISABLE=1 and it helps.\n")
+    assert [(s.name, s.value) for s in settings_that_worked(facts)] == [("NCCL_P2P_DISABLE", "1")]
+
+
+# -- error 999 at the first CUDA call, retold, after a suspend ------------------------------------
+
+_RESUMED = (
+    "I put the machine to sleep (systemctl suspend) in the evening. In the morning both ranks "
+    "fail with CUDA error: unknown error at the first .cuda() call; nvidia-smi looks fine.\n"
+)
+
+
+def test_unknown_error_at_the_first_cuda_call_after_suspend_is_uvm(tmp_path: Path) -> None:
+    assert critical_ids(diagnose_text(tmp_path, _RESUMED))[:1] == ["driver.uvm"]
+
+
+def test_unknown_error_later_in_training_after_suspend_is_no_uvm(tmp_path: Path) -> None:
+    text = _RESUMED.replace("at the first .cuda() call", "after 2000 steps of training")
+    assert "driver.uvm" not in critical_ids(diagnose_text(tmp_path, text))
+
+
+# -- multiprocessing's ancdata message in a sentence that blames NCCL -----------------------------
+
+
+def test_ancdata_told_beside_nccl_words_is_the_open_file_limit(tmp_path: Path) -> None:
+    text = (
+        "After two epochs a rank dies with the message received 0 items of ancdata from the "
+        "DataLoader, and the others end in NCCL watchdog timeouts, so I thought NCCL was it.\n"
+    )
+    report = diagnose_text(tmp_path, text)
+    assert critical_ids(report)[:1] == ["host.resources"]
+    assert "open-file limit" in report.findings[0].summary
+
+
+def test_ancdata_said_to_be_gone_is_no_limit(tmp_path: Path) -> None:
+    text = (
+        "Since we raised ulimit -n we no longer see received 0 items of ancdata; now the NCCL "
+        "watchdog times out in the first all_reduce after two epochs.\n"
+    )
+    assert "host.resources" not in critical_ids(diagnose_text(tmp_path, text))
+
+
+# -- the earliest line of the job on one rank, before everyone else's timeouts ---------------------
+
+
+def test_the_earliest_thing_in_one_ranks_file_is_that_ranks_crash(tmp_path: Path) -> None:
+    text = (
+        "All ranks except rank 11 print the NCCL watchdog timeout after 30 minutes. The earliest "
+        "thing in the whole job is in rank 11's file, about 31 minutes before everyone else's "
+        "timeouts: a Python traceback from the data loading, then the file ends.\n"
+    )
+    assert diagnose_text(tmp_path, text).top(1) == ["launch.rank_crash"]
+
+
+def test_the_earliest_line_naming_no_rank_is_no_crash(tmp_path: Path) -> None:
+    text = (
+        "All ranks print the NCCL watchdog timeout after 30 minutes. The earliest thing in the "
+        "whole job is the warning about NCCL_ASYNC_ERROR_HANDLING before everyone else's lines.\n"
+    )
+    assert diagnose_text(tmp_path, text).top(1) != ["launch.rank_crash"]
