@@ -11,7 +11,7 @@ import pytest
 from nccl_doctor.differential.context import context_of
 from nccl_doctor.differential.prose import prose_symptom
 from nccl_doctor.signs.settings import settings_that_worked
-from tests.helpers import diagnose_text, facts_text
+from tests.helpers import cue_says, diagnose_text, facts_text
 
 
 @pytest.mark.parametrize(
@@ -98,3 +98,35 @@ def test_a_wsl_hang_told_in_vietnamese_with_p2p_off_working_is_wsl(tmp_path: Pat
         "được.\n"
     )
     assert diagnose_text(tmp_path, text).top(1) == ["driver.wsl"]
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("Заметил, что в /dev есть nvidia0 и nvidiactl, но нет nvidia-uvm.", True),
+        ("/dev には nvidia0 と nvidiactl はあるが nvidia-uvm がない。", True),
+        ("/dev 에 nvidia0 은 있는데 nvidia-uvm 이 없습니다.", True),
+        ("En /dev no hay /dev/nvidia-uvm.", True),
+        ("В /dev есть nvidia0, nvidiactl и nvidia-uvm.", False),
+    ],
+)
+def test_nvidia_uvm_said_missing_in_another_language(text: str, said: bool) -> None:
+    assert cue_says("uvm_missing", text) is said
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        (
+            "nvidia-smi -q で見ると GPU 2 だけ Link Width の Current が 8x で、Max は 16x でした。",
+            True,
+        ),
+        ("lspci -vv でも GPU 2 の LnkSta が Width x8 で「(downgraded)」と表示されました。", True),
+        (
+            "nvidia-smi -q で見ると 8 枚とも Link Width の Current が 16x で、Max も 16x でした。",
+            False,
+        ),
+    ],
+)
+def test_a_narrow_pcie_link_retold_in_another_language(text: str, said: bool) -> None:
+    assert cue_says("pcie_downtrained", text) is said

@@ -111,6 +111,11 @@ BUILDS: dict[str, Cue] = {
         r"/dev/nvidia-uvm\b[^.;\n]{0,30}\b(?:is |was )?(?:missing|absent|not (?:there|present"
         r"|exist\w*|found)|does(?:n't| not) exist|no such file)"
         r"|\bno /dev/nvidia-uvm\b"
+        # in other languages: "но нет nvidia-uvm", "no hay /dev/nvidia-uvm", "kein
+        # /dev/nvidia-uvm", "nvidia-uvm がない", "nvidia-uvm 이 없습니다"
+        r"|(?:(?<![А-Яа-яЁё])нет|\bno hay|\bnão há|\bkein\w{0,2}|\bpas de|\bkhông có|\btidak ada) "
+        r"(?:/dev/)?nvidia-uvm\b"
+        r"|nvidia-uvm\s?(?:が|は)?(?:ない|無い|ありません|存在しない)|nvidia-uvm\s?(?:이|가)?\s?없"
     ),
     # the GPUDirect RDMA stack named: the peer-memory kernel module that lets a NIC (or
     # gdrcopy's CPU mappings) reach GPU memory, or GPUDirect RDMA itself
@@ -141,8 +146,12 @@ BUILDS: dict[str, Cue] = {
         r"|\bGen ?[1-3]\b[^.;\n]{0,40}\b(?:instead of|rather than|not|vs\.?|expected|should be)\b"
         r"[^.;\n]{0,10}\bGen ?[3-6]\b"
         r"|\b(?:PCIe|link)\b[^.;\n]{0,30}\b(?:downgraded|downtrained|degraded|down-trained)\b"
-        # nvidia-smi -q's link width retold: "8x current, 16x max"
-        r"|\b(?:1|2|4|8)x current\b[^.;\n]{0,12}\b(?:8|16)x max\b",
+        # nvidia-smi -q's link width retold: "8x current, 16x max", its field names kept in a
+        # sentence of another language ("Current が 8x で、Max は 16x"); lspci's own mark
+        # ("LnkSta: ... Width x8 (downgraded)")
+        r"|\b(?:1|2|4|8)x current\b[^.;\n]{0,12}\b(?:8|16)x max\b"
+        r"|\bCurrent\b[^.;\n]{0,12}\b(?:1|2|4|8)x\b[^.;\n]{0,20}\bMax\b[^.;\n]{0,12}\b(?:8|16)x\b"
+        r"|\bWidth x(?:1|2|4|8)\b[^.;\n]{0,12}\(downgraded\)",
         in_question=True,
     ),
     # the hardware a GPU's link runs through was changed or is suspect ("the vendor replaced
