@@ -110,6 +110,21 @@ OOM_TEXT = sign(
     r"out of memory|cudaErrorMemoryAllocation|CUDA_ERROR_OUT_OF_MEMORY",
     "an out-of-memory error was printed or quoted (any wording)",
 )
+#: a person telling of a process that is not the job's holding GPU memory ("nvidia-smi shows a
+#: python process using about 11 GB on GPU 1 when nothing of mine runs", "the OOM message lists
+#: another process id with 10.9 GiB in use"); Chinese: "a process whose user is not me",
+#: "someone else's jupyter"
+FOREIGN_HOLDER = sign(
+    "gpu.foreign_holder",
+    # (not "the other process", "my other process": the job's own other rank)
+    r"(?<!the )(?<!my )(?<!our )(?<!each )"
+    r"\b(?:another|other|an? (?:idle|stray|leftover|zombie|old|python)) (?:\w+ ){0,2}process"
+    r"(?:es)?(?: id)?\b[^.;\n]{0,60}?\b(?:using|uses|holds?|holding|occupy\w*|tak(?:es|ing)"
+    r"|with)\b[^.;\n]{0,20}?\b\d{1,3}(?:\.\d{1,2})? ?(?:GB|GiB|G)\b"
+    r"|进程[^。；\n]{0,20}?(?:用户|user)\s?不是我|(?:别人|其他人|他人|师兄|师姐|同学|同事)的?"
+    r"[^。；\n]{0,10}?(?:进程|程序|jupyter|notebook|任务)",
+    "a person says a process that is not the job's holds memory on a GPU",
+)
 SMALL_BATCH = sign(
     "gpu.small_batch",
     r"(?:reduc\w{0,20}|lower\w{0,20}|decreas\w{0,20}|even (?:with|at)|tried)\b"

@@ -31,7 +31,9 @@ on one node, local rank r on GPU r (also where only such a launch on GPUs
 machine evidence and no other rank sat on a GPU at least as crowded without
 failing; an assumed mapping, GPUs numbered from a process list's bus ids alone,
 or a more crowded GPU that did not fail first makes it medium, and the finding
-says which.
+says which. With no process list, an OOM beside the reporter's words that a
+process not the job's holds GPU memory ("a python process using about 11 GB on
+GPU 1", "a process whose user is not me") is the finding at medium confidence.
 
 Fix
 ---
@@ -53,7 +55,7 @@ from nccl_doctor.facts.run import CudaOutOfMemory
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.base import Rule
-from nccl_doctor.signs.gpu import OOM_TEXT, SMALL_BATCH
+from nccl_doctor.signs.gpu import FOREIGN_HOLDER, OOM_TEXT, SMALL_BATCH
 
 RULE = Rule(
     id="gpu.contention",
@@ -240,6 +242,33 @@ def _held_elsewhere(facts: Facts) -> list[Finding]:
     return []
 
 
+def _told(facts: Facts) -> list[Finding]:
+    """An OOM, and the reporter's words that a process not the job's holds memory on a GPU
+    (no process list to read: the words are the evidence)."""
+    if facts.of(GpuProcess) or facts.kinds & GPU_KINDS:
+        return []
+    ooms = facts.told(OOM_TEXT)
+    held = facts.told(FOREIGN_HOLDER)
+    if not ooms or not held:
+        return []
+    return [
+        RULE.finding(
+            summary="The job runs out of GPU memory while, in the reporter's words, a process "
+            f"that is not the job's holds memory on its GPU ('{held[0].match.group(0)[:120]}'): "
+            "the job gets what that process leaves",
+            fix=[
+                (
+                    "Run `nvidia-smi` (or `--query-compute-apps=pid,process_name,used_memory "
+                    "--format=csv`) before the job starts and find who owns that process"
+                ),
+                "Stop it, or move the job to free GPUs with CUDA_VISIBLE_DEVICES",
+            ],
+            evidence=[held[0].cite, ooms[0].cite],
+            confidence=Confidence.MEDIUM,
+        )
+    ]
+
+
 def _suspected(facts: Facts) -> list[Finding]:
     """An OOM that persists at a small batch, with no process list to check: ask for one."""
     if facts.of(GpuProcess) or facts.kinds & GPU_KINDS:
@@ -313,7 +342,7 @@ def _confidence(
 
 def check(facts: Facts) -> list[Finding]:
     """Foreign processes on the job's GPUs, joined with the failing ranks."""
-    findings = _from_oom(facts) or _held_elsewhere(facts) or _suspected(facts)
+    findings = _from_oom(facts) or _held_elsewhere(facts) or _told(facts) or _suspected(facts)
     procs = facts.of(GpuProcess)
     if not procs or findings:
         return findings
