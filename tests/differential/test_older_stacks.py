@@ -79,3 +79,27 @@ def test_the_earliest_line_naming_no_rank_is_no_crash(tmp_path: Path) -> None:
         "whole job is the warning about NCCL_ASYNC_ERROR_HANDLING before everyone else's lines.\n"
     )
     assert diagnose_text(tmp_path, text).top(1) != ["launch.rank_crash"]
+
+
+# -- the launcher's root cause retold with a signal of the process's own fault --------------------
+
+_THREAD = (
+    "Most ranks report that the connection was closed by peer or that a remote process "
+    "exited. {said}\n"
+)
+
+
+def test_the_root_cause_retold_with_sigsegv_is_that_ranks_crash(tmp_path: Path) -> None:
+    said = (
+        "The root cause entry in the torchrun summary always has exitcode -11 and says Signal 11 "
+        "(SIGSEGV) received by that PID, for a different local rank each time."
+    )
+    assert diagnose_text(tmp_path, _THREAD.format(said=said)).top(1) == ["launch.rank_crash"]
+
+
+def test_the_root_cause_retold_with_sigterm_is_no_crash_of_its_own(tmp_path: Path) -> None:
+    said = (
+        "The root cause entry in the torchrun summary has exitcode -15 (SIGTERM): our scheduler "
+        "preempts the job."
+    )
+    assert diagnose_text(tmp_path, _THREAD.format(said=said)).top(1) != ["launch.rank_crash"]

@@ -359,6 +359,10 @@ RANK_FAILED_FIRST = sign(
     r"|(?:最先|最早|首先)(?:的)?(?:报错|出错|挂掉|崩溃|退出)[^。；\n]{0,80}?rank ?\d+"
     r"[^。；\n]{0,40}?(?:退出|报错|异常|崩溃|挂|SIGKILL|SIGSEGV|-9|Error)"
     r"|最早(?:的)?(?:一条|一个)?(?:报错|错误|异常)[^。；\n]{0,60}?rank ?\d+[^\n]{0,120}?"
-    r"(?:比|早于)[^。；\n]{0,20}?其他",
+    r"(?:比|早于)[^。；\n]{0,20}?其他"
+    # the launcher's summary retold: its root cause (the first failure it observed) ended by
+    # a signal of the process's own fault, not one sent to it (SIGTERM, SIGKILL)
+    r"|\broot cause\b[^.;\n]{0,80}?(?:\bexit ?code:? ?-(?:4|6|7|8|11)\b"
+    r"|\bSIG(?:SEGV|ABRT|BUS|FPE|ILL)\b|\bSignal (?:4|6|7|8|11)\b)",
     "a person saying one rank failed with its own error first and the others then waited",
 )

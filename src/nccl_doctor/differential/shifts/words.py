@@ -503,7 +503,9 @@ WORDS: tuple[Shift, ...] = (
             "one rank failed with its own error first and the others then waited on it: the "
             "peer that left is the cause, their timeouts follow",
             lambda c: c.says("rank_failed_first"),
-            STALLS | {"failure", "peer_lost"},
+            # (a connection a peer closed is one way the others see it leave; a native crash
+            # said of the rank that went first is that rank's own)
+            STALLS | {"failure", "peer_lost", "connection", "crashed"},
         )
         for i, f in (("launch.rank_crash", 5.0), ("app.hang", 0.5))
     ),
