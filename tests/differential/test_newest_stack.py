@@ -187,3 +187,10 @@ def test_an_nvlink_xid_told_ranks_nvlink_before_the_generic_fault(tmp_path: Path
 def test_a_generic_xid_told_keeps_the_generic_fault_first(tmp_path: Path) -> None:
     text = "Training hangs after a few hours; dmesg shows Xid 62 for GPU 6 each time.\n"
     assert diagnose_text(tmp_path, text).top(1) == ["gpu.xid"]
+
+
+def test_link_sections_pasted_one_after_another_are_one_gpu_each(tmp_path: Path) -> None:
+    section = _LINK.split("\n", 1)[1]
+    text = section.format(width=16) + section.format(width=4)
+    gpus = facts_text(tmp_path, text).of(Gpu)
+    assert [(g.pcie_width_current, g.pcie_width_max) for g in gpus] == [(16, 16), (4, 16)]

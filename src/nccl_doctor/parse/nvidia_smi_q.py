@@ -77,6 +77,8 @@ class _Gpu:
         self.processes_none: Line | None = None
         self.migs: list[Record] = []
         self.mig_depth: int | None = None
+        #: opened by a ``GPU Link Info`` section pasted without its GPU's header
+        self.alone = False
 
 
 class NvidiaSmiQParser(BlockParser):
@@ -136,10 +138,14 @@ class NvidiaSmiQParser(BlockParser):
                     run.extend(self._finish(gpu))
                 gpu = _Gpu(line, bus_id(header["bus"]), indent)
                 continue
-            if text == _LINK_INFO and gpu is None:
+            if text == _LINK_INFO and (gpu is None or gpu.alone):
                 # a section pasted alone (nvidia-smi -q -d PCIE, trimmed to it): one GPU's
-                # PCI section, its header and the GPU's own cut off
+                # PCI section, its header and the GPU's own cut off; the next such section is
+                # the next GPU's
+                if gpu is not None:
+                    run.extend(self._finish(gpu))
                 gpu = _Gpu(line, None, indent - 2)
+                gpu.alone = True
                 gpu.stack.append((indent - 1, "pci"))
             kv = _KV.match(text)
             if gpu is None or indent <= gpu.indent:

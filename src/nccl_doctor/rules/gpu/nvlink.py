@@ -188,7 +188,7 @@ def _failing(c: NvLinkErrorCount) -> bool:
 
 def _counters(facts: Facts, counts: list[NvLinkErrorCount]) -> Finding:
     """Non-zero error counters: a warning, unless they grew between two readings, or a link's
-    replays or recoveries stand beside a clean sibling link while a collective stalled."""
+    replays or recoveries stand beside a clean sibling link when a collective timed out first."""
     first: dict[tuple[str | None, int | None, int, str], int] = {}
     grown: list[NvLinkErrorCount] = []
     for c in facts.of(NvLinkErrorCount):
@@ -204,7 +204,7 @@ def _counters(facts: Facts, counts: list[NvLinkErrorCount]) -> Finding:
     }
     lone = [c for c in counts if _failing(c) and (c.host, c.gpu_index, c.counter.lower()) in clean]
     failure, _ = first_failure(facts)
-    stalled = failure.fact if failure is not None else None
+    lead = failure.fact if failure is not None else None
     worst = sorted(grown or counts, key=lambda c: -(c.count or 0))
     text = ", ".join(f"GPU {c.gpu_index} link {c.link} {c.counter} {c.count}" for c in worst[:4])
     gpus = sorted({str(c.gpu_index) for c in counts if c.gpu_index is not None})
@@ -216,7 +216,7 @@ def _counters(facts: Facts, counts: list[NvLinkErrorCount]) -> Finding:
             evidence=worst[:4],
             gpus=gpus,
         )
-    if isinstance(stalled, CollectiveTimeout) and lone:
+    if isinstance(lead, CollectiveTimeout) and lone:
         where = sorted({(c.gpu_index, c.link) for c in lone}, key=str)
         links = ", ".join(f"GPU {g} link {k}" for g, k in where[:4])
         return RULE.finding(
@@ -224,7 +224,7 @@ def _counters(facts: Facts, counts: list[NvLinkErrorCount]) -> Finding:
             f"errors its sibling links do not ({text}): a failing NVLink stalls the transfers "
             "that cross it, and the collective never completes",
             fix=["Reset the counters (nvidia-smi nvlink -ec) and check whether they grow", *_FIX],
-            evidence=[*sorted(lone, key=lambda c: -(c.count or 0))[:3], stalled],
+            evidence=[*sorted(lone, key=lambda c: -(c.count or 0))[:3], lead],
             gpus=gpus,
             confidence=Confidence.MEDIUM,
         )
