@@ -242,15 +242,16 @@ def _held_elsewhere(facts: Facts) -> list[Finding]:
     return []
 
 
-def _told(facts: Facts) -> list[Finding]:
-    """An OOM, and the reporter's words that a process not the job's holds memory on a GPU
-    (no process list to read: the words are the evidence)."""
+def _from_words(facts: Facts) -> list[Finding]:
+    """With no process list to read, the reporter's words: an OOM beside a process not the
+    job's said to hold memory on a GPU (the finding), else an OOM that persists at a small
+    batch (ask for the list)."""
     if facts.of(GpuProcess) or facts.kinds & GPU_KINDS:
         return []
     ooms = facts.told(OOM_TEXT)
     held = facts.told(FOREIGN_HOLDER)
     if not ooms or not held:
-        return []
+        return _suspected(facts)
     return [
         RULE.finding(
             summary="The job runs out of GPU memory while, in the reporter's words, a process "
@@ -271,8 +272,6 @@ def _told(facts: Facts) -> list[Finding]:
 
 def _suspected(facts: Facts) -> list[Finding]:
     """An OOM that persists at a small batch, with no process list to check: ask for one."""
-    if facts.of(GpuProcess) or facts.kinds & GPU_KINDS:
-        return []
     ooms = list(facts.seen(OOM_TEXT))
     cue = facts.seen(SMALL_BATCH)
     if not ooms or not cue:
@@ -342,7 +341,7 @@ def _confidence(
 
 def check(facts: Facts) -> list[Finding]:
     """Foreign processes on the job's GPUs, joined with the failing ranks."""
-    findings = _from_oom(facts) or _held_elsewhere(facts) or _told(facts) or _suspected(facts)
+    findings = _from_oom(facts) or _held_elsewhere(facts) or _from_words(facts)
     procs = facts.of(GpuProcess)
     if not procs or findings:
         return findings
