@@ -61,6 +61,16 @@ SETTING_WORKED = sign(
     rf"|\b{_WORKED}{_GAP}{{0,80}}?\b(?P<name2>{_NAME})\s{{0,3}}=\s{{0,3}}{_VALUE.format('value2')}",
     "someone says the job works with an NCCL/gloo setting (NCCL_P2P_DISABLE=1 fixed it)",
 )
+#: Another person's case, or advice to try ("we had a similar issue, NCCL_P2P_LEVEL=NVL fixed
+#: it", "you can try NCCL_IB_DISABLE=1", Chinese "我遇到过类似的 ... 就好了，可以试试"): in a
+#: thread, a setting that worked for someone else is no outcome of the reporter's job
+OTHERS_CASE = sign(
+    "settings.others_case",
+    r"\b(?:I|we) (?:had|have had|met|ran into|faced|hit|saw) (?:a |the )?(?:very )?"
+    r"(?:similar|same)\b|\byou (?:can|could|might|may|should) (?:try|set)\b"
+    r"|我(?:也|之前|以前)?遇到过(?:类似|同样|一样)|可以试试|试试看|你可以试",
+    "a person telling of their own similar case, or advising the reporter to try something",
+)
 NEGATED = sign(
     "settings.negated",
     # ("n't" ends a word: "didn't", "doesn't" have no word boundary before it)
@@ -97,11 +107,12 @@ def _said(hit: Hit) -> SaidSetting:
 
 
 def settings_that_worked(facts: Facts) -> tuple[SaidSetting, ...]:
-    """Every setting a line says made the job work, leaving out lines that negate it."""
+    """Every setting a line says made the job work, leaving out lines that negate it or tell
+    another person's case."""
     hits = facts.seen(SETTING_WORKED)
     if not hits:
         return ()
-    negated = facts.lines_of(NEGATED)
+    negated = facts.lines_of(NEGATED) | facts.lines_of(OTHERS_CASE)
     out: list[SaidSetting] = []
     for hit in hits:
         if hit.said in negated or _CONTRAST.search(hit.cite.text[hit.match.end() :]):

@@ -67,6 +67,7 @@ from nccl_doctor.signs.launch import (
     DDP_MEMBER,
     ENV_LAUNCHER,
     FILE_STORE,
+    INIT_PASSED,
     LAUNCHER_COMMAND,
     LOOPBACK_DIAL_RETOLD,
     NODE_PLACED,
@@ -289,7 +290,10 @@ _ELASTIC = (
 
 
 def _from_launch_line(facts: Facts) -> Finding | None:
-    """A multi-node launch with static rendezvous that names no node rank."""
+    """A multi-node launch with static rendezvous that names no node rank (not where the
+    reporter says the rendezvous went through: nodes that all start as node 0 never meet)."""
+    if facts.saw(INIT_PASSED):
+        return None
     placed = facts.lines_of(NODE_PLACED)
     launchers = {h.said: h for h in facts.seen(LAUNCHER_COMMAND)}
     for launch in launches(facts):
