@@ -103,3 +103,12 @@ def test_a_batch_script_without_srun_on_one_node_is_no_missing_node(tmp_path: Pa
 
 def report_top(tmp_path: Path, text: str) -> list[str]:
     return diagnose_text(tmp_path, text).top(1)
+
+
+def test_no_srun_said_in_korean_japanese_chinese() -> None:
+    assert cue_says(
+        "no_srun", "스크립트 마지막 줄에서 바로 torchrun 을 실행합니다. srun 은 안 붙였어요."
+    )
+    assert cue_says("no_srun", "バッチスクリプトでは srun を使わずに torchrun を直接呼んでいます。")
+    assert cue_says("no_srun", "sbatch 脚本里没有用 srun，直接调用 torchrun。")
+    assert not cue_says("no_srun", "스크립트 마지막 줄에서 srun torchrun ... 을 실행합니다.")

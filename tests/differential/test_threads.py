@@ -51,3 +51,28 @@ def test_a_rendezvous_said_to_complete_rules_out_a_missing_node_rank(tmp_path: P
     )
     findings = diagnose_text(tmp_path, text).findings
     assert not [f for f in findings if f.id == "launch.rendezvous" and "node_rank" in f.summary]
+
+
+# -- a duplicate GPU pairing ranks whose init lines name two machines -----------------------------
+
+_INITS = (
+    "trainer-0:201:201 [0] NCCL INFO NCCL_HOSTID set by environment to trainer\n"
+    "trainer-1:198:198 [0] NCCL INFO NCCL_HOSTID set by environment to trainer\n"
+    "trainer-0:201:412 [0] NCCL INFO ncclCommInitRank comm 0x5621f4c0b2a0 rank 0 nranks 16 "
+    "cudaDev 0 nvmlDev 0 busId {bus0} commId 0x4f1c9a2e73b05d18 - Init START\n"
+    "{host1}:198:409 [0] NCCL INFO ncclCommInitRank comm 0x55d0e13a7f60 rank 8 nranks 16 "
+    "cudaDev 0 nvmlDev 0 busId 7000 commId 0x4f1c9a2e73b05d18 - Init START\n"
+    "{host1}:198:409 [0] init.cc:748 NCCL WARN Duplicate GPU detected : rank 8 and rank 0 both "
+    "on CUDA device 7000\n"
+)
+
+
+def test_a_duplicate_gpu_pairing_ranks_of_two_machines_is_host_identity(tmp_path: Path) -> None:
+    report = diagnose_text(tmp_path, _INITS.format(bus0="7000", host1="trainer-1"))
+    assert critical_ids(report)[:1] == ["nccl.host_identity"]
+    assert "NCCL_HOSTID is set ('trainer')" in report.findings[0].summary
+
+
+def test_a_duplicate_gpu_pairing_ranks_of_one_machine_is_a_duplicate(tmp_path: Path) -> None:
+    report = diagnose_text(tmp_path, _INITS.format(bus0="7000", host1="trainer-0"))
+    assert critical_ids(report)[:1] == ["nccl.duplicate_gpu"]

@@ -112,6 +112,10 @@ WHEN: dict[str, Cue] = {
         r"\b(?:s?batch|slurm|job) script\b[^.;\n]{0,60}\b(?:just|only|plain|simply) "
         r"(?:(?:runs?|calls?|starts?|executes?|has|is) )?[`'\"]?python3?\b"
         rf"|{NOT_SAID}\bwithout (?:using |calling )?srun\b"
+        # Korean, Japanese, Chinese: srun not put in front, without srun
+        r"|\bsrun\s?(?:은|는|을|를)?\s?안 (?:붙|쓰|썼|써|사용)|\bsrun\s?없이"
+        r"|\bsrun\s?(?:を|は)?(?:使わず|付けず|使っていない|付けていない|なしで)"
+        r"|(?:没有|没|不)(?:用|加|使用)\s?srun\b"
     ),
     # the memory those processes take is what the reporter complains of ("extra gpu memory on
     # rank 0", "occupy memory", "limits the batch size", Chinese 显存)

@@ -21,8 +21,9 @@ Evidence
 ``nNodes 1`` while ranks run on several machines; P2P/SHM channels between
 ranks of different machines; NCCL lines from different addresses under one
 hostname; a launch command naming several hosts whose NCCL lines all carry the
-same hostname; ``Duplicate GPU detected`` printed by processes of two machines (the same
-slot of two identical machines, their host hashes equal: one ``NCCL_HOSTID`` value).
+same hostname; ``Duplicate GPU detected`` printed by processes of two machines, or pairing
+ranks whose init lines name two machines on one bus id (the same slot of two identical
+machines, their host hashes equal: one ``NCCL_HOSTID`` value).
 
 Fix
 ---
@@ -204,16 +205,35 @@ def _said_several(
     ]
 
 
+def _paired_hosts(facts: Facts, warns: list[NcclWarn]) -> list[str]:
+    """The hosts whose init lines place the ranks a duplicate-GPU refusal pairs on one bus id
+    (rank 0 on trainer-0 and rank 8 on trainer-1, both busId 7000): one slot of two machines."""
+    paired = {r for w in warns for r in w.ranks}
+    if len(paired) < 2:
+        return []
+    inits = [
+        i
+        for i in facts.of(NcclCommInit)
+        if i.comm_rank in paired and i.host and not local_alias(i.host) and i.bus_id
+    ]
+    buses = {i.bus_id for i in inits}
+    if len(buses) != 1 or {i.comm_rank for i in inits} != paired:
+        return []
+    return sorted({i.host for i in inits if i.host})
+
+
 def _duplicate_across_hosts(facts: Facts, fix: list[str]) -> list[Finding]:
     """NCCL's duplicate-GPU refusal printed by processes of different machines.
 
     NCCL calls two ranks duplicates when their host hash and bus id match; printed by
-    processes that name different hosts, the bus ids are the same slot of two identical
-    machines and the host hashes collided (one NCCL_HOSTID value, a shared hostname and boot
-    id).
+    processes that name different hosts, or pairing ranks whose init lines name different
+    hosts, the bus ids are the same slot of two identical machines and the host hashes collided
+    (one NCCL_HOSTID value, a shared hostname and boot id).
     """
     warns = facts.showing(DUPLICATE_GPU, facts.of(NcclWarn))
     hosts = sorted({w.host for w in warns if w.host and not local_alias(w.host)})
+    if len(hosts) < 2:
+        hosts = _paired_hosts(facts, warns)
     if len(hosts) < 2:
         return []
     ids = [(v, c) for v, c in env_values(facts, "NCCL_HOSTID") if v]
@@ -226,7 +246,7 @@ def _duplicate_across_hosts(facts: Facts, fix: list[str]) -> list[Finding]:
     ranks = sorted({r for w in warns for r in w.ranks})
     return [
         RULE.finding(
-            summary=f"NCCL reports a duplicate GPU from processes on {len(hosts)} machines "
+            summary=f"NCCL reports a duplicate GPU across {len(hosts)} machines "
             f"({', '.join(hosts[:4])}): the ranks it pairs share a bus id only as the same "
             f"slot of two machines it takes for one host{why}",
             fix=fix,
