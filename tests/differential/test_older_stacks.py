@@ -103,3 +103,27 @@ def test_the_root_cause_retold_with_sigterm_is_no_crash_of_its_own(tmp_path: Pat
         "preempts the job."
     )
     assert diagnose_text(tmp_path, _THREAD.format(said=said)).top(1) != ["launch.rank_crash"]
+
+
+# -- GPUDirect RDMA asked about is no GDR problem said --------------------------------------------
+
+_REG_MR = (
+    "node-b:214:342 [0] misc/ibvwrap.cc:252 NCCL WARN Call to ibv_reg_mr failed\n"
+    "node-b:214:342 [0] NCCL INFO transport/net_ib.cc:613 -> 2\n"
+    "{said}\n"
+)
+
+
+def test_gpudirect_said_not_loaded_is_a_gdr_problem(tmp_path: Path) -> None:
+    said = "On node-b nv_peer_mem is not loaded, the other node has it."
+    findings = diagnose_text(tmp_path, _REG_MR.format(said=said)).findings
+    assert [f.id for f in findings if f.id == "net.gdr"] == ["net.gdr"]
+
+
+def test_gpudirect_asked_about_is_no_gdr_problem(tmp_path: Path) -> None:
+    said = (
+        "Is GPUDirect RDMA the problem here (GDRDMA shows in the channel line, nv_peer_mem is "
+        "loaded on the hosts)?"
+    )
+    findings = diagnose_text(tmp_path, _REG_MR.format(said=said)).findings
+    assert "net.gdr" not in [f.id for f in findings]

@@ -40,7 +40,7 @@ from __future__ import annotations
 from nccl_doctor.facts.host import KernelGpuMessage
 from nccl_doctor.facts.nccl import NcclGdr, NcclTransport, NcclWarn
 from nccl_doctor.facts.span import span_of
-from nccl_doctor.facts.store import Facts
+from nccl_doctor.facts.store import Facts, asked
 from nccl_doctor.facts.topology import TopoLink
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.base import Rule, first_distinct
@@ -210,7 +210,8 @@ def _no_module(facts: Facts) -> list[Finding]:
 
 
 def _reported(facts: Facts) -> list[Finding]:
-    said = list(facts.seen_prose(GDR_PROBLEM))
+    # (not a guess asked: "Is GPUDirect RDMA the problem here?")
+    said = [h for h in facts.seen_prose(GDR_PROBLEM) if not asked(h.cite.text, h.match)]
     if not said:
         return []
     close = [
