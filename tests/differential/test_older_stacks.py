@@ -127,3 +127,25 @@ def test_gpudirect_asked_about_is_no_gdr_problem(tmp_path: Path) -> None:
     )
     findings = diagnose_text(tmp_path, _REG_MR.format(said=said)).findings
     assert "net.gdr" not in [f.id for f in findings]
+
+
+# -- the rank the others wait for, still at its own work ------------------------------------------
+
+_RANK0_ONLY = (
+    "Every 10 epochs we evaluate and save a checkpoint on rank 0 only (if dist.get_rank() == 0: "
+    "evaluate(model.module); save_checkpoint()). At epoch 10 all ranks except rank 0 print the "
+    "NCCL watchdog timeout for an ALLREDUCE after 1800000 ms, with the same sequence number. "
+    "{said}\n"
+)
+
+
+def test_rank_0_still_writing_its_checkpoint_is_a_long_step(tmp_path: Path) -> None:
+    said = "Rank 0's own log shows it was in the middle of writing the checkpoint to NFS."
+    assert diagnose_text(tmp_path, _RANK0_ONLY.format(said=said)).top(1) == ["app.hang"]
+
+
+def test_rank_0_calling_a_collective_of_its_own_is_a_mismatch(tmp_path: Path) -> None:
+    said = "Rank 0's evaluation calls dist.all_gather to collect the predictions."
+    assert diagnose_text(tmp_path, _RANK0_ONLY.format(said=said)).top(1) == [
+        "app.collective_mismatch"
+    ]

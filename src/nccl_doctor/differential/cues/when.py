@@ -175,6 +175,14 @@ WHEN: dict[str, Cue] = {
     # "at step 5000 it worked, at step 10000 it died", "not every time", "flaky"): what
     # varies from run to run (a slow file system, a straggler), not a code path that always
     # differs between the ranks
+    # the rank the others wait for is said to be still at its own work when they time out
+    # ("rank 0 ... is still printing evaluation progress when the job gets killed", "rank 0's
+    # log shows it was in the middle of writing the checkpoint"): it would have come, late
+    "origin_busy": cue(
+        r"\brank ?\d{1,5}(?:'s)?\b[^.;\n]{0,80}?\b(?:is still|was still|still|in the middle of)"
+        r"\b[^.;\n]{0,20}?\b(?:writ\w*|sav\w*|print\w*|evaluat\w*|comput\w*|generat\w*"
+        r"|tokeniz\w*|load\w*|preprocess\w*|running (?:the )?(?:eval\w*|validation))"
+    ),
     "intermittent": cue(
         r"\bsometimes (?:the \w+ |it )?(?:works|worked|succeeds|succeeded|passes|goes through"
         r"|is fine)\b|\bintermittent(?:ly)?\b|\bflaky\b|\bnot (?:always|every time)\b"

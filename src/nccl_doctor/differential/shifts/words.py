@@ -347,6 +347,21 @@ WORDS: tuple[Shift, ...] = (
         )
         for i, f in (("app.collective_mismatch", 0.3), ("app.hang", 2.0))
     ),
+    # the rank they wait for was still at its own work (evaluating, writing a checkpoint) when
+    # the others timed out: a long step on one rank, which would have joined late; not a
+    # collective it never calls
+    *(
+        Shift(
+            i,
+            f,
+            "the rank the others wait for was still at its own work when they timed out "
+            "(evaluating, saving a checkpoint): a long step on one rank, not a collective it "
+            "never calls",
+            lambda c: c.says("origin_busy"),
+            STALLS,
+        )
+        for i, f in (("app.hang", 4.0), ("app.collective_mismatch", 0.3))
+    ),
     # what holds a job's GPUs back where nothing fails: their clocks, or a PCIe link trained
     # below its width or generation (the peer and host copies over it run slower)
     Shift(
