@@ -70,7 +70,9 @@ _INITS = (
 def test_a_duplicate_gpu_pairing_ranks_of_two_machines_is_host_identity(tmp_path: Path) -> None:
     report = diagnose_text(tmp_path, _INITS.format(bus0="7000", host1="trainer-1"))
     assert critical_ids(report)[:1] == ["nccl.host_identity"]
-    assert "NCCL_HOSTID is set ('trainer')" in report.findings[0].summary
+    summary = report.findings[0].summary
+    assert "pairing ranks on 2 machines (trainer-0, trainer-1)" in summary
+    assert "NCCL_HOSTID is set ('trainer')" in summary
 
 
 def test_a_duplicate_gpu_pairing_ranks_of_one_machine_is_a_duplicate(tmp_path: Path) -> None:

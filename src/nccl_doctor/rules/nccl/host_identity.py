@@ -232,8 +232,9 @@ def _duplicate_across_hosts(facts: Facts, fix: list[str]) -> list[Finding]:
     """
     warns = facts.showing(DUPLICATE_GPU, facts.of(NcclWarn))
     hosts = sorted({w.host for w in warns if w.host and not local_alias(w.host)})
+    told = "from processes on"
     if len(hosts) < 2:
-        hosts = _paired_hosts(facts, warns)
+        hosts, told = _paired_hosts(facts, warns), "pairing ranks on"
     if len(hosts) < 2:
         return []
     ids = [(v, c) for v, c in env_values(facts, "NCCL_HOSTID") if v]
@@ -246,7 +247,7 @@ def _duplicate_across_hosts(facts: Facts, fix: list[str]) -> list[Finding]:
     ranks = sorted({r for w in warns for r in w.ranks})
     return [
         RULE.finding(
-            summary=f"NCCL reports a duplicate GPU across {len(hosts)} machines "
+            summary=f"NCCL reports a duplicate GPU {told} {len(hosts)} machines "
             f"({', '.join(hosts[:4])}): the ranks it pairs share a bus id only as the same "
             f"slot of two machines it takes for one host{why}",
             fix=fix,
