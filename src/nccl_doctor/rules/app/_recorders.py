@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.flight import FlightDump, FlightEntry, FlightGroup, latest
-from nccl_doctor.facts.ranks import ranks_text
+from nccl_doctor.facts.ranks import ranks_listed, ranks_text
 from nccl_doctor.facts.ras import RasOpCount, RasProcess, RasRank, RasReport
 from nccl_doctor.facts.signs import Sign
 from nccl_doctor.facts.stacks import StackCapture, ThreadStack, capture_of, positions
@@ -387,7 +387,7 @@ def from_fr_trace(facts: Facts, world: int | None) -> Found:
         missing = _below(facts, FR_MISSING_RANKS, head.cite)
         if not missing:
             continue
-        ranks = sorted({int(r) for r in missing[0].match["ranks"].split(", ")})
+        ranks = sorted(ranks_listed(missing[0].match["ranks"]))
         collective = _below(facts, FR_COLLECTIVE, head.cite)
         op = head.match["op"] or next((h.match["op"] for h in collective), None)
         seq_text = head.match["seq"] or head.match["seq2"]

@@ -189,14 +189,12 @@ def _failing(c: NvLinkErrorCount) -> bool:
 def _counters(facts: Facts, counts: list[NvLinkErrorCount]) -> Finding:
     """Non-zero error counters: a warning, unless they grew between two readings, or a link's
     replays or recoveries stand beside a clean sibling link when a collective timed out first."""
+    # each counter's first reading; a later, higher one of the same counter grew since
     first: dict[tuple[str | None, int | None, int, str], int] = {}
-    grown: list[NvLinkErrorCount] = []
     for c in facts.of(NvLinkErrorCount):
-        if c.count is None:
-            continue
-        before = first.setdefault(_key(c), c.count)
-        if c.count > before and c in counts:
-            grown.append(c)
+        if c.count is not None:
+            first.setdefault(_key(c), c.count)
+    grown = [c for c in counts if (c.count or 0) > first[_key(c)]]
     clean = {
         (c.host, c.gpu_index, c.counter.lower())
         for c in facts.of(NvLinkErrorCount)
