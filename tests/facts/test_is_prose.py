@@ -137,6 +137,11 @@ def test_the_reporters_own_voice_ends_an_unfenced_exception(tmp_path: Path, said
         ("scheduling priority                 (-e) 0", False),
         # lspci -vv's link fields, with a loop's bus prefix
         ("a0: \t\tLnkSta:\tSpeed 2.5GT/s (downgraded), Width x16 (ok)", False),
+        # a training loop's progress rows: names and their numbers only
+        ("Epoch 1 step 608 loss 6.8464 lr 3.0e-04", False),
+        ("iter: 120, loss: 2.31, grad_norm: 0.9, lr: 1e-4", False),
+        ("step 500 loss 2.1 and then every rank hangs", True),
+        ("it hangs at step 500 on 2 nodes every time", True),
         # a person's words about the bar are still theirs
         ("The progress bar stops at 37% and the other ranks wait for it", True),
         ("It is stuck at 12%| of the first epoch and never moves on", True),

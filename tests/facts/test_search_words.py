@@ -14,7 +14,7 @@ from nccl_doctor.differential.cues import CUES
 from nccl_doctor.differential.prose import PROSE_SYMPTOMS
 from nccl_doctor.facts import store
 from nccl_doctor.facts.base import Cite
-from nccl_doctor.facts.literals import prefiltered, required_words, shape_blind
+from nccl_doctor.facts.literals import holds, prefiltered, required_words, shape_blind
 from nccl_doctor.facts.shapes import relaxed
 from nccl_doctor.facts.signs import registered
 from nccl_doctor.facts.store import Facts
@@ -45,6 +45,18 @@ def test_required_words_of_typical_patterns() -> None:
     assert required_words("\u212aernel panic", re.IGNORECASE) == (("ernel panic",),)
     # an uncased one is a word only non-ASCII lines can hold
     assert required_words("内存|out of memory") == (("内存", "out of memory"),)
+    # so is a Cyrillic or Greek one, which folds to no ASCII letter: a pattern with such an
+    # alternative still has words, and the ASCII lines without the others are never matched
+    assert required_words("зависает|hangs", re.IGNORECASE) == (("зависает", "hangs"),)
+    assert required_words("\u03c3\u03c6\u03ac\u03bb\u03bc\u03b1|error", re.IGNORECASE) == (
+        ("\u03c3\u03c6\u03ac\u03bb\u03bc\u03b1", "error"),
+    )
+    # a word of them may hold in a non-ASCII text under case folding str.lower does not do
+    # (a final sigma matches a sigma): never ruled out there; an ASCII text never holds one
+    clauses = required_words("\u03c3\u03c6\u03ac\u03bb\u03bc\u03b1", re.IGNORECASE)
+    assert clauses is not None
+    assert holds("\u03c2\u03c6\u03ac\u03bb\u03bc\u03b1 nccl", clauses)
+    assert not holds("nccl failed", clauses)
 
 
 def test_prefiltered_skips_ascii_text_without_the_words() -> None:

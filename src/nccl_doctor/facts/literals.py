@@ -246,8 +246,13 @@ def _blind(items: list[Any], *, negated: bool) -> bool:
 
 
 def holds(lowered: str, clauses: tuple[Clause, ...]) -> bool:
-    """Whether a lower-case ASCII text holds a word of every clause."""
-    return all(any(w in lowered for w in clause if w.isascii()) for clause in clauses)
+    """Whether a lower-case text holds a word of every clause: an ASCII text never holds a
+    non-ASCII word; in another text such a word may hold under case folding that
+    ``str.lower`` does not do, so it is never ruled out there."""
+    plain = lowered.isascii()
+    return all(
+        any(w in lowered if w.isascii() else not plain for w in clause) for clause in clauses
+    )
 
 
 def _worth(clause: Clause) -> bool:
@@ -262,15 +267,16 @@ def _selectivity(clause: Clause) -> tuple[int, int]:
 def _char(code: int) -> str | None:
     """The character of a literal as a word holds it, ``None`` if it cannot be in a word.
 
-    A cased non-ASCII character is left out: under IGNORECASE it can match an
-    ASCII one (``K``, the Kelvin sign, matches ``k``).
+    A cased non-ASCII character that IGNORECASE can match with an ASCII one
+    (``K``, the Kelvin sign, matches ``k``; ``ſ`` matches ``s``) is left out;
+    another (Cyrillic, Greek) is kept: only a non-ASCII line can hold it.
     """
     c = chr(code)
     if c in "\r\n":
         return None
     if c.isascii():
         return c.lower()
-    return c if c.lower() == c == c.upper() else None
+    return None if any(f.isascii() for f in c.lower() + c.upper() + c.casefold()) else c
 
 
 def _flatten(items: list[Any]) -> list[Any]:
