@@ -155,6 +155,30 @@ def test_kubernetes_env_list() -> None:
     ]
 
 
+ECHOED = """\
+$ echo $LD_LIBRARY_PATH
+/sw/apps/nccl/2.18.3-cuda12.1/lib:/sw/apps/cuda/12.1/lib64
+user@node1:~$ echo "${NCCL_SOCKET_IFNAME}"
+ib0
+$ echo $NCCL_DEBUG
+$ python train.py
+echo $CUDA_VISIBLE_DEVICES is what I printed
+"""
+
+
+def test_an_echoed_variable_and_the_value_it_printed() -> None:
+    # (not an echo whose next line is another command, nor one inside a sentence)
+    assert env(ECHOED) == [
+        (
+            2,
+            "LD_LIBRARY_PATH",
+            "/sw/apps/nccl/2.18.3-cuda12.1/lib:/sw/apps/cuda/12.1/lib64",
+            "echo",
+        ),
+        (4, "NCCL_SOCKET_IFNAME", "ib0", "echo"),
+    ]
+
+
 NOT_ENV = """\
 torchrun --nproc_per_node=8 --master_port=29500 train.py
 see https://host/x?NCCL_DEBUG=INFO&a=1

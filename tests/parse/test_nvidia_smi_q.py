@@ -405,3 +405,50 @@ def test_every_fixture_block_starts_on_an_anchor() -> None:
         assert found, path.name
         for block in found:
             assert any(a in block[0].raw for a in parser.anchors), path.name
+
+
+def test_sections_pasted_alone_are_one_gpu_each() -> None:
+    # nvidia-smi -q -i 5 -d ROW_REMAPPER | tail -6, then a grep of -d PCIE over two GPUs
+    text = (
+        "$ nvidia-smi -q -i 5 -d ROW_REMAPPER | tail -6\n"
+        "    Remapped Rows\n"
+        "        Correctable Error                 : 0\n"
+        "        Uncorrectable Error               : 2\n"
+        "        Pending                           : Yes\n"
+        "        Remapping Failure Occurred        : No\n"
+        "\n"
+        "$ nvidia-smi -q -d PCIE | grep -A4 -E 'PCIe Generation|Link Width'\n"
+        "            PCIe Generation\n"
+        "                Max                       : 4\n"
+        "                Current                   : 4\n"
+        "            Link Width\n"
+        "                Max                       : 16x\n"
+        "                Current                   : 8x\n"
+        "            PCIe Generation\n"
+        "                Max                       : 4\n"
+        "                Current                   : 4\n"
+        "            Link Width\n"
+        "                Max                       : 16x\n"
+        "                Current                   : 16x\n"
+    )
+    gpus = of_type(parse_blocks(NvidiaSmiQParser(), text), Gpu)
+    assert [
+        (g.remapped_rows_uncorrectable, g.remapped_rows_pending, g.pcie_width_current) for g in gpus
+    ] == [(2, True, None), (None, None, 8), (None, None, 16)]
+    assert [(g.pcie_gen_current, g.pcie_width_max) for g in gpus[1:]] == [(4, 16), (4, 16)]
+
+
+def test_a_section_inside_a_gpu_is_not_alone() -> None:
+    text = (
+        "GPU 00000000:3B:00.0\n"
+        "    Product Name                          : NVIDIA A100-SXM4-80GB\n"
+        "    Remapped Rows\n"
+        "        Correctable Error                 : 0\n"
+        "        Uncorrectable Error               : 0\n"
+        "        Pending                           : No\n"
+        "    ECC Errors\n"
+        "        Volatile\n"
+        "            DRAM Uncorrectable            : 0\n"
+    )
+    gpus = of_type(parse_blocks(NvidiaSmiQParser(), text), Gpu)
+    assert [(g.bus_id, g.remapped_rows_pending) for g in gpus] == [("00000000:3B:00.0", False)]

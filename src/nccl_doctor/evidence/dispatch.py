@@ -24,7 +24,7 @@ from nccl_doctor.evidence.intake import Note
 from nccl_doctor.evidence.lines import Attributor, Line
 from nccl_doctor.evidence.own_output import NOT_EVIDENCE, STRETCH_OPENERS, Stretch, stretch_at
 from nccl_doctor.evidence.sections import TEXT_KIND, Section, SourceSummary
-from nccl_doctor.facts.base import Cite, Fact
+from nccl_doctor.facts.base import CITE_TEXT_MAX, Cite, Fact
 from nccl_doctor.facts.store import is_prose
 from nccl_doctor.facts.text import TextLine
 from nccl_doctor.parse import BLOCK_PARSERS, STREAM_PARSERS
@@ -128,6 +128,7 @@ class LineDispatch:
                 if parser.open and parser.kind not in self.broken:
                     tried.add(parser.kind)
                     if self._feed(parser, line):
+                        self._paragraph(line)
                         return
         if not mask:
             self._unclaimed(line)
@@ -151,8 +152,16 @@ class LineDispatch:
                 and parser.kind not in self.broken
                 and self._feed(parser, line)
             ):
+                self._paragraph(line)
                 return
         self._unclaimed(line)
+
+    def _paragraph(self, line: Line) -> None:
+        """Keep a person's paragraph a parser claimed (it quotes an error) as free text too,
+        where it runs past what a citation holds: the rest of its sentences are the
+        reporter's, and no fact of the parser's keeps them."""
+        if not self.fenced and len(line.text) > CITE_TEXT_MAX and is_prose(line.text):
+            self._unclaimed(line, claimed=True)
 
     def _boundary(self) -> None:
         """A stretch of the source ends (a code fence, nccl-doctor's own output): no table
@@ -189,8 +198,9 @@ class LineDispatch:
             return True
         return any(a in raw for a in self.spent_prose) and not is_prose(line.text)
 
-    def _unclaimed(self, line: Line) -> None:
-        """Keep a line no parser claimed as free text, while the source is small."""
+    def _unclaimed(self, line: Line, *, claimed: bool = False) -> None:
+        """Keep a line no parser claimed as free text, while the source is small (``claimed``:
+        a paragraph a parser read too, see :meth:`_paragraph`)."""
         if not self.text or not line.text.strip() or line.text.startswith("NCCL INFO"):
             return  # NCCL's INFO lines no parser wanted are detail, not free text
         if self._past_budget(line):
@@ -210,6 +220,7 @@ class LineDispatch:
                 host=line.host,
                 text=line.text.strip(),
                 fenced=self.fenced,
+                claimed=claimed,
             )
         )
 

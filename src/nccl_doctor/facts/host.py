@@ -101,7 +101,8 @@ class EnvVar(Fact):
     Dockerfile ``ENV``), ``inline`` (``KEY=VALUE cmd ...`` before a command,
     ``env KEY=VALUE``, ``mpirun -x KEY=VALUE``, ``docker -e KEY=VALUE``),
     ``python`` (``os.environ["KEY"] = "VALUE"``, ``setdefault``, ``putenv``)
-    or ``yaml`` (a Kubernetes ``- name: KEY`` / ``value: VALUE`` pair).
+    ``yaml`` (a Kubernetes ``- name: KEY`` / ``value: VALUE`` pair) or ``echo``
+    (``echo $KEY`` and the value it printed on the next line, cited there).
     ``value`` has shell/Python quotes removed; ``None`` when it is an
     expression that cannot be read (``str(port)``).
     """

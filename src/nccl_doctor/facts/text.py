@@ -16,7 +16,12 @@ from nccl_doctor.facts.base import Fact
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TextLine(Fact):
-    """One unclaimed, non-blank line; ``fenced`` when inside a Markdown code fence."""
+    """One unclaimed, non-blank line; ``fenced`` when inside a Markdown code fence.
+
+    ``claimed``: a person's paragraph a parser also read (it quotes an error), kept for the
+    rest of its sentences past what a citation holds; its first part stays the parser's.
+    """
 
     text: str
     fenced: bool = False
+    claimed: bool = False

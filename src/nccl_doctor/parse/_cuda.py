@@ -12,9 +12,11 @@ from nccl_doctor.parse._runtext import clip, size_mib, to_int, who
 from nccl_doctor.parse._values import cite
 
 _UNIT = r"(?:[KMGT]i?B|bytes|B)"
-#: PyTorch's ``CUDA error: X``; C++ extensions' ``CUDA Error: X at file.cpp:62`` (vLLM)
+#: PyTorch's ``CUDA error: X``; C++ extensions' ``CUDA Error: X at file.cpp:62`` (vLLM); in a
+#: sentence that quotes it, the quote's end or a CJK sentence mark ends it too
 _CUDA_ERROR = LazyPattern(
-    r"CUDA [Ee]rror: (?P<err>[^\n]{1,200}?)(?:\.\s|\s\(|\s{1,8}at\s{1,8}\S{1,300}:\d|\.?\s*$)"
+    r"CUDA [Ee]rror: (?P<err>[^\n]{1,200}?)(?:\.\s|\s\(|\s{1,8}at\s{1,8}\S{1,300}:\d|\.?\s*$"
+    r"|(?=[\u3002\uff0c\uff1b\uff09\"\u201d]))"
 )
 _CUDA_FAILURE = LazyPattern(r"Cuda failure (?:(?P<code>\d{1,5}) )?'(?P<err>[^'\n]{1,200})'?")
 #: PyTorch <= 1.4 (THC): ``cuda runtime error (30) : unknown error at f.cpp:50`` and

@@ -88,7 +88,8 @@ def _socket(ctx: Ctx, text: str, out: list[Fact]) -> None:
     found: C10dSocketError | None = None
     name_m = _ERR_NAME.search(text) if "name: E" in text else None
     error_name = name_m.group(1) if name_m else None
-    if "server socket" in text and "fail" in text:
+    # (the wordings torchrun's anchors offer: "The server socket has failed to bind ...")
+    if "fail" in text and ("server socket has" in text or "server socket cannot" in text):
         listen = "failed to listen on any local network address" in text
         m = _SERVER.search(text)
         uv = _UV.search(text)

@@ -7,8 +7,9 @@ Forms: ``KEY=VALUE`` lines of ``env``/``printenv`` dumps; ``export KEY=VALUE``
 ``mpirun -x KEY=VALUE``, ``docker -e KEY=VALUE``, ``srun --export=ALL,KEY=V``
 inside one (the line as it is, or quoted whole as Markdown inline code);
 Python ``os.environ["KEY"] = "VALUE"`` / ``setdefault`` / ``putenv`` /
-``update({...})``; and Kubernetes ``- name: KEY`` followed by
-``value: VALUE``. Only upper-case names are taken, so ``--nproc_per_node=8``
+``update({...})``; Kubernetes ``- name: KEY`` followed by
+``value: VALUE``; and ``echo $KEY`` (after a prompt or not) followed by the value it
+printed on the next line. Only upper-case names are taken, so ``--nproc_per_node=8``
 or a URL query is not; a line starting with ``#`` is a comment.
 """
 
@@ -40,6 +41,12 @@ _PY_CALL = LazyPattern(
 _PY_PAIR = LazyPattern(rf"(?P<q>[\"'])(?P<k>{_NAME})(?P=q)\s*:\s*(?P<v>[\"'][^\"']*[\"']|\d+)")
 _YAML_NAME = LazyPattern(rf"-?\s*name:\s*[\"']?(?P<k>{_NAME})[\"']?\s*")
 _YAML_VALUE = LazyPattern(r"value:\s*(?P<v>.*)")
+_ECHO = LazyPattern(
+    r"(?:(?:\([\w.@-]{1,60}\)\s*)?(?:[\w.-]{1,64}@[\w.-]{1,64}(?::[^\s$#]{0,200})?\s?[$#%]\s*"
+    rf"|[$%>]\s+))?echo\s+[\"']?\$\{{?(?P<k>{_NAME})\}}?[\"']?"
+)
+#: What ``echo`` printed: one word, not another prompt or command.
+_ECHOED = LazyPattern(r"[^\s$#%>][^\s]{0,3999}")
 _YAML_FLOW = LazyPattern(
     rf"name:\s*[\"']?(?P<k>{_NAME})[\"']?\s*,\s*value:\s*(?P<v>\"[^\"]*\"|'[^']*'|[^,}}\s]*)"
 )
@@ -113,13 +120,16 @@ class EnvParser(StreamParser):
     def __init__(self) -> None:
         super().__init__()
         self._yaml: tuple[Line, str] | None = None
+        #: an ``echo $KEY`` waiting for the value it printed
+        self._echo: tuple[Line, str] | None = None
         #: the shell variables each source set so far: an ``export NAME`` exports one
         self._shell: dict[tuple[str, str], str | None] = {}
 
     @property
     def open(self) -> bool:
-        """Whether a YAML ``- name: KEY`` waits for its ``value:`` line."""
-        return self._yaml is not None
+        """Whether a YAML ``- name: KEY`` waits for its ``value:`` line, or an ``echo $KEY``
+        for what it printed."""
+        return self._yaml is not None or self._echo is not None
 
     def feed(self, line: Line) -> bool:
         """Take a line that sets environment variables."""
@@ -129,6 +139,22 @@ class EnvParser(StreamParser):
         if text.startswith("`") and (span := _CODE_SPAN.fullmatch(text)) and " " in span["s"]:
             text = span["s"].strip()
         pending, self._yaml = self._yaml, None
+        echo, self._echo = self._echo, None
+        if (
+            echo is not None
+            and line.number == echo[0].number + 1
+            and line.rank == echo[0].rank
+            and _ECHOED.fullmatch(text)
+        ):
+            self._var(line, echo[1], text, "echo")
+            return True
+        if (
+            "echo" in text
+            and (m := _ECHO.fullmatch(text))
+            and any(a in line.raw for a in self.info_anchors)
+        ):
+            self._echo = (line, m["k"])
+            return True
         if (
             pending is not None
             and line.number == pending[0].number + 1

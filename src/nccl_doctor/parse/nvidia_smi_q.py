@@ -9,9 +9,11 @@ normalised); the top lines give :class:`DriverInfo`. Processes come in both
 layouts (``Type``/``Name`` indented under ``Process ID`` or level with it,
 with ``GPU instance ID`` first from 450). The author's ``[...]`` elisions are
 skipped. A block starts at the ``NVSMI LOG`` banner, a top-level
-``Timestamp``/``Driver Version``/``Attached GPUs`` line, a GPU header or a ``GPU Link Info``
-section pasted alone (one GPU's PCIe link), and
-runs over ``Key : value`` lines, headers, elisions and a few blank lines.
+``Timestamp``/``Driver Version``/``Attached GPUs`` line, a GPU header or one GPU's
+section pasted alone (``-q -i N -d PCIE``, ``ROW_REMAPPER``, ``PAGE_RETIREMENT`` or ``ECC``
+trimmed to it: the PCIe link, remapped rows, retired pages, ECC counts; the clock event
+reasons alone are gpu.thermal_power's to read), and runs over ``Key : value`` lines,
+headers, elisions and a few blank lines.
 """
 
 from __future__ import annotations
@@ -45,8 +47,17 @@ _KV = LazyPattern(r"^(?P<key>[^:\s](?:[^:]*[^:\s])?)\s*:(?:\s+(?P<value>\S(?:.*\
 _KV_STRICT = LazyPattern(r"^[^:\s][^:]*?\s:(?:\s|$)")
 _HEADER = LazyPattern(r"^[A-Za-z0-9][A-Za-z0-9 ./()_+&-]{0,60}$")
 _ELISION = LazyPattern(r"^(?:\[\s*(?:\.{2,}|…)\s*\]|\.{3,}|…)$")
-#: The PCI section's link header: where a paste of ``-d PCIE`` trimmed to the link starts.
-_LINK_INFO = "GPU Link Info"
+#: One GPU's sections a paste may hold alone (``-q -i N -d SECTION`` trimmed to it, the GPU's
+#: header cut off), and the sections above each: a second one is the next GPU's.
+_ALONE: dict[str, tuple[str, ...]] = {
+    "GPU Link Info": ("pci",),
+    # (grep -A4 -E "PCIe Generation|Link Width" over -d PCIE)
+    "PCIe Generation": ("pci", "gpu_link_info"),
+    "Link Width": ("pci", "gpu_link_info"),
+    "Remapped Rows": (),
+    "Retired Pages": (),
+    "ECC Errors": (),
+}
 _TOP_START = LazyPattern(r"^(?:Timestamp|Driver Version|Attached GPUs|CUDA Version)\s+:")
 _MAX_BLANKS = 2
 _TAB = 4
@@ -77,8 +88,8 @@ class _Gpu:
         self.processes_none: Line | None = None
         self.migs: list[Record] = []
         self.mig_depth: int | None = None
-        #: opened by a ``GPU Link Info`` section pasted without its GPU's header
-        self.alone = False
+        #: opened by one of its sections pasted without its header: those sections met
+        self.alone: set[str] = set()
 
 
 class NvidiaSmiQParser(BlockParser):
@@ -92,7 +103,7 @@ class NvidiaSmiQParser(BlockParser):
         "CUDA Version  ",
         "Timestamp  ",
         "GPU 0000",
-        "GPU Link Info",
+        *_ALONE,
     )
 
     def starts(self, line: Line) -> bool:
@@ -101,7 +112,7 @@ class NvidiaSmiQParser(BlockParser):
             return False  # the reader would never offer it: keep tests and reads alike
         text = line.text.strip()
         return bool(
-            _BANNER.match(text) or _TOP_START.match(text) or _GPU.match(text) or text == _LINK_INFO
+            _BANNER.match(text) or _TOP_START.match(text) or _GPU.match(text) or text in _ALONE
         )
 
     def accepts(self, line: Line, block: Sequence[Line]) -> bool:
@@ -138,15 +149,18 @@ class NvidiaSmiQParser(BlockParser):
                     run.extend(self._finish(gpu))
                 gpu = _Gpu(line, bus_id(header["bus"]), indent)
                 continue
-            if text == _LINK_INFO and (gpu is None or gpu.alone):
-                # a section pasted alone (nvidia-smi -q -d PCIE, trimmed to it): one GPU's
-                # PCI section, its header and the GPU's own cut off; the next such section is
-                # the next GPU's
-                if gpu is not None:
+            if text in _ALONE and (gpu is None or gpu.alone):
+                # a section pasted alone (nvidia-smi -q -i 5 -d ROW_REMAPPER, trimmed to it):
+                # one GPU's, its header and the sections above it cut off; the same section
+                # again is the next GPU's
+                above = _ALONE[text]
+                if gpu is not None and text in gpu.alone:
                     run.extend(self._finish(gpu))
-                gpu = _Gpu(line, None, indent - 2)
-                gpu.alone = True
-                gpu.stack.append((indent - 1, "pci"))
+                    gpu = None
+                if gpu is None:
+                    gpu = _Gpu(line, None, indent - 1 - len(above))
+                gpu.alone.add(text)
+                gpu.stack = [(indent - len(above) + i, name) for i, name in enumerate(above)]
             kv = _KV.match(text)
             if gpu is None or indent <= gpu.indent:
                 if kv is None:

@@ -117,9 +117,8 @@ def _counters(facts: Facts, failed: bool) -> list[Finding]:
             problems.append(f"{gpu.ecc_volatile_corrected} corrected errors")
         findings.append(
             RULE.finding(
-                summary=f"{gpu_name(gpu)} {gpu.name or ''}: {'; '.join(problems)}".replace(
-                    "  ", " "
-                ),
+                summary=" ".join(filter(None, (gpu_name(gpu), gpu.name)))
+                + f": {'; '.join(problems)}",
                 fix=_FIX,
                 evidence=[gpu, *cites],
                 severity=severity,
