@@ -237,6 +237,27 @@ def test_a_setting_said_to_work_beside_a_question_worked(tmp_path: Path, said: s
     assert [s.name for s in worked] == ["NCCL_P2P_DISABLE"]
 
 
+def test_a_doubt_counts_in_its_own_sentence_only(tmp_path: Path) -> None:
+    # a paragraph on one line: the next sentence's "still" is about another setting
+    said = (
+        "If I export NCCL_P2P_DISABLE=1, everything works: training runs. With "
+        "NCCL_SHM_DISABLE=1 alone it still hangs.\n"
+    )
+    assert [s.name for s in settings_that_worked(facts_text(tmp_path, said))] == [
+        "NCCL_P2P_DISABLE"
+    ]
+    doubted = "Even with NCCL_P2P_DISABLE=1 everything works only for a minute.\n"
+    assert settings_that_worked(facts_text(tmp_path, doubted)) == ()
+
+
+def test_a_setting_that_worked_on_another_machine_did_not_here(tmp_path: Path) -> None:
+    said = (
+        "The compose file has NCCL_P2P_DISABLE=1 and NCCL_IB_DISABLE=1, same as on the old "
+        "machine where everything was fine.\n"
+    )
+    assert settings_that_worked(facts_text(tmp_path, said)) == ()
+
+
 # -- a fact denied beside a failure ------------------------------------------------------------
 
 

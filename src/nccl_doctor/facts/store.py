@@ -114,9 +114,21 @@ def unasserted(text: str, match: re.Match[str]) -> bool:
     return bool(_YES_NO.match(text[start:end]) or _UNASSERTED.search(text, start, match.end()))
 
 
+#: The reporter's own guess opening a clause ("I guessed it's GPUDirect RDMA not working",
+#: "my first thought was the IB link", "we suspected the firewall"): what follows in the
+#: clause is what they suspected, not what they saw.
+_GUESSED = re.compile(
+    r"\b(?:I|we)\s(?:(?:first|initially|originally|also|then)\s)?(?:guess(?:ed)?|suspect(?:ed)?"
+    r"|thought|assumed?|figured)\b|\bmy (?:first |initial |only |best )?(?:guess|suspicion"
+    r"|theory|hypothesis|thought)\b",
+    re.IGNORECASE,
+)
+
+
 def asked(text: str, match: re.Match[str]) -> bool:
-    """Whether the words ``match`` found are asked about, not said: the sentence that holds
-    them is a yes/no question."""
+    """Whether the words ``match`` found are asked about or guessed, not said: the sentence
+    that holds them is a yes/no question, or their clause one, or the reporter's guess opens
+    their clause."""
     start, end = sentence_of(text, match)
     if _YES_NO.match(text[start:end]):
         return True
@@ -124,7 +136,9 @@ def asked(text: str, match: re.Match[str]) -> bool:
     # NVLink?", "IB link flapping?"): a guess, unless a why/how presupposes it
     cut = max(text.rfind(mark, start, match.start()) for mark in _CLAUSE_MARKS)
     clause = text[max(start, cut + 1) : end]
-    return clause.rstrip().endswith(("?", "\uff1f")) and not _PRESUPPOSED.match(clause)
+    if clause.rstrip().endswith(("?", "\uff1f")) and not _PRESUPPOSED.match(clause):
+        return True
+    return bool(_GUESSED.search(text, max(start, cut + 1), match.start()))
 
 
 #: The little words of a sentence, which a command line never holds three of.
@@ -312,7 +326,8 @@ class Facts:
             ) or bool(_TITLE_LABEL.match(cite.text))
             prose = prose or (type(fact).in_sentences and _in_a_sentence(cite.text))
             key = (cite.source, cite.line, cite.text)
-            if key not in seen:
+            # (a paragraph a parser read too: its first part is the parser's, machine output)
+            if key not in seen and not (isinstance(fact, TextLine) and fact.claimed):
                 seen[key] = Said(cite, fact.rank, fact.host, prose)
             if isinstance(fact, TextLine):  # a paragraph on one line: the rest of it too
                 for piece in pieces(fact.text):

@@ -23,7 +23,8 @@ from dataclasses import dataclass
 
 from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.signs import sign
-from nccl_doctor.facts.store import Facts, Hit, unasserted
+from nccl_doctor.facts.store import Facts, Hit, Said, unasserted
+from nccl_doctor.facts.told import sentence_of
 from nccl_doctor.knowledge.topics import variable_topics
 from nccl_doctor.signs.languages import WORKED_OTHER
 
@@ -40,7 +41,9 @@ _WORKED = (
     r"|fix(?:es|ed)?\b"
     r"|solv(?:es|ed)\b"
     # Chinese: "then it was fine", "solved", "it works", "back to normal", "it runs"
-    r"|就(?:好了|行了|可以了|正常了|能跑了|跑通了)|解决了|可以(?:了|跑了|正常)|正常了|跑通了|能跑了"
+    # (and "then it went straight through", "it started running")
+    r"|就(?:直接)?(?:好了|行了|可以了|正常了|能跑了|跑通了|通了)|解决了|可以(?:了|跑了|正常)|正常了"
+    r"|跑通了|能跑了|跑起来了"
     # "can run to the end normally", "runs through normally"
     r"|能正常(?:跑|训练|运行|结束)|正常跑完"
     r"|avoid(?:s|ed)? (?:it|the (?:error|hang|crash|problem|issue))\b"
@@ -86,6 +89,15 @@ _CONTRAST = re.compile(
 )
 
 
+#: Between the setting and its outcome: the outcome is another machine's ("NCCL_P2P_DISABLE=1
+#: ..., same as on the old machine where everything was fine"), not this one's with it.
+_ELSEWHERE = re.compile(
+    r"\b(?:old|previous|former|other|last|older) (?:machine|box|server|cluster|node|system"
+    r"|setup|hardware)s?\b|\bwhere everything\b",
+    re.IGNORECASE,
+)
+
+
 @dataclass(frozen=True, slots=True)
 class SaidSetting:
     """A setting (``name=value``) a line says made the job work, or did not help; what it
@@ -112,10 +124,18 @@ def settings_that_worked(facts: Facts) -> tuple[SaidSetting, ...]:
     hits = facts.seen(SETTING_WORKED)
     if not hits:
         return ()
-    negated = facts.lines_of(NEGATED) | facts.lines_of(OTHERS_CASE)
+    others = facts.lines_of(OTHERS_CASE)
+    # a negation or doubt in the setting's own sentence (a line may hold a paragraph: "X=1,
+    # everything works. With Y=1 alone it still hangs.")
+    doubts: dict[Said, list[int]] = {}
+    for neg in facts.seen(NEGATED):
+        doubts.setdefault(neg.said, []).append(neg.match.start())
     out: list[SaidSetting] = []
     for hit in hits:
-        if hit.said in negated or _CONTRAST.search(hit.cite.text[hit.match.end() :]):
+        start, end = sentence_of(hit.cite.text, hit.match)
+        if hit.said in others or any(start <= at < end for at in doubts.get(hit.said, ())):
+            continue
+        if _CONTRAST.search(hit.cite.text[hit.match.end() :]) or _ELSEWHERE.search(hit.match[0]):
             continue
         # asked, planned or advised: "does NCCL_P2P_DISABLE=1 help?", "I will try X and see"
         if unasserted(hit.cite.text, hit.match):

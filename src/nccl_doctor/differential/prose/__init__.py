@@ -44,7 +44,7 @@ from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.catalogue import harmless_message
 from nccl_doctor.facts.notices import notices_of
 from nccl_doctor.facts.store import Facts
-from nccl_doctor.facts.told import FLAGS, not_negated
+from nccl_doctor.facts.told import FLAGS, not_negated, sentence_at
 from nccl_doctor.knowledge import cuda_errors
 from nccl_doctor.signs.cuda import CUDA_NUMBER_SAID
 
@@ -98,6 +98,8 @@ def _quotes_a_notice(text: str, notices: list[str]) -> bool:
     is the notice's words without the library's prefix, or a part of one ("how to fix this
     error; errno: 97 - Address family not supported by protocol") with no failure of its
     own beside it."""
+    own = text.lower()
+    notices = [line for line in notices if line != own]  # (a line repeats another's notice)
     words = _TITLE.sub("", text).strip(" \t[]().:;\"'`").lower()
     if len(words.split()) >= 3 and any(words in line for line in notices):
         return True
@@ -174,6 +176,34 @@ def _cuda_number(facts: Facts) -> Said | None:
     return None
 
 
+def _within_harmless(text: str, match: re.Match[str]) -> bool:
+    """Whether the words ``match`` found are about a catalogued harmless message the line
+    holds: in it, or before it in its sentence (the label a reporter gives it: "报错：Detected
+    kernel version ..."). A paragraph may quote NCCL's "Using network IB" and retell a
+    failure after it."""
+    sig = harmless_message(text)
+    if sig is None:
+        return False
+    spans = [_quoted(text, *m.span()) for m in sig.compiled().finditer(text)]
+    return not spans or any(
+        sentence_at(text, a, a)[0] < match.end() and match.start() < b for a, b in spans
+    )
+
+
+#: Quotation marks and the marks that close them.
+_CLOSING = {'"': '"', "'": "'", "`": "`", "\u201c": "\u201d", "\u2018": "\u2019"}
+
+
+def _quoted(text: str, start: int, end: int) -> tuple[int, int]:
+    """Where a message stands in a line: to the quotation mark that closes it when a mark
+    opens it (a message whose last field runs to the line's end stops where the quote does:
+    '... says "Using network IB" and lists mlx5_0'), else to its sentence's end (the
+    program's own line: what follows is the message's detail)."""
+    close = _CLOSING.get(text[start - 1]) if start else None
+    at = text.find(close, start) if close else -1
+    return (start, at) if at >= 0 else (start, max(end, sentence_at(text, start, end)[1]))
+
+
 def prose_symptom(facts: Facts) -> Said | None:
     """The first class the reporter's words name, its line, why, and the ids they point at
     (``None`` when none): a CUDA error by its number first, then the table's rows."""
@@ -190,7 +220,7 @@ def prose_symptom(facts: Facts) -> Said | None:
                 h.cite
                 for h in hits
                 if row.said_in(h.cite.text)
-                and harmless_message(h.cite.text) is None
+                and not _within_harmless(h.cite.text, h.match)
                 and not _quotes_a_notice(h.cite.text, notices)
             ),
             None,

@@ -114,6 +114,16 @@ MESSAGES: tuple[ProseSymptom, ...] = (
         counts=not_negated,
     ),
     ProseSymptom(
+        "host_limit",
+        # torch's own words for a data-loading worker that died without a Python error
+        # (torch/utils/data/dataloader.py, torch/csrc/DataLoader.cpp), as a title retells them
+        rx(
+            r"\bDataLoader worker\b[^.;\n]{0,40}?\b(?:exited unexpectedly|is killed by signal"
+            r"|(?:was )?killed|died)\b"
+        ),
+        "the reporter says a DataLoader worker died (host memory or /dev/shm, torch's words)",
+    ),
+    ProseSymptom(
         "killed",
         rx(
             # (not a process its user stopped: "was killed by me with Ctrl-C after it hung")
@@ -131,16 +141,6 @@ MESSAGES: tuple[ProseSymptom, ...] = (
         ),
         "the reporter says the process was killed (the shell's 'Killed': SIGKILL)",
         counts=not_negated,
-    ),
-    ProseSymptom(
-        "host_limit",
-        # torch's own words for a data-loading worker that died without a Python error
-        # (torch/utils/data/dataloader.py, torch/csrc/DataLoader.cpp), as a title retells them
-        rx(
-            r"\bDataLoader worker\b[^.;\n]{0,40}?\b(?:exited unexpectedly|is killed by signal"
-            r"|(?:was )?killed|died)\b"
-        ),
-        "the reporter says a DataLoader worker died (host memory or /dev/shm, torch's words)",
     ),
     # a host limit by the C library's words or the limit's name, said without a message the
     # catalogue reads ("Too many open files with 8 dataloader workers", "No space left on
@@ -183,6 +183,11 @@ MESSAGES: tuple[ProseSymptom, ...] = (
             # division by zero (SIGILL, SIGFPE), and segfault in Chinese and Japanese
             r"|\billegal instruction\b|\bfloating[- ]point exception\b|\bSIG(?:ILL|FPE)\b"
             r"|段错误|セグフォ|セグメンテーション(?:違反|フォルト)"
+            # the launcher's exit code of a process these signals ended ("local_rank 2 failed
+            # with exitcode -11"), or the signal by number
+            r"|\bexit\s?code\b[:=\s]{0,3}-(?:4|8|11)\b"
+            r"|\b(?:died|dies|killed|terminated|crash\w*|exit\w*|received|got|with|by)\b"
+            r"[^.;\n]{0,20}\bsignal (?:4|8|11)\b"
         ),
         "the reporter says a process crashed natively (segfault, illegal instruction)",
         counts=not_negated,
@@ -206,6 +211,9 @@ MESSAGES: tuple[ProseSymptom, ...] = (
         "rdma_completion",
         rx(
             r"\bcompletion (?:error|status|with error)\s{0,2}[:=]?\s{0,2}\d{1,2}\b"
+            # ("a completion with status=12 from the peer's IP": NCCL's WARN retold)
+            r"|\bcompletions? (?:with|of|had|has|gave|returned) (?:an? )?(?:error )?status"
+            r"\s?[:=]?\s?\d{1,2}\b"
             r"|\bcompletion from peer\b[^.;\n]{0,60}\berror\s{0,2}\d{1,2}\b"
             r"|\b(?:transport )?retry (?:count )?exceeded\b|\bIBV_WC_[A-Z_]{3,40}\b"
         ),
