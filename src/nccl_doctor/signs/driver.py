@@ -150,6 +150,26 @@ UVM_MISSING = sign(
     r"/dev/nvidia-uvm\b",
     "the unified-memory device node /dev/nvidia-uvm does not exist",
 )
+#: /dev/nvidia-uvm or the nvidia_uvm module said to be missing, in a person's words (English,
+#: Russian, Spanish, Portuguese, German, French, Vietnamese, Indonesian, Japanese, Korean,
+#: Chinese). The differential's cue and driver.uvm read it.
+UVM_SAID_MISSING = sign(
+    "driver.uvm_said_missing",
+    r"/dev/nvidia-uvm\b[^.;\n]{0,30}\b(?:is |was )?(?:missing|absent|not (?:there|present"
+    r"|exist\w*|found)|does(?:n't| not) exist|no such file)"
+    r"|\bno /dev/nvidia-uvm\b"
+    # in other languages: "но нет nvidia-uvm", "no hay /dev/nvidia-uvm", "kein
+    # /dev/nvidia-uvm", "nvidia-uvm がない", "nvidia-uvm 이 없습니다"
+    r"|(?:(?<![А-Яа-яЁё])нет|\bno hay|\bnão há|\bkein\w{0,2}|\bpas de|\bkhông có|\btidak ada) "
+    r"(?:/dev/)?nvidia-uvm\b"
+    r"|nvidia-uvm\s?(?:が|は)?(?:ない|無い|ありません|存在しない)|nvidia-uvm\s?(?:이|가)?\s?없"
+    # the module itself not loaded ("lsmod lists nvidia, nvidia_drm, but no nvidia_uvm",
+    # "nvidia_uvm is not loaded"; Chinese "没有 nvidia_uvm", "缺少 nvidia-uvm")
+    r"|\b(?:no|without) (?:/dev/)?nvidia[-_]uvm\b"
+    r"|\bnvidia[-_]uvm\b[^.;\n]{0,20}\b(?:is |was )?(?:not loaded|missing|absent)"
+    r"|(?:没有|缺少|缺了|少了|找不到)\s?(?:/dev/)?nvidia[-_]uvm",
+    "a person saying /dev/nvidia-uvm or the nvidia_uvm module is missing",
+)
 UVM_MODULE = sign(
     "driver.uvm_module",
     r"modprobe:[^\n]{0,40}(?:FATAL|ERROR)[^\n]{0,80}nvidia[-_]uvm"

@@ -92,7 +92,11 @@ MIG_IN_USE = sign(
     "gpu.mig_in_use",
     r"(?<!not )(?<!no )(?<!without )(?<!disabled )"
     r"\b(?:MIG (?:GPU )?(?:instances?|slices?|partitions?|devices?)|MIG mode (?:is )?enabled"
-    r"|partitioned (?:in)?to MIG|Multi-Instance GPU (?:instances?|partitions?|mode))\b",
+    r"|partitioned (?:in)?to MIG|Multi-Instance GPU (?:instances?|partitions?|mode))\b"
+    # a MIG device's UUID, or its prefix said ("identifiers that start with MIG- followed by
+    # a UUID"); nvidia-smi's MIG tables' two kinds of instance, named together
+    r"|\bMIG-(?:GPU-)?[0-9a-f]{8}-|\b(?:start|begin)s?(?:ing)? with [\"'`]?MIG-"
+    r"|\bGPU instances? and compute instances?\b",
     "the job's GPUs said to be MIG instances (``with MIG GPU instances``, ``partitioned into "
     "MIG``): each process enumerates one instance",
 )
@@ -121,6 +125,12 @@ FOREIGN_HOLDER = sign(
     r"\b(?:another|other|an? (?:idle|stray|leftover|zombie|old|python)) (?:\w+ ){0,2}process"
     r"(?:es)?(?: id)?\b[^.;\n]{0,60}?\b(?:using|uses|holds?|holding|occupy\w*|tak(?:es|ing)"
     r"|with)\b[^.;\n]{0,20}?\b\d{1,3}(?:\.\d{1,2})? ?(?:GB|GiB|G)\b"
+    # whose process it is ("The user of that PID is not me", "a process that is not mine",
+    # "another student's Jupyter kernel")
+    r"|\b(?:user|owner) of (?:that|the|this) (?:PID|process)\b[^.;\n]{0,20}?\b(?:is not|isn't)"
+    r" (?:me|mine)\b|\b(?:process|PID)\b[^.;\n]{0,30}?\b(?:is not|isn't) mine\b"
+    r"|\b(?:someone else|another user|another student|a colleague|a coworker)'s"
+    r" (?:\w+ ){0,2}(?:process|kernel|job|notebook)"
     r"|进程[^。；\n]{0,20}?(?:用户|user)\s?不是我|(?:别人|其他人|他人|师兄|师姐|同学|同事)的?"
     r"[^。；\n]{0,10}?(?:进程|程序|jupyter|notebook|任务)",
     "a person says a process that is not the job's holds memory on a GPU",

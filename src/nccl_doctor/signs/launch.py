@@ -105,8 +105,13 @@ GLOO_BACKEND = sign(
 NCCL_NAMED = sign("launch.nccl_named", r"nccl", "NCCL named anywhere in the evidence")
 SPAWN_CALL = sign(
     "launch.spawn_call",
-    r"\bmp\.spawn\(|multiprocessing\.spawn\(|start_processes\(",
-    "code calling torch.multiprocessing's spawn (mp.spawn starts ranks itself)",
+    r"\bmp\.spawn\(|multiprocessing\.spawn\(|start_processes\("
+    # an inference engine made with tensor parallelism starts a worker per GPU itself
+    # (vLLM's LLM(..., tensor_parallel_size=4)), unless told the launcher starts them
+    r"|\bLLM\((?![^)\n]{0,300}?external_launcher)[^)\n]{0,200}?\btensor_parallel_size\s?=\s?[2-9]",
+    "code calling torch.multiprocessing's spawn (mp.spawn starts ranks itself), or making an "
+    "inference engine with tensor parallelism (vLLM's LLM(tensor_parallel_size=N) starts its "
+    "own workers)",
 )
 TASKS_PER_NODE = sign(
     "launch.tasks_per_node",
@@ -327,6 +332,20 @@ LAUNCHER_COMMAND = sign(
     case=True,
 )
 
+#: The rank the others wait for said to be alive at its own work when they time out ("rank 0
+#: is still writing the checkpoint", "rank 0 is still sitting at the 'You: ' prompt"): a long
+#: rank-local step (app.hang), not a death. The differential's cue and launch.rank_crash read it.
+RANK_STILL_BUSY = sign(
+    "launch.rank_still_busy",
+    r"\brank ?(?P<rank>\d{1,5})(?:'s)?\b[^.;\n]{0,80}?"
+    r"\b(?:is still|was still|still|in the middle of)"
+    r"\b[^.;\n]{0,20}?\b(?:writ\w*|sav\w*|print\w*|evaluat\w*|comput\w*|generat\w*"
+    r"|tokeniz\w*|load\w*|preprocess\w*|running|busy|working|advanc\w*|progress\w*"
+    # waiting on a person: at a prompt, in input()
+    r"|(?:sitting|waiting|blocked|stuck) (?:at|on|in|for) (?:the |an? )?"
+    r"(?:[\"'\u201c][^\"'\u201d]{0,20}[\"'\u201d] )?(?:prompt|input\b|user))",
+    "a person saying the rank the others wait for is still at its own work when they time out",
+)
 #: One rank failed on its own first and the others then waited for it, in the reporter's words
 #: ("rank 5 prints a KeyError and exits, then all the other ranks die with the watchdog
 #: timeout", "the earliest error is rank 17's FileNotFoundError, 30 minutes before the other
@@ -334,7 +353,7 @@ LAUNCHER_COMMAND = sign(
 #: The differential's cue and launch.rank_crash read it.
 RANK_FAILED_FIRST = sign(
     "launch.rank_failed_first",
-    r"\b(?:rank|process|worker|node)\s?\d+\b[^.;\n]{0,80}?\b(?:throws?|threw|raises?"
+    r"\b(?:(?:local_|global_)?rank|process|worker|node)\s?\d+\b[^.;\n]{0,80}?\b(?:throws?|threw|raises?"
     r"|raised|crash\w{0,4}|dies|died|exits?|exited|segfault\w{0,4}|fail(?:s|ed)?"
     # (what it prints or hits is an error: "rank 0 prints the loss" is no failure)
     r"|(?:prints?|printed|hits?|gets?|got|reports?)\s(?:[\w'.()]+\s){0,6}?"
@@ -354,6 +373,11 @@ RANK_FAILED_FIRST = sign(
     # error in the whole job is much earlier: rank 9 raised a FileNotFoundError")
     r"|\b(?:earliest|first) (?:error|failure|exception|traceback)\b[^.;\n]{0,100}?"
     r"\brank ?\d+\b[^.;\n]{0,40}?\b(?:raised|raises|threw|throws|died|crashed|segfaulted)\b"
+    # a rank's own end dated before the others' timeouts ("about 30 minutes before node 1's
+    # timeouts, the agent logged that local_rank 2 failed with exitcode -11")
+    r"|\b\d+ (?:min\w{0,5}|seconds?|hours?) (?:before|earlier than)\b[^.;\n]{0,60}?"
+    r"\b(?:timeouts?|timed out)\b[^.;\n]{0,80}?\b(?:local_|global_)?rank ?\d+\b[^.;\n]{0,40}?"
+    r"\b(?:failed|died|crashed|exited|segfaulted|raised|threw)\b"
     # Chinese: "the torchrun on node 2 reported first: local_rank 5 (global rank 13) exited
     # with -9"
     r"|(?:最先|最早|首先)(?:的)?(?:报错|出错|挂掉|崩溃|退出)[^。；\n]{0,80}?rank ?\d+"

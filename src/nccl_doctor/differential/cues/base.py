@@ -135,7 +135,12 @@ FIXED = (
 NOT_FIXED = rx(r"\b(?:still|not|never|no longer)\b|n't\b")
 #: A launcher that starts one worker per GPU itself, and torch.multiprocessing's spawn.
 LAUNCHER = r"(?:torchrun|torch\.distributed\.(?:run|launch)|accelerate launch|deepspeed)"
-SPAWN = r"(?:mp|multiprocessing)\.spawn\b"
+#: What starts workers of its own: mp.spawn, or an inference engine's tensor parallelism
+#: (vLLM's ``LLM(..., tensor_parallel_size=4)``, SGLang's ``tp_size``), each worker a GPU.
+SPAWN = (
+    r"(?:(?:mp|multiprocessing)\.spawn\b|\bLLM\([^)\n]{0,200}?\btensor_parallel_size\s?=\s?[2-9]"
+    r"|\b(?:tensor_parallel_size|tp_size)\s?=\s?[2-9]\b)"
+)
 
 
 def load_reads(value: str) -> str:

@@ -16,7 +16,7 @@ from nccl_doctor.differential.prose import (
     UPDATE_WORDS,
     rx,
 )
-from nccl_doctor.signs.driver import SLEPT_ZH
+from nccl_doctor.signs.driver import SLEPT_ZH, UVM_SAID_MISSING
 
 BUILDS: dict[str, Cue] = {
     # NCCL builds said to differ between the job's nodes or processes
@@ -44,6 +44,10 @@ BUILDS: dict[str, Cue] = {
         r"|different) (?:cluster|machine|node|server|system|setup|image|environment)\b"
         r"|\bleft ?over\b)"
         r"|(?:\.bashrc|\.bash_profile|nccl\.conf)\b[^.;\n]{0,60}\b(?:TORCH_)?NCCL_[A-Z0-9_]{2,40}"
+        # set by an image's Dockerfile ("It has a block of ENV lines at the top: NCCL_DEBUG=INFO,
+        # NCCL_P2P_DISABLE=1"; "ENV NCCL_IB_DISABLE=1 in the base image")
+        r"|\bENV (?:lines?|block|entries|instructions?|variables)\b[^.;\n]{0,40}"
+        r"\b(?:TORCH_)?NCCL_[A-Z0-9_]{2,40}|(?-i:\bENV\s+(?:TORCH_)?NCCL_[A-Z0-9_]{2,40})"
         # set by someone else ("someone exported NCCL_IB_DISABLE=1 in the job script")
         r"|\b(?:someone|somebody|a colleague|the admins?|the previous (?:user|owner)"
         r"|another user)\b[^.;\n]{0,30}\b(?:set|exported|added|put)\b[^.;\n]{0,30}"
@@ -73,6 +77,37 @@ BUILDS: dict[str, Cue] = {
     # alone: nccl-tests and plugins are run with NCCL's lib folder on it as a matter of course)
     "other_nccl_loaded": cue(
         rf"{NOT_SAID}\bLD_PRELOAD\w*\b[^\n]{{0,80}}\bnccl|\bsystem(?:'s)? (?:NCCL|libnccl)\b"
+    ),
+    # the driver's two halves said to differ: nvidia-smi's mismatch retold ("nvidia-smi
+    # complains that the driver and the library versions don't match")
+    "driver_halves_differ": cue(
+        r"\bdriver(?: and (?:the )?|/| ?& ?)library(?: versions?)?\b[^.;\n]{0,20}?"
+        r"\b(?:don't|do not|doesn't|does not|didn't|did not|no longer) match"
+        r"|\bdriver/library (?:version )?mismatch\b"
+        r"|\b(?:kernel module|module) and (?:the )?(?:user[- ]space|librar\w+)\b[^.;\n]{0,30}?"
+        r"\b(?:differ\w*|mismatch\w*|don't match|do not match)"
+    ),
+    # the driver's packages upgraded in place ("unattended-upgrades upgraded nvidia-driver-550
+    # from 550.90.07 to 550.127.05"), and the machine not rebooted since ("uptime says 41
+    # days", "hasn't been rebooted"): the new libraries beside the old, still loaded module
+    "driver_upgraded": cue(
+        rf"{UPDATE_WORDS}[^.;\n]{{0,60}}?\b(?:nvidia-driver|libnvidia|nvidia driver"
+        r"|(?:the |gpu |nvidia )?drivers?\b)"
+        r"|\b(?:nvidia-driver(?:-\d{2,3})?|(?:the |gpu |nvidia )drivers?)\b[^.;\n]{0,40}?"
+        rf"(?:was |were |got |been )?{UPDATE_WORDS}",
+        # (not one rebooted after it: "then rebooted", "rebooted after the upgrade"; "hasn't
+        # been rebooted since" is the opposite)
+        unless=rx(
+            r"\b(?:after|then) (?:a |the )?reboot\w*"
+            r"|(?<!been )(?<!not )(?<!never )\breboot(?:ed|ing)? (?:after|since)\b"
+        ),
+    ),
+    "not_rebooted": cue(
+        r"\b(?:hasn't|has not|haven't|have not|wasn't|was not|weren't|were not|not|never|n't"
+        r"|without(?: a)?|no) (?:been )?(?:reboot\w*|restart\w* (?:the )?(?:machine|node|server"
+        r"|system|host))\b"
+        r"|\buptime\b[^.;\n]{0,20}?\b\d{1,4} days\b"
+        r"|\bno reboot\b"
     ),
     # the RDMA adapters may pin only a little memory: ulimit -l (memlock) below what the queue
     # pairs and registered buffers need ("ulimit -l is 64", "max locked memory 65536")
@@ -107,16 +142,7 @@ BUILDS: dict[str, Cue] = {
     # the unified-memory module or its device node said missing, or reloading it said to fix
     # it ("/dev/nvidia-uvm is missing", "modprobe nvidia-uvm fixed it"): CUDA needs both,
     # nvidia-smi neither
-    "uvm_missing": cue(
-        r"/dev/nvidia-uvm\b[^.;\n]{0,30}\b(?:is |was )?(?:missing|absent|not (?:there|present"
-        r"|exist\w*|found)|does(?:n't| not) exist|no such file)"
-        r"|\bno /dev/nvidia-uvm\b"
-        # in other languages: "но нет nvidia-uvm", "no hay /dev/nvidia-uvm", "kein
-        # /dev/nvidia-uvm", "nvidia-uvm がない", "nvidia-uvm 이 없습니다"
-        r"|(?:(?<![А-Яа-яЁё])нет|\bno hay|\bnão há|\bkein\w{0,2}|\bpas de|\bkhông có|\btidak ada) "
-        r"(?:/dev/)?nvidia-uvm\b"
-        r"|nvidia-uvm\s?(?:が|は)?(?:ない|無い|ありません|存在しない)|nvidia-uvm\s?(?:이|가)?\s?없"
-    ),
+    "uvm_missing": cue(UVM_SAID_MISSING.pattern),
     # the GPUDirect RDMA stack named: the peer-memory kernel module that lets a NIC (or
     # gdrcopy's CPU mappings) reach GPU memory, or GPUDirect RDMA itself
     "gdr_stack": cue(
@@ -149,8 +175,14 @@ BUILDS: dict[str, Cue] = {
         # nvidia-smi -q's link width retold: "8x current, 16x max", its field names kept in a
         # sentence of another language ("Current が 8x で、Max は 16x"); lspci's own mark
         # ("LnkSta: ... Width x8 (downgraded)")
-        r"|\b(?:1|2|4|8)x current\b[^.;\n]{0,12}\b(?:8|16)x max\b"
-        r"|\bCurrent\b[^.;\n]{0,12}\b(?:1|2|4|8)x\b[^.;\n]{0,20}\bMax\b[^.;\n]{0,12}\b(?:8|16)x\b"
+        # (the current width below the maximum, either said first: "Max 16x and Current 8x")
+        r"|\b(?:(?:1|2|4|8)x current\b[^.;\n]{0,12}\b16x|(?:1|2|4)x current\b[^.;\n]{0,12}\b8x)"
+        r" max\b"
+        # ("the max link width is 16x but the current link width is 8x")
+        r"|\bCurrent\b[^.;\n]{0,20}\b(?:(?:1|2|4|8)x\b[^.;\n]{0,20}\bMax\b[^.;\n]{0,20}\b16x"
+        r"|(?:1|2|4)x\b[^.;\n]{0,20}\bMax\b[^.;\n]{0,20}\b8x)\b"
+        r"|\bMax\b[^.;\n]{0,20}\b(?:16x\b[^.;\n]{0,20}\bCurrent\b[^.;\n]{0,20}\b(?:1|2|4|8)x"
+        r"|8x\b[^.;\n]{0,20}\bCurrent\b[^.;\n]{0,20}\b(?:1|2|4)x)\b"
         r"|\bWidth x(?:1|2|4|8)\b[^.;\n]{0,12}\(downgraded\)",
         in_question=True,
     ),
@@ -190,6 +222,11 @@ BUILDS: dict[str, Cue] = {
     # launcher swapped for the other ("replaced mp.spawn with torchrun")
     "nested_launch": cue(
         rf"\b{LAUNCHER}\b[^\n]{{0,120}}\b{SPAWN}|\b{SPAWN}[^\n]{{0,120}}\b{LAUNCHER}\b",
-        unless=rx(r"\b(?:instead|replac\w*|switch\w*|rather than|migrat\w*|moved?|convert\w*)\b"),
+        # (nor vLLM told the launcher starts its workers: distributed_executor_backend=
+        # "external_launcher")
+        unless=rx(
+            r"\b(?:instead|replac\w*|switch\w*|rather than|migrat\w*|moved?|convert\w*)\b"
+            r"|\bexternal_launcher\b"
+        ),
     ),
 }

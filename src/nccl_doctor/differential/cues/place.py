@@ -159,6 +159,23 @@ PLACE: dict[str, Cue] = {
         r"|turned off|not (?:running|active|enabled)))"
         # Chinese "firewall", unless the clause says it was turned off or stopped
         r"|防火墙(?![^。，,；;\n]{0,8}(?:关|停|禁))"
+        # a cloud security group, a network policy: Chinese, unless it lets everything through
+        r"|(?:安全组|网络策略)(?![^。，,；;\n]{0,12}(?:全部放行|放行所有|全放开|关))",
+        # (nor one said not to be there: "they say there is none between compute nodes")
+        unless=rx(r"\bthere (?:is|are|was|were) none\b|\bnone between\b"),
+    ),
+    # a port of the peer probed by hand and not reached ("nc -zv to the peer's eth1 address
+    # on any port just times out", "telnet 172.16.3.21 29500 hangs"; Chinese "telnet ... 一直
+    # 卡着连不上"): the path between the hosts drops the connection
+    "port_probe_fails": cue(
+        r"\b(?:nc|ncat|netcat|telnet)\b(?:[^.;\n]|\.(?!\s)){0,80}?\b(?:times? out|timed out"
+        r"|hangs?|hung|never connects?|(?:can(?:no|')t|could(?: not|n't)) connect|no route"
+        r"|is stuck|gets? stuck)\b"
+        r"|\b(?:nc|ncat|netcat|telnet)\b[^。；\n]{0,60}?(?:一直卡|卡住|连不上|超时)",
+        unless=rx(
+            r"\b(?:nc|ncat|netcat|telnet)\b[^.;\n]{0,40}\b(?:works?|succeed\w*|connects?)\b"
+            r"[^.;\n]{0,20}$"
+        ),
     ),
     # it fails on one node only: "only on this node", "the same job on another node works fine"
     "one_node_only": cue(

@@ -141,6 +141,14 @@ TRIED: dict[str, Cue] = {
         rf"[^.;\n]{{0,40}}{FIXED}",
         unless=NOT_FIXED,
     ),
+    # the DataLoader's workers said to have run out of shared memory, or to matter ("a
+    # DataLoader worker was killed by a bus error ... insufficient shared memory", "with
+    # num_workers=0 it never crashes"): the loader's /dev/shm, which NCCL's SHM only shares
+    "loader_shm": cue(
+        r"\bDataLoader(?: worker)?s?\b[^.;\n]{0,60}?\b(?:bus error|SIGBUS|shared memory|shm)\b"
+        r"|\bnum_workers\s?=\s?0\b[^.;\n]{0,40}?\b(?:never|no longer|doesn't|does not|don't"
+        r"|do not) (?:crash|fail|die)\w*"
+    ),
     "port_change_worked": outcome(
         r"\b(?:chang\w*|switch\w*|another|different|other|new)\b[^.;\n]{0,30}"
         rf"(?:--master[_-]port|MASTER_PORT|\bport)\b[^.;\n]{{0,40}}{FIXED}",

@@ -22,7 +22,7 @@ from nccl_doctor.differential.cues.base import (
     load_reads,
 )
 from nccl_doctor.differential.prose import NOT_SAID, ONE_GPU_DOES_ALL, UNDENIED, rx
-from nccl_doctor.signs.launch import RANK_FAILED_FIRST
+from nccl_doctor.signs.launch import RANK_FAILED_FIRST, RANK_STILL_BUSY
 
 WHEN: dict[str, Cue] = {
     # the job ran before it hung or failed (steps, epochs, hours, a checkpoint): an application
@@ -104,6 +104,11 @@ WHEN: dict[str, Cue] = {
         r"\bno (?:python |training )?process"
         r"|\bno (?:python |training )?process(?:es)? (?:\w+ ){0,3}on (?:the )?(?:second|other"
         r"|remaining) (?:node|machine|host)s?\b"
+        # the other node named: logged into while the job ran, and no process there ("I ssh'd
+        # to gn032 while the job was running and there was no python process at all"), or
+        # never in the job's output ("I never see gn032 in any log line")
+        r"|\bssh(?:'d|ed)? (?:in)?to \S{2,40}\b[^.;\n]{0,80}?\bno (?:python |training |torchrun )?"
+        r"process|\bnever see \S{2,40} in (?:any|the) (?:log|output)"
     ),
     # a batch script that runs the program itself, not through srun ("the last line of the
     # batch script is just python train.py", "we run it without srun"): sbatch runs its script
@@ -178,11 +183,7 @@ WHEN: dict[str, Cue] = {
     # the rank the others wait for is said to be still at its own work when they time out
     # ("rank 0 ... is still printing evaluation progress when the job gets killed", "rank 0's
     # log shows it was in the middle of writing the checkpoint"): it would have come, late
-    "origin_busy": cue(
-        r"\brank ?\d{1,5}(?:'s)?\b[^.;\n]{0,80}?\b(?:is still|was still|still|in the middle of)"
-        r"\b[^.;\n]{0,20}?\b(?:writ\w*|sav\w*|print\w*|evaluat\w*|comput\w*|generat\w*"
-        r"|tokeniz\w*|load\w*|preprocess\w*|running (?:the )?(?:eval\w*|validation))"
-    ),
+    "origin_busy": cue(RANK_STILL_BUSY.pattern),
     "intermittent": cue(
         r"\bsometimes (?:the \w+ |it )?(?:works|worked|succeeds|succeeded|passes|goes through"
         r"|is fine)\b|\bintermittent(?:ly)?\b|\bflaky\b|\bnot (?:always|every time)\b"

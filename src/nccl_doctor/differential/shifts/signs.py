@@ -149,6 +149,16 @@ SIGNS: tuple[Shift, ...] = (
             ("nccl.p2p", 0.5),
         )
     ),
+    *(
+        Shift(
+            i,
+            f,
+            "the reporter probed a port of the peer (nc, telnet) and could not connect: the "
+            "path between the hosts drops the connection",
+            lambda c: c.says("port_probe_fails"),
+        )
+        for i, f in (("net.unreachable", 5.0), ("nccl.internal", 0.5), ("app.hang", 0.5))
+    ),
     # c10d resolves MASTER_ADDR (and, standalone, its own host name) before the store client
     # connects: a resolver that fails outright leaves it no address of any family, on one node
     # as on many (an EAI_NONAME for IPv6 alone is routine and not read here)

@@ -77,6 +77,16 @@ WORDS: tuple[Shift, ...] = (
         )
     ),
     Shift(
+        "driver.version_mismatch",
+        8.0,
+        "the reporter says the driver's kernel module and its libraries differ, or that the "
+        "driver's packages were upgraded and the machine not rebooted since: the new libraries "
+        "then talk to the old module, which refuses them",
+        lambda c: (
+            c.says("driver_halves_differ") or (c.says("driver_upgraded") and c.says("not_rebooted"))
+        ),
+    ),
+    Shift(
         "gpu.contention",
         5.0,
         "the reporter says another job, an earlier run's processes or a display server held "
@@ -287,6 +297,16 @@ WORDS: tuple[Shift, ...] = (
         )
         # (the peers' own path, P2P, needs neither: the fix speaks for SHM)
         for i, f in (("nccl.shm", 8.0), ("host.resources", 2.0), ("nccl.p2p", 0.5))
+    ),
+    *(
+        Shift(
+            i,
+            f,
+            "the reporter says the DataLoader's workers ran out of shared memory, or that the "
+            "failure goes with them: the loader's /dev/shm, not NCCL's",
+            lambda c: c.says("loader_shm"),
+        )
+        for i, f in (("host.resources", 6.0), ("nccl.shm", 0.3))
     ),
     Shift(
         "launch.port_in_use",

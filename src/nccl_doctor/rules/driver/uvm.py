@@ -50,6 +50,7 @@ from nccl_doctor.signs.driver import (
     SUSPEND,
     UVM_MISSING,
     UVM_MODULE,
+    UVM_SAID_MISSING,
 )
 
 RULE = Rule(
@@ -81,12 +82,13 @@ def _quote(facts: Facts, cite: Cite) -> str:
     return cite.text[at:].strip()[:100]
 
 
+def _is_999(e: CudaError) -> bool:
+    """CUDA's unknown error, by its number or its words."""
+    return e.code == 999 or (e.error or "").lower() == "unknown error"
+
+
 def _ranks(facts: Facts) -> list[int]:
-    return [
-        e.rank
-        for e in facts.of(CudaError)
-        if e.rank is not None and (e.code == 999 or (e.error or "") == "unknown error")
-    ]
+    return [e.rank for e in facts.of(CudaError) if e.rank is not None and _is_999(e)]
 
 
 def _fix(missing: bool, suspended: bool) -> list[str]:
@@ -140,6 +142,10 @@ def _pasted(facts: Facts) -> list[Cite]:
 def check(facts: Facts) -> list[Finding]:
     """UVM evidence: a missing node, module errors, or a first-call 999 after a suspend."""
     missing = [h.cite for h in facts.seen(UVM_MISSING)] + _live(facts) + _pasted(facts)
+    # the reporter's words only ("lsmod lists nvidia and nvidia_drm, no nvidia_uvm"): the same
+    # reading, less sure
+    said = [] if missing else [h.cite for h in facts.told(UVM_SAID_MISSING)]
+    missing = missing or said
     module = _module_errors(facts)
     first = _first_call(facts)
     suspend: tuple[Hit, ...] = facts.seen(SUSPEND) if first else ()
@@ -154,7 +160,11 @@ def check(facts: Facts) -> list[Finding]:
                 summary=f"{what}{failing}: CUDA cannot initialise on this node",
                 fix=_fix(bool(missing), bool(suspend)),
                 evidence=[*missing[:1], *module[:2], *first[:1]],
-                severity=Severity.CRITICAL if first or module else Severity.WARNING,
+                # (CUDA's unknown error beside it is what a missing node makes of every call)
+                severity=Severity.CRITICAL
+                if first or module or any(_is_999(e) for e in facts.of(CudaError))
+                else Severity.WARNING,
+                confidence=Confidence.MEDIUM if said and not module else Confidence.HIGH,
                 ranks=_ranks(facts),
             )
         ]

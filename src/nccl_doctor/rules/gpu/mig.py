@@ -47,6 +47,7 @@ from __future__ import annotations
 from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.gpu import Gpu, MigDevice
 from nccl_doctor.facts.host import EnvVar
+from nccl_doctor.facts.run import CudaError
 from nccl_doctor.facts.store import Facts, Hit
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.base import Rule
@@ -216,12 +217,17 @@ def _named_slices(facts: Facts) -> list[Finding]:
 
 def _said_in_use(facts: Facts) -> list[Finding]:
     """No MIG state was pasted, the reporter says the GPUs are MIG instances, and CUDA's own
-    device-count failure is in the output: the failure is MIG's enumeration (unless a listed
-    GPU has MIG off, whose whole device a process may use)."""
+    device-count failure is in the output (or, less sure, in their words): the failure is
+    MIG's enumeration (unless a listed GPU has MIG off, whose whole device a process may
+    use)."""
     said = facts.seen(MIG_IN_USE)
-    failed = [h for h in _enumeration(facts, unique_gpus(facts)) if not h.prose]
+    enumeration = _enumeration(facts, unique_gpus(facts))
+    failed = [h for h in enumeration if not h.prose] or list(enumeration)
     if not said or not failed:
         return []
+    # the failure retold in the reporter's words only: the same mechanism, less sure (a
+    # paragraph that quotes CUDA's error is still its output: the error parsed from it)
+    machine = not failed[0].prose or bool(facts.seen_on(MIG_ENUMERATION, facts.of(CudaError)))
     return [
         RULE.finding(
             summary=f"The GPUs are said to be MIG instances ('{said[0].match.group(0)}') and CUDA "
@@ -230,8 +236,8 @@ def _said_in_use(facts: Facts) -> list[Finding]:
             "a device it does not have",
             fix=[_ONE_EACH, *_FIX[:2]],
             evidence=[failed[0].cite, said[0].cite],
-            severity=Severity.CRITICAL,
-            confidence=Confidence.MEDIUM,
+            severity=Severity.CRITICAL if machine else Severity.WARNING,
+            confidence=Confidence.MEDIUM if machine else Confidence.LOW,
         )
     ]
 

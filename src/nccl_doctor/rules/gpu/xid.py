@@ -23,6 +23,9 @@ Evidence
 Xid lines from ``dmesg``/``journalctl -k``, with the GPU's bus id and the
 process the driver named. Severity follows the Xid catalogue: application
 Xids are warnings, GPU/firmware ones critical, informational ones context.
+With no kernel log, a GPU or firmware Xid the reporter names by its number
+("several NVRM Xid 119 lines at the same second as the error") beside a
+failure is the finding at low confidence.
 
 Fix
 ---
@@ -38,9 +41,12 @@ from __future__ import annotations
 from nccl_doctor.facts.host import KernelGpuMessage, XidEvent
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
-from nccl_doctor.knowledge.xid import XidInfo
+from nccl_doctor.knowledge.xid import XidInfo, xid_info
 from nccl_doctor.rules.base import Rule
-from nccl_doctor.rules.gpu._common import first_of_each, xid_summary, xids_for
+from nccl_doctor.rules.gpu._common import first_of_each, job_failed, xid_summary, xids_for
+from nccl_doctor.signs.common import HANG_WORDS
+from nccl_doctor.signs.cuda import ILLEGAL_ACCESS
+from nccl_doctor.signs.gpu import XID_SAID
 
 RULE = Rule(
     id="gpu.xid",
@@ -103,7 +109,42 @@ def check(facts: Facts) -> list[Finding]:
                 ),
             )
         )
-    return findings + _gsp(facts)
+    return findings + _gsp(facts) + ([] if events else _said(facts))
+
+
+def _said(facts: Facts) -> list[Finding]:
+    """A GPU or firmware Xid of this rule's, named by its number in the reporter's words
+    beside a failure, with no kernel log read."""
+    # the failure read, or retold: a kernel fault (what a process sees of the Xid), or a hang
+    failed = job_failed(facts) or facts.told(ILLEGAL_ACCESS) or facts.told(HANG_WORDS)
+    if facts.of(XidEvent) or not failed:
+        return []
+    said = [
+        (h, info)
+        for h in facts.told(XID_SAID)
+        if h.prose
+        and (info := xid_info(h.match["code"])) is not None
+        and info.diagnosis_id == RULE.id
+        and info.severity == "critical"
+    ]
+    if not said:
+        return []
+    hit, info = said[0]
+    return [
+        RULE.finding(
+            summary=f"The report names Xid {info.code} ('{hit.match.group(0)}') beside the "
+            f"failure: {info.meaning}; the CUDA and NCCL errors of the processes on that GPU "
+            "follow from it",
+            fix=[
+                "Save the kernel log (dmesg -T | grep -e Xid -e NVRM) of the node and paste it",
+                f"Xid {info.code}: {info.action}",
+                "Run dcgmi diag -r 3 on the node before returning it to service",
+            ],
+            evidence=[hit.cite],
+            severity=Severity.WARNING,
+            confidence=Confidence.LOW,
+        )
+    ]
 
 
 def _gsp(facts: Facts) -> list[Finding]:

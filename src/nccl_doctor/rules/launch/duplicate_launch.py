@@ -103,6 +103,7 @@ RULE = Rule(
         "net.unreachable",
         "launch.rank_crash",
         "launch.port_in_use",
+        "gpu.oom",  # every set of workers loads its model on the same GPUs
     ),
 )
 
@@ -436,9 +437,24 @@ def _nested(facts: Facts) -> Finding | None:
     inside = facts.seen(SRUN_LAUNCHER)
     evidence: list[Cite] = []
     what = ""
+    one_launcher = (
+        "Use one launcher: either torchrun (drop mp.spawn and read RANK/LOCAL_RANK from "
+        "the environment) or srun with one task per GPU (no launcher inside), or "
+        "srun --ntasks-per-node=1 around the launcher."
+    )
     if spawn and launcher:
         evidence = [spawn[0].cite, launcher[0].cite]
         what = "the script calls mp.spawn but is itself started by torchrun/launch"
+        if spawn[0].match.group(0).startswith("LLM("):
+            what = (
+                "the script makes a tensor-parallel inference engine, which starts a worker per "
+                "GPU itself, but is itself started by torchrun/launch"
+            )
+            one_launcher = (
+                "Use one launcher: run the script with plain python and let the engine start "
+                "its workers, or keep torchrun and tell the engine so (vLLM: LLM(..., "
+                "distributed_executor_backend='external_launcher'), one rank per GPU)."
+            )
     # (every count over one: an srun line's own --ntasks-per-node=1 overrides #SBATCH's 8)
     elif srun and all(int(h.match["n"]) > 1 for h in srun) and inside:
         evidence = [srun[0].cite, inside[0].cite]
@@ -466,13 +482,7 @@ def _nested(facts: Facts) -> Finding | None:
             if bound
             else "."
         ),
-        fix=[
-            (
-                "Use one launcher: either torchrun (drop mp.spawn and read RANK/LOCAL_RANK from "
-                "the environment) or srun with one task per GPU (no launcher inside), or "
-                "srun --ntasks-per-node=1 around the launcher."
-            ),
-        ],
+        fix=[one_launcher],
         evidence=[*evidence, *bound[:1]],
         severity=Severity.CRITICAL if failed else Severity.WARNING,
         confidence=Confidence.LOW

@@ -85,7 +85,7 @@ from nccl_doctor.rules.launch._common import (
     watchdog_aborts,
 )
 from nccl_doctor.signs.app import WATCHDOG_CAUGHT
-from nccl_doctor.signs.launch import MEMORY_WORDS, RANK_FAILED_FIRST
+from nccl_doctor.signs.launch import MEMORY_WORDS, RANK_FAILED_FIRST, RANK_STILL_BUSY
 
 RULE = Rule(
     id="launch.rank_crash",
@@ -177,6 +177,9 @@ def _inferred(facts: Facts) -> Finding | None:
     missing, size_cites = missing_from_timeout(facts)
     if not missing or hang_cues(facts):
         return None
+    busy = {int(h.match["rank"]) for h in facts.told(RANK_STILL_BUSY)}
+    if busy and all(r in busy for r in missing):
+        return None  # said alive at its own work when the others timed out: app.hang
     origin = analyse(facts)
     if all(origin.stuck(r) for r in missing):
         return None  # its own output shows it alive and elsewhere: the hang's origin, app.hang

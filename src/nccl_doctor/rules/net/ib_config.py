@@ -31,7 +31,8 @@ whose worker died first of its own error); NCCL_IB_HCA against the devices ``ibs
 HPC-X and MLNX OFED versions side by side; NCCL 2.30's ``Detected mixed
 local Net device counts across ranks (min 4, max 8)`` (the nodes see
 different numbers of network devices); nodes that chose different
-transports (``Using network IB`` on one, ``Using network Socket`` on another,
+transports (``Using network IB`` or a plugin's ``Using network AWS Libfabric`` on one,
+``Using network Socket`` on another,
 or NCCL's ``socketFinalizeAccept: wrong type 3 != 4``, from 2.30 the INFO
 line ``wrong socket type (peer 3 != expected 4 ...), discarding peer
 connection``: a Socket-transport handshake reached an IB-transport
@@ -397,6 +398,8 @@ def _roce_gid(facts: Facts) -> list[Finding]:
 
 #: NCCL's socket types (src/include/socket.h) of the two network transports.
 _SOCKET_TYPES = {"3": "Socket", "4": "IB"}
+#: NCCL's own network transports, by the name ``Using network`` gives them.
+_NET_NAMES = {"IB": "IB", "Socket": "TCP sockets"}
 
 
 def _transports(facts: Facts) -> list[Finding]:
@@ -409,11 +412,13 @@ def _transports(facts: Facts) -> list[Finding]:
     by_host: dict[str, set[str]] = {}
     cites: dict[str, Cite] = {}
     for n in facts.of(NcclNet):
-        if n.role == "selected" and n.host and n.net in ("IB", "Socket"):
+        if n.role == "selected" and n.host and n.net:
             by_host.setdefault(n.net, set()).add(n.host)
             cites.setdefault(n.net, n.cite)
     refused = facts.seen(NET_TYPES_DIFFER, prose=False)
-    split = len(by_host) == 2
+    # (a host that printed two, one per process or per run, decides nothing)
+    hosts = [h for names in by_host.values() for h in names]
+    split = len(by_host) >= 2 and len(hosts) == len(set(hosts))
     if not refused and not split:
         return []
     failed = failure_cites(facts)
@@ -427,20 +432,35 @@ def _transports(facts: Facts) -> list[Finding]:
     else:
         what = "NCCL chose different network transports on different nodes"
     if split:
-        what += (
-            f"; IB on {', '.join(sorted(by_host['IB'])[:4])}, TCP sockets on "
-            f"{', '.join(sorted(by_host['Socket'])[:4])}"
+        what += "; " + ", ".join(
+            f"{_NET_NAMES.get(net, net)} on {', '.join(sorted(on)[:4])}"
+            for net, on in sorted(by_host.items())
         )
+    # a network plugin (AWS Libfabric, a vendor's IB plugin) on some nodes, NCCL's own
+    # transport on others: the plugin did not load there
+    plugin = [net for net in by_host if net not in _NET_NAMES]
     return [
         RULE.finding(
-            summary=what + ": the nodes disagree on the network between them (IB usable or "
-            "enabled on some nodes and not on others), and a connection between the two kinds "
-            "cannot be made.",
+            summary=what + ": the nodes disagree on the network between them (IB or a network "
+            "plugin usable or enabled on some nodes and not on others), and a connection between "
+            "the two kinds cannot be made.",
             fix=[
                 (
                     "Compare the nodes: ibstat / ibv_devinfo (ports Active), NCCL_IB_DISABLE, "
                     "NCCL_NET and NCCL_IB_HCA in each node's environment, and the NCCL INFO line "
                     "'Using network ...' of each."
+                ),
+                *(
+                    [
+                        (
+                            f"Make the {plugin[0]} network plugin load on every node: its "
+                            "libnccl-net*.so on LD_LIBRARY_PATH (or NCCL_NET_PLUGIN) in every "
+                            "node's environment; 'NET/Plugin: No plugin found' marks a node "
+                            "without"
+                        )
+                    ]
+                    if split and plugin
+                    else []
                 ),
                 (
                     "Make every node use the same transport: fix IB where it is missing (driver, "

@@ -1,0 +1,208 @@
+"""Circumstances a reporter tells, read through the whole pipeline: each reading fires on the
+words that carry it and stays silent on the words that only look like them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import cue_says, diagnose_text
+
+_TIMEOUT = (
+    "[rank1]:[E311 18:44:02.112221785 ProcessGroupNCCL.cpp:616] [Rank 1] Watchdog caught "
+    "collective operation timeout: WorkNCCL(SeqNum=4471, OpType=BROADCAST, NumelIn=1, "
+    "NumelOut=1, Timeout(ms)=600000) ran for 600024 milliseconds before timing out.\n"
+    "[rank2]:[E311 18:44:02.112093402 ProcessGroupNCCL.cpp:616] [Rank 2] Watchdog caught "
+    "collective operation timeout: WorkNCCL(SeqNum=4471, OpType=BROADCAST, NumelIn=1, "
+    "NumelOut=1, Timeout(ms)=600000) ran for 600019 milliseconds before timing out.\n"
+    "[rank3]:[E311 18:44:02.112347016 ProcessGroupNCCL.cpp:616] [Rank 3] Watchdog caught "
+    "collective operation timeout: WorkNCCL(SeqNum=4471, OpType=BROADCAST, NumelIn=1, "
+    "NumelOut=1, Timeout(ms)=600000) ran for 600031 milliseconds before timing out.\n"
+)
+
+
+def test_the_rank_said_to_sit_at_a_prompt_is_a_long_step_not_a_death(tmp_path: Path) -> None:
+    said = (
+        "torchrun --nproc-per-node 4 chat.py: rank 0 reads input() and broadcasts it. Output of "
+        "ranks 1-3 (rank 0 printed nothing):\n" + _TIMEOUT + "When I come back to the terminal "
+        'rank 0 is still sitting at the "You: " prompt.\n'
+    )
+    report = diagnose_text(tmp_path, said)
+    assert report.top(1) == ["app.hang"]
+    # without the words, the rank that never reported is the one that died first
+    alone = "torchrun --nproc-per-node 4 chat.py\nOutput of ranks 1-3:\n" + _TIMEOUT
+    assert diagnose_text(tmp_path, alone).top(1) == ["launch.rank_crash"]
+
+
+def test_a_local_rank_that_died_of_a_signal_before_the_timeouts_is_the_cause(
+    tmp_path: Path,
+) -> None:
+    said = (
+        "On node 1 all four ranks print the usual Watchdog caught collective operation timeout. "
+        "On node 2, about 30 minutes before node 1's timeouts, the torchrun agent logged that "
+        "local_rank 2 failed with exitcode -11, and then the agent sent SIGTERM to the other "
+        "three local ranks.\n"
+    )
+    assert diagnose_text(tmp_path, said).top(1) == ["launch.rank_crash"]
+
+
+def test_a_nested_engine_launch_leads_its_oom(tmp_path: Path) -> None:
+    said = (
+        "I start my script with `torchrun --nproc-per-node 4 batch_infer.py`, and inside the "
+        'script I create `LLM(model="meta-llama/Llama-3.1-70B-Instruct", '
+        "tensor_parallel_size=4)`. It dies with CUDA out of memory while loading.\n"
+    )
+    assert diagnose_text(tmp_path, said).top(1) == ["launch.duplicate_launch"]
+    told = said.replace(
+        "tensor_parallel_size=4",
+        "tensor_parallel_size=4, distributed_executor_backend='external_launcher'",
+    )
+    assert "launch.duplicate_launch" not in diagnose_text(tmp_path, told).top(1)
+
+
+def test_an_xid_named_beside_a_kernel_fault_is_the_gpus(tmp_path: Path) -> None:
+    said = (
+        'One of the four MPI ranks logs a CUDA "unspecified launch failure" from inside a '
+        "kernel, the others then sit in the all-reduce. At the same second the kernel log has "
+        "several NVRM Xid 119 lines for the GPU that rank 2 was using.\n"
+    )
+    report = diagnose_text(tmp_path, said)
+    assert report.top(1) == ["gpu.xid"]
+    assert report.findings[0].severity.value == "warning"
+    # an application's own Xid (13) is its kernel's fault, not the GPU's; no failure, no finding
+    app = said.replace("Xid 119", "Xid 13")
+    assert [f.id for f in diagnose_text(tmp_path, app).findings][:1] != ["gpu.xid"]
+    calm = "We saw an NVRM Xid 119 on this node last year; training runs fine since.\n"
+    assert not [f for f in diagnose_text(tmp_path, calm).findings if f.id == "gpu.xid"]
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        (
+            "torch.cuda.is_available() returns False and every rank reports CUDA error: "
+            "unknown error. lsmod | grep nvidia lists nvidia, nvidia_modeset and nvidia_drm, "
+            "but no nvidia_uvm.\n"
+        ),
+        (
+            "两个进程都在第一次用 GPU 的时候报 CUDA error: unknown error。我们自己的镜像上 "
+            "ls /dev/nvidia* 只有 nvidia0、nvidiactl，没有 nvidia-uvm。\n"
+        ),
+    ],
+)
+def test_the_uvm_module_said_missing_explains_999(tmp_path: Path, said: str) -> None:
+    assert diagnose_text(tmp_path, said).top(1) == ["driver.uvm"]
+
+
+def test_the_uvm_module_said_loaded_is_no_uvm_finding(tmp_path: Path) -> None:
+    said = (
+        "Every rank reports CUDA error: unknown error. lsmod shows nvidia_uvm is loaded and "
+        "/dev/nvidia-uvm exists.\n"
+    )
+    assert "driver.uvm" not in [f.id for f in diagnose_text(tmp_path, said).findings]
+
+
+def test_mig_devices_said_by_their_prefix_explain_the_ordinal(tmp_path: Path) -> None:
+    said = (
+        "Rank 1 fails immediately at torch.cuda.set_device(1) complaining about an invalid "
+        "device ordinal, and torch.cuda.device_count() prints 1. CUDA_VISIBLE_DEVICES holds "
+        "identifiers that start with MIG- followed by a UUID.\n"
+    )
+    report = diagnose_text(tmp_path, said)
+    assert report.top(1) == ["gpu.mig"]
+    whole = said.replace(
+        "identifiers that start with MIG- followed by a UUID", "0,1 as numbers; MIG is disabled"
+    )
+    assert "gpu.mig" not in diagnose_text(tmp_path, whole).top(1)
+
+
+def test_the_driver_halves_said_to_differ_lead(tmp_path: Path) -> None:
+    said = (
+        "Since Monday torch.cuda.is_available() returns False on gpu14, and nvidia-smi prints "
+        "one line complaining that the driver and the library versions don't match.\n"
+    )
+    assert diagnose_text(tmp_path, said).top(1) == ["driver.version_mismatch"]
+    upgraded = (
+        "Since Monday torch.cuda.is_available() returns False on gpu14. unattended-upgrades "
+        "upgraded nvidia-driver-550 from 550.90.07 to 550.127.05 on Saturday. uptime says 41 "
+        "days, so the node hasn't been rebooted since.\n"
+    )
+    assert diagnose_text(tmp_path, upgraded).top(1) == ["driver.version_mismatch"]
+    assert cue_says("driver_upgraded", "We upgraded the nvidia driver to 550 last week.")
+    assert not cue_says(
+        "driver_upgraded", "We upgraded the nvidia driver to 550 and then rebooted the node."
+    )
+    assert not cue_says("driver_halves_differ", "The driver and the library versions match.")
+
+
+def test_the_loader_workers_shared_memory_is_the_hosts(tmp_path: Path) -> None:
+    said = (
+        "Since moving to Docker one rank dies: its message says a DataLoader worker was killed "
+        "by a bus error and mentions insufficient shared memory. df -h /dev/shm shows 64M. "
+        "With num_workers=0 it never crashes.\n"
+    )
+    assert diagnose_text(tmp_path, said).top(1) == ["host.resources"]
+    assert not cue_says("loader_shm", "The DataLoader uses 8 workers and pinned memory.")
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("nc -zv to the peer's eth1 address (192.168.1.3) on any port just times out.", True),
+        ("在第二台上 telnet 172.16.3.21 29500 一直卡着连不上。", True),
+        ("nc -zv 10.0.0.2 29500 works from both nodes.", False),
+        ("telnet to port 29500 connects fine.", False),
+    ],
+)
+def test_a_port_probed_and_not_reached(text: str, says: bool) -> None:
+    assert cue_says("port_probe_fails", text) is says
+
+
+def test_a_reporters_guess_is_not_what_they_saw(tmp_path: Path) -> None:
+    said = (
+        "Two nodes fail at the first collective inside Docker with an NCCL unhandled system "
+        "error; a warning says ibv_reg_mr failed with Cannot allocate memory. I guessed it's "
+        "GPUDirect RDMA not working inside the container. Inside the container ulimit -l "
+        "says 64.\n"
+    )
+    report = diagnose_text(tmp_path, said)
+    assert "net.gdr" not in [f.id for f in report.findings]
+    assert report.top(1) == ["net.ib_config"]
+
+
+def test_a_failure_retold_beside_a_quoted_notice_is_still_read(tmp_path: Path) -> None:
+    said = (
+        'Two-node training starts, NCCL init completes (the INFO log says "Using network IB"), '
+        "and then at the first all-reduce the ranks fail with NCCL warnings about a completion "
+        "with status=12 from the peer, then ncclRemoteError. With NCCL_IB_DISABLE=1 it trains, "
+        "but much slower over TCP.\n"
+    )
+    report = diagnose_text(tmp_path, said)
+    assert (
+        report.hypotheses[0].symptom != "the job or a benchmark is slow, with no error (the "
+        "reporter's words)"
+    )
+    assert report.top(1)[0].startswith("net.")
+
+
+def test_a_nodes_missing_launcher_named_by_the_host(tmp_path: Path) -> None:
+    said = (
+        "The batch script calls torchrun --nnodes=2 directly and the rendezvous times out. "
+        "All lines in the log come from gn031; I never see gn032 in any log line. I ssh'd to "
+        "gn032 while the job was running and there was no python process at all. I asked the "
+        "admins about a firewall and they say there is none between compute nodes.\n"
+    )
+    assert diagnose_text(tmp_path, said).top(1) == ["launch.rendezvous"]
+    assert not cue_says(
+        "traffic_filtered", "I asked the admins about a firewall and they say there is none."
+    )
+
+
+def test_a_link_width_retold_max_first(tmp_path: Path) -> None:
+    assert cue_says("pcie_downtrained", "GPU 1 reports Link Width Max 16x and Current 8x.")
+    assert cue_says(
+        "pcie_downtrained", "the max link width is 16x but the current link width is 8x"
+    )
+    assert not cue_says("pcie_downtrained", "Link Width Max 8x and Current 8x on every GPU.")
+    assert not cue_says("pcie_downtrained", "Current 8x, Max 8x: the slot is x8 by design.")
