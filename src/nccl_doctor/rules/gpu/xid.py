@@ -115,9 +115,7 @@ def check(facts: Facts) -> list[Finding]:
 def _said(facts: Facts) -> list[Finding]:
     """A GPU or firmware Xid of this rule's, named by its number in the reporter's words
     beside a failure, with no kernel log read."""
-    # the failure read, or retold: a kernel fault (what a process sees of the Xid), or a hang
-    failed = job_failed(facts) or facts.told(ILLEGAL_ACCESS) or facts.told(HANG_WORDS)
-    if facts.of(XidEvent) or not failed:
+    if facts.of(XidEvent):
         return []
     said = [
         (h, info)
@@ -127,7 +125,8 @@ def _said(facts: Facts) -> list[Finding]:
         and info.diagnosis_id == RULE.id
         and info.severity == "critical"
     ]
-    if not said:
+    # the failure read, or retold: a kernel fault (what a process sees of the Xid), or a hang
+    if not said or not (job_failed(facts) or facts.told(ILLEGAL_ACCESS) or facts.told(HANG_WORDS)):
         return []
     hit, info = said[0]
     return [
