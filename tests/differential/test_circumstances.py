@@ -3,10 +3,12 @@ words that carry it and stays silent on the words that only look like them."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
+from nccl_doctor.facts.store import asked
 from tests.helpers import cue_says, diagnose_text
 
 _TIMEOUT = (
@@ -206,3 +208,44 @@ def test_a_link_width_retold_max_first(tmp_path: Path) -> None:
     )
     assert not cue_says("pcie_downtrained", "Link Width Max 8x and Current 8x on every GPU.")
     assert not cue_says("pcie_downtrained", "Current 8x, Max 8x: the slot is x8 by design.")
+
+
+def test_a_guess_opens_its_clause_only() -> None:
+    text = "I guessed it's GPUDirect RDMA, but it fails on a single GPU too."
+    guess = re.search("GPUDirect RDMA", text)
+    fails = re.search("fails on a single GPU", text)
+    assert guess is not None
+    assert fails is not None
+    assert asked(text, guess)
+    assert not asked(text, fails)
+    found = "I figured out that only node 3 fails."
+    only = re.search("only node 3", found)
+    assert only is not None
+    assert not asked(found, only)
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("torchrun x.py, and the script makes LLM(model=m, tensor_parallel_size=4)", True),
+        ("torchrun x.py; inside it sgl.Engine(model_path=m, tp_size=2)", True),
+        # a training framework's tensor-parallel size: the launcher starts those ranks
+        ("deepspeed train.py with tp_size=2 in the config", False),
+        ("torchrun --nproc-per-node 8 pretrain.py --tensor_parallel_size=2", False),
+    ],
+)
+def test_an_engine_that_starts_its_own_workers(text: str, says: bool) -> None:
+    assert cue_says("nested_launch", text) is says
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("the node hasn't been rebooted since", True),
+        ("we didn't reboot after the update", True),
+        ("uptime says 41 days", True),
+        ("I rebooted the node twice", False),
+    ],
+)
+def test_a_machine_not_rebooted(text: str, says: bool) -> None:
+    assert cue_says("not_rebooted", text) is says

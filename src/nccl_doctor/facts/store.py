@@ -119,7 +119,7 @@ def unasserted(text: str, match: re.Match[str]) -> bool:
 #: clause is what they suspected, not what they saw.
 _GUESSED = re.compile(
     r"\b(?:I|we)\s(?:(?:first|initially|originally|also|then)\s)?(?:guess(?:ed)?|suspect(?:ed)?"
-    r"|thought|assumed?|figured)\b|\bmy (?:first |initial |only |best )?(?:guess|suspicion"
+    r"|thought|assumed?|figured(?! out))\b|\bmy (?:first |initial |only |best )?(?:guess|suspicion"
     r"|theory|hypothesis|thought)\b",
     re.IGNORECASE,
 )

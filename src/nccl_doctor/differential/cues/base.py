@@ -135,11 +135,14 @@ FIXED = (
 NOT_FIXED = rx(r"\b(?:still|not|never|no longer)\b|n't\b")
 #: A launcher that starts one worker per GPU itself, and torch.multiprocessing's spawn.
 LAUNCHER = r"(?:torchrun|torch\.distributed\.(?:run|launch)|accelerate launch|deepspeed)"
-#: What starts workers of its own: mp.spawn, or an inference engine's tensor parallelism
-#: (vLLM's ``LLM(..., tensor_parallel_size=4)``, SGLang's ``tp_size``), each worker a GPU.
+#: What starts workers of its own: mp.spawn, or an inference engine made with tensor
+#: parallelism (vLLM's ``LLM(..., tensor_parallel_size=4)``, SGLang's ``Engine(...,
+#: tp_size=2)``), a worker per GPU (not a training framework's tensor-parallel size, whose
+#: ranks the launcher starts).
 SPAWN = (
-    r"(?:(?:mp|multiprocessing)\.spawn\b|\bLLM\([^)\n]{0,200}?\btensor_parallel_size\s?=\s?[2-9]"
-    r"|\b(?:tensor_parallel_size|tp_size)\s?=\s?[2-9]\b)"
+    r"(?:(?:mp|multiprocessing)\.spawn\b"
+    r"|\b(?:LLM\([^)\n]{0,200}?\btensor_parallel_size|Engine\([^)\n]{0,200}?\btp_size)"
+    r"\s?=\s?[2-9])"
 )
 
 

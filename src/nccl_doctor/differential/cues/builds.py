@@ -103,9 +103,8 @@ BUILDS: dict[str, Cue] = {
         ),
     ),
     "not_rebooted": cue(
-        r"\b(?:hasn't|has not|haven't|have not|wasn't|was not|weren't|were not|not|never|n't"
-        r"|without(?: a)?|no) (?:been )?(?:reboot\w*|restart\w* (?:the )?(?:machine|node|server"
-        r"|system|host))\b"
+        r"(?:\b\w+n't|\b(?:not|never|without(?: a)?|no)) (?:been )?(?:reboot\w*|restart\w* "
+        r"(?:the )?(?:machine|node|server|system|host))\b"
         r"|\buptime\b[^.;\n]{0,20}?\b\d{1,4} days\b"
         r"|\bno reboot\b"
     ),
