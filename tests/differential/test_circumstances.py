@@ -249,3 +249,30 @@ def test_an_engine_that_starts_its_own_workers(text: str, says: bool) -> None:
 )
 def test_a_machine_not_rebooted(text: str, says: bool) -> None:
     assert cue_says("not_rebooted", text) is says
+
+
+def test_glibcs_heap_check_is_an_abort_and_a_newer_nccl_that_exits_cleanly_names_nccl(
+    tmp_path: Path,
+) -> None:
+    said = (
+        "nccl-tests on 2 nodes with the module nccl/2.16.2 complete, then a process aborts at "
+        "exit:\n"
+        "free(): corrupted unsorted chunks\n"
+        "[gn12:204711] *** Process received signal ***\n"
+        "[gn12:204711] Signal: Aborted (6)\n"
+        "With the module nccl/2.18.5-cuda12.2 the same run exits cleanly.\n"
+    )
+    report = diagnose_text(tmp_path, said)
+    assert report.hypotheses[0].symptom == "a rank aborted (SIGABRT)"
+    assert report.top(1) == ["nccl.internal"]
+    assert cue_says("version_said", "With NCCL 2.18.5 the same run exits cleanly.")
+    assert not cue_says("version_said", "The run exits cleanly every time.")
+
+
+def test_the_uvm_nodes_said_not_there(tmp_path: Path) -> None:
+    said = (
+        "On gpu-c05 torch.cuda.is_available() returns False with the CUDA unknown error "
+        "warning. On gpu-c05 the two nvidia-uvm entries are simply not there, and lsmod shows "
+        "nothing called nvidia_uvm.\n"
+    )
+    assert diagnose_text(tmp_path, said).top(1) == ["driver.uvm"]

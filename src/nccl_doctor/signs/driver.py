@@ -165,8 +165,10 @@ UVM_SAID_MISSING = sign(
     r"|nvidia-uvm\s?(?:が|は)?(?:ない|無い|ありません|存在しない)|nvidia-uvm\s?(?:이|가)?\s?없"
     # the module itself not loaded ("lsmod lists nvidia, nvidia_drm, but no nvidia_uvm",
     # "nvidia_uvm is not loaded"; Chinese "没有 nvidia_uvm", "缺少 nvidia-uvm")
-    r"|\b(?:no|without) (?:/dev/)?nvidia[-_]uvm\b"
-    r"|\bnvidia[-_]uvm\b[^.;\n]{0,20}\b(?:is |was )?(?:not loaded|missing|absent)"
+    r"|\b(?:no|without|nothing (?:called|named)) (?:/dev/)?nvidia[-_]uvm\b"
+    # ("the two nvidia-uvm entries are simply not there")
+    r"|\bnvidia[-_]uvm\b[^.;\n]{0,30}\b(?:is |was |are |were )?(?:simply |just )?"
+    r"(?:not loaded|missing|absent|not there|gone)"
     r"|(?:没有|缺少|缺了|少了|找不到)\s?(?:/dev/)?nvidia[-_]uvm",
     "a person saying /dev/nvidia-uvm or the nvidia_uvm module is missing",
 )

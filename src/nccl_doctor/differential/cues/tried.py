@@ -106,6 +106,10 @@ TRIED: dict[str, Cue] = {
         rf"\b(?:version |v)?{NUM}\b"
         rf"|\b{NUM}\b[^.\n]{{0,40}}\b(?:works?|worked|is fine|fix(?:es|ed)|solv(?:es|ed)"
         r"|(?:go|goes|went) away)\b"
+        # ("with the module nccl/2.18.5-cuda12.2 ... the same run exits cleanly")
+        rf"|\b{NUM}\b(?:[^.\n]|\.(?!\s)){{0,60}}\b(?:exits?|exited|runs?|ran|finish(?:es|ed)?"
+        r"|completes?|completed|ends?|ended) (?:cleanly|fine|normally|without (?:an? )?"
+        r"(?:error|crash|problem)s?)\b"
         r"|\bregression\b|\b(?:after|since) (?:an? )?(?:upgrad|updat)\w*"
         r"|\bdowngrad\w*\b[^.!?;\n]{0,40}\b(?:fix|work|solv)"
         # a version found free of it ("not reproducible with 2.31.2", "it doesn't happen on
