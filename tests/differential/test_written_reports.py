@@ -32,8 +32,8 @@ def _labels(folder: Path) -> list[tuple[Path, str]]:
 #: and 50; tools 49 and 50; multinode 50 and 50; midrun 50 and 50; containers, firstrun,
 #: frameworks, logs and falsealarms (30 healthy) 50 and 50 each; hangdumps 50 and 50 (session
 #: 54); neweststack 49 and 50; olderstacks 49 and 50; languages 48 and 48; workstations 50 and 50;
-#: threads 49 and 49; serving, circumstances and clouds 50 and 50 each (session 55). A report
-#: labelled ``none`` (a healthy run) is answered when no finding is critical.
+#: threads 49 and 49; serving, circumstances, clouds and hpc 50 and 50 each (session 55). A
+#: report labelled ``none`` (a healthy run) is answered when no finding is critical.
 @pytest.mark.parametrize(
     ("name", "first", "three"),
     [
@@ -57,6 +57,7 @@ def _labels(folder: Path) -> list[tuple[Path, str]]:
         ("serving", 49, 49),
         ("circumstances", 49, 49),
         ("clouds", 49, 49),
+        ("hpc", 49, 49),
     ],
 )
 def test_written_reports_are_answered(name: str, first: int, three: int) -> None:
