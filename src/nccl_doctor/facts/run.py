@@ -137,6 +137,11 @@ class CudaError(Fact):
     assertion: str | None = None
     kernel_file: str | None = None
 
+    @property
+    def unknown(self) -> bool:
+        """Whether it is CUDA's unknown error (999), by its number or its words."""
+        return self.code == 999 or (self.error or "").lower() == "unknown error"
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CudaOutOfMemory(Fact):

@@ -29,9 +29,12 @@ from nccl_doctor.parse.base import StreamParser
 _NAME = r"[A-Z_][A-Z0-9_]{0,127}"
 _ASSIGN = LazyPattern(rf"(?P<k>{_NAME})=(?P<v>.*)", re.DOTALL)
 _DUMP = LazyPattern(rf"(?P<k>{_NAME})=(?P<v>\S*)")
-_PROMPT = LazyPattern(
-    r"(?:\([\w.@-]{1,60}\)\s*)?(?:[\w.-]{1,64}@[\w.-]{1,64}(?::[^\s$#]{0,200})?\s?[$#%]\s*|[$%>]\s+)"
+#: A shell prompt: an environment's name, user@host:path and $ (or #, %), or a bare $, %, >.
+_PROMPT_SOURCE = (
+    r"(?:\([\w.@-]{1,60}\)\s*)?"
+    r"(?:[\w.-]{1,64}@[\w.-]{1,64}(?::[^\s$#]{0,200})?\s?[$#%]\s*|[$%>]\s+)"
 )
+_PROMPT = LazyPattern(_PROMPT_SOURCE)
 _SETENV = LazyPattern(rf"setenv\s+(?P<k>{_NAME})\s+(?P<v>.*)")
 _DOCKER_ENV = LazyPattern(rf"ENV\s+(?P<k>{_NAME})\s+(?P<v>[^=\s].*)")
 _PY_SET = LazyPattern(rf"os\.environ\[\s*(?P<q>[\"'])(?P<k>{_NAME})(?P=q)\s*\]\s*=\s*(?P<v>[^#]*)")
@@ -41,10 +44,7 @@ _PY_CALL = LazyPattern(
 _PY_PAIR = LazyPattern(rf"(?P<q>[\"'])(?P<k>{_NAME})(?P=q)\s*:\s*(?P<v>[\"'][^\"']*[\"']|\d+)")
 _YAML_NAME = LazyPattern(rf"-?\s*name:\s*[\"']?(?P<k>{_NAME})[\"']?\s*")
 _YAML_VALUE = LazyPattern(r"value:\s*(?P<v>.*)")
-_ECHO = LazyPattern(
-    r"(?:(?:\([\w.@-]{1,60}\)\s*)?(?:[\w.-]{1,64}@[\w.-]{1,64}(?::[^\s$#]{0,200})?\s?[$#%]\s*"
-    rf"|[$%>]\s+))?echo\s+[\"']?\$\{{?(?P<k>{_NAME})\}}?[\"']?"
-)
+_ECHO = LazyPattern(rf"(?:{_PROMPT_SOURCE})?echo\s+[\"']?\$\{{?(?P<k>{_NAME})\}}?[\"']?")
 #: What ``echo`` printed: one word, not another prompt or command.
 _ECHOED = LazyPattern(r"[^\s$#%>][^\s]{0,3999}")
 _YAML_FLOW = LazyPattern(

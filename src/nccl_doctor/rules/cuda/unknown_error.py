@@ -66,11 +66,7 @@ class Step(NamedTuple):
 
 
 def _errors(facts: Facts) -> list[Fact | Cite]:
-    found: list[Fact | Cite] = [
-        e
-        for e in facts.of(CudaError)
-        if e.code == 999 or (e.error or "").lower() == "unknown error"
-    ]
+    found: list[Fact | Cite] = [e for e in facts.of(CudaError) if e.unknown]
     found += [w for w in facts.of(NcclWarn) if w.cuda_error_code == 999]
     if not found:
         found += [h.cite for h in facts.seen(UNKNOWN_ERROR, prose=False)[:3]]

@@ -82,13 +82,8 @@ def _quote(facts: Facts, cite: Cite) -> str:
     return cite.text[at:].strip()[:100]
 
 
-def _is_999(e: CudaError) -> bool:
-    """CUDA's unknown error, by its number or its words."""
-    return e.code == 999 or (e.error or "").lower() == "unknown error"
-
-
 def _ranks(facts: Facts) -> list[int]:
-    return [e.rank for e in facts.of(CudaError) if e.rank is not None and _is_999(e)]
+    return [e.rank for e in facts.of(CudaError) if e.rank is not None and e.unknown]
 
 
 def _fix(missing: bool, suspended: bool) -> list[str]:
@@ -162,7 +157,7 @@ def check(facts: Facts) -> list[Finding]:
                 evidence=[*missing[:1], *module[:2], *first[:1]],
                 # (CUDA's unknown error beside it is what a missing node makes of every call)
                 severity=Severity.CRITICAL
-                if first or module or any(_is_999(e) for e in facts.of(CudaError))
+                if first or module or any(e.unknown for e in facts.of(CudaError))
                 else Severity.WARNING,
                 confidence=Confidence.MEDIUM if said and not module else Confidence.HIGH,
                 ranks=_ranks(facts),

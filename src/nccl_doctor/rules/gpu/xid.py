@@ -109,7 +109,7 @@ def check(facts: Facts) -> list[Finding]:
                 ),
             )
         )
-    return findings + _gsp(facts) + ([] if events else _said(facts))
+    return findings + _gsp(facts) + _said(facts)
 
 
 def _said(facts: Facts) -> list[Finding]:
