@@ -276,3 +276,27 @@ def test_the_uvm_nodes_said_not_there(tmp_path: Path) -> None:
         "nothing called nvidia_uvm.\n"
     )
     assert diagnose_text(tmp_path, said).top(1) == ["driver.uvm"]
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("It has a block of ENV lines at the top: NCCL_DEBUG=INFO, NCCL_P2P_DISABLE=1.", True),
+        ("The base image sets ENV NCCL_IB_DISABLE=1 for some reason.", True),
+        ("The ENV lines only set HF_HOME and OMP_NUM_THREADS.", False),
+        ("We export NCCL_DEBUG=INFO to see what happens.", False),
+    ],
+)
+def test_an_images_env_lines_are_a_setting_from_elsewhere(text: str, says: bool) -> None:
+    assert cue_says("inherited_setting", text) is says
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("两台机器的安全组不是同一个，第一台的安全组入方向只放行了 22 端口和 ICMP。", True),
+        ("两台机器的安全组已经全部放行了。", False),
+    ],
+)
+def test_a_security_group_said_in_chinese(text: str, says: bool) -> None:
+    assert cue_says("traffic_filtered", text) is says
