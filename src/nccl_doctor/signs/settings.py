@@ -96,6 +96,9 @@ _ELSEWHERE = re.compile(
     r"|setup|hardware)s?\b|\bwhere everything\b",
     re.IGNORECASE,
 )
+#: Right after the setting: the program's own advice, not an outcome ("unhandled system error
+#: (run with NCCL_DEBUG=INFO for details)": PyTorch's and CuPy's NCCL errors end so).
+_FOR_DETAILS = re.compile(r"^\s{0,3}for (?:more )?(?:details|info(?:rmation)?)\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,7 +138,8 @@ def settings_that_worked(facts: Facts) -> tuple[SaidSetting, ...]:
         start, end = sentence_of(hit.cite.text, hit.match)
         if hit.said in others or any(start <= at < end for at in doubts.get(hit.said, ())):
             continue
-        if _CONTRAST.search(hit.cite.text[hit.match.end() :]) or _ELSEWHERE.search(hit.match[0]):
+        after = hit.cite.text[hit.match.end() :]
+        if _CONTRAST.search(after) or _FOR_DETAILS.match(after) or _ELSEWHERE.search(hit.match[0]):
             continue
         # asked, planned or advised: "does NCCL_P2P_DISABLE=1 help?", "I will try X and see"
         if unasserted(hit.cite.text, hit.match):
