@@ -28,7 +28,7 @@ from nccl_doctor.facts.told import sentence_of
 from nccl_doctor.knowledge.topics import variable_topics
 from nccl_doctor.signs.languages import WORKED_OTHER
 
-_NAME = r"(?:TORCH_)?(?:NCCL|GLOO)_[A-Z0-9_]{2,40}"
+_NAME = r"(?:TORCH_)?(?:NCCL_|GLOO_)[A-Z0-9_]{2,40}"
 #: A value, taken whole by the look-ahead and back-reference (so a long run of digits is not
 #: split again for every gap the search tries after it).
 _VALUE = r"(?=(?P<{0}>[\^\w.,:+-]{{1,40}}))(?P={0})"
