@@ -85,6 +85,10 @@ def test_a_setting_said_to_work_in_another_language(
         ("Das Training auf zwei Knoten hängt.", True),
         ("Das Training auf einem Knoten mit zwei GPUs hängt.", False),
         ("Обучение на одной машине с двумя картами зависает.", False),
+        # a count in digits starts the words too (a word's start is no letter before it)
+        ("O treino em 2 nós trava na inicialização.", True),
+        ("Обучение на 2 узлах зависает.", True),
+        ("El entrenamiento con 2 GPUs en un nodo se queda colgado.", False),
     ],
 )
 def test_several_nodes_said_in_another_language(tmp_path: Path, text: str, multi: bool) -> None:
