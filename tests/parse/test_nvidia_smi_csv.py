@@ -1,6 +1,7 @@
 """nvidia-smi --query-gpu=... --format=csv: one Gpu per row with the fields the query asked
 for, joined on the bus id like the other formats; a CSV whose header names no query fields,
-a row with another count of values, or a headerless query are not read as GPUs."""
+a row with another count of values, or a headerless query with no command line naming its
+fields are not read as GPUs."""
 
 from __future__ import annotations
 
@@ -57,6 +58,37 @@ def test_a_csv_of_other_fields_is_no_gpu(tmp_path: Path) -> None:
 def test_a_row_of_another_count_ends_the_query(tmp_path: Path) -> None:
     cut = _QUERY.replace("3, 00000000:CA:00.0, 4, 4, 16, 16, 97 %", "3, 00000000:CA:00.0, 4")
     assert [g.index for g in _gpus(tmp_path, cut)] == [0, 1, 2]
+
+
+_THROTTLED = (
+    "$ nvidia-smi --query-gpu=index,temperature.gpu,clocks.sm,power.draw,"
+    "clocks_event_reasons.hw_thermal_slowdown,clocks_event_reasons.sw_thermal_slowdown "
+    "--format=csv,noheader\n"
+    "0, 63, 1410 MHz, 287.41 W, Not Active, Not Active\n"
+    "1, 66, 1410 MHz, 291.02 W, Not Active, Not Active\n"
+    "2, 89, 1005 MHz, 171.26 W, {hw}, {sw}\n"
+)
+
+
+def test_a_headerless_query_reads_the_fields_its_command_line_names(tmp_path: Path) -> None:
+    gpus = _gpus(tmp_path, _THROTTLED.format(hw="Active", sw="Active"))
+    assert [(g.index, g.temperature_c, g.clocks_event_reasons) for g in gpus] == [
+        (0, 63, ()),
+        (1, 66, ()),
+        (2, 89, ("hw_thermal_slowdown", "sw_thermal_slowdown")),
+    ]
+    # the rows alone, their command line not pasted: the columns are unknown
+    rows = _THROTTLED.format(hw="Active", sw="Active").split("\n", 1)[1]
+    assert _gpus(tmp_path, rows) == []
+
+
+def test_a_gpu_held_down_by_heat_is_the_slow_machine(tmp_path: Path) -> None:
+    said = "Machine B is 30% slower than machine A with the same script.\n"
+    report = diagnose_text(tmp_path, said + _THROTTLED.format(hw="Active", sw="Active"))
+    assert report.top(1) == ["gpu.thermal_power"]
+    assert report.findings[0].summary.startswith("GPU 2: HW Thermal Slowdown")
+    cool = diagnose_text(tmp_path, said + _THROTTLED.format(hw="Not Active", sw="Not Active"))
+    assert "gpu.thermal_power" not in [f.id for f in cool.findings]
 
 
 _APPS = (

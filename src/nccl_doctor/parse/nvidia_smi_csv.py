@@ -4,9 +4,12 @@ The header names the fields (``index, pci.bus_id, pcie.link.width.current [...]`
 brackets after a name unless ``noheader``/``nounits`` dropped it); each row gives their values
 in that order (``2, 00000000:B1:00.0, 4, 4, 8, 16, 99 %``). The fields map onto the same
 paths as ``-q`` and XML, so one :class:`~nccl_doctor.facts.gpu.Gpu` comes of each row, with the
-fields the query asked for and nothing else. A row must have the header's number of values;
-the block ends at the first that has not. Without a header (``noheader``) the columns are
-unknown and nothing is read.
+fields the query asked for and nothing else (a clocks event or throttle reason,
+``clocks_event_reasons.hw_thermal_slowdown``, ``Active``, as the XML's). A row must have the
+header's number of values; the block ends at the first that has not. Without a header
+(``noheader``) the command line that asked names the columns (``nvidia-smi
+--query-gpu=index,temperature.gpu --format=csv,noheader``, its rows pasted under it); without
+either nothing is read.
 
 ``--query-compute-apps=pid,process_name,used_memory,gpu_bus_id`` prints one row per process
 using a GPU (``3120449, python, 8742 MiB, 00000000:47:00.0``) under its own names (``pid``,
@@ -62,6 +65,14 @@ _PATHS = {
 #: ``--query-compute-apps`` names (``--help-query-compute-apps``; the header prints the first
 #: spelling of each pair): a header with ``pid`` and a memory or GPU field lists processes.
 _APP_FIELDS = frozenset({"used_gpu_memory", "used_memory", "gpu_bus_id", "gpu_uuid"})
+#: The clocks event reasons' query names (``clocks_throttle_reasons.`` before driver 535): each
+#: fills the XML's reason of the same name.
+_REASONS = ("clocks_event_reasons.", "clocks_throttle_reasons.")
+#: A command line that asks for the fields with no header printed: its field list.
+_NOHEADER = LazyPattern(
+    r"nvidia-smi\b[^|\n]*?--query-(?:gpu|compute-apps)[= ](?P<fields>[a-z0-9_.,]{3,2000})"
+    r"(?=[^|\n]*--format[= ][a-z,]*\bnoheader)"
+)
 #: A header field: a query name, with the unit nvidia-smi appends (``utilization.gpu [%]``).
 _FIELD = LazyPattern(r"^\s*(?P<name>[a-z_][a-z0-9_.]{1,60})(?:\s\[[^\]]{1,20}\])?\s*$")
 #: A header names this many known fields at least, one with a dot (not any CSV's header).
@@ -82,10 +93,25 @@ def _header(text: str) -> tuple[str, ...] | None:
         if match is None:
             return None
         names.append(match["name"])
-    known = [n for n in names if n in _PATHS or n == "index"]
+    known = [n for n in names if n in _PATHS or n == "index" or n.startswith(_REASONS)]
     if len(known) >= _LEAST and any("." in n for n in known):
         return tuple(names)
     return tuple(names) if "pid" in names and _APP_FIELDS.intersection(names) else None
+
+
+def _path(name: str) -> str | None:
+    """The ``-q``/XML path a query name fills, if any."""
+    if name.startswith(_REASONS):
+        reason = name.partition(".")[2]
+        return None if reason in ("active", "supported") else f"clocks_event_reasons/{reason}"
+    return _PATHS.get(name)
+
+
+def _names(line: Line) -> tuple[str, ...] | None:
+    """The query names of a header line or of a ``noheader`` command line."""
+    if found := _NOHEADER.search(line.text):
+        return _header(found["fields"].strip(","))
+    return _header(line.text)
 
 
 def _process(names: tuple[str, ...], line: Line) -> GpuProcess | None:
@@ -122,23 +148,26 @@ class NvidiaSmiCsvParser(BlockParser):
         "process_name",
         "used_gpu_memory",
         "gpu_bus_id",
+        "clocks_event_reasons.",
+        "clocks_throttle_reasons.",
     )
     max_lines = 1_000
 
     def starts(self, line: Line) -> bool:
-        """A header line of query names (two known ones at least)."""
+        """A header line of query names (two known ones at least), or a command line that
+        asks for them with no header."""
         if not any(anchor in line.raw for anchor in self.anchors):
             return False
-        return _header(line.text) is not None
+        return _names(line) is not None
 
     def accepts(self, line: Line, block: Sequence[Line]) -> bool:
         """Rows with as many values as the header has names."""
-        names = _header(block[0].text)
+        names = _names(block[0])
         return names is not None and len(line.text.split(",")) == len(names)
 
     def parse(self, block: Sequence[Line]) -> list[Fact]:
         """One :class:`Gpu` per row, or one :class:`GpuProcess` per row of a process query."""
-        names = _header(block[0].text) if block else None
+        names = _names(block[0]) if block else None
         if names is None:
             return []
         facts: list[Fact] = []
@@ -156,8 +185,8 @@ class NvidiaSmiCsvParser(BlockParser):
             for name, value in zip(names, values, strict=True):
                 if name == "index":
                     index = integer(value)
-                elif name in _PATHS:
-                    record.put(_PATHS[name], value, line)
+                elif (path := _path(name)) is not None:
+                    record.put(path, value, line)
             found = record.get(("pci/bus_id",))
             card = gpu_from_record(
                 record, TOOL, bus_id(found[0]) if found else None, line.rank, line.host

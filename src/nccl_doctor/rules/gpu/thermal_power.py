@@ -101,7 +101,8 @@ def check(facts: Facts) -> list[Finding]:
         )
         findings.append(
             RULE.finding(
-                summary=f"{gpu_name(gpu)} {gpu.name or ''}: {', '.join(what)}{temp}{power}",
+                summary=f"{' '.join(filter(None, (gpu_name(gpu), gpu.name)))}: {', '.join(what)}"
+                f"{temp}{power}",
                 fix=_FIX,
                 evidence=[gpu, gpu.cite_of("clocks_event_reasons"), gpu.cite_of("temperature_c")],
                 gpus=[gpu_key(gpu)],
