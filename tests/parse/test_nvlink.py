@@ -154,3 +154,29 @@ def test_prose_mentioning_the_command_starts_nothing() -> None:
     text = "a good report should ask for nvidia-smi nvlink -s / -e error counters\n"
     assert blocks(NvlinkParser(), text) == []
     assert len(blocks(NvlinkParser(), "$ sudo nvidia-smi nvlink --status -i 0\n")) == 1
+
+
+_GREPPED = (
+    "$ nvidia-smi nvlink -s -i 5 | grep {flags}inactive\n"
+    "\t Link 1: <inactive>\n\t Link 4: <inactive>\n"
+)
+
+
+def test_a_grep_for_inactive_links_leaves_out_links_that_run() -> None:
+    links = _links(_GREPPED.format(flags=""))
+    assert [(lk.gpu_index, lk.link, lk.active) for lk in links] == [
+        (5, 1, False),
+        (5, 4, False),
+        (5, 0, True),
+        (5, 2, True),
+        (5, 3, True),
+    ]
+    assert links[2].cite.line == 1  # the command line: the grep left it out
+
+
+def test_links_shown_without_a_grep_for_inactive_ones_are_all_there() -> None:
+    # the GPU's own list: a link it does not show is not known to run
+    (link,) = _links("$ nvidia-smi nvlink -s -i 5\n\t Link 3: <inactive>\n")
+    assert (link.gpu_index, link.link, link.active) == (5, 3, False)
+    # 'grep -v inactive' keeps the links that run: none are inferred
+    assert [lk.active for lk in _links(_GREPPED.format(flags="-v "))] == [False, False]

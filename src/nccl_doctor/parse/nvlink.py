@@ -4,7 +4,10 @@ The output is a ``GPU n: NAME (UUID: ...)`` header per GPU followed by
 indented ``Link n: 26.562 GB/s`` or ``Link n: <inactive>`` lines (TAB+space
 or nine spaces), or by NVML's ``Unable to retrieve NVLink information as all
 links are inActive``. Users elide GPUs with ``...``/``......`` lines, which are
-skipped; the command line and prompt may come first.
+skipped; the command line and prompt may come first. A command line that names one GPU
+(``-i 5``) gives the links that follow it with no header that GPU; one piped through ``grep``
+for ``inactive`` shows only the inactive links, so a link numbered below one it shows and
+left out is up (``Link 1: <inactive>`` and ``Link 4: <inactive>`` alone: links 0, 2 and 3 run).
 """
 
 from __future__ import annotations
@@ -20,8 +23,14 @@ from nccl_doctor.parse._lazy import LazyPattern
 from nccl_doctor.parse._values import cite
 from nccl_doctor.parse.base import BlockParser
 
-#: The command as the last thing on its line, so prose that only mentions it starts nothing.
-_COMMAND = LazyPattern(r"nvidia-smi\s+nvlink(?:\s+-{1,2}[\w-]+(?:[ =]\d+)?)*[\"'`]?\s*$")
+#: The command as the last thing on its line (but for a filter it is piped through), so prose
+#: that only mentions it starts nothing.
+_COMMAND = LazyPattern(
+    r"nvidia-smi\s+nvlink(?P<options>(?:\s+-{1,2}[\w-]+(?:[ =]\d+)?)*)"
+    r"(?P<filter>(?:\s*\|\s*(?:e?grep|head|tail|sort|less|more)\b[^|\n]{0,80})*)[\"'`]?\s*$"
+)
+#: The one GPU a command line asks for (``-i 5``, ``--id=5``).
+_ONE_GPU = LazyPattern(r"(?:^|\s)(?:-i|--id)[ =](?P<index>\d{1,4})\b")
 _GPU = LazyPattern(r"^\s*GPU (?P<index>\d{1,4}): (?P<rest>.*)$")
 _LINK = LazyPattern(r"^\s*Link (?P<link>\d{1,4}):(?P<rest>.*)$")
 _LINKS = LazyPattern(r"^\s*Links? \d")
@@ -80,8 +89,15 @@ class NvlinkParser(BlockParser):
         index: int | None = None
         name: str | None = None
         uuid: str | None = None
+        grepped: Line | None = None  # the command line of a grep for inactive links
         for line in block:
             text = strip_ansi(line.text)
+            if command := _COMMAND.search(text):
+                one = _ONE_GPU.search(command["options"])
+                index = int(one["index"]) if one else None
+                if "inactive" in command["filter"].lower() and "-v" not in command["filter"]:
+                    grepped = line
+                continue
             if gpu := _GPU.match(text):
                 index, name, uuid = int(gpu["index"]), *_name_uuid(gpu["rest"])
                 continue
@@ -135,4 +151,31 @@ class NvlinkParser(BlockParser):
                     host=host,
                 )
             )
-        return facts
+        return facts + _left_out(facts, grepped) if grepped is not None else facts
+
+
+def _left_out(facts: list[Fact], command: Line) -> list[Fact]:
+    """The links a grep for inactive ones left out below the highest it shows, of each GPU:
+    nvidia-smi lists a GPU's links from 0 up, so those are not inactive."""
+    shown: dict[tuple[int | None, str | None, str | None], set[int]] = {}
+    for fact in facts:
+        if isinstance(fact, NvLink) and fact.active is False:
+            shown.setdefault((fact.gpu_index, fact.gpu_name, fact.uuid), set()).add(fact.link)
+    at = cite(command)
+    return [
+        NvLink(
+            gpu_index=index,
+            gpu_name=name,
+            uuid=uuid,
+            link=number,
+            active=True,
+            speed_gbytes_s=None,
+            state_text="not inactive (left out by the grep)",
+            cite=at,
+            rank=command.rank,
+            host=command.host,
+        )
+        for (index, name, uuid), numbers in shown.items()
+        for number in range(max(numbers))
+        if number not in numbers
+    ]

@@ -135,8 +135,8 @@ def _links(facts: Facts) -> list[Finding]:
     ]
     if down:
         parts = [
-            f"GPU {gpu[1]}: links {', '.join(str(lk.link) for lk in dead)} inactive of "
-            f"{len(by_gpu[gpu])}"
+            f"GPU {gpu[1]}: links {', '.join(str(lk.link) for lk in dead)} inactive, "
+            f"{sum(bool(lk.active) for lk in by_gpu[gpu])} up"
             for gpu, dead in down
         ]
         out.append(
