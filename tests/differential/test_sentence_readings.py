@@ -34,6 +34,10 @@ from tests.helpers import critical_ids, diagnose_text, facts_text
         (("Rank 1 times out connecting to (10.128.0.5, 29500) and nc from the worker times out "
           "too."), "store_timeout", None),
         ("The new node gives half the busbw of the others.", "slow", None),
+        ("Four nodes give no speedup at all over one node.", "slow", None),
+        ("On the IB cluster we get the same throughput as our old 25GbE nodes.", "slow", None),
+        ("Training on 16 GPUs doesn't scale past one node.", "slow", None),
+        ("B 机器比另一台同配置的慢 30%。", "slow", None),
     ],
 )  # fmt: skip
 def test_a_sentence_that_names_it_opens_its_class(
@@ -53,6 +57,9 @@ def test_a_sentence_that_names_it_opens_its_class(
         "After the reinstall CUDA no longer returns error 803.",
         "nvidia-smi works and CUDA reports 0 errors on all 8 GPUs.",
         "mpirun -np 8 ./build/all_reduce_perf -b 8 -e 1G -f 2 -g 1",
+        # what a program scales, a throughput that did not change
+        "The scheduler doesn't scale the learning rate with the batch size.",
+        "After the upgrade the run finished with the same throughput as before.",
     ],
 )
 def test_a_name_denied_or_a_command_alone_opens_no_class(tmp_path: Path, said: str) -> None:

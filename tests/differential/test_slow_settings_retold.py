@@ -33,6 +33,25 @@ def test_settings_retold_that_turn_the_nodes_paths_off_lead_a_slow_job(tmp_path:
     assert (ctx.p2p_disabled, ctx.shm_disabled, ctx.gpus_said) == (True, True, 8)
 
 
+def test_the_echo_retold_in_the_past_tense_with_the_sentence_going_on_is_read(
+    tmp_path: Path,
+) -> None:
+    said = (
+        "Our 4-node job gets no speedup at all on the new InfiniBand cluster. With "
+        "NCCL_DEBUG=INFO it prints that NCCL_IB_DISABLE was set by environment to 1, then says "
+        "Using network Socket.\n"
+    )
+    path = tmp_path / "r.txt"
+    path.write_text(said, encoding="utf-8")
+    ctx = context_of(facts_of(read_paths([str(path)])))
+    assert (ctx.ib_disabled, ctx.multi_node) == (True, True)
+    report = diagnose_text(tmp_path, said)
+    assert (report.hypotheses[0].id, report.hypotheses[0].symptom) == ("nccl.env", SLOW)
+    # the variable set to 0, the sentence's comma no part of it: IB stays on
+    path.write_text(said.replace("to 1,", "to 0,"), encoding="utf-8")
+    assert context_of(facts_of(read_paths([str(path)]))).ib_disabled is False
+
+
 def test_the_same_slowness_without_the_settings_is_not_them(tmp_path: Path) -> None:
     report = diagnose_text(tmp_path, _SLOW + "Nothing in the environment changed.\n")
     assert report.hypotheses[0].symptom == SLOW

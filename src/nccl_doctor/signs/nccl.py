@@ -289,8 +289,11 @@ TORCH_NCCL = sign(
 )
 ENV_ECHO_RETOLD = sign(
     "nccl.env_echo_retold",
-    # (NCCL's own echo of a variable it read: "NCCL_P2P_DISABLE set by environment to 1.")
-    r"\b(?P<name>NCCL_[A-Z0-9_]{2,40}) set by environment to (?P<value>[\w.,:^+-]{1,60}?)\.?"
+    # (NCCL's own echo of a variable it read: "NCCL_P2P_DISABLE set by environment to 1.", or
+    # as a person retells it: "it prints that NCCL_IB_DISABLE was set by environment to 1")
+    r"\b(?P<name>NCCL_[A-Z0-9_]{2,40}) (?:(?:was|is|got|gets|being) )?set by (?:the )?"
+    # (the value ends at a word character: a sentence's comma or stop after it is not its own)
+    r"environment to (?P<value>[\w.,:^+-]{0,59}?[\w^+-])[.,;:]?"
     r"(?=[\s\"'`)]|$)",
     "NCCL's echo of a variable it took from the environment, retold in a sentence",
     case=True,

@@ -186,6 +186,16 @@ BEHAVIOUR: tuple[ProseSymptom, ...] = (
             # slower than before, got slow
             r"|慢得离谱|(?:速度|吞吐|性能)(?:量)?(?:明显|大幅|严重)?(?:下降|降低|变差)"
             r"|比(?:之前|以前|单机|单卡)慢"
+            # slower than another machine or by how much ("比另一台同配置的慢 30%", "慢了 40%")
+            r"|比[^，。,.!?？！\n]{1,20}?慢|慢了?\s?\d{1,3}\s?%"
+            # more GPUs or nodes that buy nothing ("no speedup at all", "it doesn't scale",
+            # "the same throughput as our old 25GbE nodes")
+            r"|\bno (?:real |noticeable |significant |measurable )?speed-?ups?\b"
+            # (not what a program scales: "doesn't scale the learning rate")
+            r"|\b(?:does(?:n'?t| not)|did(?:n'?t| not)|won'?t) scale\b"
+            r"(?! (?:the|its|their|my|our|a|an|up|down|to|it|them)\b)|\bnot scaling\b"
+            r"|\bthe same (?:throughput|speed|samples/s\w*|it/s|tokens/s\w*|step time) as "
+            r"(?:on )?(?:our |the )?(?:old|previous|single)\b"
             # Japanese, Korean, Russian and other languages (signs.languages)
             rf"|{SLOW_OTHER}"
             r"|\bslower and slower\b|\b(?:is|runs?|gets?|getting|became|becomes?) (?:very |much |"
