@@ -13,6 +13,15 @@ OOM_KILLER = sign(
     r"|Detected \d{1,9} oom[-_]kill event|srun: error: \S{1,200}: tasks? \S{1,200}: Out Of Memory",
     "the kernel's OOM killer killed a process: host RAM (or the cgroup limit) ran out",
 )
+#: Ray's memory monitor (raylet node_manager.cc; catalogue rows ray.memory_monitor.*): it kills
+#: a worker once the node's host memory passes its threshold (0.95), before the kernel would.
+RAY_MEMORY_MONITOR = sign(
+    "host.ray_memory_monitor",
+    r"(?:Task was|worker\(s\) were) killed due to the node running low on memory"
+    r"|\d{1,6} Workers \(tasks / actors\) killed due to memory pressure \(OOM\)",
+    "Ray's memory monitor killed a worker: the node's host memory passed its kill threshold",
+    case=True,
+)
 #: The DataLoader's own words for its workers' shared memory (torch's, never NCCL's).
 _LOADER_SHM = (
     r"insufficient shared memory \(shm\)|Unexpected bus error encountered in worker"

@@ -20,7 +20,8 @@ ancdata``, ``unable to open shared memory object``, ``Unexpected bus error
 encountered in worker ... insufficient shared memory (shm)``, ``No space
 left on device`` (errno 28), ``Cannot allocate memory`` (errno 12),
 ``DefaultCPUAllocator: can't allocate memory``, the kernel's ``Out of
-memory: Killed process``, ``can't start new thread`` / ``Resource
+memory: Killed process``, Ray's memory monitor (``Task was killed due to the node
+running low on memory``), ``can't start new thread`` / ``Resource
 temporarily unavailable`` from fork.
 
 Fix
@@ -56,6 +57,7 @@ from nccl_doctor.signs.host import (
     NO_HOST_MEMORY,
     OOM_KILLER,
     PID_LIMIT,
+    RAY_MEMORY_MONITOR,
     SHM_EXHAUSTED,
     SIGKILL,
     STORE_ACCEPT_FAILED,
@@ -87,6 +89,22 @@ _LIMITS = (
             (
                 "Use less: load checkpoints with mmap=True / map_location='cpu' on one rank at a "
                 "time, fewer DataLoader workers, smaller prefetch_factor."
+            ),
+        ),
+    ),
+    _Limit(
+        "ray_oom",
+        RAY_MEMORY_MONITOR,
+        "Ray's memory monitor killed a worker: the node's host RAM passed its kill threshold",
+        (
+            (
+                "Use less host memory on the node: offload less (FSDP/DeepSpeed CPU offload of "
+                "parameters and optimizer states), fewer or smaller workers and actors, "
+                "checkpoints loaded with mmap."
+            ),
+            (
+                "Or give the node more RAM; raising RAY_memory_usage_threshold only hands the "
+                "kill to the kernel's OOM killer."
             ),
         ),
     ),
