@@ -70,6 +70,28 @@ def test_a_duplicate_gpu_on_one_machine_stays_two_ranks_on_one_gpu(tmp_path: Pat
     assert critical_ids(report) == ["nccl.duplicate_gpu"]
 
 
+def _one_refusal(second_id: str) -> str:
+    return (
+        "trainer-worker-0:231:231 [0] NCCL INFO NCCL_HOSTID set by environment to $(NODE_NAME)\n"
+        f"trainer-worker-1:198:198 [0] NCCL INFO NCCL_HOSTID set by environment to {second_id}\n"
+        "trainer-worker-1:198:318 [0] init.cc:916 NCCL WARN Duplicate GPU detected : rank 8 and "
+        "rank 0 both on CUDA device 18000\n"
+    )
+
+
+def test_one_hostid_echoed_by_two_machines_makes_a_refusal_on_one_host_identity(
+    tmp_path: Path,
+) -> None:
+    report = diagnose_text(tmp_path, _one_refusal("$(NODE_NAME)"))
+    assert critical_ids(report) == ["nccl.host_identity"]
+    assert "NCCL_HOSTID has one value on 2 machines (trainer-worker-0, trainer-worker-1)" in (
+        report.findings[0].summary
+    )
+    # each machine its own value: the refusal is two ranks on one GPU of one machine
+    report = diagnose_text(tmp_path, _one_refusal("h100-rc-09"))
+    assert critical_ids(report) == ["nccl.duplicate_gpu"]
+
+
 _TOGETHER = "Two nodes, 4 GPUs each, no IB. {said} NCCL error at init: unhandled system error.\n"
 
 

@@ -36,7 +36,13 @@ machines and that inter-machine channels use ``NET/...``.
 from __future__ import annotations
 
 from nccl_doctor.facts.base import Cite, local_alias
-from nccl_doctor.facts.nccl import NcclCommInit, NcclCommLayout, NcclNet, NcclWarn
+from nccl_doctor.facts.nccl import (
+    NcclCommInit,
+    NcclCommLayout,
+    NcclEnvSetting,
+    NcclNet,
+    NcclWarn,
+)
 from nccl_doctor.facts.settings import env_values
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
@@ -222,19 +228,33 @@ def _paired_hosts(facts: Facts, warns: list[NcclWarn]) -> list[str]:
     return sorted({i.host for i in inits if i.host})
 
 
+def _one_host_id(facts: Facts) -> list[str]:
+    """The machines whose NCCL echoed one NCCL_HOSTID value (``NCCL_HOSTID set by environment
+    to $(NODE_NAME)`` from two pods: a value left unexpanded, or copied to every machine)."""
+    by_value: dict[str, set[str]] = {}
+    for setting in facts.of(NcclEnvSetting):
+        host = setting.host
+        if setting.name == "NCCL_HOSTID" and setting.value and host and not local_alias(host):
+            by_value.setdefault(setting.value, set()).add(host)
+    return max((sorted(h) for h in by_value.values()), key=len, default=[])
+
+
 def _duplicate_across_hosts(facts: Facts, fix: list[str]) -> list[Finding]:
     """NCCL's duplicate-GPU refusal printed by processes of different machines.
 
     NCCL calls two ranks duplicates when their host hash and bus id match; printed by
     processes that name different hosts, or pairing ranks whose init lines name different
     hosts, the bus ids are the same slot of two identical machines and the host hashes collided
-    (one NCCL_HOSTID value, a shared hostname and boot id).
+    (one NCCL_HOSTID value, a shared hostname and boot id). NCCL's echo of one NCCL_HOSTID
+    value from several machines says the same of a refusal printed on one of them.
     """
     warns = facts.showing(DUPLICATE_GPU, facts.of(NcclWarn))
     hosts = sorted({w.host for w in warns if w.host and not local_alias(w.host)})
     told = "from processes on"
     if len(hosts) < 2:
         hosts, told = _paired_hosts(facts, warns), "pairing ranks on"
+    if len(hosts) < 2 and warns:
+        hosts, told = _one_host_id(facts), "where NCCL_HOSTID has one value on"
     if len(hosts) < 2:
         return []
     ids = [(v, c) for v, c in env_values(facts, "NCCL_HOSTID") if v]
