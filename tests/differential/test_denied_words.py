@@ -258,7 +258,7 @@ def test_a_setting_that_worked_on_another_machine_did_not_here(tmp_path: Path) -
     assert settings_that_worked(facts_text(tmp_path, said)) == ()
 
 
-def test_the_programs_advice_to_run_with_a_setting_is_no_outcome(tmp_path: Path) -> None:
+def test_the_programs_advice_or_a_logging_switch_is_no_outcome(tmp_path: Path) -> None:
     # PyTorch's NCCL error ends in its own advice: no one ran with NCCL_DEBUG=WARN
     advice = (
         "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/"
@@ -266,6 +266,12 @@ def test_the_programs_advice_to_run_with_a_setting_is_no_outcome(tmp_path: Path)
         "2.21.5\n"
     )
     assert settings_that_worked(facts_text(tmp_path, advice)) == ()
+    # a logging switch changes what is printed, not the path the job takes
+    diagnostic = (
+        "When I run with NCCL_DEBUG=INFO, the healthy nodes list the mlx5 devices and say "
+        "Using network IB.\n"
+    )
+    assert settings_that_worked(facts_text(tmp_path, diagnostic)) == ()
     said = "I run with NCCL_P2P_DISABLE=1 for now and training finishes.\n"
     assert [s.name for s in settings_that_worked(facts_text(tmp_path, said))] == [
         "NCCL_P2P_DISABLE"

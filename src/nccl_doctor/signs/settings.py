@@ -144,8 +144,17 @@ def settings_that_worked(facts: Facts) -> tuple[SaidSetting, ...]:
         # asked, planned or advised: "does NCCL_P2P_DISABLE=1 help?", "I will try X and see"
         if unasserted(hit.cite.text, hit.match):
             continue
-        out.append(_said(hit))
+        said = _said(hit)
+        # a logging switch changes what is printed, not the path ("When I run with
+        # NCCL_DEBUG=INFO, the healthy nodes say Using network IB"): no outcome of its own
+        if set(said.topics) <= _LOGGING:
+            continue
+        out.append(said)
     return tuple(out)
+
+
+#: The topics of a variable that only says how much is logged (NCCL_DEBUG, NCCL_DEBUG_SUBSYS).
+_LOGGING = frozenset({"debug", "ncclvar"})
 
 
 #: The words around a setting that say it changed nothing: after it ("NCCL_P2P_DISABLE=1 did
