@@ -1,10 +1,12 @@
-"""Facts of the software stack as ``torch.utils.collect_env`` (and vLLM's fork) prints it.
+"""Facts of the software stack as ``torch.utils.collect_env`` (and vLLM's fork) prints it, and
+as a one-line Python print of torch's versions shows it.
 
-One block yields one :class:`SoftwareVersions`, one :class:`PythonPackage`
+One collect_env block yields one :class:`SoftwareVersions`, one :class:`PythonPackage`
 per ``[pip3]``/``[conda]`` row and, when the lscpu part is present, one
 :class:`CpuInfo`. A GPU topology embedded by vLLM yields the topology facts
 of :mod:`nccl_doctor.facts.topology`. ``N/A``, ``Could not collect``,
-``No CUDA`` and empty values are ``None``.
+``No CUDA`` and empty values are ``None``. A print of ``torch.__version__``,
+``torch.version.cuda`` or ``torch.cuda.nccl.version()`` yields one :class:`VersionPrint`.
 """
 
 from __future__ import annotations
@@ -95,3 +97,19 @@ class CpuInfo(Fact):
     hypervisor_vendor: str | None = None
     virtualization: str | None = None
     virtualization_type: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VersionPrint(Fact):
+    """What a one-line Python print of torch's versions showed on the line after its command
+    (``python -c "import torch; print(torch.__version__, torch.cuda.nccl.version())"`` then
+    ``2.2.2+cu121 (2, 19, 3)``), on the machine its prompt names (``host``).
+
+    ``nccl_version`` is ``major.minor.patch`` of the NCCL torch runs, from the tuple torch
+    prints (or the number older releases print: ``2708`` is 2.7.8); ``cuda_version`` is
+    ``torch.version.cuda``. Cites the printed line.
+    """
+
+    torch_version: str | None = None
+    nccl_version: str | None = None
+    cuda_version: str | None = None

@@ -13,7 +13,7 @@ from nccl_doctor.facts.host import KernelGpuMessage
 from nccl_doctor.facts.live import LibraryVersions, NvmlOutcome
 from nccl_doctor.facts.nccl import NcclLogFact, NcclVersion
 from nccl_doctor.facts.run import NcclErrorReport, PgEnvironment, PgInitOptions
-from nccl_doctor.facts.software import SoftwareVersions
+from nccl_doctor.facts.software import SoftwareVersions, VersionPrint
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.signs.nccl import BANNER_QUOTED, VLLM_NCCL
 
@@ -31,6 +31,8 @@ def _version_pairs(facts: Facts) -> Iterable[tuple[str, str | None]]:
         yield from (("driver", smi.driver_version), ("cuda", smi.cuda_version))
     # what the processes printed (NCCL, torch, vLLM's binding), then the package lists
     yield from (("nccl", seen.version) for seen in nccl_versions(facts))
+    for printed in facts.of(VersionPrint):
+        yield from (("torch", printed.torch_version), ("torch_cuda", printed.cuda_version))
     for env in facts.of(SoftwareVersions):
         yield from (("torch", env.torch_version), ("torch_cuda", env.cuda_used_to_build_torch))
         yield ("driver", env.nvidia_driver_version)
@@ -109,6 +111,12 @@ def _nccl_versions(facts: Facts) -> list[SeenVersion]:
         for h in facts.seen(BANNER_QUOTED)
         if h.prose and not _CHANGED.search(h.said.text)
         for m in BANNER_QUOTED.regex.finditer(h.said.text)
+    )
+    # torch's own print of the NCCL it runs (torch.cuda.nccl.version()), on its machine
+    seen.extend(
+        SeenVersion(p.nccl_version, p.cite, "torch.cuda.nccl.version()", p.host)
+        for p in facts.of(VersionPrint)
+        if p.nccl_version
     )
     packages = ((sw.nccl_version, sw) for sw in facts.of(SoftwareVersions))
     seen.extend(SeenVersion(v, sw.cite, _PACKAGES, sw.host) for v, sw in packages if v)

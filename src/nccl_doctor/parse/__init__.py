@@ -33,6 +33,7 @@ from nccl_doctor.parse.stacks import StacksParser
 from nccl_doctor.parse.topo import TopoParser
 from nccl_doctor.parse.torchrun import TorchrunParser
 from nccl_doctor.parse.traceback import TracebackParser
+from nccl_doctor.parse.version_print import VersionPrintParser
 from nccl_doctor.parse.xid import XidParser
 
 BLOCK_PARSERS: tuple[type[BlockParser], ...] = (
@@ -47,6 +48,7 @@ BLOCK_PARSERS: tuple[type[BlockParser], ...] = (
     IbvDevinfoParser,
     Ibdev2netdevParser,
     CollectEnvParser,
+    VersionPrintParser,
     NcclTestsParser,
     LiveHostParser,
     ProbeResultParser,
