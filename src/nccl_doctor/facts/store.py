@@ -579,6 +579,16 @@ class Facts:
                 out.append(found)
         return tuple(out)
 
+    def every(self, sign: Sign, *, prose: bool = True) -> tuple[Hit, ...]:
+        """:meth:`seen`'s lines with every match of ``sign`` on each, not the first alone ("from
+        NCCL 2.21.5 to NCCL 2.26.2" names two releases)."""
+        return tuple(
+            Hit(hit.said, m)
+            for hit in self.seen(sign, prose=prose)
+            for m in sign.regex.finditer(hit.cite.text, hit.match.start())
+            if m.end() > m.start()
+        )
+
     def saw(self, sign: Sign, *, prose: bool = True) -> bool:
         """Whether ``sign`` shows on any line."""
         return bool(self.seen(sign, prose=prose))

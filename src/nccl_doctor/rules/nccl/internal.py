@@ -223,6 +223,8 @@ def _too_old(facts: Facts, version: str | None) -> list[Finding]:
     Critical beside a failure, a hang, or NCCL's own note that its kernels need more
     shared memory than the GPU offers; a warning otherwise (nothing ran yet to fail).
     """
+    said = version is None
+    version = version or _said_version(facts)
     floor = _gpu_floor(facts, version)
     if floor is None or floor[2] is not True or version is None:
         return []
@@ -235,23 +237,33 @@ def _too_old(facts: Facts, version: str | None) -> list[Finding]:
         or bool(facts.seen(HANG_WORDS))
     )
     detail = dict(smem[0].detail) if smem else {}
-    said = (
+    kernels = (
         f"; its kernels ask {detail['need']} bytes of shared memory, the GPU allows {detail['max']}"
         if detail
         else ""
     )
     gpus = [h.cite for h in facts.seen(NEW_GPUS[gpu])][:1]
-    versions = [v.cite for v in nccl_versions(facts)][:1]
+    versions = [v.cite for v in nccl_versions(facts)][:1] or [
+        h.cite for h in facts.seen(VERSION_SAID)
+    ][:1]
     return [
         RULE.finding(
-            summary=f"The job runs NCCL {version} on {gpu} GPUs, which need NCCL {least} or "
-            f"later{said}: this release predates the GPU and its kernels do not fit it.",
+            summary=f"The job runs NCCL {version}{' (as the report says)' if said else ''} on "
+            f"{gpu} GPUs, which need NCCL {least} or later{kernels}: this release predates the "
+            "GPU and its kernels do not fit it.",
             fix=_fix(version, floor),
             evidence=[*(e.cite for e in smem[:1]), *versions, *gpus],
             severity=Severity.CRITICAL if failed else Severity.WARNING,
-            confidence=Confidence.HIGH if smem else Confidence.MEDIUM,
+            confidence=Confidence.HIGH if smem else (Confidence.LOW if said else Confidence.MEDIUM),
         )
     ]
+
+
+def _said_version(facts: Facts) -> str | None:
+    """The one NCCL release a person's words name (``NCCL_DEBUG=VERSION reports NCCL 2.21.5``),
+    or ``None`` where they name none or several (an upgrade from one to another)."""
+    named = {h.match["version"] for h in facts.every(VERSION_SAID) if h.prose}
+    return next(iter(named)) if len(named) == 1 else None
 
 
 def _quoted(facts: Facts) -> list[Finding]:
