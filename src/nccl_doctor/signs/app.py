@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from nccl_doctor.facts.signs import sign
+
+if TYPE_CHECKING:
+    from nccl_doctor.facts.base import Cite
+    from nccl_doctor.facts.store import Facts
 
 # -- a hang: the watchdog's message where no parser took it whole -------------------------------
 WATCHDOG_CAUGHT = sign(
@@ -181,6 +187,22 @@ PARAM_COUNT = sign(
     r"inconsistent (?P<other_count>\d{1,12}) params",
     "two ranks' parameter counts, as DDP's check reports them",
 )
+
+
+def unfilled_gathers(facts: Facts) -> list[Cite]:
+    """DDP's count check reading 0 parameters from a peer that the asking rank has more of.
+
+    The counts arrive by an all-gather (torch/csrc/distributed/c10d/comm.cpp), and a rank with
+    no trainable parameter stops before it (DistributedDataParallel "is not needed when a
+    module doesn't have any parameter that requires a gradient"): a 0 is the gather's buffer
+    never filled, the job's first collective having moved no data.
+    """
+    return [
+        hit.cite
+        for hit in facts.seen(PARAM_COUNT)
+        if int(hit.match["other_count"]) == 0 < int(hit.match["count"])
+    ]
+
 
 # -- parameters that received no gradient --------------------------------------------------------
 REDUCTION_UNFINISHED = sign(

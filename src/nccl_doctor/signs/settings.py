@@ -37,7 +37,10 @@ _VALUE = r"(?=(?P<{0}>[\^\w.,:+-]{{1,40}}))(?P={0})"
 _GAP = r"(?:[^.!?\n]|\.(?!\s))"
 _WORKED = (
     # (not "nothing helps", "nothing works": the outcome denied)
-    r"(?:(?<!nothing )(?=[wfshrdnua就解可正跑能])(?:work(?:s|ed)? ?around|works?\b|worked"
+    r"(?:(?<!nothing )(?=[wfshrdnuatcpg就解可正跑能])(?:work(?:s|ed)? ?around|works?\b|worked"
+    # the job gets through ("with that it actually trains", "the run completes", "the test
+    # passes", "it goes through")
+    r"|trains\b|complet(?:es|ed)\b|pass(?:es|ed)\b|(?:goes|went) through\b"
     r"|fix(?:es|ed)?\b"
     r"|solv(?:es|ed)\b"
     # Chinese: "then it was fine", "solved", "it works", "back to normal", "it runs"

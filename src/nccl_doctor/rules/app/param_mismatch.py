@@ -20,7 +20,14 @@ of the same param in process 0`` and ``DDP expects same model across all
 ranks, but Rank 1 has 2 params, while rank 0 has inconsistent 3 params``.
 A communicator failure raised inside that same check (an NCCL error during
 ``_verify_params_across_processes``, the first collective of the job) is not
-a model difference and does not count.
+a model difference and does not count. A peer counted with 0 parameters is
+rarely a model: the counts arrive by an all-gather (reducer.cpp), and a rank
+with no trainable parameter stops earlier ("DistributedDataParallel is not
+needed when a module doesn't have any parameter that requires a gradient"),
+so a 0 is the gather's buffer never filled: the job's first collective moved
+no data (P2P between PCIe GPUs that do not carry it, a network that does
+not). That reading is a warning of low confidence, and the transport's
+causes rank beside it.
 
 Fix
 ---
@@ -36,9 +43,9 @@ from __future__ import annotations
 from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.run import DistributedError
 from nccl_doctor.facts.store import Facts
-from nccl_doctor.findings import Finding, Severity
+from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.base import Rule, first_distinct
-from nccl_doctor.signs.app import PARAM_COUNT, PARAM_MISMATCH, PARAM_SHAPES
+from nccl_doctor.signs.app import PARAM_COUNT, PARAM_MISMATCH, PARAM_SHAPES, unfilled_gathers
 
 RULE = Rule(
     id="app.param_mismatch",
@@ -58,6 +65,7 @@ def check(facts: Facts) -> list[Finding]:
     if not cites:
         return []
     ranks: list[int] = []
+    unfilled = False  # the gathered count of a peer is 0: no data arrived
     summary = "DDP's cross-rank check found different model parameters on different ranks"
     for hit in facts.seen(PARAM_SHAPES):
         m = hit.match
@@ -70,12 +78,20 @@ def check(facts: Facts) -> list[Finding]:
         ranks = [r for r in (own, int(m["peer"])) if r is not None]
         break
     else:
+        unfilled = bool(unfilled_gathers(facts))
         for hit in facts.seen(PARAM_COUNT):
             m = hit.match
-            summary = (
-                f"Rank {m['rank']} has {m['count']} parameters but rank {m['other']} has "
-                f"{m['other_count']}: the models differ"
-            )
+            if unfilled:
+                summary = (
+                    f"Rank {m['rank']} has {m['count']} parameters but DDP read 0 from rank "
+                    f"{m['other']}: a 0 is what its all-gather of the counts leaves when no data "
+                    "arrived (a transport that moved nothing), more often than a model"
+                )
+            else:
+                summary = (
+                    f"Rank {m['rank']} has {m['count']} parameters but rank {m['other']} has "
+                    f"{m['other_count']}: the models differ"
+                )
             ranks = [int(m["rank"]), int(m["other"])]
             break
     prose_only = all(h.prose for h in hits) and not facts.of(DistributedError)
@@ -98,6 +114,7 @@ def check(facts: Facts) -> list[Finding]:
             ],
             evidence=cites[:3],
             ranks=ranks,
-            severity=Severity.WARNING if prose_only else None,
+            severity=Severity.WARNING if prose_only or unfilled else None,
+            confidence=Confidence.LOW if unfilled else Confidence.HIGH,
         )
     ]

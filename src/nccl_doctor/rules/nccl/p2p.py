@@ -55,6 +55,7 @@ from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.knowledge.workarounds import mask_of
 from nccl_doctor.rules.base import Rule, first_distinct
 from nccl_doctor.rules.nccl._common import machine, prose, text_of, transports, warn_text
+from nccl_doctor.signs.app import unfilled_gathers
 from nccl_doctor.signs.common import HANG_WORDS
 from nccl_doctor.signs.nccl import P2P_PLATFORM, PEER_ACCESS_FAILED
 from nccl_doctor.signs.settings import settings_that_worked
@@ -63,7 +64,7 @@ RULE = Rule(
     id="nccl.p2p",
     title="GPU peer-to-peer (P2P) transport broken",
     severity=Severity.CRITICAL,
-    explains=("app.hang", "launch.rank_crash", "cuda.unknown_error"),
+    explains=("app.hang", "launch.rank_crash", "cuda.unknown_error", "app.param_mismatch"),
 )
 
 
@@ -165,13 +166,23 @@ def check(facts: Facts) -> list[Finding]:
         ]
     hang = hang_machine or hang_words
     if workaround:
-        severity = Severity.CRITICAL if (hang_machine or facts.of(CollectiveTimeout)) else None
+        # the job stalls on P2P, or its first collective moved no data (DDP read 0 parameters
+        # from a peer), and it runs with P2P off
+        unfilled = unfilled_gathers(facts)
+        stalled = hang_machine or facts.of(CollectiveTimeout) or unfilled
+        severity = Severity.CRITICAL if stalled else None
         return [
             RULE.finding(
                 summary="The job works with GPU peer-to-peer disabled (NCCL_P2P_DISABLE=1), so "
-                "the P2P path between the GPUs is broken (ACS/IOMMU, VM or driver)",
+                "the P2P path between the GPUs is broken (ACS/IOMMU, VM or driver)"
+                + (
+                    "; without it DDP read 0 parameters from a peer: the first collective "
+                    "moved no data"
+                    if unfilled
+                    else ""
+                ),
                 fix=fix[1:],
-                evidence=[*workaround, *hang[:1], *platform[:1]],
+                evidence=[*workaround, *unfilled[:1], *hang[:1], *platform[:1]],
                 severity=severity or Severity.WARNING,
                 confidence=Confidence.MEDIUM if severity else Confidence.LOW,
             )
