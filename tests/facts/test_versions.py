@@ -53,6 +53,24 @@ def test_two_banners_retold_in_a_sentence_are_two_releases(tmp_path: Path) -> No
     assert report.top(1) == ["nccl.version_mismatch"]
 
 
+def test_the_second_banner_retold_by_its_suffix_alone_is_a_release(tmp_path: Path) -> None:
+    report = diagnose_text(
+        tmp_path,
+        "With NCCL_DEBUG=INFO, PC1's rank 0 prints NCCL version 2.18.1+cuda12.1 and PC2 prints "
+        "2.20.5+cuda12.4 in its lines.\n",
+    )
+    found = [f for f in report.findings if f.id == "nccl.version_mismatch"]
+    assert [f.summary for f in found] == [
+        "The job loads 2 NCCL versions (2.18.1, 2.20.5); all ranks must run the same NCCL"
+    ]
+    # an apt package's version (2.18.1-1+cuda12.1) beside the banner is no second banner
+    report = diagnose_text(
+        tmp_path,
+        "Every rank prints NCCL version 2.18.1+cuda12.1; dpkg shows libnccl2 2.18.1-1+cuda12.1.\n",
+    )
+    assert "nccl.version_mismatch" not in [f.id for f in report.findings]
+
+
 def test_one_banner_or_an_upgrade_told_is_one_release(tmp_path: Path) -> None:
     for said in (
         "Every rank prints NCCL version 2.20.3+cuda12.4 and then the first all_reduce hangs.",

@@ -73,6 +73,8 @@ _CHANGED = re.compile(
     r"|\bfrom\b[^.;\n]{0,20}\bNCCL version\b[^.;\n]{0,40}\bto\b",
     re.IGNORECASE,
 )
+#: A release with the suffix NCCL's banner prints (``2.20.5+cuda12.4``).
+_BANNER_VALUE = re.compile(r"\b(?P<v>2\.\d{1,2}\.\d{1,2})\+cuda\d{2}\.\d")
 #: Where a version came from a package list (collect_env), not a running process.
 _PACKAGES = "collect_env"
 
@@ -106,11 +108,13 @@ def _nccl_versions(facts: Facts) -> list[SeenVersion]:
     # its +cuda suffix is the running process's own print (machine lines are the banner's)
     # (every one of the sentence's: "node 1 prints ... 2.20.3+cuda12.4, node 2 ... 2.19.3+...";
     # not a change told from one to the other: "after upgrading from ... to ...")
+    # (after the first, a release with the banner's +cuda suffix is another banner: "rank 0
+    # prints NCCL version 2.18.1+cuda12.1 and PC2 prints 2.20.5+cuda12.4")
     seen.extend(
         SeenVersion(m["v"], h.said.cite, "NCCL banner (retold)", h.said.host)
         for h in facts.seen(BANNER_QUOTED)
         if h.prose and not _CHANGED.search(h.said.text)
-        for m in BANNER_QUOTED.regex.finditer(h.said.text)
+        for m in _BANNER_VALUE.finditer(h.said.text, h.match.start())
     )
     # torch's own print of the NCCL it runs (torch.cuda.nccl.version()), on its machine
     seen.extend(
