@@ -65,6 +65,10 @@ FIRST = [
         "rank 2 raised a ValueError in the data loader; the remaining ranks hung in allreduce "
         "until the watchdog fired."
     ),
+    (
+        "One of the ranks on node gpu03 prints a Python traceback ending in a FileNotFoundError "
+        "and exits. After that the other 31 ranks just sit there until the watchdog timeout."
+    ),
 ]
 
 
@@ -81,6 +85,7 @@ def test_one_ranks_own_error_before_the_others_wait_is_the_cause(tmp_path: Path,
     [
         # what rank 0 prints is no error; a slow rank is no failed one
         "rank 0 prints the loss every step, then the other ranks wait at the barrier.",
+        "One of the ranks prints the loss every step, then the other ranks wait at the barrier.",
         "rank 0 is slow to save the checkpoint and the other ranks time out.",
         # no rank of its own failed first: every rank waits
         "All ranks hang in the first allreduce until the watchdog timeout.",

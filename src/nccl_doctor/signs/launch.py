@@ -353,7 +353,9 @@ RANK_STILL_BUSY = sign(
 #: The differential's cue and launch.rank_crash read it.
 RANK_FAILED_FIRST = sign(
     "launch.rank_failed_first",
-    r"\b(?:(?:local_|global_)?rank|process|worker|node)\s?\d+\b[^.;\n]{0,80}?\b(?:throws?|threw|raises?"
+    # (the rank by its number, or "one of the ranks on node gpu03")
+    r"\b(?:(?:(?:local_|global_)?rank|process|worker|node)\s?\d+"
+    r"|one of the (?:ranks|processes|workers))\b[^.;\n]{0,80}?\b(?:throws?|threw|raises?"
     r"|raised|crash\w{0,4}|dies|died|exits?|exited|segfault\w{0,4}|fail(?:s|ed)?"
     # (what it prints or hits is an error: "rank 0 prints the loss" is no failure)
     r"|(?:prints?|printed|hits?|gets?|got|reports?)\s(?:[\w'.()]+\s){0,6}?"
