@@ -40,3 +40,19 @@ def test_wsl_with_no_hang_is_a_note(tmp_path: Path) -> None:
 def test_a_p2p_hang_on_native_linux_is_not_wsls(tmp_path: Path) -> None:
     report = diagnose_text(tmp_path, _HANG.format(platform="Linux-6.5.0-41-generic-x86_64"))
     assert "driver.wsl" not in [f.id for f in report.findings]
+
+
+_SAID = (
+    "I moved the training into WSL2 on the same machine. DDP on the two 3090s now hangs at the "
+    "first all_reduce; if I set NCCL_P2P_DISABLE=1 it runs.\n"
+)
+
+
+def test_wsl_said_with_p2p_off_working_is_wsls_missing_path(tmp_path: Path) -> None:
+    report = diagnose_text(tmp_path, _SAID)
+    assert report.top(1) == ["driver.wsl"]
+    assert report.findings[0].severity.value == "warning"
+    assert [f.id for f in dict(report.folded)["driver.wsl"]] == ["nccl.p2p"]
+    # WSL said not used: the P2P path is the machine's own
+    native = _SAID.replace("into WSL2 on the same machine", "to native Linux, not WSL")
+    assert diagnose_text(tmp_path, native).top(1) == ["nccl.p2p"]

@@ -25,7 +25,7 @@ driver failure or an NCCL P2P/IPC/shared-memory failure, or a hang while NCCL's
 channels run over P2P/IPC or SHM (shown by the machine's own output to be WSL), or
 the job said to work only with ``NCCL_P2P_DISABLE=1`` on a machine whose WSL
 kernel or libcuda is shown; an NCCL hang told in words where the WSL kernel is
-shown is a warning.
+shown, or the job said to run under WSL and to work with P2P off, is a warning.
 
 Fix
 ---
@@ -191,6 +191,29 @@ def check(facts: Facts) -> list[Finding]:
                 ],
                 evidence=[off[0], *evidence],
                 confidence=Confidence.MEDIUM,
+            )
+        ]
+    # the same said in words: the reporter runs the job under WSL and it works with P2P off
+    # ("moved everything into WSL2 ... if I set NCCL_P2P_DISABLE=1 it runs")
+    told = [h.cite for h in facts.told(WSL) if h.prose]
+    if off and told:
+        return [
+            RULE.finding(
+                summary="The job works only with GPU peer-to-peer off (NCCL_P2P_DISABLE), "
+                "and the report says it runs under WSL, which provides no GPU peer-to-peer or "
+                "CUDA IPC between processes: the P2P path NCCL takes by default does not exist "
+                "there",
+                fix=[
+                    (
+                        "Check with `uname -r` (a microsoft-standard-WSL2 kernel) that the job "
+                        "runs under WSL"
+                    ),
+                    "Keep NCCL_P2P_DISABLE=1 under WSL (and NCCL_SHM_DISABLE=1 if it still hangs)",
+                    "For full-speed multi-GPU training, run on native Linux",
+                ],
+                evidence=[off[0], told[0]],
+                severity=Severity.WARNING,
+                confidence=Confidence.LOW,
             )
         ]
     # the same hang told in words, on a machine whose WSL kernel is shown, with NCCL named:
