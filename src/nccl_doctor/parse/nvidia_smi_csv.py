@@ -70,8 +70,8 @@ _APP_FIELDS = frozenset({"used_gpu_memory", "used_memory", "gpu_bus_id", "gpu_uu
 _REASONS = ("clocks_event_reasons.", "clocks_throttle_reasons.")
 #: A command line that asks for the fields with no header printed: its field list.
 _NOHEADER = LazyPattern(
-    r"nvidia-smi\b[^|\n]*?--query-(?:gpu|compute-apps)[= ](?P<fields>[a-z0-9_.,]{3,2000})"
-    r"(?=[^|\n]*--format[= ][a-z,]*\bnoheader)"
+    r"nvidia-smi\b[^|\n]{0,200}?--query-(?:gpu|compute-apps)[= ](?P<fields>[a-z0-9_.,]{3,2000})"
+    r"(?=[^|\n]{0,300}?--format[= ][a-z,]{0,40}\bnoheader)"
 )
 #: A header field: a query name, with the unit nvidia-smi appends (``utilization.gpu [%]``).
 _FIELD = LazyPattern(r"^\s*(?P<name>[a-z_][a-z0-9_.]{1,60})(?:\s\[[^\]]{1,20}\])?\s*$")

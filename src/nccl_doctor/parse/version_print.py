@@ -29,7 +29,7 @@ _EXPRESSIONS = {
     "torch.cuda.nccl.version()": "nccl",
 }
 #: The print's argument list (one level of parentheses inside: the version call's own).
-_PRINT = LazyPattern(r"\bprint\(\s*(?P<args>(?:[^()\n]|\([^()\n]{0,40}\)){1,400}?)\s*\)")
+_PRINT = LazyPattern(r"\bprint\((?P<args>[^()\n]{0,400}(?:\([^()\n]{0,40}\)[^()\n]{0,200}){0,6})\)")
 #: A shell prompt before the command, naming its machine: ``user@node2:~$``, ``[user@node2
 #: dir]$``, ``gpu-h03$`` (not a bare ``$``).
 _PROMPT = LazyPattern(

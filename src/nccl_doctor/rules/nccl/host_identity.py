@@ -228,6 +228,14 @@ def _paired_hosts(facts: Facts, warns: list[NcclWarn]) -> list[str]:
     return sorted({i.host for i in inits if i.host})
 
 
+def _paired_on_one(facts: Facts, warns: list[NcclWarn]) -> bool:
+    """Whether the init lines place every rank a duplicate-GPU refusal pairs on one machine
+    (then the refusal is two ranks on one GPU there, whatever NCCL_HOSTID says)."""
+    paired = {r for w in warns for r in w.ranks}
+    inits = [i for i in facts.of(NcclCommInit) if i.comm_rank in paired and i.host]
+    return {i.comm_rank for i in inits} == paired and len({i.host for i in inits}) == 1
+
+
 def _one_host_id(facts: Facts) -> list[str]:
     """The machines whose NCCL echoed one NCCL_HOSTID value (``NCCL_HOSTID set by environment
     to $(NODE_NAME)`` from two pods: a value left unexpanded, or copied to every machine)."""
@@ -253,7 +261,7 @@ def _duplicate_across_hosts(facts: Facts, fix: list[str]) -> list[Finding]:
     told = "from processes on"
     if len(hosts) < 2:
         hosts, told = _paired_hosts(facts, warns), "pairing ranks on"
-    if len(hosts) < 2 and warns:
+    if len(hosts) < 2 and warns and not _paired_on_one(facts, warns):
         hosts, told = _one_host_id(facts), "where NCCL_HOSTID has one value on"
     if len(hosts) < 2:
         return []
