@@ -10,7 +10,7 @@ import pytest
 
 from nccl_doctor.differential.context import context_of
 from nccl_doctor.differential.prose import prose_symptom
-from nccl_doctor.signs.settings import settings_that_worked
+from nccl_doctor.signs.settings import settings_that_did_not_help, settings_that_worked
 from tests.helpers import cue_says, diagnose_text, facts_text
 
 
@@ -67,6 +67,11 @@ def test_no_error_said_in_another_language_is_no_failure(tmp_path: Path, text: s
         ("NCCL_P2P_DISABLE=1 を付けると動きました。", True),
         ("NCCL_P2P_DISABLE=1 을 주니까 잘 돌아가요.", True),
         ("NCCL_P2P_DISABLE=1 을 줘도 안 돌아가요.", False),
+        # the name right after a Chinese or Japanese character (no word boundary there), the
+        # value ended at its last ASCII character
+        ("我试了很多办法，设置NCCL_P2P_DISABLE=1以后8卡就能正常训练了。", True),
+        ("我试了一下，设置NCCL_P2P_DISABLE=1以后还是卡住，没有任何变化。", False),
+        ("いろいろ試しましたが、環境変数NCCL_P2P_DISABLE=1を付けると動きました。", True),
     ],
 )
 def test_a_setting_said_to_work_in_another_language(
@@ -74,6 +79,12 @@ def test_a_setting_said_to_work_in_another_language(
 ) -> None:
     found = settings_that_worked(facts_text(tmp_path, text + "\n"))
     assert [(w.name, w.value) for w in found] == ([("NCCL_P2P_DISABLE", "1")] if worked else [])
+
+
+def test_a_setting_that_did_not_help_right_after_chinese_is_read(tmp_path: Path) -> None:
+    said = "我试了一下，设置NCCL_P2P_DISABLE=1以后还是卡住，没有任何变化。\n"
+    found = settings_that_did_not_help(facts_text(tmp_path, said))
+    assert [(w.name, w.value) for w in found] == [("NCCL_P2P_DISABLE", "1")]
 
 
 @pytest.mark.parametrize(

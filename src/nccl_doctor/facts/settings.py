@@ -22,7 +22,9 @@ from nccl_doctor.signs.net import SETTINGS
 
 _SIGNS = {**SETTINGS, **OFF_SETTINGS}
 #: One ``NAME=value`` of a list of settings in a sentence.
-_NAME_VALUE = re.compile(r"\b(?P<name>NCCL_[A-Z0-9_]{2,40}) ?= ?(?P<value>[\w:^+-]{1,40})")
+_NAME_VALUE = re.compile(
+    r"\b(?P<name>NCCL_[A-Z0-9_]{2,40}) ?= ?(?P<value>[\w:^+-]{1,40})", re.ASCII
+)
 
 
 def env_values(facts: Facts, name: str, *, machine: bool = False) -> list[tuple[str, Cite]]:

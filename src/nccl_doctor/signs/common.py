@@ -5,6 +5,13 @@ from __future__ import annotations
 from nccl_doctor.facts.signs import Sign, sign
 from nccl_doctor.signs.languages import HANG_OTHER
 
+#: Where a variable's name starts: no ASCII letter, digit or underscore before it. (Unicode's
+#: \b takes a Chinese or Japanese character for a word character, so "设置NCCL_P2P_DISABLE=1"
+#: has no \b before the name.)
+NAME_START = r"(?<![A-Za-z0-9_])"
+#: A character of a value written NAME=value, in ASCII ("=1以后" ends the value at "1").
+VALUE_CHAR = r"[\x21\x23-\x26\x28-\x5f\x61-\x7e]"
+
 
 def setting(family: str, name: str) -> Sign:
     """The sign of ``NAME=value`` for one variable, in any text (a command line, an export, a
@@ -13,7 +20,8 @@ def setting(family: str, name: str) -> Sign:
     return sign(
         f"{family}.env_{name.lower()}",
         # (a sentence's own stop after the value is not part of it: "NCCL_SOCKET_IFNAME=ib0.")
-        rf"(?<![A-Za-z0-9_]){name}=(?P<value>[^\s'\"`]{{0,300}}[^\s'\"`.,;:)])",
+        # (the value's characters: printable ASCII but quotes and backquotes)
+        rf"{NAME_START}{name}=(?P<value>{VALUE_CHAR}{{0,300}}(?![.,;:)]){VALUE_CHAR})",
         f"{name}=value written in a command line, an export or a sentence: the value",
         case=True,
     )

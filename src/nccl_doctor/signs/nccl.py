@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from nccl_doctor.facts.signs import sign
 from nccl_doctor.knowledge.nccl_versions import KNOWN_ISSUES, MIN_NCCL_FOR_GPU
-from nccl_doctor.signs.common import setting
+from nccl_doctor.signs.common import NAME_START, setting
 
 SHM_ERROR = sign(
     "nccl.shm_error",
@@ -291,9 +291,9 @@ ENV_ECHO_RETOLD = sign(
     "nccl.env_echo_retold",
     # (NCCL's own echo of a variable it read: "NCCL_P2P_DISABLE set by environment to 1.", or
     # as a person retells it: "it prints that NCCL_IB_DISABLE was set by environment to 1")
-    r"\b(?P<name>NCCL_[A-Z0-9_]{2,40}) (?:(?:was|is|got|gets|being) )?set by (?:the )?"
+    rf"{NAME_START}(?P<name>NCCL_[A-Z0-9_]{{2,40}}) (?:(?:was|is|got|gets|being) )?set by (?:the )?"
     # (the value ends at a word character: a sentence's comma or stop after it is not its own)
-    r"environment to (?P<value>[\w.,:^+-]{0,59}?[\w^+-])[.,;:]?"
+    r"environment to (?P<value>[A-Za-z0-9_.,:^+-]{0,59}?[A-Za-z0-9_^+-])[.,;:]?"
     r"(?=[\s\"'`)]|$)",
     "NCCL's echo of a variable it took from the environment, retold in a sentence",
     case=True,
@@ -306,7 +306,8 @@ SETTINGS_STANDING = sign(
     r"|\bDockerfile|\b(?:launch|job|sbatch|slurm|start-?up|training) script"
     r"|\b(?:docker[- ])?compose(?: file|\.ya?ml)|\benvironment section|\bpod spec|\bmanifest"
     r"|\bevery (?:job|run|user|container)|\bglobal(?:ly)? (?:environment|env)\b)"
-    r"[^.\n]{0,160}?\b(?P<name>NCCL_[A-Z0-9_]{2,40}) ?= ?(?P<value>[\w.,:^+-]{1,40})",
+    rf"[^.\n]{{0,160}}?{NAME_START}(?P<name>NCCL_[A-Z0-9_]{{2,40}}) ?= ?"
+    r"(?P<value>[A-Za-z0-9_.,:^+-]{1,40})",
     "NCCL settings a sentence says stay in place for every run of the job (in /etc/environment, "
     "a .bashrc, the image or the launch script): the job's own, not a try",
     case=True,

@@ -26,15 +26,19 @@ from nccl_doctor.facts.signs import sign
 from nccl_doctor.facts.store import Facts, Hit, Said, unasserted
 from nccl_doctor.facts.told import sentence_of
 from nccl_doctor.knowledge.topics import variable_topics
+from nccl_doctor.signs.common import NAME_START
 from nccl_doctor.signs.languages import WORKED_OTHER
 
 _NAME = r"(?:TORCH_)?(?:NCCL_|GLOO_)[A-Z0-9_]{2,40}"
 #: A value, taken whole by the look-ahead and back-reference (so a long run of digits is not
 #: split again for every gap the search tries after it).
-_VALUE = r"(?=(?P<{0}>[\^\w.,:+-]{{1,40}}))(?P={0})"
+_VALUE = r"(?=(?P<{0}>[\^A-Za-z0-9_.,:+-]{{1,40}}))(?P={0})"
 #: A character between the setting and its outcome, in one sentence: not a sentence's end (a
 #: dot in a path or a version, "docs.nvidia.com", stays).
 _GAP = r"(?:[^.!?\n]|\.(?!\s))"
+#: Where a word starts: a word boundary, or right after a Chinese, Japanese or Korean character
+#: (whose words have no boundary between them: "以后还是卡住", "就能正常训练").
+_CJK_EDGE = r"(?:\b|(?<=[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]))"
 _WORKED = (
     # (not "nothing helps", "nothing works": the outcome denied)
     r"(?:(?<!nothing )(?=[wfshrdnuatcpg就解可正跑能])(?:work(?:s|ed)? ?around|works?\b|worked"
@@ -62,9 +66,10 @@ _WORKED = (
 SETTING_WORKED = sign(
     "settings.worked",
     # (a Chinese verb follows a Chinese word with no word boundary between: "都能正常跑完")
-    rf"\b(?P<name>{_NAME})\s{{0,3}}=\s{{0,3}}{_VALUE.format('value')}{_GAP}{{0,100}}?"
-    rf"(?:\b|(?<=[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af])){_WORKED}"
-    rf"|\b{_WORKED}{_GAP}{{0,80}}?\b(?P<name2>{_NAME})\s{{0,3}}=\s{{0,3}}{_VALUE.format('value2')}",
+    rf"{NAME_START}(?P<name>{_NAME})\s{{0,3}}=\s{{0,3}}{_VALUE.format('value')}{_GAP}{{0,100}}?"
+    rf"{_CJK_EDGE}{_WORKED}"
+    rf"|\b{_WORKED}{_GAP}{{0,80}}?{NAME_START}(?P<name2>{_NAME})\s{{0,3}}=\s{{0,3}}"
+    rf"{_VALUE.format('value2')}",
     "someone says the job works with an NCCL/gloo setting (NCCL_P2P_DISABLE=1 fixed it)",
 )
 #: Another person's case, or advice to try ("we had a similar issue, NCCL_P2P_LEVEL=NVL fixed
@@ -177,8 +182,8 @@ _NO_HELP_AFTER = (
 _NO_HELP_BEFORE = r"(?:even with|with or without|regardless of|no matter)"
 SETTING_NO_HELP = sign(
     "settings.no_help",
-    rf"\b(?P<name>{_NAME})(?:\s{{0,3}}=\s{{0,3}}{_VALUE.format('value')})?.{{0,80}}?"
-    rf"\b{_NO_HELP_AFTER}"
+    rf"{NAME_START}(?P<name>{_NAME})(?:\s{{0,3}}=\s{{0,3}}{_VALUE.format('value')})?.{{0,80}}?"
+    rf"{_CJK_EDGE}{_NO_HELP_AFTER}"
     rf"|\b{_NO_HELP_BEFORE}\s(?:the |setting |exporting |`)?(?P<name2>{_NAME})"
     rf"(?:\s{{0,3}}=\s{{0,3}}{_VALUE.format('value2')})?",
     "someone says an NCCL/gloo setting changed nothing (tried NCCL_P2P_DISABLE=1, same error)",
@@ -208,7 +213,8 @@ def settings_that_did_not_help(facts: Facts) -> tuple[SaidSetting, ...]:
 #: writing, not a setting), and not a family written with a wildcard (``NCCL_IB_*``).
 SETTING_NAMED = sign(
     "settings.named",
-    rf"\b(?P<name>{_NAME})\b(?![*])(?:\s{{0,3}}=\s{{0,3}}{_VALUE.format('value')})?",
+    rf"{NAME_START}(?P<name>{_NAME})(?![A-Za-z0-9_*])(?:\s{{0,3}}=\s{{0,3}}"
+    rf"{_VALUE.format('value')})?",
     "an NCCL/gloo variable a sentence names, and the value it gives",
     case=True,
 )
