@@ -63,6 +63,13 @@ def test_the_second_banner_retold_by_its_suffix_alone_is_a_release(tmp_path: Pat
     assert [f.summary for f in found] == [
         "The job loads 2 NCCL versions (2.18.1, 2.20.5); all ranks must run the same NCCL"
     ]
+    # a before-and-after told in another sentence of the paragraph does not undo them
+    report = diagnose_text(
+        tmp_path,
+        "On PC2 I did a fresh pip install because the old env was broken. With NCCL_DEBUG=INFO, "
+        "PC1 prints NCCL version 2.18.1+cuda12.1 and PC2 prints 2.20.5+cuda12.4.\n",
+    )
+    assert "nccl.version_mismatch" in [f.id for f in report.findings]
     # an apt package's version (2.18.1-1+cuda12.1) beside the banner is no second banner
     report = diagnose_text(
         tmp_path,

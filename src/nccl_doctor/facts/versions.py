@@ -15,6 +15,7 @@ from nccl_doctor.facts.nccl import NcclLogFact, NcclVersion
 from nccl_doctor.facts.run import NcclErrorReport, PgEnvironment, PgInitOptions
 from nccl_doctor.facts.software import SoftwareVersions, VersionPrint
 from nccl_doctor.facts.store import Facts
+from nccl_doctor.facts.told import sentence_of
 from nccl_doctor.signs.nccl import BANNER_QUOTED, VLLM_NCCL
 
 #: The versions a report names, in the order it lists them.
@@ -70,6 +71,11 @@ def nccl_versions(facts: Facts, *, runtime: bool = False) -> list[SeenVersion]:
 #: its two banners are one process before and after, not two at once.
 _CHANGED = re.compile(
     r"\b(?:upgrad\w*|downgrad\w*|updat\w*|rolled back|roll\w* back)\b"
+    # (or told of the environment it ran in before: "if I go back to my old venv (its log says
+    # NCCL version 2.20.5+cuda12.4)")
+    r"|\b(?:go(?:es|ing)?|went|switch(?:ed|ing)?) back to\b"
+    r"|\b(?:old|previous|earlier|former) (?:venv|virtualenv|conda env|env(?:ironment)?|image"
+    r"|container|install(?:ation)?)\b"
     r"|\bfrom\b[^.;\n]{0,20}\bNCCL version\b[^.;\n]{0,40}\bto\b",
     re.IGNORECASE,
 )
@@ -110,12 +116,16 @@ def _nccl_versions(facts: Facts) -> list[SeenVersion]:
     # not a change told from one to the other: "after upgrading from ... to ...")
     # (after the first, a release with the banner's +cuda suffix is another banner: "rank 0
     # prints NCCL version 2.18.1+cuda12.1 and PC2 prints 2.20.5+cuda12.4")
-    seen.extend(
-        SeenVersion(m["v"], h.said.cite, "NCCL banner (retold)", h.said.host)
-        for h in facts.seen(BANNER_QUOTED)
-        if h.prose and not _CHANGED.search(h.said.text)
-        for m in _BANNER_VALUE.finditer(h.said.text, h.match.start())
-    )
+    for h in facts.seen(BANNER_QUOTED):
+        if not h.prose:
+            continue
+        start, end = sentence_of(h.said.text, h.match)  # (the line may hold a paragraph)
+        if _CHANGED.search(h.said.text, start, end):
+            continue
+        seen.extend(
+            SeenVersion(m["v"], h.said.cite, "NCCL banner (retold)", h.said.host)
+            for m in _BANNER_VALUE.finditer(h.said.text, h.match.start(), end)
+        )
     # torch's own print of the NCCL it runs (torch.cuda.nccl.version()), on its machine
     seen.extend(
         SeenVersion(p.nccl_version, p.cite, "torch.cuda.nccl.version()", p.host)

@@ -181,7 +181,10 @@ HEAP_CORRUPTION = sign(
 )
 SEGFAULT = sign(
     "nccl.segfault",
-    r"Segmentation fault|SIGSEGV|Signal: Segmentation|signal 11\b",
+    r"Segmentation fault|SIGSEGV|Signal: Segmentation|signal 11\b"
+    # the kernel's own line for it (catalogue row kernel.segfault): "python[8621]: segfault at
+    # 18 ip 00007f8a4e2d1d3a sp ... error 4 in libnccl.so.2[...]"
+    r"|\]: segfault at [0-9a-f]{1,16} ip\b",
     "a process died of a segmentation fault",
 )
 NCCL_PROCESS = sign(
