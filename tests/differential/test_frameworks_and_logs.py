@@ -51,6 +51,21 @@ def test_a_machine_woken_from_sleep_is_the_uvm_module(tmp_path: Path) -> None:
 
 def test_the_same_error_without_a_sleep_is_no_suspend() -> None:
     assert not cue_says("after_suspend", "今天早上重新启动训练，两张卡都报 999。")
+    assert not cue_says("after_suspend", "朝に学習を再開すると、両方のランクが 999 で止まります。")
+
+
+def test_a_machine_woken_from_sleep_told_in_japanese_is_the_uvm_module(tmp_path: Path) -> None:
+    said = "PCをスリープにして、朝に復帰させてから学習を再開すると"
+    text = (
+        f"{said}「CUDA unknown error - this may be due to an incorrectly set up environment」で"
+        "始まる警告が出て、torch.cuda.is_available() が False になります。\n"
+    )
+    assert cue_says("after_suspend", said)
+    assert cue_says("after_suspend", "밤에 PC를 절전 모드로 두고 아침에 다시 학습을 시작하면")
+    report = diagnose_text(tmp_path, text)
+    assert critical_ids(report)[:1] == ["driver.uvm"]
+    # the error quoted as the sentence quotes it, not the Japanese that follows
+    assert "incorrectly set up environment') after the machine" in report.findings[0].summary
 
 
 # -- error 35 in a container that has no driver at all --------------------------------------------

@@ -213,13 +213,15 @@ FIRST_999 = sign(
 #: Chinese: the machine went to sleep, hibernated or stood by, then woke (not a process); the
 #: differential's after_suspend cue reads the same words.
 SLEPT_ZH = r"进(?:入)?了?(?:睡眠|休眠|待机)|(?:唤醒|休眠唤醒)(?:以后|之后|后)"
+#: Japanese: sleep, suspend, hibernation; Korean: sleep mode, power-saving mode, hibernation.
+SLEPT_JA_KO = r"スリープ|サスペンド|休止状態|ハイバネーション|절전\s?모드|슬립\s?모드|최대\s?절전"
 SUSPEND = sign(
     "driver.suspend",
     r"\b(?:suspend(?:ed|ing|sion)?|hibernat\w*|sleep mode|standby|"
     r"resum(?:e|ed|ing) from (?:suspend|sleep|hibernation|standby)|after (?:it )?resuming"
     r"|wak(?:e|es|ing) (?:up )?from (?:sleep|suspend)|lid (?:closed|open))\b"
     # (and in Chinese: "sleep mode", "standby state" too)
-    rf"|{SLEPT_ZH}|(?:睡眠|休眠|待机)(?:模式|状态)",
+    rf"|{SLEPT_ZH}|(?:睡眠|休眠|待机)(?:模式|状态)|{SLEPT_JA_KO}",
     "the machine was suspended or hibernated and resumed (which can leave nvidia_uvm broken)",
 )
 

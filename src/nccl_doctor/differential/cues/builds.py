@@ -16,7 +16,7 @@ from nccl_doctor.differential.prose import (
     UPDATE_WORDS,
     rx,
 )
-from nccl_doctor.signs.driver import SLEPT_ZH, UVM_SAID_MISSING
+from nccl_doctor.signs.driver import SLEPT_JA_KO, SLEPT_ZH, UVM_SAID_MISSING
 
 BUILDS: dict[str, Cue] = {
     # NCCL builds said to differ between the job's nodes or processes
@@ -192,7 +192,7 @@ BUILDS: dict[str, Cue] = {
     # NVLink"): the reporter names the link itself
     "nvlink_unused": cue(NVLINK_UNUSED),
     "after_suspend": cue(
-        rf"{NOT_SAID}\b(?:suspend\w*|resum(?:e|ed)|hibernat\w*|woke up)\b|{SLEPT_ZH}"
+        rf"{NOT_SAID}\b(?:suspend\w*|resum(?:e|ed)|hibernat\w*|woke up)\b|{SLEPT_ZH}|{SLEPT_JA_KO}"
     ),
     # the job's own kernels, or memory touched outside its bounds ("our custom CUDA kernel",
     # "writes past the end of a buffer"): a fault of the code, not of the GPU

@@ -77,9 +77,10 @@ def _first_call(facts: Facts) -> list[Cite]:
 
 
 def _quote(facts: Facts, cite: Cite) -> str:
-    """The line from where it says error 999 (all of it when no sign marks where)."""
-    at = next((h.match.start() for h in facts.seen(FIRST_999) if h.cite == cite), 0)
-    return cite.text[at:].strip()[:100]
+    """What the line says of error 999 (the sign's match: a sentence that quotes it goes on in
+    its own words, "...set up environment」で始まる長い警告"), else the line's start."""
+    span = next((h.match.span() for h in facts.seen(FIRST_999) if h.cite == cite), (0, 100))
+    return cite.text[span[0] : span[1]].strip()[:100]
 
 
 def _ranks(facts: Facts) -> list[int]:
