@@ -244,6 +244,18 @@ def test_settings_put_in_etc_environment_are_the_jobs_own(tmp_path: Path) -> Non
     assert (taken(facts, "NCCL_P2P_DISABLE"), taken(facts, "NCCL_SOCKET_NTHREADS")) == ("1", "4")
 
 
+def test_settings_a_base_image_exports_in_profile_d_are_the_jobs_own(tmp_path: Path) -> None:
+    text = (
+        "Our cluster's base image exports a bunch of NCCL settings in /etc/profile.d: "
+        "NCCL_DEBUG=WARN, NCCL_P2P_DISABLE=1 and NCCL_IB_DISABLE=1.\n"
+    )
+    facts = facts_text(tmp_path, text)
+    assert (taken(facts, "NCCL_P2P_DISABLE"), taken(facts, "NCCL_IB_DISABLE")) == ("1", "1")
+    # a profile file named with no setting in its sentence sets none
+    other = "I checked /etc/profile.d and nothing there. Later I tried NCCL_P2P_DISABLE=1 once.\n"
+    assert taken(facts_text(tmp_path, other), "NCCL_P2P_DISABLE") is None
+
+
 def test_a_setting_tried_once_is_not_the_jobs_own(tmp_path: Path) -> None:
     text = "I tried NCCL_P2P_DISABLE=1 for one run and it made no difference.\n"
     assert taken(facts_text(tmp_path, text), "NCCL_P2P_DISABLE") is None

@@ -305,7 +305,8 @@ SETTINGS_STANDING = sign(
     "nccl.settings_standing",
     # where a setting stays for every run ("put a few NCCL variables into /etc/environment so
     # every job gets them: NCCL_P2P_DISABLE=1, ..."), then the settings in that sentence
-    r"(?:/etc/environment|\.bashrc|\.bash_profile|\.profile|/etc/nccl\.conf|\.nccl\.conf"
+    r"(?:/etc/environment|/etc/profile(?:\.d)?\b|\.bashrc|\.bash_profile|\.profile"
+    r"|/etc/nccl\.conf|\.nccl\.conf|\bbase image"
     r"|\bDockerfile|\b(?:launch|job|sbatch|slurm|start-?up|training) script"
     r"|\b(?:docker[- ])?compose(?: file|\.ya?ml)|\benvironment section|\bpod spec|\bmanifest"
     r"|\bevery (?:job|run|user|container)|\bglobal(?:ly)? (?:environment|env)\b)"
