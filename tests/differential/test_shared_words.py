@@ -83,7 +83,16 @@ def test_a_batch_script_without_srun_across_nodes_is_the_rendezvous(tmp_path: Pa
 
 def test_the_other_node_running_nothing_is_a_node_that_never_joined() -> None:
     assert cue_says("rendezvous_wait", "On the second node there is no Python process at all.")
+    assert cue_says(
+        "rendezvous_wait", "On the second node nothing related to my job is running at all."
+    )
     assert not cue_says("rendezvous_wait", "On the second node the Python process uses 70 GB.")
+
+
+def test_a_batch_script_that_then_calls_python_itself_has_no_srun() -> None:
+    said = "The batch script activates the environment and then calls python train.py as is."
+    assert cue_says("no_srun", said)
+    assert not cue_says("no_srun", said.replace("then calls python", "then calls srun python"))
 
 
 def test_srun_in_the_batch_script_is_no_missing_srun(tmp_path: Path) -> None:

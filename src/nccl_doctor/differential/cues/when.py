@@ -101,7 +101,7 @@ WHEN: dict[str, Cue] = {
         # the other node never ran the program ("on the second node there is no Python process
         # at all", "no process was started on the other machine")
         r"|\bon (?:the )?(?:second|other|remaining) (?:node|machine|host)s?\b[^.;\n]{0,30}"
-        r"\bno (?:python |training )?process"
+        r"\b(?:no (?:python |training )?process|nothing (?:related to|of) (?:my|the|our) job)"
         r"|\bno (?:python |training )?process(?:es)? (?:\w+ ){0,3}on (?:the )?(?:second|other"
         r"|remaining) (?:node|machine|host)s?\b"
         # the other node named: logged into while the job ran, and no process there ("I ssh'd
@@ -116,6 +116,9 @@ WHEN: dict[str, Cue] = {
     "no_srun": cue(
         r"\b(?:s?batch|slurm|job) script\b[^.;\n]{0,60}\b(?:just|only|plain|simply) "
         r"(?:(?:runs?|calls?|starts?|executes?|has|is) )?[`'\"]?python3?\b"
+        # ("the batch script activates the environment and then calls python train.py")
+        r"|\b(?:s?batch|slurm|job) script\b[^.;\n]{0,80}\bthen (?:runs?|calls?|starts?|executes?)"
+        r" [`'\"]?python3?\b"
         rf"|{NOT_SAID}\bwithout (?:using |calling )?srun\b"
         # Korean, Japanese, Chinese: srun not put in front, without srun
         r"|\bsrun\s?(?:은|는|을|를)?\s?안 (?:붙|쓰|썼|써|사용)|\bsrun\s?없이"
