@@ -53,6 +53,8 @@ def test_a_zero_with_p2p_off_making_it_train_is_the_p2p_path(tmp_path: Path) -> 
         ("With NCCL_P2P_DISABLE=1 all_reduce_perf passes.", True),
         ("With NCCL_P2P_DISABLE=1 the run never completes.", False),
         ("Even with NCCL_P2P_DISABLE=1 it still trains at a crawl and then hangs.", False),
+        # how the setting was given, not what it did
+        ("I passed NCCL_P2P_DISABLE=1 to the container with docker run -e.", False),
     ],
 )
 def test_getting_through_with_a_setting_is_it_working(

@@ -41,10 +41,7 @@ _GAP = r"(?:[^.!?\n]|\.(?!\s))"
 _CJK_EDGE = r"(?:\b|(?<=[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]))"
 _WORKED = (
     # (not "nothing helps", "nothing works": the outcome denied)
-    r"(?:(?<!nothing )(?=[wfshrdnuatcpg就解可正跑能])(?:work(?:s|ed)? ?around|works?\b|worked"
-    # the job gets through ("with that it actually trains", "the run completes", "the test
-    # passes", "it goes through")
-    r"|trains\b|complet(?:es|ed)\b|pass(?:es|ed)\b|(?:goes|went) through\b"
+    r"(?:(?<!nothing )(?=[wfshrdnua就解可正跑能])(?:work(?:s|ed)? ?around|works?\b|worked"
     r"|fix(?:es|ed)?\b"
     r"|solv(?:es|ed)\b"
     # Chinese: "then it was fine", "solved", "it works", "back to normal", "it runs"
@@ -54,7 +51,9 @@ _WORKED = (
     # "can run to the end normally", "runs through normally"
     r"|能正常(?:跑|训练|运行|结束)|正常跑完"
     r"|avoid(?:s|ed)? (?:it|the (?:error|hang|crash|problem|issue))\b"
-    r"|help(?:s|ed)?\b|resolv(?:es|ed)\b|(?<![.\w])runs?\b(?!-)|fine\b(?!-)|succeed\w{0,4}"
+    # (not a command's run: "docker run -e NCCL_...", "run --gpus")
+    r"|help(?:s|ed)?\b|resolv(?:es|ed)\b|(?<![.\w])(?<!docker )(?<!podman )runs?\b(?!\s?-)"
+    r"|fine\b(?!-)|succeed\w{0,4}"
     r"|start(?:s|ed)?\b(?! (?:with|from|at|to)\b)"
     r"|did the trick|no (?:longer|more) hang"
     # it failed until the setting was made ("fails with IB errors until we set ...=3")
@@ -63,11 +62,15 @@ _WORKED = (
     rf"|{WORKED_OTHER})"
 )
 
+#: The job gets through, said after the setting ("with that it actually trains", "the run
+#: completes", "the test passes", "it goes through"; before it, "passed NCCL_IB_DISABLE=1 to
+#: the container" is how it was given)
+_THROUGH = r"(?:trains|complet(?:es|ed)|pass(?:es|ed)|(?:goes|went) through)\b"
 SETTING_WORKED = sign(
     "settings.worked",
     # (a Chinese verb follows a Chinese word with no word boundary between: "都能正常跑完")
     rf"{NAME_START}(?P<name>{_NAME})\s{{0,3}}=\s{{0,3}}{_VALUE.format('value')}{_GAP}{{0,100}}?"
-    rf"{_CJK_EDGE}{_WORKED}"
+    rf"{_CJK_EDGE}(?:{_WORKED}|{_THROUGH})"
     rf"|\b{_WORKED}{_GAP}{{0,80}}?{NAME_START}(?P<name2>{_NAME})\s{{0,3}}=\s{{0,3}}"
     rf"{_VALUE.format('value2')}",
     "someone says the job works with an NCCL/gloo setting (NCCL_P2P_DISABLE=1 fixed it)",
@@ -107,6 +110,10 @@ _ELSEWHERE = re.compile(
 #: Right after the setting: the program's own advice, not an outcome ("unhandled system error
 #: (run with NCCL_DEBUG=INFO for details)": PyTorch's and CuPy's NCCL errors end so).
 _FOR_DETAILS = re.compile(r"^\s{0,3}for (?:more )?(?:details|info(?:rmation)?)\b", re.IGNORECASE)
+
+
+#: The topics of a variable that only says how much is logged (NCCL_DEBUG, NCCL_DEBUG_SUBSYS).
+_LOGGING = frozenset({"debug", "ncclvar"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,10 +166,6 @@ def settings_that_worked(facts: Facts) -> tuple[SaidSetting, ...]:
             continue
         out.append(said)
     return tuple(out)
-
-
-#: The topics of a variable that only says how much is logged (NCCL_DEBUG, NCCL_DEBUG_SUBSYS).
-_LOGGING = frozenset({"debug", "ncclvar"})
 
 
 #: The words around a setting that say it changed nothing: after it ("NCCL_P2P_DISABLE=1 did
