@@ -106,7 +106,7 @@ class VersionPrint(Fact):
     ``2.2.2+cu121 (2, 19, 3)``), on the machine its prompt names (``host``).
 
     ``nccl_version`` is ``major.minor.patch`` of the NCCL torch runs, from the tuple torch
-    prints (or the number older releases print: ``2708`` is 2.7.8); ``cuda_version`` is
+    prints (or the version code older torch printed: ``2708`` is 2.7.8); ``cuda_version`` is
     ``torch.version.cuda``. Cites the printed line.
     """
 

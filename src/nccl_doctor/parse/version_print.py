@@ -4,8 +4,8 @@ People check a node's stack with ``python -c "import torch; print(torch.__versio
 torch.cuda.nccl.version())"`` (often inside ``docker run`` or after ``ssh node``) and paste
 the command with its output, ``2.2.2+cu121 (2, 19, 3)``, on the next line: the NCCL that
 machine's torch runs. The print's arguments name what each printed value is, in order;
-``torch.cuda.nccl.version()`` prints a tuple (a number before torch 1.10: ``2708`` is
-2.7.8, ``21003`` 2.10.3). The machine is the one the command's prompt names
+``torch.cuda.nccl.version()`` prints a tuple (older torch printed NCCL's version code:
+``2708`` is 2.7.8, ``21003`` 2.10.3). The machine is the one the command's prompt names
 (``gpu-h03$``, ``user@node2:~$``). The interactive interpreter's ``>>> print(...)`` and
 ``>>> torch.cuda.nccl.version()`` count too. A sentence that quotes the command, or a print
 inside a script, gives nothing (its line stays the reporter's words).

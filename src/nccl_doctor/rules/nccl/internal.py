@@ -244,7 +244,7 @@ def _too_old(facts: Facts, version: str | None) -> list[Finding]:
     )
     gpus = [h.cite for h in facts.seen(NEW_GPUS[gpu])][:1]
     versions = [v.cite for v in nccl_versions(facts)][:1] or [
-        h.cite for h in facts.seen(VERSION_SAID)
+        h.cite for h in facts.seen(VERSION_SAID) if h.prose
     ][:1]
     return [
         RULE.finding(
