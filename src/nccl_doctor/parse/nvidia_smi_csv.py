@@ -107,11 +107,13 @@ def _path(name: str) -> str | None:
     return _PATHS.get(name)
 
 
-def _names(line: Line) -> tuple[str, ...] | None:
-    """The query names of a header line or of a ``noheader`` command line."""
-    if found := _NOHEADER.search(line.text):
+@functools.lru_cache(maxsize=16)
+def _names(text: str) -> tuple[str, ...] | None:
+    """The query names of a header line or of a ``noheader`` command line (remembered, as
+    :func:`_header`: every row of a block asks for them)."""
+    if found := _NOHEADER.search(text):
         return _header(found["fields"].strip(","))
-    return _header(line.text)
+    return _header(text)
 
 
 def _process(names: tuple[str, ...], line: Line) -> GpuProcess | None:
@@ -158,16 +160,16 @@ class NvidiaSmiCsvParser(BlockParser):
         asks for them with no header."""
         if not any(anchor in line.raw for anchor in self.anchors):
             return False
-        return _names(line) is not None
+        return _names(line.text) is not None
 
     def accepts(self, line: Line, block: Sequence[Line]) -> bool:
         """Rows with as many values as the header has names."""
-        names = _names(block[0])
+        names = _names(block[0].text)
         return names is not None and len(line.text.split(",")) == len(names)
 
     def parse(self, block: Sequence[Line]) -> list[Fact]:
         """One :class:`Gpu` per row, or one :class:`GpuProcess` per row of a process query."""
-        names = _names(block[0]) if block else None
+        names = _names(block[0].text) if block else None
         if names is None:
             return []
         facts: list[Fact] = []

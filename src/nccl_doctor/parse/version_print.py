@@ -30,19 +30,18 @@ _EXPRESSIONS = {
 }
 #: The print's argument list (one level of parentheses inside: the version call's own).
 _PRINT = LazyPattern(r"\bprint\((?P<args>[^()\n]{0,400}(?:\([^()\n]{0,40}\)[^()\n]{0,200}){0,6})\)")
-#: A shell prompt before the command, naming its machine: ``user@node2:~$``, ``[user@node2
-#: dir]$``, ``gpu-h03$`` (not a bare ``$``).
-_PROMPT = LazyPattern(
-    r"^\s*(?:\([\w.@-]{1,60}\)\s*)?\[?"
-    r"(?:[\w.-]{1,64}@(?P<host>[\w.-]{1,64})(?:[: ][^\s$#\]]{0,200})?"
-    r"|(?P<bare>[A-Za-z][\w.-]{0,63}))\]?\s?[$#%]\s"
+#: A shell prompt before a command: ``user@node2:~$``, ``[user@node2 dir]$`` (the machine in
+#: ``host``), ``gpu-h03$`` (in ``bare``), or a bare ``$``.
+_PROMPT_SOURCE = (
+    r"(?:\([\w.@-]{1,60}\)\s*)?"
+    r"(?:\[?[\w.-]{1,64}@(?P<host>[\w.-]{1,64})(?:[: ][^\s$#\]]{0,200})?\]?\s?[$#%]\s*"
+    r"|(?P<bare>[A-Za-z][\w.-]{0,63})[$#%]\s+|[$%#]\s+)"
 )
+_PROMPT = LazyPattern(rf"^\s*{_PROMPT_SOURCE}")
 #: A command line that runs Python on a string, after a prompt and the commands that run
 #: it elsewhere (docker run, ssh, srun ...), or the interactive interpreter's prompt.
 _COMMAND = LazyPattern(
-    r"^\s*(?:\([\w.@-]{1,60}\)\s*)?"
-    r"(?:\[?[\w.-]{1,64}@[\w.-]{1,64}(?:[: ][^\s$#\]]{0,200})?\]?\s?[$#%]\s*"
-    r"|[A-Za-z][\w.-]{0,63}[$#%]\s+|[$%#]\s+)?"
+    rf"^\s*{_PROMPT_SOURCE}?"
     r"(?:(?:sudo|env|time|docker|podman|nerdctl|ssh|srun|kubectl|apptainer|singularity|enroot"
     r"|conda|uv|poetry|pixi|mpirun|[A-Z_][A-Z0-9_]{0,60}=\S{0,200})\b[^\n]{0,300}?)?"
     r"\bpython[\d.]{0,5}\s+-c\s+[\"']"

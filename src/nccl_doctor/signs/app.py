@@ -7,8 +7,7 @@ from typing import TYPE_CHECKING
 from nccl_doctor.facts.signs import sign
 
 if TYPE_CHECKING:
-    from nccl_doctor.facts.base import Cite
-    from nccl_doctor.facts.store import Facts
+    from nccl_doctor.facts.store import Facts, Hit
 
 # -- a hang: the watchdog's message where no parser took it whole -------------------------------
 WATCHDOG_CAUGHT = sign(
@@ -189,7 +188,7 @@ PARAM_COUNT = sign(
 )
 
 
-def unfilled_gathers(facts: Facts) -> list[Cite]:
+def unfilled_gathers(facts: Facts) -> list[Hit]:
     """DDP's count check reading 0 parameters from a peer that the asking rank has more of.
 
     The counts arrive by an all-gather (torch/csrc/distributed/c10d/comm.cpp), and a rank with
@@ -198,7 +197,7 @@ def unfilled_gathers(facts: Facts) -> list[Cite]:
     never filled, the job's first collective having moved no data.
     """
     return [
-        hit.cite
+        hit
         for hit in facts.seen(PARAM_COUNT)
         if int(hit.match["other_count"]) == 0 < int(hit.match["count"])
     ]

@@ -78,11 +78,11 @@ def check(facts: Facts) -> list[Finding]:
         ranks = [r for r in (own, int(m["peer"])) if r is not None]
         break
     else:
-        unfilled = bool(unfilled_gathers(facts))
-        for hit in facts.seen(PARAM_COUNT):
+        # (the line that read a 0 says it, where one did)
+        zeros = unfilled_gathers(facts)
+        unfilled = bool(zeros)
+        for hit in zeros or facts.seen(PARAM_COUNT):
             m = hit.match
-            if unfilled and int(m["other_count"]) != 0:
-                continue  # (the line that read a 0 says it)
             if unfilled:
                 summary = (
                     f"Rank {m['rank']} has {m['count']} parameters but DDP read 0 from rank "

@@ -211,17 +211,19 @@ def _said_several(
     ]
 
 
+def _paired_inits(facts: Facts, warns: list[NcclWarn]) -> tuple[set[int], list[NcclCommInit]]:
+    """The ranks a duplicate-GPU refusal pairs, and the init lines (with a host) of those ranks."""
+    paired = {r for w in warns for r in w.ranks}
+    return paired, [i for i in facts.of(NcclCommInit) if i.comm_rank in paired and i.host]
+
+
 def _paired_hosts(facts: Facts, warns: list[NcclWarn]) -> list[str]:
     """The hosts whose init lines place the ranks a duplicate-GPU refusal pairs on one bus id
     (rank 0 on trainer-0 and rank 8 on trainer-1, both busId 7000): one slot of two machines."""
-    paired = {r for w in warns for r in w.ranks}
+    paired, found = _paired_inits(facts, warns)
     if len(paired) < 2:
         return []
-    inits = [
-        i
-        for i in facts.of(NcclCommInit)
-        if i.comm_rank in paired and i.host and not local_alias(i.host) and i.bus_id
-    ]
+    inits = [i for i in found if i.host and not local_alias(i.host) and i.bus_id]
     buses = {i.bus_id for i in inits}
     if len(buses) != 1 or {i.comm_rank for i in inits} != paired:
         return []
@@ -231,8 +233,7 @@ def _paired_hosts(facts: Facts, warns: list[NcclWarn]) -> list[str]:
 def _paired_on_one(facts: Facts, warns: list[NcclWarn]) -> bool:
     """Whether the init lines place every rank a duplicate-GPU refusal pairs on one machine
     (then the refusal is two ranks on one GPU there, whatever NCCL_HOSTID says)."""
-    paired = {r for w in warns for r in w.ranks}
-    inits = [i for i in facts.of(NcclCommInit) if i.comm_rank in paired and i.host]
+    paired, inits = _paired_inits(facts, warns)
     return {i.comm_rank for i in inits} == paired and len({i.host for i in inits}) == 1
 
 

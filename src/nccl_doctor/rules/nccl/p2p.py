@@ -168,7 +168,7 @@ def check(facts: Facts) -> list[Finding]:
     if workaround:
         # the job stalls on P2P, or its first collective moved no data (DDP read 0 parameters
         # from a peer), and it runs with P2P off
-        unfilled = unfilled_gathers(facts)
+        unfilled = [h.cite for h in unfilled_gathers(facts)]
         stalled = hang_machine or facts.of(CollectiveTimeout) or unfilled
         severity = Severity.CRITICAL if stalled else None
         return [
