@@ -121,6 +121,12 @@ class LineDispatch:
                 self.block.append(line)
                 return
             self._close_block()
+        self._claim(line, mask)
+
+    def _claim(self, line: Line, mask: int, *, replayed: bool = False) -> None:
+        """Offer ``line`` to the open constructs, then to the parsers its anchors name, else keep
+        it as free text; ``replayed``: a block's only line that held nothing readable, offered
+        again to all but the block parsers (free text keeps it as a sentence only)."""
         tried: set[str] | frozenset[str] = _NONE
         if self.any_open:
             tried = set()
@@ -131,9 +137,9 @@ class LineDispatch:
                         self._paragraph(line)
                         return
         if not mask:
-            self._unclaimed(line)
+            self._unclaimed(line, replayed=replayed)
             return
-        if mask & BLOCK_BITS:
+        if mask & BLOCK_BITS and not replayed:
             for bit, cls in enumerate(BLOCK_PARSERS):
                 if not mask & (1 << bit) or cls.kind in self.broken:
                     continue
@@ -154,7 +160,7 @@ class LineDispatch:
             ):
                 self._paragraph(line)
                 return
-        self._unclaimed(line)
+        self._unclaimed(line, replayed=replayed)
 
     def _paragraph(self, line: Line) -> None:
         """Keep a person's paragraph a parser claimed (it quotes an error) as free text too,
@@ -198,11 +204,14 @@ class LineDispatch:
             return True
         return any(a in raw for a in self.spent_prose) and not is_prose(line.text)
 
-    def _unclaimed(self, line: Line, *, claimed: bool = False) -> None:
+    def _unclaimed(self, line: Line, *, claimed: bool = False, replayed: bool = False) -> None:
         """Keep a line no parser claimed as free text, while the source is small (``claimed``:
-        a paragraph a parser read too, see :meth:`_paragraph`)."""
+        a paragraph a parser read too, see :meth:`_paragraph`; ``replayed``: a line of a block
+        that held nothing readable, kept only when it is a person's sentence)."""
         if not self.text or not line.text.strip() or line.text.startswith("NCCL INFO"):
             return  # NCCL's INFO lines no parser wanted are detail, not free text
+        if replayed and not is_prose(line.text):
+            return  # a row of a tool's table is not a sentence
         if self._past_budget(line):
             return
         if self.text_lines >= TEXT_MAX_LINES:
@@ -238,7 +247,12 @@ class LineDispatch:
         section.hosts.update(x.host for x in keep if x.host is not None)
         section.facts = self._safe(parser, lambda: parser.parse(keep))
         if not section.facts:
-            return  # looked like the tool's output but held nothing readable
+            # a block of the tool's output with nothing to tell (a manifest of a job that
+            # ended well), or one line that only looked like its start: that line is read
+            # again as any other (a person's sentence naming the command is not lost)
+            if len(keep) == 1:
+                self._claim(keep[0], mask_of(keep[0].raw) & self.wanted, replayed=True)
+            return
         self.summary.recognised_lines += len(keep)
         self.sections.append(section)
         if self.block_cut:
