@@ -24,7 +24,7 @@ from nccl_doctor.facts.literals import analysis, holds
 from nccl_doctor.facts.run import PythonTraceback
 from nccl_doctor.facts.shapes import DIGITS_AS_ZERO, Shapes, relaxed, shapes_of
 from nccl_doctor.facts.signs import Sign
-from nccl_doctor.facts.text import TextLine
+from nccl_doctor.facts.text import CJK, TextLine
 from nccl_doctor.facts.told import sentence_of, told_over
 
 T = TypeVar("T", bound=Fact)
@@ -173,6 +173,9 @@ _PROGRESS_BAR = re.compile(
     r"\d{1,3}%\|[^|\n]{0,80}\|\s{0,4}[\d.]{1,15}[kMG]?/[\d.]{1,15}[kMG]?\s{0,4}\["
 )
 
+#: One character of Chinese, Japanese or Korean writing.
+_CJK_CHAR = re.compile(f"[{CJK}]")
+
 
 def _machine(text: str) -> bool:
     """Whether a line opens as a program's output does (a log prefix, a traceback, a command),
@@ -186,10 +189,7 @@ def is_prose(text: str) -> bool:
     """Whether an unfenced line reads like a person's sentence rather than output."""
     if _machine(text):
         return False
-    # (CJK punctuation, kana and ideographs; Hangul syllables)
-    return len(_WORDS.findall(text)) >= 3 or any(
-        "\u3000" <= ch <= "\u9fff" or "\uac00" <= ch <= "\ud7af" for ch in text
-    )
+    return len(_WORDS.findall(text)) >= 3 or bool(_CJK_CHAR.search(text))
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,6 +13,12 @@ from dataclasses import dataclass
 
 from nccl_doctor.facts.base import Fact
 
+#: Chinese, Japanese and Korean characters, as a regex character class's body: CJK
+#: punctuation, kana and ideographs (U+3000-U+9FFF), Hangul syllables (U+AC00-U+D7AF).
+#: Libraries print English, so a line holding one is a person's; and its words have no
+#: spaces (nor word boundaries) between them.
+CJK = r"\u3000-\u9fff\uac00-\ud7af"
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TextLine(Fact):

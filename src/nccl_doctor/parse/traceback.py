@@ -42,6 +42,7 @@ from typing import ClassVar
 from nccl_doctor.evidence.lines import Line
 from nccl_doctor.facts.base import Fact
 from nccl_doctor.facts.run import CppException, PythonTraceback
+from nccl_doctor.facts.text import CJK
 from nccl_doctor.parse._c10d import classify, nccl_report
 from nccl_doctor.parse._lazy import LazyPattern
 from nccl_doctor.parse._runtext import body, clip, to_int
@@ -78,9 +79,7 @@ _STOP = LazyPattern(
 #: Japanese or Korean (the libraries' messages are English and never say "I" or "we"). Right
 #: after an exception line it is what the reporter wrote next ("RuntimeError: Address already
 #: in use" / "I tried another port, same error"), not more of the message.
-_REPORTER = LazyPattern(
-    r"(?:I|I'm|I've|I'd|I'll|We|We've|We're|My|Our)\s|[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]"
-)
+_REPORTER = LazyPattern(rf"(?:I|I'm|I've|I'd|I'll|We|We've|We're|My|Our)\s|[{CJK}]")
 #: a bare exception line is taken for these type names, or for these modules
 _KNOWN = frozenset(
     {

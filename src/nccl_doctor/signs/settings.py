@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.signs import sign
 from nccl_doctor.facts.store import Facts, Hit, Said, unasserted
+from nccl_doctor.facts.text import CJK
 from nccl_doctor.facts.told import sentence_of
 from nccl_doctor.knowledge.topics import variable_topics
 from nccl_doctor.signs.common import NAME_START
@@ -38,7 +39,7 @@ _VALUE = r"(?=(?P<{0}>[\^A-Za-z0-9_.,:+-]{{1,40}}))(?P={0})"
 _GAP = r"(?:[^.!?\n]|\.(?!\s))"
 #: Where a word starts: a word boundary, or right after a Chinese, Japanese or Korean character
 #: (whose words have no boundary between them: "以后还是卡住", "就能正常训练").
-_CJK_EDGE = r"(?:\b|(?<=[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]))"
+_CJK_EDGE = rf"(?:\b|(?<=[{CJK}]))"
 _WORKED = (
     # (not "nothing helps", "nothing works": the outcome denied)
     r"(?:(?<!nothing )(?=[wfshrdnua就解可正跑能])(?:work(?:s|ed)? ?around|works?\b|worked"
