@@ -24,7 +24,7 @@ from nccl_doctor.facts.nccl import (
 )
 from nccl_doctor.facts.run import WorkerExit
 from nccl_doctor.facts.store import Facts, Hit
-from nccl_doctor.signs.launch import NNODES
+from nccl_doctor.signs.launch import NNODES, SRUN_LAUNCHER, TASKS_PER_NODE
 from nccl_doctor.signs.net import (
     HOSTFILE,
     MPI_HOSTS,
@@ -113,6 +113,18 @@ def launched_per_node(facts: Facts) -> int | None:
     (``None`` where none gives one or they differ)."""
     counts = {int(next(v for v in h.match.groups() if v is not None)) for h in facts.seen(PER_NODE)}
     return counts.pop() if len(counts) == 1 else None
+
+
+def nested_srun(facts: Facts) -> tuple[Hit, Hit] | None:
+    """Slurm's ``--ntasks-per-node`` above one (every such count: an srun line's own ``=1``
+    overrides #SBATCH's 8) with srun running a launcher that starts a worker per GPU itself:
+    the lines that say so. Each task then starts its own set of workers, so ranks are not laid
+    out in node blocks."""
+    tasks = facts.seen(TASKS_PER_NODE)
+    inside = facts.seen(SRUN_LAUNCHER)
+    if tasks and inside and all(int(h.match["n"]) > 1 for h in tasks):
+        return tasks[0], inside[0]
+    return None
 
 
 def local_ranks(facts: Facts) -> int | None:

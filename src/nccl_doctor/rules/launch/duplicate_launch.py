@@ -66,7 +66,7 @@ from nccl_doctor.facts.run import (
     WorkerExit,
     default_group,
 )
-from nccl_doctor.facts.span import launches, nodes_by_variable, span_of
+from nccl_doctor.facts.span import launches, nested_srun, nodes_by_variable, span_of
 from nccl_doctor.facts.store import Facts, Hit
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.base import Rule
@@ -87,8 +87,6 @@ from nccl_doctor.signs.launch import (
     ROOT_SIZE_MISMATCH,
     SAME_PORT_NAMED,
     SPAWN_CALL,
-    SRUN_LAUNCHER,
-    TASKS_PER_NODE,
     TORCHRUN_NAMED,
 )
 
@@ -433,8 +431,7 @@ def _nested(facts: Facts) -> Finding | None:
             severity=Severity.CRITICAL if failed else Severity.WARNING,
             confidence=Confidence.MEDIUM,
         )
-    srun = facts.seen(TASKS_PER_NODE)
-    inside = facts.seen(SRUN_LAUNCHER)
+    nested = nested_srun(facts)
     evidence: list[Cite] = []
     what = ""
     one_launcher = (
@@ -455,12 +452,11 @@ def _nested(facts: Facts) -> Finding | None:
                 "its workers, or keep torchrun and tell the engine so (vLLM: LLM(..., "
                 "distributed_executor_backend='external_launcher'), one rank per GPU)."
             )
-    # (every count over one: an srun line's own --ntasks-per-node=1 overrides #SBATCH's 8)
-    elif srun and all(int(h.match["n"]) > 1 for h in srun) and inside:
-        evidence = [srun[0].cite, inside[0].cite]
-        named = " ".join(inside[0].match["launcher"].split())
+    elif nested is not None:
+        evidence = [nested[0].cite, nested[1].cite]
+        named = " ".join(nested[1].match["launcher"].split())
         what = f"srun starts several tasks per node and each task runs {named}"
-        launcher = inside
+        launcher = (nested[1],)
     if not evidence:
         return None
     # each set's rank 0 (or each launcher) opens the store on the one MASTER_PORT: all but the

@@ -23,7 +23,8 @@ ranks of different machines; NCCL lines from different addresses under one
 hostname; a launch command naming several hosts whose NCCL lines all carry the
 same hostname; ``Duplicate GPU detected`` printed by processes of two machines, or pairing
 ranks whose init lines name two machines on one bus id (the same slot of two identical
-machines, their host hashes equal: one ``NCCL_HOSTID`` value).
+machines, their host hashes equal: one ``NCCL_HOSTID`` value), or pairing ranks the launch
+puts on different machines (rank 8 and rank 0 where it starts 8 per machine).
 
 Fix
 ---
@@ -44,10 +45,12 @@ from nccl_doctor.facts.nccl import (
     NcclWarn,
 )
 from nccl_doctor.facts.settings import env_values
+from nccl_doctor.facts.span import launched_per_node, launches, nested_srun
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.base import Rule
 from nccl_doctor.rules.nccl._common import machine, nccl_hosts, rank_hosts, transports
+from nccl_doctor.signs.gpu import GPUS_PER_NODE_SAID
 from nccl_doctor.signs.nccl import (
     DUPLICATE_GPU,
     GPUS_PER_NODE,
@@ -141,20 +144,31 @@ def _addresses_per_host(facts: Facts) -> dict[str, dict[str, Cite]]:
     return out
 
 
+def _launch_blocks(facts: Facts) -> tuple[int | None, bool]:
+    """The ranks the launch puts on each machine (torchrun, Slurm and mpirun fill the machines
+    in blocks: ranks 0-7 on the first of 8 per machine), and whether the job is said or
+    launched to span machines. Read from the launch and the words, never from NCCL's own
+    layout: a host hash collision is exactly what makes that layout wrong."""
+    per_node = launched_per_node(facts)
+    for hit in facts.seen(GPUS_PER_NODE)[:1]:
+        per_node = per_node or int(hit.match["g"] or hit.match["p"])
+    for hit in facts.seen(GPUS_PER_NODE_SAID)[:1]:  # (a node's GPUs, each a rank's)
+        per_node = per_node or int(hit.match["n"])
+    multi = (
+        facts.saw(SEVERAL_MACHINES)
+        or facts.saw(MULTI_NODE)
+        or any(h.match["n"] and int(h.match["n"]) > 1 for h in facts.seen(GPUS_PER_NODE))
+        or any(x.least > 1 for x in launches(facts))
+    )
+    return per_node, multi
+
+
 def _blocks_crossed(facts: Facts, fix: list[str]) -> list[Finding]:
     """P2P/SHM edges between ranks that sit in different node blocks of the launch."""
     edges = facts.seen(RING_EDGE, prose=False)
     if not edges:
         return []
-    per_node = None
-    for hit in facts.seen(GPUS_PER_NODE):
-        per_node = int(hit.match["g"] or hit.match["p"])
-        break
-    multi = (
-        facts.saw(SEVERAL_MACHINES)
-        or facts.saw(MULTI_NODE)
-        or any(h.match["n"] and int(h.match["n"]) > 1 for h in facts.seen(GPUS_PER_NODE))
-    )
+    per_node, multi = _launch_blocks(facts)
     devices = {int(h.match[k]) for h in edges for k in ("da", "db")}
     per_node = per_node or (max(devices) + 1 if devices else None)
     if not per_node or not multi:
@@ -248,6 +262,19 @@ def _one_host_id(facts: Facts) -> list[str]:
     return max((sorted(h) for h in by_value.values()), key=len, default=[])
 
 
+def _paired_across_blocks(facts: Facts, warns: list[NcclWarn]) -> tuple[list[int], int] | None:
+    """The ranks of a duplicate-GPU refusal that the launch put on different machines (rank 8
+    and rank 0 of a job of 8 per machine), with the ranks per machine: NCCL pairs only ranks
+    of one host hash, so the machines hash alike."""
+    per_node, multi = _launch_blocks(facts)
+    if not per_node or not multi or nested_srun(facts) is not None:
+        return None  # (tasks that each start a set of workers: no node blocks)
+    for warn in warns:
+        if len(warn.ranks) == 2 and len({r // per_node for r in warn.ranks}) == 2:
+            return sorted(warn.ranks), per_node
+    return None
+
+
 def _duplicate_across_hosts(facts: Facts, fix: list[str]) -> list[Finding]:
     """NCCL's duplicate-GPU refusal printed by processes of different machines.
 
@@ -264,7 +291,10 @@ def _duplicate_across_hosts(facts: Facts, fix: list[str]) -> list[Finding]:
         hosts, told = _paired_hosts(facts, warns), "pairing ranks on"
     if len(hosts) < 2 and warns and not _paired_on_one(facts, warns):
         hosts, told = _one_host_id(facts), "where NCCL_HOSTID has one value on"
-    if len(hosts) < 2:
+    blocks = None
+    if len(hosts) < 2 and warns and not _paired_on_one(facts, warns):
+        blocks = _paired_across_blocks(facts, warns)
+    if len(hosts) < 2 and blocks is None:
         return []
     ids = [(v, c) for v, c in env_values(facts, "NCCL_HOSTID") if v]
     why = (
@@ -274,15 +304,23 @@ def _duplicate_across_hosts(facts: Facts, fix: list[str]) -> list[Finding]:
         else ""
     )
     ranks = sorted({r for w in warns for r in w.ranks})
+    if blocks is not None:
+        (low, high), per_node = blocks
+        where = (
+            f"pairing rank {low} and rank {high}, which {per_node} ranks per machine, "
+            "started in blocks, put on different machines"
+        )
+    else:
+        where = f"{told} {len(hosts)} machines ({', '.join(hosts[:4])})"
     return [
         RULE.finding(
-            summary=f"NCCL reports a duplicate GPU {told} {len(hosts)} machines "
-            f"({', '.join(hosts[:4])}): the ranks it pairs share a bus id only as the same "
-            f"slot of two machines it takes for one host{why}",
+            summary=f"NCCL reports a duplicate GPU {where}: the ranks it pairs share a bus id "
+            f"only as the same slot of two machines it takes for one host{why}",
             fix=fix,
             evidence=[*warns[:2], *(c for _, c in ids[:1])],
             ranks=ranks,
             hosts=hosts,
+            confidence=Confidence.MEDIUM if blocks is not None else Confidence.HIGH,
         )
     ]
 
