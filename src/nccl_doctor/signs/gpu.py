@@ -135,6 +135,16 @@ FOREIGN_HOLDER = sign(
     r"[^。；\n]{0,10}?(?:进程|程序|jupyter|notebook|任务)",
     "a person says a process that is not the job's holds memory on a GPU",
 )
+#: The reporter says the processes on the GPU are the job's own ("they are all mine", "the
+#: PIDs match my four tasks"): ranks crowded onto one GPU, not another user's.
+OWN_HOLDERS = sign(
+    "gpu.own_holders",
+    r"\b(?:they|those|these|all of them|the processes|the PIDs)\b[^.;\n]{0,30}?\b(?:are|were) "
+    r"(?:all )?(?:mine|my own|ours|our own|(?:from |of )?my (?:own )?(?:job|tasks|ranks))\b"
+    r"|\bPIDs? (?:match|matches|matching|are) (?:my|our|the job's)\b"
+    r"|(?:都是|全是)我(?:自己)?的",
+    "the reporter says the processes holding the GPU are the job's own",
+)
 SMALL_BATCH = sign(
     "gpu.small_batch",
     r"(?:reduc\w{0,20}|lower\w{0,20}|decreas\w{0,20}|even (?:with|at)|tried)\b"

@@ -24,8 +24,10 @@ Process rows of ``nvidia-smi`` / ``nvidia-smi -q`` / ``-q -x`` /
 no PID of the job known, the job is one program's run of PIDs within 512 of
 each other that covers every listed GPU: a launcher starts its ranks one after
 another, and a rank's stray context on another GPU is still the job); the PIDs
-named in a torch OOM message, less the job's own (those its launcher signals)
-and contexts under 512 MiB; the rank-to-GPU mapping from NCCL's init lines or,
+named in a torch OOM message, less the job's own (those its launcher signals,
+and their siblings: a PID within 512 of one of them holding within a factor of two
+of what it holds, every rank crowded onto GPU 0) and contexts under 512 MiB; the
+rank-to-GPU mapping from NCCL's init lines or,
 on one node, local rank r on GPU r (also where only such a launch on GPUs
 0..n-1 shows it). Confidence is high only when the failing rank's GPU is read from
 machine evidence and no other rank sat on a GPU at least as crowded without
@@ -33,7 +35,9 @@ failing; an assumed mapping, GPUs numbered from a process list's bus ids alone,
 or a more crowded GPU that did not fail first makes it medium, and the finding
 says which. With no process list, an OOM beside the reporter's words that a
 process not the job's holds GPU memory ("a python process using about 11 GB on
-GPU 1", "a process whose user is not me") is the finding at medium confidence.
+GPU 1", "a process whose user is not me") is the finding at medium confidence;
+words that the listed processes are the job's own ("they are all mine") keep it
+silent.
 
 Fix
 ---
@@ -45,6 +49,7 @@ allocate GPUs exclusively.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import replace
 
 from nccl_doctor.facts.base import Cite, Fact
@@ -55,7 +60,7 @@ from nccl_doctor.facts.run import CudaOutOfMemory
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.base import Rule
-from nccl_doctor.signs.gpu import FOREIGN_HOLDER, OOM_TEXT, SMALL_BATCH
+from nccl_doctor.signs.gpu import FOREIGN_HOLDER, OOM_TEXT, OWN_HOLDERS, SMALL_BATCH
 
 RULE = Rule(
     id="gpu.contention",
@@ -73,10 +78,31 @@ def _name(proc: GpuProcess) -> str:
     return name.rsplit("/", 1)[-1] if "/" in name else name
 
 
+def _with_siblings(
+    mine: set[int], held: Iterable[tuple[int, float | None]], own_mib: float | None
+) -> set[int]:
+    """``mine`` with the processes (PID, MiB held) that are a known worker's sibling ranks:
+    started by the same launcher (a PID within a launch's span of it) and holding about what
+    it holds (the same program at the same step: within a factor of two). Ranks that all
+    crowd onto GPU 0 when none selects its own GPU are the job's, not another user's; a
+    process holding far more or far less is someone else's even with a PID close by (a
+    container numbers every process low)."""
+    if not own_mib:
+        return mine
+    return mine | {
+        pid
+        for pid, mib in held
+        if mib
+        and own_mib / 2 <= mib <= own_mib * 2
+        and any(abs(pid - own) <= _LAUNCH_SPAN for own in mine)
+    }
+
+
 def _from_oom(facts: Facts) -> list[Finding]:
     findings = []
-    mine = job_pids(facts)
+    known = job_pids(facts)
     for oom in facts.of(CudaOutOfMemory):
+        mine = _with_siblings(known, oom.other_processes, oom.process_mib)
         others = [(pid, mib) for pid, mib in oom.other_processes if pid and pid not in mine]
         # (contexts alone, a sibling rank's stray ones on GPU 0 among them, are the job's own
         # out-of-memory: gpu.oom's)
@@ -250,6 +276,8 @@ def _from_words(facts: Facts) -> list[Finding]:
         return []
     ooms = facts.told(OOM_TEXT)
     held = facts.told(FOREIGN_HOLDER)
+    if facts.told(OWN_HOLDERS):
+        return []  # the other processes the message lists are the job's own ranks
     if not ooms or not held:
         return _suspected(facts)
     return [
@@ -347,7 +375,9 @@ def check(facts: Facts) -> list[Finding]:
         return findings
     procs, guessed = _indexed(facts, procs)
     launched = _launched_together(procs)
-    mine = job_pids(facts) or launched
+    known = job_pids(facts)
+    own_mib = max((p.memory_used_mib or 0 for p in procs if p.pid in known), default=None)
+    mine = _with_siblings(known, ((p.pid, p.memory_used_mib) for p in procs), own_mib) or launched
     by_rank = rank_gpus(facts)
     if not by_rank and not facts.ranks:
         return _busy_node(facts, procs, mine)

@@ -1,0 +1,48 @@
+"""The other processes an OOM lists, or nvidia-smi shows, are the job's own ranks when a
+launcher started them beside a known worker and they hold about what it holds (every rank on
+GPU 0, none selecting its own): gpu.oom, not gpu.contention. Far more memory next to a close
+PID is still someone else's (the captured oom-foreign-h200 case holds that side too)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.helpers import critical_ids, diagnose_text, ranked_without_critical
+
+_OOM = (
+    "[rank2]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.41 GiB. GPU 0 has "
+    "a total capacity of 47.53 GiB of which 1.07 GiB is free. Process 412331 has {a} GiB memory "
+    "in use. Process 412332 has 11.47 GiB memory in use. Process 412334 has 11.63 GiB memory in "
+    "use. Including non-PyTorch memory, this process has 11.39 GiB memory in use. Of the "
+    "allocated memory 10.86 GiB is allocated by PyTorch, and 26.09 MiB is reserved by PyTorch "
+    "but unallocated.\n"
+    "E1118 16:02:42.112000 412310 torch/distributed/elastic/multiprocessing/api.py:869] failed "
+    "(exitcode: 1) local_rank: 2 (pid: 412333) of binary: /opt/conda/bin/python\n"
+)
+
+
+def test_sibling_ranks_holding_what_the_failing_one_holds_are_the_jobs_own(
+    tmp_path: Path,
+) -> None:
+    report = diagnose_text(tmp_path, _OOM.format(a="11.92"))
+    assert "gpu.contention" not in critical_ids(report)
+    assert ranked_without_critical(tmp_path, _OOM.format(a="11.92"))[:1] == ["gpu.oom"]
+
+
+def test_a_process_holding_far_more_beside_them_is_contention(tmp_path: Path) -> None:
+    report = diagnose_text(tmp_path, _OOM.format(a="30.20"))
+    assert critical_ids(report)[:1] == ["gpu.contention"]
+    assert "PID 412331 holds 30.2 GiB" in report.findings[0].summary
+
+
+def test_the_reporter_saying_the_listed_processes_are_theirs_is_no_contention(
+    tmp_path: Path,
+) -> None:
+    said = (
+        "All four tasks die in model.to('cuda') with CUDA out of memory; the message lists three "
+        "other processes with around 11 GB each besides this process. nvidia-smi shows all four "
+        "python processes on GPU 0 and they are all mine (the PIDs match my four tasks).\n"
+    )
+    report = diagnose_text(tmp_path, said)
+    assert "gpu.contention" not in critical_ids(report)
+    assert critical_ids(report)[:1] == ["gpu.oom"]
