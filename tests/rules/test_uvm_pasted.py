@@ -67,3 +67,35 @@ def test_a_listing_or_lsmod_that_holds_uvm_says_nothing(tmp_path: Path) -> None:
     assert (
         _uvm(tmp_path, UNKNOWN + "crw-rw-rw- 1 root root 195, 0 Mar  4 08:01 /dev/nvidia0\n") == []
     )
+
+
+BARE = "$ ls /dev/nvidia*\n/dev/nvidia0  /dev/nvidia1  /dev/nvidiactl  /dev/nvidia-modeset\n"
+
+
+def test_a_plain_listing_without_the_uvm_node_is_read_too(tmp_path: Path) -> None:
+    report = diagnose_text(tmp_path, UNKNOWN + BARE)
+    assert report.top(1) == ["driver.uvm"]
+    assert _uvm(tmp_path, UNKNOWN + BARE)[0][0] is Severity.CRITICAL
+    with_node = BARE.replace("/dev/nvidia-modeset", "/dev/nvidia-modeset  /dev/nvidia-uvm")
+    assert _uvm(tmp_path, UNKNOWN + with_node) == []
+
+
+_NO_GPU = (
+    "torch.distributed.DistBackendError: ProcessGroupNCCL is only supported with GPUs, "
+    "no GPUs found!\n"
+)
+
+
+def test_a_missing_module_told_beside_no_gpu_found_is_the_cause(tmp_path: Path) -> None:
+    said = "lsmod on the reimaged nodes shows no nvidia_uvm, and /dev has no nvidia-uvm.\n"
+    report = diagnose_text(tmp_path, said + _NO_GPU)
+    assert report.top(1) == ["driver.uvm"]
+    assert _uvm(tmp_path, said + _NO_GPU)[0][0] is Severity.CRITICAL
+    assert "cuda.device_visibility" not in [f.id for f in report.findings]  # explained
+
+
+def test_the_machine_that_went_to_sleep_before_the_999_is_the_cause(tmp_path: Path) -> None:
+    said = "It worked last week; the workstation went to sleep over the weekend, since then:\n"
+    assert diagnose_text(tmp_path, said + UNKNOWN).top(1) == ["driver.uvm"]
+    # the same words without the first call's 999 say nothing of the module
+    assert _uvm(tmp_path, said + _NO_GPU.replace("no GPUs found", "no GPU with index 3")) == []

@@ -52,6 +52,7 @@ _MACHINE = re.compile(
       | [\w.-]{2,60}\s{2,}v?\d[\w.+-]{0,40}\s*$  # pip list's row: a name, a version
       | [a-zA-Z][\w ]{2,40}?\s{2,}\((?:[\w ]{1,12},\ )?-[a-zA-Z]\)\s+\S+\s*$  # ulimit -a's row
       | [|+=-]{3} | \w+=\S | /\S+:\d+
+      | (?:/[\w.@+-]{1,64}){1,12}(?:\s{1,8}(?:/[\w.@+-]{1,64}){1,12}){1,40}\s*$  # ls's paths
       # a training loop's progress row: names and their numbers only ("Epoch 1 step 608 loss
       # 6.8464 lr 3.0e-04", "iter: 120, loss: 2.31, grad_norm: 0.9")
       | (?:[A-Za-z_][\w/.-]{0,30}[:=]?\s{1,4}[-+]?\d[\d.,/eE+-]{0,20}(?:%|ms|s)?[,|]?\s{0,4}){3,}$

@@ -188,6 +188,13 @@ DEV_LISTED = sign(
     "a line of a listing of the driver's device nodes (ls -l /dev/nvidia*)",
     case=True,
 )
+#: A line of a plain ``ls /dev/nvidia*``: the driver's device nodes side by side, by path.
+DEV_LISTED_BARE = sign(
+    "driver.dev_listed_bare",
+    r"^\s{0,8}(?P<nodes>/dev/nvidia[\w-]{0,20}(?:\s{1,8}/dev/nvidia[\w-]{0,20}){1,40})\s*$",
+    "a line of a plain listing of the driver's device nodes (ls /dev/nvidia*)",
+    case=True,
+)
 #: A line of ``lsmod``: an NVIDIA kernel module, its size and its use count.
 LSMOD_NVIDIA = sign(
     "driver.lsmod",
@@ -201,6 +208,7 @@ FIRST_999 = sign(
     r"|CUDA unknown error - this may be due to an incorrectly set up environment"
     r"|cudaGetDeviceCount\(\)[^\n]{0,200}Error 999"
     r"|CUDA initialization: CUDA unknown error"
+    r"|CUDA initiali[sz]ation\b[^.\n]{0,40}?\bCUDA unknown error"
     # retold: torch's warning in other words ("a warning about a CUDA unknown error and an
     # incorrectly set up environment"), the error at the first CUDA call
     r"|unknown error[^\n]{0,60}\bincorrectly set up environment"
@@ -219,7 +227,11 @@ SUSPEND = sign(
     "driver.suspend",
     r"\b(?:suspend(?:ed|ing|sion)?|hibernat\w*|sleep mode|standby|"
     r"resum(?:e|ed|ing) from (?:suspend|sleep|hibernation|standby)|after (?:it )?resuming"
-    r"|wak(?:e|es|ing) (?:up )?from (?:sleep|suspend)|lid (?:closed|open))\b"
+    r"|wak(?:e|es|ing) (?:up )?from (?:sleep|suspend)|lid (?:closed|open)"
+    # ("the machine went to sleep over the weekend", "after it woke up")
+    r"|(?:machine|computer|workstation|laptop|PC|box|server|system|it) "
+    r"(?:went|goes|had gone|has gone) (?:in)?to sleep"
+    r"|after (?:it |the machine )?(?:woke|wakes) up)\b"
     # (and in Chinese: "sleep mode", "standby state" too)
     rf"|{SLEPT_ZH}|(?:睡眠|休眠|待机)(?:模式|状态)|{SLEPT_JA_KO}",
     "the machine was suspended or hibernated and resumed (which can leave nvidia_uvm broken)",

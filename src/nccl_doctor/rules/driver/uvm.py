@@ -20,9 +20,13 @@ start. The error looks like a GPU fault, but the GPU is fine.
 
 Evidence
 --------
-A missing ``/dev/nvidia-uvm``, ``modprobe`` or kernel errors naming
-``nvidia_uvm``, or CUDA error 999 at the very first CUDA call together with
-a suspend/resume of the machine.
+A missing ``/dev/nvidia-uvm`` (said so, or a listing of ``/dev/nvidia*``, long or
+plain, with the control node and no ``nvidia-uvm``; ``lsmod`` with ``nvidia`` and no
+``nvidia_uvm``), ``modprobe`` or kernel errors naming ``nvidia_uvm``, or CUDA
+error 999 at the very first CUDA call together with a suspend/resume of the
+machine ("went to sleep over the weekend"). A missing module is the cause
+(critical) beside a first-call 999, CUDA's unknown error, or a process that found
+no GPU at all; alone it is a warning.
 
 Fix
 ---
@@ -38,13 +42,15 @@ from __future__ import annotations
 from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.host import KernelGpuMessage
 from nccl_doctor.facts.live import DeviceNode, KernelModule
-from nccl_doctor.facts.run import CudaError
+from nccl_doctor.facts.run import CudaError, DistributedError
 from nccl_doctor.facts.store import Facts, Hit
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.base import Rule, first_distinct
+from nccl_doctor.signs.cuda import NO_GPU
 from nccl_doctor.signs.driver import (
     CONTAINER_CUE,
     DEV_LISTED,
+    DEV_LISTED_BARE,
     FIRST_999,
     LSMOD_NVIDIA,
     SUSPEND,
@@ -81,6 +87,16 @@ def _quote(facts: Facts, cite: Cite) -> str:
     its own words, "...set up environment」で始まる長い警告"), else the line's start."""
     span = next((h.match.span() for h in facts.seen(FIRST_999) if h.cite == cite), (0, 100))
     return cite.text[span[0] : span[1]].strip()[:100]
+
+
+def _no_gpu(facts: Facts) -> bool:
+    """Whether a process of the job found no GPU at all (CUDA error 100, ProcessGroupNCCL's
+    'only supported with GPUs'): what every CUDA call makes of a node without the module."""
+    return (
+        any(e.code == 100 for e in facts.of(CudaError))
+        or any(d.category == "no_gpus" for d in facts.of(DistributedError))
+        or facts.saw(NO_GPU)
+    )
 
 
 def _ranks(facts: Facts) -> list[int]:
@@ -125,9 +141,11 @@ def _pasted(facts: Facts) -> list[Cite]:
     and no nvidia-uvm, or lsmod lines of the nvidia module and none of nvidia_uvm."""
     out: list[Cite] = []
     listed = facts.seen(DEV_LISTED, prose=False)
+    bare = facts.seen(DEV_LISTED_BARE, prose=False)
     nodes = {h.match["node"] for h in listed}
+    nodes |= {path.removeprefix("/dev/") for h in bare for path in h.match["nodes"].split()}
     if "nvidiactl" in nodes and "nvidia-uvm" not in nodes:
-        out.append(next(h.cite for h in listed if h.match["node"] == "nvidiactl"))
+        out.append(next(h.cite for h in (*listed, *bare) if "nvidiactl" in h.match.group(0)))
     loaded = facts.seen(LSMOD_NVIDIA, prose=False)
     modules = {h.match["module"] for h in loaded}
     if "nvidia" in modules and "nvidia_uvm" not in modules:
@@ -158,7 +176,7 @@ def check(facts: Facts) -> list[Finding]:
                 evidence=[*missing[:1], *module[:2], *first[:1]],
                 # (CUDA's unknown error beside it is what a missing node makes of every call)
                 severity=Severity.CRITICAL
-                if first or module or any(e.unknown for e in facts.of(CudaError))
+                if first or module or any(e.unknown for e in facts.of(CudaError)) or _no_gpu(facts)
                 else Severity.WARNING,
                 confidence=Confidence.MEDIUM if said and not module else Confidence.HIGH,
                 ranks=_ranks(facts),
