@@ -250,6 +250,23 @@ def test_a_doubt_counts_in_its_own_sentence_only(tmp_path: Path) -> None:
     assert settings_that_worked(facts_text(tmp_path, doubted)) == ()
 
 
+def test_a_doubt_counts_in_the_outcomes_own_clause_only(tmp_path: Path) -> None:
+    # the reporter's reluctance or reasoning after "but"/"because" is no doubt of the outcome
+    said = (
+        "If I set NCCL_NVLS_ENABLE=0 the server starts and serves, but I'd rather not run with "
+        "a workaround, because I don't think the fabric is broken.\n"
+    )
+    assert [s.name for s in settings_that_worked(facts_text(tmp_path, said))] == [
+        "NCCL_NVLS_ENABLE"
+    ]
+    # a doubt of the outcome itself after "but" still is one
+    for doubted in (
+        "With NCCL_P2P_DISABLE=1 it trains, but not always.\n",
+        "With NCCL_P2P_DISABLE=1 it trains, but it still hangs at epoch 3.\n",
+    ):
+        assert settings_that_worked(facts_text(tmp_path, doubted)) == (), doubted
+
+
 def test_a_setting_that_worked_on_another_machine_did_not_here(tmp_path: Path) -> None:
     said = (
         "The compose file has NCCL_P2P_DISABLE=1 and NCCL_IB_DISABLE=1, same as on the old "

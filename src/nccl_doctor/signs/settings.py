@@ -96,9 +96,13 @@ NEGATED = sign(
 #: but the first allreduce hangs"); a contrast about speed ("but it is slower") keeps it.
 _CONTRAST = re.compile(
     r"^[^.;]{0,20}\bbut\b[^.;]{0,60}\b(?:hangs?|hung|fails?|failed|crash\w{0,4}|errors?"
-    r"|stuck|freez\w{0,4})\b",
+    r"|stuck|freez\w{0,4}|not (?:always|every time|reliably)|only (?:sometimes|once))\b",
     re.IGNORECASE,
 )
+#: Where the clause that tells a setting's outcome ends and the reporter goes on about
+#: something else (", but I'd rather not...", "because I thought..."): a negation past it is
+#: not about the setting (a failure after "but" is :data:`_CONTRAST`'s).
+_CLAUSE_BREAK = re.compile(r",?\s(?:but|because|although|though|whereas)\s", re.IGNORECASE)
 
 
 #: Between the setting and its outcome: the outcome is another machine's ("NCCL_P2P_DISABLE=1
@@ -152,6 +156,10 @@ def settings_that_worked(facts: Facts) -> tuple[SaidSetting, ...]:
     out: list[SaidSetting] = []
     for hit in hits:
         start, end = sentence_of(hit.cite.text, hit.match)
+        # (up to the outcome's clause: "X=1 helps, and with it it trains, but I'd rather not
+        # give up the bandwidth" - the reporter's reluctance after "but" is no doubt of it)
+        if later := _CLAUSE_BREAK.search(hit.cite.text, hit.match.end(), end):
+            end = later.start()
         if hit.said in others or any(start <= at < end for at in doubts.get(hit.said, ())):
             continue
         after = hit.cite.text[hit.match.end() :]
