@@ -102,6 +102,23 @@ def test_the_span_and_its_count(
     assert (span.multi, span.machine, span.count, span.why) == (multi, machine, count, why)
 
 
+@pytest.mark.parametrize(
+    ("said", "multi"),
+    [
+        ("Two HGX H100 nodes, 8x ConnectX-7 each; single-node numbers are unchanged.", True),
+        ("Our 2-node step time went from 1.41 s to 1.85 s.", True),
+        ("nccl-tests across both nodes confirm it.", True),
+        # one node of eight GPUs named by model: no second node
+        ("A single 8x H100 SXM node; single-node runs are fine.", False),
+        ("The box has 8 H100 GPUs in one server.", False),
+    ],
+)
+def test_words_for_several_nodes_with_models_between(
+    tmp_path: Path, said: str, multi: bool
+) -> None:
+    assert span_of(_facts(tmp_path, said + "\n")).multi is multi
+
+
 def test_the_world_size_multiplies_by_the_same_node_count(tmp_path: Path) -> None:
     facts = _facts(tmp_path, "$ torchrun --nnodes 3 --nproc_per_node 8 train.py\n")
     assert launched(facts) is not None

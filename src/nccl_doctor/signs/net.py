@@ -60,6 +60,11 @@ PROSE_MULTI_NODE = sign(
     r"\b(?:two|three|four|eight|multiple|several|2|3|4|8|\d{2})\s+(?:(?!gpus?\b|cards?\b)[a-z-]+\s+)?"
     r"(?:nodes?|machines|servers|hosts)\b|\bmu?l?ti-?\s?nodes?\b|\binter-?node\b|\bcross-?node\b"
     r"|\bacross\s+(?:nodes|machines)"
+    # ("Two HGX H100 nodes", "a 2-node job", "on both nodes")
+    r"|\b(?:two|three|four|eight|multiple|several|2|3|4|8|\d{2})\s+"
+    r"(?:(?!gpus?\b|cards?\b)[\w-]{1,20}\s+){2}(?:nodes|machines|servers|hosts)\b"
+    r"|\b(?:two|three|four|eight|2|3|4|8|\d{2})-(?:nodes?|machines?|servers?|hosts?)\b"
+    r"|\bboth (?:nodes|machines|servers|hosts)\b"
     rf"|{MULTI_NODE_ZH}|{MULTI_NODE_OTHER}",
     "a person saying the job runs on several nodes or machines",
 )
