@@ -510,6 +510,23 @@ def test_error_messages(
     assert fact.cite.line == 2
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        'Title: pods lose the GPU after hours, "Failed to initialize NVML: Unknown Error"',
+        (
+            "When I exec into the pod, nvidia-smi prints Failed to initialize NVML: Unknown "
+            "Error, while nvidia-smi on the host shows all GPUs healthy."
+        ),
+    ],
+)
+def test_an_nvml_message_quoted_in_a_sentence_keeps_its_own_detail(text: str) -> None:
+    """What follows the message's colon, not the sentence's first colon or its later words."""
+    (fact,) = parse_blocks(NvidiaSmiParser(), text + "\n")
+    assert isinstance(fact, SmiError)
+    assert (fact.error, fact.detail) == ("nvml_init", "Unknown Error")
+
+
 def test_version_mismatch_with_nvml_library_version() -> None:
     text = (
         "Failed to initialize NVML: Driver/library version mismatch\n"

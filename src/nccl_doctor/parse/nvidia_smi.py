@@ -93,6 +93,24 @@ _HANDLE_INDEX = LazyPattern(r"for GPU\s*(?P<index>\d{1,4}):(?:\s|$)")
 _MAX_BLANKS = 2
 
 
+_NVML_FAILED = "Failed to initialize NVML"
+#: Where a quoted message's detail ends in a person's sentence around it.
+_DETAIL_END = LazyPattern(r"[\"'`,;)]|\.(?:\s|$)")
+
+
+def _nvml_detail(text: str) -> str | None:
+    """What follows ``Failed to initialize NVML:`` (``Unknown Error``), on its own line or
+    quoted in a sentence (where the sentence's own words after it are not part of it)."""
+    at = text.find(_NVML_FAILED)
+    rest = text[at + len(_NVML_FAILED) :].lstrip() if at >= 0 else ""
+    if not rest.startswith(":"):
+        return None
+    rest = rest[1:].strip()
+    if end := _DETAIL_END.search(rest):
+        rest = rest[: end.start()]
+    return rest.strip() or None
+
+
 def _cells(text: str) -> list[str]:
     """The cells of a table row, without the outer empty parts."""
     body = text.strip()
@@ -234,8 +252,8 @@ class NvidiaSmiParser(BlockParser):
                 index = int(match["index"])
             if ": " in text:
                 detail = text.rsplit(": ", 1)[1].strip() or None
-        elif ":" in text and code in {"nvml_init", "version_mismatch"}:
-            detail = text.split(":", 1)[1].strip() or None
+        elif code in {"nvml_init", "version_mismatch"}:
+            detail = _nvml_detail(text)
         version = None
         for line in block[1:]:
             if match := _NVML_VERSION.search(line.text):

@@ -26,7 +26,9 @@ nvidia.com/gpu=all`` (no CDI spec: ``nvidia-ctk cdi generate`` never ran, or
 ran before the driver changed), error 34, and, where the evidence says the
 job ran in a container (docker, Kubernetes, enroot, Singularity), ``Found no
 NVIDIA driver``, ``libcuda.so.1: cannot open shared object file``, a missing
-``/dev/nvidia-uvm``, NVML ``Unknown Error``, error 804, or a driver
+``/dev/nvidia-uvm``, NVML ``Unknown Error`` (printed alone or quoted in a sentence;
+the devices lost at run time explain the job's CUDA error at that moment, an
+``unspecified launch failure`` too, and its peers' timeouts), error 804, or a driver
 version mismatch (error 803, NVML ``Driver/library version mismatch``: the
 image's own libcuda shadows the host's; it explains ``driver.version_mismatch``,
 unless the host's own nvidia-smi is said to fail too, or nvidia-container-cli, which
@@ -97,6 +99,7 @@ def _finding(
     severity: Severity = Severity.CRITICAL,
     extra: tuple[str, ...] = (),
     ranks: list[int] | None = None,
+    explains: tuple[str, ...] = (),
 ) -> Finding:
     fix = [
         *extra,
@@ -117,6 +120,7 @@ def _finding(
         confidence=confidence,
         severity=severity,
         ranks=ranks or (),
+        explains=(*RULE.explains, *explains),
     )
 
 
@@ -185,13 +189,17 @@ def check(facts: Facts) -> list[Finding]:
         if s.error == "nvml_init" and (s.detail or "").lower().startswith("unknown")
     ]
     if nvml:
+        detail = nvml[0].detail or "Unknown Error"
         return [
             _finding(
-                f"Inside the container NVML fails with '{nvml[0].message.strip()[:80]}': the "
-                "container lost access to the GPU device nodes (a systemd/cgroup reload on the "
-                "host), while the host driver is fine",
+                f"Inside the container NVML fails with 'Failed to initialize NVML: {detail}': "
+                "the container lost access to the GPU device nodes (a systemd/cgroup reload on "
+                "the host), while the host driver is fine",
                 [nvml[0], cue],
                 Confidence.MEDIUM,
+                # (a running job's CUDA calls fail once the nodes are gone: whatever error the
+                # kernel launch or the next call reports, and the peers' timeouts after it)
+                explains=("cuda.illegal_access", "app.hang"),
                 extra=(
                     (
                         "Restart the container; to keep access, pass the device nodes explicitly "
