@@ -72,6 +72,18 @@ def test_the_jobs_scale_and_its_ranks_in_other_words(cue: str, said: str) -> Non
     assert cue_says(cue, said)
 
 
+@pytest.mark.parametrize(
+    ("said", "busy"),
+    [
+        ("Rank 0's progress bar is still in the validation loop at that point.", True),
+        ("rank 0 was still running inference on the test set when the others timed out", True),
+        ("Rank 0 is still alive but prints nothing.", False),
+    ],
+)
+def test_the_rank_the_others_wait_for_still_at_its_own_work(said: str, busy: bool) -> None:
+    assert cue_says("origin_busy", said) is busy
+
+
 def test_an_nccl_init_hang_across_nodes_is_the_bootstrap_not_the_rendezvous(
     tmp_path: Path,
 ) -> None:

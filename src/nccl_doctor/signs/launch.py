@@ -339,8 +339,10 @@ RANK_STILL_BUSY = sign(
     "launch.rank_still_busy",
     r"\brank ?(?P<rank>\d{1,5})(?:'s)?\b[^.;\n]{0,80}?"
     r"\b(?:is still|was still|still|in the middle of)"
-    r"\b[^.;\n]{0,20}?\b(?:writ\w*|sav\w*|print\w*|evaluat\w*|comput\w*|generat\w*"
-    r"|tokeniz\w*|load\w*|preprocess\w*|running|busy|working|advanc\w*|progress\w*"
+    # (not "prints nothing")
+    r"\b[^.;\n]{0,20}?\b(?:writ\w*|sav\w*|print(?:s|ed|ing)?\b(?! nothing\b| no\b)"
+    r"|evaluat\w*|validat\w*|infer\w*|comput\w*|generat\w*|tokeniz\w*|load\w*|preprocess\w*"
+    r"|running|busy|working|advanc\w*|progress\w*"
     # waiting on a person: at a prompt, in input()
     r"|(?:sitting|waiting|blocked|stuck) (?:at|on|in|for) (?:the |an? )?"
     r"(?:[\"'\u201c][^\"'\u201d]{0,20}[\"'\u201d] )?(?:prompt|input\b|user))",
