@@ -113,6 +113,17 @@ SPAWN_CALL = sign(
     "inference engine with tensor parallelism (vLLM's LLM(tensor_parallel_size=N) starts its "
     "own workers)",
 )
+#: torchrun (or torch.distributed.launch/run) running a script that is told to start its own
+#: worker per GPU: detectron2's (and fvcore's) ``--num-gpus N`` makes its ``launch()`` spawn N
+#: processes, so each torchrun worker starts N more.
+SCRIPT_SPAWNS = sign(
+    "launch.script_spawns",
+    r"(?:\btorchrun\b|torch\.distributed\.(?:launch|run)\b)[^\n]{0,300}?\.py\b[^\n]{0,300}?"
+    r"\s(?P<flag>--num-gpus[= ]\s?(?:[2-9]|\d{2}))\b",
+    "torchrun running a script with its own --num-gpus N above one (detectron2's launch spawns "
+    "N workers itself)",
+    case=True,
+)
 TASKS_PER_NODE = sign(
     "launch.tasks_per_node",
     r"--ntasks-per-node[= ]{1,10}(?P<n>\d{1,6})",

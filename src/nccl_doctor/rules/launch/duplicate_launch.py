@@ -26,7 +26,8 @@ global rank on two hosts; ``init_process_group(..., rank=args.local_rank)``
 (the code, or a sentence quoting the call) with ``--nnodes`` > 1; ``mp.spawn``
 in a script launched by torchrun (its agent's lines, or the ``Setting
 OMP_NUM_THREADS ...`` notice torchrun and torch.distributed.launch print as
-they start several workers);
+they start several workers), or torchrun running a script given its own
+``--num-gpus N`` (detectron2's launch spawns N workers itself);
 Lightning's processes announcing a world's worth of ``GLOBAL_RANK``s with
 some twice and some never (in a log kept in part, a rank announced by two
 nodes' files or two srun tasks); one
@@ -86,6 +87,7 @@ from nccl_doctor.signs.launch import (
     ROOT_RANK_TWICE,
     ROOT_SIZE_MISMATCH,
     SAME_PORT_NAMED,
+    SCRIPT_SPAWNS,
     SPAWN_CALL,
     TORCHRUN_NAMED,
 )
@@ -452,6 +454,17 @@ def _nested(facts: Facts) -> Finding | None:
                 "its workers, or keep torchrun and tell the engine so (vLLM: LLM(..., "
                 "distributed_executor_backend='external_launcher'), one rank per GPU)."
             )
+    elif own := facts.seen(SCRIPT_SPAWNS):
+        evidence = [own[0].cite]
+        what = (
+            f"torchrun runs a script told to start its own workers ({own[0].match['flag']}: "
+            "detectron2's launch() spawns one per GPU)"
+        )
+        one_launcher = (
+            "Use one launcher: run the script with plain python and its own --num-gpus, or keep "
+            "torchrun and pass --num-gpus 1 (each torchrun worker is then one rank)."
+        )
+        launcher = (own[0],)
     elif nested is not None:
         evidence = [nested[0].cite, nested[1].cite]
         named = " ".join(nested[1].match["launcher"].split())
