@@ -34,8 +34,8 @@ def _labels(folder: Path) -> list[tuple[Path, str]]:
 #: 54); neweststack 49 and 50; olderstacks 49 and 50; languages 48 and 48; workstations 50 and 50;
 #: threads 50 and 50 (49 and 49 in session 55); serving, circumstances, clouds and hpc 50 and 50
 #: each (session 55); posttraining 49 and 50, fleet 47 and 49, beginners 48 and 49, upgrades 49
-#: and 50 (session 56). A report labelled ``none`` (a healthy run) is answered when no finding is
-#: critical.
+#: and 50 (session 56); science, schedulers and wrongguess 50 and 50 each (session 57). A report
+#: labelled ``none`` (a healthy run) is answered when no finding is critical.
 @pytest.mark.parametrize(
     ("name", "first", "three"),
     [
@@ -64,6 +64,9 @@ def _labels(folder: Path) -> list[tuple[Path, str]]:
         ("fleet", 46, 48),
         ("beginners", 47, 48),
         ("upgrades", 48, 49),
+        ("science", 49, 49),
+        ("schedulers", 49, 49),
+        ("wrongguess", 49, 49),
     ],
 )
 def test_written_reports_are_answered(name: str, first: int, three: int) -> None:
