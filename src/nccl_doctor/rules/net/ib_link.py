@@ -26,7 +26,9 @@ beside NCCL's completion errors of sends the peer never acknowledged (status 12 
 driver's kernel line of its cable unplugged or its link down; that kernel line (or the RDMA
 core's ``mlx5_4: Port: 1 Link DOWN`` of kernels from 6.10) beside those completion errors
 is the same with no port listing at all. A filtered ``ibstat`` listing (CA headers and
-``Rate:`` lines only) gives each CA's rate.
+``Rate:`` lines only) gives each CA's rate. With no port listing, NCCL's own ``NET/IB : Using``
+lists from two hosts, one naming fewer devices, all among the others', say that host lost those
+rails (a warning: the job runs at its narrowest node's pace).
 
 Fix
 ---
@@ -167,6 +169,53 @@ def _flapped(facts: Facts) -> list[Finding]:
     ]
 
 
+def _rails_differ(facts: Facts) -> list[Finding]:
+    """NCCL's own lists of the IB devices it uses, from two or more hosts of the job: a host
+    that lists fewer than the others, all of its own among theirs, has lost those rails (a
+    port down, a device gone): the job runs at the pace of its narrowest node."""
+    per_host: dict[str, tuple[set[str], Cite]] = {}
+    for net in facts.of(NcclNet):
+        if net.role == "ib" and net.ib_devices and net.host and not net.truncated:
+            devices = {dev for dev, _, _ in net.ib_devices}
+            held = per_host.get(net.host)
+            if held is None or len(devices) > len(held[0]):
+                per_host[net.host] = (devices, net.cite)
+    if len(per_host) < 2:
+        return []
+    widest = max(len(d) for d, _ in per_host.values())
+    full = [(h, d, c) for h, (d, c) in per_host.items() if len(d) == widest]
+    union = set().union(*(d for _, d, _ in full))
+    narrow = [
+        (host, devices, cite)
+        for host, (devices, cite) in per_host.items()
+        if len(devices) < widest and devices < union
+    ]
+    if not narrow or len({frozenset(d) for _, d, _ in full}) != 1:
+        return []
+    host, devices, cite = narrow[0]
+    missing = sorted(union - devices)
+    peer, peer_devices, peer_cite = full[0]
+    return [
+        RULE.finding(
+            summary=f"NCCL on {host} uses {len(devices)} IB device(s), without "
+            f"{', '.join(missing)}, while on {peer} it uses {len(peer_devices)}: "
+            f"{plural(len(missing), 'rail')} missing on {host} (a port down or a device gone), "
+            "so traffic between the nodes runs at the pace of the narrowest one",
+            fix=[
+                (
+                    f"Check {', '.join(missing)} on {host}: ibstat (State/Physical state, Rate), "
+                    "mlxlink -d <device> -p 1 for the cable and the switch port"
+                ),
+                "Until it is fixed, drain the node or run on nodes whose rails all are up",
+            ],
+            evidence=[cite, peer_cite],
+            severity=Severity.WARNING,
+            confidence=Confidence.MEDIUM,
+            hosts=[host],
+        )
+    ]
+
+
 def check(facts: Facts) -> list[Finding]:
     ports = [p for p in facts.of(IbPort) if p.state is not None or p.phys_state is not None]
     ports += [  # ibdev2netdev -v port states, when no port tool spoke for that device
@@ -188,7 +237,7 @@ def check(facts: Facts) -> list[Finding]:
     ]
     slow = _degraded(active, rated)
     if not down and not slow:
-        return _flapped(facts)
+        return _flapped(facts) or _rails_differ(facts)
     span = span_of(facts)
     selected = _selected(facts)
     for value, cite in env_values(facts, "NCCL_IB_HCA"):
