@@ -29,7 +29,11 @@ DEEPSPEED_COMMAND = sign(
 # -- duplicate and nested launches -----------------------------------------------------------
 LOCAL_AS_RANK = sign(
     "launch.local_as_rank",
-    r"\brank\s{0,20}=\s{0,20}(?:args\.|opt\.|opts\.|self\.|cfg\.|config\.)?local_rank\b(?!\s{0,5}=)",
+    r"\brank\s{0,20}=\s{0,20}(?:args\.|opt\.|opts\.|self\.|cfg\.|config\.)?local_rank\b(?!\s{0,5}=)"
+    # the variable read straight from the environment, or the call told in words ("call
+    # init_process_group with rank equal to that local rank")
+    r"|\brank\s{0,20}=\s{0,20}int\(\s{0,5}os\.environ\[\s{0,5}[\"']LOCAL_RANK[\"']\s{0,5}\]\s{0,5}\)"
+    r"|\brank (?:equal to|set to|as) (?:the |that |my |its |our )?local[ _]rank\b",
     "code passing the local rank as the global rank (rank=args.local_rank; not a key=value list"
     " with an empty rank, as nccl-doctor's own stack captures head theirs: rank= local_rank=)",
 )

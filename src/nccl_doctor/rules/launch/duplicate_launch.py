@@ -23,7 +23,8 @@ Evidence
 ``mismatch in rank count``/``mismatch in info from procs``: two world sizes,
 medium confidence); the same
 global rank on two hosts; ``init_process_group(..., rank=args.local_rank)``
-(the code, or a sentence quoting the call) with ``--nnodes`` > 1; ``mp.spawn``
+(or ``rank=int(os.environ['LOCAL_RANK'])``; the code, or a sentence quoting or telling the
+call: "rank equal to that local rank") with ``--nnodes`` > 1; ``mp.spawn``
 in a script launched by torchrun (its agent's lines, or the ``Setting
 OMP_NUM_THREADS ...`` notice torchrun and torch.distributed.launch print as
 they start several workers), or torchrun running a script given its own
@@ -363,10 +364,13 @@ def _local_as_global(facts: Facts) -> Finding | None:
     if not nnodes and not span.multi:
         return None
     evidence: list[Cite] = [code[0].cite, *(n.hit.cite for n in nnodes[:1]), *span.cites[:1]]
-    n = str(nnodes[0].least) if nnodes else str(span.count or "several")
+    count = nnodes[0].least if nnodes else span.count
+    n = f"{count}-node" if count else "multi-node"
+    # (the code line, or the words of a sentence that tells the call)
+    quoted = code[0].match.group(0) if code[0].prose else code[0].cite.text.strip()
     summary = (
-        f"init_process_group gets rank from the local rank ('{code[0].cite.text.strip()}') on a "
-        f"{n}-node job: every node uses ranks 0..nproc-1, two processes claim each rank and the "
+        f"init_process_group gets rank from the local rank ('{quoted}') on a "
+        f"{n} job: every node uses ranks 0..nproc-1, two processes claim each rank and the "
         "higher ranks never exist, so the group never forms."
     )
     return RULE.finding(
