@@ -319,7 +319,8 @@ SETTINGS_STANDING = sign(
 BANNER_QUOTED = sign(
     "nccl.banner_quoted",
     # (init.cc prints "NCCL version %s%s" with "+cuda%d.%d": the suffix is the banner's own)
-    r"\bNCCL version (?P<v>2\.\d{1,2}\.\d{1,2})\+cuda\d{2}\.\d",
+    # (or the words between: 'a different "NCCL version" line: node B says 2.27.5+cuda12.9')
+    r"\bNCCL version(?: |[\"'\u201d][^.;\n]{0,60}?)(?P<v>2\.\d{1,2}\.\d{1,2})\+cuda\d{2}\.\d",
     "NCCL's start-up banner (NCCL version 2.20.3+cuda12.4) quoted in a sentence: what a "
     "running process printed, retold",
     case=True,
