@@ -9,12 +9,14 @@ from nccl_doctor.facts.run import (
     ChildFailure,
     CppException,
     CudaError,
+    DistributedError,
     NcclErrorReport,
     PythonTraceback,
 )
 from nccl_doctor.facts.signs import Sign
 from nccl_doctor.facts.store import Facts, Hit
 from nccl_doctor.rules.base import first_distinct
+from nccl_doctor.signs.cuda import NO_GPU
 
 #: Facts that carry an error's text in their message or traceback lines.
 _CARRIERS = (PythonTraceback, CppException, NcclErrorReport, ChildFailure)
@@ -43,6 +45,15 @@ def hits(facts: Facts, sign: Sign) -> tuple[tuple[Hit, ...], bool]:
     """Lines where ``sign`` shows, and whether any of them is machine output."""
     found = facts.seen(sign)
     return found, any(not h.prose for h in found)
+
+
+def no_gpu_errors(facts: Facts) -> list[Fact]:
+    """The errors of a process that found no GPU at all: CUDA error 100 (or an error whose
+    text says so) and ProcessGroupNCCL's 'only supported with GPUs, no GPUs found'. The lines
+    that say so are ``hits(facts, NO_GPU)``."""
+    named = set(matching_errors(facts, NO_GPU))
+    errors: list[Fact] = [e for e in facts.of(CudaError) if e.code == 100 or e in named]
+    return [*errors, *(d for d in facts.of(DistributedError) if d.category == "no_gpus")]
 
 
 def ranks_of(

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.host import EnvVar, ShellVariable
-from nccl_doctor.facts.run import CudaError, DistributedError, PythonTraceback
+from nccl_doctor.facts.run import CudaError, PythonTraceback
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.base import Rule
@@ -48,6 +48,7 @@ from nccl_doctor.rules.cuda._common import (
     hits,
     hosts_of,
     matching_errors,
+    no_gpu_errors,
     ranks_of,
     who,
 )
@@ -121,16 +122,14 @@ def _unexported(facts: Facts) -> list[Finding]:
 def check(facts: Facts) -> list[Finding]:
     """Ordinal and no-GPU errors, with the ranks, the visible devices and the launch settings."""
     named_ordinal = set(matching_errors(facts, INVALID_ORDINAL))
-    named_none = set(matching_errors(facts, NO_GPU))
     ordinal = [e for e in facts.of(CudaError) if e.code == 101 or e in named_ordinal]
-    none = [e for e in facts.of(CudaError) if e.code == 100 or e in named_none]
-    none_pg = [d for d in facts.of(DistributedError) if d.category == "no_gpus"]
+    none = no_gpu_errors(facts)
     ord_lines, ord_machine = hits(facts, INVALID_ORDINAL)
     none_lines, none_machine = hits(facts, NO_GPU)
     is_ordinal = bool(ordinal or ord_lines)
-    if not (is_ordinal or none or none_pg or none_lines):
+    if not (is_ordinal or none or none_lines):
         return _unexported(facts)
-    direct: list[Fact] = [*ordinal, *none, *none_pg]
+    direct: list[Fact] = [*ordinal, *none]
     lines = ord_lines if is_ordinal else none_lines
     machine = bool(direct) or (ord_machine if is_ordinal else none_machine)
     sign = INVALID_ORDINAL if is_ordinal else NO_GPU

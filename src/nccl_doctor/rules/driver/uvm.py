@@ -42,10 +42,11 @@ from __future__ import annotations
 from nccl_doctor.facts.base import Cite
 from nccl_doctor.facts.host import KernelGpuMessage
 from nccl_doctor.facts.live import DeviceNode, KernelModule
-from nccl_doctor.facts.run import CudaError, DistributedError
+from nccl_doctor.facts.run import CudaError
 from nccl_doctor.facts.store import Facts, Hit
 from nccl_doctor.findings import Confidence, Finding, Severity
 from nccl_doctor.rules.base import Rule, first_distinct
+from nccl_doctor.rules.cuda._common import no_gpu_errors
 from nccl_doctor.signs.cuda import NO_GPU
 from nccl_doctor.signs.driver import (
     CONTAINER_CUE,
@@ -92,11 +93,7 @@ def _quote(facts: Facts, cite: Cite) -> str:
 def _no_gpu(facts: Facts) -> bool:
     """Whether a process of the job found no GPU at all (CUDA error 100, ProcessGroupNCCL's
     'only supported with GPUs'): what every CUDA call makes of a node without the module."""
-    return (
-        any(e.code == 100 for e in facts.of(CudaError))
-        or any(d.category == "no_gpus" for d in facts.of(DistributedError))
-        or facts.saw(NO_GPU)
-    )
+    return bool(no_gpu_errors(facts)) or facts.saw(NO_GPU)
 
 
 def _ranks(facts: Facts) -> list[int]:

@@ -20,24 +20,22 @@ plain out-of-memory in the model.
 Evidence
 --------
 Process rows of ``nvidia-smi`` / ``nvidia-smi -q`` / ``-q -x`` /
-``--query-compute-apps`` on the job's GPUs whose PIDs are not the job's (with
-no PID of the job known, the job is one program's run of PIDs within 512 of
-each other that covers every listed GPU: a launcher starts its ranks one after
-another, and a rank's stray context on another GPU is still the job); the PIDs
-named in a torch OOM message, less the job's own (those its launcher signals,
-and their siblings: a PID within 512 of one of them holding within a factor of two
-of what it holds, every rank crowded onto GPU 0) and contexts under 512 MiB; the
-rank-to-GPU mapping from NCCL's init lines or,
-on one node, local rank r on GPU r (also where only such a launch on GPUs
-0..n-1 shows it). Confidence is high only when the failing rank's GPU is read from
-machine evidence and no other rank sat on a GPU at least as crowded without
-failing; an assumed mapping, GPUs numbered from a process list's bus ids alone,
-or a more crowded GPU that did not fail first makes it medium, and the finding
-says which. With no process list, an OOM beside the reporter's words that a
-process not the job's holds GPU memory ("a python process using about 11 GB on
-GPU 1", "a process whose user is not me") is the finding at medium confidence;
-words that the listed processes are the job's own ("they are all mine") keep it
-silent.
+``--query-compute-apps`` on the job's GPUs whose PIDs are not the job's (with no PID
+of the job known, the job is one program's run of PIDs within 512 of each other that
+covers every listed GPU: a launcher starts its ranks one after another, and a rank's
+stray context on another GPU is still the job); the PIDs named in a torch OOM
+message, less the job's own (those its launcher signals, and their siblings: a PID
+within 512 of one of them holding within a factor of two of what it holds, every
+rank crowded onto GPU 0) and contexts under 512 MiB; the rank-to-GPU mapping from
+NCCL's init lines or, on one node, local rank r on GPU r (also where only such a
+launch on GPUs 0..n-1 shows it). Confidence is high only when the failing rank's GPU
+is read from machine evidence and no other rank sat on a GPU at least as crowded
+without failing; an assumed mapping, GPUs numbered from a process list's bus ids
+alone, or a more crowded GPU that did not fail first makes it medium, and the
+finding says which. With no process list, an OOM beside the reporter's words that a
+process not the job's holds GPU memory ("a python process using about 11 GB on GPU
+1", "a process whose user is not me") is the finding at medium confidence; words
+that the listed processes are the job's own ("they are all mine") keep it silent.
 
 Fix
 ---

@@ -289,11 +289,11 @@ def _duplicate_across_hosts(facts: Facts, fix: list[str]) -> list[Finding]:
     told = "from processes on"
     if len(hosts) < 2:
         hosts, told = _paired_hosts(facts, warns), "pairing ranks on"
-    if len(hosts) < 2 and warns and not _paired_on_one(facts, warns):
-        hosts, told = _one_host_id(facts), "where NCCL_HOSTID has one value on"
     blocks = None
     if len(hosts) < 2 and warns and not _paired_on_one(facts, warns):
-        blocks = _paired_across_blocks(facts, warns)
+        hosts, told = _one_host_id(facts), "where NCCL_HOSTID has one value on"
+        if len(hosts) < 2:
+            blocks = _paired_across_blocks(facts, warns)
     if len(hosts) < 2 and blocks is None:
         return []
     ids = [(v, c) for v, c in env_values(facts, "NCCL_HOSTID") if v]

@@ -184,17 +184,14 @@ def _rails_differ(facts: Facts) -> list[Finding]:
         return []
     widest = max(len(d) for d, _ in per_host.values())
     full = [(h, d, c) for h, (d, c) in per_host.items() if len(d) == widest]
-    union = set().union(*(d for _, d, _ in full))
-    narrow = [
-        (host, devices, cite)
-        for host, (devices, cite) in per_host.items()
-        if len(devices) < widest and devices < union
-    ]
-    if not narrow or len({frozenset(d) for _, d, _ in full}) != 1:
+    if len({frozenset(d) for _, d, _ in full}) != 1:
+        return []  # (the widest hosts disagree: no one set of rails to miss)
+    peer, peer_devices, peer_cite = full[0]
+    narrow = [(h, d, c) for h, (d, c) in per_host.items() if d < peer_devices]
+    if not narrow:
         return []
     host, devices, cite = narrow[0]
-    missing = sorted(union - devices)
-    peer, peer_devices, peer_cite = full[0]
+    missing = sorted(peer_devices - devices)
     return [
         RULE.finding(
             summary=f"NCCL on {host} uses {len(devices)} IB device(s), without "
