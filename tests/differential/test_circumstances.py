@@ -138,6 +138,45 @@ def test_the_driver_halves_said_to_differ_lead(tmp_path: Path) -> None:
     assert not cue_says("driver_halves_differ", "The driver and the library versions match.")
 
 
+def test_the_driver_halves_told_in_chinese_japanese_and_korean(tmp_path: Path) -> None:
+    chinese = (
+        "周一开始 gpu14 上每个 rank 都 CUDA 初始化失败。周六驱动被自动升级了 (nvidia-driver-550 "
+        "550.90.07 -> 550.127.05)，机器一直没有重启。\n"
+    )
+    assert diagnose_text(tmp_path, chinese).top(1) == ["driver.version_mismatch"]
+    japanese = (
+        "各 rank が CUDA の初期化で失敗します。"
+        "ドライバとライブラリのバージョンが一致しないと出ます。\n"
+    )
+    assert diagnose_text(tmp_path, japanese).top(1) == ["driver.version_mismatch"]
+    assert cue_says("driver_halves_differ", "nvidia-smi 说驱动和库的版本不匹配")
+    assert cue_says(
+        "driver_halves_differ", "드라이버와 라이브러리 버전이 일치하지 않는다고 나옵니다"
+    )
+    assert not cue_says("driver_halves_differ", "ドライバとライブラリのバージョンは一致しています")
+    assert cue_says(
+        "driver_upgraded", "nvidia-driver-535 のパッケージが 535.183.01 に上がっていました"
+    )
+    assert cue_says("driver_upgraded", "上周我更新了显卡驱动")
+    assert not cue_says("driver_upgraded", "驱动升级之后重启了机器")
+    assert not cue_says("driver_upgraded", "ドライバを更新して再起動しました")
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("服务器还没有重启", True),
+        ("サーバ自体は再起動していません", True),
+        ("서버는 재부팅하지 않았습니다", True),
+        ("昨天已经重启过服务器", False),
+        # a wish, not what happened
+        ("できれば再起動せずに直したいです", False),
+    ],
+)
+def test_a_machine_not_rebooted_in_other_languages(text: str, says: bool) -> None:
+    assert cue_says("not_rebooted", text) is says
+
+
 def test_the_loader_workers_shared_memory_is_the_hosts(tmp_path: Path) -> None:
     said = (
         "Since moving to Docker one rank dies: its message says a DataLoader worker was killed "

@@ -113,3 +113,24 @@ MULTI_NODE_OTHER = (
     rf"|{_S}(?:nhiều|hai|beberapa|dua|mehrere|zwei|plusieurs|deux|iki|birden fazla) "
     rf"(?:node|nodes|Knoten|nœuds|noeuds|düğüm){_E}|{_S}multi-?nœuds?{_E}"
 )
+
+#: The driver's kernel module and its libraries do not match, in words: Japanese and Korean
+#: (the driver and the library (versions) do not match).
+DRIVER_HALVES_OTHER = (
+    r"ドライバー?\s?(?:と|/)\s?ライブラリ[^。\n]{0,12}(?:一致し(?:てい)?な|不一致|合(?:ってい)?な)"
+    r"|드라이버\s?(?:와|랑|/)\s?라이브러리[^.\n]{0,12}(?:일치하지 않|불일치|맞지 않)"
+)
+
+#: The driver's packages moved to another version: Japanese (went up, were updated or
+#: upgraded), Korean (updated, upgraded).
+DRIVER_UPGRADED_OTHER = (
+    r"(?:ドライバー?|nvidia-driver[\w.-]*)[^。\n]{0,50}(?:上が|アップデート|アップグレード|更新さ)"
+    r"|(?:드라이버|nvidia-driver[\w.-]*)[^.\n]{0,30}(?:업데이트|업그레이드)"
+)
+
+#: The machine not rebooted (since): Japanese and Korean (not a wish to avoid one:
+#: "再起動せずに直したい", "I'd rather fix it without rebooting").
+NOT_REBOOTED_OTHER = (
+    r"再起動(?:は|を)?(?:していません|していない|してない|しておらず)"
+    r"|재부팅(?:을|은|는)?\s?(?:하지 않|안 했|안 하|안 한)"
+)

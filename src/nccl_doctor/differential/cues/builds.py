@@ -17,6 +17,11 @@ from nccl_doctor.differential.prose import (
     rx,
 )
 from nccl_doctor.signs.driver import SLEPT_JA_KO, SLEPT_ZH, UVM_SAID_MISSING
+from nccl_doctor.signs.languages import (
+    DRIVER_HALVES_OTHER,
+    DRIVER_UPGRADED_OTHER,
+    NOT_REBOOTED_OTHER,
+)
 
 BUILDS: dict[str, Cue] = {
     # NCCL builds said to differ between the job's nodes or processes
@@ -86,6 +91,9 @@ BUILDS: dict[str, Cue] = {
         r"|\bdriver/library (?:version )?mismatch\b"
         r"|\b(?:kernel module|module) and (?:the )?(?:user[- ]space|librar\w+)\b[^.;\n]{0,30}?"
         r"\b(?:differ\w*|mismatch\w*|don't match|do not match)"
+        # (Chinese: the driver and the library (versions) do not match)
+        r"|驱动(?:程序)?\s?(?:和|与|跟)\s?(?:库|lib\w*)[^。；\n]{0,12}(?:不匹配|不一致|对不上)"
+        rf"|{DRIVER_HALVES_OTHER}"
     ),
     # the driver's packages upgraded in place ("unattended-upgrades upgraded nvidia-driver-550
     # from 550.90.07 to 550.127.05"), and the machine not rebooted since ("uptime says 41
@@ -94,12 +102,17 @@ BUILDS: dict[str, Cue] = {
         rf"{UPDATE_WORDS}[^.;\n]{{0,60}}?\b(?:nvidia-driver|libnvidia|nvidia driver"
         r"|(?:the |gpu |nvidia )?drivers?\b)"
         r"|\b(?:nvidia-driver(?:-\d{2,3})?|(?:the |gpu |nvidia )drivers?)\b[^.;\n]{0,40}?"
-        rf"(?:was |were |got |been )?{UPDATE_WORDS}",
+        rf"(?:was |were |got |been )?{UPDATE_WORDS}"
+        # (Chinese: the driver was (automatically) upgraded, someone upgraded the driver)
+        r"|(?:驱动|nvidia-driver[\w.-]*)[^。；\n]{0,30}?(?:被)?(?:自动)?(?:升级|更新)"
+        r"|(?:升级|更新)了?(?:一下)?\s?(?:NVIDIA\s?|显卡)?驱动"
+        rf"|{DRIVER_UPGRADED_OTHER}",
         # (not one rebooted after it: "then rebooted", "rebooted after the upgrade"; "hasn't
-        # been rebooted since" is the opposite)
+        # been rebooted since" is the opposite; in Chinese and Japanese the same)
         unless=rx(
             r"\b(?:after|then) (?:a |the )?reboot\w*"
             r"|(?<!been )(?<!not )(?<!never )\breboot(?:ed|ing)? (?:after|since)\b"
+            r"|(?:之后|以后|后|然后)(?:也|又)?重启(?:了|过)|再起動(?:しました|した後)"
         ),
     ),
     "not_rebooted": cue(
@@ -107,6 +120,9 @@ BUILDS: dict[str, Cue] = {
         r"(?:the )?(?:machine|node|server|system|host))\b"
         r"|\buptime\b[^.;\n]{0,20}?\b\d{1,4} days\b"
         r"|\bno reboot\b"
+        # (Chinese: not (yet) rebooted)
+        r"|(?:没有?|未|还没有?|并没有?)(?:重启|重新启动)"
+        rf"|{NOT_REBOOTED_OTHER}"
     ),
     # the RDMA adapters may pin only a little memory: ulimit -l (memlock) below what the queue
     # pairs and registered buffers need ("ulimit -l is 64", "max locked memory 65536")

@@ -290,7 +290,8 @@ MESSAGES: tuple[ProseSymptom, ...] = (
             r"|\btoo old (?:a )?driver\b"
             r"|驱动(?:版本)?(?:太旧|过旧|太老|过低|太低)|找不到\s?NVIDIA\s?驱动"
             r"|(?:driver|驱动)\s?和\s?(?:toolkit|CUDA|runtime)[^。；\n]{0,6}(?:对不上|不匹配)"
-            r"|CUDA\s?初始化[^。；\n]{0,6}(?:fail|失败)"
+            # (Chinese and Japanese: CUDA's initialisation failed)
+            r"|CUDA\s?(?:の\s?)?(?:初始化|初期化)[^。；\n]{0,6}(?:fail|失败|失敗)"
             r"|driver\s?(?:버전이|가)[^.\n]{0,20}(?:낮|오래)"
         ),
         "the reporter says CUDA cannot be used at all (torch.cuda.is_available() is False)",
