@@ -53,6 +53,9 @@ def test_nvidia_smi_s_own_table_mid_wait_reads_the_same(mode: str, load: int) ->
         "Title: GPU usage stuck on 100% percent when using 2 RTX 3090",
         "GPU-Util 99% on every card, the log stops.",
         "卡住之后 GPU 利用率 100%",
+        # the GPUs themselves at a full load, no word for the load
+        "Observed as a 13-minute hang at PP=4 with all GPUs at 100% and no error output.",
+        "It gets stuck at epoch 13, while the two GPUs keep busy at 100%.",
     ],
 )
 def test_gpus_said_full(said: str) -> None:
@@ -80,6 +83,7 @@ def test_gpus_said_idle(said: str) -> None:
         # the CPU's load, the GPU's memory, a progress bar: not what the GPU runs
         "CPU usage goes to 100% on the master node.",
         "GPU memory usage is 100% on both cards.",
+        "Both GPUs at 100% of their memory when it stops.",
         "Disk usage 100% on the node, the checkpoint write hangs.",
         "The usage of the disk is 100% while it hangs.",
         "Loading checkpoint shards: 100% 4/4",

@@ -10,6 +10,7 @@ from nccl_doctor.differential.cues.base import (
     EMPTY,
     FULL,
     GPU_LOAD,
+    NO_CPU,
     NOT_USED,
     ONLY_RANK,
     OUTCOME,
@@ -219,7 +220,10 @@ WHEN: dict[str, Cue] = {
     # "GPUs at 100% but nothing moves"); not the CPU's load
     "gpus_full": cue(
         load_reads(FULL)
-        + r"|\b(?:gpus?|cards?)\b[^.;\n]{0,30}\bfully (?:occupied|utili[sz]ed|loaded|busy)\b",
+        + r"|\b(?:gpus?|cards?)\b[^.;\n]{0,30}\bfully (?:occupied|utili[sz]ed|loaded|busy)\b"
+        # the GPUs themselves at full load ("all GPUs at 100%", "the two GPUs keep busy at 100%")
+        + rf"|\b(?:gpus|cards|both gpus|every gpu|each gpu)\b{NO_CPU}{{0,20}}?\b(?:at|to) {FULL}"
+        r"(?! ?(?:of (?:the |their |its )?)?(?:memory|mem|vram)\b)",
         unless=rx(load_reads(EMPTY)),
     ),
     # the stuck job's GPUs read empty: no kernel runs, its ranks wait on the host (the store,
