@@ -164,6 +164,33 @@ def test_a_port_up_or_an_ethernet_state_is_not_said_down(said: str) -> None:
     assert not cue_says("ib_port_down", said)
 
 
+@pytest.mark.parametrize(
+    "said",
+    [
+        "ibstat on node-37: mlx5_2 shows Rate: 100 while every other port is at 200.",
+        "port 1 of mlx5_3 came up at 100 Gb/s instead of 200",
+        "node-37 的 mlx5_2 那个口 Rate 显示是 100，其它口都是 200。",
+    ],
+)
+def test_a_port_said_slower_than_its_siblings_points_at_the_link(tmp_path: Path, said: str) -> None:
+    assert cue_says("ib_port_slow", said)
+    slow = "Training on 16 nodes is 30% slower whenever node-37 is in the list. " + said
+    assert _top(tmp_path, slow)[0] == "net.ib_link"
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "ibstat shows Rate: 200 on every port of every node",
+        # a training speed beside a port, a bus bandwidth in bytes
+        "MASTER_PORT is 29500 and the job runs at 100 it/s instead of 200",
+        "the IB busbw speed is 100 GB/s vs 200 on the other pair",
+    ],
+)
+def test_ports_at_one_rate_or_other_speeds_are_not_a_slow_port(said: str) -> None:
+    assert not cue_says("ib_port_slow", said)
+
+
 # -- launchers nested -------------------------------------------------------------------
 
 

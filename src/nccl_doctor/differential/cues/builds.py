@@ -177,6 +177,18 @@ BUILDS: dict[str, Cue] = {
         r"|\b(?:IB |InfiniBand |RoCE |HCA )?(?:link|port)s? (?:keeps? )?flapp\w*"
         r"|\bflapp\w* (?:IB |InfiniBand |RoCE )?(?:links?|ports?)\b|\blink[ -]flaps?\b"
     ),
+    # an RDMA port said to run at a lower rate than its siblings ("mlx5_2's Rate is 100, the
+    # other ports 200", "port 1 came up at 100 Gb/s instead of 200"): a link trained down, its
+    # rail a fraction of the others; not a training speed (an RDMA port or adapter is named)
+    "ib_port_slow": cue(
+        r"(?:\bmlx\d_\d+|\bHCAs?\b|\bports?\b|\bIB\b|InfiniBand|\bibstat\b|网卡|端口|口)"
+        r"[^.;\n。]{0,40}?\b(?:Rate|link speed|speed|(?:came|comes) up at|(?:runs?|running"
+        r"|trained|negotiated) at)\b[^.;\n。\d]{0,20}"
+        r"\b(?:10|14|25|40|50|56|100|200)\b(?-i: ?Gb(?:/s(?:ec)?|ps))?"
+        r"(?! ?(?:it/s|samples|tokens|images|img|ms|s\b|%))(?-i:(?! ?[GM]B))[^.;\n。\d]{0,10}?"
+        r"(?:instead of|rather than|not|vs\.?|versus|while|but|whereas|，|,|\()[^.;\n。\d]{0,60}?"
+        r"\b(?:100|200|400|800)\b"
+    ),
     # the GPUs' clocks held down by heat or a power cap (prose.GPU_THROTTLED)
     "gpu_throttled": cue(GPU_THROTTLED, in_question=True),
     # a GPU's PCIe link trained below its width or generation ("x4 instead of x16", "Gen1

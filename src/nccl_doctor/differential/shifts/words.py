@@ -426,6 +426,14 @@ WORDS: tuple[Shift, ...] = (
         | {"slow", "slow_network", "nccl_remote", "nccl_system", "rdma_completion", "failure"},
     ),
     Shift(
+        "net.ib_link",
+        6.0,
+        "the reporter says an IB/RoCE port runs at a lower rate than its siblings: its link "
+        "trained down, and the job moves at that rail's pace",
+        lambda c: c.says("ib_port_slow"),
+        frozenset({"slow", "slow_network"}),
+    ),
+    Shift(
         "nccl.host_identity",
         8.0,
         "several containers share one machine: NCCL's host hash decides what they share",
