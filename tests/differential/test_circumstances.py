@@ -339,3 +339,21 @@ def test_an_images_env_lines_are_a_setting_from_elsewhere(text: str, says: bool)
 )
 def test_a_security_group_said_in_chinese(text: str, says: bool) -> None:
     assert cue_says("traffic_filtered", text) is says
+
+
+def test_a_version_that_decides_whether_cuda_starts_is_the_runtime_not_nccl(
+    tmp_path: Path,
+) -> None:
+    said = (
+        "With the new env (torch 2.3.1+cu121) torch.cuda.is_available() is False. "
+        "My old env with torch 1.12+cu113 works fine on the same nodes.\n"
+    )
+    assert cue_says("version_said", said)
+    ranked = [h.id for h in diagnose_text(tmp_path, said).hypotheses]
+    assert ranked[0] == "driver.cuda_mismatch"
+    # CUDA did not start: no NCCL code ran, so neither an NCCL bug nor two NCCL builds
+    assert "nccl.internal" not in ranked
+    assert "nccl.version_mismatch" not in ranked
+    # where NCCL ran, the same words still point at its release
+    hang = "DDP training hangs at the first all_reduce. With NCCL 2.18.1 it works fine.\n"
+    assert diagnose_text(tmp_path, hang).hypotheses[0].id == "nccl.internal"

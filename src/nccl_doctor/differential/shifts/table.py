@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from nccl_doctor.differential.context import Context
+from nccl_doctor.differential.symptoms import LABELS
 from nccl_doctor.knowledge.cuda_errors import CUDA_CLASSES
 from nccl_doctor.knowledge.topics import steered, variable_topics
 from nccl_doctor.knowledge.workarounds import MASKS
@@ -101,6 +102,10 @@ GPU_STACK = frozenset(
 )
 #: Classes of a job that stopped making progress.
 STALLS = frozenset({"hang", "collective_timeout", "aborted"})
+#: Classes where CUDA itself could not start: no NCCL code ran.
+CUDA_START = frozenset({"cuda_driver", "cuda_init"})
+#: The other classes: NCCL may have run.
+PAST_CUDA_START = frozenset(LABELS) - CUDA_START
 #: The ids whose path a switch turns off altogether (NCCL_P2P_DISABLE: nccl.p2p, ...).
 OFF_IDS = tuple(sorted({i for m in MASKS if m.off for i in steered(variable_topics(m.name))}))
 

@@ -6,6 +6,8 @@ containers sharing a machine, and the like.
 from __future__ import annotations
 
 from nccl_doctor.differential.shifts.table import (
+    CUDA_START,
+    PAST_CUDA_START,
     STALLS,
     Shift,
 )
@@ -448,9 +450,25 @@ WORDS: tuple[Shift, ...] = (
         )
         for i, f in (("nccl.version_mismatch", 6.0), ("nccl.env", 2.0))
     ),
+    # (where NCCL ran: a CUDA that cannot start ran no NCCL code, and the version that
+    # decides is the CUDA runtime a build of torch carries against the driver)
     *(
-        Shift(i, f, "it comes and goes with a library version", lambda c: c.says("version_said"))
+        Shift(
+            i,
+            f,
+            "it comes and goes with a library version",
+            lambda c: c.says("version_said"),
+            PAST_CUDA_START,
+        )
         for i, f in (("nccl.internal", 6.0), ("nccl.version_mismatch", 5.0))
+    ),
+    Shift(
+        "driver.cuda_mismatch",
+        4.0,
+        "CUDA cannot start and it comes and goes with a library version: the CUDA runtime of "
+        "one build of torch is newer than the driver",
+        lambda c: c.says("version_said"),
+        CUDA_START,
     ),
     *(
         Shift(
