@@ -35,3 +35,31 @@ def test_two_nccl_packages_across_failed_nodes_are_a_mismatch(tmp_path: Path) ->
 def test_two_nccl_packages_on_one_node_say_nothing_of_nodes(tmp_path: Path) -> None:
     report = diagnose_text(tmp_path, _REPORT.format(nodes="1 node", n=1))
     assert all("package listings" not in f.summary for f in report.findings)
+
+
+_TOLD = (
+    "We train on two 8x A100 nodes, gpu01 and gpu02, each with its own venv. Each node alone "
+    "trains fine; together they {told}\n\n"
+    "gpu01$ pip list | grep -iE '^torch |nccl'\n"
+    "nvidia-nccl-cu12         2.18.1\n"
+    "torch                    2.1.2\n"
+    "gpu02$ pip list | grep -iE '^torch |nccl'\n"
+    "nvidia-nccl-cu12         {other}\n"
+    "torch                    2.2.0\n"
+)
+
+
+def test_the_failure_told_in_words_beside_two_listings_is_a_mismatch(tmp_path: Path) -> None:
+    told = "sometimes fail at once with ncclInternalError."
+    report = diagnose_text(tmp_path, _TOLD.format(told=told, other="2.19.3"))
+    assert critical_ids(report) == ["nccl.version_mismatch"]
+    assert report.findings[0].summary.startswith("The package listings show NCCL 2.18.1, 2.19.3")
+
+
+def test_one_release_listed_twice_or_no_nccl_failure_is_no_mismatch(tmp_path: Path) -> None:
+    told = "sometimes fail at once with ncclInternalError."
+    same = diagnose_text(tmp_path, _TOLD.format(told=told, other="2.18.1"))
+    assert all("package listings" not in f.summary for f in same.findings)
+    # no word of NCCL failing: the listings alone say nothing of what went wrong
+    calm = diagnose_text(tmp_path, _TOLD.format(told="run slower than we hoped.", other="2.19.3"))
+    assert all("package listings" not in f.summary for f in calm.findings)

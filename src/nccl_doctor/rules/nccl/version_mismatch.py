@@ -20,7 +20,9 @@ first CUDA call with ``unhandled cuda error``.
 Evidence
 --------
 Different ``NCCL version`` lines across hosts or processes, or against the
-version PyTorch reports; NCCL package rows next to the framework; ``libnccl``
+version PyTorch reports; NCCL package rows next to the framework (two releases
+in the listings of a job across nodes whose NCCL failed, in its own lines or
+as its reporter tells it); ``libnccl``
 in ``LD_LIBRARY_PATH``/``LD_PRELOAD`` (not on an nccl-tests command line: the
 library nccl-tests loads is the release under test); an NCCL error raised
 through pynccl;
@@ -66,6 +68,7 @@ from nccl_doctor.signs.nccl import (
     UNHANDLED_CUDA,
     VLLM_NCCL,
 )
+from nccl_doctor.signs.net import INIT_ERROR
 
 RULE = Rule(
     id="nccl.version_mismatch",
@@ -400,6 +403,7 @@ def check(facts: Facts) -> list[Finding]:
         or _cuda_build(facts)
         or _shadowing(facts, failed)
         or _bundled(facts)
-        or _packages_apart(facts, failed)
+        # (NCCL's failure told in words counts here: the listings themselves are machine output)
+        or _packages_apart(facts, failed or bool(facts.seen(INIT_ERROR)))
         or _installed_twice(facts)
     )
