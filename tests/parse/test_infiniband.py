@@ -190,6 +190,25 @@ def test_ibstat_filtered_to_ca_and_rate_lines() -> None:
     ]
 
 
+def test_ibstat_behind_a_parallel_shells_host() -> None:
+    """``pdsh -w gn[11-12] "ibstat | grep ..."``: ``gn11: `` before each line (a host without a
+    dash, which the line reader leaves) names the port's host; the cited line keeps it."""
+    text = (
+        "gn11: CA 'mlx5_0'\ngn11: \t\tRate: 100\ngn11: CA 'mlx5_1'\ngn11: \t\tRate: 100\n"
+        "gn12: CA 'mlx5_1'\ngn12: \t\tRate: 25\n"
+    )
+    ports = _ports(IbstatParser(), text)
+    assert [(p.host, p.device, p.rate_gbits_s) for p in ports] == [
+        ("gn11", "mlx5_0", 100.0),
+        ("gn11", "mlx5_1", 100.0),
+        ("gn12", "mlx5_1", 25.0),
+    ]
+    assert ports[2].cite.text == "gn12: \t\tRate: 25"
+    # a key of ibstat's own is never taken for a host, nor a word before a line of another tool
+    assert _ports(IbstatParser(), "CA 'mlx5_0'\n\tState: Active\n\tRate: 200\n")[0].host is None
+    assert _ports(IbstatParser(), "worker: starting training\nnode: CA is fine\n") == []
+
+
 # -- ibv_devinfo ------------------------------------------------------------------
 
 

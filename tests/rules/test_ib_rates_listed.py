@@ -42,3 +42,19 @@ def test_a_port_cut_before_its_layer_beside_ib_ports_says_nothing(tmp_path: Path
         text += "        link_layer:      InfiniBand\n\n"
     text += entry.format(i=3, lid=0, rate=40, speed="")
     assert _link(tmp_path, text + "```\n") == []
+
+
+_PDSH = (
+    "4-node job (gn09-gn12) runs 2x slower since gn12 came back from repair.\n"
+    'pdsh -w gn[11-12] "ibstat | grep -E \\"^CA \'|Rate\\"" | sort\n```\n'
+    "gn11: CA 'mlx5_0'\ngn11: \t\tRate: 100\ngn11: CA 'mlx5_1'\ngn11: \t\tRate: 100\n"
+    "gn12: CA 'mlx5_0'\ngn12: \t\tRate: 100\ngn12: CA 'mlx5_1'\ngn12: \t\tRate: {rate}\n```\n"
+)
+
+
+def test_a_slow_port_behind_a_parallel_shells_hosts_is_named_with_its_host(
+    tmp_path: Path,
+) -> None:
+    (summary,) = _link(tmp_path, _PDSH.format(rate=25))
+    assert summary.startswith("active below the rate of their peers: mlx5_1 on gn12 at 25 Gb/s.")
+    assert _link(tmp_path, _PDSH.format(rate=100)) == []

@@ -5,6 +5,7 @@ Everything here is total: odd input gives ``None``, never an exception.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from abc import abstractmethod
 from collections.abc import Sequence
@@ -15,6 +16,20 @@ from nccl_doctor.parse._lazy import LazyPattern
 from nccl_doctor.parse.base import BlockParser
 
 S = TypeVar("S")
+
+#: A parallel shell's host before a line (pdsh, clush: ``gn11: ``); the line reader takes only
+#: names with a dash or a dot (``gn11:`` alone could tag anything), so a parser whose own lines
+#: follow peels it off.
+HOST_PREFIX = LazyPattern(r"^\s*(?P<host>[A-Za-z][\w.-]*):\s+(?=\S)")
+
+
+def peel_host(line: Line) -> Line | None:
+    """``line`` without a parallel shell's ``host:`` prefix, that host its own, where it has one
+    and no host was read yet; else ``None``. (The raw line, cited, keeps it.)"""
+    if line.host is not None or (m := HOST_PREFIX.match(line.text)) is None:
+        return None
+    return dataclasses.replace(line, text=line.text[m.end() :], host=m["host"])
+
 
 #: ANSI escapes, and the bare ``[4m``/``[0m`` left when a paste lost the ESC byte.
 _ANSI = LazyPattern(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b[()][A-Za-z0-9]|\[[0-9]{1,3}(?:;[0-9]{1,3})*m")

@@ -17,7 +17,7 @@ from nccl_doctor.evidence.lines import Line
 from nccl_doctor.facts.base import Fact
 from nccl_doctor.facts.net import NetDevMap
 from nccl_doctor.parse import _ib_common as ib
-from nccl_doctor.parse._blocktext import na, to_float, to_int, trailing_blanks
+from nccl_doctor.parse._blocktext import na, peel_host, to_float, to_int, trailing_blanks
 from nccl_doctor.parse._lazy import LazyPattern
 from nccl_doctor.parse._values import cite
 from nccl_doctor.parse.base import BlockParser
@@ -123,31 +123,46 @@ _IBSTAT_DEVICE_KEYS = {
 }
 
 
+def _ibstat_own(text: str) -> bool:
+    """Whether ``text`` is a line of ibstat's: a CA header, a ``Port n:``, a known key."""
+    if _IBSTAT_HEAD.match(text) or _IBSTAT_PORT.match(text):
+        return True
+    kv = ib.split_key(text)
+    return kv is not None and kv[0] in _IBSTAT_KEYS
+
+
+def _ibstat_line(line: Line) -> Line:
+    """``line`` as ibstat printed it: a parallel shell's ``host:`` before it (``pdsh -w
+    gn[11-12] ibstat``) peeled off where what follows is ibstat's own."""
+    if _ibstat_own(line.text):
+        return line
+    peeled = peel_host(line)
+    return peeled if peeled is not None and _ibstat_own(peeled.text) else line
+
+
 class IbstatParser(BlockParser):
-    """Parses ``ibstat`` (umad CA and port attributes)."""
+    """Parses ``ibstat`` (umad CA and port attributes), each line perhaps behind a parallel
+    shell's ``host:`` (the port then that host's)."""
 
     kind = "ibstat"
     anchors = ("CA '", "CA: '")
 
     def starts(self, line: Line) -> bool:
         """A ``CA 'mlx5_0'`` header (``CA: 'mlx5_0'`` when one port was asked for)."""
-        return line.text.lstrip().startswith("CA") and _IBSTAT_HEAD.match(line.text) is not None
+        return _IBSTAT_HEAD.match(_ibstat_line(line).text) is not None
 
     def accepts(self, line: Line, block: Sequence[Line]) -> bool:
         """CA headers, ``Port n:`` lines and the known ``key: value`` lines."""
         if not line.text.strip():
             return trailing_blanks(block) < _MAX_BLANKS
-        if _IBSTAT_HEAD.match(line.text) or _IBSTAT_PORT.match(line.text):
-            return True
-        kv = ib.split_key(line.text)
-        return kv is not None and kv[0] in _IBSTAT_KEYS
+        return _ibstat_own(_ibstat_line(line).text)
 
     def parse(self, block: Sequence[Line]) -> list[Fact]:
         """One :class:`IbPort` per ``Port n:`` section, carrying its CA's attributes."""
         facts: list[Fact] = []
         device: dict[str, Any] = {}
         port: ib.PortBuilder | None = None
-        for line in block:
+        for line in map(_ibstat_line, block):
             text = line.text
             if m := _IBSTAT_HEAD.match(text):
                 if port is not None:

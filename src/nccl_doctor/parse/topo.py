@@ -20,6 +20,7 @@ from nccl_doctor.evidence.lines import Line
 from nccl_doctor.facts.base import Fact
 from nccl_doctor.facts.topology import TopoGpu, TopoLink, TopoMatrix, TopoNic
 from nccl_doctor.parse._blocktext import (
+    HOST_PREFIX,
     StatefulBlockParser,
     na,
     strip_ansi,
@@ -38,7 +39,6 @@ _WRAPPER = LazyPattern(
 _PROMPT = LazyPattern(
     r"^\s*[\w.-]+@(?P<host>[\w.-]+)[:\s][^#$]*[#$]\s*(?:sudo\s+)?nvidia-smi\s+topo"
 )
-_PREFIX = LazyPattern(r"^\s*(?P<host>[A-Za-z][\w.-]*):\s+(?=\S)")
 _DEVICE = LazyPattern(r"^(?:GPU\d+|NIC\d+|mlx\d+_\w+|[a-z][\w.-]*\d)$")
 _GPU = LazyPattern(r"^GPU(\d+)$")
 _CELL = LazyPattern(r"^(?:X|[A-Z][A-Z0-9]{1,7})$")
@@ -68,7 +68,7 @@ def _header(text: str) -> tuple[str | None, tuple[str, ...], tuple[str, ...]] | 
         return None
     host = None
     left = text[:at]
-    if (m := _PREFIX.match(left)) and not re.match(r"^(?:GPU|NIC)\d+$", m["host"]):
+    if (m := HOST_PREFIX.match(left)) and not re.match(r"^(?:GPU|NIC)\d+$", m["host"]):
         host, left = m["host"], left[m.end() :]
     devices = tuple(left.split())
     if not devices or not any(_GPU.match(d) for d in devices):

@@ -26,9 +26,10 @@ beside NCCL's completion errors of sends the peer never acknowledged (status 12 
 driver's kernel line of its cable unplugged or its link down; that kernel line (or the RDMA
 core's ``mlx5_4: Port: 1 Link DOWN`` of kernels from 6.10) beside those completion errors
 is the same with no port listing at all. A filtered ``ibstat`` listing (CA headers and
-``Rate:`` lines only) gives each CA's rate. With no port listing, NCCL's own ``NET/IB : Using``
-lists from two hosts, one naming fewer devices, all among the others', say that host lost those
-rails (a warning: the job runs at its narrowest node's pace).
+``Rate:`` lines only) gives each CA's rate, and a parallel shell's ``host:`` before
+each line (``pdsh -w gn[11-12] ibstat``) its host. With no port listing, NCCL's own
+``NET/IB : Using`` lists from two hosts, one naming fewer devices, all among the others',
+say that host lost those rails (a warning: the job runs at its narrowest node's pace).
 
 Fix
 ---
@@ -255,8 +256,11 @@ def check(facts: Facts) -> list[Finding]:
         if active:
             parts.append(f"{len(active)} active")
     if slow:
+        # (the host too, where the listing covers several: pdsh -w gn[11-12] ibstat)
+        hosts = len({p.host for p in (*ports, *rated) if p.host}) > 1
         shown = ", ".join(
-            f"{p.device} at {p.rate_text if _worded(p.rate_text) else f'{p.rate_gbits_s:g} Gb/s'}"
+            f"{p.device}{f' on {p.host}' if hosts and p.host else ''} at "
+            f"{p.rate_text if _worded(p.rate_text) else f'{p.rate_gbits_s:g} Gb/s'}"
             for p in slow[:4]
         )
         parts.append(f"active below the rate of their peers: {shown}")
