@@ -124,8 +124,8 @@ DRIVER_HALVES_OTHER = (
 #: The driver's packages moved to another version: Japanese (went up, were updated or
 #: upgraded), Korean (updated, upgraded).
 DRIVER_UPGRADED_OTHER = (
-    r"(?:ドライバー?|nvidia-driver[\w.-]*)[^。\n]{0,50}(?:上が|アップデート|アップグレード|更新さ)"
-    r"|(?:드라이버|nvidia-driver[\w.-]*)[^.\n]{0,30}(?:업데이트|업그레이드)"
+    r"(?:ドライバー?|nvidia-driver[\w.-]{0,40})[^。\n]{0,50}(?:上が|アップデート|アップグレード|更新さ)"
+    r"|(?:드라이버|nvidia-driver[\w.-]{0,40})[^.\n]{0,30}(?:업데이트|업그레이드)"
 )
 
 #: The machine not rebooted (since): Japanese and Korean (not a wish to avoid one:

@@ -104,7 +104,7 @@ BUILDS: dict[str, Cue] = {
         r"|\b(?:nvidia-driver(?:-\d{2,3})?|(?:the |gpu |nvidia )drivers?)\b[^.;\n]{0,40}?"
         rf"(?:was |were |got |been )?{UPDATE_WORDS}"
         # (Chinese: the driver was (automatically) upgraded, someone upgraded the driver)
-        r"|(?:驱动|nvidia-driver[\w.-]*)[^。；\n]{0,30}?(?:被)?(?:自动)?(?:升级|更新)"
+        r"|(?:驱动|nvidia-driver[\w.-]{0,40})[^。；\n]{0,30}?(?:被)?(?:自动)?(?:升级|更新)"
         r"|(?:升级|更新)了?(?:一下)?\s?(?:NVIDIA\s?|显卡)?驱动"
         rf"|{DRIVER_UPGRADED_OTHER}",
         # (not one rebooted after it: "then rebooted", "rebooted after the upgrade"; "hasn't
