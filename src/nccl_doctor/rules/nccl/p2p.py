@@ -23,7 +23,9 @@ CUDA error 217 / ``peer access is not supported``, NCCL WARNs from
 ``transport/p2p.cc`` (IPC handle open/import failures); a hang at the first
 collective of a single-host multi-GPU job whose INFO log shows P2P channels,
 or an nccl-tests run that never printed a result row; a reporter's
-"works with NCCL_P2P_DISABLE=1", ACS/IOMMU or VM remarks.
+"works with NCCL_P2P_DISABLE=1", ACS/IOMMU or VM remarks. An illegal memory
+access that the watchdog reports at the ranks' first exchange, on a VM or a
+host with an IOMMU/ACS, is the P2P writes going astray (the fault its cascade).
 
 Fix
 ---
@@ -39,6 +41,7 @@ from __future__ import annotations
 
 from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.catalogue import recovered_from
+from nccl_doctor.facts.job import collectives_completed, world_size
 from nccl_doctor.facts.nccl import (
     NcclTestCommand,
     NcclTestFailure,
@@ -57,6 +60,7 @@ from nccl_doctor.rules.base import Rule, first_distinct
 from nccl_doctor.rules.nccl._common import machine, prose, text_of, transports, warn_text
 from nccl_doctor.signs.app import unfilled_gathers
 from nccl_doctor.signs.common import HANG_WORDS
+from nccl_doctor.signs.cuda import ILLEGAL_ACCESS, WATCHDOG
 from nccl_doctor.signs.nccl import P2P_PLATFORM, PEER_ACCESS_FAILED
 from nccl_doctor.signs.settings import settings_that_worked
 
@@ -64,7 +68,13 @@ RULE = Rule(
     id="nccl.p2p",
     title="GPU peer-to-peer (P2P) transport broken",
     severity=Severity.CRITICAL,
-    explains=("app.hang", "launch.rank_crash", "cuda.unknown_error", "app.param_mismatch"),
+    explains=(
+        "app.hang",
+        "launch.rank_crash",
+        "cuda.unknown_error",
+        "app.param_mismatch",
+        "cuda.illegal_access",
+    ),
 )
 
 
@@ -101,6 +111,15 @@ def _first_collective_hang(facts: Facts) -> list[Cite | Fact]:
     ]
     out += [t for t in facts.of(CollectiveTimeout) if t.seq is not None and t.seq <= 2]
     return first_distinct(out, 2)
+
+
+def _first_collective_fault(facts: Facts) -> list[Cite]:
+    """A kernel fault (an illegal memory access) that NCCL's watchdog reported, where no
+    collective is known to have completed: the ranks' first exchange faulted."""
+    if collectives_completed(facts) is not None:
+        return []
+    watchdog = {h.cite for h in machine(facts, WATCHDOG)}
+    return [h.cite for h in machine(facts, ILLEGAL_ACCESS) if h.cite in watchdog][:1]
 
 
 def _single_host_gpus(facts: Facts) -> tuple[str | None, int]:
@@ -185,6 +204,22 @@ def check(facts: Facts) -> list[Finding]:
                 evidence=[*workaround, *unfilled[:1], *hang[:1], *platform[:1]],
                 severity=severity or Severity.WARNING,
                 confidence=Confidence.MEDIUM if severity else Confidence.LOW,
+            )
+        ]
+    # the first exchange faulted on a platform whose peer writes go astray (a hypervisor's
+    # passthrough, an IOMMU): NCCL's P2P writes land where the GPU may not write
+    faulted = _first_collective_fault(facts)
+    # (a job of one rank has no peer to write to)
+    alone = world_size(facts) == 1
+    if faulted and platform and (vm or prose(facts, P2P_PLATFORM)) and not later and not alone:
+        return [
+            RULE.finding(
+                summary="A kernel faulted (illegal memory access) at the ranks' first exchange, "
+                "on a host with an IOMMU/ACS or virtualised PCIe: NCCL's peer-to-peer writes "
+                "through it are the likely fault",
+                fix=fix,
+                evidence=[*faulted, *platform],
+                confidence=Confidence.LOW,
             )
         ]
     if not hang:
