@@ -78,6 +78,10 @@ def test_the_jobs_scale_and_its_ranks_in_other_words(cue: str, said: str) -> Non
         ("Rank 0's progress bar is still in the validation loop at that point.", True),
         ("rank 0 was still running inference on the test set when the others timed out", True),
         ("Rank 0 is still alive but prints nothing.", False),
+        # sampling, decoding or scoring on its own (a generative model's evaluation)
+        ("torchrun kills rank 0 while it is still in the middle of sampling.", True),
+        ("rank 0 was still decoding the test set", True),
+        ("Rank 0 finished sampling long before the others reached the barrier.", False),
     ],
 )
 def test_the_rank_the_others_wait_for_still_at_its_own_work(said: str, busy: bool) -> None:
@@ -106,3 +110,15 @@ def test_an_nccl_init_hang_across_nodes_is_the_bootstrap_not_the_rendezvous(
 )
 def test_nccl_init_as_the_subject_that_hangs(said: str, init: bool) -> None:
     assert cue_says("nccl_init_hang", said) is init
+
+
+def test_one_rank_sampling_while_the_others_wait_at_a_barrier_is_its_own_slow_work(
+    tmp_path: Path,
+) -> None:
+    said = (
+        "DDP job on 4 GPUs: at the end of each epoch rank 0 alone samples 50k images for FID, "
+        "then every rank calls dist.barrier(). 30 minutes later ranks 1-3 die with the watchdog "
+        "timeout (OpType=BARRIER, Timeout(ms)=1800000) and torchrun kills rank 0 while it is "
+        "still in the middle of sampling.\n"
+    )
+    assert diagnose_text(tmp_path, said).top(1) == ["app.hang"]

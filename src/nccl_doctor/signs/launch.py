@@ -357,6 +357,7 @@ RANK_STILL_BUSY = sign(
     # (not "prints nothing")
     r"\b[^.;\n]{0,20}?\b(?:writ\w*|sav\w*|print(?:s|ed|ing)?\b(?! nothing\b| no\b)"
     r"|evaluat\w*|validat\w*|infer\w*|comput\w*|generat\w*|tokeniz\w*|load\w*|preprocess\w*"
+    r"|sampl\w*|decod\w*|download\w*|scor\w*"
     r"|running|busy|working|advanc\w*|progress\w*"
     # waiting on a person: at a prompt, in input()
     r"|(?:sitting|waiting|blocked|stuck) (?:at|on|in|for) (?:the |an? )?"
