@@ -26,7 +26,9 @@ The queue pair is dead: the collective cannot finish, NCCL returns
 their connection closed. Retry-exceeded errors mostly mean the link or the
 path to the peer broke (port flap, cable, switch, RoCE routing/GID, a peer
 that died); protection errors point at memory registration (GPUDirect RDMA,
-PCIe ACS/IOMMU).
+PCIe ACS/IOMMU). Where a port on the path is seen going down, flapping or
+downed at that time (its kernel line, ``LinkDownedCounter``), the failed
+transfers are that link's cascade: the diagnosis is ``net.ib_link``.
 
 Evidence
 --------
