@@ -52,6 +52,9 @@ def test_a_machine_woken_from_sleep_is_the_uvm_module(tmp_path: Path) -> None:
 def test_the_same_error_without_a_sleep_is_no_suspend() -> None:
     assert not cue_says("after_suspend", "今天早上重新启动训练，两张卡都报 999。")
     assert not cue_says("after_suspend", "朝に学習を再開すると、両方のランクが 999 で止まります。")
+    # a run resumed from its checkpoint is no machine resumed from sleep
+    assert not cue_says("after_suspend", "I resumed training from the last checkpoint.")
+    assert cue_says("after_suspend", "The workstation woke up from sleep this morning.")
 
 
 def test_a_machine_woken_from_sleep_told_in_japanese_is_the_uvm_module(tmp_path: Path) -> None:

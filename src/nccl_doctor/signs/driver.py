@@ -218,8 +218,7 @@ FIRST_999 = sign(
     r"call\b",
     "CUDA's very first call (cuInit, the device count) failed with error 999 'unknown error'",
 )
-#: Chinese: the machine went to sleep, hibernated or stood by, then woke (not a process); the
-#: differential's after_suspend cue reads the same words.
+#: Chinese: the machine went to sleep, hibernated or stood by, then woke (not a process).
 SLEPT_ZH = r"进(?:入)?了?(?:睡眠|休眠|待机)|(?:唤醒|休眠唤醒)(?:以后|之后|后)"
 #: Japanese: sleep, suspend, hibernation; Korean: sleep mode, power-saving mode, hibernation.
 SLEPT_JA_KO = r"スリープ|サスペンド|休止状態|ハイバネーション|절전\s?모드|슬립\s?모드|최대\s?절전"
@@ -227,7 +226,8 @@ SUSPEND = sign(
     "driver.suspend",
     r"\b(?:suspend(?:ed|ing|sion)?|hibernat\w*|sleep mode|standby|"
     r"resum(?:e|ed|ing) from (?:suspend|sleep|hibernation|standby)|after (?:it )?resuming"
-    r"|wak(?:e|es|ing) (?:up )?from (?:sleep|suspend)|lid (?:closed|open)"
+    r"|(?:wak(?:e|es|ing)|woke) (?:up )?from (?:sleep|suspend|hibernation|standby)"
+    r"|lid (?:closed|open)"
     # ("the machine went to sleep over the weekend", "after it woke up")
     r"|(?:machine|computer|workstation|laptop|PC|box|server|system|it) "
     r"(?:went|goes|had gone|has gone) (?:in)?to sleep"

@@ -16,7 +16,7 @@ from nccl_doctor.differential.prose import (
     UPDATE_WORDS,
     rx,
 )
-from nccl_doctor.signs.driver import SLEPT_JA_KO, SLEPT_ZH, UVM_SAID_MISSING
+from nccl_doctor.signs.driver import SUSPEND, UVM_SAID_MISSING
 from nccl_doctor.signs.languages import (
     DRIVER_HALVES_OTHER,
     DRIVER_UPGRADED_OTHER,
@@ -219,9 +219,8 @@ BUILDS: dict[str, Cue] = {
     # the GPUs' NVLink down or unused ("NV links inactive", "communicating via PCIe instead of
     # NVLink"): the reporter names the link itself
     "nvlink_unused": cue(NVLINK_UNUSED),
-    "after_suspend": cue(
-        rf"{NOT_SAID}\b(?:suspend\w*|resum(?:e|ed)|hibernat\w*|woke up)\b|{SLEPT_ZH}|{SLEPT_JA_KO}"
-    ),
+    # the machine suspended and resumed under the driver (signs.driver.SUSPEND), not denied
+    "after_suspend": cue(rf"{NOT_SAID}(?:{SUSPEND.pattern})"),
     # the job's own kernels, or memory touched outside its bounds ("our custom CUDA kernel",
     # "writes past the end of a buffer"): a fault of the code, not of the GPU
     "own_kernel": cue(
