@@ -32,6 +32,10 @@ from nccl_doctor.facts.store import is_prose
         ),
         ("NET/Socket : Using [0]eth0:10.0.0.5<0>", False),
         ("NET/IB is what NCCL uses on our cluster, right?", True),
+        # the shell's line for a child a signal killed, alone; the same words in a sentence
+        ("Segmentation fault (core dumped)", False),
+        ("Bus error (core dumped)", False),
+        ("Segmentation fault at startup whenever I use all four GPUs", True),
     ],
 )
 def test_nccl_words_in_a_sentence_are_prose(line: str, prose: bool) -> None:

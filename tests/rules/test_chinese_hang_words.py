@@ -42,3 +42,17 @@ def test_chinese_words_of_a_stalled_job_are_a_hang(tmp_path: Path, said: str) ->
 )
 def test_a_card_or_a_crash_is_no_hang(tmp_path: Path, said: str) -> None:
     assert not _told(tmp_path, said)
+
+
+@pytest.mark.parametrize(
+    ("said", "hang"),
+    [
+        ("The job is stuck at the first all_reduce.", True),
+        ("Training got stuck with no output after epoch 3.", True),
+        # held to a release, not a job that sits there
+        ("For now we're stuck on an old torch.", False),
+        ("We are stuck with the older driver until the admins upgrade.", False),
+    ],
+)
+def test_stuck_on_an_old_release_is_no_hang(tmp_path: Path, said: str, hang: bool) -> None:
+    assert _told(tmp_path, said) is hang

@@ -57,6 +57,9 @@ _MACHINE = re.compile(
       # 6.8464 lr 3.0e-04", "iter: 120, loss: 2.31, grad_norm: 0.9")
       | (?:[A-Za-z_][\w/.-]{0,30}[:=]?\s{1,4}[-+]?\d[\d.,/eE+-]{0,20}(?:%|ms|s)?[,|]?\s{0,4}){3,}$
       | \S+\.(?:py|cc|cpp|h):\d+ | \d+:\s | \s{4}
+      # the shell's line for a child a signal killed, alone on its line (bash's strsignal)
+      | (?:Segmentation\ fault|Bus\ error|Aborted|Illegal\ instruction|Floating\ point
+         \ exception|Killed)(?:\ \(core\ dumped\))?\s*$
       | [a-z][a-z0-9_.-]*:\s+(?:[Ee]rror|ERROR|cannot|[Ff]ailed|[Uu]nable|[Nn]o\ such|[Ww]arning
                                |WARNING|fatal|[Cc]ommand\ not\ found|[Ii]nvalid|[Cc]ould\ not
                                |(?:\w+\ ){1,3}error:)

@@ -28,7 +28,12 @@ def setting(family: str, name: str) -> Sign:
 
 
 #: The words of a job that sits there (HANG_WORDS adds "deadlock", HANG_POINTS does not).
-_SITS = r"hangs?|hanging|hung|freez\w{0,20}|froze|stuck|never (?:returns|finishes)"
+_SITS = (
+    r"hangs?|hanging|hung|freez\w{0,20}|froze|never (?:returns|finishes)"
+    # (not held to a release: "we're stuck on an old torch", "stuck with the older driver")
+    r"|stuck(?! (?:on|with) (?:an? |the |this |that |our |my )?(?:old|older|outdated|legacy"
+    r"|previous|earlier)\b)"
+)
 
 HANG_WORDS = sign(
     "common.hang_words",

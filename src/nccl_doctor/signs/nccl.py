@@ -195,8 +195,9 @@ NCCL_PROCESS = sign(
 )
 NCCL_LIBRARY = sign(
     "nccl.nccl_library",
-    r"libnccl[\w.-]{0,200}\.so",
-    "libnccl named (a backtrace frame, a loaded library)",
+    # (or gdb's frame in one of NCCL's own functions: "#0 0x... in ncclTopoSearchRecGpu (")
+    r"libnccl[\w.-]{0,200}\.so|\bin nccl[A-Z]\w{2,60} \(",
+    "libnccl named (a backtrace frame, a loaded library), or a frame in an NCCL function",
 )
 NCCL_TESTS = sign(
     "nccl.nccl_tests",

@@ -20,7 +20,8 @@ Evidence
 --------
 ``ncclInternalError`` in PyTorch's NCCL error, an NCCL error chain ending in
 result 3 with its WARN line, glibc heap-corruption aborts or segfaults in an
-NCCL process (nccl-tests, libnccl in the backtrace); the NCCL version against
+NCCL process (nccl-tests, libnccl or an NCCL function in the backtrace, the shell's
+``Segmentation fault (core dumped)``); the NCCL version against
 the table of releases with known crashes, and against the first release that
 supports the GPU named (RTX 5090 needs 2.26.2: an older one notes
 ``ncclMaxSharedMem 82240 exceeds device/fn maxSharedMem 79856``). A hang on a

@@ -61,7 +61,7 @@ from nccl_doctor.rules.nccl._common import machine, prose, text_of, transports, 
 from nccl_doctor.signs.app import unfilled_gathers
 from nccl_doctor.signs.common import HANG_WORDS
 from nccl_doctor.signs.cuda import ILLEGAL_ACCESS, WATCHDOG
-from nccl_doctor.signs.nccl import P2P_PLATFORM, PEER_ACCESS_FAILED
+from nccl_doctor.signs.nccl import P2P_PLATFORM, PEER_ACCESS_FAILED, SEGFAULT
 from nccl_doctor.signs.settings import settings_that_worked
 
 RULE = Rule(
@@ -150,11 +150,13 @@ def check(facts: Facts) -> list[Finding]:
     hang_machine = _first_collective_hang(facts)
     hang_words = [h.cite for h in facts.seen(HANG_WORDS)[:2]]
     host, n_gpus = _single_host_gpus(facts)
+    # (a run that printed no row and died of a segfault crashed: it did not hang)
     no_rows = (
         bool(facts.of(NcclTestRank))
         and not facts.of(NcclTestRow)
         and not facts.of(NcclTestFailure)
         and not error_chains(facts)
+        and not facts.seen(SEGFAULT)
     )
     later = any(t.seq is not None and t.seq > 2 for t in facts.of(CollectiveTimeout))
     fix = [
