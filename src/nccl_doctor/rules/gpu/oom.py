@@ -44,8 +44,10 @@ reserved memory is far above allocated, set
 from __future__ import annotations
 
 from nccl_doctor.facts.base import Cite, Fact
+from nccl_doctor.facts.catalogue import signature_of
 from nccl_doctor.facts.gpu import CONTEXT_MIB, GpuProcess
 from nccl_doctor.facts.job import job_pids
+from nccl_doctor.facts.nccl import NcclWarn
 from nccl_doctor.facts.run import CudaError, CudaOutOfMemory
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
@@ -77,6 +79,19 @@ RULE = Rule(
 
 
 _OOM_ERRORS = ("out of memory", "cudaerrormemoryallocation")
+
+
+#: The catalogue's row for the bootstrap's remote allocator failing (src/bootstrap.cc, NCCL 2.8
+#: to 2.11): it allocates GPU memory of the size a peer sends, and a connection not meant for it
+#: is read as that size, so the out of memory beside it is NCCL's, not the job's memory.
+_REMOTE_ALLOCATOR = "nccl.warn.bootstrap.rem_allocator_allocation_failed_segment"
+
+
+def _remote_allocator(facts: Facts) -> bool:
+    return any(
+        (sig := signature_of(w.message)) is not None and sig.id == _REMOTE_ALLOCATOR
+        for w in facts.of(NcclWarn)
+    )
 
 
 def _gib(mib: float | None) -> str:
@@ -170,6 +185,14 @@ def check(facts: Facts) -> list[Finding]:
     errors: list[Fact] = [
         e for e in facts.of(CudaError) if e.error and any(k in e.error for k in _OOM_ERRORS)
     ]
+    # NCCL's own allocation refused (its WARN "Cuda failure 'out of memory'", before the
+    # ncclUnhandledCudaError it returns), not where its remote allocator read the size
+    if not _remote_allocator(facts):
+        errors += [
+            w
+            for w in facts.of(NcclWarn)
+            if w.cuda_error and any(k in w.cuda_error.lower() for k in _OOM_ERRORS)
+        ]
     others = [h.cite for s in (FRAMEWORK_OOM, NVSHMEM_HEAP_OOM) for h in facts.seen(s, prose=False)]
     if oom is not None:
         siblings = bool(oom.other_processes)  # all of them are the job's, or we returned
