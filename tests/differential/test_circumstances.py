@@ -357,3 +357,19 @@ def test_a_version_that_decides_whether_cuda_starts_is_the_runtime_not_nccl(
     # where NCCL ran, the same words still point at its release
     hang = "DDP training hangs at the first all_reduce. With NCCL 2.18.1 it works fine.\n"
     assert diagnose_text(tmp_path, hang).hypotheses[0].id == "nccl.internal"
+
+
+def test_a_topology_file_nobody_set_leads_nccl_settings(tmp_path: Path) -> None:
+    said = (
+        "deepspeed --num_gpus 2 train.py fails at the first collective with ncclSystemError "
+        "inside our container. In the NCCL INFO output I can see NCCL_TOPO_FILE and "
+        'NCCL_GRAPH_FILE being "set by environment", pointing to files under /opt/vendor/, but '
+        "I never set those.\n"
+    )
+    assert cue_says("topology_file_said", said)
+    assert cue_says("inherited_setting", said)
+    assert [h.id for h in diagnose_text(tmp_path, said).hypotheses][:1] == ["nccl.env"]
+    # a question about setting one is neither
+    asked = "Should we set NCCL_TOPO_FILE explicitly for gn12?"
+    assert not cue_says("topology_file_said", asked)
+    assert not cue_says("inherited_setting", "We set NCCL_SOCKET_IFNAME=eth0 ourselves.")

@@ -318,7 +318,8 @@ def context_of(facts: Facts) -> Context:
         first_collective=first_collective_timeout(facts) is not None,
         connected=collectives_completed(facts) is not None,
         topology_file=any(e.event == "topology-file" for e in facts.of(NcclEvent))
-        or any(taken(facts, n) for n in ("NCCL_TOPO_FILE", "NCCL_GRAPH_FILE")),
+        or any(taken(facts, n) for n in ("NCCL_TOPO_FILE", "NCCL_GRAPH_FILE"))
+        or "topology_file_said" in said,
         truncated_at_init=truncated_at_init(facts),
         symmetric_memory=facts.saw(SYMMETRIC_MEMORY),
         sharing_layer=facts.saw(SHARING_LAYER),

@@ -57,6 +57,18 @@ BUILDS: dict[str, Cue] = {
         r"|\b(?:someone|somebody|a colleague|the admins?|the previous (?:user|owner)"
         r"|another user)\b[^.;\n]{0,30}\b(?:set|exported|added|put)\b[^.;\n]{0,30}"
         r"\b(?:TORCH_)?NCCL_[A-Z0-9_]{2,40}"
+        # seen set though nobody set it ("NCCL_TOPO_FILE ... 'set by environment', but I never
+        # set those"): it came from the image, a profile or a launcher
+        r"|\b(?:TORCH_)?NCCL_[A-Z0-9_]{2,40}\b[^.;\n]{0,100}\b(?:I|we) (?:never|did not|didn't"
+        r"|don't|do not) (?:set|export|define)\b"
+    ),
+    # NCCL's topology or graph file said set ("NCCL_TOPO_FILE and NCCL_GRAPH_FILE being 'set by
+    # environment', pointing to files under /opt/microsoft"): NCCL trusts the file over what it
+    # would detect (the context's topology_file, as NCCL's own line says it)
+    "topology_file_said": cue(
+        r"\bNCCL_(?:TOPO|GRAPH)_FILE\b[^.;\n]{0,60}\b(?:set by (?:the )?environment"
+        r"|(?:is|was|are|were|being|gets?|got) (?:set|exported|defined)|points? to|pointing to"
+        r"|loaded)"
     ),
     # one process sets an NCCL variable the others do not ("vLLM sets NCCL_CUMEM_ENABLE=0
     # in its workers while the trainer keeps the default"): the communicator's members
