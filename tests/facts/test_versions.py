@@ -88,3 +88,30 @@ def test_one_banner_or_an_upgrade_told_is_one_release(tmp_path: Path) -> None:
     ):
         report = diagnose_text(tmp_path, said + "\n")
         assert "nccl.version_mismatch" not in [f.id for f in report.findings], said
+
+
+def test_a_second_banner_past_a_long_lines_citation_is_read(tmp_path: Path) -> None:
+    """A paragraph on one line: its citation holds the first 400 characters, and the sentence
+    that retells two banners runs on past them into the line's next piece."""
+    lead = "We compared every node of the cluster with pdsh, and everything else matches on all. "
+    said = (
+        lead + "The only differences on gpu-b07 and gpu-b08: they have an extra file in "
+        "/etc/profile.d from an old benchmarking campaign that prepends /opt/nccl-2.18.3/lib "
+        "to LD_LIBRARY_PATH, and "
+        "when I launch the job with NCCL_DEBUG=VERSION the ranks on those two nodes print NCCL "
+        "version 2.18.3+cuda12.2 while all the others print 2.21.5+cuda12.4 (the one that "
+        "ships with our torch 2.4 wheel). Jobs with those nodes hang at init.\n"
+    )
+    assert said.index("2.21.5+cuda12.4") > 400
+    facts = facts_of(read_paths([str(_write(tmp_path, said))]))
+    assert [s.version for s in nccl_versions(facts)] == ["2.18.3", "2.21.5"]
+    # one banner retold, the sentence ending within the piece: one release
+    one = said.replace(" while all the others print 2.21.5+cuda12.4", "")
+    facts = facts_of(read_paths([str(_write(tmp_path, one))]))
+    assert [s.version for s in nccl_versions(facts)] == ["2.18.3"]
+
+
+def _write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "report.txt"
+    path.write_text(text)
+    return path

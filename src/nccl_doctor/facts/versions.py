@@ -7,14 +7,14 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from nccl_doctor.facts.base import Cite, Fact
+from nccl_doctor.facts.base import ELLIPSIS, SENTENCE_END, Cite, Fact
 from nccl_doctor.facts.gpu import DriverInfo
 from nccl_doctor.facts.host import KernelGpuMessage
 from nccl_doctor.facts.live import LibraryVersions, NvmlOutcome
 from nccl_doctor.facts.nccl import NcclLogFact, NcclVersion
 from nccl_doctor.facts.run import NcclErrorReport, PgEnvironment, PgInitOptions
 from nccl_doctor.facts.software import SoftwareVersions, VersionPrint
-from nccl_doctor.facts.store import Facts
+from nccl_doctor.facts.store import Facts, Said
 from nccl_doctor.facts.told import sentence_of
 from nccl_doctor.signs.nccl import BANNER_QUOTED, VLLM_NCCL
 
@@ -122,9 +122,12 @@ def _nccl_versions(facts: Facts) -> list[SeenVersion]:
         start, end = sentence_of(h.said.text, h.match)  # (the line may hold a paragraph)
         if _CHANGED.search(h.said.text, start, end):
             continue
+        values = [m["v"] for m in _BANNER_VALUE.finditer(h.said.text, h.match.start(), end)]
+        if end >= len(h.said.text.rstrip(ELLIPSIS)):
+            # the sentence runs on past what the citation holds of a long line: its next piece
+            values += [m["v"] for m in _BANNER_VALUE.finditer(_run_on(facts, h.said))]
         seen.extend(
-            SeenVersion(m["v"], h.said.cite, "NCCL banner (retold)", h.said.host)
-            for m in _BANNER_VALUE.finditer(h.said.text, h.match.start(), end)
+            SeenVersion(v, h.said.cite, "NCCL banner (retold)", h.said.host) for v in values
         )
     # torch's own print of the NCCL it runs (torch.cuda.nccl.version()), on its machine
     seen.extend(
@@ -135,6 +138,20 @@ def _nccl_versions(facts: Facts) -> list[SeenVersion]:
     packages = ((sw.nccl_version, sw) for sw in facts.of(SoftwareVersions))
     seen.extend(SeenVersion(v, sw.cite, _PACKAGES, sw.host) for v, sw in packages if v)
     return seen
+
+
+def _run_on(facts: Facts, said: Said) -> str:
+    """The sentence a long line's citation cut goes on with: the start of the line's next
+    piece up to its first sentence end (empty where the line has no further piece)."""
+    lines = facts.lines
+    at = lines.index(said)
+    if at + 1 >= len(lines):
+        return ""
+    after = lines[at + 1]
+    if (after.cite.source, after.cite.line) != (said.cite.source, said.cite.line):
+        return ""
+    stop = SENTENCE_END.search(after.text)
+    return after.text[: stop.end() if stop else len(after.text)]
 
 
 def versions_of(facts: Facts) -> tuple[tuple[str, str], ...]:
