@@ -20,7 +20,7 @@ def test_every_reading_names_a_catalogued_message_and_gives_it_its_ids() -> None
     for row in _rows(CATALOGUE):
         by_format.setdefault(str(row["format"]), []).append(row)
     readings = _rows(READINGS)
-    assert len(readings) == 90
+    assert len(readings) == 91
     for reading in readings:
         rows = by_format.get(str(reading["format"]))
         assert rows, reading["format"]
