@@ -36,6 +36,10 @@ from nccl_doctor.facts.store import is_prose
         ("Segmentation fault (core dumped)", False),
         ("Bus error (core dumped)", False),
         ("Segmentation fault at startup whenever I use all four GPUs", True),
+        # glibc's abort on a corrupted heap, alone; and a sentence naming it
+        ("free(): corrupted unsorted chunks", False),
+        ("double free or corruption (!prev)", False),
+        ("free() crashes for us only at 1024 GPUs", True),
     ],
 )
 def test_nccl_words_in_a_sentence_are_prose(line: str, prose: bool) -> None:

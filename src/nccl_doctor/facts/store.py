@@ -60,6 +60,9 @@ _MACHINE = re.compile(
       # the shell's line for a child a signal killed, alone on its line (bash's strsignal)
       | (?:Segmentation\ fault|Bus\ error|Aborted|Illegal\ instruction|Floating\ point
          \ exception|Killed)(?:\ \(core\ dumped\))?\s*$
+      # glibc's abort on a corrupted heap ("free(): corrupted unsorted chunks")
+      | (?:free|malloc|realloc|munmap_chunk|malloc_consolidate)\(\):\ [a-z]
+      | double\ free\ or\ corruption\b | corrupted\ size\ vs\.?\ prev_size\b
       | [a-z][a-z0-9_.-]*:\s+(?:[Ee]rror|ERROR|cannot|[Ff]ailed|[Uu]nable|[Nn]o\ such|[Ww]arning
                                |WARNING|fatal|[Cc]ommand\ not\ found|[Ii]nvalid|[Cc]ould\ not
                                |(?:\w+\ ){1,3}error:)

@@ -61,8 +61,12 @@ STORE_ACCEPT_FAILED = sign(
 )
 DISK_FULL = sign(
     "host.disk_full",
-    r"No space left on device|\[Errno 28\]|\bENOSPC\b|Disk quota exceeded|\[Errno 122\]",
-    "a disk (or a quota) is full",
+    r"No space left on device|\[Errno 28\]|\bENOSPC\b|Disk quota exceeded|\[Errno 122\]"
+    # torch.save's zip writer got a short write (caffe2/serialize/inline_container.cc), and a
+    # node health check's free-space test failed (NHC's check_fs_free)
+    r"|PytorchStreamWriter failed writing file[^\n]{0,200}: file write failed"
+    r"|\bcheck_fs_free:[^\n]{0,200}\bhas only \d{1,3}% free",
+    "a disk (or a quota) is full: the system's error, torch.save's failed write, a health check",
 )
 NO_HOST_MEMORY = sign(
     "host.no_host_memory",

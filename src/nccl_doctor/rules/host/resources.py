@@ -18,7 +18,9 @@ Evidence
 ``Too many open files`` (EMFILE, errno 24), ``received 0 items of
 ancdata``, ``unable to open shared memory object``, ``Unexpected bus error
 encountered in worker ... insufficient shared memory (shm)``, ``No space
-left on device`` (errno 28), ``Cannot allocate memory`` (errno 12),
+left on device`` (errno 28), torch.save's ``PytorchStreamWriter failed writing
+file ...: file write failed``, a health check's ``check_fs_free: ... has only 0%
+free``, ``Cannot allocate memory`` (errno 12),
 ``DefaultCPUAllocator: can't allocate memory``, the kernel's ``Out of
 memory: Killed process``, Ray's memory monitor (``Task was killed due to the node
 running low on memory``), ``can't start new thread`` / ``Resource
