@@ -26,6 +26,8 @@ _TWO_NODES = (
             "call init_process_group with backend nccl, rank equal to that local rank and "
             "world_size 4.\n"
         ),
+        # an mp.spawn worker's index on its node as the rank
+        "dist.init_process_group('nccl', world_size=4, rank=local_gpu_index)\n",
     ],
 )
 def test_the_local_rank_as_the_global_rank_on_two_nodes(tmp_path: Path, said: str) -> None:
@@ -39,6 +41,8 @@ def test_the_local_rank_as_the_global_rank_on_two_nodes(tmp_path: Path, said: st
     [
         "dist.init_process_group('nccl', rank=int(os.environ['RANK']), world_size=4)\n",
         "I call init_process_group with rank equal to the global RANK the launcher sets.\n",
+        # the GPU index only picks the device
+        "torch.cuda.set_device(local_gpu_index); dist.init_process_group('nccl', rank=rank)\n",
     ],
 )
 def test_the_launchers_own_rank_is_no_duplicate(tmp_path: Path, said: str) -> None:

@@ -29,7 +29,9 @@ DEEPSPEED_COMMAND = sign(
 # -- duplicate and nested launches -----------------------------------------------------------
 LOCAL_AS_RANK = sign(
     "launch.local_as_rank",
-    r"\brank\s{0,20}=\s{0,20}(?:args\.|opt\.|opts\.|self\.|cfg\.|config\.)?local_rank\b(?!\s{0,5}=)"
+    # (or the node's GPU index as the rank: "rank=local_gpu_index" in an mp.spawn worker)
+    r"\brank\s{0,20}=\s{0,20}(?:args\.|opt\.|opts\.|self\.|cfg\.|config\.)?"
+    r"local_(?:rank|gpu(?:_index|_id|_idx)?|device(?:_index|_id)?|index|idx)\b(?!\s{0,5}=)"
     # the variable read straight from the environment, or the call told in words ("call
     # init_process_group with rank equal to that local rank")
     r"|\brank\s{0,20}=\s{0,20}int\(\s{0,5}os\.environ\[\s{0,5}[\"']LOCAL_RANK[\"']\s{0,5}\]\s{0,5}\)"
