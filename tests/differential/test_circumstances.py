@@ -373,3 +373,18 @@ def test_a_topology_file_nobody_set_leads_nccl_settings(tmp_path: Path) -> None:
     asked = "Should we set NCCL_TOPO_FILE explicitly for gn12?"
     assert not cue_says("topology_file_said", asked)
     assert not cue_says("inherited_setting", "We set NCCL_SOCKET_IFNAME=eth0 ourselves.")
+
+
+def test_a_crash_that_comes_without_nccl_too_is_the_ranks_own(tmp_path: Path) -> None:
+    said = (
+        "DDP on 4x RTX 3090 dies at random: one rank first, exitcode -11, Signal 11 (SIGSEGV), no "
+        "Python traceback. When I ran the dataloader alone in a loop (no GPU, no DDP) it also "
+        "crashed once with a segmentation fault.\n"
+    )
+    assert cue_says("crashes_without_nccl", said)
+    ranked = [h.id for h in diagnose_text(tmp_path, said).hypotheses]
+    assert ranked[0] == "launch.rank_crash"
+    assert "nccl.version_mismatch" not in ranked[:2]
+    # a plan to try it, or a run alone that worked, is not one
+    assert not cue_says("crashes_without_nccl", "I will run the dataloader alone and see.")
+    assert not cue_says("crashes_without_nccl", "The dataloader alone runs for hours fine.")

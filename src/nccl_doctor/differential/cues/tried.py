@@ -50,6 +50,13 @@ TRIED: dict[str, Cue] = {
         r"|\bonly (?:with|on|when using|for) (?:2\+|two or more|multiple|several|more than one)"
         r" GPUs\b"
     ),
+    # the same crash with no NCCL in the process at all ("ran the dataloader alone in a loop
+    # (no GPU, no DDP) and it also crashed"): the fault is in what the job runs besides NCCL
+    "crashes_without_nccl": outcome(
+        r"\b(?:alone|by itself|on its own|without (?:DDP|NCCL|the GPUs?|distributed|torchrun))\b"
+        r"[^.!?;\n]{0,80}\b(?:also|still|too)\b[^.!?;\n]{0,20}"
+        r"\b(?:crash\w*|segfault\w*|seg ?faults?|died|dies|aborts?|aborted)\b"
+    ),
     # the same failure with gloo too: the fault is under both backends (the store, the
     # rendezvous, the network between the hosts), not NCCL's own transports
     "gloo_fails_too": outcome(

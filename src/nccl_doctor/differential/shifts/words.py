@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from nccl_doctor.differential.shifts.table import (
     CUDA_START,
+    NCCL_PATHS,
     PAST_CUDA_START,
     STALLS,
     Shift,
@@ -449,6 +450,24 @@ WORDS: tuple[Shift, ...] = (
             lambda c: c.says("node_groups"),
         )
         for i, f in (("nccl.version_mismatch", 6.0), ("nccl.env", 2.0))
+    ),
+    # the crash comes with no NCCL in the process: not NCCL's bug, build or transports; the
+    # job's own code or data, in the rank that died first
+    *(
+        Shift(
+            i,
+            0.2,
+            "the reporter says it crashes without NCCL too (the data loader alone, no DDP): "
+            "NCCL's code is not what fails",
+            lambda c: c.says("crashes_without_nccl"),
+        )
+        for i in NCCL_PATHS
+    ),
+    Shift(
+        "launch.rank_crash",
+        2.0,
+        "the reporter says it crashes without NCCL too: the rank's own code or data crashed",
+        lambda c: c.says("crashes_without_nccl"),
     ),
     # (where NCCL ran: a CUDA that cannot start ran no NCCL code, and the version that
     # decides is the CUDA runtime a build of torch carries against the driver)
