@@ -136,6 +136,9 @@ def test_an_unclassified_failure_under_wsl_is_wsl(tmp_path: Path) -> None:
         "the IB link keeps flapping on one node",
         "checking ibstatus showed the port state Down on mlx5_2",
         "we saw flapping ports on the leaf switch",
+        # up on the wire, no subnet manager: INIT
+        "ibv_devinfo shows port state PORT_INIT on every node after the outage",
+        "ibstat 里每个口 Physical state 都是 LinkUp，但是 State 是 Initializing",
     ],
 )
 def test_a_port_said_down_points_at_the_link(tmp_path: Path, said: str) -> None:
@@ -158,6 +161,7 @@ def test_jobs_that_time_out_across_a_port_said_down(tmp_path: Path) -> None:
         "ibstat shows State: Active, Physical state: LinkUp on every port",
         "2: eth1: <NO-CARRIER,BROADCAST,MULTICAST,UP> mtu 1500 qdisc mq state DOWN mode DEFAULT",
         "we shut the port down for maintenance last week",
+        "ibstat shows State: Active after the subnet manager finished initializing the fabric",
     ],
 )
 def test_a_port_up_or_an_ethernet_state_is_not_said_down(said: str) -> None:

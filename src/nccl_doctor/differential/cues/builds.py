@@ -182,10 +182,13 @@ BUILDS: dict[str, Cue] = {
     # an RDMA port said down, polling (no link partner) or flapping, in ibstat's words or the
     # reporter's ("State: Down", "Physical state: Polling", "the IB link flaps")
     "ib_port_down": cue(
-        r"\b(?:port |physical |link )?state:\s*(?:Down|Polling|Disabled)\b"
+        r"\b(?:port |physical |link )?state:\s*(?:Down|Polling|Disabled|Initiali[sz]ing)\b"
         # (not ip's "qdisc mq state DOWN mode DEFAULT": an Ethernet interface's)
         r"|\b(?:port|physical|link) state (?:is |was |as |shows? |shown as )?(?:Down|Polling"
-        r"|Disabled)\b"
+        r"|Disabled|Initiali[sz]ing)\b"
+        # a port up on the wire that no subnet manager brought up (ibv_devinfo's PORT_INIT,
+        # ibstat's "State: Initializing", in a sentence of any language: "State 是 Initializing")
+        r"|\bPORT_INIT\b|\bState\s{0,3}(?:是|为|:|is|was)?\s{0,3}Initiali[sz]ing\b"
         r"|\b(?:IB |InfiniBand |RoCE |HCA )?(?:link|port)s? (?:keeps? )?flapp\w*"
         r"|\bflapp\w* (?:IB |InfiniBand |RoCE )?(?:links?|ports?)\b|\blink[ -]flaps?\b"
     ),
