@@ -388,3 +388,35 @@ def test_a_crash_that_comes_without_nccl_too_is_the_ranks_own(tmp_path: Path) ->
     # a plan to try it, or a run alone that worked, is not one
     assert not cue_says("crashes_without_nccl", "I will run the dataloader alone and see.")
     assert not cue_says("crashes_without_nccl", "The dataloader alone runs for hours fine.")
+
+
+@pytest.mark.parametrize(
+    ("said", "alike"),
+    [
+        ("Every line on both machines starts with localhost as the host name.", True),
+        ("The two servers' hostnames are identical (both cloned from one image).", True),
+        (
+            (
+                "The ring says rank 3 to rank 4 goes via P2P/IPC even though rank 4 is on the "
+                "other server."
+            ),
+            True,
+        ),
+        ("gpu01 and gpu02 have their own hostnames and NET/IB channels between them.", False),
+        ("Ranks 0-3 talk via P2P/IPC on the same server, as expected.", False),
+        # two replicas placed on one machine print its one name: that is one host
+        ("Replica 1 printed the same hostname and GPU UUIDs as replica 0.", False),
+    ],
+)
+def test_two_machines_nccl_may_take_for_one(said: str, alike: bool) -> None:
+    assert cue_says("hosts_look_alike", said) is alike
+
+
+def test_machines_that_look_alike_lead_with_the_host_identity(tmp_path: Path) -> None:
+    said = (
+        "Two identical 4x V100 servers each train fine alone; 2 nodes x 4 procs die at the DDP "
+        "constructor with NCCL 'unhandled cuda error'. Every line on both machines starts with "
+        "localhost as the host name, and the ring says rank 3 to rank 4 goes via P2P/IPC even "
+        "though rank 4 is on the other server.\n"
+    )
+    assert [h.id for h in diagnose_text(tmp_path, said).hypotheses][:1] == ["nccl.host_identity"]

@@ -32,6 +32,19 @@ PLACE: dict[str, Cue] = {
         r"|\bacross (?:the )?(?:docker )?containers? (?:in|on) (?:the )?same (?:machine|node|host)",
         in_question=True,
     ),
+    # two machines NCCL may take for one: the same hostname on both ("every line on both
+    # machines starts with localhost as the host name"), or NCCL's intra-node transports
+    # between ranks on different machines ("rank 3 to rank 4 goes via P2P/IPC even though rank
+    # 4 is on the other server"): their host hashes collide
+    "hosts_look_alike": cue(
+        r"\b(?:localhost|the same (?:host ?name|name))\b[^.!?;\n]{0,30}\bas (?:the|their|its) "
+        r"host ?name\b"
+        r"|\b(?:host ?names?|hostnames?)\b[^.!?;\n]{0,30}\b(?:are|is) (?:all |both )?"
+        r"(?:the same|identical|localhost)\b"
+        r"|\b(?:P2P/IPC|P2P/CUMEM|SHM/direct|via (?:P2P|SHM|IPC))\b[^.!?;\n]{0,60}"
+        r"\b(?:other|another|different|second|remote) (?:server|node|machine|host|box)\b",
+        in_question=True,
+    ),
     "wsl": cue(
         rf"{NOT_SAID}\bWSL ?2?\b|{NOT_SAID}\bWindows Subsystem for Linux\b", in_question=True
     ),

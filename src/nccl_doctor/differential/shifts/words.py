@@ -442,6 +442,13 @@ WORDS: tuple[Shift, ...] = (
         "several containers share one machine: NCCL's host hash decides what they share",
         lambda c: c.says("containers_same_host"),
     ),
+    Shift(
+        "nccl.host_identity",
+        8.0,
+        "the reporter says the machines share a hostname, or that NCCL connects ranks on "
+        "different machines through P2P/SHM: their host hashes collide",
+        lambda c: c.says("hosts_look_alike"),
+    ),
     *(
         Shift(
             i,
