@@ -24,7 +24,8 @@ A ``microsoft-standard-WSL2`` kernel (collect_env's platform, ``uname -r``,
 driver failure or an NCCL P2P/IPC/shared-memory failure, or a hang while NCCL's
 channels run over P2P/IPC or SHM (shown by the machine's own output to be WSL), or
 the job said to work only with ``NCCL_P2P_DISABLE=1`` on a machine whose WSL
-kernel or libcuda is shown; an NCCL hang told in words where the WSL kernel is
+kernel or libcuda is shown, or NCCL's unhandled CUDA error in a job of several
+GPUs there (low confidence); an NCCL hang told in words where the WSL kernel is
 shown, or the job said to run under WSL and to work with P2P off, is a warning.
 
 Fix
@@ -40,8 +41,9 @@ from __future__ import annotations
 
 from nccl_doctor.facts.base import Cite, Fact
 from nccl_doctor.facts.driver import wsl_kernel
+from nccl_doctor.facts.job import world_size
 from nccl_doctor.facts.nccl import NcclTransport
-from nccl_doctor.facts.run import CollectiveTimeout, CudaError
+from nccl_doctor.facts.run import CollectiveTimeout, CudaError, NcclErrorReport
 from nccl_doctor.facts.software import SoftwareVersions
 from nccl_doctor.facts.store import Facts
 from nccl_doctor.findings import Confidence, Finding, Severity
@@ -150,6 +152,29 @@ def check(facts: Facts) -> list[Finding]:
                 # (machine output that shows WSL beside NCCL's own failure on that path)
                 severity=Severity.CRITICAL if machine else Severity.WARNING,
                 confidence=Confidence.MEDIUM,
+            )
+        ]
+    # NCCL's own CUDA call failed (ncclUnhandledCudaError) in a job of several ranks, on a
+    # machine its output shows to be WSL: NCCL's set-up between the GPUs (CUDA IPC, peer
+    # access) is what WSL lacks, whatever error code the Windows driver returns for it
+    unhandled = [
+        r
+        for r in facts.of(NcclErrorReport)
+        if r.result_name == "ncclUnhandledCudaError"
+        or (r.reason or "").startswith("unhandled cuda error")
+    ]
+    if (machine or kernel is not None) and unhandled and world_size(facts) != 1:
+        return [
+            RULE.finding(
+                summary=f"NCCL's CUDA call failed (unhandled cuda error) in a multi-GPU job "
+                f"under {kernel_text}, which has no GPU peer-to-peer or CUDA IPC between "
+                "processes: NCCL's set-up between the GPUs needs what WSL lacks",
+                fix=[
+                    "Rerun with NCCL_P2P_DISABLE=1 (and NCCL_SHM_DISABLE=1 if it still fails)",
+                    "For real multi-GPU training, run on native Linux",
+                ],
+                evidence=[unhandled[0], *evidence],
+                confidence=Confidence.LOW,
             )
         ]
     # a hang with NCCL's GPUs talking over P2P/IPC or SHM, on a machine shown to be WSL: the
