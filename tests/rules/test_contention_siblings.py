@@ -46,3 +46,20 @@ def test_the_reporter_saying_the_listed_processes_are_theirs_is_no_contention(
     report = diagnose_text(tmp_path, said)
     assert "gpu.contention" not in critical_ids(report)
     assert critical_ids(report)[:1] == ["gpu.oom"]
+
+
+_OWN = (
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.02 GiB. GPU 1 has a total "
+    "capacity of 47.53 GiB of which 634.12 MiB is free. Including non-PyTorch memory, this "
+    "process has 46.90 GiB memory in use. Of the allocated memory 44.71 GiB is allocated by "
+    "PyTorch, and 1.67 GiB is reserved by PyTorch but unallocated.\n"
+)
+
+
+def test_others_programs_denied_in_chinese_leave_the_jobs_own_oom(tmp_path: Path) -> None:
+    # "nvidia-smi shows only my own two python processes on both cards, no one else's programs"
+    denied = "nvidia-smi 看了，两张卡上只有我自己的两个 python 进程，没有别人的程序。\n"
+    assert critical_ids(diagnose_text(tmp_path, denied + _OWN)) == ["gpu.oom"]
+    # a senior's notebook said to hold the card is someone else's
+    held = "nvidia-smi 看了，第二张卡上有师兄的 jupyter 进程占了 30G。\n"
+    assert critical_ids(diagnose_text(tmp_path, held + _OWN)) == ["gpu.contention"]

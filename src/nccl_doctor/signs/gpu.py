@@ -131,7 +131,9 @@ FOREIGN_HOLDER = sign(
     r" (?:me|mine)\b|\b(?:process|PID)\b[^.;\n]{0,30}?\b(?:is not|isn't) mine\b"
     r"|\b(?:someone else|another user|another student|a colleague|a coworker)'s"
     r" (?:\w+ ){0,2}(?:process|kernel|job|notebook)"
-    r"|进程[^。；\n]{0,20}?(?:用户|user)\s?不是我|(?:别人|其他人|他人|师兄|师姐|同学|同事)的?"
+    # (not denied: "没有别人的程序", "there are no other people's programs")
+    r"|进程[^。；\n]{0,20}?(?:用户|user)\s?不是我"
+    r"|(?<!没有)(?<!没)(?<!无)(?:别人|其他人|他人|师兄|师姐|同学|同事)的?"
     r"[^。；\n]{0,10}?(?:进程|程序|jupyter|notebook|任务)",
     "a person says a process that is not the job's holds memory on a GPU",
 )
@@ -142,7 +144,7 @@ OWN_HOLDERS = sign(
     r"\b(?:they|those|these|all of them|the processes|the PIDs)\b[^.;\n]{0,30}?\b(?:are|were) "
     r"(?:all )?(?:mine|my own|ours|our own|(?:from |of )?my (?:own )?(?:job|tasks|ranks))\b"
     r"|\bPIDs? (?:match|matches|matching|are) (?:my|our|the job's)\b"
-    r"|(?:都是|全是)我(?:自己)?的",
+    r"|(?:都是|全是|只有)我(?:自己)?的",
     "the reporter says the processes holding the GPU are the job's own",
 )
 SMALL_BATCH = sign(
