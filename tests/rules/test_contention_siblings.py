@@ -63,3 +63,14 @@ def test_others_programs_denied_in_chinese_leave_the_jobs_own_oom(tmp_path: Path
     # a senior's notebook said to hold the card is someone else's
     held = "nvidia-smi 看了，第二张卡上有师兄的 jupyter 进程占了 30G。\n"
     assert critical_ids(diagnose_text(tmp_path, held + _OWN)) == ["gpu.contention"]
+
+
+def test_a_process_of_another_user_said_to_hold_the_gpu_is_contention(tmp_path: Path) -> None:
+    oom = (
+        "Workers 0 and 1 fail in DDP construction with CUDA out of memory; the message lists "
+        "PID 77012 with about 61 GiB in use. {whose}\n"
+    )
+    other = "ps says it is a python process of another user, a vLLM server started days ago."
+    assert critical_ids(diagnose_text(tmp_path, oom.format(whose=other))) == ["gpu.contention"]
+    mine = "ps says it is my own process of the same job, started with the others."
+    assert critical_ids(diagnose_text(tmp_path, oom.format(whose=mine))) == ["gpu.oom"]

@@ -131,6 +131,9 @@ FOREIGN_HOLDER = sign(
     r" (?:me|mine)\b|\b(?:process|PID)\b[^.;\n]{0,30}?\b(?:is not|isn't) mine\b"
     r"|\b(?:someone else|another user|another student|a colleague|a coworker)'s"
     r" (?:\w+ ){0,2}(?:process|kernel|job|notebook)"
+    # ("ps says it is a python process of another user")
+    r"|\bprocess(?:es)? (?:of|from|owned by|belonging to|run by|started by) (?:another|a"
+    r" different|some other|someone else|a colleague|a coworker)(?: user)?\b"
     # (not denied: "没有别人的程序", "there are no other people's programs")
     r"|进程[^。；\n]{0,20}?(?:用户|user)\s?不是我"
     r"|(?<!没有)(?<!没)(?<!无)(?:别人|其他人|他人|师兄|师姐|同学|同事)的?"
