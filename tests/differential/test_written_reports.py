@@ -28,20 +28,16 @@ def _labels(folder: Path) -> list[tuple[Path, str]]:
     return rows
 
 
-#: Under today's figures (sessions 53-56): hangs 50 first, 50 among three; errors 50 and 50; thin 49
-#: and 50; tools 49 and 50; multinode 50 and 50; midrun 50 and 50; containers, firstrun,
-#: frameworks, logs and falsealarms (30 healthy) 50 and 50 each; hangdumps 50 and 50 (session
-#: 54); neweststack 49 and 50; olderstacks 49 and 50; languages 48 and 48; workstations 50 and 50;
-#: threads 50 and 50 (49 and 49 in session 55); serving, circumstances, clouds and hpc 50 and 50
-#: each (session 55); posttraining 49 and 50, fleet 47 and 49, beginners 48 and 49, upgrades 49
-#: and 50 (session 56); science, schedulers and wrongguess 50 and 50 each (session 57). A report
-#: labelled ``none`` (a healthy run) is answered when no finding is critical.
+#: Under today's figures (session 58): every battery 50 first and 50 among three except fleet,
+#: posttraining and tools 49 and 50, fleettools 48 and 49, forums 49 and 50, launchers 48 and 50
+#: (the three of session 58). A floor is one below. A report labelled ``none`` (a healthy run)
+#: is answered when no finding is critical.
 @pytest.mark.parametrize(
     ("name", "first", "three"),
     [
         ("hangs", 49, 49),
         ("errors", 49, 49),
-        ("thin", 48, 49),
+        ("thin", 49, 49),
         ("tools", 48, 49),
         ("multinode", 49, 49),
         ("midrun", 49, 49),
@@ -51,22 +47,25 @@ def _labels(folder: Path) -> list[tuple[Path, str]]:
         ("logs", 49, 49),
         ("falsealarms", 49, 49),
         ("hangdumps", 49, 49),
-        ("neweststack", 48, 49),
-        ("olderstacks", 48, 49),
-        ("languages", 47, 47),
+        ("neweststack", 49, 49),
+        ("olderstacks", 49, 49),
+        ("languages", 49, 49),
         ("workstations", 49, 49),
-        ("threads", 48, 48),
+        ("threads", 49, 49),
         ("serving", 49, 49),
         ("circumstances", 49, 49),
         ("clouds", 49, 49),
         ("hpc", 49, 49),
         ("posttraining", 48, 49),
-        ("fleet", 46, 48),
-        ("beginners", 47, 48),
-        ("upgrades", 48, 49),
+        ("fleet", 48, 49),
+        ("beginners", 49, 49),
+        ("upgrades", 49, 49),
         ("science", 49, 49),
         ("schedulers", 49, 49),
         ("wrongguess", 49, 49),
+        ("fleettools", 47, 48),
+        ("forums", 48, 49),
+        ("launchers", 47, 49),
     ],
 )
 def test_written_reports_are_answered(name: str, first: int, three: int) -> None:
