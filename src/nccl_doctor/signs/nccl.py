@@ -189,14 +189,16 @@ SEGFAULT = sign(
 )
 NCCL_PROCESS = sign(
     "nccl.nccl_process",
-    r"libnccl[\w.-]{0,200}\.so|nccl-tests|\b(?:all_reduce|all_gather|alltoall|broadcast|"
+    # (not NCCL's search for its plugins, "Could not find: libnccl-net.so": other libraries)
+    r"libnccl(?!-(?:net|env|tuner|profiler)\b)[\w.-]{0,200}\.so|nccl-tests"
+    r"|\b(?:all_reduce|all_gather|alltoall|broadcast|"
     r"reduce_scatter|sendrecv|reduce|gather|scatter|hypercube)_perf\b",
     "the process runs NCCL code: libnccl named, or an nccl-tests binary",
 )
 NCCL_LIBRARY = sign(
     "nccl.nccl_library",
     # (or gdb's frame in one of NCCL's own functions: "#0 0x... in ncclTopoSearchRecGpu (")
-    r"libnccl[\w.-]{0,200}\.so|\bin nccl[A-Z]\w{2,60} \(",
+    r"libnccl(?!-(?:net|env|tuner|profiler)\b)[\w.-]{0,200}\.so|\bin nccl[A-Z]\w{2,60} \(",
     "libnccl named (a backtrace frame, a loaded library), or a frame in an NCCL function",
 )
 NCCL_TESTS = sign(
