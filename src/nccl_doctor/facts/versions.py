@@ -144,8 +144,8 @@ def _run_on(facts: Facts, said: Said) -> str:
     """The sentence a long line's citation cut goes on with: the start of the line's next
     piece up to its first sentence end (empty where the line has no further piece)."""
     lines = facts.lines
-    at = lines.index(said)
-    if at + 1 >= len(lines):
+    at = next((i for i, line in enumerate(lines) if line is said or line == said), None)
+    if at is None or at + 1 >= len(lines):
         return ""
     after = lines[at + 1]
     if (after.cite.source, after.cite.line) != (said.cite.source, said.cite.line):

@@ -72,6 +72,15 @@ RULE = Rule(
 MIN_KERNEL = (5, 10, 43, 3)
 
 
+def _rerun_without_p2p(when: str) -> list[str]:
+    """The fix where NCCL took a path WSL lacks: P2P off (SHM too ``when`` ...), or native
+    Linux."""
+    return [
+        f"Rerun with NCCL_P2P_DISABLE=1 (and NCCL_SHM_DISABLE=1 if {when})",
+        "For real multi-GPU training, run on native Linux",
+    ]
+
+
 def _wsl(facts: Facts) -> tuple[list[Cite], bool]:
     """Lines that show WSL, and whether any is machine output."""
     cites: list[Cite] = [s.cite for s in facts.of(SoftwareVersions) if s.wsl]
@@ -144,10 +153,7 @@ def check(facts: Facts) -> list[Finding]:
                     f"NCCL failed on a peer-to-peer/IPC/shared-memory path under {kernel_text}, "
                     f"which WSL does not provide: '{p2p[0].cite.text.strip()[:100]}'"
                 ),
-                fix=[
-                    "Rerun with NCCL_P2P_DISABLE=1 (and NCCL_SHM_DISABLE=1 if shared memory fails)",
-                    "For real multi-GPU training, run on native Linux",
-                ],
+                fix=_rerun_without_p2p("shared memory fails"),
                 evidence=[p2p[0].cite, *evidence],
                 # (machine output that shows WSL beside NCCL's own failure on that path)
                 severity=Severity.CRITICAL if machine else Severity.WARNING,
@@ -169,10 +175,7 @@ def check(facts: Facts) -> list[Finding]:
                 summary=f"NCCL's CUDA call failed (unhandled cuda error) in a multi-GPU job "
                 f"under {kernel_text}, which has no GPU peer-to-peer or CUDA IPC between "
                 "processes: NCCL's set-up between the GPUs needs what WSL lacks",
-                fix=[
-                    "Rerun with NCCL_P2P_DISABLE=1 (and NCCL_SHM_DISABLE=1 if it still fails)",
-                    "For real multi-GPU training, run on native Linux",
-                ],
+                fix=_rerun_without_p2p("it still fails"),
                 evidence=[unhandled[0], *evidence],
                 confidence=Confidence.LOW,
             )
@@ -188,10 +191,7 @@ def check(facts: Facts) -> list[Finding]:
                 summary=f"The job hangs while NCCL connects its GPUs over {first.kind} under "
                 f"{kernel_text}, which has no GPU peer-to-peer, CUDA IPC or shared-memory path "
                 "between processes' GPUs: NCCL waits on a path that never carries data",
-                fix=[
-                    "Rerun with NCCL_P2P_DISABLE=1 (and NCCL_SHM_DISABLE=1 if it still hangs)",
-                    "For real multi-GPU training, run on native Linux",
-                ],
+                fix=_rerun_without_p2p("it still hangs"),
                 evidence=[first.cite, *evidence],
                 confidence=Confidence.MEDIUM,
             )
@@ -249,10 +249,7 @@ def check(facts: Facts) -> list[Finding]:
                 summary=f"An NCCL job hangs under {kernel_text}, which has no GPU "
                 "peer-to-peer, CUDA IPC or shared-memory path between processes' GPUs: NCCL's "
                 "default paths between the GPUs of one machine are the ones WSL lacks",
-                fix=[
-                    "Rerun with NCCL_P2P_DISABLE=1 (and NCCL_SHM_DISABLE=1 if it still hangs)",
-                    "For real multi-GPU training, run on native Linux",
-                ],
+                fix=_rerun_without_p2p("it still hangs"),
                 evidence=[hung[0].cite, *evidence],
                 severity=Severity.WARNING,
                 confidence=Confidence.LOW,
