@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass
 
 from nccl_doctor.facts.base import Fact
+from nccl_doctor.knowledge import nccl_results
 
 #: The group's id at the start of ProcessGroupNCCL's ``[PG ... Rank r]`` prefix text:
 #: ``ID 0 PG GUID 0(default_pg)`` (torch >= 2.3) or ``0`` (2.1-2.2).
@@ -108,6 +109,15 @@ class NcclErrorReport(Fact):
     torch_line: int | None = None
     last_error: tuple[str, ...] = ()
     message: str = ""
+
+    def reports(self, name: str) -> bool:
+        """Whether it reports NCCL result ``name`` (``ncclInternalError``): by the result's name,
+        or by a reason that opens with NCCL's string for it (the form before 2.19, which the
+        later one starts with too)."""
+        if self.result_name == name:
+            return True
+        known = nccl_results.result(name)
+        return known is not None and (self.reason or "").startswith(known.short_message)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -163,12 +163,7 @@ def check(facts: Facts) -> list[Finding]:
     # NCCL's own CUDA call failed (ncclUnhandledCudaError) in a job of several ranks, on a
     # machine its output shows to be WSL: NCCL's set-up between the GPUs (CUDA IPC, peer
     # access) is what WSL lacks, whatever error code the Windows driver returns for it
-    unhandled = [
-        r
-        for r in facts.of(NcclErrorReport)
-        if r.result_name == "ncclUnhandledCudaError"
-        or (r.reason or "").startswith("unhandled cuda error")
-    ]
+    unhandled = [r for r in facts.of(NcclErrorReport) if r.reports("ncclUnhandledCudaError")]
     if (machine or kernel is not None) and unhandled and world_size(facts) != 1:
         return [
             RULE.finding(

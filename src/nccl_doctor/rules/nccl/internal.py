@@ -299,11 +299,7 @@ def _check(facts: Facts) -> list[Finding] | None:
     version = _version(facts)
     floor = _gpu_floor(facts, version)
     known = _known(version)
-    reports = [
-        r
-        for r in facts.of(NcclErrorReport)
-        if r.result_name == "ncclInternalError" or (r.reason or "").startswith("internal error")
-    ]
+    reports = [r for r in facts.of(NcclErrorReport) if r.reports("ncclInternalError")]
     chains = [c for c in error_chains(facts) if c.result_code == 3]
     tests = [t for t in facts.of(NcclTestFailure) if _result_code(t.message) == _INTERNAL]
     if reports or chains or tests:

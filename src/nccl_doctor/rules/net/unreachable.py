@@ -169,12 +169,7 @@ def _where(addr: str | None, port: int | None) -> str:
 
 def _inferred(facts: Facts) -> list[Finding]:
     """ncclSystemError at init of a multi-node job, with nothing else to explain it."""
-    reports = [
-        r
-        for r in facts.of(NcclErrorReport)
-        if r.result_name == "ncclSystemError"
-        or (r.reason or "").startswith("unhandled system error")
-    ]
+    reports = [r for r in facts.of(NcclErrorReport) if r.reports("ncclSystemError")]
     if not reports or init_completed(facts):
         return []
     if facts.showing(OTHER_CAUSE, facts.of(NcclWarn)):
